@@ -1,0 +1,99 @@
+# execeval - build, test, demo. See README.md.
+#
+#   make            build/execeval (hardened release build)
+#   make test       install missing packages, build, run every test
+#   make demo       install missing packages, build, evaluate the bundled examples
+#   make install    PREFIX=/usr/local
+
+VERSION  := 0.1.0
+PREFIX   ?= /usr/local
+CC       ?= cc
+PYTHON   ?= /usr/bin/python3
+BUILD    := build
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wformat=2 -Wvla -Wno-unused-parameter
+BASE     := -std=c11 -D_GNU_SOURCE -DEE_VERSION='"$(VERSION)"' -Isrc $(WARN) -g
+HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
+SAN      := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LIBS     := -lseccomp -ljansson -lm
+LDHARDEN := -pie -Wl,-z,relro,-z,now
+
+LIB_SRC  := $(sort $(wildcard src/*.c src/sandbox/*.c))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+HARNESS  := src/harness/harness.py
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+# One object tree per flavour: rel (release), san (ASan+UBSan).
+rel_obj = $(patsubst %.c,$(BUILD)/rel/%.o,$(1))
+san_obj = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
+
+.PHONY: all test unit e2e fuzz demo deps install clean format bench
+all: $(BUILD)/execeval
+
+$(BUILD)/rel/%.o: %.c $(wildcard src/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(HARDEN) -c $< -o $@
+$(BUILD)/san/%.o: %.c $(wildcard src/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(SAN) -c $< -o $@
+$(BUILD)/%/embed.o: src/harness/embed.S $(HARNESS)
+	@mkdir -p $(dir $@)
+	$(CC) -c -DHARNESS_PATH='"$(HARNESS)"' $< -o $@
+
+$(BUILD)/execeval: $(call rel_obj,$(LIB_SRC) $(CLI_SRC)) $(BUILD)/rel/embed.o
+	$(CC) $(LDHARDEN) $^ -o $@ $(LIBS)
+$(BUILD)/execeval-san: $(call san_obj,$(LIB_SRC) $(CLI_SRC)) $(BUILD)/san/embed.o
+	$(CC) $(SAN) $^ -o $@ $(LIBS)
+
+# Unit tests: Criterion, built and run under ASan+UBSan.
+$(BUILD)/unit/%: tests/unit/%.c $(call san_obj,$(LIB_SRC)) $(BUILD)/san/embed.o
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(SAN) $^ -o $@ $(LIBS) -lcriterion
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
+
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t --jobs 1 --short-filename; done
+
+# Fuzz targets: libFuzzer (clang), each replays its corpus then fuzzes briefly.
+FUZZ_SECONDS ?= 10
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(BUILD)/san/embed.o
+	@mkdir -p $(dir $@)
+	clang $(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    $< $(LIB_SRC) $(BUILD)/san/embed.o -o $@ $(LIBS)
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+fuzz: $(FUZZ_BIN)
+	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); \
+	    mkdir -p $(BUILD)/corpus/$$n; \
+	    echo "== $$n ($(FUZZ_SECONDS)s)"; \
+	    $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/corpus/$$n tests/fuzz/corpus/$$n 2>&1 | tail -n 2; done
+
+# Black-box tests: pytest inside an outer safety net (pid namespace, cgroups).
+e2e: $(BUILD)/execeval $(BUILD)/execeval-san
+	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) fuzz
+	$(MAKE) e2e
+
+demo: deps
+	$(MAKE) all
+	./examples/demo.sh
+
+deps:
+	@scripts/install-deps
+
+bench: $(BUILD)/execeval
+	$(PYTHON) bench/run-overhead
+
+install: $(BUILD)/execeval
+	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval
+
+format:
+	clang-format -i src/*.[ch] src/*/*.[ch] tests/unit/*.c tests/fuzz/*.c
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,94 @@
+/* common.c - shared set-up and option parsing of the subcommands (cli.h). */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "err.h"
+#include "sandbox/cgroup.h"
+
+int cli_context_init(struct cli_context *c, const struct ee_limits *lim, struct ee_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	if (ee_host_probe(&c->host, err) < 0 || ee_host_usable(&c->host, err) < 0)
+		return -1;
+	ee_cgroup_sweep_stale(&c->host);
+	if (ee_mount_plan(lim->tmp_mb, &c->mounts, err) < 0)
+		return -1;
+	return ee_seccomp_compile(&c->seccomp, err);
+}
+
+void cli_context_free(struct cli_context *c)
+{
+	ee_seccomp_free(&c->seccomp);
+}
+
+int cli_parse_double(const char *flag, const char *s, double *ret, struct ee_err *err)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || v != v)
+		return ee_fail(err, EE_ERR_USAGE, "%s: expected a number, got '%s'", flag, s);
+	*ret = v;
+	return 0;
+}
+
+int cli_parse_uint(const char *flag, const char *s, unsigned long max, unsigned long *ret,
+                   struct ee_err *err)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > max)
+		return ee_fail(err, EE_ERR_USAGE, "%s: expected a whole number up to %lu, got '%s'", flag, max, s);
+	*ret = v;
+	return 0;
+}
+
+int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err)
+{
+	int stdin_ = !path || strcmp(path, "-") == 0;
+	int fd = stdin_ ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	const char *name = stdin_ ? "<stdin>" : path;
+	struct ee_buf b;
+	char chunk[65536];
+
+	if (fd < 0)
+		return ee_fail_errno(err, EE_ERR_USAGE, "%s", name);
+	ee_buf_init(&b, cap);
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ee_fail_errno(err, EE_ERR_USAGE, "%s", name);
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		if (ee_buf_append(&b, chunk, (size_t)n) < 0) {
+			ee_fail(err, EE_ERR_USAGE, "%s: larger than %zu bytes", name, cap);
+			goto fail;
+		}
+	}
+	if (!stdin_)
+		close(fd);
+	if (!b.data && ee_buf_append(&b, "", 0) < 0) {
+		ee_fail(err, EE_ERR_USAGE, "out of memory");
+		goto fail;
+	}
+	*ret = b.data;
+	*ret_len = b.len;
+	return 0;
+fail:
+	if (!stdin_)
+		close(fd);
+	ee_buf_free(&b);
+	return -1;
+}

@@ -1,0 +1,60 @@
+/* doctor.c - `execeval doctor`: which isolation features this host offers,
+ * and what execeval does without each. Exit 0 when candidates can run,
+ * 3 when they cannot (the message says how to fix it). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "err.h"
+
+static void line(const char *feature, int ok, const char *yes, const char *no)
+{
+	printf("%-22s %-4s %s\n", feature, ok ? "yes" : "no", ok ? yes : no);
+}
+
+static void controller(const char *name, const struct ee_cg_controller *c, const char *fallback)
+{
+	char what[PATH_MAX + 64];
+	if (c->version && c->writable)
+		snprintf(what, sizeof(what), "cgroup v%d at %.4000s", c->version, c->dir);
+	else if (c->version)
+		snprintf(what, sizeof(what), "cgroup v%d at %.4000s is not writable: %s", c->version, c->dir, fallback);
+	else
+		snprintf(what, sizeof(what), "no %s controller: %s", name, fallback);
+	printf("%-22s %-4s %s\n", name, c->version && c->writable ? "yes" : "no", what);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	struct ee_host h;
+	struct ee_err err = { 0, "" };
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "execeval doctor: takes no arguments\n");
+		return EXIT_USAGE;
+	}
+	if (ee_host_probe(&h, &err) < 0) {
+		fprintf(stderr, "execeval doctor: %s\n", err.msg);
+		return EXIT_SANDBOX;
+	}
+	printf("execeval %s on this host:\n", EE_VERSION);
+	line("running as root", h.is_root, "candidates run as uid/gid 65534, no user namespace needed",
+	     "a user namespace maps the sandbox's 65534 to your uid");
+	line("user namespaces", h.userns, "available", h.is_root ? "unavailable (not needed as root)"
+	                                                           : "unavailable: execeval cannot run unprivileged");
+	line("pid/mount/net/ipc/uts", 1, "new namespaces per candidate (always required)", "");
+	line("seccomp filter", h.seccomp, "allow-list of system calls", "missing: execeval refuses to run");
+	controller("memory", &h.memory, "falls back to RLIMIT_AS (address space, coarser)");
+	controller("pids", &h.pids,
+	           h.is_root ? "falls back to RLIMIT_NPROC for uid 65534 (shared by concurrent sandboxes)"
+	                     : "no process limit: fork bombs end only at the timeout");
+	line("python", access(h.python, X_OK) == 0, h.python, "/usr/bin/python3 missing: apt-get install python3");
+	if (ee_host_usable(&h, &err) < 0) {
+		printf("\nexeceval cannot run candidates here: %s\n", err.msg);
+		return EXIT_SANDBOX;
+	}
+	printf("\nexeceval can run candidates here.\n");
+	return 0;
+}

@@ -1,0 +1,39 @@
+/* main.c - execeval's entry point: dispatch to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char usage[] =
+        "usage: execeval COMMAND [OPTIONS]\n"
+        "  run      evaluate one candidate, print one record\n"
+        "  doctor   which isolation features this host offers\n"
+        "  --version\n"
+        "Commands of the contract not in this version yet: eval, metrics, serve.\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("execeval %s\n", EE_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "doctor") == 0)
+		return cmd_doctor(argc - 1, argv + 1);
+	if (strcmp(cmd, "eval") == 0 || strcmp(cmd, "metrics") == 0 || strcmp(cmd, "serve") == 0) {
+		fprintf(stderr, "execeval: '%s' is not available in this version yet\n", cmd);
+		return EXIT_USAGE;
+	}
+	fprintf(stderr, "execeval: unknown command '%s'\n%s", cmd, usage);
+	return EXIT_USAGE;
+}

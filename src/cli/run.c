@@ -1,0 +1,220 @@
+/* run.c - `execeval run`: evaluate one candidate, print one record. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "err.h"
+#include "extract.h"
+#include "sandbox/sandbox.h"
+#include "task.h"
+
+#define MAX_CANDIDATE (16u << 20)
+#define MAX_ASSERTS 1024
+
+static const char usage[] =
+        "usage: execeval run [OPTIONS] [CANDIDATE]\n"
+        "  CANDIDATE            a file, or - / absent for standard input\n"
+        "  --task FILE          one task (JSON object: native, HumanEval or MBPP)\n"
+        "  --assert 'STMT'      an assertion, one test each (repeatable)\n"
+        "  --timeout S          wall clock in seconds (default 3, clamped to [0.1, 30])\n"
+        "  --memory MB          memory limit (default 512)\n"
+        "  --procs N            process limit (default 64)\n"
+        "  --output-cap BYTES   stdout+stderr cap (default 262144)\n"
+        "  --extract MODE       auto|fenced|none (default auto)\n"
+        "  --scan MODE          off|report|block (default report)\n"
+        "  --allow-imports      turn the import denylist off\n"
+        "  --run-hidden         run hidden tests even when a public test failed\n"
+        "  --model NAME         copied into the record\n";
+
+struct run_args {
+	const char *task_file;
+	const char *asserts[MAX_ASSERTS];
+	size_t n_asserts;
+	const char *candidate;
+	const char *model;
+	enum ee_extract_mode extract;
+	struct ee_eval_options opt;
+};
+
+static int parse_scan(const char *s, int *ret)
+{
+	static const char *const names[] = { "off", "report", "block" };
+	for (int i = 0; i < 3; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*ret = i;
+			return 0;
+		}
+	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *err)
+{
+	enum { O_TASK = 256, O_ASSERT, O_TIMEOUT, O_MEMORY, O_PROCS, O_CAP, O_EXTRACT, O_SCAN,
+	       O_ALLOW, O_HIDDEN, O_MODEL, O_HELP };
+	static const struct option longopts[] = {
+		{ "task", required_argument, NULL, O_TASK }, { "assert", required_argument, NULL, O_ASSERT },
+		{ "timeout", required_argument, NULL, O_TIMEOUT }, { "memory", required_argument, NULL, O_MEMORY },
+		{ "procs", required_argument, NULL, O_PROCS }, { "output-cap", required_argument, NULL, O_CAP },
+		{ "extract", required_argument, NULL, O_EXTRACT }, { "scan", required_argument, NULL, O_SCAN },
+		{ "allow-imports", no_argument, NULL, O_ALLOW }, { "run-hidden", no_argument, NULL, O_HIDDEN },
+		{ "model", required_argument, NULL, O_MODEL }, { "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long u;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		int rc = 0;
+		switch (c) {
+		case O_TASK: a->task_file = optarg; break;
+		case O_ASSERT:
+			if (a->n_asserts == MAX_ASSERTS)
+				return ee_fail(err, EE_ERR_USAGE, "--assert: more than %d", MAX_ASSERTS);
+			a->asserts[a->n_asserts++] = optarg;
+			break;
+		case O_TIMEOUT: rc = cli_parse_double("--timeout", optarg, &a->opt.limits.timeout_s, err); break;
+		case O_MEMORY:
+			rc = cli_parse_uint("--memory", optarg, 1u << 20, &u, err);
+			a->opt.limits.memory_mb = (unsigned)u;
+			break;
+		case O_PROCS:
+			rc = cli_parse_uint("--procs", optarg, 1u << 20, &u, err);
+			a->opt.limits.procs = (unsigned)u;
+			break;
+		case O_CAP:
+			rc = cli_parse_uint("--output-cap", optarg, 1ul << 40, &u, err);
+			a->opt.limits.output_cap = u;
+			break;
+		case O_EXTRACT:
+			if (ee_extract_mode_parse(optarg, &a->extract) < 0)
+				return ee_fail(err, EE_ERR_USAGE, "--extract: expected auto, fenced or none, got '%s'", optarg);
+			break;
+		case O_SCAN:
+			if (parse_scan(optarg, &a->opt.scan) < 0)
+				return ee_fail(err, EE_ERR_USAGE, "--scan: expected off, report or block, got '%s'", optarg);
+			break;
+		case O_ALLOW: a->opt.deny_imports = 0; break;
+		case O_HIDDEN: a->opt.run_hidden_on_fail = 1; break;
+		case O_MODEL: a->model = optarg; break;
+		case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
+		default:
+			return ee_fail(err, EE_ERR_USAGE, "unknown or incomplete option '%s' (see execeval run --help)",
+			               argv[optind - 1]);
+		}
+		if (rc < 0)
+			return -1;
+	}
+	if (optind < argc - 1)
+		return ee_fail(err, EE_ERR_USAGE, "one candidate at most, got '%s' and '%s'", argv[optind],
+		               argv[optind + 1]);
+	a->candidate = optind < argc ? argv[optind] : NULL;
+	if (!a->task_file == !a->n_asserts)
+		return ee_fail(err, EE_ERR_USAGE, "give either --task FILE or at least one --assert");
+	return 0;
+}
+
+static int load_task(const struct run_args *a, struct ee_task *t, struct ee_err *err)
+{
+	if (!a->task_file)
+		return ee_task_from_asserts(a->asserts, a->n_asserts, t, err);
+	json_error_t jerr;
+	json_t *obj = json_load_file(a->task_file, JSON_REJECT_DUPLICATES, &jerr);
+	if (!obj)
+		return ee_fail(err, EE_ERR_USAGE, "%s:%d:%d: %s", a->task_file, jerr.line, jerr.column, jerr.text);
+	char where[300];
+	snprintf(where, sizeof(where), "%.280s:1", a->task_file);
+	int rc = ee_task_from_json(obj, EE_FORMAT_AUTO, where, t, err);
+	json_decref(obj);
+	return rc;
+}
+
+static void print_record(void *ctx, json_t *record)
+{
+	json_t **slot = ctx;
+	*slot = record;
+}
+
+static int exit_code_of(const json_t *rec)
+{
+	const char *status = json_string_value(json_object_get(rec, "status"));
+	if (!status)
+		return EXIT_SANDBOX;
+	return strcmp(status, "pass") == 0 ? EXIT_PASS : EXIT_NOT_PASS;
+}
+
+static int evaluate(struct run_args *a, const struct ee_task *task, const char *program, int no_block)
+{
+	struct cli_context ctx;
+	struct ee_loop *loop = NULL;
+	struct ee_err err = { 0, "" };
+	json_t *record = NULL;
+	int code = EXIT_SANDBOX;
+
+	if (cli_context_init(&ctx, &a->opt.limits, &err) < 0 || ee_loop_new(&loop, &err) < 0)
+		goto out;
+	a->opt.host = &ctx.host;
+	a->opt.mounts = &ctx.mounts;
+	a->opt.seccomp = &ctx.seccomp;
+	struct ee_candidate cand = { .task = task, .program = program, .model = a->model, .sample = -1,
+		                     .no_code_block = no_block };
+	if (ee_eval_start(loop, &a->opt, &cand, print_record, &record, &err) < 0)
+		goto out;
+	int sig = ee_loop_run(loop, &err);
+	if (sig != 0) {
+		if (sig > 0)
+			fprintf(stderr, "execeval: interrupted by signal %d; sandbox removed\n", sig);
+		code = sig > 0 ? 128 + sig : EXIT_SANDBOX;
+		goto out;
+	}
+	const char *setup_error = json_string_value(json_object_get(record, "sandbox_error"));
+	if (setup_error) {
+		snprintf(err.msg, sizeof(err.msg), "sandbox setup failed: %s", setup_error);
+		goto out;
+	}
+	char *line = json_dumps(record, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
+	if (line) {
+		puts(line);
+		free(line);
+	}
+	code = exit_code_of(record);
+out:
+	if (code == EXIT_SANDBOX && err.msg[0])
+		fprintf(stderr, "execeval: %s\n", err.msg);
+	json_decref(record);
+	ee_loop_free(loop);
+	cli_context_free(&ctx);
+	return code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args a;
+	struct ee_task task;
+	struct ee_err err = { 0, "" };
+	char *text = NULL, *program = NULL;
+	size_t len = 0, plen = 0;
+	int found = 0, code = EXIT_USAGE;
+
+	memset(&a, 0, sizeof(a));
+	memset(&task, 0, sizeof(task));
+	ee_limits_default(&a.opt.limits);
+	a.opt.deny_imports = 1;
+	a.opt.scan = EE_SCAN_REPORT;
+	a.extract = EE_EXTRACT_AUTO;
+	if (parse_args(argc, argv, &a, &err) < 0 || load_task(&a, &task, &err) < 0 ||
+	    cli_read_file(a.candidate, MAX_CANDIDATE, &text, &len, &err) < 0 ||
+	    ee_extract(text, len, a.extract, &program, &plen, &found, &err) < 0) {
+		fprintf(stderr, "execeval run: %s\n", err.msg);
+		goto out;
+	}
+	ee_limits_clamp(&a.opt.limits);
+	code = evaluate(&a, &task, program, a.extract == EE_EXTRACT_FENCED && !found);
+out:
+	free(text);
+	free(program);
+	ee_task_free(&task);
+	return code;
+}

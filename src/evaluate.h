@@ -1,0 +1,57 @@
+/* evaluate.h - one candidate, from program text to result record.
+ *
+ * Builds the job (docs/protocol.md), starts a sandbox on the caller's loop,
+ * validates the event stream as it arrives (events.h), answers the gate,
+ * and when the sandbox is gone decides the verdict (score.h) and hands the
+ * finished record to the caller's callback. Many evaluations can share one
+ * loop; each owns its state until the callback has run.
+ */
+#ifndef EE_EVALUATE_H
+#define EE_EVALUATE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "limits.h"
+
+struct ee_err;
+struct ee_host;
+struct ee_loop;
+struct ee_mount_plan;
+struct ee_seccomp_prog;
+struct ee_task;
+
+enum ee_scan_mode { EE_SCAN_OFF, EE_SCAN_REPORT, EE_SCAN_BLOCK };
+
+struct ee_eval_options {
+	const struct ee_host *host;
+	const struct ee_mount_plan *mounts;
+	const struct ee_seccomp_prog *seccomp;
+	struct ee_limits limits;  /* the command line's; a task's own override them */
+	int deny_imports;         /* the import denylist is on */
+	int scan;                 /* enum ee_scan_mode */
+	int run_hidden_on_fail;   /* run hidden tests even when a public one failed */
+};
+
+struct ee_candidate {
+	const struct ee_task *task; /* borrowed until the callback */
+	const char *program;        /* copied at start */
+	const char *model;          /* NULL: absent from the record */
+	long sample;                /* index, -1: absent */
+	const json_t *extra;        /* fields copied into the record, or NULL */
+	int no_code_block;          /* --extract fenced found no block */
+};
+
+/* Receives the record (a new reference the callback owns). */
+typedef void (*ee_record_cb)(void *ctx, json_t *record);
+
+/* The default import denylist (module names and dotted attributes). */
+extern const char *const ee_default_denylist[];
+
+int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_candidate *c,
+                  ee_record_cb cb, void *ctx, struct ee_err *err);
+
+/* Merges a task's limits over o's and clamps them. */
+void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, struct ee_limits *ret);
+
+#endif

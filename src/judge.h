@@ -1,0 +1,39 @@
+/* judge.h - the supervisor's verdict on io and call tests.
+ *
+ * The expected values of io and call tests never enter the sandbox: the
+ * harness reports what the program printed or what the function returned (in
+ * the canonical form of docs/protocol.md) and these functions compare.
+ *
+ * io: both texts are split into lines (\n, with \r\n treated as \n); trailing
+ * whitespace of each line and trailing empty lines are ignored. With
+ * float_tol >= 0, whitespace-separated tokens that both parse as finite
+ * decimal numbers compare equal when |a - b| <= float_tol * max(1, |b|);
+ * other tokens compare exactly. float_tol < 0 means exact comparison of the
+ * normalised lines.
+ *
+ * call: Python's == restricted to JSON's types: null = None; true/false only
+ * equal bools (bool is distinct from int here, unlike Python); numbers compare
+ * by value across int and float (3 == 3.0), integers of any size exactly;
+ * nan equals nothing; a string equals a str; an array equals a list or a tuple
+ * element-wise; an object equals a dict with the same str keys and equal
+ * values. {"other": ...} equals nothing. With float_tol >= 0, a float on
+ * either side compares within tolerance (as for io).
+ */
+#ifndef EE_JUDGE_H
+#define EE_JUDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+/* Returns true when actual matches expected. On a mismatch, why (when
+ * non-NULL) receives a short reason, e.g. "line 2: expected '3', got '4'". */
+bool ee_judge_io(const char *expected, size_t expected_len, const char *actual,
+                 size_t actual_len, double float_tol, char *why, size_t why_len);
+
+/* expected: plain JSON from the task. actual: the harness's canonical value.
+ * Both borrowed. A malformed canonical value is a mismatch, never a crash. */
+bool ee_judge_call(const json_t *expected, const json_t *actual, double float_tol,
+                   char *why, size_t why_len);
+
+#endif

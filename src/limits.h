@@ -1,0 +1,26 @@
+/* limits.h - the resource limits of one evaluation, from one initializer.
+ *
+ * ee_limits_default() is the only source of defaults (CONTRACT.md: timeout 3 s,
+ * memory 512 MB, 64 processes, 256 KiB of output); ee_limits_clamp() brings
+ * any user-given value into its documented range, so zero never silently
+ * means "unlimited".
+ */
+#ifndef EE_LIMITS_H
+#define EE_LIMITS_H
+
+#include <stddef.h>
+
+struct ee_limits {
+	double timeout_s;     /* wall clock, [0.1, 30] */
+	unsigned memory_mb;   /* cgroup memory (no swap), [16, 65536] */
+	unsigned procs;       /* cgroup pids, [1, 4096] */
+	size_t output_cap;    /* stdout + stderr bytes, [1024, 64 MiB] */
+	unsigned tmp_mb;      /* size of the private /tmp, [1, 4096] */
+	unsigned open_files;  /* RLIMIT_NOFILE */
+	unsigned file_mb;     /* RLIMIT_FSIZE */
+};
+
+void ee_limits_default(struct ee_limits *lim);
+void ee_limits_clamp(struct ee_limits *lim);
+
+#endif

@@ -1,0 +1,265 @@
+/* cgroup.c - per-sandbox cgroups on v1 and v2 hierarchies (see cgroup.h).
+ *
+ * v1 files: memory.limit_in_bytes, memory.memsw.limit_in_bytes (no swap when
+ * swap accounting exists), memory.oom_control ("oom_kill N"),
+ * memory.max_usage_in_bytes, pids.max, pids.events ("max N").
+ * v2 files: memory.max, memory.swap.max, memory.oom.group, memory.events,
+ * memory.peak, pids.max, pids.events. On v2 the controllers must be enabled
+ * in the parent's cgroup.subtree_control, which the kernel refuses while the
+ * parent holds processes; execeval then moves itself into a leaf first.
+ */
+#include "sandbox/cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "limits.h"
+#include "sandbox/host.h"
+
+#define NAME_PREFIX "execeval."
+
+static int write_file(const char *dir, const char *file, const char *value)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = strlen(value);
+	ssize_t n = write(fd, value, len);
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+/* Reads "key N" from a flat-keyed file; -1 when absent. */
+static long read_key(const char *dir, const char *file, const char *key)
+{
+	char path[PATH_MAX + 64], line[256];
+	long v = -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t klen = strlen(key);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
+			v = strtol(line + klen + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static long read_number(const char *dir, const char *file)
+{
+	char path[PATH_MAX + 64];
+	long long v = -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return (long)v;
+}
+
+/* v2: enables memory and pids for children of dir, moving this process to
+ * a leaf when dir holds processes ("no internal processes" rule). */
+static int v2_delegate(const char *dir, struct ee_err *err)
+{
+	if (write_file(dir, "cgroup.subtree_control", "+memory +pids") == 0)
+		return 0;
+	if (errno != EBUSY)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot enable memory and pids in %s/cgroup.subtree_control", dir);
+	char leaf[PATH_MAX];
+	snprintf(leaf, sizeof(leaf), "%.4000s/" NAME_PREFIX "supervisor.%d", dir, (int)getpid());
+	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot create %s", leaf);
+	if (write_file(leaf, "cgroup.procs", "0") < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot move execeval into %s", leaf);
+	if (write_file(dir, "cgroup.subtree_control", "+memory +pids") < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot enable memory and pids in %s/cgroup.subtree_control", dir);
+	return 0;
+}
+
+static int make_dir(const char *parent, unsigned long serial, char *ret, struct ee_err *err)
+{
+	snprintf(ret, PATH_MAX, "%.4000s/" NAME_PREFIX "%d.%lu", parent, (int)getpid(), serial);
+	if (mkdir(ret, 0755) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot create cgroup %s", ret);
+	return 0;
+}
+
+static int setup_memory(struct ee_cgroup *cg, const struct ee_limits *lim, struct ee_err *err)
+{
+	char bytes[32];
+	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)lim->memory_mb << 20);
+	if (cg->mem_version == EE_CG_V1) {
+		if (write_file(cg->mem, "memory.limit_in_bytes", bytes) < 0)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/memory.limit_in_bytes", cg->mem);
+		/* memsw = memory + swap; equal to the limit means no swap. Absent
+		 * without swap accounting, which is fine: then there is no swap to use. */
+		if (write_file(cg->mem, "memory.memsw.limit_in_bytes", bytes) < 0 && errno != ENOENT)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/memory.memsw.limit_in_bytes", cg->mem);
+		return 0;
+	}
+	if (write_file(cg->mem, "memory.max", bytes) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/memory.max", cg->mem);
+	if (write_file(cg->mem, "memory.swap.max", "0") < 0 && errno != ENOENT)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/memory.swap.max", cg->mem);
+	/* An OOM kills the whole sandbox, not one random process of it. */
+	(void)write_file(cg->mem, "memory.oom.group", "1");
+	return 0;
+}
+
+int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struct ee_cgroup *cg,
+                     struct ee_err *err)
+{
+	static unsigned long serial;
+	static int delegated;
+	char value[32];
+
+	memset(cg, 0, sizeof(*cg));
+	serial++;
+	if (!delegated && h->memory.writable && h->memory.version == EE_CG_V2) {
+		if (v2_delegate(h->memory.dir, err) < 0)
+			return -1;
+		delegated = 1;
+	}
+	if (h->memory.writable && h->memory.version) {
+		cg->mem_version = h->memory.version;
+		if (make_dir(h->memory.dir, serial, cg->mem, err) < 0)
+			goto fail;
+		if (setup_memory(cg, lim, err) < 0)
+			goto fail;
+	}
+	if (h->pids.writable && h->pids.version) {
+		cg->pids_version = h->pids.version;
+		if (h->pids.version == EE_CG_V2 && cg->mem_version == EE_CG_V2)
+			snprintf(cg->pids, sizeof(cg->pids), "%s", cg->mem);
+		else if (make_dir(h->pids.dir, serial, cg->pids, err) < 0)
+			goto fail;
+		snprintf(value, sizeof(value), "%u", lim->procs);
+		if (write_file(cg->pids, "pids.max", value) < 0) {
+			ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/pids.max", cg->pids);
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	ee_cgroup_destroy(cg, NULL);
+	return -1;
+}
+
+int ee_cgroup_attach(const struct ee_cgroup *cg, pid_t pid, struct ee_err *err)
+{
+	char value[32];
+	snprintf(value, sizeof(value), "%d", (int)pid);
+	if (cg->mem[0] && write_file(cg->mem, "cgroup.procs", value) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot attach to %s", cg->mem);
+	if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0 && write_file(cg->pids, "cgroup.procs", value) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot attach to %s", cg->pids);
+	return 0;
+}
+
+void ee_cgroup_stats(const struct ee_cgroup *cg, struct ee_cgroup_stats *st)
+{
+	st->oom_kills = -1;
+	st->pids_max_hits = -1;
+	st->peak_kb = -1;
+	if (cg->mem_version == EE_CG_V1) {
+		st->oom_kills = read_key(cg->mem, "memory.oom_control", "oom_kill");
+		long peak = read_number(cg->mem, "memory.max_usage_in_bytes");
+		st->peak_kb = peak < 0 ? -1 : peak / 1024;
+	} else if (cg->mem_version == EE_CG_V2) {
+		st->oom_kills = read_key(cg->mem, "memory.events", "oom_kill");
+		long peak = read_number(cg->mem, "memory.peak");
+		st->peak_kb = peak < 0 ? -1 : peak / 1024;
+	}
+	if (cg->pids[0])
+		st->pids_max_hits = read_key(cg->pids, "pids.events", "max");
+}
+
+/* rmdir, retrying while the kernel finishes tearing down the last tasks. */
+static int remove_dir(const char *dir)
+{
+	struct timespec pause = { 0, 200000 };
+	for (int i = 0; i < 60; i++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -1;
+		/* Anything still inside is a sandbox leftover: end it. */
+		char procs[PATH_MAX + 16];
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+		FILE *f = fopen(procs, "re");
+		int pid;
+		while (f && fscanf(f, "%d", &pid) == 1)
+			kill(pid, SIGKILL);
+		if (f)
+			fclose(f);
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 20000000)
+			pause.tv_nsec *= 2;
+	}
+	errno = EBUSY;
+	return -1;
+}
+
+int ee_cgroup_destroy(struct ee_cgroup *cg, struct ee_err *err)
+{
+	int rc = 0;
+	if (!cg)
+		return 0;
+	if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0 && remove_dir(cg->pids) < 0)
+		rc = ee_fail_errno(err, EE_ERR_SANDBOX, "cannot remove cgroup %s", cg->pids);
+	if (cg->mem[0] && remove_dir(cg->mem) < 0)
+		rc = ee_fail_errno(err, EE_ERR_SANDBOX, "cannot remove cgroup %s", cg->mem);
+	cg->mem[0] = cg->pids[0] = '\0';
+	return rc;
+}
+
+static void sweep_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int pid;
+		if (strncmp(e->d_name, NAME_PREFIX, strlen(NAME_PREFIX)) != 0)
+			continue;
+		const char *rest = e->d_name + strlen(NAME_PREFIX);
+		if (strncmp(rest, "supervisor.", 11) == 0)
+			rest += 11;
+		if (sscanf(rest, "%d", &pid) != 1 || pid == getpid())
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%.3000s/%.255s", dir, e->d_name);
+		/* Only an empty one: its sandbox died with its supervisor (the
+		 * init has PR_SET_PDEATHSIG). Never kill here: the pid may belong
+		 * to a live execeval in another pid namespace. */
+		(void)rmdir(path);
+	}
+	closedir(d);
+}
+
+void ee_cgroup_sweep_stale(const struct ee_host *h)
+{
+	if (h->memory.writable)
+		sweep_dir(h->memory.dir);
+	if (h->pids.writable && strcmp(h->pids.dir, h->memory.dir) != 0)
+		sweep_dir(h->pids.dir);
+}

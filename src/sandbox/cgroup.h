@@ -1,0 +1,54 @@
+/* cgroup.h - one cgroup per sandbox: memory (no swap) and pids limits.
+ *
+ * Works on v1 hierarchies (one directory per controller) and on v2 (one
+ * directory for both). A sandbox cgroup is created under this process's own
+ * cgroup, named "execeval.<supervisor pid>.<serial>", so limits of an outer
+ * cgroup still apply and stale ones are recognisable. The struct owns the
+ * directories it names: ee_cgroup_destroy removes them and accepts a zeroed
+ * or half-built struct. A controller the host lacks is left empty, and the
+ * sandbox falls back to rlimits (see doctor).
+ */
+#ifndef EE_CGROUP_H
+#define EE_CGROUP_H
+
+#include <limits.h>
+#include <linux/limits.h>
+#include <sys/types.h>
+
+struct ee_err;
+struct ee_host;
+struct ee_limits;
+
+struct ee_cgroup {
+	int mem_version;        /* 0 when no memory cgroup */
+	int pids_version;       /* 0 when no pids cgroup */
+	char mem[PATH_MAX];     /* directory, "" when none */
+	char pids[PATH_MAX];    /* directory, "" when none (same as mem on v2) */
+};
+
+struct ee_cgroup_stats {
+	long oom_kills;     /* processes the OOM killer ended, -1 unknown */
+	long pids_max_hits; /* forks refused by pids.max, -1 unknown */
+	long peak_kb;       /* peak memory charged to the cgroup, -1 unknown */
+};
+
+/* Creates the cgroup(s) and writes the limits. Controllers that the host
+ * lacks or this process may not use are skipped (cg fields stay empty). */
+int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim,
+                     struct ee_cgroup *cg, struct ee_err *err);
+
+/* Moves pid into every created cgroup. */
+int ee_cgroup_attach(const struct ee_cgroup *cg, pid_t pid, struct ee_err *err);
+
+/* Reads the counters after a run. */
+void ee_cgroup_stats(const struct ee_cgroup *cg, struct ee_cgroup_stats *st);
+
+/* Removes the cgroup(s), waiting briefly for dying tasks. Returns 0 or -1
+ * (a directory that would not go; err says which). */
+int ee_cgroup_destroy(struct ee_cgroup *cg, struct ee_err *err);
+
+/* Removes sandbox cgroups left by execeval processes that no longer exist
+ * (killed with SIGKILL, power loss). Best effort. */
+void ee_cgroup_sweep_stale(const struct ee_host *h);
+
+#endif

@@ -1,0 +1,266 @@
+/* child.c - inside the sandbox, from clone to exec (see child.h).
+ *
+ * Theory of operation. The supervisor clones this process into new pid,
+ * mount, network, ipc and uts namespaces (and a user namespace when not
+ * root). The clone is the sandbox's init:
+ *   1. dies with the supervisor (PDEATHSIG), wipes its copy of the
+ *      supervisor's environment strings (so /proc/1/environ holds nothing);
+ *   2. waits for the supervisor's go: uid/gid maps written, cgroup attached;
+ *   3. enters a cgroup namespace rooted at its own cgroup, names the host;
+ *   4. builds the root filesystem and pivots into it (mount.c);
+ *   5. drops privileges for good: bounding set, supplementary groups,
+ *      uid/gid 65534, capabilities, no_new_privs, non-dumpable;
+ *   6. loads the seccomp filter (inherited by everything it forks);
+ *   7. forks the payload and reaps until the payload ends.
+ * The payload starts a new session (no controlling terminal: TIOCSTI), resets
+ * signal state, places its descriptors, sets rlimits and execs the harness.
+ */
+#include "sandbox/child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "limits.h"
+#include "sandbox/host.h"
+#include "sandbox/mount.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/seccomp.h"
+
+#define NOBODY 65534
+
+extern char **environ;
+
+/* The payload's whole environment: fixed values, nothing from the host. */
+static char *const clean_env[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin",
+	"HOME=/tmp",
+	"TMPDIR=/tmp",
+	"LANG=C.UTF-8",
+	"LC_ALL=C.UTF-8",
+	"PYTHONIOENCODING=utf-8",
+	"OPENBLAS_NUM_THREADS=1",
+	"OMP_NUM_THREADS=1",
+	NULL,
+};
+
+static void send_ctl(int fd, const struct ee_ctl_msg *m)
+{
+	ssize_t n;
+	do
+		n = write(fd, m, sizeof(*m));
+	while (n < 0 && errno == EINTR);
+}
+
+__attribute__((noreturn)) static void die(const struct ee_child_args *a, const struct ee_err *e)
+{
+	struct ee_ctl_msg m = { .type = EE_CTL_ERROR, .err = *e };
+	send_ctl(a->fds.ctl, &m);
+	_exit(127);
+}
+
+/* The strings /proc/<pid>/environ shows live in this copy of the
+ * supervisor's memory; zero them before anything of the sandbox runs. */
+static void scrub_environment(void)
+{
+	for (char **e = environ; e && *e; e++)
+		memset(*e, 0, strlen(*e));
+	environ = NULL;
+}
+
+static int drop_privileges(const struct ee_child_args *a, struct ee_err *err)
+{
+	for (unsigned cap = 0; cap <= a->host->cap_last_cap; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "drop capability %u from the bounding set", cap);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "clear ambient capabilities");
+	if (a->host->is_root) {
+		if (setgroups(0, NULL) < 0)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "setgroups");
+		if (setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "become uid/gid %d", NOBODY);
+	}
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "drop capabilities");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "set no_new_privs");
+	/* Non-dumpable: /proc/1/mem and /proc/1/environ stay closed to the
+	 * payload, which runs as the same uid. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "set non-dumpable");
+	return 0;
+}
+
+static int set_limit(int resource, rlim_t soft, rlim_t hard, const char *name, struct ee_err *err)
+{
+	struct rlimit rl = { soft, hard };
+	if (setrlimit(resource, &rl) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "setrlimit %s", name);
+	return 0;
+}
+
+static int set_rlimits(const struct ee_child_args *a, struct ee_err *err)
+{
+	const struct ee_limits *l = a->limits;
+	/* CPU seconds: a second past the wall clock, so a spinning candidate is
+	 * normally a timeout; SIGXCPU ("cpu limit") catches CPU burnt in
+	 * parallel by several threads. */
+	rlim_t cpu = (rlim_t)l->timeout_s + 2;
+
+	if (set_limit(RLIMIT_CPU, cpu, cpu + 1, "CPU", err) < 0 ||
+	    set_limit(RLIMIT_FSIZE, (rlim_t)l->file_mb << 20, (rlim_t)l->file_mb << 20, "FSIZE", err) < 0 ||
+	    set_limit(RLIMIT_NOFILE, l->open_files, l->open_files, "NOFILE", err) < 0 ||
+	    set_limit(RLIMIT_CORE, 0, 0, "CORE", err) < 0 ||
+	    set_limit(RLIMIT_MEMLOCK, 0, 0, "MEMLOCK", err) < 0)
+		return -1;
+	if (!a->have_memory_cg) {
+		rlim_t as = ((rlim_t)l->memory_mb << 20) + ((rlim_t)128 << 20);
+		if (set_limit(RLIMIT_AS, as, as, "AS", err) < 0)
+			return -1;
+	}
+	/* RLIMIT_NPROC counts every process of the uid on the host; only a
+	 * stand-in when there is no pids cgroup, and only where the uid is the
+	 * sandbox's own (root mode, uid 65534). */
+	if (!a->have_pids_cg && a->host->is_root &&
+	    set_limit(RLIMIT_NPROC, l->procs, l->procs, "NPROC", err) < 0)
+		return -1;
+	return 0;
+}
+
+static int reset_signals(struct ee_err *err)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "reset the signal mask");
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL); /* fails harmlessly for SIGKILL, SIGSTOP, RT */
+	return 0;
+}
+
+/* Moves fds into the numbers the harness expects. Sources are first copied
+ * above the targets, so a source that already sits on a target number is
+ * not clobbered. */
+static int place_fds(const struct ee_child_fds *f, struct ee_err *err)
+{
+	const int src[] = { f->out, f->err, f->job, f->result, f->gate };
+	const int dst[] = { 1, 2, EE_FD_JOB, EE_FD_RESULT, EE_FD_GATE };
+	int high[5];
+
+	for (int i = 0; i < 5; i++) {
+		high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16);
+		if (high[i] < 0)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "dup fd %d", src[i]);
+	}
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "/dev/null on stdin");
+	for (int i = 0; i < 5; i++)
+		if (dup2(high[i], dst[i]) < 0)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "dup2 to fd %d", dst[i]);
+	/* Nothing else crosses exec, whatever a library may have opened. */
+	if (syscall(SYS_close_range, 6, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "close_range");
+	return 0;
+}
+
+__attribute__((noreturn)) static void payload(const struct ee_child_args *a)
+{
+	struct ee_err err = { 0, "" };
+
+	if (setsid() < 0)
+		ee_fail_errno(&err, EE_ERR_SANDBOX, "setsid");
+	else if (reset_signals(&err) == 0 && place_fds(&a->fds, &err) == 0 && set_rlimits(a, &err) == 0) {
+		execve(a->argv[0], (char *const *)a->argv, clean_env);
+		ee_fail_errno(&err, EE_ERR_SANDBOX, "execve %s", a->argv[0]);
+	}
+	die(a, &err);
+}
+
+/* init's last job: reap everything until the payload ends, then report. */
+__attribute__((noreturn)) static void reap(const struct ee_child_args *a, pid_t payload_pid)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, __WALL);
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid == payload_pid || pid < 0) {
+			struct ee_ctl_msg m = { .type = EE_CTL_EXIT, .status = pid < 0 ? -1 : status };
+			send_ctl(a->fds.ctl, &m);
+			_exit(0); /* the kernel now kills the rest of the namespace */
+		}
+	}
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	return *(const int *)x - *(const int *)y;
+}
+
+/* init does not exec, so close-on-exec protects nothing here: close every
+ * descriptor of the supervisor's (other sandboxes' pipes, epoll, signalfd)
+ * but the ones this sandbox needs. */
+static void close_others(const struct ee_child_fds *f)
+{
+	int keep[] = { f->sync, f->ctl, f->job, f->out, f->err, f->result, f->gate };
+	const size_t n = sizeof(keep) / sizeof(keep[0]);
+	unsigned next = 0;
+
+	qsort(keep, n, sizeof(keep[0]), cmp_int);
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > next)
+			syscall(SYS_close_range, next, (unsigned)keep[i] - 1, 0);
+		next = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, next, ~0U, 0);
+}
+
+void ee_child_main(const struct ee_child_args *a)
+{
+	struct ee_err err = { 0, "" };
+	char go;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	scrub_environment();
+	close_others(&a->fds);
+	if (read(a->fds.sync, &go, 1) != 1)
+		_exit(126); /* the supervisor is gone */
+	close(a->fds.sync);
+
+	if (a->use_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+		die(a, (ee_fail_errno(&err, EE_ERR_SANDBOX, "unshare cgroup namespace"), &err));
+	if (sethostname("sandbox", 7) < 0 || setdomainname("sandbox", 7) < 0)
+		die(a, (ee_fail_errno(&err, EE_ERR_SANDBOX, "sethostname"), &err));
+	if (ee_mount_apply(a->mounts, &err) < 0 || drop_privileges(a, &err) < 0 ||
+	    ee_seccomp_load(a->seccomp, &err) < 0)
+		die(a, &err);
+
+	pid_t pid = fork();
+	if (pid < 0)
+		die(a, (ee_fail_errno(&err, EE_ERR_SANDBOX, "fork the payload"), &err));
+	if (pid == 0)
+		payload(a);
+	close(a->fds.out);
+	close(a->fds.err);
+	close(a->fds.result);
+	close(a->fds.gate);
+	close(a->fds.job);
+	reap(a, pid);
+}

@@ -1,0 +1,55 @@
+/* child.h - the code that runs inside a new sandbox, between clone and exec.
+ *
+ * Two processes: the sandbox's init (pid 1 of its pid namespace), which
+ * builds the root, drops every privilege, loads seccomp and forks the
+ * payload; and the payload, which puts the harness's descriptors in place,
+ * sets rlimits and execs the interpreter with an environment rebuilt from an
+ * allow-list. init reaps orphans until the payload ends, reports the
+ * payload's wait status on the control pipe and exits, which makes the kernel
+ * kill everything else in the namespace (daemons included).
+ *
+ * Nothing here allocates; failures are written whole as a control message.
+ */
+#ifndef EE_CHILD_H
+#define EE_CHILD_H
+
+#include <sys/resource.h>
+
+#include "err.h"
+
+struct ee_host;
+struct ee_limits;
+struct ee_mount_plan;
+struct ee_seccomp_prog;
+
+enum { EE_CTL_ERROR = 1, EE_CTL_EXIT = 2 };
+
+/* One message on the control pipe (smaller than PIPE_BUF: written whole). */
+struct ee_ctl_msg {
+	int type;            /* EE_CTL_* */
+	int status;          /* EXIT: the payload's wait status */
+	struct ee_err err;   /* ERROR: what failed */
+};
+
+struct ee_child_fds {
+	int sync;            /* read end: the supervisor's go (maps, cgroup done) */
+	int ctl;             /* write end of the control pipe */
+	int job, out, err, result, gate; /* become fds 3, 1, 2, 4, 5 */
+};
+
+struct ee_child_args {
+	const struct ee_host *host;
+	const struct ee_limits *limits;
+	const struct ee_mount_plan *mounts;
+	const struct ee_seccomp_prog *seccomp;
+	const char *const *argv;
+	int use_cgroup_ns;   /* unshare a cgroup namespace after being attached */
+	int have_memory_cg;  /* else RLIMIT_AS stands in for the memory limit */
+	int have_pids_cg;    /* else RLIMIT_NPROC stands in (root only) */
+	struct ee_child_fds fds;
+};
+
+/* Never returns. */
+__attribute__((noreturn)) void ee_child_main(const struct ee_child_args *a);
+
+#endif

@@ -1,0 +1,551 @@
+/* sandbox.c - starting sandboxes and supervising them from one event loop.
+ *
+ * One epoll set watches, per sandbox: the init's pidfd (it ended), its
+ * control pipe (setup errors, the payload's wait status), stdout and stderr
+ * (capped, streamed), the result channel (handed to the caller as it comes),
+ * and a timerfd (the wall clock). A signalfd watches SIGINT/SIGTERM/SIGHUP/
+ * SIGQUIT for the whole loop. No threads: the process that clones
+ * sandboxes stays single-threaded.
+ *
+ * A sandbox is finished when its init has been reaped and every pipe has
+ * reached end-of-file; the kernel guarantees the latter soon after the
+ * former, because init's exit kills every process of its pid namespace. Then
+ * the cgroup's counters are read and the cgroup is removed.
+ */
+#include "sandbox/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "limits.h"
+#include "sandbox/child.h"
+#include "sandbox/host.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+
+enum watch_kind { W_PIDFD, W_CTL, W_OUT, W_ERR, W_RESULT, W_TIMER, W_COUNT };
+
+struct watch {
+	struct ee_sandbox *sb;
+	int kind;
+};
+
+struct ee_loop {
+	int epfd;
+	int sigfd;
+	sigset_t old_mask;
+	int active;          /* sandboxes not yet done */
+	int interrupted;     /* signal number, 0 if none */
+	struct ee_sandbox *all; /* active sandboxes, for interruption */
+};
+
+struct ee_sandbox {
+	struct ee_loop *loop;
+	const struct ee_sandbox_ops *ops;
+	void *ctx;
+	pid_t pid;
+	int fd[W_COUNT];     /* -1 when closed */
+	struct watch watch[W_COUNT];
+	int gate_fd;         /* write end of the gate pipe */
+	int reaped;
+	int done;
+	size_t output_cap;
+	struct ee_cgroup cg;
+	struct timespec started;
+	struct ee_sandbox_outcome out;
+	struct ee_sandbox *next, *prev;
+};
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* ---- the loop ----------------------------------------------------------- */
+
+int ee_loop_new(struct ee_loop **ret, struct ee_err *err)
+{
+	struct ee_loop *loop = calloc(1, sizeof(*loop));
+	sigset_t mask;
+
+	if (!loop)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+	loop->sigfd = -1;
+	if (loop->epfd < 0) {
+		free(loop);
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "epoll_create1");
+	}
+	sigprocmask(SIG_BLOCK, &mask, &loop->old_mask);
+	loop->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	if (loop->sigfd < 0 || epoll_ctl(loop->epfd, EPOLL_CTL_ADD, loop->sigfd, &ev) < 0) {
+		ee_fail_errno(err, EE_ERR_SANDBOX, "signalfd");
+		ee_loop_free(loop);
+		return -1;
+	}
+	*ret = loop;
+	return 0;
+}
+
+void ee_loop_free(struct ee_loop *loop)
+{
+	if (!loop)
+		return;
+	if (loop->sigfd >= 0)
+		close(loop->sigfd);
+	close(loop->epfd);
+	sigprocmask(SIG_SETMASK, &loop->old_mask, NULL);
+	free(loop);
+}
+
+static void close_watch(struct ee_sandbox *sb, int kind)
+{
+	if (sb->fd[kind] < 0)
+		return;
+	epoll_ctl(sb->loop->epfd, EPOLL_CTL_DEL, sb->fd[kind], NULL);
+	close(sb->fd[kind]);
+	sb->fd[kind] = -1;
+}
+
+static int add_watch(struct ee_sandbox *sb, int kind, int fd, struct ee_err *err)
+{
+	sb->fd[kind] = fd;
+	sb->watch[kind].sb = sb;
+	sb->watch[kind].kind = kind;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &sb->watch[kind] };
+	if (epoll_ctl(sb->loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "epoll_ctl");
+	return 0;
+}
+
+/* ---- ending a sandbox --------------------------------------------------- */
+
+static void kill_init(struct ee_sandbox *sb)
+{
+	if (sb->fd[W_PIDFD] >= 0 && !sb->reaped)
+		syscall(SYS_pidfd_send_signal, sb->fd[W_PIDFD], SIGKILL, NULL, 0);
+}
+
+void ee_sandbox_kill(struct ee_sandbox *sb)
+{
+	sb->out.killed = 1;
+	kill_init(sb);
+}
+
+static void reap(struct ee_sandbox *sb)
+{
+	struct rusage ru;
+	int status;
+
+	if (wait4(sb->pid, &status, __WALL | WNOHANG, &ru) != sb->pid)
+		return;
+	sb->reaped = 1;
+	/* init's rusage is cumulative over every process it reaped, which is
+	 * every process of the namespace. */
+	sb->out.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+	                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+	sb->out.maxrss_kb = ru.ru_maxrss;
+	close_watch(sb, W_PIDFD);
+	close_watch(sb, W_TIMER);
+}
+
+static void finish_if_done(struct ee_sandbox *sb)
+{
+	if (sb->done || !sb->reaped || sb->fd[W_CTL] >= 0 || sb->fd[W_OUT] >= 0 ||
+	    sb->fd[W_ERR] >= 0 || sb->fd[W_RESULT] >= 0)
+		return;
+	sb->done = 1;
+	if (sb->gate_fd >= 0) {
+		close(sb->gate_fd);
+		sb->gate_fd = -1;
+	}
+	ee_cgroup_stats(&sb->cg, &sb->out.cg);
+	struct ee_err err;
+	if (ee_cgroup_destroy(&sb->cg, &err) < 0)
+		fprintf(stderr, "execeval: %s\n", err.msg);
+	sb->out.wall_ms = ms_since(&sb->started);
+	/* Unlink from the active list. */
+	if (sb->prev)
+		sb->prev->next = sb->next;
+	else
+		sb->loop->all = sb->next;
+	if (sb->next)
+		sb->next->prev = sb->prev;
+	sb->loop->active--;
+	if (sb->ops->on_done)
+		sb->ops->on_done(sb->ctx, sb);
+}
+
+/* ---- events ------------------------------------------------------------- */
+
+static void on_output(struct ee_sandbox *sb, int kind)
+{
+	char chunk[65536];
+	ssize_t n = read(sb->fd[kind], chunk, sizeof(chunk));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		close_watch(sb, kind);
+		return;
+	}
+	struct ee_buf *keep = kind == W_OUT ? &sb->out.out : &sb->out.err;
+	size_t *total = kind == W_OUT ? &sb->out.out_total : &sb->out.err_total;
+	ee_buf_append_some(keep, chunk, (size_t)n);
+	*total += (size_t)n;
+	if (!sb->out.output_overflow && sb->out.out_total + sb->out.err_total > sb->output_cap) {
+		sb->out.output_overflow = 1;
+		kill_init(sb);
+	}
+}
+
+static void on_result(struct ee_sandbox *sb)
+{
+	char chunk[65536];
+	ssize_t n = read(sb->fd[W_RESULT], chunk, sizeof(chunk));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		close_watch(sb, W_RESULT);
+		return;
+	}
+	if (sb->ops->on_result)
+		sb->ops->on_result(sb->ctx, sb, chunk, (size_t)n);
+}
+
+static void on_ctl(struct ee_sandbox *sb)
+{
+	struct ee_ctl_msg m;
+	ssize_t n = read(sb->fd[W_CTL], &m, sizeof(m));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n != (ssize_t)sizeof(m)) {
+		close_watch(sb, W_CTL);
+		return;
+	}
+	if (m.type == EE_CTL_ERROR && !sb->out.setup_failed) {
+		sb->out.setup_failed = 1;
+		sb->out.setup_err = m.err;
+		sb->out.setup_err.msg[sizeof(m.err.msg) - 1] = '\0';
+	} else if (m.type == EE_CTL_EXIT && m.status != -1) {
+		sb->out.have_status = 1;
+		sb->out.status = m.status;
+	}
+}
+
+static void on_timer(struct ee_sandbox *sb)
+{
+	uint64_t ticks;
+	if (read(sb->fd[W_TIMER], &ticks, sizeof(ticks)) < 0)
+		return;
+	if (!sb->reaped) {
+		sb->out.timed_out = 1;
+		kill_init(sb);
+	}
+	close_watch(sb, W_TIMER);
+}
+
+static void dispatch(struct watch *w)
+{
+	struct ee_sandbox *sb = w->sb;
+
+	switch (w->kind) {
+	case W_PIDFD: reap(sb); break;
+	case W_CTL: on_ctl(sb); break;
+	case W_OUT:
+	case W_ERR: on_output(sb, w->kind); break;
+	case W_RESULT: on_result(sb); break;
+	case W_TIMER: on_timer(sb); break;
+	}
+	finish_if_done(sb);
+}
+
+static void on_signal(struct ee_loop *loop)
+{
+	struct signalfd_siginfo si;
+	if (read(loop->sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	if (!loop->interrupted)
+		loop->interrupted = (int)si.ssi_signo;
+	for (struct ee_sandbox *sb = loop->all; sb; sb = sb->next)
+		ee_sandbox_kill(sb);
+}
+
+int ee_loop_run(struct ee_loop *loop, struct ee_err *err)
+{
+	struct epoll_event evs[64];
+
+	while (loop->active > 0) {
+		int n = epoll_wait(loop->epfd, evs, 64, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "epoll_wait");
+		}
+		for (int i = 0; i < n; i++) {
+			if (!evs[i].data.ptr)
+				on_signal(loop);
+			else
+				dispatch(evs[i].data.ptr);
+		}
+	}
+	return loop->interrupted;
+}
+
+/* ---- starting ----------------------------------------------------------- */
+
+static int job_memfd(const char *job, size_t len, struct ee_err *err)
+{
+	int fd = memfd_create("execeval-job", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "memfd_create");
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, job + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "write job");
+		}
+		off += (size_t)n;
+	}
+	/* Sealed: the candidate cannot rewrite the job the harness re-reads. */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+	    lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "seal job");
+	}
+	return fd;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Unprivileged: the sandbox's 65534 is the caller's own uid and gid. */
+static int write_id_maps(pid_t pid, struct ee_err *err)
+{
+	char path[64], map[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
+	if (write_file(path, "deny") < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "write %s", path);
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+	snprintf(map, sizeof(map), "65534 %u 1\n", (unsigned)getuid());
+	if (write_file(path, map) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "write %s", path);
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+	snprintf(map, sizeof(map), "65534 %u 1\n", (unsigned)getgid());
+	if (write_file(path, map) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "write %s", path);
+	return 0;
+}
+
+static int arm_timer(double seconds, struct ee_err *err)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "timerfd_create");
+	struct itimerspec its = { { 0, 0 }, { (time_t)seconds, (long)((seconds - floor(seconds)) * 1e9) } };
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+		close(fd);
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "timerfd_settime");
+	}
+	return fd;
+}
+
+static void close_pair(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+	p[0] = p[1] = -1;
+}
+
+/* Pipes: [0] read end, [1] write end, all close-on-exec. */
+enum { P_SYNC, P_CTL, P_OUT, P_ERR, P_RESULT, P_GATE, P_COUNT };
+
+static pid_t clone_child(const struct ee_host *h, int *pidfd)
+{
+	unsigned long flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+	                      CLONE_PIDFD | SIGCHLD;
+	if (!h->is_root)
+		flags |= CLONE_NEWUSER;
+	/* fork-like clone (no new stack): the child continues on a copy. */
+	return (pid_t)syscall(SYS_clone, flags, NULL, pidfd, NULL, 0);
+}
+
+int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
+                     const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret,
+                     struct ee_err *err)
+{
+	int p[P_COUNT][2];
+	int job = -1, pidfd = -1;
+	struct ee_sandbox *sb = calloc(1, sizeof(*sb));
+
+	for (int i = 0; i < P_COUNT; i++)
+		p[i][0] = p[i][1] = -1;
+	if (!sb)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	for (int i = 0; i < W_COUNT; i++)
+		sb->fd[i] = -1;
+	sb->gate_fd = -1;
+	sb->loop = loop;
+	sb->ops = ops;
+	sb->ctx = ctx;
+	sb->output_cap = cfg->limits->output_cap;
+	ee_buf_init(&sb->out.out, cfg->keep_output);
+	ee_buf_init(&sb->out.err, cfg->keep_output);
+	sb->out.cg.oom_kills = sb->out.cg.pids_max_hits = sb->out.cg.peak_kb = -1;
+
+	if (ee_cgroup_create(cfg->host, cfg->limits, &sb->cg, err) < 0)
+		goto fail;
+	for (int i = 0; i < P_COUNT; i++)
+		if (pipe2(p[i], O_CLOEXEC) < 0) {
+			ee_fail_errno(err, EE_ERR_SANDBOX, "pipe2");
+			goto fail;
+		}
+	job = job_memfd(cfg->job, cfg->job_len, err);
+	if (job < 0)
+		goto fail;
+
+	clock_gettime(CLOCK_MONOTONIC, &sb->started);
+	pid_t pid = clone_child(cfg->host, &pidfd);
+	if (pid < 0) {
+		ee_fail_errno(err, EE_ERR_SANDBOX, "clone with new namespaces");
+		goto fail;
+	}
+	if (pid == 0) {
+		struct ee_child_args a = {
+			.host = cfg->host, .limits = cfg->limits, .mounts = cfg->mounts,
+			.seccomp = cfg->seccomp, .argv = cfg->argv,
+			.use_cgroup_ns = sb->cg.mem[0] || sb->cg.pids[0],
+			.have_memory_cg = sb->cg.mem[0] != '\0', .have_pids_cg = sb->cg.pids[0] != '\0',
+			.fds = { .sync = p[P_SYNC][0], .ctl = p[P_CTL][1], .job = job, .out = p[P_OUT][1],
+			         .err = p[P_ERR][1], .result = p[P_RESULT][1], .gate = p[P_GATE][0] },
+		};
+		ee_child_main(&a);
+	}
+	sb->pid = pid;
+	sb->fd[W_PIDFD] = pidfd;
+
+	if ((!cfg->host->is_root && write_id_maps(pid, err) < 0) ||
+	    ee_cgroup_attach(&sb->cg, pid, err) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		goto fail;
+	}
+	if (write(p[P_SYNC][1], "g", 1) != 1) {
+		ee_fail_errno(err, EE_ERR_SANDBOX, "start the sandbox");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		goto fail;
+	}
+	/* The child's ends belong to the sandbox now. */
+	close(job);
+	close(p[P_SYNC][0]); close(p[P_SYNC][1]);
+	close(p[P_CTL][1]); close(p[P_OUT][1]); close(p[P_ERR][1]);
+	close(p[P_RESULT][1]); close(p[P_GATE][0]);
+	sb->gate_fd = p[P_GATE][1];
+	fcntl(sb->gate_fd, F_SETFL, O_NONBLOCK);
+	for (int i = P_CTL; i <= P_RESULT; i++)
+		fcntl(p[i][0], F_SETFL, O_NONBLOCK);
+
+	int timer = arm_timer(cfg->limits->timeout_s, err);
+	/* From here on, the loop owns every fd; a failure still tears down
+	 * through the loop, so nothing is leaked. */
+	sb->next = loop->all;
+	if (loop->all)
+		loop->all->prev = sb;
+	loop->all = sb;
+	loop->active++;
+	if (add_watch(sb, W_PIDFD, pidfd, err) < 0 || add_watch(sb, W_CTL, p[P_CTL][0], err) < 0 ||
+	    add_watch(sb, W_OUT, p[P_OUT][0], err) < 0 || add_watch(sb, W_ERR, p[P_ERR][0], err) < 0 ||
+	    add_watch(sb, W_RESULT, p[P_RESULT][0], err) < 0 || timer < 0 ||
+	    add_watch(sb, W_TIMER, timer, err) < 0) {
+		/* Unreachable in practice (epoll_ctl on fresh fds); end it cleanly. */
+		sb->out.setup_failed = 1;
+		sb->out.setup_err = *err;
+		kill_init(sb);
+	}
+	*ret = sb;
+	return 0;
+
+fail:
+	if (job >= 0)
+		close(job);
+	if (pidfd >= 0)
+		close(pidfd);
+	for (int i = 0; i < P_COUNT; i++)
+		close_pair(p[i]);
+	ee_cgroup_destroy(&sb->cg, NULL);
+	ee_buf_free(&sb->out.out);
+	ee_buf_free(&sb->out.err);
+	free(sb);
+	return -1;
+}
+
+int ee_sandbox_gate(struct ee_sandbox *sb, char answer)
+{
+	if (sb->gate_fd < 0)
+		return -1;
+	ssize_t n = write(sb->gate_fd, &answer, 1);
+	close(sb->gate_fd);
+	sb->gate_fd = -1;
+	return n == 1 ? 0 : -1;
+}
+
+const struct ee_sandbox_outcome *ee_sandbox_outcome(const struct ee_sandbox *sb)
+{
+	return &sb->out;
+}
+
+void ee_sandbox_free(struct ee_sandbox *sb)
+{
+	if (!sb)
+		return;
+	for (int i = 0; i < W_COUNT; i++)
+		close_watch(sb, i);
+	if (sb->gate_fd >= 0)
+		close(sb->gate_fd);
+	ee_cgroup_destroy(&sb->cg, NULL);
+	ee_buf_free(&sb->out.out);
+	ee_buf_free(&sb->out.err);
+	free(sb);
+}

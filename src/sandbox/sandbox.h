@@ -1,0 +1,95 @@
+/* sandbox.h - running the harness in a throw-away, kernel-isolated sandbox.
+ *
+ * Lifecycle: ee_loop_new once; ee_sandbox_start for each candidate (any
+ * number at once); ee_loop_run drives them all until each has finished and
+ * been torn down, calling ops->on_result with result-channel bytes as they
+ * arrive and ops->on_done once per sandbox; ee_sandbox_free afterwards.
+ *
+ * Ownership: the loop owns its epoll and signalfd; a sandbox owns its pipes,
+ * pidfd, timer and cgroup until on_done, by which time all are released and
+ * no process, mount or cgroup of it is left. The config is borrowed for the
+ * duration of ee_sandbox_start only.
+ *
+ * A candidate's crash, timeout or overflow is an outcome, never an error;
+ * ee_err is for a sandbox that could not be set up (exit code 3).
+ *
+ * Signals: the loop blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT and reads
+ * them from a signalfd; on one it kills every sandbox, tears each down, and
+ * ee_loop_run returns the signal number, so the caller exits 128 + signo
+ * with nothing left behind.
+ */
+#ifndef EE_SANDBOX_H
+#define EE_SANDBOX_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "err.h"
+#include "sandbox/cgroup.h"
+
+struct ee_host;
+struct ee_limits;
+struct ee_mount_plan;
+struct ee_seccomp_prog;
+struct ee_loop;
+struct ee_sandbox;
+
+/* The fd numbers the harness sees (docs/protocol.md). */
+enum { EE_FD_JOB = 3, EE_FD_RESULT = 4, EE_FD_GATE = 5 };
+
+struct ee_sandbox_config {
+	const struct ee_host *host;
+	const struct ee_limits *limits;
+	const struct ee_mount_plan *mounts;
+	const struct ee_seccomp_prog *seccomp;
+	const char *const *argv; /* argv[0] is the program path */
+	const char *job;         /* copied into a sealed memfd: fd 3 */
+	size_t job_len;
+	size_t keep_output;      /* bytes of stdout and of stderr kept for the record */
+};
+
+struct ee_sandbox_outcome {
+	int setup_failed;          /* the sandbox never ran the payload */
+	struct ee_err setup_err;   /* why, when setup_failed */
+	int have_status;           /* the payload's wait status is known */
+	int status;                /* wait status of the payload (the harness) */
+	int timed_out;             /* the wall clock expired and we killed it */
+	int output_overflow;       /* stdout + stderr passed the cap; killed */
+	int killed;                /* ee_sandbox_kill was called */
+	struct ee_cgroup_stats cg; /* -1 fields when no cgroup */
+	struct ee_buf out;         /* first keep_output bytes of stdout */
+	struct ee_buf err;         /* first keep_output bytes of stderr */
+	size_t out_total, err_total;
+	double wall_ms;            /* clone to teardown */
+	double cpu_ms;             /* user + system of every sandbox process */
+	long maxrss_kb;            /* largest resident set of any process */
+};
+
+struct ee_sandbox_ops {
+	void (*on_result)(void *ctx, struct ee_sandbox *sb, const char *p, size_t n);
+	void (*on_done)(void *ctx, struct ee_sandbox *sb);
+};
+
+int ee_loop_new(struct ee_loop **ret, struct ee_err *err);
+void ee_loop_free(struct ee_loop *loop);
+
+/* Runs until no sandbox is active. Returns 0, a signal number (> 0) when
+ * interrupted (every sandbox was killed and torn down), or -1 on an
+ * internal failure of the loop itself. */
+int ee_loop_run(struct ee_loop *loop, struct ee_err *err);
+
+int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
+                     const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret,
+                     struct ee_err *err);
+
+/* Answers the harness's gate: 'c' continue, 's' skip. */
+int ee_sandbox_gate(struct ee_sandbox *sb, char answer);
+
+/* Ends the sandbox now (e.g. a protocol violation); outcome.killed is set. */
+void ee_sandbox_kill(struct ee_sandbox *sb);
+
+const struct ee_sandbox_outcome *ee_sandbox_outcome(const struct ee_sandbox *sb);
+void ee_sandbox_free(struct ee_sandbox *sb);
+
+#endif

@@ -1,0 +1,186 @@
+/* seccomp.c - compiling and loading the allow-list (see seccomp.h).
+ *
+ * The list is the union of what CPython needs for plain code, typical test
+ * code, threads/subprocess/multiprocessing and numpy (shared/notes/
+ * cpython-syscalls.md), plus the usual file, time, signal and pipe calls.
+ * Left out on purpose: network sockets (only AF_UNIX), ptrace,
+ * process_vm_*, io_uring, userfaultfd, bpf, perf_event_open, the key-ring
+ * calls, mount and friends, unshare/setns, chroot, personality, keyctl,
+ * init_module, kexec, reboot, swapon, setuid-family (credentials are
+ * final), chown, mknod, TIOCSTI and every ioctl but a few terminal queries.
+ */
+#include "sandbox/seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "err.h"
+
+const char *const ee_seccomp_allowed[] = {
+	/* files and descriptors */
+	"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev",
+	"preadv2", "pwritev2", "open", "openat", "creat", "close", "close_range", "lseek",
+	"stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access",
+	"faccessat", "faccessat2", "readlink", "readlinkat", "getdents", "getdents64",
+	"fcntl", "flock", "fsync", "fdatasync", "truncate", "ftruncate", "fallocate",
+	"fadvise64", "readahead", "dup", "dup2", "dup3", "pipe", "pipe2", "sendfile",
+	"copy_file_range", "splice", "tee", "getcwd", "chdir", "fchdir", "rename",
+	"renameat", "renameat2", "mkdir", "mkdirat", "rmdir", "link", "linkat", "unlink",
+	"unlinkat", "symlink", "symlinkat", "chmod", "fchmod", "fchmodat", "umask",
+	"utime", "utimes", "utimensat", "futimesat", "memfd_create", "eventfd", "eventfd2",
+	/* memory */
+	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync", "mincore",
+	"get_mempolicy", "membarrier",
+	/* waiting and time */
+	"select", "pselect6", "poll", "ppoll", "epoll_create", "epoll_create1", "epoll_ctl",
+	"epoll_wait", "epoll_pwait", "epoll_pwait2", "nanosleep", "clock_nanosleep",
+	"clock_gettime", "clock_getres", "gettimeofday", "time", "getitimer", "setitimer",
+	"alarm", "timerfd_create", "timerfd_settime", "timerfd_gettime", "pause",
+	/* signals */
+	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigtimedwait",
+	"rt_sigsuspend", "rt_sigqueueinfo", "sigaltstack", "signalfd", "signalfd4", "kill",
+	"tgkill", "tkill", "restart_syscall",
+	/* processes and threads (clone is allowed below, without namespace flags) */
+	"fork", "vfork", "execve", "execveat", "exit", "exit_group", "wait4", "waitid",
+	"futex", "set_robust_list", "get_robust_list", "set_tid_address", "rseq",
+	"arch_prctl", "sched_yield", "sched_getaffinity", "sched_setaffinity",
+	"sched_getparam", "sched_getscheduler", "sched_get_priority_max",
+	"sched_get_priority_min", "sched_getattr", "getcpu", "getpriority", "setpriority",
+	/* identity and limits (read, or lower only: raising needs a capability) */
+	"getpid", "getppid", "gettid", "getuid", "geteuid", "getgid", "getegid",
+	"getgroups", "getresuid", "getresgid", "getpgrp", "getpgid", "getsid", "setsid",
+	"setpgid", "capget", "getrlimit", "setrlimit", "prlimit64", "getrusage", "times",
+	"sysinfo", "uname", "getrandom",
+	/* AF_UNIX sockets inside the sandbox (socket/socketpair checked below) */
+	"connect", "bind", "listen", "accept", "accept4", "sendto", "recvfrom", "sendmsg",
+	"recvmsg", "sendmmsg", "recvmmsg", "shutdown", "getsockname", "getpeername",
+	"setsockopt", "getsockopt",
+	NULL,
+};
+
+/* ioctl requests an honest program makes (isatty, terminal size, CLOEXEC). */
+static const unsigned long allowed_ioctls[] = { TCGETS, TIOCGWINSZ, FIOCLEX, FIONCLEX, FIONREAD, FIONBIO };
+
+/* prctl options that change nothing of the sandbox's security. */
+static const int allowed_prctls[] = { PR_SET_NAME, PR_GET_NAME, PR_GET_DUMPABLE, PR_SET_PDEATHSIG,
+	                              PR_GET_PDEATHSIG, PR_CAPBSET_READ, PR_GET_SECCOMP,
+	                              PR_GET_NO_NEW_PRIVS };
+
+#define NS_FLAGS                                                                              \
+	((scmp_datum_t)(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | \
+	                CLONE_NEWNET | CLONE_NEWCGROUP | 0x80 /* CLONE_NEWTIME */))
+
+#define LOW32 0xffffffffULL
+
+static int rule(scmp_filter_ctx ctx, const char *name, unsigned n, const struct scmp_arg_cmp *cmp,
+                struct ee_err *err)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	if (nr == __NR_SCMP_ERROR)
+		return 0; /* not on this architecture (e.g. "open" elsewhere): nothing to allow */
+	int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, n, cmp);
+	if (rc < 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: cannot allow %s: %s", name, strerror(-rc));
+	return 0;
+}
+
+static int add_rules(scmp_filter_ctx ctx, struct ee_err *err)
+{
+	for (size_t i = 0; ee_seccomp_allowed[i]; i++)
+		if (rule(ctx, ee_seccomp_allowed[i], 0, NULL, err) < 0)
+			return -1;
+	for (size_t i = 0; i < sizeof(allowed_ioctls) / sizeof(allowed_ioctls[0]); i++) {
+		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, allowed_ioctls[i]);
+		if (rule(ctx, "ioctl", 1, &c, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < sizeof(allowed_prctls) / sizeof(allowed_prctls[0]); i++) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, (scmp_datum_t)allowed_prctls[i]);
+		if (rule(ctx, "prctl", 1, &c, err) < 0)
+			return -1;
+	}
+	struct scmp_arg_cmp unix_only = SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX);
+	if (rule(ctx, "socket", 1, &unix_only, err) < 0 || rule(ctx, "socketpair", 1, &unix_only, err) < 0)
+		return -1;
+	struct scmp_arg_cmp no_ns = SCMP_A0(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
+	if (rule(ctx, "clone", 1, &no_ns, err) < 0)
+		return -1;
+	int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), seccomp_syscall_resolve_name("clone3"), 0);
+	if (rc < 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: clone3 rule: %s", strerror(-rc));
+	return 0;
+}
+
+/* libseccomp 2.5 exports BPF only to a file descriptor: go through a memfd. */
+static int export(scmp_filter_ctx ctx, struct ee_seccomp_prog *ret, struct ee_err *err)
+{
+	int fd = memfd_create("execeval-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "seccomp: memfd_create");
+	int rc = seccomp_export_bpf(ctx, fd);
+	struct stat st;
+	if (rc < 0 || fstat(fd, &st) < 0 || st.st_size <= 0 ||
+	    st.st_size % (off_t)sizeof(struct sock_filter) != 0 ||
+	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS) {
+		close(fd);
+		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: cannot export the filter");
+	}
+	ret->filter = malloc((size_t)st.st_size);
+	ret->len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
+	if (!ret->filter || pread(fd, ret->filter, (size_t)st.st_size, 0) != st.st_size) {
+		close(fd);
+		ee_seccomp_free(ret);
+		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: cannot read the exported filter");
+	}
+	close(fd);
+	return 0;
+}
+
+int ee_seccomp_compile(struct ee_seccomp_prog *ret, struct ee_err *err)
+{
+	memset(ret, 0, sizeof(*ret));
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	if (!ctx)
+		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: seccomp_init failed");
+	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); /* the sandbox sets no_new_privs itself */
+	if (rc < 0) {
+		seccomp_release(ctx);
+		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: attributes: %s", strerror(-rc));
+	}
+	rc = add_rules(ctx, err);
+	if (rc == 0)
+		rc = export(ctx, ret, err);
+	seccomp_release(ctx);
+	return rc;
+}
+
+void ee_seccomp_free(struct ee_seccomp_prog *p)
+{
+	if (!p)
+		return;
+	free(p->filter);
+	p->filter = NULL;
+	p->len = 0;
+}
+
+int ee_seccomp_load(const struct ee_seccomp_prog *p, struct ee_err *err)
+{
+	struct sock_fprog prog = { .len = p->len, .filter = p->filter };
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "seccomp: cannot load the filter");
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* seccomp.h - the sandbox's system-call allow-list.
+ *
+ * An allow-list, not a deny-list: a deny-list silently allows every syscall
+ * newer than the installed libseccomp knows (mseal, listmount, ...). Calls
+ * outside the list fail with EPERM, so Python raises a readable OSError;
+ * clone3 fails with ENOSYS so libc falls back to clone, whose flags seccomp
+ * can read (namespace flags are refused); a foreign architecture (a 32-bit
+ * int 0x80 from a 64-bit process) kills the process. Arguments the kernel
+ * truncates to 32 bits (ioctl requests, socket families) are compared masked
+ * to 32 bits, or TIOCSTI | 1 << 32 would slip through.
+ *
+ * The filter is compiled once in the supervisor (ee_seccomp_compile) and
+ * loaded in the sandbox with one prctl (ee_seccomp_load): no allocation and
+ * no libseccomp call happens after clone.
+ */
+#ifndef EE_SECCOMP_H
+#define EE_SECCOMP_H
+
+#include <linux/filter.h>
+#include <stddef.h>
+
+struct ee_err;
+
+struct ee_seccomp_prog {
+	struct sock_filter *filter; /* owned, malloc'd */
+	unsigned short len;         /* instructions */
+};
+
+/* The plain allow-list (calls allowed with any arguments), NULL-terminated;
+ * for doctor and tests. */
+extern const char *const ee_seccomp_allowed[];
+
+/* Compiles the policy. The result is owned by the caller (ee_seccomp_free). */
+int ee_seccomp_compile(struct ee_seccomp_prog *ret, struct ee_err *err);
+void ee_seccomp_free(struct ee_seccomp_prog *p);
+
+/* Installs p on the calling thread. Requires no_new_privs or CAP_SYS_ADMIN. */
+int ee_seccomp_load(const struct ee_seccomp_prog *p, struct ee_err *err);
+
+#endif

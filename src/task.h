@@ -1,0 +1,105 @@
+/* task.h - tasks (a program's tests and limits) and samples, in the formats
+ * of CONTRACT.md: native, HumanEval and MBPP, detected by their fields.
+ *
+ * Parsing never crashes on bad input and never guesses: an error names the
+ * file, line and field ("tasks.jsonl:3: tests[2].kind: expected one of
+ * assert, io, call, program, unittest"). A task owns every string and JSON
+ * value it holds; ee_task_free releases them and accepts a zeroed task.
+ */
+#ifndef EE_TASK_H
+#define EE_TASK_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+struct ee_err;
+
+enum ee_test_kind { EE_TEST_ASSERT, EE_TEST_IO, EE_TEST_CALL, EE_TEST_PROGRAM, EE_TEST_UNITTEST };
+enum ee_tier { EE_TIER_CANONICAL, EE_TIER_EDGE, EE_TIER_PROPERTY };
+enum ee_task_format { EE_FORMAT_AUTO, EE_FORMAT_NATIVE, EE_FORMAT_HUMANEVAL, EE_FORMAT_MBPP };
+
+struct ee_test {
+	int kind;          /* enum ee_test_kind */
+	int hidden;        /* visibility "hidden" */
+	int tier;          /* enum ee_tier */
+	double weight;     /* > 0, default 1.0 */
+	char *code;        /* assert, program, unittest */
+	char *stdin_text;  /* io ("" when absent) */
+	char *stdout_text; /* io: expected output */
+	char *fn;          /* call: function name */
+	json_t *args;      /* call: JSON array (owned reference) */
+	json_t *expected;  /* call: expected value (owned reference) */
+	double float_tol;  /* io and call: -1 = exact (default) */
+};
+
+/* Per-task overrides; has_* says which were given. */
+struct ee_task_limits {
+	int has_timeout, has_memory, has_procs, has_output_cap;
+	double timeout_s;
+	unsigned memory_mb, procs;
+	size_t output_cap;
+};
+
+struct ee_task {
+	char *task_id;     /* always set; numbers (MBPP) become their decimal text */
+	char *class_name;  /* "class"; "" when absent */
+	char *prompt;      /* "" when absent (HumanEval: the prompt; MBPP: text) */
+	char *entry_point; /* "" when absent */
+	char *setup;       /* run after the candidate's top level; "" when absent */
+	int format;        /* enum ee_task_format, as detected */
+	struct ee_test *tests;
+	size_t n_tests;
+	struct ee_task_limits limits;
+};
+
+/* Detects the format of obj from its fields (native: "tests"; HumanEval:
+ * "test" + "entry_point"; MBPP, original or sanitized: "test_list").
+ * Returns an enum ee_task_format, or -1 when none matches. */
+int ee_task_detect(const json_t *obj);
+
+/* Builds a task from one JSON object. where = "file:line" for messages.
+ * format EE_FORMAT_AUTO detects it; another value forces it. obj is borrowed;
+ * the task copies what it keeps. On error *ret is left zeroed. */
+int ee_task_from_json(const json_t *obj, int format, const char *where, struct ee_task *ret,
+                      struct ee_err *err);
+
+/* A task made of assertion strings (`execeval run --assert`), all public. */
+int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *ret,
+                         struct ee_err *err);
+
+void ee_task_free(struct ee_task *t);
+
+/* Name of a kind/tier ("assert", "canonical", ...). */
+const char *ee_test_kind_name(int kind);
+const char *ee_tier_name(int tier);
+
+/* ---- Samples --------------------------------------------------------------
+ * One line of a samples file (CONTRACT.md, "Samples format"): a task_id and
+ * exactly one of "completion" (HumanEval: the program is prompt + text),
+ * "generation" (a free-form reply: code is extracted) or "code" (a complete
+ * program). A sample owns its strings and extra; ee_sample_free releases them
+ * and accepts a zeroed sample.
+ */
+enum ee_sample_source { EE_SAMPLE_COMPLETION, EE_SAMPLE_GENERATION, EE_SAMPLE_CODE };
+
+struct ee_sample {
+	char *task_id; /* numbers become their decimal text */
+	long index;    /* "sample", >= 0; -1 when absent (the caller numbers it) */
+	char *model;   /* NULL when absent */
+	int source;    /* enum ee_sample_source: which field text came from */
+	char *text;    /* that field's value */
+	json_t *extra; /* every other field, to copy to the record: an object
+	                * (empty when there are none), owned reference */
+};
+
+/* Builds a sample from one JSON object. where = "file:line" for messages.
+ * obj is borrowed. On error *ret is left zeroed. */
+int ee_sample_from_json(const json_t *obj, const char *where, struct ee_sample *ret,
+                        struct ee_err *err);
+
+void ee_sample_free(struct ee_sample *s);
+
+/* Name of a source ("completion", "generation", "code"). */
+const char *ee_sample_source_name(int source);
+
+#endif
