@@ -1,0 +1,215 @@
+/* test_events.c - the supervisor's validation of the event stream: a
+ * verdict only from a complete, well-formed stream that matches the job. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "err.h"
+#include "events.h"
+#include "task.h"
+
+#define NONCE "0123456789abcdef0123456789abcdef"
+
+static struct ee_task task;
+static struct ee_stream s;
+
+/* A task with two public asserts and one hidden io test "1 2" -> "3". */
+static void setup_task(void)
+{
+	const char *json = "{\"task_id\":\"t\",\"tests\":["
+	                   "{\"kind\":\"assert\",\"code\":\"assert 1\"},"
+	                   "{\"kind\":\"assert\",\"code\":\"assert 2\"},"
+	                   "{\"kind\":\"io\",\"stdin\":\"1 2\",\"stdout\":\"3\\n\",\"visibility\":\"hidden\"}]}";
+	json_error_t jerr;
+	struct ee_err err;
+	json_t *o = json_loads(json, 0, &jerr);
+	cr_assert_not_null(o);
+	cr_assert_eq(ee_task_from_json(o, EE_FORMAT_AUTO, "t.json:1", &task, &err), 0, "%s", err.msg);
+	json_decref(o);
+	cr_assert_eq(ee_stream_init(&s, &task, NONCE, 1, 0), 0);
+}
+
+static void teardown_task(void)
+{
+	ee_stream_free(&s);
+	ee_task_free(&task);
+}
+
+TestSuite(events, .init = setup_task, .fini = teardown_task);
+
+static int seq;
+
+/* Feeds one event as a netstring; body is the JSON object's inside. */
+static int send_ev(const char *nonce, const char *body)
+{
+	char payload[1024], frame[1100];
+	snprintf(payload, sizeof(payload), "{\"nonce\":\"%s\",\"seq\":%d,%s}", nonce, seq++, body);
+	int n = snprintf(frame, sizeof(frame), "%zu:%s,", strlen(payload), payload);
+	return ee_stream_feed(&s, frame, (size_t)n);
+}
+
+static void good_prefix(void)
+{
+	seq = 0;
+	send_ev(NONCE, "\"ev\":\"hello\"");
+	send_ev(NONCE, "\"ev\":\"phase\",\"name\":\"syntax\",\"status\":\"ok\"");
+	send_ev(NONCE, "\"ev\":\"phase\",\"name\":\"scan\",\"status\":\"ok\",\"findings\":[]");
+	send_ev(NONCE, "\"ev\":\"phase\",\"name\":\"import\",\"status\":\"ok\"");
+}
+
+Test(events, a_complete_stream_with_the_gate)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1, "the harness waits for the gate");
+	cr_assert_eq(s.gate_answer, 'c');
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3  \\n\\n\",\"exit_code\":0");
+	send_ev(NONCE, "\"ev\":\"done\"");
+	ee_stream_finish(&s);
+	cr_assert_null(s.violation, "%s", s.violation);
+	cr_assert(s.done);
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(s.tests[i].state, EE_T_PASS, "test %d", i);
+}
+
+Test(events, the_supervisor_judges_io)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"gate\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"4\\n\",\"exit_code\":0");
+	cr_assert_eq(s.tests[2].state, EE_T_FAIL);
+	cr_assert_not_null(s.tests[2].message);
+}
+
+Test(events, a_public_failure_skips_hidden_tests)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"fail\",\"message\":\"AssertionError\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
+	cr_assert_eq(s.gate_answer, 's');
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_assert_null(s.violation);
+	cr_assert_eq(s.tests[2].state, EE_T_SKIPPED);
+}
+
+static void expect_violation(const char *why)
+{
+	cr_assert_not_null(s.violation, "expected a violation: %s", why);
+	cr_assert_str_eq(s.violation, why);
+}
+
+Test(events, wrong_nonce)
+{
+	seq = 0;
+	send_ev("ffffffffffffffffffffffffffffffff", "\"ev\":\"hello\"");
+	expect_violation("wrong nonce");
+}
+
+Test(events, sequence_gap)
+{
+	seq = 0;
+	send_ev(NONCE, "\"ev\":\"hello\"");
+	seq++;
+	send_ev(NONCE, "\"ev\":\"phase\",\"name\":\"syntax\",\"status\":\"ok\"");
+	expect_violation("sequence gap");
+}
+
+Test(events, hello_must_come_first)
+{
+	seq = 0;
+	send_ev(NONCE, "\"ev\":\"phase\",\"name\":\"syntax\",\"status\":\"ok\"");
+	expect_violation("hello out of place");
+}
+
+Test(events, test_before_import)
+{
+	seq = 0;
+	send_ev(NONCE, "\"ev\":\"hello\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	expect_violation("test before the import phase");
+}
+
+Test(events, tests_out_of_order_or_twice)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	expect_violation("test out of order or unknown");
+}
+
+Test(events, a_test_reported_twice)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	expect_violation("test out of order or unknown");
+}
+
+Test(events, hidden_without_the_gate)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3\"");
+	expect_violation("hidden test without the gate's consent");
+}
+
+Test(events, event_after_done)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"done\"");
+	send_ev(NONCE, "\"ev\":\"done\"");
+	expect_violation("event after done");
+}
+
+Test(events, a_forged_pass_after_a_premature_done_cannot_help)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_assert_null(s.violation);
+	/* done without tests: nothing passed */
+	for (int i = 0; i < 3; i++)
+		cr_expect_neq(s.tests[i].state, EE_T_PASS);
+}
+
+Test(events, not_json)
+{
+	const char frame[] = "5:hello,";
+	ee_stream_feed(&s, frame, sizeof(frame) - 1);
+	expect_violation("event is not a JSON object");
+}
+
+Test(events, bad_framing)
+{
+	const char frame[] = "x:{},";
+	ee_stream_feed(&s, frame, sizeof(frame) - 1);
+	cr_assert_not_null(s.violation);
+}
+
+Test(events, a_frame_cut_at_eof_is_incomplete_not_forged)
+{
+	good_prefix();
+	const char part[] = "40:{\"nonce\":";
+	ee_stream_feed(&s, part, sizeof(part) - 1);
+	ee_stream_finish(&s);
+	cr_assert_null(s.violation);
+	cr_assert(!s.done);
+}
+
+Test(events, a_bad_status_is_a_violation)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"passed!\"");
+	expect_violation("bad test status");
+}
+
+Test(events, an_exit_is_never_a_pass)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\",\"exit\":true");
+	cr_assert_eq(s.tests[0].state, EE_T_NOT_RUN);
+	cr_assert(s.tests[0].exited);
+}

@@ -1,0 +1,216 @@
+/* test_policy.c - the seccomp allow-list and the mount plan, as data and as
+ * the kernel enforces them. Probes are side-effect free: a refused call fails
+ * with EPERM/ENOSYS, the same call allowed would fail with EBADF/EINVAL/EFAULT
+ * on its bad arguments. They run in a forked child, so the filter never
+ * touches the test runner. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "sandbox/mount.h"
+#include "sandbox/seccomp.h"
+
+#define P(...) ((long)syscall(__VA_ARGS__))
+
+/* Each probe returns the errno of a call, 0 if it succeeded. */
+struct probe {
+	const char *name;
+	int expect; /* errno wanted under the filter (0: success) */
+};
+
+static int run_probe(int i)
+{
+	long rc = -1;
+	errno = 0;
+	switch (i) {
+	case 0: rc = P(SYS_read, -1, NULL, 0); break;                         /* allowed */
+	case 1: rc = P(SYS_ptrace, 2 /* PEEKDATA */, 1, NULL, NULL); break;
+	case 2: rc = P(SYS_io_uring_setup, 0, NULL); break;
+	case 3: rc = P(SYS_bpf, -1, NULL, 0); break;
+	case 4: rc = P(SYS_perf_event_open, NULL, 0, -1, -1, 0); break;
+	case 5: rc = P(SYS_userfaultfd, -1); break;
+	case 6: rc = P(SYS_keyctl, -1, 0, 0, 0, 0); break;
+	case 7: rc = P(SYS_process_vm_readv, 1, NULL, 0, NULL, 0, 0); break;
+	case 8: rc = P(SYS_setns, -1, 0); break;
+	case 9: rc = P(SYS_unshare, 0x1 /* invalid flag */); break;
+	case 10: rc = P(SYS_mount, NULL, NULL, NULL, 0, NULL); break;
+	case 11: rc = P(SYS_clone3, NULL, 0); break;                          /* ENOSYS */
+	case 12: rc = P(SYS_clone, CLONE_NEWUSER | CLONE_FS, NULL, NULL, NULL, 0); break;
+	case 13: rc = P(SYS_ioctl, -1, TIOCSTI, NULL); break;
+	case 14: rc = P(SYS_ioctl, -1, (unsigned long)TIOCSTI | (1ul << 32), NULL); break;
+	case 15: rc = P(SYS_ioctl, -1, TCGETS, NULL); break;                  /* allowed */
+	case 16: rc = P(SYS_socket, AF_INET, SOCK_STREAM, 0); break;
+	case 17: rc = P(SYS_socket, AF_NETLINK, SOCK_RAW, 0); break;
+	case 18: rc = P(SYS_socket, AF_PACKET, SOCK_RAW, 0); break;
+	case 19: rc = P(SYS_socket, AF_VSOCK, SOCK_STREAM, 0); break;
+	case 20: rc = P(SYS_socket, AF_UNIX | (1ul << 32), SOCK_STREAM, 0); break; /* masked: allowed */
+	case 21: rc = P(462 /* mseal: newer than libseccomp */, 0, 0, 0); break;
+	case 22: rc = P(SYS_setuid, 0); break;
+	case 23: rc = P(SYS_chroot, NULL); break;
+	case 24: rc = P(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0); break;
+	case 25: rc = P(SYS_prctl, PR_SET_NAME, NULL, 0, 0, 0); break;       /* allowed: EFAULT */
+	}
+	return rc >= 0 ? 0 : errno;
+}
+
+static const struct probe probes[] = {
+	{ "read(-1)", EBADF },          { "ptrace", EPERM },
+	{ "io_uring_setup", EPERM },    { "bpf", EPERM },
+	{ "perf_event_open", EPERM },   { "userfaultfd", EPERM },
+	{ "keyctl", EPERM },            { "process_vm_readv", EPERM },
+	{ "setns", EPERM },             { "unshare", EPERM },
+	{ "mount", EPERM },             { "clone3", ENOSYS },
+	{ "clone(NEWUSER)", EPERM },    { "ioctl(TIOCSTI)", EPERM },
+	{ "ioctl(TIOCSTI|1<<32)", EPERM }, { "ioctl(TCGETS)", EBADF },
+	{ "socket(AF_INET)", EPERM },   { "socket(AF_NETLINK)", EPERM },
+	{ "socket(AF_PACKET)", EPERM }, { "socket(AF_VSOCK)", EPERM },
+	{ "socket(AF_UNIX|1<<32)", 0 }, { "mseal", EPERM },
+	{ "setuid", EPERM },            { "chroot", EPERM },
+	{ "prctl(SET_DUMPABLE)", EPERM }, { "prctl(SET_NAME, NULL)", EFAULT },
+};
+#define N_PROBES (sizeof(probes) / sizeof(probes[0]))
+
+Test(seccomp, compiles_to_a_small_filter)
+{
+	struct ee_seccomp_prog prog;
+	struct ee_err err;
+	cr_assert_eq(ee_seccomp_compile(&prog, &err), 0, "%s", err.msg);
+	cr_assert_gt(prog.len, 50);
+	cr_assert_lt(prog.len, 1024);
+	ee_seccomp_free(&prog);
+	ee_seccomp_free(NULL);
+}
+
+Test(seccomp, the_allow_list_leaves_out_the_dangerous_calls)
+{
+	static const char *const never[] = { "ptrace", "process_vm_readv", "process_vm_writev",
+		"io_uring_setup", "io_uring_enter", "userfaultfd", "bpf", "perf_event_open", "add_key",
+		"keyctl", "request_key", "mount", "umount2", "pivot_root", "unshare", "setns", "chroot",
+		"init_module", "finit_module", "kexec_load", "reboot", "swapon", "setuid", "setgid",
+		"setresuid", "setgroups", "chown", "fchown", "mknod", "mknodat", "personality",
+		"clone3", "socket", "ioctl", "prctl", "clone", "open_by_handle_at", "name_to_handle_at",
+		"fsopen", "fsmount", "move_mount", "open_tree", "mount_setattr", "quotactl", NULL };
+	for (size_t i = 0; ee_seccomp_allowed[i]; i++)
+		for (size_t j = 0; never[j]; j++)
+			cr_expect_neq(strcmp(ee_seccomp_allowed[i], never[j]), 0, "%s is allowed unconditionally",
+			              never[j]);
+}
+
+Test(seccomp, the_kernel_enforces_it)
+{
+	struct ee_seccomp_prog prog;
+	struct ee_err err;
+	int fds[2];
+	cr_assert_eq(ee_seccomp_compile(&prog, &err), 0, "%s", err.msg);
+	cr_assert_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int results[N_PROBES];
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		if (ee_seccomp_load(&prog, &err) < 0)
+			_exit(2);
+		for (size_t i = 0; i < N_PROBES; i++)
+			results[i] = run_probe((int)i);
+		ssize_t n = write(fds[1], results, sizeof(results));
+		_exit(n == (ssize_t)sizeof(results) ? 0 : 3);
+	}
+	close(fds[1]);
+	int results[N_PROBES], status;
+	cr_assert_eq(read(fds[0], results, sizeof(results)), (ssize_t)sizeof(results));
+	waitpid(pid, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (size_t i = 0; i < N_PROBES; i++)
+		cr_expect_eq(results[i], probes[i].expect, "%s: errno %d (%s), want %d", probes[i].name,
+		             results[i], strerror(results[i]), probes[i].expect);
+	ee_seccomp_free(&prog);
+}
+
+Test(seccomp, a_foreign_architecture_is_killed)
+{
+	struct ee_seccomp_prog prog;
+	struct ee_err err;
+	cr_assert_eq(ee_seccomp_compile(&prog, &err), 0, "%s", err.msg);
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		if (ee_seccomp_load(&prog, &err) < 0)
+			_exit(2);
+		long rc = 20; /* i386 getpid through the 32-bit entry point */
+		__asm__ volatile("int $0x80" : "+a"(rc) : : "memory");
+		_exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	cr_assert(WIFSIGNALED(status), "the 32-bit syscall was not killed (status %#x)", status);
+	cr_assert_eq(WTERMSIG(status), SIGSYS);
+	ee_seccomp_free(&prog);
+}
+
+/* ---- the mount plan ----------------------------------------------------- */
+
+static int starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+Test(mount, plan_binds_only_what_the_interpreter_needs)
+{
+	struct ee_mount_plan plan;
+	struct ee_err err;
+	int have_tmp = 0, have_proc = 0, have_dev = 0, devices = 0;
+
+	cr_assert_eq(ee_mount_plan(64, &plan, &err), 0, "%s", err.msg);
+	for (size_t i = 0; i < plan.n; i++) {
+		const struct ee_mount_step *s = &plan.steps[i];
+		cr_expect_neq(strcmp(s->target, "/"), 0, "the host root is never bound");
+		static const char *const forbidden[] = { "/root", "/home", "/var", "/run", "/sys", "/work", "/mnt", "/srv", "/opt", NULL };
+		for (size_t j = 0; forbidden[j]; j++)
+			cr_expect(s->kind == EE_MNT_SYMLINK ||
+			                  (!starts_with(s->target, forbidden[j]) && !starts_with(s->arg, forbidden[j])),
+			          "%s reaches %s", s->target, forbidden[j]);
+		if (s->kind == EE_MNT_BIND_RO)
+			cr_expect(starts_with(s->target, "/usr") || starts_with(s->target, "/lib") ||
+			                  starts_with(s->target, "/bin") || starts_with(s->target, "/sbin") ||
+			                  starts_with(s->target, "/etc/ld.so") || !strcmp(s->target, "/etc/localtime") ||
+			                  !strcmp(s->target, "/etc/alternatives"),
+			          "unexpected bind %s", s->target);
+		if (s->kind == EE_MNT_DEV) {
+			devices++;
+			cr_expect(!strcmp(s->target, "/dev/null") || !strcmp(s->target, "/dev/zero") ||
+			                  !strcmp(s->target, "/dev/full") || !strcmp(s->target, "/dev/random") ||
+			                  !strcmp(s->target, "/dev/urandom"),
+			          "unexpected device %s", s->target);
+		}
+		if (s->kind == EE_MNT_TMPFS && !strcmp(s->target, "/tmp")) {
+			have_tmp = 1;
+			cr_expect_str_eq(s->arg, "64");
+		}
+		have_dev |= s->kind == EE_MNT_TMPFS && !strcmp(s->target, "/dev");
+		have_proc |= s->kind == EE_MNT_PROC && !strcmp(s->target, "/proc");
+	}
+	cr_expect(have_tmp && have_proc && have_dev);
+	cr_expect_eq(devices, 5);
+}
+
+Test(mount, plan_has_a_step_for_usr)
+{
+	struct ee_mount_plan plan;
+	struct ee_err err;
+	int usr = 0;
+	cr_assert_eq(ee_mount_plan(1, &plan, &err), 0, "%s", err.msg);
+	for (size_t i = 0; i < plan.n; i++)
+		usr |= plan.steps[i].kind == EE_MNT_BIND_RO && !strcmp(plan.steps[i].target, "/usr");
+	cr_assert(usr);
+}
