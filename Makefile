@@ -34,10 +34,10 @@ all: $(BUILD)/execeval
 
 $(BUILD)/rel/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(HARDEN) -c $< -o $@
+	@echo "  CC      $<"; $(CC) $(BASE) $(HARDEN) -c $< -o $@
 $(BUILD)/san/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(SAN) -c $< -o $@
+	@echo "  CC san  $<"; $(CC) $(BASE) $(SAN) -c $< -o $@
 $(BUILD)/%/embed.o: src/harness/embed.S $(HARNESS)
 	@mkdir -p $(dir $@)
 	$(CC) -c -DHARNESS_PATH='"$(HARNESS)"' $< -o $@
@@ -50,7 +50,7 @@ $(BUILD)/execeval-san: $(call san_obj,$(LIB_SRC) $(CLI_SRC)) $(BUILD)/san/embed.
 # Unit tests: Criterion, built and run under ASan+UBSan.
 $(BUILD)/unit/%: tests/unit/%.c $(call san_obj,$(LIB_SRC)) $(BUILD)/san/embed.o
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(SAN) $^ -o $@ $(LIBS) -lcriterion
+	@echo "  LD      $@"; $(CC) $(BASE) $(SAN) $^ -o $@ $(LIBS) -lcriterion
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 
 unit: $(UNIT_BIN)

@@ -8,8 +8,8 @@
  * whitespace of each line and trailing empty lines are ignored. With
  * float_tol >= 0, whitespace-separated tokens that both parse as finite
  * decimal numbers compare equal when |a - b| <= float_tol * max(1, |b|);
- * other tokens compare exactly. float_tol < 0 means exact comparison of the
- * normalised lines.
+ * other tokens compare exactly (so runs of blanks between tokens are equal).
+ * float_tol < 0 (or NaN) means exact comparison of the normalised lines.
  *
  * call: Python's == restricted to JSON's types: null = None; true/false only
  * equal bools (bool is distinct from int here, unlike Python); numbers compare
@@ -17,7 +17,11 @@
  * nan equals nothing; a string equals a str; an array equals a list or a tuple
  * element-wise; an object equals a dict with the same str keys and equal
  * values. {"other": ...} equals nothing. With float_tol >= 0, a float on
- * either side compares within tolerance (as for io).
+ * either side compares within tolerance (as for io). Values nested deeper
+ * than 100 levels are a mismatch (the harness sends those as "other").
+ *
+ * why: a caller-owned buffer, always printable UTF-8 (untrusted text is cut
+ * and control bytes shown as '?'); set to "" on a match.
  */
 #ifndef EE_JUDGE_H
 #define EE_JUDGE_H

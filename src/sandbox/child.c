@@ -168,8 +168,10 @@ static int place_fds(const struct ee_child_fds *f, struct ee_err *err)
 		if (high[i] < 0)
 			return ee_fail_errno(err, EE_ERR_SANDBOX, "dup fd %d", src[i]);
 	}
+	/* init closed 0-2, so /dev/null may open as fd 0 itself: then dup2 is a
+	 * no-op and only clearing close-on-exec keeps it. */
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null < 0 || dup2(null, 0) < 0)
+	if (null < 0 || (null == 0 ? fcntl(0, F_SETFD, 0) : dup2(null, 0)) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "/dev/null on stdin");
 	for (int i = 0; i < 5; i++)
 		if (dup2(high[i], dst[i]) < 0)

@@ -1,0 +1,34 @@
+#!/bin/sh
+# demo.sh - evaluates the bundled candidates against examples/tasks/add.json
+# and shows what execeval reports for each. Run by `make demo`.
+set -u
+cd "$(dirname "$0")/.."
+EE=./build/execeval
+PY=/usr/bin/python3
+TASK=examples/tasks/add.json
+
+summary() {
+	$PY -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+print("  status=%-15s detail=%s" % (r["status"], r["detail"]))
+print("  score=%.3f passed=%d/%d reward=%+d wall=%.0fms cpu=%.0fms" % (
+    r["score"], r["passed"], r["total"], r["reward"], r["resources"]["wall_ms"], r["resources"]["cpu_ms"]))
+for t in r["tests"]:
+    print("    test %d %-8s %-6s %-7s %s" % (t["index"], t["kind"], t["visibility"], t["status"], t["message"] or ""))
+'
+}
+
+$EE doctor || exit 3
+echo
+for cand in correct.py wrong.py generation.md hostile_escape.py; do
+	echo "== $cand"
+	$EE run --task "$TASK" "examples/candidates/$cand" | summary
+done
+echo
+echo "== the whole record of the hostile candidate:"
+$EE run --task "$TASK" examples/candidates/hostile_escape.py | $PY -m json.tool
+echo
+echo "== one-off asserts on standard input:"
+printf 'def sq(x):\n    return x * x\n' | $EE run --assert 'assert sq(3) == 9' --assert 'assert sq(-2) == 4' - | summary
+exit 0

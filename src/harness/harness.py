@@ -1,0 +1,1199 @@
+"""execeval harness: runs one candidate program and its tests inside the sandbox.
+
+Theory of operation
+-------------------
+The supervisor (trusted C) starts `/usr/bin/python3 -I -S -B -c <this file>`
+with fd 0 = /dev/null, 1/2 = the candidate's stdout/stderr, 3 = the job
+(JSON), 4 = the result channel, 5 = the gate.  docs/protocol.md is the
+contract: the job's fields, the netstring events, the canonical values.
+
+Phases, in order, each one event: syntax (compile), scan (AST lint), import
+(the candidate's top level, then the task's setup, in one namespace), the
+public tests, the gate, the hidden tests, done.  assert/program/unittest
+tests run in the candidate's namespace, one try/except each; call tests
+return a canonical value the supervisor compares; io tests run the program as
+__main__ in a forked child with the test's stdin and a capped stdout pipe.
+
+The candidate runs in this interpreter, so a determined one can reach
+anything here; the harness defeats the crude tricks:
+
+* Everything it calls once candidate code has started is bound before: the
+  functions below resolve builtins through a private snapshot (CPython binds a
+  function's builtins when the function is created), module functions are
+  bound to private names at definition time, and events are written by our
+  own JSON encoder.  Rebinding builtins.isinstance, os.write or
+  sys.modules['json'] changes nothing here.
+* The nonce and the sequence number live only in the event writer's closure,
+  and sys.modules['__main__'] is swapped for an empty module, so
+  `import __main__` does not hand out these globals.
+* Candidate code always runs under `except BaseException`.  An attempt to end
+  the interpreter (SystemExit, KeyboardInterrupt, GeneratorExit) is reported
+  with "exit": true and followed by "done"; after "done" the process leaves
+  through posix._exit(0), so no atexit handler or finaliser runs after it.
+* Denied imports: a finder at sys.meta_path[0] refuses denied modules and
+  their submodules, and replaces denied attributes (os.system) with stubs as
+  their modules load.  A failure is reported as a denial when a "denied: "
+  ImportError is found along its __cause__/__context__ chain.
+
+Speed: a cold start compiles this file, so it stays small and imports almost
+nothing: posix rather than os, the C scanner of _json rather than json, _ast
+rather than ast (only when scanning), unittest only for unittest tests.
+run_job() is the entry point a warm, pre-imported interpreter can call once
+per forked child.
+"""
+
+import _io
+import atexit as _atexit
+import builtins as _builtins
+import fcntl as _fcntl
+import posix as _posix
+import sys as _sys
+import time as _time
+
+# Every function defined below looks builtins up in this private copy.
+pass
+
+_write = _posix.write
+_read = _posix.read
+_close = _posix.close
+_dup2 = _posix.dup2
+_dup_high = _fcntl.fcntl
+_pipe = _posix.pipe
+_fork = _posix.fork
+_kill = _posix.kill
+_waitpid = _posix.waitpid
+_exitcode = _posix.waitstatus_to_exitcode
+_exit = _posix._exit
+_set_blocking = _posix.set_blocking
+_lseek = _posix.lseek
+_memfd_create = getattr(_posix, "memfd_create", None)
+_open_fd = _posix.open
+_stat = _posix.stat
+_now = _time.perf_counter
+_modules = _sys.modules
+_meta_path = _sys.meta_path
+_get_int_digits = _sys.get_int_max_str_digits
+_set_int_digits = _sys.set_int_max_str_digits
+_ModuleType = type(_sys)
+_io_open = _io.open
+_STREAMS = (_sys.stdin, _sys.stdout, _sys.stderr)
+_FLUSHABLE = (_io.TextIOWrapper, _io.BufferedWriter, _io.FileIO)
+_atexit_clear = _atexit._clear
+_atexit_run = _atexit._run_exitfuncs
+
+# Descriptors read exceptions and types without running a subclass's code.
+_exc_args = BaseException.args.__get__
+_exc_cause = BaseException.__cause__.__get__
+_exc_context = BaseException.__context__.__get__
+_exc_traceback = BaseException.__traceback__.__get__
+_exit_code = SystemExit.code.__get__
+_type_name = type.__dict__["__name__"].__get__
+
+_PYTHON = "%d.%d.%d" % _sys.version_info[:3]
+_EXIT_TYPES = (SystemExit, KeyboardInterrupt, GeneratorExit)
+_SYNTAX_TYPES = (SyntaxError, IndentationError, TabError)
+_MAX_FRAME = 1 << 20
+_MAX_MESSAGE = 1000
+_MAX_FINDINGS = 100
+_MAX_DEPTH = 100
+_MAX_NODES = 100_000
+_MAX_INT_BITS = 332_200  # ~100,000 digits; str() of more takes seconds
+_MAX_VALUE_CHARS = 1_000_000
+_TOO_LARGE = '{"other":"too large"}'
+_ONLY_AST = 0x400  # ast.PyCF_ONLY_AST, without importing ast
+_TRAILER = b"\0execeval-io-trailer\0"
+_MISSING = object()
+
+
+class _HarnessError(Exception):
+    """The harness cannot go on (bad job, unencodable event): exit 70."""
+
+
+# --------------------------------------------------------------------------
+# JSON out: our own encoder, so a patched json module cannot touch events.
+
+_ESCAPES = {i: "\\u%04x" % i for i in range(0x20)}
+_ESCAPES.update({0x22: '\\"', 0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"})
+
+
+class _Raw(str):
+    """JSON text already encoded (a canonical value), written as is."""
+
+
+def _json_str(s):
+    return '"' + str.translate(s, _ESCAPES) + '"'
+
+
+def _members(obj):
+    """The inside of a JSON object, for the harness's own dicts."""
+    return ",".join([_json_str(k) + ":" + _encode(v) for k, v in obj.items()])
+
+
+def _encode(value):
+    """JSON text of event data the harness built: exact types only."""
+    t = type(value)
+    if t is str:
+        return _json_str(value)
+    if t is _Raw:
+        return str.__str__(value)
+    if value is None:
+        return "null"
+    if t is bool:
+        return "true" if value else "false"
+    if t is int:
+        return int.__repr__(value)
+    if t is float:
+        return float.__repr__(value)
+    if t is list:
+        return "[" + ",".join([_encode(v) for v in value]) + "]"
+    if t is dict:
+        return "{" + _members(value) + "}"
+    raise _HarnessError("cannot encode a " + _type_name(t))
+
+
+def _event_writer(fd, nonce):
+    """Returns emit(event, fallback=None), which frames one event as a netstring.
+
+    The nonce and seq live only in this closure.  An event over the 1 MiB
+    frame limit is replaced by `fallback` when one is given."""
+    head = ',"nonce":' + _json_str(nonce) + ","
+    seq = 0
+
+    def encode(event):
+        text = '{"seq":' + int.__repr__(seq) + head + _members(event) + "}"
+        return str.encode(text, "utf-8", "replace")
+
+    def emit(event, fallback=None):
+        nonlocal seq
+        payload = encode(event)
+        if len(payload) > _MAX_FRAME and fallback is not None:
+            payload = encode(fallback)
+        if len(payload) > _MAX_FRAME:
+            raise _HarnessError("event over the frame limit")
+        frame = b"%d:%b," % (len(payload), payload)
+        while frame:
+            frame = frame[_write(fd, frame):]
+        seq += 1
+
+    return emit
+
+
+# --------------------------------------------------------------------------
+# Canonical values of call tests (docs/protocol.md, "Canonical values").
+
+
+def _int_digits(v):
+    """Decimal text of any int up to _MAX_INT_BITS, despite the str-digits limit."""
+    if int.bit_length(v) > _MAX_INT_BITS:
+        return None
+    try:
+        return int.__repr__(v)
+    except ValueError:
+        pass
+    old = _get_int_digits()
+    _set_int_digits(0)
+    try:
+        return int.__repr__(v)
+    finally:
+        _set_int_digits(old)
+
+
+def _scalar(v, t):
+    """Canonical text of a leaf, or None when it is too large."""
+    if t is str:
+        if str.isascii(v):
+            return _json_str(v)
+        try:
+            str.encode(v, "utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: not representable
+            return '{"other":"str"}'
+        return _json_str(v)
+    if v is None:
+        return "null"
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        digits = _int_digits(v)
+        return None if digits is None else '{"int":"' + digits + '"}'
+    if t is float:
+        return '{"float":"' + float.__repr__(v) + '"}'
+    return '{"other":' + _json_str(_type_name(t)) + "}"
+
+
+def _canonical(value):
+    """Canonical JSON text of a return value.
+
+    Exact type checks make subclasses (a forged __eq__) "other"; the walk is
+    iterative so a lowered recursion limit cannot break it."""
+    out = []
+    todo = [(0, value)]  # (depth, value); depth -1 marks literal JSON text
+    nodes = size = 0
+    while todo:
+        depth, v = todo.pop()
+        if depth < 0:
+            out.append(v)
+            continue
+        t = type(v)
+        nodes += 1
+        if t is list or t is tuple or t is dict:
+            if depth >= _MAX_DEPTH or nodes + len(v) > _MAX_NODES:
+                return _TOO_LARGE
+            if t is dict:
+                out.append('{"dict":[')
+                _push_pairs(todo, list(dict.items(v)), depth + 1)
+            else:
+                out.append('{"list":[' if t is list else '{"tuple":[')
+                _push_items(todo, v, depth + 1)
+            continue
+        text = _scalar(v, t)
+        if text is None or nodes > _MAX_NODES:
+            return _TOO_LARGE
+        size += len(text)
+        if size > _MAX_VALUE_CHARS:
+            return _TOO_LARGE
+        out.append(text)
+    return "".join(out)
+
+
+def _push_items(todo, items, depth):
+    todo.append((-1, "]}"))
+    sep = False
+    for item in reversed(items):
+        if sep:
+            todo.append((-1, ","))
+        todo.append((depth, item))
+        sep = True
+
+
+def _push_pairs(todo, pairs, depth):
+    todo.append((-1, "]}"))
+    sep = False
+    for key, val in reversed(pairs):
+        if sep:
+            todo.append((-1, ","))
+        todo += [(-1, "]"), (depth, val), (-1, ","), (depth, key), (-1, "[")]
+        sep = True
+
+
+# --------------------------------------------------------------------------
+# The job (fd 3).
+
+
+class _ScanContext:
+    """What _json.make_scanner (the C half of json.loads) reads."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError("JSON constant " + name)
+
+
+def _json_loads(text):
+    import _json
+
+    text = text.strip(" \t\r\n")
+    old = _get_int_digits()
+    _set_int_digits(0)  # call args may hold big ints
+    try:
+        value, end = _json.make_scanner(_ScanContext)(text, 0)
+    except (StopIteration, ValueError):
+        raise _HarnessError("the job is not valid JSON") from None
+    finally:
+        _set_int_digits(old)
+    if end != len(text):
+        raise _HarnessError("trailing data after the job")
+    return value
+
+
+def _field(obj, key, kind, default=None):
+    """obj[key] checked for its exact type; `default` when absent (None = required)."""
+    if key not in obj:
+        if default is None:
+            raise _HarnessError("job: missing %r" % key)
+        return default
+    value = obj[key]
+    if type(value) is not kind:
+        raise _HarnessError("job: %r must be a %s" % (key, kind.__name__))
+    return value
+
+
+def _parse_test(raw):
+    if type(raw) is not dict:
+        raise _HarnessError("job: a test must be an object")
+    kind = _field(raw, "kind", str)
+    visibility = _field(raw, "visibility", str, "public")
+    if visibility not in ("public", "hidden"):
+        raise _HarnessError("job: bad visibility %r" % visibility)
+    test = {"index": _field(raw, "index", int), "kind": kind, "hidden": visibility == "hidden"}
+    if kind in ("assert", "program", "unittest"):
+        test["code"] = _field(raw, "code", str)
+    elif kind == "call":
+        test["fn"] = _field(raw, "fn", str)
+        test["args"] = _field(raw, "args", list, [])
+    elif kind == "io":
+        test["stdin"] = _field(raw, "stdin", str, "")
+    else:
+        raise _HarnessError("job: unknown test kind %r" % kind)
+    return test
+
+
+def _parse_job(job_bytes):
+    """The job as a dict of checked fields, defaults filled in."""
+    try:
+        job = _json_loads(bytes.decode(job_bytes, "utf-8"))
+    except UnicodeDecodeError:
+        raise _HarnessError("the job is not UTF-8") from None
+    if type(job) is not dict or job.get("v") != 1:
+        raise _HarnessError("job: not a version 1 job object")
+    deny = _field(job, "deny_imports", list, [])
+    if [n for n in deny if type(n) is not str or not n]:
+        raise _HarnessError("job: deny_imports must hold module names")
+    scan = _field(job, "scan", str, "report")
+    if scan not in ("off", "report", "block"):
+        raise _HarnessError("job: bad scan mode %r" % scan)
+    cap = _field(job, "io_output_cap", int, 262144)
+    if cap < 0:
+        raise _HarnessError("job: io_output_cap must be >= 0")
+    return {
+        "nonce": _field(job, "nonce", str),
+        "code": _field(job, "code", str),
+        "setup": _field(job, "setup", str, ""),
+        "tests": [_parse_test(t) for t in _field(job, "tests", list)],
+        "deny": deny,
+        "scan": scan,
+        "gate": _field(job, "gate", bool, False),
+        "io_cap": cap,
+    }
+
+
+# --------------------------------------------------------------------------
+# Denied imports.
+
+
+class _Policy:
+    """The deny list: module names (with submodules) and dotted attributes."""
+
+    def __init__(self, names):
+        self.names = frozenset(names)
+        self.attrs = {}  # module name -> [(attribute, entry)], for "os.system"
+        for name in names:
+            module, dot, attr = name.rpartition(".")
+            if dot:
+                self.attrs.setdefault(module, []).append((attr, name))
+
+    def denies(self, name):
+        """True when `name` is a denied entry or lies under one."""
+        if not self.names:
+            return False
+        i = 0
+        while True:
+            i = str.find(name, ".", i)
+            if (name if i < 0 else name[:i]) in self.names:
+                return True
+            if i < 0:
+                return False
+            i += 1
+
+
+# os re-exports posix: denying os.system must also deny posix.system.
+_REEXPORTED_FROM = {"os": "posix"}
+
+
+def _denied_stub(name):
+    """A stand-in for a denied attribute such as os.system: calling it raises."""
+    message = "denied: " + name
+
+    def denied(*args, **kwargs):
+        raise ImportError(message, name=name)
+
+    denied.__name__ = denied.__qualname__ = name
+    return denied
+
+
+def _deny_attributes(module, entries):
+    for attr, name in entries:
+        original = getattr(module, attr, None)
+        if original is not None and type(original) is not _ModuleType:
+            setattr(module, attr, _denied_stub(name))
+
+
+class _PatchingLoader:
+    """Runs a module's real loader, then replaces its denied attributes."""
+
+    def __init__(self, loader, entries):
+        self.loader = loader
+        self.entries = entries
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        _deny_attributes(module, self.entries)
+        module.__loader__ = module.__spec__.loader = self.loader
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+
+class _DenyFinder:
+    """sys.meta_path[0]: refuses denied modules, wraps loaders of modules with denied attributes."""
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def find_spec(self, name, path=None, target=None):
+        if self.policy.denies(name):
+            raise ImportError("denied: " + name, name=name)
+        entries = self.policy.attrs.get(name)
+        if not entries:
+            return None
+        for finder in list(_meta_path):
+            find = getattr(finder, "find_spec", None)
+            spec = None if finder is self or find is None else find(name, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _PatchingLoader(spec.loader, entries)
+                return spec
+        return None
+
+    def invalidate_caches(self):
+        pass
+
+
+def _install_policy(policy):
+    """Before candidate code: the finder first, denied modules out of sys.modules,
+    denied attributes of loaded modules replaced."""
+    _meta_path.insert(0, _DenyFinder(policy))
+    for name in list(_modules):
+        if policy.denies(name):
+            del _modules[name]
+            parent, _, child = name.rpartition(".")
+            if parent in _modules and not policy.denies(parent):
+                try:
+                    delattr(_modules[parent], child)
+                except AttributeError:
+                    pass
+    for module_name, entries in policy.attrs.items():
+        for name in (module_name, _REEXPORTED_FROM.get(module_name)):
+            if name in _modules:
+                _deny_attributes(_modules[name], entries)
+
+
+def _quit(code=None):
+    raise SystemExit(code)
+
+
+def _prepare_interpreter(policy):
+    """The last step before candidate code: deny list in force, exit()/quit()
+    as site would define them, an empty __main__."""
+    _install_policy(policy)
+    for name in ("exit", "quit"):
+        if not hasattr(_builtins, name):
+            setattr(_builtins, name, _quit)
+    _modules["__main__"] = _ModuleType("__main__")
+
+
+def _denial(exc, policy):
+    """The denied name behind a failure, following __cause__/__context__."""
+    for _ in range(32):
+        if exc is None:
+            return None
+        args = _exc_args(exc)
+        if args and type(args[0]) is str and str.startswith(args[0], "denied: "):
+            name = args[0][8:]
+            if policy.denies(name):
+                return name
+        cause = _exc_cause(exc)
+        exc = _exc_context(exc) if cause is None else cause
+    return None
+
+
+# --------------------------------------------------------------------------
+# Scan: a best-effort lint.  Aliases of imports are followed; dynamic tricks
+# are not (the finder still refuses them at run time).
+
+_DYNAMIC_CODE = ("eval", "exec", "compile")
+_DYNAMIC_IMPORT = ("__import__", "importlib.import_module")
+_OPEN = ("open", "io.open")
+_NAMESPACE_METHODS = ("update", "setdefault", "__setitem__", "__delitem__", "pop", "clear")
+
+
+class _Scanner:
+    """Findings over the candidate's AST, in source order."""
+
+    def __init__(self, ast, policy):
+        self.ast = ast
+        self.policy = policy
+        self.aliases = {}  # local name -> dotted name it was imported as
+        self.findings = []
+        self.blocked = False
+
+    def add(self, node, code, severity, message):
+        self.blocked = self.blocked or severity == "block"
+        self.findings.append((node.lineno, node.col_offset, code, severity, message))
+
+    def run(self, tree):
+        nodes = self.walk(tree)
+        for node in nodes:
+            self.visit_import(node)
+        for node in nodes:
+            self.visit_use(node)
+        self.findings.sort()
+        return [
+            {"line": f[0], "col": f[1], "code": f[2], "severity": f[3], "message": f[4]}
+            for f in self.findings[:_MAX_FINDINGS]
+        ]
+
+    def walk(self, tree):
+        AST = self.ast.AST
+        nodes, todo = [], [tree]
+        while todo:
+            node = todo.pop()
+            nodes.append(node)
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    todo += [v for v in value if isinstance(v, AST)]
+                elif isinstance(value, AST) and field != "ctx":
+                    todo.append(value)
+        return nodes
+
+    def visit_import(self, node):
+        ast, denies = self.ast, self.policy.denies
+        if type(node) is ast.Import:
+            for alias in node.names:
+                if denies(alias.name):
+                    self.add(node, "denied-import", "block", "import of denied module '%s'" % alias.name)
+                top = alias.name.partition(".")[0]
+                self.aliases[alias.asname or top] = alias.name if alias.asname else top
+        elif type(node) is ast.ImportFrom and node.module and not node.level:
+            if denies(node.module):
+                self.add(node, "denied-import", "block", "import of denied module '%s'" % node.module)
+                return
+            for alias in node.names:
+                full = node.module + "." + alias.name
+                if denies(full):
+                    self.add(node, "denied-import", "block", "import of denied name '%s'" % full)
+                self.aliases[alias.asname or alias.name] = full
+
+    def dotted(self, node):
+        """'os.system' for `o.system` after `import os as o`; None when unknown."""
+        ast, parts = self.ast, []
+        while type(node) is ast.Attribute:
+            parts.append(node.attr)
+            node = node.value
+        if type(node) is not ast.Name or node.id not in self.aliases:
+            return None
+        parts.append(self.aliases[node.id])
+        return ".".join(reversed(parts))
+
+    def is_namespace(self, node):
+        """globals(), vars(...), builtins, __builtins__ (or their __dict__), sys.modules."""
+        ast = self.ast
+        if type(node) is ast.Call and type(node.func) is ast.Name:
+            return node.func.id in ("globals", "vars")
+        if type(node) is ast.Attribute and node.attr == "__dict__":
+            node = node.value
+        if type(node) is ast.Name and node.id == "__builtins__":
+            return True
+        return self.dotted(node) in ("builtins", "sys.modules")
+
+    def visit_use(self, node):
+        ast, t = self.ast, type(node)
+        if t is ast.Attribute:
+            name = self.dotted(node)
+            if name and self.policy.denies(name) and not self.policy.denies(self.dotted(node.value) or ""):
+                self.add(node, "denied-attribute", "block", "use of denied attribute '%s'" % name)
+        elif t is ast.Call:
+            self.visit_call(node)
+        elif t in (ast.Assign, ast.Delete):
+            for target in node.targets:
+                self.visit_target(target)
+        elif t in (ast.AugAssign, ast.AnnAssign):
+            self.visit_target(node.target)
+
+    def visit_target(self, target):
+        ast = self.ast
+        if type(target) in (ast.Attribute, ast.Subscript) and self.is_namespace(target.value):
+            self.add(target, "globals-tamper", "warn", "assignment into a shared namespace")
+        elif type(target) is ast.Name and target.id == "__builtins__":
+            self.add(target, "globals-tamper", "warn", "assignment to __builtins__")
+
+    def visit_call(self, node):
+        ast, func = self.ast, node.func
+        if type(func) is ast.Name:
+            name = self.aliases.get(func.id, func.id)
+        else:
+            name = self.dotted(func) or ""
+        if str.startswith(name, "builtins."):
+            name = name[9:]
+        first = node.args[0] if node.args else None
+        if name in _DYNAMIC_CODE:
+            self.add(node, "dynamic-code", "warn", "call to %s()" % name)
+        elif name in _DYNAMIC_IMPORT:
+            target = first.value if type(first) is ast.Constant else None
+            if type(target) is str and self.policy.denies(target):
+                self.add(node, "denied-import", "block", "import of denied module '%s'" % target)
+            else:
+                self.add(node, "dynamic-import", "warn", "call to %s()" % name)
+        elif name in _OPEN:
+            mode = node.args[1] if len(node.args) > 1 else None
+            for kw in node.keywords:
+                mode = kw.value if kw.arg == "mode" else mode
+            mode = mode.value if type(mode) is ast.Constant else ""
+            if type(mode) is str and [c for c in "wax+" if c in mode]:
+                self.add(node, "open-write", "warn", "open() for writing (mode '%s')" % mode)
+        elif name in ("setattr", "delattr") and first is not None and self.is_namespace(first):
+            self.add(node, "globals-tamper", "warn", "%s() on a shared namespace" % name)
+        elif type(func) is ast.Attribute and func.attr in _NAMESPACE_METHODS and self.is_namespace(func.value):
+            self.add(node, "globals-tamper", "warn", "%s() on a shared namespace" % func.attr)
+
+
+# --------------------------------------------------------------------------
+# Describing failures.
+
+
+def _text(exc):
+    """str(exc), or a placeholder when the exception's own __str__ misbehaves."""
+    try:
+        text = str(exc)
+        return str.__str__(text)[:_MAX_MESSAGE]
+    except BaseException:
+        return "<unprintable %s>" % _type_name(type(exc))
+
+
+def _failing_line(exc, filename, source):
+    """' (line N: text)' for the last line of `filename` the failure went through."""
+    lineno = None
+    if type(exc) in _SYNTAX_TYPES and exc.filename == filename:
+        lineno = exc.lineno
+    tb, steps = _exc_traceback(exc), 0
+    while tb is not None and steps < 10000:
+        if tb.tb_frame.f_code.co_filename == filename:
+            lineno = tb.tb_lineno
+        tb, steps = tb.tb_next, steps + 1
+    lines = str.splitlines(source)
+    if type(lineno) is not int or not 0 < lineno <= len(lines):
+        return ""
+    return " (line %d: %s)" % (lineno, str.strip(lines[lineno - 1])[:200])
+
+
+def _error_fields(exc, policy, filename=None, source=""):
+    """error_type, message, denied and exit for a failure, as event fields."""
+    etype = _type_name(type(exc))
+    if type(exc) in _SYNTAX_TYPES:
+        text = str.__str__(exc.msg) if type(exc.msg) is str else _text(exc)
+    else:
+        text = _text(exc)
+    message = etype + ": " + text if text else etype
+    if filename is not None:
+        message += _failing_line(exc, filename, source)
+    fields = {"error_type": etype, "message": message[:_MAX_MESSAGE]}
+    denied = _denial(exc, policy)
+    if denied is not None:
+        fields["denied"] = denied
+    if issubclass(type(exc), _EXIT_TYPES):
+        fields["exit"] = True
+    return fields
+
+
+def _ms(start):
+    return round((_now() - start) * 1000.0, 3)
+
+
+def _flush_std():
+    """Flush the real std streams and any C-level ones the candidate put in
+    their place; a candidate's own stream object is never called."""
+    for stream in (_sys.stdout, _sys.stderr) + _STREAMS:
+        if type(stream) in _FLUSHABLE:
+            try:
+                type(stream).flush(stream)
+            except BaseException:
+                pass
+
+
+# --------------------------------------------------------------------------
+# Tests.  Each runner returns (event, fallback) and never lets a candidate
+# exception out.
+
+
+class _Context:
+    """What the test runners share: the candidate's namespace and the job's knobs."""
+
+    __slots__ = ("globals", "policy", "code", "source", "io_cap", "channel_fds", "unittest")
+
+
+def _test_event(test, status, start=None):
+    event = {"ev": "test", "index": test["index"], "status": status}
+    if start is not None:
+        event["duration_ms"] = _ms(start)
+    return event
+
+
+def _run_assert(test, ctx):
+    """assert and program tests: the test's code runs in the candidate's globals."""
+    filename = "<test %d>" % test["index"]
+    start = _now()
+    try:
+        exec(compile(test["code"], filename, "exec", dont_inherit=True), ctx.globals)
+    except BaseException as exc:
+        event = _test_event(test, "fail", start)
+        event.update(_error_fields(exc, ctx.policy, filename, test["code"]))
+        return event, None
+    return _test_event(test, "pass", start), None
+
+
+def _run_call(test, ctx):
+    """call tests: the function's return value, canonically serialised."""
+    try:
+        fn = ctx.globals.get(test["fn"], _MISSING)
+        if fn is _MISSING:
+            raise NameError("name '%s' is not defined" % test["fn"])
+        value = fn(*test["args"])
+    except BaseException as exc:
+        event = _test_event(test, "raised")
+        event.update(_error_fields(exc, ctx.policy, "<candidate>", ctx.source))
+        return event, None
+    event = _test_event(test, "returned")
+    event["value"] = _Raw(_canonical(value))
+    fallback = _test_event(test, "returned")
+    fallback["value"] = _Raw(_TOO_LARGE)
+    return event, fallback
+
+
+def _unittest_runner():
+    """Imports unittest (before candidate code) and returns a runner bound to its real classes."""
+    import unittest
+
+    TestCase, TestLoader, TestResult, TestSuite = (
+        unittest.TestCase, unittest.TestLoader, unittest.TestResult, unittest.TestSuite)
+    builtin_cases = (TestCase, unittest.FunctionTestCase)
+
+    class Result(TestResult):
+        """Counts outcomes without printing; keeps the first problem."""
+
+        def __init__(self):
+            TestResult.__init__(self)
+            self.problems = self.skips = 0
+            self.first = None
+            self.exited = False
+
+        def problem(self, test, err):
+            self.problems += 1
+            if self.first is None:
+                self.first = (test, err)
+            if err is not None and issubclass(err[0], _EXIT_TYPES):
+                self.exited = True
+
+        def addError(self, test, err):
+            self.problem(test, err)
+
+        def addFailure(self, test, err):
+            self.problem(test, err)
+
+        def addUnexpectedSuccess(self, test):
+            self.problem(test, None)
+
+        def addSubTest(self, test, subtest, err):
+            if err is not None:
+                self.problem(subtest, err)
+
+        def addSkip(self, test, reason):
+            self.skips += 1
+
+        def addExpectedFailure(self, test, err):
+            pass
+
+    def run(test, ctx):
+        """unittest tests: TestCase classes the code defines, run silently."""
+        filename = "<test %d>" % test["index"]
+        start = _now()
+        namespace = dict(ctx.globals)
+        result = Result()
+        try:
+            exec(compile(test["code"], filename, "exec", dont_inherit=True), namespace)
+            suite, loader = TestSuite(), TestLoader()
+            for name, value in list(namespace.items()):
+                if (issubclass(type(value), type) and issubclass(value, TestCase)
+                        and value not in builtin_cases and ctx.globals.get(name) is not value):
+                    suite.addTests(loader.loadTestsFromTestCase(value))
+            suite.run(result)
+        except BaseException as exc:
+            event = _test_event(test, "fail", start)
+            event.update(_error_fields(exc, ctx.policy, filename, test["code"]))
+            return event, None
+        ran = result.testsRun - result.skips
+        if ran >= 1 and not result.problems:
+            return _test_event(test, "pass", start), None
+        event = _test_event(test, "fail", start)
+        if not result.problems:
+            event["message"] = "no tests ran"
+            return event, None
+        where, err = result.first
+        try:
+            where = str.__str__(where.id()).replace("__candidate__.", "")
+        except BaseException:
+            where = "?"
+        if err is None:
+            event["message"] = "unexpected success: " + where
+            return event, None
+        fields = _error_fields(err[1], ctx.policy, filename, test["code"])
+        fields["message"] = ("%d of %d failed; %s: %s" % (
+            result.problems, ran, where, fields["message"]))[:_MAX_MESSAGE]
+        if result.exited:
+            fields["exit"] = True
+        event.update(fields)
+        return event, None
+
+    return run
+
+
+def _stdin_file(text):
+    """An fd positioned at the start of `text`: a memfd, else an unnamed file in the cwd (/tmp)."""
+    try:
+        fd = _memfd_create("stdin", _posix.MFD_CLOEXEC)
+    except (OSError, TypeError):
+        fd = _open_fd(".", _posix.O_TMPFILE | _posix.O_RDWR | _posix.O_CLOEXEC, 0o600)
+    data = str.encode(text, "utf-8", "replace")
+    while data:
+        data = data[_write(fd, data):]
+    _lseek(fd, 0, 0)
+    return fd
+
+
+def _read_capped(fd, cap):
+    """All of fd up to EOF, or None once more than `cap` bytes arrived."""
+    chunks, total = [], 0
+    while True:
+        chunk = _read(fd, 65536)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > cap:
+            return None
+        chunks.append(chunk)
+
+
+def _run_io(test, ctx):
+    """io tests: the program runs as __main__ in a forked child; its stdout comes back here."""
+    _flush_std()
+    stdin_fd = _stdin_file(test["stdin"])
+    out_r, out_w = _pipe()
+    trailer_r, trailer_w = _pipe()
+    pid = _fork()
+    if pid == 0:
+        _io_child(ctx, stdin_fd, out_w, trailer_w, (out_r, trailer_r))
+    for fd in (stdin_fd, out_w, trailer_w):
+        _close(fd)
+    try:
+        stdout = _read_capped(out_r, ctx.io_cap)
+        if stdout is None:
+            try:
+                _kill(pid, 9)
+            except OSError:
+                pass
+    finally:
+        _close(out_r)
+    exit_code = _exitcode(_waitpid(pid, 0)[1])
+    _set_blocking(trailer_r, False)
+    try:
+        trailer = _read(trailer_r, 65536)
+    except OSError:
+        trailer = b""
+    _close(trailer_r)
+    overflow = _test_event(test, "overflow")
+    if stdout is None:
+        return overflow, None
+    raised = _parse_trailer(trailer)
+    if raised is not None:
+        event = _test_event(test, "raised")
+        event.update(raised)
+        return event, None
+    event = _test_event(test, "returned")
+    event["stdout"] = bytes.decode(stdout, "utf-8", "replace")
+    event["exit_code"] = exit_code
+    return event, overflow
+
+
+def _parse_trailer(data):
+    """The child's last trailer: {error_type, message[, denied]} or None."""
+    i = bytes.rfind(data, _TRAILER)
+    if i < 0:
+        return None
+    parts = bytes.split(data[i + len(_TRAILER):], b"\0", 2)
+    if len(parts) != 3:
+        return None
+    denied, etype, message = [bytes.decode(p, "utf-8", "replace") for p in parts]
+    fields = {"error_type": etype, "message": message[:_MAX_MESSAGE]}
+    if denied:
+        fields["denied"] = denied
+    return fields
+
+
+def _close_quietly(fd):
+    try:
+        _close(fd)
+    except OSError:
+        pass
+
+
+def _move_high(fd):
+    """The same file on an fd >= 10, the old number closed."""
+    high = _dup_high(fd, _fcntl.F_DUPFD_CLOEXEC, 10)
+    _close(fd)
+    return high
+
+
+def _io_child(ctx, stdin_fd, out_w, trailer_w, parent_fds):
+    """The forked child of an io test: never returns."""
+    status = 70
+    try:
+        # The candidate may have closed fd 0 or 1, so the pipes can sit there.
+        stdin_fd, out_w, trailer_w = [_move_high(fd) for fd in (stdin_fd, out_w, trailer_w)]
+        for fd in parent_fds + ctx.channel_fds:
+            _close_quietly(fd)
+        _dup2(stdin_fd, 0)
+        _dup2(out_w, 1)
+        _close(stdin_fd)
+        _close(out_w)
+        stdin, stdout, stderr = _STREAMS
+        _sys.stdin = _sys.__stdin__ = _io_open(
+            0, "r", encoding=stdin.encoding, errors=stdin.errors, closefd=False)
+        _sys.stdout = _sys.__stdout__ = _io_open(
+            1, "w", encoding=stdout.encoding, errors=stdout.errors, closefd=False)
+        _sys.stderr = _sys.__stderr__ = _io_open(
+            2, "w", 1, stderr.encoding, stderr.errors, closefd=False)
+        status = _run_program(ctx, trailer_w)
+    except BaseException as exc:
+        _report_failure("io child: " + _type_name(type(exc)) + ": " + _text(exc))
+    finally:
+        _exit(status)
+
+
+def _run_program(ctx, trailer_w):
+    """Run the candidate as a fresh __main__, as `python3 prog.py` would; the exit status."""
+    module = _ModuleType("__main__")
+    module.__builtins__ = _builtins
+    _modules["__main__"] = module
+    _atexit_clear()  # handlers the parent's import phase registered
+    trailer = b""
+    try:
+        exec(ctx.code, module.__dict__)
+        status = 0
+    except SystemExit as exc:
+        code = _exit_code(exc)
+        if code is None or issubclass(type(code), int):
+            status = 0 if code is None else int.__and__(code, 0xFF)
+        else:
+            _write(2, str.encode(_text(code) + "\n", "utf-8", "replace"))
+            status = 1
+    except BaseException as exc:
+        fields = _error_fields(exc, ctx.policy, "<candidate>", ctx.source)
+        _write(2, str.encode(fields["message"] + "\n", "utf-8", "replace"))
+        trailer = _TRAILER + "\0".join(
+            [fields.get("denied", ""), fields["error_type"], fields["message"]]).encode("utf-8", "replace")
+        status = 1
+    threading = _modules.get("threading")
+    try:  # what interpreter exit does: join threads, atexit, flush
+        if threading is not None:
+            threading._shutdown()
+        _atexit_run()
+        _sys.stdout.flush()
+    except BaseException:
+        pass
+    _flush_std()
+    if trailer:
+        _write(trailer_w, trailer)
+    return status
+
+
+_RUNNERS = {"assert": _run_assert, "program": _run_assert, "call": _run_call, "io": _run_io}
+
+
+# --------------------------------------------------------------------------
+# Phases.
+
+
+def _syntax_phase(emit, source, want_ast):
+    """Compile once (through the AST when the scan needs it); None after a failure."""
+    start = _now()
+    tree = None
+    try:
+        if want_ast:
+            tree = compile(source, "<candidate>", "exec", _ONLY_AST, dont_inherit=True)
+        code = compile(tree if want_ast else source, "<candidate>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError) as exc:
+        event = {"ev": "phase", "name": "syntax", "status": "fail", "duration_ms": _ms(start)}
+        event["message"] = _error_fields(exc, _Policy(()))["message"]
+        if type(exc) in _SYNTAX_TYPES and type(exc.lineno) is int:
+            event["line"] = exc.lineno
+        emit(event)
+        return None
+    emit({"ev": "phase", "name": "syntax", "status": "ok", "duration_ms": _ms(start)})
+    return code, tree
+
+
+def _scan_phase(emit, mode, tree, policy):
+    """Lint the AST; False when `block` mode found a blocking finding."""
+    if mode == "off":
+        emit({"ev": "phase", "name": "scan", "status": "skipped"})
+        return True
+    import _ast
+
+    scanner = _Scanner(_ast, policy)
+    findings = scanner.run(tree)
+    failed = mode == "block" and scanner.blocked
+    emit({"ev": "phase", "name": "scan", "status": "fail" if failed else "ok", "findings": findings})
+    return not failed
+
+
+def _import_phase(emit, job, ctx):
+    """The candidate's top level, then the task's setup, in one fresh namespace."""
+    module = _ModuleType("__candidate__")
+    module.__builtins__ = _builtins
+    _modules["__candidate__"] = module
+    ctx.globals = module.__dict__
+    start = _now()
+    fields = None
+    try:
+        exec(ctx.code, ctx.globals)
+    except BaseException as exc:
+        fields = _error_fields(exc, ctx.policy, "<candidate>", ctx.source)
+    if fields is None and job["setup"]:
+        try:
+            exec(compile(job["setup"], "<setup>", "exec", dont_inherit=True), ctx.globals)
+        except BaseException as exc:
+            fields = _error_fields(exc, ctx.policy, "<setup>", job["setup"])
+            fields["setup"] = True
+    event = {"ev": "phase", "name": "import", "status": "ok" if fields is None else "fail",
+             "duration_ms": _ms(start)}
+    if fields is not None:
+        event.update(fields)
+    emit(event)
+    return fields is None
+
+
+def _run_tests(emit, tests, ctx):
+    """One event per test; False when a test tried to end the interpreter."""
+    for test in tests:
+        runner = ctx.unittest if test["kind"] == "unittest" else _RUNNERS[test["kind"]]
+        event, fallback = runner(test, ctx)
+        emit(event, fallback)
+        if event.get("exit"):
+            return False
+    return True
+
+
+def _finish(emit):
+    """Send done and leave at once: no atexit handler, finaliser or thread runs after."""
+    emit({"ev": "done"})
+    _flush_std()
+    _exit(0)
+
+
+def _run_phases(emit, job, fds):
+    """Syntax to hidden tests; returns as soon as a phase or test ends the run."""
+    compiled = _syntax_phase(emit, job["code"], job["scan"] != "off")
+    if compiled is None:
+        return
+    policy = _Policy(job["deny"])
+    if not _scan_phase(emit, job["scan"], compiled[1], policy):
+        return
+
+    tests = job["tests"]
+    ctx = _Context()
+    ctx.globals, ctx.policy, ctx.code, ctx.source = None, policy, compiled[0], job["code"]
+    ctx.io_cap, ctx.channel_fds = job["io_cap"], fds
+    ctx.unittest = _unittest_runner() if [t for t in tests if t["kind"] == "unittest"] else None
+    _prepare_interpreter(policy)
+
+    # From here on candidate code runs.
+    if tests and not [t for t in tests if t["kind"] != "io"]:
+        emit({"ev": "phase", "name": "import", "status": "skipped"})
+    elif not _import_phase(emit, job, ctx):
+        return
+    if not _run_tests(emit, [t for t in tests if not t["hidden"]], ctx):
+        return
+    hidden = [t for t in tests if t["hidden"]]
+    if hidden and job["gate"]:
+        emit({"ev": "gate"})
+        try:
+            answer = _read(fds[1], 1)
+        except OSError:
+            answer = b""
+        if answer != b"c":
+            return
+    _run_tests(emit, hidden, ctx)
+
+
+def run_job(job_bytes, fds=(4, 5)):
+    """Run one job end to end; leaves the process with exit status 0 after "done".
+
+    fds = (result channel, gate).  Raises on a harness failure (bad job,
+    broken result channel); the caller reports it and exits 70."""
+    job = _parse_job(job_bytes)
+    del job_bytes
+    emit = _event_writer(fds[0], job.pop("nonce"))
+    emit({"ev": "hello", "python": _PYTHON})
+    _run_phases(emit, job, fds)
+    _finish(emit)
+
+
+# --------------------------------------------------------------------------
+# Cold start.
+
+
+def _extend_sys_path():
+    """-S skipped site: add the system's dist-packages directories that exist."""
+    version = "python%d.%d" % _sys.version_info[:2]
+    for path in ("/usr/local/lib/%s/dist-packages" % version, "/usr/lib/python3/dist-packages",
+                 "/usr/lib/%s/dist-packages" % version):
+        try:
+            is_dir = _stat(path).st_mode & 0o170000 == 0o040000
+        except OSError:
+            continue
+        if is_dir and path not in _sys.path:
+            _sys.path.append(path)
+
+
+def _read_job(fd):
+    chunks = []
+    while True:
+        chunk = _read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    _close(fd)
+    return b"".join(chunks)
+
+
+def main():
+    """Cold start with the fds of docs/protocol.md; a harness failure exits 70."""
+    try:
+        _extend_sys_path()
+        run_job(_read_job(3), (4, 5))
+        message = "run_job returned"
+    except BaseException as exc:
+        message = _type_name(type(exc)) + ": " + _text(exc)
+    try:
+        _report_failure(message)
+    finally:
+        _exit(70)
+
+
+def _report_failure(message):
+    """A harness failure goes to fd 2 (the supervisor keeps the candidate's stderr)."""
+    try:
+        _write(2, str.encode("execeval harness: " + message + "\n", "utf-8", "replace"))
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    main()

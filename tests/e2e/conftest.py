@@ -1,0 +1,343 @@
+"""Black-box fixtures for execeval's end-to-end tests.
+
+Every candidate here, hostile or not, runs only through the execeval binary
+(env EXECEVAL, default build/execeval at the repository root); nothing runs a
+candidate with python directly. The whole suite must run inside the outer
+safety net:
+
+    tests/e2e/safety-net /usr/bin/python3 -m pytest -q tests/e2e
+
+which gives it its own pid namespace (pytest is pid 1 there) and a memory and
+pids cgroup. The suite refuses to start anywhere else.
+
+Fixtures:
+  run        run(candidate, asserts=[...], task=None, args=[...], stdin=None,
+             env=None) -> RunResult (a tuple (code, record, stderr), with
+             .stdout, .elapsed and .argv too)
+  secret     a random string exported as EXECEVAL_TEST_SECRET into every
+             execeval's environment; run() asserts that it never appears in
+             execeval's stdout or stderr
+  marker     a unique string per test, for hostile candidates to put into
+             file names and argv; the host-evidence check looks for it
+  host_evidence (autouse) after every test: no surviving sandbox process (uid
+             65534, the harness's command line, an execeval process, the
+             marker), no execeval.* cgroup left, no new mount, no new file
+             owned by the sandbox's uid (or named with the marker) in the
+             host's /tmp, /var/tmp or /dev/shm.
+"""
+import json
+import os
+import secrets
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXECEVAL = os.environ.get("EXECEVAL") or str(REPO / "build" / "execeval")
+OUTER_TIMEOUT = 60
+NOBODY = 65534
+SECRET = "ee-secret-" + secrets.token_hex(16)
+HOST_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def pytest_configure(config):
+    if os.getpid() != 1 and not os.environ.get("EXECEVAL_E2E_I_AM_IN_A_NET"):
+        pytest.exit("refusing to run: the e2e suite runs hostile candidates and must run inside "
+                    "the safety net: tests/e2e/safety-net /usr/bin/python3 -m pytest -q tests/e2e",
+                    returncode=4)
+    if not os.access(EXECEVAL, os.X_OK):
+        pytest.exit("no execeval binary at %s (make build/execeval, or set EXECEVAL)" % EXECEVAL,
+                    returncode=4)
+
+
+# ---------------------------------------------------------------------------
+# Running execeval.
+
+
+class RunResult(tuple):
+    """(code, record, stderr); .stdout is execeval's raw stdout."""
+
+    def __new__(cls, code, record, stderr, stdout, elapsed, argv):
+        self = tuple.__new__(cls, (code, record, stderr))
+        self.stdout, self.elapsed, self.argv = stdout, elapsed, argv
+        return self
+
+    code = property(lambda self: self[0])
+    record = property(lambda self: self[1])
+    stderr = property(lambda self: self[2])
+
+    def __repr__(self):
+        return "RunResult(code=%r, record=%r, stderr=%r)" % self[:3]
+
+
+def parse_record(stdout):
+    """The one-line JSON record execeval printed, or None."""
+    lines = stdout.splitlines()
+    if len(lines) != 1:
+        return None
+    try:
+        rec = json.loads(lines[0])
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def execeval_env(env=None):
+    e = dict(os.environ)
+    e["EXECEVAL_TEST_SECRET"] = SECRET
+    if env:
+        e.update(env)
+    return e
+
+
+@pytest.fixture(scope="session")
+def runs_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("runs")
+
+
+@pytest.fixture
+def run(runs_dir):
+    counter = [0]
+
+    def run_(candidate, asserts=None, task=None, args=(), stdin=None, env=None, *,
+             task_text=None, candidate_path=None, timeout=OUTER_TIMEOUT, command="run"):
+        """Runs `execeval run [args] --assert.../--task F CANDIDATE`.
+
+        candidate: program text (written to a file), or None to pass "-" and
+        feed `stdin` to execeval. task: a dict written as JSON; task_text: a
+        task file's raw text."""
+        counter[0] += 1
+        d = runs_dir / ("r%04d-%s" % (counter[0], secrets.token_hex(3)))
+        d.mkdir()
+        argv = [EXECEVAL, command]
+        for a in asserts or ():
+            argv += ["--assert", a]
+        if task is not None or task_text is not None:
+            tf = d / "task.json"
+            tf.write_text(task_text if task_text is not None else json.dumps(task))
+            argv += ["--task", str(tf)]
+        argv += list(args)
+        if candidate_path is not None:
+            argv.append(str(candidate_path))
+        elif candidate is not None:
+            cf = d / "candidate.py"
+            cf.write_text(candidate)
+            argv.append(str(cf))
+        else:
+            argv.append("-")
+        t0 = time.monotonic()
+        p = subprocess.run(argv, input=(stdin or "").encode(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=execeval_env(env), timeout=timeout, cwd=d)
+        elapsed = time.monotonic() - t0
+        out = p.stdout.decode("utf-8", "replace")
+        err = p.stderr.decode("utf-8", "replace")
+        assert SECRET not in out and SECRET not in err, "the caller's secret leaked"
+        record = parse_record(out)
+        if p.returncode in (0, 1):
+            assert record is not None, "exit %d without exactly one JSON record line:\n%s\n%s" % (
+                p.returncode, out, err)
+            assert (record["status"] == "pass") == (p.returncode == 0), record
+        return RunResult(p.returncode, record, err, out, elapsed, argv)
+
+    return run_
+
+
+@pytest.fixture(scope="session")
+def secret():
+    return SECRET
+
+
+# ---------------------------------------------------------------------------
+# Host evidence.
+
+
+def _read(path, mode="rb"):
+    try:
+        with open(path, mode) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def processes():
+    """[(pid, state, uids, cmdline bytes, exe)] of every live process we can see."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        status = _read("/proc/%d/status" % pid, "r")
+        if status is None:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        state = fields.get("State", "?").split()[0] if fields.get("State") else "?"
+        uids = tuple(int(u) for u in fields.get("Uid", "").split())
+        cmdline = _read("/proc/%d/cmdline" % pid) or b""
+        try:
+            exe = os.readlink("/proc/%d/exe" % pid)
+        except OSError:
+            exe = ""
+        out.append((pid, state, uids, cmdline, exe))
+    return out
+
+
+def reap_zombies():
+    """pytest is pid 1 of the net's namespace: orphans end up as its zombies."""
+    if os.getpid() != 1:
+        return
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+HARNESS_ARGV = b"/usr/bin/python3\0-I\0-S\0-B\0-c\0"
+
+
+def sandbox_leftovers(markers=(), exclude=()):
+    """Live processes that belong to a sandbox, or carry one of the markers."""
+    me = os.getpid()
+    real_execeval = os.path.realpath(EXECEVAL)
+    bad = []
+    for pid, state, uids, cmdline, exe in processes():
+        if pid == me or pid in exclude or state in ("Z", "X"):
+            continue
+        why = None
+        if NOBODY in uids:
+            why = "runs as uid 65534"
+        elif cmdline.startswith(HARNESS_ARGV):
+            why = "is a harness"
+        elif exe and os.path.realpath(exe.replace(" (deleted)", "")) == real_execeval:
+            why = "is execeval or a sandbox init"
+        for m in markers:
+            if m.encode() in cmdline:
+                why = "carries the marker %s" % m
+        if why:
+            bad.append("pid %d %s: %r" % (pid, why, cmdline[:200]))
+    return bad
+
+
+def wait_no_leftovers(markers=(), exclude=(), seconds=3.0):
+    """Leftovers still there after `seconds` (the kernel needs a moment to
+    finish killing a namespace)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        reap_zombies()
+        bad = sandbox_leftovers(markers, exclude)
+        if not bad or time.monotonic() > deadline:
+            return bad
+        time.sleep(0.05)
+
+
+def cgroup_roots():
+    """The directories of this process's own cgroups, for every hierarchy."""
+    mounts = {}
+    for line in (_read("/proc/self/mountinfo", "r") or "").splitlines():
+        left, right = line.split(" - ", 1)
+        mnt = left.split()[4]
+        fstype, _, opts = right.split()[:3]
+        if fstype == "cgroup2":
+            mounts.setdefault("", mnt)
+        elif fstype == "cgroup":
+            for o in opts.split(","):
+                mounts.setdefault(o, mnt)
+    roots = set()
+    for line in (_read("/proc/self/cgroup", "r") or "").splitlines():
+        _, ctrls, path = line.split(":", 2)
+        for c in ctrls.split(",") if ctrls else [""]:
+            if c in mounts:
+                roots.add(os.path.normpath(mounts[c] + path))
+    return sorted(roots)
+
+
+def execeval_cgroups(max_depth=4):
+    """execeval.* cgroup directories under our own cgroups."""
+    found = []
+    for root in cgroup_roots():
+        base = root.count(os.sep)
+        for d, subdirs, _ in os.walk(root):
+            if d.count(os.sep) - base >= max_depth:
+                subdirs[:] = []
+            for s in subdirs:
+                if s.startswith("execeval."):
+                    found.append(os.path.join(d, s))
+    return found
+
+
+def wait_no_cgroups(seconds=2.0):
+    deadline = time.monotonic() + seconds
+    while True:
+        found = execeval_cgroups()
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def mounts():
+    return set((_read("/proc/self/mountinfo", "r") or "").splitlines())
+
+
+def host_tmp_entries(markers=()):
+    """{path: uid} of the top-level entries of the host's temp dirs that are
+    owned by the sandbox's uid or named with a marker."""
+    found = {}
+    for d in HOST_TMP_DIRS:
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for n in names:
+            p = os.path.join(d, n)
+            try:
+                uid = os.lstat(p).st_uid
+            except OSError:
+                continue
+            if uid == NOBODY or any(m in n for m in markers):
+                found[p] = uid
+    return found
+
+
+class Marker(str):
+    pass
+
+
+@pytest.fixture
+def marker():
+    return Marker("eemark" + secrets.token_hex(6))
+
+
+@pytest.fixture(autouse=True)
+def host_evidence(request):
+    """After every test: nothing of any sandbox is left on the host."""
+    m = request.getfixturevalue("marker")
+    extra_markers = []
+    request.node.extra_markers = extra_markers
+    before_mounts = mounts()
+    before_tmp = host_tmp_entries()
+    yield
+    markers = [m] + extra_markers
+    problems = []
+    left = wait_no_leftovers(markers, getattr(request.node, "allowed_pids", ()))
+    if left:
+        problems.append("processes left: %s" % left)
+        for line in left:  # kill them (ours: they run in our namespace), by pid
+            try:
+                os.kill(int(line.split()[1]), signal.SIGKILL)
+            except OSError:
+                pass
+    cgs = wait_no_cgroups()
+    if cgs:
+        problems.append("cgroups left: %s" % cgs)
+    new_mounts = mounts() - before_mounts
+    if new_mounts:
+        problems.append("new mounts: %s" % sorted(new_mounts))
+    new_tmp = {p: u for p, u in host_tmp_entries(markers).items() if p not in before_tmp}
+    if new_tmp:
+        problems.append("files the sandbox made in the host's temp dirs: %s" % new_tmp)
+    assert not problems, "host evidence: " + "; ".join(problems)

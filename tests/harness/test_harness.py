@@ -1,0 +1,726 @@
+"""Black-box tests of src/harness/harness.py, driven as the supervisor drives it.
+
+Run with: /usr/bin/python3 -m pytest -q tests/harness
+
+These run the harness WITHOUT the sandbox: every candidate here is benign.
+Tampering is limited to the child interpreter (rebinding builtins, replacing
+sys.modules entries, atexit/signal handlers); hostile candidates are tested
+through the real sandbox in tests/e2e.
+"""
+
+import json
+import secrets
+import sys
+
+import pytest
+
+import drive
+
+sys.set_int_max_str_digits(0)  # the tests build and compare big ints
+
+DENY = ["subprocess", "socket", "ctypes", "shutil", "urllib", "http", "asyncio.subprocess",
+        "_socket", "_posixsubprocess", "requests", "os.system", "os.popen"]
+
+ADD = "def add(a, b):\n    return a + b\n"
+
+
+def make_job(code=ADD, tests=(), **fields):
+    """A job with indexes filled in; tests are (kind, dict) or dicts with "kind"."""
+    job = {"v": 1, "nonce": secrets.token_hex(16), "code": code, "setup": "",
+           "tests": [], "deny_imports": DENY, "scan": "report", "gate": False,
+           "io_output_cap": 262144}
+    job.update(fields)
+    for index, test in enumerate(tests):
+        job["tests"].append(dict({"index": index, "visibility": "public"}, **test))
+    return job
+
+
+def run(job, **kw):
+    """Run the harness and check what every run must satisfy."""
+    result = drive.run(job, **kw)
+    assert result.returncode == 0, result
+    events = result.events
+    assert [e["seq"] for e in events] == list(range(len(events))), events
+    assert all(e["nonce"] == job["nonce"] for e in events), events
+    assert events[0]["ev"] == "hello" and events[-1]["ev"] == "done", events
+    assert [e["ev"] for e in events].count("done") == 1
+    reported = [e["index"] for e in events if e["ev"] == "test"]
+    assert len(reported) == len(set(reported)), events
+    return result
+
+
+def A(code, **kw):
+    return dict({"kind": "assert", "code": code}, **kw)
+
+
+def call(fn, *args, **kw):
+    return dict({"kind": "call", "fn": fn, "args": list(args)}, **kw)
+
+
+def io(stdin="", **kw):
+    return dict({"kind": "io", "stdin": stdin}, **kw)
+
+
+def value_of(code, *args, fn="f"):
+    """The canonical value a call test reports for fn(*args)."""
+    result = run(make_job(code, [call(fn, *args)]))
+    event = result.tests()[0]
+    assert event["status"] == "returned", event
+    return event["value"]
+
+
+# ---------------------------------------------------------------- phases
+
+def test_every_phase_and_kind_passes():
+    code = ADD + 'if __name__ == "__main__":\n    a, b = map(int, input().split())\n    print(add(a, b))\n'
+    tests = [
+        A("assert add(1, 2) == 3"),
+        io("1 2\n", visibility="hidden"),
+        call("add", 1, 2),
+        {"kind": "program", "code": "def check(candidate):\n    assert candidate(1, 2) == 3\ncheck(add)\n"},
+        {"kind": "unittest", "code": "import unittest\nclass T(unittest.TestCase):\n"
+                                     "    def test_a(self):\n        self.assertEqual(add(1, 2), 3)\n"},
+    ]
+    result = run(make_job(code, tests, gate=True, setup="import math"))
+    evs = result.events
+    assert evs[0]["python"].startswith("3.")
+    assert [(e["ev"], e.get("name")) for e in evs[1:4]] == [
+        ("phase", "syntax"), ("phase", "scan"), ("phase", "import")]
+    assert result.phase("syntax")["status"] == "ok"
+    assert result.phase("scan") ["status"] == "ok" and result.phase("scan")["findings"] == []
+    assert result.phase("import")["status"] == "ok"
+    t = result.tests()
+    assert [e["index"] for e in evs if e["ev"] == "test"] == [0, 2, 3, 4, 1]  # public first
+    assert t[0]["status"] == t[3]["status"] == t[4]["status"] == "pass"
+    assert t[0]["duration_ms"] >= 0
+    assert t[2] == dict(t[2], status="returned", value={"int": "3"})
+    assert t[1]["status"] == "returned" and t[1]["stdout"] == "3\n" and t[1]["exit_code"] == 0
+    assert evs[-3]["ev"] == "gate"
+
+
+def test_each_kind_fails():
+    code = ADD + "def div(a, b):\n    return a / b\n" \
+        + "if __name__ == '__main__':\n    raise ValueError('bad input')\n"
+    tests = [
+        A("assert add(1, 2) == 4"),
+        {"kind": "program", "code": "def check(c):\n    assert c(1, 2) == 4, 'wrong sum'\ncheck(add)\n"},
+        {"kind": "unittest", "code": "import unittest\nclass T(unittest.TestCase):\n"
+                                     "    def test_ok(self): pass\n"
+                                     "    def test_bad(self):\n        self.assertEqual(add(1, 2), 4)\n"},
+        call("div", 1, 0),
+        io(""),
+    ]
+    t = run(make_job(code, tests)).tests()
+    assert t[0]["status"] == "fail" and t[0]["error_type"] == "AssertionError"
+    assert t[0]["message"] == "AssertionError (line 1: assert add(1, 2) == 4)"
+    assert t[1]["status"] == "fail"
+    assert t[1]["message"] == "AssertionError: wrong sum (line 2: assert c(1, 2) == 4, 'wrong sum')"
+    assert t[2]["status"] == "fail" and t[2]["error_type"] == "AssertionError"
+    assert t[2]["message"].startswith("1 of 2 failed; T.test_bad: AssertionError: 3 != 4")
+    assert "line 5" in t[2]["message"]
+    assert t[3]["status"] == "raised" and t[3]["error_type"] == "ZeroDivisionError"
+    assert t[3]["message"] == "ZeroDivisionError: division by zero (line 4: return a / b)"
+    assert t[4]["status"] == "raised" and t[4]["error_type"] == "ValueError"
+    assert t[4]["message"].startswith("ValueError: bad input (line 6:")
+    assert "stdout" not in t[4] and "exit" not in t[4]
+
+
+def test_asserts_are_reported_one_by_one():
+    tests = [A("assert add(1, 2) == 3"), A("assert add(2, 2) == 5"), A("assert add(0, 0) == 0")]
+    t = run(make_job(ADD, tests)).tests()
+    assert [t[i]["status"] for i in range(3)] == ["pass", "fail", "pass"]
+
+
+def test_syntax_error_reports_line_and_ends():
+    result = run(make_job("def f(:\n    pass\n", [A("assert True")]))
+    syntax = result.phase("syntax")
+    assert syntax["status"] == "fail" and syntax["line"] == 1
+    assert syntax["message"].startswith("SyntaxError: ")
+    assert [e["ev"] for e in result.events] == ["hello", "phase", "done"]
+
+
+def test_syntax_error_found_by_the_compiler_not_the_parser():
+    result = run(make_job("x = 1\nreturn x\n", scan="off"))
+    assert result.phase("syntax") == dict(result.phase("syntax"), status="fail", line=2,
+                                          message="SyntaxError: 'return' outside function")
+
+
+def test_null_byte_is_a_syntax_failure_without_line():
+    syntax = run(make_job("x = 1\0\n")).phase("syntax")
+    assert syntax["status"] == "fail" and "line" not in syntax and "null" in syntax["message"]
+
+
+def test_import_error_ends_the_run():
+    result = run(make_job("x = 1\ny = 1 / 0\n", [A("assert True")]))
+    imp = result.phase("import")
+    assert imp["status"] == "fail" and imp["error_type"] == "ZeroDivisionError"
+    assert imp["message"] == "ZeroDivisionError: division by zero (line 2: y = 1 / 0)"
+    assert "setup" not in imp and "exit" not in imp and "denied" not in imp
+    assert result.events[-2] is not None and result.events[-2]["name"] == "import"
+    assert result.tests() == {}
+
+
+def test_setup_runs_in_candidate_globals():
+    job = make_job(ADD, [A("assert helper(add) == 5")],
+                   setup="def helper(f):\n    return f(2, 3)\n")
+    assert run(job).tests()[0]["status"] == "pass"
+
+
+def test_setup_failure_is_marked():
+    imp = run(make_job(ADD, [A("assert True")], setup="import nonexistent_mod_xyz")).phase("import")
+    assert imp["status"] == "fail" and imp["setup"] is True
+    assert imp["error_type"] == "ModuleNotFoundError"
+
+
+def test_no_tests_still_imports():
+    result = run(make_job("print('top level')\n"))
+    assert result.phase("import")["status"] == "ok"
+    assert result.stdout == "top level\n"
+
+
+def test_io_only_skips_import():
+    code = "n = int(input())\nprint(n * 2)\n"
+    result = run(make_job(code, [io("21\n"), io("5\n")]))
+    assert result.phase("import")["status"] == "skipped"
+    t = result.tests()
+    assert t[0]["stdout"] == "42\n" and t[1]["stdout"] == "10\n"
+
+
+def test_candidate_sees_candidate_name_not_main():
+    code = "import sys\nNAME = __name__\nMAIN = sys.modules['__main__']\n"
+    tests = [A("assert NAME == '__candidate__'"),
+             A("assert not hasattr(MAIN, 'run_job') and not hasattr(MAIN, '_event_writer')"),
+             A("import __main__\nassert vars(__main__).get('main') is None")]
+    t = run(make_job(code, tests)).tests()
+    assert [t[i]["status"] for i in range(3)] == ["pass"] * 3
+
+
+# ---------------------------------------------------------------- denied imports
+
+def test_denied_import_at_import_time():
+    imp = run(make_job("import socket\n", [A("assert True")])).phase("import")
+    assert imp["status"] == "fail" and imp["denied"] == "socket"
+    assert imp["error_type"] == "ImportError"
+    assert imp["message"].startswith("ImportError: denied: socket (line 1: import socket)")
+
+
+@pytest.mark.parametrize("stmt, name", [
+    ("import subprocess", "subprocess"),
+    ("from urllib.request import urlopen", "urllib"),  # the parent package is refused first
+    ("import http.client", "http"),
+    ("import importlib\nimportlib.import_module('shutil')", "shutil"),
+    ("__import__('ctypes')", "ctypes"),
+    ("import os\nos.system('true')", "os.system"),
+    ("from os import popen\npopen('true')", "os.popen"),
+    ("import posix\nposix.system('true')", "os.system"),
+])
+def test_denied_inside_a_test(stmt, name):
+    t = run(make_job(ADD, [A(stmt), A("assert add(1, 1) == 2")], scan="off")).tests()
+    assert t[0]["status"] == "fail" and t[0]["denied"] == name, t[0]
+    assert t[1]["status"] == "pass"
+
+
+def test_denial_is_found_through_wrapping_exceptions():
+    code = ("def f():\n    try:\n        import socket\n    except ImportError as e:\n"
+            "        raise RuntimeError('no network') from e\n"
+            "def g():\n    try:\n        import socket\n    except ImportError:\n"
+            "        raise ValueError('quiet') from None\n")
+    t = run(make_job(code, [A("f()"), call("g")])).tests()
+    assert t[0]["error_type"] == "RuntimeError" and t[0]["denied"] == "socket"
+    assert t[1]["status"] == "raised" and t[1]["denied"] == "socket"
+
+
+def test_caught_denial_is_not_reported():
+    code = "try:\n    import socket\nexcept ImportError:\n    socket = None\n"
+    result = run(make_job(code, [A("assert socket is None")]))
+    assert result.phase("import")["status"] == "ok"
+    assert result.tests()[0]["status"] == "pass"
+
+
+def test_forged_denial_of_an_allowed_module_is_not_reported():
+    t = run(make_job(ADD, [A("raise ImportError('denied: math')")])).tests()
+    assert t[0]["status"] == "fail" and "denied" not in t[0]
+
+
+def test_empty_deny_list_allows_everything():
+    job = make_job("import shutil\n", [A("assert shutil.which")], deny_imports=[])
+    assert run(job).tests()[0]["status"] == "pass"
+
+
+def test_os_still_works_apart_from_denied_attributes():
+    code = "import os\n"
+    t = run(make_job(code, [A("assert os.getcwd() and os.path.join('a', 'b') == 'a/b'")])).tests()
+    assert t[0]["status"] == "pass"
+
+
+# ---------------------------------------------------------------- scan
+
+SCAN_CODE = """import socket
+import os as o
+from os import system
+x = eval('1')
+exec('y = 2')
+m = __import__('json')
+o.system('true')
+open('out.txt', 'w')
+open('in.txt')
+import builtins
+builtins.print = print
+globals()['z'] = 3
+"""
+
+
+def test_scan_findings_are_reported():
+    result = run(make_job(SCAN_CODE, [A("assert True")], deny_imports=DENY))
+    scan = result.phase("scan")
+    assert scan["status"] == "ok"
+    got = [(f["line"], f["col"], f["code"], f["severity"]) for f in scan["findings"]]
+    assert got == [
+        (1, 0, "denied-import", "block"),
+        (3, 0, "denied-import", "block"),
+        (4, 4, "dynamic-code", "warn"),
+        (5, 0, "dynamic-code", "warn"),
+        (6, 4, "dynamic-import", "warn"),
+        (7, 0, "denied-attribute", "block"),
+        (8, 0, "open-write", "warn"),
+        (11, 0, "globals-tamper", "warn"),
+        (12, 0, "globals-tamper", "warn"),
+    ]
+    assert scan["findings"][0]["message"] == "import of denied module 'socket'"
+    assert scan["findings"][5]["message"] == "use of denied attribute 'os.system'"
+    # report mode goes on to import, which the finder then refuses
+    assert result.phase("import")["denied"] == "socket"
+
+
+def test_scan_block_mode_fails_and_ends():
+    result = run(make_job("import subprocess\n", [A("assert True")], scan="block"))
+    scan = result.phase("scan")
+    assert scan["status"] == "fail" and scan["findings"][0]["code"] == "denied-import"
+    assert [e["ev"] for e in result.events] == ["hello", "phase", "phase", "done"]
+
+
+def test_scan_block_mode_ignores_warnings():
+    result = run(make_job("x = eval('1 + 1')\n", [A("assert x == 2")], scan="block"))
+    assert result.phase("scan")["status"] == "ok"
+    assert result.tests()[0]["status"] == "pass"
+
+
+def test_scan_off_is_skipped():
+    scan = run(make_job("import socket\n", scan="off")).phase("scan")
+    assert scan == dict(scan, status="skipped") and "findings" not in scan
+
+
+def test_scan_dynamic_import_of_denied_name_blocks():
+    code = "import importlib\nm = importlib.import_module('socket')\n"
+    findings = run(make_job(code, scan="block")).phase("scan")["findings"]
+    assert findings[0]["code"] == "denied-import" and findings[0]["line"] == 2
+
+
+def test_scan_findings_are_capped():
+    code = "".join("eval('%d')\n" % i for i in range(150))
+    assert len(run(make_job(code)).phase("scan")["findings"]) == 100
+
+
+# ---------------------------------------------------------------- canonical values
+
+@pytest.mark.parametrize("expr, expected", [
+    ("None", None),
+    ("True", True),
+    ("False", False),
+    ("0", {"int": "0"}),
+    ("-123", {"int": "-123"}),
+    ("2 ** 100", {"int": str(2 ** 100)}),
+    ("0.1", {"float": "0.1"}),
+    ("float('nan')", {"float": "nan"}),
+    ("float('inf')", {"float": "inf"}),
+    ("-float('inf')", {"float": "-inf"}),
+    ("-0.0", {"float": "-0.0"}),
+    ("1e308 * 10", {"float": "inf"}),
+    ("1e300 * 10", {"float": "1e+301"}),
+    ("'text'", "text"),
+    ("'\\u00e9\\U0001f600\\n\"\\\\\\x00'", "\u00e9\U0001f600\n\"\\\x00"),
+    ("'\\ud800'", {"other": "str"}),
+    ("[1, [2, 'a']]", {"list": [{"int": "1"}, {"list": [{"int": "2"}, "a"]}]}),
+    ("(1, (2,))", {"tuple": [{"int": "1"}, {"tuple": [{"int": "2"}]}]}),
+    ("[]", {"list": []}),
+    ("()", {"tuple": []}),
+    ("{'a': 1, 2: (None,)}", {"dict": [["a", {"int": "1"}], [{"int": "2"}, {"tuple": [None]}]]}),
+    ("{}", {"dict": []}),
+    ("{1, 2}", {"other": "set"}),
+    ("frozenset()", {"other": "frozenset"}),
+    ("b'x'", {"other": "bytes"}),
+    ("1j", {"other": "complex"}),
+    ("object()", {"other": "object"}),
+    ("len", {"other": "builtin_function_or_method"}),
+    ("MyInt(3)", {"other": "MyInt"}),
+    ("MyStr('a')", {"other": "MyStr"}),
+    ("MyList([1])", {"other": "MyList"}),
+    ("MyDict(a=1)", {"other": "MyDict"}),
+    ("MyTuple((1,))", {"other": "MyTuple"}),
+    ("[MyInt(1)]", {"list": [{"other": "MyInt"}]}),
+])
+def test_canonical_values(expr, expected):
+    code = ("class MyInt(int):\n    def __eq__(self, other):\n        return True\n"
+            "class MyStr(str): pass\nclass MyList(list): pass\n"
+            "class MyDict(dict): pass\nclass MyTuple(tuple): pass\n"
+            "def f():\n    return " + expr + "\n")
+    assert value_of(code) == expected
+
+
+def test_canonical_big_int_past_the_str_digits_limit():
+    v = value_of("def f():\n    return 7 ** 20000\n")
+    assert v == {"int": str(7 ** 20000)} and len(v["int"]) > 4300
+
+
+def test_canonical_limits_give_too_large():
+    code = ("def deep():\n    x = []\n    for _ in range(150):\n        x = [x]\n    return x\n"
+            "def wide():\n    return list(range(200000))\n"
+            "def loop():\n    x = []\n    x.append(x)\n    return x\n"
+            "def huge_int():\n    return 1 << 400000\n"
+            "def huge_str():\n    return 'x' * 2000000\n"
+            "def ok_deep():\n    x = []\n    for _ in range(50):\n        x = [x]\n    return x\n")
+    names = ["deep", "wide", "loop", "huge_int", "huge_str", "ok_deep"]
+    t = run(make_job(code, [call(n) for n in names])).tests()
+    for i in range(5):
+        assert t[i]["value"] == {"other": "too large"}, (names[i], t[i])
+    assert "list" in t[5]["value"]
+
+
+def test_call_arguments_keep_json_types():
+    code = "def f(*args):\n    return [type(a).__name__ for a in args]\n"
+    v = value_of(code, [1, 2], {"a": 1}, "s", 1.5, None, True, 10 ** 30)
+    assert v == {"list": ["list", "dict", "str", "float", "NoneType", "bool", "int"]}
+
+
+def test_call_of_missing_function_raises_name_error():
+    t = run(make_job(ADD, [call("nope")])).tests()
+    assert t[0]["status"] == "raised" and t[0]["error_type"] == "NameError"
+
+
+def test_call_of_big_int_argument():
+    assert value_of("def f(x):\n    return x + 1\n", 10 ** 5000) == {"int": str(10 ** 5000 + 1)}
+
+
+# ---------------------------------------------------------------- io tests
+
+ECHO = "import sys\ndata = sys.stdin.read()\nsys.stdout.write(data.upper())\n"
+
+
+def test_io_stdin_and_stdout():
+    t = run(make_job(ECHO, [io("hello\nworld\n"), io("")])).tests()
+    assert t[0] == dict(t[0], status="returned", stdout="HELLO\nWORLD\n", exit_code=0)
+    assert t[1]["stdout"] == ""
+
+
+def test_io_large_stdin_does_not_deadlock():
+    text = "abc\n" * 100000
+    t = run(make_job(ECHO, [io(text)], io_output_cap=1 << 20)).tests()
+    assert t[0]["stdout"] == text.upper()
+
+
+@pytest.mark.parametrize("code, exit_code, stderr", [
+    ("import sys\nprint('x')\nsys.exit(3)\n", 3, ""),
+    ("import sys\nsys.exit()\n", 0, ""),
+    ("import sys\nsys.exit('bye')\n", 1, "bye\n"),
+    ("raise SystemExit(256 + 7)\n", 7, ""),
+])
+def test_io_exit_codes(code, exit_code, stderr):
+    result = run(make_job(code, [io()]))
+    t = result.tests()[0]
+    assert t["status"] == "returned" and t["exit_code"] == exit_code
+    assert result.stderr == stderr
+
+
+def test_io_raised_goes_to_stderr_too():
+    result = run(make_job("print('partial')\nx = int(input())\n", [io("nope\n")]))
+    t = result.tests()[0]
+    assert t["status"] == "raised" and t["error_type"] == "ValueError"
+    assert "invalid literal" in t["message"] and "line 2" in t["message"]
+    assert "ValueError: invalid literal" in result.stderr
+
+
+def test_io_denied_import_is_reported():
+    t = run(make_job("import socket\nprint(1)\n", [io()])).tests()[0]
+    assert t["status"] == "raised" and t["denied"] == "socket"
+
+
+def test_io_overflow():
+    result = run(make_job("print('x' * 5000)\n", [io(), io()], io_output_cap=1000))
+    t = result.tests()
+    assert t[0] == {k: t[0][k] for k in ("ev", "index", "status", "seq", "nonce")}
+    assert t[0]["status"] == "overflow" and t[1]["status"] == "overflow"
+
+
+def test_io_exactly_at_cap_is_not_overflow():
+    t = run(make_job("import sys\nsys.stdout.write('y' * 1000)\n", [io()], io_output_cap=1000)).tests()
+    assert t[0]["status"] == "returned" and len(t[0]["stdout"]) == 1000
+
+
+def test_io_output_past_the_frame_limit_is_overflow():
+    code = "import sys\nsys.stdout.write('\\x01' * 300000)\n"  # 6 bytes each once escaped
+    t = run(make_job(code, [io()], io_output_cap=1 << 20)).tests()
+    assert t[0]["status"] == "overflow"
+
+
+def test_io_invalid_utf8_is_replaced():
+    code = "import sys\nsys.stdout.buffer.write(b'ok\\xff\\n')\n"
+    assert run(make_job(code, [io()])).tests()[0]["stdout"] == "ok\ufffd\n"
+
+
+def test_io_runs_as_main_with_fresh_globals_and_atexit():
+    code = ("import atexit, sys\ncount = globals().get('count', 0) + 1\n"
+            "if __name__ == '__main__':\n    atexit.register(lambda: print('bye'))\n"
+            "    print(__name__, count, sys.modules['__main__'].count)\n")
+    result = run(make_job(code, [A("assert count == 1"), io(), io()]))
+    t = result.tests()
+    assert t[0]["status"] == "pass"
+    assert t[1]["stdout"] == t[2]["stdout"] == "__main__ 1 1\nbye\n"
+
+
+def test_io_after_candidate_closed_its_stdin():
+    code = "import sys\nif __name__ != '__main__':\n    sys.stdin.close()\nelse:\n    print(input())\n"
+    t = run(make_job(code, [A("assert True"), io("still here\n")])).tests()
+    assert t[1]["stdout"] == "still here\n"
+
+
+def test_io_candidate_stdout_during_import_stays_on_fd1():
+    code = "print('top')\n"
+    result = run(make_job(code, [A("assert True"), io()]))
+    assert result.stdout == "top\n"
+    assert result.tests()[1]["stdout"] == "top\n"
+
+
+# ---------------------------------------------------------------- unittest
+
+def UT(body):
+    return {"kind": "unittest", "code": "import unittest\nclass T(unittest.TestCase):\n" + body}
+
+
+def test_unittest_variants():
+    tests = [
+        UT("    pass\n"),
+        UT("    @unittest.skip('no')\n    def test_a(self): pass\n"),
+        UT("    def test_a(self):\n        for i in range(3):\n            with self.subTest(i=i):\n"
+           "                self.assertLess(i, 2)\n"),
+        UT("    @classmethod\n    def setUpClass(cls):\n        raise RuntimeError('fixture')\n"
+           "    def test_a(self): pass\n"),
+        UT("    def test_a(self):\n        raise KeyError('k')\n"),
+        UT("    @unittest.expectedFailure\n    def test_a(self):\n        self.fail('x')\n"),
+        UT("    @unittest.expectedFailure\n    def test_a(self): pass\n"),
+        {"kind": "unittest", "code": "from unittest import TestCase\n"
+                                     "class A(TestCase):\n    def test_x(self): self.assertTrue(add)\n"
+                                     "class B(TestCase):\n    def test_y(self): self.assertTrue(True)\n"},
+    ]
+    t = run(make_job(ADD, tests)).tests()
+    assert t[0]["status"] == "fail" and t[0]["message"] == "no tests ran"
+    assert t[1]["status"] == "fail" and t[1]["message"] == "no tests ran"
+    assert t[2]["status"] == "fail" and "AssertionError: 2 not less than 2" in t[2]["message"]
+    assert t[3]["status"] == "fail" and t[3]["error_type"] == "RuntimeError"
+    assert t[4]["status"] == "fail" and t[4]["error_type"] == "KeyError"
+    assert t[5]["status"] == "pass"
+    assert t[6]["status"] == "fail" and t[6]["message"].startswith("unexpected success")
+    assert t[7]["status"] == "pass"
+
+
+def test_unittest_does_not_print_and_sees_candidate_names():
+    result = run(make_job(ADD, [UT("    def test_a(self):\n        self.assertEqual(add(2, 2), 4)\n")]))
+    assert result.tests()[0]["status"] == "pass"
+    assert result.stdout == "" and result.stderr == ""
+
+
+def test_unittest_classes_do_not_leak_into_candidate_globals():
+    tests = [UT("    def test_a(self): pass\n"), A("assert 'T' not in globals()")]
+    t = run(make_job(ADD, tests)).tests()
+    assert t[0]["status"] == t[1]["status"] == "pass"
+
+
+def test_unittest_denied_import():
+    t = run(make_job(ADD, [UT("    def test_a(self):\n        import socket\n")])).tests()
+    assert t[0]["status"] == "fail" and t[0]["denied"] == "socket"
+
+
+# ---------------------------------------------------------------- gate
+
+def gated_job():
+    return make_job(ADD, [A("assert add(1, 1) == 2"), A("assert add(2, 2) == 4", visibility="hidden"),
+                          call("add", 1, 1, visibility="hidden")], gate=True)
+
+
+def test_gate_continue_runs_hidden_tests():
+    result = run(gated_job(), gate="c")
+    assert [e["ev"] for e in result.events] == [
+        "hello", "phase", "phase", "phase", "test", "gate", "test", "test", "done"]
+    assert set(result.tests()) == {0, 1, 2}
+
+
+@pytest.mark.parametrize("answer", ["s", "eof"])
+def test_gate_skip_or_eof_skips_hidden_tests(answer):
+    result = run(gated_job(), gate=answer)
+    assert [e["ev"] for e in result.events][-3:] == ["test", "gate", "done"]
+    assert set(result.tests()) == {0}
+
+
+def test_no_gate_runs_hidden_without_asking():
+    job = gated_job()
+    job["gate"] = False
+    result = run(job, gate=None)
+    assert "gate" not in [e["ev"] for e in result.events]
+    assert set(result.tests()) == {0, 1, 2}
+
+
+def test_gate_without_hidden_tests_is_not_asked():
+    result = run(make_job(ADD, [A("assert True")], gate=True), gate=None)
+    assert "gate" not in [e["ev"] for e in result.events]
+
+
+# ---------------------------------------------------------------- exits
+
+def test_sys_exit_at_import():
+    result = run(make_job("import sys\nsys.exit(0)\n", [A("assert True")]))
+    imp = result.phase("import")
+    assert imp["status"] == "fail" and imp["exit"] is True and imp["error_type"] == "SystemExit"
+    assert result.events[-1]["ev"] == "done" and result.tests() == {}
+
+
+@pytest.mark.parametrize("test", [
+    A("import sys\nsys.exit(0)"),
+    A("raise KeyboardInterrupt"),
+    A("exit()"),
+    call("bye"),
+    UT("    def test_a(self):\n        import sys\n        sys.exit(1)\n"),
+])
+def test_exit_in_a_test_ends_the_run(test):
+    code = ADD + "def bye():\n    raise SystemExit(2)\n"
+    result = run(make_job(code, [A("assert True"), test, A("assert True"), io()]))
+    t = result.tests()
+    assert set(t) == {0, 1}
+    assert t[1]["exit"] is True and t[1]["status"] in ("fail", "raised")
+    assert result.events[-2]["index"] == 1 and result.events[-1]["ev"] == "done"
+
+
+def test_generator_exit_counts_as_exit():
+    t = run(make_job(ADD, [A("raise GeneratorExit")])).tests()
+    assert t[0]["exit"] is True
+
+
+# ---------------------------------------------------------------- messages
+
+def test_long_messages_are_truncated():
+    t = run(make_job(ADD, [A("assert False, 'x' * 5000")])).tests()
+    assert t[0]["message"].startswith("AssertionError: xxx") and len(t[0]["message"]) == 1000
+
+
+def test_broken_str_of_an_exception():
+    code = ("class E(Exception):\n    def __str__(self):\n        raise SystemExit('sneaky')\n"
+            "class F(Exception):\n    def __str__(self):\n        return 42\n")
+    t = run(make_job(code, [A("raise E()"), A("raise F()"), A("assert 1")])).tests()
+    assert t[0]["status"] == "fail" and t[0]["message"].startswith("E: <unprintable E>")
+    assert "exit" not in t[0]
+    assert t[1]["message"].startswith("F: <unprintable F>")
+    assert t[2]["status"] == "pass"
+
+
+def test_unicode_and_control_characters_in_messages():
+    t = run(make_job(ADD, [A("assert False, 'caf\\u00e9 \\x00 \"q\" \\ud800'")])).tests()
+    assert t[0]["message"].startswith('AssertionError: caf\u00e9 \x00 "q" ?')
+
+
+def test_syntax_error_in_test_code():
+    t = run(make_job(ADD, [A("assert add(1, 2) ==")])).tests()
+    assert t[0]["status"] == "fail" and t[0]["error_type"] == "SyntaxError"
+    assert "line 1" in t[0]["message"]
+
+
+# ---------------------------------------------------------------- tampering (in-interpreter only)
+
+TAMPER = """
+import builtins, sys, atexit, signal, types, os
+builtins.exec = lambda *a, **k: None
+builtins.compile = lambda *a, **k: None
+builtins.isinstance = lambda *a: True
+builtins.issubclass = lambda *a: True
+builtins.AssertionError = type('AssertionError', (Exception,), {})
+builtins.BaseException = Exception
+builtins.len = lambda x: 0
+builtins.str = lambda *a: 'pass'
+builtins.type = lambda *a: int
+fake = types.ModuleType('json')
+fake.dumps = lambda *a, **k: '{"ev":"test","status":"pass"}'
+sys.modules['json'] = fake
+sys.modules['json.encoder'] = fake
+atexit.register(lambda: print('{"ev":"done","status":"pass"}'))
+signal.signal(signal.SIGTERM, lambda *a: None)
+os.write = lambda fd, data: len(data)
+os._exit = lambda code: None
+sys.exit = lambda *a: None
+"""
+
+
+def test_tampering_with_builtins_and_modules_changes_no_verdict():
+    tests = [A("assert add(1, 2) == 4"), A("assert add(1, 2) == 3"), call("add", 1, 2),
+             io(), UT("    def test_a(self):\n        self.assertEqual(add(1, 2), 4)\n")]
+    result = run(make_job(ADD + TAMPER, tests))
+    t = result.tests()
+    assert t[0]["status"] == "fail"
+    assert t[1]["status"] == "pass"
+    assert t[2]["value"] == {"int": "3"}
+    assert t[3]["status"] == "returned"
+    assert t[4]["status"] == "fail"
+    assert "done" not in result.stdout  # atexit handlers never ran in the harness process
+
+
+def test_candidate_replacing_stdout_does_not_break_done():
+    code = "import sys, io\nsys.stdout = io.StringIO()\nsys.stderr = None\nprint('hidden')\n"
+    result = run(make_job(code, [A("assert True")]))
+    assert result.tests()[0]["status"] == "pass" and result.stdout == ""
+
+
+def test_candidate_output_is_flushed_before_exit():
+    code = "print('a' * 10000)\nimport sys\nsys.stderr.write('err')\n"
+    result = run(make_job(code, [A("print('from test')")]))
+    assert result.stdout == "a" * 10000 + "\nfrom test\n" and result.stderr == "err"
+
+
+def test_candidate_cannot_reach_the_nonce_via_main():
+    code = "import __main__\nprint(repr(vars(__main__)))\n"
+    job = make_job(code, [A("assert True")])
+    result = run(job)
+    assert result.tests()[0]["status"] == "pass"
+    assert job["nonce"] not in result.stdout
+
+
+# ---------------------------------------------------------------- bad jobs
+
+@pytest.mark.parametrize("job_bytes", [
+    b"not json",
+    b"[]",
+    b'{"v": 2, "nonce": "n", "code": "", "tests": []}',
+    b'{"v": 1, "code": "", "tests": []}',
+    b'{"v": 1, "nonce": "n", "code": "", "tests": [{"index": 0, "kind": "bogus"}]}',
+    b'{"v": 1, "nonce": "n", "code": "", "tests": [{"index": 0, "kind": "assert"}]}',
+    b'{"v": 1, "nonce": "n", "code": "", "tests": [], "scan": "maybe"}',
+    b'{"v": 1, "nonce": "n", "code": "", "tests": []} trailing',
+    b'{"v": 1, "nonce": "n", "code": "", "tests": [], "deny_imports": [""]}',
+    b"\xff\xfe",
+    b"",
+])
+def test_bad_job_exits_70_without_events(job_bytes):
+    result = drive.run(None, job_bytes=job_bytes)
+    assert result.returncode == 70 and result.events == []
+    assert result.stderr.startswith("execeval harness: ")
+
+
+def test_minimal_job_uses_defaults():
+    job = {"v": 1, "nonce": "n0", "code": ADD, "tests": [{"index": 7, "kind": "assert", "code": "assert add(1, 1) == 2"}]}
+    result = run(job)
+    assert result.tests()[7]["status"] == "pass"
+    assert result.phase("scan")["status"] == "ok"
+
+
+def test_frames_parse_strictly():
+    job = make_job(ADD, [A("assert True")])
+    raw = drive.run(job).raw
+    assert drive.parse_netstrings(raw)
+    for bad in (raw[:-1], b"01:{}," + raw, b"2:{}" + raw, b"x" + raw):
+        with pytest.raises((drive.FrameError, json.JSONDecodeError)):
+            drive.parse_netstrings(bad)
