@@ -13,7 +13,7 @@ BUILD    := build
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wvla -Wno-unused-parameter
-BASE     := -std=c11 -D_GNU_SOURCE -DEE_VERSION='"$(VERSION)"' -Isrc $(WARN) -g
+BASE     := -std=c11 -D_GNU_SOURCE -DEE_VERSION='"$(VERSION)"' -iquote src $(WARN) -g
 HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 SAN      := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LIBS     := -lseccomp -ljansson -lm

@@ -1,6 +1,7 @@
 /* buf.c - capped growable buffer (see buf.h). */
 #include "buf.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,8 @@ void ee_buf_reset(struct ee_buf *b)
 
 static int reserve(struct ee_buf *b, size_t need)
 {
+	if (need >= SIZE_MAX / 2)
+		return -1; /* doubling below would wrap */
 	if (need + 1 <= b->alloc)
 		return 0;
 	size_t alloc = b->alloc ? b->alloc : 256;

@@ -12,7 +12,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "limits.h"
+#include "resource_limits.h"
 
 struct ee_err;
 struct ee_host;

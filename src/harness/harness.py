@@ -51,7 +51,7 @@ import sys as _sys
 import time as _time
 
 # Every function defined below looks builtins up in this private copy.
-pass
+__builtins__ = dict(_builtins.__dict__)
 
 _write = _posix.write
 _read = _posix.read
@@ -60,6 +60,7 @@ _dup2 = _posix.dup2
 _dup_high = _fcntl.fcntl
 _pipe = _posix.pipe
 _fork = _posix.fork
+_getpid = _posix.getpid
 _kill = _posix.kill
 _waitpid = _posix.waitpid
 _exitcode = _posix.waitstatus_to_exitcode
@@ -77,7 +78,6 @@ _set_int_digits = _sys.set_int_max_str_digits
 _ModuleType = type(_sys)
 _io_open = _io.open
 _STREAMS = (_sys.stdin, _sys.stdout, _sys.stderr)
-_FLUSHABLE = (_io.TextIOWrapper, _io.BufferedWriter, _io.FileIO)
 _atexit_clear = _atexit._clear
 _atexit_run = _atexit._run_exitfuncs
 
@@ -155,9 +155,12 @@ def _event_writer(fd, nonce):
     """Returns emit(event, fallback=None), which frames one event as a netstring.
 
     The nonce and seq live only in this closure.  An event over the 1 MiB
-    frame limit is replaced by `fallback` when one is given."""
+    frame limit is replaced by `fallback` when one is given.  A process the
+    candidate forked that returns into harness code leaves quietly instead of
+    repeating events."""
     head = ',"nonce":' + _json_str(nonce) + ","
     seq = 0
+    pid = _getpid()
 
     def encode(event):
         text = '{"seq":' + int.__repr__(seq) + head + _members(event) + "}"
@@ -165,6 +168,8 @@ def _event_writer(fd, nonce):
 
     def emit(event, fallback=None):
         nonlocal seq
+        if _getpid() != pid:
+            _exit(0)
         payload = encode(event)
         if len(payload) > _MAX_FRAME and fallback is not None:
             payload = encode(fallback)
@@ -708,14 +713,18 @@ def _ms(start):
 
 
 def _flush_std():
-    """Flush the real std streams and any C-level ones the candidate put in
-    their place; a candidate's own stream object is never called."""
-    for stream in (_sys.stdout, _sys.stderr) + _STREAMS:
-        if type(stream) in _FLUSHABLE:
-            try:
-                type(stream).flush(stream)
-            except BaseException:
-                pass
+    """Flush whatever sys.stdout/sys.stderr are now, then the real streams
+    (through their C type, in case the candidate patched the objects)."""
+    for stream in (_sys.stdout, _sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    for stream in _STREAMS:
+        try:
+            type(stream).flush(stream)
+        except BaseException:
+            pass
 
 
 # --------------------------------------------------------------------------
@@ -1004,7 +1013,6 @@ def _run_program(ctx, trailer_w):
         if threading is not None:
             threading._shutdown()
         _atexit_run()
-        _sys.stdout.flush()
     except BaseException:
         pass
     _flush_std()

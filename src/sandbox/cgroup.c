@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "limits.h"
+#include "resource_limits.h"
 #include "sandbox/host.h"
 
 #define NAME_PREFIX "execeval."

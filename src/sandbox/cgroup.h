@@ -12,7 +12,6 @@
 #define EE_CGROUP_H
 
 #include <limits.h>
-#include <linux/limits.h>
 #include <sys/types.h>
 
 struct ee_err;

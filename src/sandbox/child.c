@@ -33,7 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "limits.h"
+#include "resource_limits.h"
 #include "sandbox/host.h"
 #include "sandbox/mount.h"
 #include "sandbox/sandbox.h"

@@ -9,7 +9,6 @@
 #define EE_HOST_H
 
 #include <limits.h>
-#include <linux/limits.h>
 
 struct ee_err;
 

@@ -17,7 +17,6 @@
 #define EE_MOUNT_H
 
 #include <limits.h>
-#include <linux/limits.h>
 #include <stddef.h>
 
 struct ee_err;

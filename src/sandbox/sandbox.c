@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "limits.h"
+#include "resource_limits.h"
 #include "sandbox/child.h"
 #include "sandbox/host.h"
 

@@ -1,5 +1,5 @@
-/* limits.c - defaults and ranges of resource limits (see limits.h). */
-#include "limits.h"
+/* resource_limits.c - defaults and ranges of resource limits (see resource_limits.h). */
+#include "resource_limits.h"
 
 void ee_limits_default(struct ee_limits *lim)
 {
