@@ -19,7 +19,7 @@ SAN      := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 LIBS     := -lseccomp -ljansson -lm
 LDHARDEN := -pie -Wl,-z,relro,-z,now
 
-LIB_SRC  := $(sort $(wildcard src/*.c src/sandbox/*.c))
+LIB_SRC  := $(sort $(wildcard src/*.c src/sandbox/*.c src/harness/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 HARNESS  := src/harness/harness.py
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -38,9 +38,16 @@ $(BUILD)/rel/%.o: %.c $(wildcard src/*.h src/*/*.h)
 $(BUILD)/san/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC san  $<"; $(CC) $(BASE) $(SAN) -c $< -o $@
-$(BUILD)/%/embed.o: src/harness/embed.S $(HARNESS)
+# The harness is embedded as source and as a pyc compiled by $(PYTHON),
+# whose real path goes along so the binary knows when the pyc applies.
+$(BUILD)/harness.pyc: $(HARNESS)
 	@mkdir -p $(dir $@)
-	$(CC) -c -DHARNESS_PATH='"$(HARNESS)"' $< -o $@
+	$(PYTHON) -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)' $< $@
+	$(PYTHON) -c 'import os, sys; sys.stdout.write(os.path.realpath(sys.executable))' > $(BUILD)/harness-python.txt
+$(BUILD)/%/embed.o: src/harness/embed.S $(HARNESS) $(BUILD)/harness.pyc
+	@mkdir -p $(dir $@)
+	$(CC) -c -DHARNESS_PATH='"$(HARNESS)"' -DPYC_PATH='"$(BUILD)/harness.pyc"' \
+	    -DPYTHON_PATH_FILE='"$(BUILD)/harness-python.txt"' $< -o $@
 
 $(BUILD)/execeval: $(call rel_obj,$(LIB_SRC) $(CLI_SRC)) $(BUILD)/rel/embed.o
 	$(CC) $(LDHARDEN) $^ -o $@ $(LIBS)

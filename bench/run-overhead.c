@@ -106,6 +106,7 @@ int main(int argc, char **argv)
 	o.host = &ctx.host;
 	o.mounts = &ctx.mounts;
 	o.seccomp = &ctx.seccomp;
+	o.harness = &ctx.harness;
 
 	int fd = mkstemps(path, 3);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;

@@ -250,7 +250,7 @@ static void fill_verdict_in(const struct ee_eval *ev, const struct ee_sandbox_ou
 		size_t i = s->order[k];
 		const struct ee_test_result *r = &s->tests[i];
 		tests[k] = (struct ee_test_outcome){ .state = r->state, .weight = ev->task->tests[i].weight,
-			                             .index = (int)i, .exited = r->exited,
+			                             .index = (int)i, .exited = r->exited, .overflow = r->overflow,
 			                             .denied = r->denied, .message = r->message };
 	}
 	in->tests = tests;
@@ -393,10 +393,9 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 		return ee_fail(err, EE_ERR_USAGE, "task %s: cannot encode the job (invalid UTF-8 in the program?)",
 		               c->task->task_id);
 	}
-	const char *argv[] = { o->host->python, "-I", "-S", "-B", "-c", ee_harness_py, NULL };
 	struct ee_sandbox_config cfg = {
 		.host = o->host, .limits = &ev->limits, .mounts = o->mounts, .seccomp = o->seccomp,
-		.argv = argv, .job = job, .job_len = job_len, .keep_output = KEEP_OUTPUT_BYTES,
+		.argv = o->harness->argv, .code_fd = o->harness->code_fd, .job = job, .job_len = job_len, .keep_output = KEEP_OUTPUT_BYTES,
 	};
 	int rc = ee_sandbox_start(loop, &cfg, &ops, ev, &sb, err);
 	free(job);

@@ -15,6 +15,7 @@
 #include "resource_limits.h"
 
 struct ee_err;
+struct ee_harness;
 struct ee_host;
 struct ee_loop;
 struct ee_mount_plan;
@@ -27,6 +28,7 @@ struct ee_eval_options {
 	const struct ee_host *host;
 	const struct ee_mount_plan *mounts;
 	const struct ee_seccomp_prog *seccomp;
+	const struct ee_harness *harness; /* how to start the harness */
 	struct ee_limits limits;  /* the command line's; a task's own override them */
 	int deny_imports;         /* the import denylist is on */
 	int scan;                 /* enum ee_scan_mode */

@@ -188,8 +188,10 @@ static void judge_io(const struct ee_test *t, const json_t *ev, struct ee_test_r
 	const char *status = get_str(ev, "status");
 	char why[256];
 
-	if (status && strcmp(status, "overflow") == 0)
+	if (status && strcmp(status, "overflow") == 0) {
+		r->overflow = 1;
 		return fail_test(r, "output overflow");
+	}
 	if (!status || strcmp(status, "returned") != 0)
 		return fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "the program raised");
 	json_t *out = json_object_get(ev, "stdout");
@@ -296,7 +298,7 @@ static void settle_unreported(struct ee_stream *s)
 static int on_event(struct ee_stream *s, const char *payload, size_t len)
 {
 	json_error_t jerr;
-	json_t *ev = json_loadb(payload, len, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *ev = json_loadb(payload, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	int wants_gate = 0;
 
 	if (!json_is_object(ev)) {

@@ -31,6 +31,7 @@ struct ee_test_result {
 	char *message;      /* owned; NULL when none */
 	char *denied;       /* owned; NULL when none */
 	int exited;
+	int overflow;       /* io: the program's stdout passed the output cap */
 };
 
 struct ee_phase_result {

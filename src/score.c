@@ -54,6 +54,10 @@ static void from_tests(const struct ee_verdict_in *in, struct ee_verdict *v)
 			set(v, EE_ERROR, "premature exit", NULL);
 			return;
 		}
+		if (t->overflow) {
+			set(v, EE_ERROR, "output overflow", NULL);
+			return;
+		}
 		if (t->state != EE_T_PASS && t->denied) {
 			set(v, EE_ERROR, "denied import: ", t->denied);
 			return;

@@ -8,7 +8,8 @@
  *   timeout > output overflow > memory limit (unless everything passed) >
  *   protocol violation > syntax > scan block > import failure >
  *   incomplete stream (signal, cpu/file limits, premature exit) >
- *   a test that exited or hit a denied import > a failed test > pass.
+ *   a test that exited, overflowed or hit a denied import > a failed test >
+ *   pass.
  * A pids-limit hit turns the detail of any non-pass into "process limit".
  */
 #ifndef EE_SCORE_H
@@ -25,6 +26,7 @@ struct ee_test_outcome {
 	double weight;
 	int index;            /* index in the task */
 	int exited;           /* the candidate tried to end the interpreter */
+	int overflow;         /* io: its output passed the cap */
 	const char *denied;   /* denied import that failed it, or NULL */
 	const char *message;  /* why it failed, or NULL */
 };

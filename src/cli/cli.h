@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "evaluate.h"
+#include "harness/harness.h"
 #include "sandbox/host.h"
 #include "sandbox/mount.h"
 #include "sandbox/seccomp.h"
@@ -19,6 +20,7 @@ struct cli_context {
 	struct ee_host host;
 	struct ee_mount_plan mounts;
 	struct ee_seccomp_prog seccomp;
+	struct ee_harness harness;
 };
 
 /* Probes the host, plans the mounts for lim->tmp_mb and compiles seccomp. */

@@ -15,16 +15,20 @@
 int cli_context_init(struct cli_context *c, const struct ee_limits *lim, struct ee_err *err)
 {
 	memset(c, 0, sizeof(*c));
+	c->harness.code_fd = -1;
 	if (ee_host_probe(&c->host, err) < 0 || ee_host_usable(&c->host, err) < 0)
 		return -1;
 	ee_cgroup_sweep_stale(&c->host);
-	if (ee_mount_plan(lim->tmp_mb, &c->mounts, err) < 0)
+	c->harness.code_fd = -1;
+	if (ee_mount_plan(lim->tmp_mb, &c->mounts, err) < 0 ||
+	    ee_harness_prepare(c->host.python, &c->harness, err) < 0)
 		return -1;
 	return ee_seccomp_compile(&c->seccomp, err);
 }
 
 void cli_context_free(struct cli_context *c)
 {
+	ee_harness_release(&c->harness);
 	ee_seccomp_free(&c->seccomp);
 }
 

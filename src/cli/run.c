@@ -158,6 +158,7 @@ static int evaluate(struct run_args *a, const struct ee_task *task, const char *
 	a->opt.host = &ctx.host;
 	a->opt.mounts = &ctx.mounts;
 	a->opt.seccomp = &ctx.seccomp;
+	a->opt.harness = &ctx.harness;
 	struct ee_candidate cand = { .task = task, .program = program, .model = a->model, .sample = -1,
 		                     .no_code_block = no_block };
 	if (ee_eval_start(loop, &a->opt, &cand, print_record, &record, &err) < 0)

@@ -159,11 +159,12 @@ static int reset_signals(struct ee_err *err)
  * not clobbered. */
 static int place_fds(const struct ee_child_fds *f, struct ee_err *err)
 {
-	const int src[] = { f->out, f->err, f->job, f->result, f->gate };
-	const int dst[] = { 1, 2, EE_FD_JOB, EE_FD_RESULT, EE_FD_GATE };
-	int high[5];
+	const int src[] = { f->out, f->err, f->job, f->result, f->gate, f->code };
+	const int dst[] = { 1, 2, EE_FD_JOB, EE_FD_RESULT, EE_FD_GATE, EE_FD_CODE };
+	const int n = f->code >= 0 ? 6 : 5;
+	int high[6];
 
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < n; i++) {
 		high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16);
 		if (high[i] < 0)
 			return ee_fail_errno(err, EE_ERR_SANDBOX, "dup fd %d", src[i]);
@@ -173,11 +174,11 @@ static int place_fds(const struct ee_child_fds *f, struct ee_err *err)
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null < 0 || (null == 0 ? fcntl(0, F_SETFD, 0) : dup2(null, 0)) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "/dev/null on stdin");
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < n; i++)
 		if (dup2(high[i], dst[i]) < 0)
 			return ee_fail_errno(err, EE_ERR_SANDBOX, "dup2 to fd %d", dst[i]);
 	/* Nothing else crosses exec, whatever a library may have opened. */
-	if (syscall(SYS_close_range, 6, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	if (syscall(SYS_close_range, EE_FD_CODE + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "close_range");
 	return 0;
 }
@@ -221,12 +222,14 @@ static int cmp_int(const void *x, const void *y)
  * but the ones this sandbox needs. */
 static void close_others(const struct ee_child_fds *f)
 {
-	int keep[] = { f->sync, f->ctl, f->job, f->out, f->err, f->result, f->gate };
+	int keep[] = { f->sync, f->ctl, f->job, f->out, f->err, f->result, f->gate, f->code };
 	const size_t n = sizeof(keep) / sizeof(keep[0]);
 	unsigned next = 0;
 
 	qsort(keep, n, sizeof(keep[0]), cmp_int);
 	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 0)
+			continue; /* no code fd */
 		if ((unsigned)keep[i] > next)
 			syscall(SYS_close_range, next, (unsigned)keep[i] - 1, 0);
 		next = (unsigned)keep[i] + 1;
@@ -264,5 +267,7 @@ void ee_child_main(const struct ee_child_args *a)
 	close(a->fds.result);
 	close(a->fds.gate);
 	close(a->fds.job);
+	if (a->fds.code >= 0)
+		close(a->fds.code);
 	reap(a, pid);
 }

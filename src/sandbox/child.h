@@ -35,6 +35,7 @@ struct ee_child_fds {
 	int sync;            /* read end: the supervisor's go (maps, cgroup done) */
 	int ctl;             /* write end of the control pipe */
 	int job, out, err, result, gate; /* become fds 3, 1, 2, 4, 5 */
+	int code;            /* becomes fd 6 when >= 0 (the harness's pyc) */
 };
 
 struct ee_child_args {

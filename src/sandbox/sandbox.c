@@ -458,7 +458,8 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 			.use_cgroup_ns = sb->cg.mem[0] || sb->cg.pids[0],
 			.have_memory_cg = sb->cg.mem[0] != '\0', .have_pids_cg = sb->cg.pids[0] != '\0',
 			.fds = { .sync = p[P_SYNC][0], .ctl = p[P_CTL][1], .job = job, .out = p[P_OUT][1],
-			         .err = p[P_ERR][1], .result = p[P_RESULT][1], .gate = p[P_GATE][0] },
+			         .err = p[P_ERR][1], .result = p[P_RESULT][1], .gate = p[P_GATE][0],
+			         .code = cfg->code_fd },
 		};
 		ee_child_main(&a);
 	}

@@ -36,7 +36,7 @@ struct ee_loop;
 struct ee_sandbox;
 
 /* The fd numbers the harness sees (docs/protocol.md). */
-enum { EE_FD_JOB = 3, EE_FD_RESULT = 4, EE_FD_GATE = 5 };
+enum { EE_FD_JOB = 3, EE_FD_RESULT = 4, EE_FD_GATE = 5, EE_FD_CODE = 6 };
 
 struct ee_sandbox_config {
 	const struct ee_host *host;
@@ -44,6 +44,7 @@ struct ee_sandbox_config {
 	const struct ee_mount_plan *mounts;
 	const struct ee_seccomp_prog *seccomp;
 	const char *const *argv; /* argv[0] is the program path */
+	int code_fd;             /* borrowed; becomes EE_FD_CODE, or -1 for none */
 	const char *job;         /* copied into a sealed memfd: fd 3 */
 	size_t job_len;
 	size_t keep_output;      /* bytes of stdout and of stderr kept for the record */

@@ -213,3 +213,26 @@ Test(events, an_exit_is_never_a_pass)
 	cr_assert_eq(s.tests[0].state, EE_T_NOT_RUN);
 	cr_assert(s.tests[0].exited);
 }
+
+Test(events, an_io_overflow_is_flagged)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"gate\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"overflow\"");
+	cr_assert_null(s.violation);
+	cr_assert_eq(s.tests[2].state, EE_T_FAIL);
+	cr_assert(s.tests[2].overflow);
+}
+
+Test(events, a_nul_in_program_output_is_data_not_a_violation)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"gate\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3\\u0000\\n\",\"exit_code\":0");
+	cr_assert_null(s.violation, "%s", s.violation);
+	cr_assert_eq(s.tests[2].state, EE_T_FAIL, "3\\0 is not 3");
+}

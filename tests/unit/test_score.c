@@ -110,6 +110,14 @@ Test(score, exit_inside_a_test_is_premature_exit_not_pass)
 	cr_assert_str_eq(v.detail, "premature exit");
 }
 
+Test(score, an_io_test_over_the_output_cap_is_output_overflow)
+{
+	struct ee_test_outcome t[] = { pass_t(1, 0), { .state = EE_T_FAIL, .weight = 1, .index = 1, .overflow = 1 } };
+	struct ee_verdict v = decide((struct ee_verdict_in){ .done = 1, .tests = t, .n_tests = 2 });
+	cr_assert_eq(v.status, EE_ERROR);
+	cr_assert_str_eq(v.detail, "output overflow");
+}
+
 Test(score, denied_import_in_a_test)
 {
 	struct ee_test_outcome t[] = { { .state = EE_T_FAIL, .weight = 1, .denied = "subprocess" } };
