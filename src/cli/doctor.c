@@ -49,7 +49,7 @@ int cmd_doctor(int argc, char **argv)
 	controller("memory", &h.memory, "falls back to RLIMIT_AS (address space, coarser)");
 	controller("pids", &h.pids,
 	           h.is_root ? "falls back to RLIMIT_NPROC for uid 65534 (shared by concurrent sandboxes)"
-	                     : "no process limit: fork bombs end only at the timeout");
+	                     : "falls back to RLIMIT_NPROC, counted per user namespace (kernel >= 5.14)");
 	line("python", access(h.python, X_OK) == 0, h.python, "/usr/bin/python3 missing: apt-get install python3");
 	if (ee_host_usable(&h, &err) < 0) {
 		printf("\nexeceval cannot run candidates here: %s\n", err.msg);

@@ -134,11 +134,11 @@ static int set_rlimits(const struct ee_child_args *a, struct ee_err *err)
 		if (set_limit(RLIMIT_AS, as, as, "AS", err) < 0)
 			return -1;
 	}
-	/* RLIMIT_NPROC counts every process of the uid on the host; only a
-	 * stand-in when there is no pids cgroup, and only where the uid is the
-	 * sandbox's own (root mode, uid 65534). */
-	if (!a->have_pids_cg && a->host->is_root &&
-	    set_limit(RLIMIT_NPROC, l->procs, l->procs, "NPROC", err) < 0)
+	/* Without a pids cgroup, RLIMIT_NPROC stands in. As root it counts every
+	 * process of uid 65534 on the host (shared by concurrent sandboxes);
+	 * unprivileged, the kernel (>= 5.14) counts it per user namespace, so
+	 * it bounds this sandbox alone. */
+	if (!a->have_pids_cg && set_limit(RLIMIT_NPROC, l->procs, l->procs, "NPROC", err) < 0)
 		return -1;
 	return 0;
 }

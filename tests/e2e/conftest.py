@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-EXECEVAL = os.environ.get("EXECEVAL") or str(REPO / "build" / "execeval")
+EXECEVAL = os.path.abspath(os.environ.get("EXECEVAL") or str(REPO / "build" / "execeval"))
 OUTER_TIMEOUT = 60
 NOBODY = 65534
 SECRET = "ee-secret-" + secrets.token_hex(16)
