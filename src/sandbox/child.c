@@ -237,6 +237,18 @@ static void close_others(const struct ee_child_fds *f)
 	syscall(SYS_close_range, next, ~0U, 0);
 }
 
+/* Steps 3-6 of the theory of operation, as init. */
+static int enter_sandbox(const struct ee_child_args *a, struct ee_err *err)
+{
+	if (a->use_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "unshare cgroup namespace");
+	if (sethostname("sandbox", 7) < 0 || setdomainname("sandbox", 7) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "sethostname");
+	if (ee_mount_apply(a->mounts, err) < 0 || drop_privileges(a, err) < 0)
+		return -1;
+	return ee_seccomp_load(a->seccomp, err);
+}
+
 void ee_child_main(const struct ee_child_args *a)
 {
 	struct ee_err err = { 0, "" };
@@ -248,18 +260,14 @@ void ee_child_main(const struct ee_child_args *a)
 	if (read(a->fds.sync, &go, 1) != 1)
 		_exit(126); /* the supervisor is gone */
 	close(a->fds.sync);
-
-	if (a->use_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
-		die(a, (ee_fail_errno(&err, EE_ERR_SANDBOX, "unshare cgroup namespace"), &err));
-	if (sethostname("sandbox", 7) < 0 || setdomainname("sandbox", 7) < 0)
-		die(a, (ee_fail_errno(&err, EE_ERR_SANDBOX, "sethostname"), &err));
-	if (ee_mount_apply(a->mounts, &err) < 0 || drop_privileges(a, &err) < 0 ||
-	    ee_seccomp_load(a->seccomp, &err) < 0)
+	if (enter_sandbox(a, &err) < 0)
 		die(a, &err);
 
 	pid_t pid = fork();
-	if (pid < 0)
-		die(a, (ee_fail_errno(&err, EE_ERR_SANDBOX, "fork the payload"), &err));
+	if (pid < 0) {
+		ee_fail_errno(&err, EE_ERR_SANDBOX, "fork the payload");
+		die(a, &err);
+	}
 	if (pid == 0)
 		payload(a);
 	close(a->fds.out);
