@@ -7,6 +7,8 @@
 
 #include "cli/cli.h"
 #include "err.h"
+#include "sandbox/sandbox.h"
+#include "task.h"
 
 static void line(const char *feature, int ok, const char *yes, const char *no)
 {
@@ -23,6 +25,54 @@ static void controller(const char *name, const struct ee_cg_controller *c, const
 	else
 		snprintf(what, sizeof(what), "no %s controller: %s", name, fallback);
 	printf("%-22s %-4s %s\n", name, c->version && c->writable ? "yes" : "no", what);
+}
+
+static void keep_record(void *ctx, json_t *record)
+{
+	*(json_t **)ctx = record;
+}
+
+/* The proof that matters: one trivial candidate through the real sandbox. */
+static int live_check(struct ee_err *err)
+{
+	static const char *const asserts[] = { "assert 1 + 1 == 2" };
+	struct cli_context ctx;
+	struct ee_eval_options o = { 0 };
+	struct ee_task task = { 0 };
+	struct ee_loop *loop = NULL;
+	json_t *rec = NULL;
+	int rc = -1;
+
+	ee_limits_default(&o.limits);
+	o.deny_imports = 1;
+	o.scan = EE_SCAN_REPORT;
+	if (cli_context_init(&ctx, &o.limits, err) < 0 || ee_loop_new(&loop, err) < 0 ||
+	    ee_task_from_asserts(asserts, 1, &task, err) < 0)
+		goto out;
+	o.host = &ctx.host;
+	o.mounts = &ctx.mounts;
+	o.seccomp = &ctx.seccomp;
+	o.harness = &ctx.harness;
+	struct ee_candidate c = { .task = &task, .program = "", .sample = -1 };
+	if (ee_eval_start(loop, &o, &c, keep_record, &rec, err) < 0 || ee_loop_run(loop, err) != 0)
+		goto out;
+	const char *status = json_string_value(json_object_get(rec, "status"));
+	const char *setup = json_string_value(json_object_get(rec, "sandbox_error"));
+	if (!status || strcmp(status, "pass") != 0) {
+		ee_fail(err, EE_ERR_SANDBOX, "a trivial candidate did not pass: %s",
+		        setup ? setup : json_string_value(json_object_get(rec, "detail")));
+		goto out;
+	}
+	double ms = json_number_value(json_object_get(json_object_get(rec, "resources"), "wall_ms"));
+	printf("%-22s %-4s a trivial candidate passed in the sandbox (%.1f ms, %s)\n", "live check", "yes", ms,
+	       ctx.harness.code_fd >= 0 ? "harness from its pyc" : "harness from source");
+	rc = 0;
+out:
+	json_decref(rec);
+	ee_task_free(&task);
+	ee_loop_free(loop);
+	cli_context_free(&ctx);
+	return rc;
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -51,7 +101,7 @@ int cmd_doctor(int argc, char **argv)
 	           h.is_root ? "falls back to RLIMIT_NPROC for uid 65534 (shared by concurrent sandboxes)"
 	                     : "falls back to RLIMIT_NPROC, counted per user namespace (kernel >= 5.14)");
 	line("python", access(h.python, X_OK) == 0, h.python, "/usr/bin/python3 missing: apt-get install python3");
-	if (ee_host_usable(&h, &err) < 0) {
+	if (ee_host_usable(&h, &err) < 0 || live_check(&err) < 0) {
 		printf("\nexeceval cannot run candidates here: %s\n", err.msg);
 		return EXIT_SANDBOX;
 	}

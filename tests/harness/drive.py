@@ -92,14 +92,18 @@ def _high(fd):
     return new
 
 
-def run(job, gate="c", timeout=30.0, cwd=None, job_bytes=None, source=None):
+def run(job, gate="c", timeout=30.0, cwd=None, job_bytes=None, source=None, script=None):
     """Run the harness on `job` (a dict, or raw `job_bytes`).
+
+    The harness source goes on the command line (`-c`), as `source` when
+    given; `script` instead names a file to run, such as a compiled pyc (the
+    supervisor's way when the host has the build's interpreter).
 
     gate: "c" or "s" is written when the gate event arrives, "eof" closes the
     pipe, None leaves it open (the harness then waits until `timeout`)."""
     if job_bytes is None:
         job_bytes = json.dumps(job).encode()
-    if source is None:
+    if source is None and script is None:
         source = HARNESS.read_text()
     job_fd = os.memfd_create("job", os.MFD_CLOEXEC)
     os.write(job_fd, job_bytes)
@@ -110,7 +114,7 @@ def run(job, gate="c", timeout=30.0, cwd=None, job_bytes=None, source=None):
     err_r, err_w = os.pipe()
     devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
     child_fds = [_high(fd) for fd in (devnull, out_w, err_w, job_fd, result_w, gate_r)]
-    argv = [PYTHON, "-I", "-S", "-B", "-c", source]
+    argv = [PYTHON, "-I", "-S", "-B"] + ([str(script)] if script is not None else ["-c", source])
     env = {"PATH": "/usr/bin:/bin"}
     workdir = str(cwd) if cwd is not None else "/tmp"
 

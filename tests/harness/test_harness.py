@@ -279,6 +279,161 @@ def test_os_still_works_apart_from_denied_attributes():
     assert [t[i]["status"] for i in range(3)] == ["pass"] * 3
 
 
+# ------------------------------------------- denied imports: whose import
+
+# The supervisor's default list (src/evaluate.c).
+DEFAULT_DENY = ["os.system", "os.popen", "subprocess", "_posixsubprocess", "socket", "_socket",
+                "requests", "urllib", "ctypes", "_ctypes", "shutil", "http.client",
+                "asyncio.subprocess"]
+
+# Stdlib modules that import denied ones for their own use, and a use of each.
+STDLIB_USES = [
+    "import pathlib\nassert pathlib.Path('/a b').as_uri() == 'file:///a%20b'",
+    "import os, tempfile\nwith tempfile.TemporaryDirectory() as d:\n    os.mkdir(d + '/sub')",
+    "import asyncio\nassert asyncio.run(asyncio.sleep(0, 5)) == 5",
+    "import multiprocessing\nassert multiprocessing.cpu_count() >= 1",
+    "import io, zipfile\nbuf = io.BytesIO()\nwith zipfile.ZipFile(buf, 'w') as z:\n"
+    "    z.writestr('a', 'b')\nassert zipfile.ZipFile(buf).read('a') == b'b'",
+    "import email.utils\nassert email.utils.parseaddr('A <a@b.c>') == ('A', 'a@b.c')",
+    "from unittest import mock\nassert mock.Mock(return_value=3)() == 3",
+    "import logging.handlers, xmlrpc.client, http.server",
+]
+
+
+@pytest.mark.parametrize("use", STDLIB_USES)
+def test_stdlib_modules_may_import_denied_modules(use):
+    """The candidate imports pathlib, which imports urllib.parse: allowed."""
+    job = make_job(ADD + use + "\n", [A(use), A("assert add(1, 2) == 3")], deny_imports=DEFAULT_DENY)
+    result = run(job)
+    assert result.phase("import")["status"] == "ok", result.phase("import")
+    t = result.tests()
+    assert t[0]["status"] == t[1]["status"] == "pass", t
+    assert result.phase("scan")["findings"] == []
+
+
+def test_stdlib_modules_may_import_denied_modules_in_io_and_unittest():
+    code = "import pathlib, asyncio, tempfile\nprint(pathlib.Path('/x').as_uri())\n"
+    tests = [io(""), UT("    def test_a(self):\n        from unittest import mock\n"
+                        "        import email.utils, zipfile\n")]
+    t = run(make_job(code, tests, deny_imports=DEFAULT_DENY)).tests()
+    assert t[0]["status"] == "returned" and t[0]["stdout"] == "file:///x\n", t[0]
+    assert t[1]["status"] == "pass", t[1]
+
+
+@pytest.mark.parametrize("first, stmt, cached, name", [
+    ("import pathlib", "import urllib.parse", "urllib.parse", "urllib"),
+    ("import pathlib", "from urllib import parse", "urllib.parse", "urllib"),
+    ("import pathlib", "from urllib.parse import quote", "urllib.parse", "urllib"),
+    ("import asyncio", "import socket", "socket", "socket"),
+    ("import asyncio", "__import__('socket')", "socket", "socket"),
+    ("import asyncio", "import builtins\nbuiltins.__import__('socket')", "socket", "socket"),
+    ("import asyncio", "import importlib\nimportlib.import_module('socket')", "socket", "socket"),
+    ("import pathlib", "from importlib import import_module\nimport_module('.parse', 'urllib')",
+     "urllib.parse", "urllib"),
+    ("import asyncio", "from asyncio import subprocess", "asyncio.subprocess", "asyncio.subprocess"),
+    ("import asyncio", "import asyncio.subprocess", "asyncio.subprocess", "asyncio.subprocess"),
+    ("import xmlrpc.client", "from http import client", "http.client", "http.client"),
+    ("import tempfile\ntempfile.TemporaryDirectory().cleanup()", "import shutil", "shutil", "shutil"),
+    ("import pathlib", "exec('import urllib.parse')", "urllib.parse", "urllib"),
+    ("import pathlib", "g = {'__name__': 'urllib.x', '__package__': 'urllib'}\n"
+                       "exec('from . import parse', g)", "urllib.parse", "urllib"),
+])
+def test_candidate_import_of_a_cached_denied_module_fails(first, stmt, cached, name):
+    """An allowed stdlib import left the denied module in sys.modules; the
+    candidate's own import of it is still refused."""
+    tests = [A("import sys\nassert %r in sys.modules" % cached), A(stmt), A("assert add(1, 1) == 2")]
+    t = run(make_job(ADD + first + "\n", tests, deny_imports=DEFAULT_DENY, scan="off")).tests()
+    assert t[0]["status"] == "pass", t[0]
+    assert t[1]["status"] == "fail" and t[1]["denied"] == name, t[1]
+    assert t[1]["message"].startswith("ImportError: denied: " + name), t[1]
+    assert t[2]["status"] == "pass"
+
+
+@pytest.mark.parametrize("stmt, name", [
+    ("import urllib.parse", "urllib"),
+    ("import importlib\nimportlib.__import__('socket')", "socket"),  # past the wrappers: the finder
+    ("exec('import socket')", "socket"),
+    ("exec(compile('import socket', '/usr/lib/no/such/module.py', 'exec'))", "socket"),
+    ("import sys\nexec(compile('import socket', sys._stdlib_dir + '/../x.py', 'exec'))", "socket"),
+    ("import threading\nout = []\ndef f():\n    try:\n        import socket\n"
+     "    except ImportError as e:\n        out.append(e)\n"
+     "t = threading.Thread(target=f)\nt.start()\nt.join()\nraise out[0]", "socket"),
+])
+def test_candidate_made_imports_are_refused(stmt, name):
+    t = run(make_job(ADD, [A(stmt)], deny_imports=DEFAULT_DENY, scan="off")).tests()
+    assert t[0]["status"] == "fail" and t[0]["denied"] == name, t[0]
+
+
+def test_import_module_is_guarded_when_importlib_was_loaded_first():
+    """A unittest test makes the harness import unittest (and importlib) before
+    the policy: importlib.import_module is guarded in place."""
+    tests = [A("import sys\nassert 'importlib' in sys.modules"),
+             A("import importlib\nimportlib.import_module('socket')"),
+             UT("    def test_a(self):\n        import importlib\n"
+                "        importlib.import_module('urllib.parse')\n")]
+    t = run(make_job(ADD + "import asyncio, pathlib\n", tests, deny_imports=DEFAULT_DENY)).tests()
+    assert t[0]["status"] == "pass", t[0]
+    assert t[1]["denied"] == "socket" and t[2]["denied"] == "urllib", t
+
+
+def test_setup_imports_are_the_candidates():
+    ok = run(make_job(ADD, [A("assert pathlib and tempfile")], deny_imports=DEFAULT_DENY,
+                      setup="import pathlib, tempfile"))
+    assert ok.phase("import")["status"] == "ok" and ok.tests()[0]["status"] == "pass"
+    imp = run(make_job(ADD, [A("assert True")], deny_imports=DEFAULT_DENY,
+                       setup="import pathlib\nfrom urllib.parse import quote")).phase("import")
+    assert imp["status"] == "fail" and imp["setup"] and imp["denied"] == "urllib", imp
+
+
+def test_module_written_by_the_candidate_is_not_installed(tmp_path):
+    """A file the candidate wrote (here in the cwd) imports as the candidate."""
+    code = ("import os, sys\nsys.path.insert(0, os.getcwd())\n"
+            "with open('helper.py', 'w') as f:\n    f.write('import pathlib\\nimport socket\\n')\n")
+    t = run(make_job(code, [A("import helper")], deny_imports=DEFAULT_DENY), cwd=tmp_path).tests()
+    assert t[0]["status"] == "fail" and t[0]["denied"] == "socket", t[0]
+
+
+def test_import_semantics_survive_the_guard():
+    tests = [
+        A("import os\nassert __import__('os.path') is os"),
+        A("assert __import__('os.path', fromlist=['join']).__name__ == 'posixpath'"),
+        A("from os import path, sep\nimport os.path as p\nassert p is path"),
+        A("try:\n    import no_such_module_xyz\nexcept ModuleNotFoundError as e:\n"
+          "    assert e.name == 'no_such_module_xyz'\nelse:\n    raise AssertionError"),
+        A("try:\n    from . import x\nexcept ImportError as e:\n    assert 'no known parent' in str(e)\n"
+          "else:\n    raise AssertionError"),
+        A("try:\n    __import__(5)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError"),
+        A("from os import system, popen\nassert system.__name__ == 'os.system'"),  # a stub, not an import
+        A("import importlib\nassert importlib.import_module('json.decoder').__name__ == 'json.decoder'"),
+        A("import importlib\nassert importlib.import_module('.decoder', 'json').__name__ == 'json.decoder'"),
+    ]
+    t = run(make_job(ADD, tests, deny_imports=DEFAULT_DENY)).tests()
+    assert [t[i]["status"] for i in range(len(tests))] == ["pass"] * len(tests), t
+
+
+def test_no_deny_list_leaves_builtin_import_alone():
+    test = A("import builtins\nassert type(builtins.__import__).__name__ == 'builtin_function_or_method'")
+    assert run(make_job(ADD, [test], deny_imports=[])).tests()[0]["status"] == "pass"
+    guarded = run(make_job(ADD, [test], deny_imports=DEFAULT_DENY)).tests()[0]
+    assert guarded["status"] == "fail"
+
+
+def test_denials_hold_when_started_from_a_pyc(tmp_path):
+    """The supervisor runs a build-time pyc (its code named after the source's
+    relative path): the importer check does not depend on the harness's name."""
+    import py_compile
+
+    pyc = tmp_path / "harness.pyc"
+    py_compile.compile(str(drive.HARNESS), cfile=str(pyc), dfile="src/harness/harness.py",
+                       doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    job = make_job(ADD + "import pathlib, asyncio\n",
+                   [A("import socket"), A("import urllib.parse"), A("from unittest import mock")],
+                   deny_imports=DEFAULT_DENY)
+    t = run(job, script=pyc).tests()
+    assert t[0]["denied"] == "socket" and t[1]["denied"] == "urllib", t
+    assert t[2]["status"] == "pass", t[2]
+
+
 # ---------------------------------------------------------------- scan
 
 SCAN_CODE = """import socket
