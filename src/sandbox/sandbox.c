@@ -298,24 +298,34 @@ static void on_signal(struct ee_loop *loop)
 		ee_sandbox_kill(sb);
 }
 
-int ee_loop_run(struct ee_loop *loop, struct ee_err *err)
+int ee_loop_run_once(struct ee_loop *loop, struct ee_err *err)
 {
 	struct epoll_event evs[64];
 
-	while (loop->active > 0) {
-		int n = epoll_wait(loop->epfd, evs, 64, -1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "epoll_wait");
-		}
-		for (int i = 0; i < n; i++) {
-			if (!evs[i].data.ptr)
-				on_signal(loop);
-			else
-				dispatch(evs[i].data.ptr);
-		}
+	if (loop->active == 0)
+		return 0;
+	int n = epoll_wait(loop->epfd, evs, 64, -1);
+	if (n < 0)
+		return errno == EINTR ? 0 : ee_fail_errno(err, EE_ERR_SANDBOX, "epoll_wait");
+	for (int i = 0; i < n; i++) {
+		if (!evs[i].data.ptr)
+			on_signal(loop);
+		else
+			dispatch(evs[i].data.ptr);
 	}
+	return 0;
+}
+
+int ee_loop_run(struct ee_loop *loop, struct ee_err *err)
+{
+	while (loop->active > 0)
+		if (ee_loop_run_once(loop, err) < 0)
+			return -1;
+	return loop->interrupted;
+}
+
+int ee_loop_interrupted(const struct ee_loop *loop)
+{
 	return loop->interrupted;
 }
 

@@ -80,6 +80,14 @@ void ee_loop_free(struct ee_loop *loop);
  * internal failure of the loop itself. */
 int ee_loop_run(struct ee_loop *loop, struct ee_err *err);
 
+/* One round: waits for events and handles them (callbacks included).
+ * Returns 0 (also when nothing is active) or -1. */
+int ee_loop_run_once(struct ee_loop *loop, struct ee_err *err);
+
+/* The signal that interrupted the loop, or 0. Once set, callers should
+ * start no new sandbox. */
+int ee_loop_interrupted(const struct ee_loop *loop);
+
 int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret,
                      struct ee_err *err);

@@ -1,0 +1,39 @@
+/* results.h - the results file: durable appends, resume, torn-line repair.
+ *
+ * Each record is one line written with a single write(2) on an O_APPEND
+ * descriptor, so a crash leaves at most one torn last line, which
+ * ee_results_resume truncates away. The (task_id, sample) pairs already
+ * present form a set that --resume skips.
+ */
+#ifndef EE_RESULTS_H
+#define EE_RESULTS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct ee_err;
+
+struct ee_done_set {
+	char **keys;   /* sorted "task_id\x1f<sample>" */
+	size_t n, cap;
+};
+
+/* Called for each complete, valid record found (borrowed). */
+typedef int (*ee_record_visit)(void *ctx, const json_t *record, const char *where, struct ee_err *err);
+
+/* Reads path (absent is fine: nothing done yet), visits every record, fills
+ * done, and truncates a torn last line (*ret_repaired = 1). An invalid line
+ * that is not the last is an error naming file:line. */
+int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visit visit, void *ctx,
+                      int *ret_repaired, struct ee_err *err);
+
+int ee_done_contains(const struct ee_done_set *done, const char *task_id, long sample);
+void ee_done_free(struct ee_done_set *done);
+
+/* Opens path for appending (created 0644); truncate=1 starts it empty. */
+int ee_results_open(const char *path, int truncate, struct ee_err *err);
+
+/* Appends record as one line. */
+int ee_results_append(int fd, const json_t *record, const char *path, struct ee_err *err);
+
+#endif
