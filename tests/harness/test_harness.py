@@ -352,6 +352,7 @@ def test_candidate_import_of_a_cached_denied_module_fails(first, stmt, cached, n
 @pytest.mark.parametrize("stmt, name", [
     ("import urllib.parse", "urllib"),
     ("import importlib\nimportlib.__import__('socket')", "socket"),  # past the wrappers: the finder
+    ("from http import client", "http.client"),  # http is allowed, its submodule is not
     ("exec('import socket')", "socket"),
     ("exec(compile('import socket', '/usr/lib/no/such/module.py', 'exec'))", "socket"),
     ("import sys\nexec(compile('import socket', sys._stdlib_dir + '/../x.py', 'exec'))", "socket"),
