@@ -36,6 +36,7 @@ int cli_parse_uint(const char *flag, const char *s, unsigned long max, unsigned 
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err);
 
 int cmd_run(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 
 #endif

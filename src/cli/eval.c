@@ -1,0 +1,520 @@
+/* eval.c - `execeval eval`: a data set of tasks against a file of samples,
+ * many sandboxes at once, durable and resumable, with a summary.
+ *
+ * Samples are streamed (never all in memory): each line is parsed, matched
+ * to its task, numbered (its position among its task's lines unless it says
+ * "sample"), filtered by --shard and --resume, turned into a program and
+ * handed to the scheduler. Each record is appended to the results file as
+ * soon as its sandbox is gone, and added to the summary.
+ */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "compose.h"
+#include "dataset.h"
+#include "err.h"
+#include "extract.h"
+#include "results.h"
+#include "sandbox/sandbox.h"
+#include "scheduler.h"
+#include "summary.h"
+#include "task.h"
+
+#define MAX_SAMPLE_LINE (64u << 20)
+#define MAX_KS 32
+
+static const char usage[] =
+        "usage: execeval eval --tasks FILE --samples FILE [OPTIONS]\n"
+        "  -o, --out FILE         results JSONL (default: SAMPLES.results.jsonl)\n"
+        "  -j, --jobs N           sandboxes at once (default: number of cores)\n"
+        "  -k 1,10,100            pass@k to report (default 1,10,100)\n"
+        "  --timeout S --memory MB --procs N --output-cap BYTES   limits (tasks may override)\n"
+        "  --format auto|native|humaneval|mbpp    tasks format (default: detected per task)\n"
+        "  --extract auto|fenced|none   for \"generation\" samples (default auto)\n"
+        "  --stop                 cut completions at HumanEval's stop sequences\n"
+        "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
+        "  --resume               skip samples already in the results file\n"
+        "  --shard I/N            evaluate shard I (0-based) of N\n"
+        "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
+        "  --summary-json FILE    also write the summary as JSON\n"
+        "  -q, --quiet            no progress line\n";
+
+struct eval_args {
+	const char *tasks, *samples, *out, *summary_json;
+	unsigned long jobs;
+	unsigned long ks[MAX_KS];
+	size_t nk;
+	int format, resume, skip_invalid, quiet, stop;
+	unsigned long shard_i, shard_n;
+	enum ee_extract_mode extract;
+	struct ee_eval_options opt;
+};
+
+struct eval_run {
+	const struct eval_args *a;
+	struct ee_dataset tasks;
+	struct ee_done_set done;
+	struct ee_summary *summary;
+	FILE *samples;
+	char *line;
+	size_t line_alloc;
+	long line_no;
+	int out_fd;
+	int write_failed;
+	struct ee_err write_err;
+	unsigned long total, finished, passed, skipped;
+	double t0;
+	double last_progress;
+	int progress;
+	/* the sample in flight from next() to ee_eval_start */
+	struct ee_sample sample;
+	char *program;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static int parse_ks(const char *s, struct eval_args *a, struct ee_err *err)
+{
+	char buf[256];
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	a->nk = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long k;
+		if (a->nk == MAX_KS || cli_parse_uint("-k", tok, 1ul << 30, &k, err) < 0 || k == 0)
+			return ee_fail(err, EE_ERR_USAGE, "-k: expected comma-separated positive integers, got '%s'", s);
+		a->ks[a->nk++] = k;
+	}
+	return a->nk ? 0 : ee_fail(err, EE_ERR_USAGE, "-k: expected comma-separated positive integers, got '%s'", s);
+}
+
+static int parse_shard(const char *s, struct eval_args *a, struct ee_err *err)
+{
+	char extra;
+	if (sscanf(s, "%lu/%lu%c", &a->shard_i, &a->shard_n, &extra) != 2 || a->shard_n == 0 ||
+	    a->shard_i >= a->shard_n || s[0] == '-')
+		return ee_fail(err, EE_ERR_USAGE, "--shard: expected I/N with 0 <= I < N, got '%s'", s);
+	return 0;
+}
+
+static int parse_format(const char *s, int *ret)
+{
+	static const char *const names[] = { "auto", "native", "humaneval", "mbpp" };
+	for (int i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*ret = i;
+			return 0;
+		}
+	return -1;
+}
+
+static int parse_scan_mode(const char *s, int *ret)
+{
+	static const char *const names[] = { "off", "report", "block" };
+	for (int i = 0; i < 3; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*ret = i;
+			return 0;
+		}
+	return -1;
+}
+
+enum { O_TASKS = 256, O_SAMPLES, O_TIMEOUT, O_MEMORY, O_PROCS, O_CAP, O_FORMAT, O_EXTRACT, O_STOP,
+       O_SCAN, O_ALLOW, O_HIDDEN, O_RESUME, O_SHARD, O_SKIP, O_SUMMARY, O_HELP };
+
+static const struct option longopts[] = {
+	{ "tasks", required_argument, NULL, O_TASKS }, { "samples", required_argument, NULL, O_SAMPLES },
+	{ "out", required_argument, NULL, 'o' }, { "jobs", required_argument, NULL, 'j' },
+	{ "timeout", required_argument, NULL, O_TIMEOUT }, { "memory", required_argument, NULL, O_MEMORY },
+	{ "procs", required_argument, NULL, O_PROCS }, { "output-cap", required_argument, NULL, O_CAP },
+	{ "format", required_argument, NULL, O_FORMAT }, { "extract", required_argument, NULL, O_EXTRACT },
+	{ "stop", no_argument, NULL, O_STOP }, { "scan", required_argument, NULL, O_SCAN },
+	{ "allow-imports", no_argument, NULL, O_ALLOW }, { "run-hidden", no_argument, NULL, O_HIDDEN },
+	{ "resume", no_argument, NULL, O_RESUME }, { "shard", required_argument, NULL, O_SHARD },
+	{ "skip-invalid", no_argument, NULL, O_SKIP }, { "summary-json", required_argument, NULL, O_SUMMARY },
+	{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, O_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_option(int c, struct eval_args *a, struct ee_err *err)
+{
+	unsigned long u;
+	int rc = 0;
+
+	switch (c) {
+	case O_TASKS: a->tasks = optarg; break;
+	case O_SAMPLES: a->samples = optarg; break;
+	case 'o': a->out = optarg; break;
+	case 'j': rc = cli_parse_uint("--jobs", optarg, 4096, &a->jobs, err); break;
+	case 'k': rc = parse_ks(optarg, a, err); break;
+	case 'q': a->quiet = 1; break;
+	case O_TIMEOUT: rc = cli_parse_double("--timeout", optarg, &a->opt.limits.timeout_s, err); break;
+	case O_MEMORY:
+		rc = cli_parse_uint("--memory", optarg, 1u << 20, &u, err);
+		a->opt.limits.memory_mb = (unsigned)u;
+		break;
+	case O_PROCS:
+		rc = cli_parse_uint("--procs", optarg, 1u << 20, &u, err);
+		a->opt.limits.procs = (unsigned)u;
+		break;
+	case O_CAP:
+		rc = cli_parse_uint("--output-cap", optarg, 1ul << 40, &u, err);
+		a->opt.limits.output_cap = u;
+		break;
+	case O_FORMAT:
+		if (parse_format(optarg, &a->format) < 0)
+			rc = ee_fail(err, EE_ERR_USAGE, "--format: expected auto, native, humaneval or mbpp, got '%s'", optarg);
+		break;
+	case O_EXTRACT:
+		if (ee_extract_mode_parse(optarg, &a->extract) < 0)
+			rc = ee_fail(err, EE_ERR_USAGE, "--extract: expected auto, fenced or none, got '%s'", optarg);
+		break;
+	case O_SCAN:
+		if (parse_scan_mode(optarg, &a->opt.scan) < 0)
+			rc = ee_fail(err, EE_ERR_USAGE, "--scan: expected off, report or block, got '%s'", optarg);
+		break;
+	case O_STOP: a->stop = 1; break;
+	case O_ALLOW: a->opt.deny_imports = 0; break;
+	case O_HIDDEN: a->opt.run_hidden_on_fail = 1; break;
+	case O_RESUME: a->resume = 1; break;
+	case O_SHARD: rc = parse_shard(optarg, a, err); break;
+	case O_SKIP: a->skip_invalid = 1; break;
+	case O_SUMMARY: a->summary_json = optarg; break;
+	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
+	default: rc = ee_fail(err, EE_ERR_USAGE, "unknown or incomplete option '%s' (see execeval eval --help)", optarg ? optarg : "");
+	}
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, struct eval_args *a, struct ee_err *err)
+{
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:j:k:q", longopts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return ee_fail(err, EE_ERR_USAGE, "unknown or incomplete option '%s' (see execeval eval --help)",
+			               argv[optind - 1]);
+		if (parse_option(c, a, err) < 0)
+			return -1;
+	}
+	if (optind < argc)
+		return ee_fail(err, EE_ERR_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (!a->tasks || !a->samples)
+		return ee_fail(err, EE_ERR_USAGE, "--tasks FILE and --samples FILE are required");
+	return 0;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void progress(struct eval_run *r, int final)
+{
+	double t = now_s();
+	if (!r->progress || (!final && t - r->last_progress < 0.2))
+		return;
+	r->last_progress = t;
+	double rate = r->finished / (t - r->t0 > 1e-9 ? t - r->t0 : 1e-9);
+	unsigned long left = r->total > r->finished + r->skipped ? r->total - r->finished - r->skipped : 0;
+	fprintf(stderr, "\r%lu/%lu done, pass %.1f%%, %.1f/s, ETA %.0fs   ", r->finished + r->skipped,
+	        r->total, r->finished ? 100.0 * r->passed / r->finished : 0.0, rate,
+	        rate > 0 ? left / rate : 0.0);
+	if (final)
+		fputc('\n', stderr);
+}
+
+static void write_record(struct eval_run *r, json_t *rec)
+{
+	struct ee_err err;
+	const char *status = json_string_value(json_object_get(rec, "status"));
+
+	if (!r->write_failed && ee_results_append(r->out_fd, rec, r->a->out, &r->write_err) < 0)
+		r->write_failed = 1;
+	if (ee_summary_add(r->summary, rec, r->a->out, &err) < 0)
+		fprintf(stderr, "execeval eval: %s\n", err.msg);
+	r->finished++;
+	r->passed += status && strcmp(status, "pass") == 0;
+	progress(r, 0);
+}
+
+static void on_done(void *ctx, void *token, json_t *rec)
+{
+	struct eval_run *r = ctx;
+	(void)token;
+	if (rec && json_object_get(rec, "sandbox_error")) {
+		/* The host failed, not the candidate: say so, keep going. */
+		fprintf(stderr, "execeval eval: sandbox failed: %s\n",
+		        json_string_value(json_object_get(rec, "sandbox_error")));
+	}
+	if (rec)
+		write_record(r, rec);
+	json_decref(rec);
+}
+
+/* An invalid sample under --skip-invalid: a counted error record. */
+static void invalid_record(struct eval_run *r, const json_t *obj, const struct ee_err *why)
+{
+	json_t *id = obj ? json_object_get(obj, "task_id") : NULL;
+	json_t *rec = json_pack("{s:O?, s:I, s:s, s:s, s:f, s:i, s:i, s:i, s:b, s:I}", "task_id",
+	                        json_is_string(id) ? id : NULL, "sample", (json_int_t)-1, "status", "error",
+	                        "detail", "invalid sample", "score", 0.0, "passed", 0, "total", 0,
+	                        "reward", -1, "invalid", 1, "line", (json_int_t)r->line_no);
+	if (rec) {
+		json_object_set_new(rec, "message", json_string(why->msg));
+		write_record(r, rec);
+		json_decref(rec);
+	}
+}
+
+/* ---- the sample source -------------------------------------------------- */
+
+static uint64_t fnv1a(const char *s, long sample)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	for (int i = 0; i < 8; i++)
+		h = (h ^ (unsigned char)(sample >> (8 * i))) * 1099511628211ull;
+	return h;
+}
+
+/* Parses line r->line into r->sample; 1 = use it, 0 = skip it, -1 = invalid. */
+static int read_sample(struct eval_run *r, long len, struct ee_dataset_entry **ret, json_t **obj,
+                       struct ee_err *err)
+{
+	char where[512];
+	json_error_t jerr;
+
+	snprintf(where, sizeof(where), "%.480s:%ld", r->a->samples, r->line_no);
+	*obj = json_loadb(r->line, (size_t)len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!*obj)
+		return ee_fail(err, EE_ERR_USAGE, "%s: column %d: %s", where, jerr.column, jerr.text);
+	ee_sample_free(&r->sample);
+	if (ee_sample_from_json(*obj, where, &r->sample, err) < 0)
+		return -1;
+	struct ee_dataset_entry *e = ee_dataset_find(&r->tasks, r->sample.task_id);
+	if (!e)
+		return ee_fail(err, EE_ERR_USAGE, "%s: task_id: '%.100s' is not in %s", where, r->sample.task_id,
+		               r->a->tasks);
+	unsigned long position = e->seen++;
+	if (r->sample.index < 0)
+		r->sample.index = (long)position;
+	*ret = e;
+	if (r->a->shard_n > 1 && fnv1a(r->sample.task_id, r->sample.index) % r->a->shard_n != r->a->shard_i)
+		return 0;
+	if (r->a->resume && ee_done_contains(&r->done, r->sample.task_id, r->sample.index)) {
+		r->skipped++;
+		return 0;
+	}
+	return 1;
+}
+
+static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct ee_err *err)
+{
+	struct eval_run *r = ctx;
+	long len;
+	int nl;
+
+	*token = NULL;
+	while ((len = ee_read_line(r->samples, &r->line, &r->line_alloc, MAX_SAMPLE_LINE, &nl)) != -1) {
+		r->line_no++;
+		if (len >= 0 && strspn(r->line, " \t\r") == (size_t)len)
+			continue;
+		struct ee_dataset_entry *e = NULL;
+		json_t *obj = NULL;
+		int rc = len < 0 ? ee_fail(err, EE_ERR_USAGE, "%s:%ld: line longer than %u bytes", r->a->samples,
+		                           r->line_no, MAX_SAMPLE_LINE)
+		                 : read_sample(r, len, &e, &obj, err);
+		int no_block = 0;
+		free(r->program);
+		r->program = NULL;
+		if (rc == 1 && ee_compose_program(&e->task, &r->sample, r->a->extract, r->a->stop, &r->program,
+		                                  &no_block, err) < 0)
+			rc = -1;
+		if (rc < 0 && r->a->skip_invalid) {
+			invalid_record(r, obj, err);
+			rc = 0;
+		}
+		json_decref(obj);
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
+			continue;
+		*c = (struct ee_candidate){ .task = &e->task, .program = r->program, .model = r->sample.model,
+			                    .sample = r->sample.index, .extra = r->sample.extra,
+			                    .no_code_block = no_block };
+		return 1;
+	}
+	return 0;
+}
+
+static const struct ee_sched_source source = { next_sample, on_done };
+
+/* ---- the run ------------------------------------------------------------ */
+
+static unsigned long count_lines(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	unsigned long n = 0;
+	int c, last = '\n';
+	if (!f)
+		return 0;
+	while ((c = getc(f)) != EOF) {
+		if (c == '\n' && last != '\n')
+			n++;
+		last = c;
+	}
+	if (last != '\n')
+		n++;
+	fclose(f);
+	return n;
+}
+
+static int visit_old(void *ctx, const json_t *rec, const char *where, struct ee_err *err)
+{
+	return ee_summary_add(ctx, rec, where, err);
+}
+
+static int prepare(struct eval_run *r, struct ee_err *err)
+{
+	int repaired = 0;
+
+	if (ee_dataset_load(r->a->tasks, r->a->format, &r->tasks, err) < 0)
+		return -1;
+	r->summary = ee_summary_new();
+	if (!r->summary)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (r->a->resume &&
+	    ee_results_resume(r->a->out, &r->done, visit_old, r->summary, &repaired, err) < 0)
+		return -1;
+	if (repaired)
+		fprintf(stderr, "execeval eval: %s: cut a torn last line\n", r->a->out);
+	r->samples = fopen(r->a->samples, "re");
+	if (!r->samples)
+		return ee_fail_errno(err, EE_ERR_USAGE, "%s", r->a->samples);
+	r->out_fd = ee_results_open(r->a->out, !r->a->resume, err);
+	if (r->out_fd < 0)
+		return -1;
+	r->total = count_lines(r->a->samples);
+	if (r->a->shard_n > 1)
+		r->total = (r->total + r->a->shard_n - 1) / r->a->shard_n; /* about: for the ETA */
+	r->progress = !r->a->quiet && isatty(2);
+	return 0;
+}
+
+static int finish(struct eval_run *r, double wall, struct ee_err *err)
+{
+	json_t *summary = ee_summary_json(r->summary, r->a->ks, r->a->nk, wall);
+	if (!summary)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	ee_summary_print(summary, stdout);
+	if (r->a->summary_json && json_dump_file(summary, r->a->summary_json, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0) {
+		json_decref(summary);
+		return ee_fail(err, EE_ERR_USAGE, "%s: cannot write the summary", r->a->summary_json);
+	}
+	json_decref(summary);
+	return 0;
+}
+
+static void release(struct eval_run *r)
+{
+	if (r->samples)
+		fclose(r->samples);
+	if (r->out_fd >= 0) {
+		fdatasync(r->out_fd);
+		close(r->out_fd);
+	}
+	free(r->line);
+	free(r->program);
+	ee_sample_free(&r->sample);
+	ee_summary_free(r->summary);
+	ee_done_free(&r->done);
+	ee_dataset_free(&r->tasks);
+}
+
+static int evaluate_all(struct eval_run *r, struct eval_args *a)
+{
+	struct cli_context ctx;
+	struct ee_loop *loop = NULL;
+	struct ee_err err = { 0, "" };
+	int code = EXIT_USAGE;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.harness.code_fd = -1;
+	if (prepare(r, &err) < 0)
+		goto out;
+	code = EXIT_SANDBOX;
+	if (cli_context_init(&ctx, &a->opt.limits, &err) < 0 || ee_loop_new(&loop, &err) < 0)
+		goto out;
+	a->opt.host = &ctx.host;
+	a->opt.mounts = &ctx.mounts;
+	a->opt.seccomp = &ctx.seccomp;
+	a->opt.harness = &ctx.harness;
+	r->t0 = now_s();
+	int rc = ee_schedule(loop, &a->opt, (unsigned)a->jobs, &source, r, &err);
+	progress(r, 1);
+	if (rc > 0) {
+		fprintf(stderr, "execeval eval: interrupted by signal %d; sandboxes removed, %lu records kept in %s\n",
+		        rc, r->finished, a->out);
+		code = 128 + rc;
+		err.msg[0] = '\0';
+	} else if (r->write_failed) {
+		err = r->write_err;
+		code = EXIT_USAGE;
+	} else if (rc < 0) {
+		code = err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
+		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);
+	} else {
+		code = finish(r, now_s() - r->t0, &err) < 0 ? EXIT_USAGE : EXIT_PASS;
+	}
+out:
+	if (err.msg[0])
+		fprintf(stderr, "execeval eval: %s\n", err.msg);
+	ee_loop_free(loop);
+	cli_context_free(&ctx);
+	return code;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+	struct eval_args a;
+	struct eval_run r;
+	struct ee_err err = { 0, "" };
+	char out_default[4096];
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	r.out_fd = -1;
+	ee_limits_default(&a.opt.limits);
+	a.opt.deny_imports = 1;
+	a.opt.scan = EE_SCAN_REPORT;
+	a.extract = EE_EXTRACT_AUTO;
+	a.ks[0] = 1, a.ks[1] = 10, a.ks[2] = 100, a.nk = 3;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	a.jobs = cores > 0 ? (unsigned long)cores : 1;
+	if (parse_args(argc, argv, &a, &err) < 0) {
+		fprintf(stderr, "execeval eval: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	if (!a.out) {
+		snprintf(out_default, sizeof(out_default), "%s.results.jsonl", a.samples);
+		a.out = out_default;
+	}
+	ee_limits_clamp(&a.opt.limits);
+	r.a = &a;
+	int code = evaluate_all(&r, &a);
+	release(&r);
+	return code;
+}

@@ -1,0 +1,530 @@
+/* summary.c - accumulating result records into the data-set summary
+ * (see summary.h). The metrics are derived in summary_json.c, the table is
+ * drawn in summary_print.c.
+ *
+ * Theory of operation. ee_summary_add validates a record completely first
+ * (check_record fills a struct rec with pointers borrowed from it) and only
+ * then counts it, so a rejected record leaves no trace. What is kept:
+ *   tasks[]    per task: n, c, sum of scores, class index (task_ix: id -> index)
+ *   classes[]  per class: status and detail counts (class_ix: name -> index)
+ *   all        the same counts over every record
+ *   tiers[]    per tier: tests, tests passed, samples, samples all passed
+ * The global detail map admits at most EE_SUMMARY_MAX_DETAILS keys and the
+ * per-class maps only use its keys (or "(other)"), so every map is capped.
+ */
+#include "summary.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+#include "summary_int.h"
+#include "text.h"
+
+#define SHOW_BYTES 40 /* an offending value is shown up to this many bytes */
+
+const char *const ee_summary_status_names[SUM_N_STATUS] = { "pass", "assertion_fail", "syntax_error",
+	                                                "timeout", "error" };
+
+/* A validated record: pointers into it, valid while it lives. */
+struct rec {
+	const char *task_id, *cls, *detail; /* cls "" when none; detail NULL when none */
+	int status;
+	double score;
+	const json_t *tests, *resources; /* NULL when absent */
+	const char *started, *finished;
+};
+
+struct ee_summary *ee_summary_new(void)
+{
+	return calloc(1, sizeof(struct ee_summary));
+}
+
+void ee_summary_free(struct ee_summary *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_classes; i++) {
+		free(s->classes[i].name);
+		ee_strmap_free(&s->classes[i].counts.details);
+	}
+	for (size_t i = 0; i < s->n_tiers; i++)
+		free(s->tiers[i].name);
+	ee_strmap_free(&s->task_ix);
+	ee_strmap_free(&s->class_ix);
+	ee_strmap_free(&s->tier_ix);
+	ee_strmap_free(&s->all.details);
+	free(s->tasks);
+	free(s->classes);
+	free(s);
+}
+
+/* ---- detail classes ------------------------------------------------------- */
+
+/* Copies at most max bytes of src, never cutting a UTF-8 character. */
+static void copy_cut(char *out, size_t size, const char *src, size_t n)
+{
+	size_t max = size - 1, len = 0;
+
+	while (len < n) {
+		size_t c = ee_utf8_char_len(src + len, n - len);
+		if (c == 0)
+			c = 1; /* not UTF-8 (jansson never hands us that): byte by byte */
+		if (len + c > max)
+			break;
+		len += c;
+	}
+	memcpy(out, src, len);
+	out[len] = '\0';
+}
+
+/* "test <digits> failed" followed by the end or ':'. */
+static int is_test_failed(const char *d)
+{
+	if (strncmp(d, "test ", 5) != 0)
+		return 0;
+	const char *p = d + 5;
+	if (*p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return strncmp(p, " failed", 7) == 0 && (p[7] == '\0' || p[7] == ':');
+}
+
+void ee_summary_detail_class(const char *d, char *out, size_t size)
+{
+	static const char *const prefixes[] = { "syntax error", "import error", "setup failed" };
+	static const char pv[] = "protocol violation: ";
+	size_t n = strlen(d);
+
+	if (size > EE_SUMMARY_DETAIL_BYTES + 1)
+		size = EE_SUMMARY_DETAIL_BYTES + 1;
+	if (is_test_failed(d)) {
+		copy_cut(out, size, "test failed", 11);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t len = strlen(prefixes[i]);
+		if (strncmp(d, prefixes[i], len) == 0 && (d[len] == '\0' || d[len] == ':')) {
+			copy_cut(out, size, d, len);
+			return;
+		}
+	}
+	if (strncmp(d, pv, sizeof(pv) - 1) == 0) {
+		const char *colon = strchr(d + sizeof(pv) - 1, ':');
+		if (colon)
+			n = (size_t)(colon - d);
+	}
+	copy_cut(out, size, d, n); /* the rest is short and stable already */
+}
+
+/* ---- validation ----------------------------------------------------------- */
+
+/* v as compact JSON, cut to SHOW_BYTES with "...". */
+static void show(const json_t *v, char *out, size_t size)
+{
+	char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+
+	if (!text) {
+		snprintf(out, size, "?");
+		return;
+	}
+	size_t n = strlen(text);
+	copy_cut(out, size - 3, text, n);
+	if (strlen(out) < n)
+		strcat(out, "...");
+	free(text);
+}
+
+static int bad(struct ee_err *err, const char *where, const char *field, const char *expected,
+               const json_t *got)
+{
+	char shown[SHOW_BYTES + 4];
+
+	if (!got)
+		return ee_fail(err, EE_ERR_USAGE, "%s: %s: missing", where, field);
+	show(got, shown, sizeof(shown));
+	return ee_fail(err, EE_ERR_USAGE, "%s: %s: expected %s, got %s", where, field, expected, shown);
+}
+
+/* A string field; *ret = NULL when optional and absent or null. */
+static int get_string(const json_t *obj, const char *key, const char *field, int optional,
+                      const char *where, const char **ret, struct ee_err *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*ret = NULL;
+	if (optional && (!v || json_is_null(v)))
+		return 0;
+	if (!json_is_string(v))
+		return bad(err, where, field, optional == 2 ? "a string or null" : "a string", v);
+	*ret = json_string_value(v);
+	return 0;
+}
+
+static int check_status(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+{
+	const json_t *v = json_object_get(rec, "status");
+	const char *name = json_string_value(v);
+
+	for (int i = 0; name && i < SUM_N_STATUS; i++)
+		if (strcmp(name, ee_summary_status_names[i]) == 0) {
+			r->status = i;
+			return 0;
+		}
+	return bad(err, where, "status", "pass, assertion_fail, syntax_error, timeout or error", v);
+}
+
+static int check_score(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+{
+	const json_t *v = json_object_get(rec, "score");
+
+	r->score = json_number_value(v);
+	if (!json_is_number(v) || !(r->score >= 0.0 && r->score <= 1.0))
+		return bad(err, where, "score", "a number in [0, 1]", v);
+	return 0;
+}
+
+static int check_tests(const json_t *tests, const char *where, struct ee_err *err)
+{
+	char field[64];
+	const char *unused;
+
+	if (!json_is_array(tests))
+		return bad(err, where, "tests", "an array", tests);
+	for (size_t i = 0; i < json_array_size(tests); i++) {
+		const json_t *t = json_array_get(tests, i);
+		snprintf(field, sizeof(field), "tests[%zu]", i);
+		if (!json_is_object(t))
+			return bad(err, where, field, "an object", t);
+		snprintf(field, sizeof(field), "tests[%zu].status", i);
+		if (get_string(t, "status", field, 0, where, &unused, err) < 0)
+			return -1;
+		snprintf(field, sizeof(field), "tests[%zu].tier", i);
+		if (get_string(t, "tier", field, 1, where, &unused, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_resources(const json_t *res, const char *where, struct ee_err *err)
+{
+	static const char *const keys[] = { "wall_ms", "cpu_ms", "peak_rss_kb" };
+	char field[64];
+
+	if (!json_is_object(res))
+		return bad(err, where, "resources", "an object", res);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const json_t *v = json_object_get(res, keys[i]);
+		snprintf(field, sizeof(field), "resources.%s", keys[i]);
+		if (v && !json_is_null(v) && !(json_is_number(v) && json_number_value(v) >= 0.0))
+			return bad(err, where, field, "a number >= 0", v);
+	}
+	return 0;
+}
+
+/* A task keeps the first non-empty class it was seen with. */
+static int check_class(const struct ee_summary *s, const struct rec *r, const char *where,
+                       struct ee_err *err)
+{
+	const size_t *ti = ee_strmap_get(&s->task_ix, r->task_id);
+	const char *had = ti ? s->classes[s->tasks[*ti].cls].name : "";
+	char a[SHOW_BYTES + 4], b[SHOW_BYTES + 4], t[SHOW_BYTES + 4];
+
+	if (!r->cls[0] || !had[0] || strcmp(had, r->cls) == 0)
+		return 0;
+	json_t *ja = json_string(r->cls), *jb = json_string(had), *jt = json_string(r->task_id);
+	show(ja, a, sizeof(a));
+	show(jb, b, sizeof(b));
+	show(jt, t, sizeof(t));
+	json_decref(ja);
+	json_decref(jb);
+	json_decref(jt);
+	return ee_fail(err, EE_ERR_USAGE, "%s: class: %s differs from %s of an earlier record of task %s",
+	               where, a, b, t);
+}
+
+/* The fields of an ordinary record (not a sandbox error or invalid line). */
+static int check_outcome(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+{
+	if (check_status(rec, where, r, err) < 0 || check_score(rec, where, r, err) < 0 ||
+	    get_string(rec, "detail", "detail", 2, where, &r->detail, err) < 0)
+		return -1;
+	r->tests = json_object_get(rec, "tests");
+	if (check_tests(r->tests, where, err) < 0)
+		return -1;
+	r->resources = json_object_get(rec, "resources");
+	if (json_is_null(r->resources))
+		r->resources = NULL;
+	if (r->resources && check_resources(r->resources, where, err) < 0)
+		return -1;
+	r->started = json_string_value(json_object_get(rec, "started_at"));
+	r->finished = json_string_value(json_object_get(rec, "finished_at"));
+	return 0;
+}
+
+static int check_record(const struct ee_summary *s, const json_t *rec, const char *where,
+                        struct rec *r, struct ee_err *err)
+{
+	memset(r, 0, sizeof(*r));
+	if (!json_is_object(rec))
+		return ee_fail(err, EE_ERR_USAGE, "%s: expected a JSON object", where);
+	if (get_string(rec, "task_id", "task_id", 0, where, &r->task_id, err) < 0 ||
+	    get_string(rec, "class", "class", 1, where, &r->cls, err) < 0)
+		return -1;
+	if (!r->cls)
+		r->cls = "";
+	if (check_class(s, r, where, err) < 0)
+		return -1;
+	const json_t *sandbox_error = json_object_get(rec, "sandbox_error");
+	if ((sandbox_error && !json_is_null(sandbox_error)) || json_is_true(json_object_get(rec, "invalid"))) {
+		r->status = SUM_ERROR;
+		r->detail = sandbox_error && !json_is_null(sandbox_error) ? "sandbox error" : "invalid input";
+		return 0;
+	}
+	return check_outcome(rec, where, r, err);
+}
+
+/* ---- counting ------------------------------------------------------------- */
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t cap2 = *cap ? *cap * 2 : 16;
+	if (cap2 < need || cap2 > SIZE_MAX / elem)
+		return -1;
+	void *p = realloc(*arr, cap2 * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = cap2;
+	return 0;
+}
+
+static int class_index(struct ee_summary *s, const char *name, size_t *ret)
+{
+	const size_t *v = ee_strmap_get(&s->class_ix, name);
+	struct sum_class *c;
+
+	if (v) {
+		*ret = *v;
+		return 0;
+	}
+	if (grow((void **)&s->classes, &s->cap_classes, s->n_classes + 1, sizeof(*c)) < 0)
+		return -1;
+	c = &s->classes[s->n_classes];
+	memset(c, 0, sizeof(*c));
+	c->name = strdup(name);
+	if (!c->name || !ee_strmap_put(&s->class_ix, name, s->n_classes, NULL)) {
+		free(c->name);
+		return -1;
+	}
+	*ret = s->n_classes++;
+	return 0;
+}
+
+static int task_index(struct ee_summary *s, const char *id, size_t cls, size_t *ret)
+{
+	const size_t *v = ee_strmap_get(&s->task_ix, id);
+
+	if (v) {
+		*ret = *v;
+		return 0;
+	}
+	if (grow((void **)&s->tasks, &s->cap_tasks, s->n_tasks + 1, sizeof(*s->tasks)) < 0 ||
+	    !ee_strmap_put(&s->task_ix, id, s->n_tasks, NULL))
+		return -1;
+	s->tasks[s->n_tasks] = (struct sum_task){ .cls = cls };
+	*ret = s->n_tasks++;
+	return 0;
+}
+
+static int bump(struct ee_strmap *m, const char *key)
+{
+	size_t *v = ee_strmap_put(m, key, 0, NULL);
+
+	if (!v)
+		return -1;
+	(*v)++;
+	return 0;
+}
+
+static int count_detail(struct ee_summary *s, struct sum_counts *c, const char *detail)
+{
+	char d[EE_SUMMARY_DETAIL_BYTES + 1];
+	const char *key = d;
+
+	ee_summary_detail_class(detail, d, sizeof(d));
+	if (!ee_strmap_get(&s->all.details, d)) {
+		if (s->n_details >= EE_SUMMARY_MAX_DETAILS)
+			key = SUM_OTHER;
+		else
+			s->n_details++;
+	}
+	return bump(&s->all.details, key) < 0 || bump(&c->details, key) < 0 ? -1 : 0;
+}
+
+/* The tier's slot; past the cap, the "(other)" slot. NULL: out of memory. */
+static struct sum_tier *tier_slot(struct ee_summary *s, const char *name)
+{
+	const size_t *v = ee_strmap_get(&s->tier_ix, name);
+
+	if (!v && s->n_tiers >= EE_SUMMARY_MAX_TIERS) {
+		name = SUM_OTHER;
+		v = ee_strmap_get(&s->tier_ix, name);
+	}
+	if (v)
+		return &s->tiers[*v];
+	struct sum_tier *t = &s->tiers[s->n_tiers];
+	t->name = strdup(name);
+	if (!t->name || !ee_strmap_put(&s->tier_ix, name, s->n_tiers, NULL)) {
+		free(t->name);
+		t->name = NULL;
+		return NULL;
+	}
+	s->n_tiers++;
+	return t;
+}
+
+static int count_tests(struct ee_summary *s, const json_t *tests)
+{
+	for (size_t i = 0; i < json_array_size(tests); i++) {
+		const json_t *test = json_array_get(tests, i);
+		const char *tier = json_string_value(json_object_get(test, "tier"));
+		int pass = strcmp(json_string_value(json_object_get(test, "status")), "pass") == 0;
+		struct sum_tier *t = tier_slot(s, tier ? tier : "canonical");
+		if (!t)
+			return -1;
+		t->tests++;
+		t->passed += (unsigned long)pass;
+		if (t->seen_at != s->samples) {
+			t->seen_at = s->samples;
+			t->samples++;
+			t->failed = 0;
+		}
+		t->failed |= !pass;
+	}
+	for (size_t i = 0; i < s->n_tiers; i++)
+		if (s->tiers[i].seen_at == s->samples && !s->tiers[i].failed)
+			s->tiers[i].all_passed++;
+	return 0;
+}
+
+static void count_resources(struct sum_res *res, const json_t *r)
+{
+	const json_t *wall = json_object_get(r, "wall_ms"), *cpu = json_object_get(r, "cpu_ms");
+	const json_t *rss = json_object_get(r, "peak_rss_kb");
+
+	if (json_is_number(wall)) {
+		res->n_wall++;
+		res->wall_sum += json_number_value(wall);
+		res->wall_max = fmax(res->wall_max, json_number_value(wall));
+	}
+	if (json_is_number(cpu)) {
+		res->n_cpu++;
+		res->cpu_sum += json_number_value(cpu);
+	}
+	if (json_is_number(rss)) {
+		res->n_rss++;
+		res->rss_max = fmax(res->rss_max, json_number_value(rss));
+	}
+}
+
+static int digits(const char *p, int n, int *ret)
+{
+	*ret = 0;
+	for (int i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		*ret = *ret * 10 + (p[i] - '0');
+	}
+	return 0;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS[.fff]Z" as seconds since the epoch; -1 if malformed. */
+static double parse_time(const char *s)
+{
+	struct tm tm = { 0 };
+	double frac = 0.0, scale = 0.1;
+
+	if (!s || strlen(s) < 20 || digits(s, 4, &tm.tm_year) || s[4] != '-' ||
+	    digits(s + 5, 2, &tm.tm_mon) || s[7] != '-' || digits(s + 8, 2, &tm.tm_mday) ||
+	    s[10] != 'T' || digits(s + 11, 2, &tm.tm_hour) || s[13] != ':' ||
+	    digits(s + 14, 2, &tm.tm_min) || s[16] != ':' || digits(s + 17, 2, &tm.tm_sec))
+		return -1;
+	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+		return -1;
+	const char *p = s + 19;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+			frac += (*p - '0') * scale;
+	if (p[0] != 'Z' || p[1] != '\0' || p[-1] == '.')
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	time_t t = timegm(&tm);
+	return t < 0 ? -1 : (double)t + frac;
+}
+
+static void count_times(struct ee_summary *s, const struct rec *r)
+{
+	double start = parse_time(r->started), finish = parse_time(r->finished);
+
+	if (start > 0 && (s->first_start == 0 || start < s->first_start))
+		s->first_start = start;
+	if (finish > 0 && finish > s->last_finish)
+		s->last_finish = finish;
+}
+
+double ee_summary_span_s(const struct ee_summary *s)
+{
+	if (s->first_start == 0 || s->last_finish <= s->first_start)
+		return 0.0;
+	return s->last_finish - s->first_start;
+}
+
+/* The record's class: its own, else its task's. */
+static int record_class(struct ee_summary *s, const struct rec *r, size_t *ret_cls, size_t *ret_task)
+{
+	const size_t *ti = ee_strmap_get(&s->task_ix, r->task_id);
+
+	if (ti && !r->cls[0])
+		*ret_cls = s->tasks[*ti].cls;
+	else if (class_index(s, r->cls, ret_cls) < 0)
+		return -1;
+	if (task_index(s, r->task_id, *ret_cls, ret_task) < 0)
+		return -1;
+	struct sum_task *t = &s->tasks[*ret_task];
+	if (!s->classes[t->cls].name[0])
+		t->cls = *ret_cls; /* a class given late: the task moves */
+	return 0;
+}
+
+int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where, struct ee_err *err)
+{
+	struct rec r;
+	size_t cls, ti;
+
+	if (check_record(s, record, where, &r, err) < 0)
+		return -1;
+	if (record_class(s, &r, &cls, &ti) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	struct sum_task *t = &s->tasks[ti];
+	struct sum_counts *c = &s->classes[cls].counts;
+	s->samples++;
+	t->n++;
+	t->c += r.status == SUM_PASS;
+	t->score_sum += r.score;
+	s->all.status[r.status]++;
+	c->status[r.status]++;
+	if ((r.detail && count_detail(s, c, r.detail) < 0) || count_tests(s, r.tests) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (r.resources)
+		count_resources(&s->res, r.resources);
+	count_times(s, &r);
+	return 0;
+}

@@ -1,0 +1,76 @@
+/* summary.h - the metrics of a data set, accumulated one result record at a
+ * time (the summary of `execeval eval` and `execeval metrics`).
+ *
+ * Memory is bounded by the number of tasks, never by the number of samples:
+ * per task the summary keeps a few counters (n, c, sum of scores, class);
+ * details are normalised into stable classes ("test 3 failed: ..." becomes
+ * "test failed") and at most EE_SUMMARY_MAX_DETAILS distinct ones are kept,
+ * the rest counted under "(other)"; likewise EE_SUMMARY_MAX_TIERS tiers.
+ *
+ * Definitions (docs in ee_summary_json below):
+ *   pass@k      mean over tasks of ee_pass_at_k(n, c, k), c = samples with
+ *               status "pass"; reported only when n >= k for every task.
+ *   mean_score  mean over tasks of the task's mean score (tasks weigh
+ *               equally, as in pass@k); median and p10 of the same.
+ * A task's class is the first non-empty "class" of its records; records
+ * without one join their task's class. Records with "sandbox_error" or
+ * "invalid": true count as status "error" (detail "sandbox error" or
+ * "invalid input", score 0) and need only task_id.
+ *
+ * Lifecycle: ee_summary_new, ee_summary_add per record, ee_summary_json any
+ * time (it does not change the summary), ee_summary_free.
+ * Ownership: the summary copies what it keeps; records are borrowed.
+ * Errors: ee_summary_add rejects a record (code EE_ERR_USAGE, message
+ * "<where>: <field>: <why>") and leaves the summary as it was; only after
+ * "out of memory" is the summary unusable (free it).
+ */
+#ifndef EE_SUMMARY_H
+#define EE_SUMMARY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct ee_err;
+struct ee_summary;
+
+#define EE_SUMMARY_MAX_DETAILS 1000
+#define EE_SUMMARY_MAX_TIERS 64
+#define EE_SUMMARY_DETAIL_BYTES 120 /* longer details are cut (UTF-8 safe) */
+
+/* NULL when out of memory. */
+struct ee_summary *ee_summary_new(void);
+void ee_summary_free(struct ee_summary *s); /* accepts NULL */
+
+/* Adds one result record; where ("results.jsonl:12") prefixes errors. */
+int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where,
+                   struct ee_err *err);
+
+/* Seconds from the earliest "started_at" to the latest "finished_at" of the
+ * records (ISO 8601 UTC as execeval writes them), or 0 when unknown. */
+double ee_summary_span_s(const struct ee_summary *s);
+
+/* The stable class of a detail (the normalisation above) into out[0..size),
+ * cut to EE_SUMMARY_DETAIL_BYTES. Exposed for tests. */
+void ee_summary_detail_class(const char *detail, char *out, size_t size);
+
+/* A new JSON object (NULL when out of memory):
+ *   tasks, samples, pass_at_k {"k": value} for the kept ks,
+ *   pass_at_k_dropped [{"k", "reason"}], mean_score, median_task_score,
+ *   p10_task_score (null without tasks), statuses {all five},
+ *   details {detail: count} (by count, descending),
+ *   classes {name: the same keys from tasks to details} ("" = no class),
+ *   tiers {name: tests, tests_passed, pass_rate, samples, samples_all_passed,
+ *          all_passed_rate},
+ *   resources {wall_ms_mean, wall_ms_max, cpu_ms_mean, cpu_ms_total,
+ *              peak_rss_kb_max} (over records that carry them),
+ *   wall_s and throughput_per_s (samples / wall_s) when wall_s > 0.
+ * ks[0..nk) are reported in their order; repeats are ignored. */
+json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, size_t nk,
+                        double wall_s);
+
+/* The summary as an aligned, readable table. The optional key
+ * "wall_from_timestamps": true says wall_s came from ee_summary_span_s. */
+void ee_summary_print(const json_t *summary, FILE *out);
+
+#endif

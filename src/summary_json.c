@@ -1,0 +1,305 @@
+/* summary_json.c - the summary object, derived from the counters (summary.h).
+ *
+ * Everything per task is computed here, at the end: each task's pass@k and
+ * mean score, then their means and quantiles over all tasks and over the
+ * tasks of each class. Tasks are grouped by class with a counting sort over
+ * the class index, so the work is O(tasks x ks + classes log classes).
+ * An allocation failure anywhere sets view.oom and the result is NULL.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "summary_int.h"
+
+struct view {
+	const struct ee_summary *s;
+	unsigned long *kept; /* the ks reported */
+	size_t n_kept;
+	size_t *order;   /* task indices grouped by class */
+	size_t *start;   /* class i's tasks: order[start[i] .. start[i + 1]) */
+	double *scratch; /* one per task */
+	int oom;
+};
+
+/* Sets obj[key] = val (stolen); a NULL val or a failed set marks oom. */
+static void put(struct view *v, json_t *obj, const char *key, json_t *val)
+{
+	if (!val || json_object_set_new(obj, key, val) < 0)
+		v->oom = 1;
+}
+
+static json_t *real_or_null(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *count_json(unsigned long n)
+{
+	return json_integer((json_int_t)n);
+}
+
+/* Fills v->kept; returns the dropped ks with their reasons. */
+static json_t *choose_ks(struct view *v, const unsigned long *ks, size_t nk)
+{
+	const struct ee_summary *s = v->s;
+	json_t *dropped = json_array();
+	unsigned long min_n = (unsigned long)-1;
+	char reason[128];
+
+	if (!dropped)
+		v->oom = 1;
+	for (size_t i = 0; i < s->n_tasks; i++)
+		min_n = s->tasks[i].n < min_n ? s->tasks[i].n : min_n;
+	for (size_t i = 0; i < nk && dropped; i++) {
+		unsigned long k = ks[i];
+		size_t short_tasks = 0, seen = 0;
+		for (size_t j = 0; j < i; j++)
+			seen |= ks[j] == k;
+		if (seen)
+			continue;
+		for (size_t t = 0; t < s->n_tasks; t++)
+			short_tasks += s->tasks[t].n < k;
+		if (k == 0)
+			snprintf(reason, sizeof(reason), "k must be positive");
+		else if (s->n_tasks == 0)
+			snprintf(reason, sizeof(reason), "no tasks");
+		else if (short_tasks == 0) {
+			v->kept[v->n_kept++] = k;
+			continue;
+		} else
+			snprintf(reason, sizeof(reason), "%zu of %zu tasks have fewer than %lu samples (min %lu)",
+			         short_tasks, s->n_tasks, k, min_n);
+		if (json_array_append_new(dropped, json_pack("{s:I, s:s}", "k", (json_int_t)k, "reason", reason)) < 0)
+			v->oom = 1;
+	}
+	return dropped;
+}
+
+/* Most frequent first, "(other)" last. */
+static int cmp_detail(const void *pa, const void *pb)
+{
+	const struct ee_strmap_slot *a = *(const struct ee_strmap_slot *const *)pa;
+	const struct ee_strmap_slot *b = *(const struct ee_strmap_slot *const *)pb;
+	int ao = strcmp(a->key, SUM_OTHER) == 0, bo = strcmp(b->key, SUM_OTHER) == 0;
+
+	if (ao != bo)
+		return ao - bo;
+	if (a->value != b->value)
+		return a->value < b->value ? 1 : -1;
+	return strcmp(a->key, b->key);
+}
+
+static json_t *details_json(struct view *v, const struct ee_strmap *m)
+{
+	const struct ee_strmap_slot **sl = malloc((m->len + 1) * sizeof(*sl));
+	json_t *obj = json_object();
+	size_t pos = 0, n = 0;
+
+	if (sl && obj) {
+		while ((sl[n] = ee_strmap_next(m, &pos)))
+			n++;
+		qsort(sl, n, sizeof(*sl), cmp_detail);
+		for (size_t i = 0; i < n; i++)
+			put(v, obj, sl[i]->key, count_json(sl[i]->value));
+	}
+	free(sl);
+	return obj;
+}
+
+static json_t *statuses_json(struct view *v, const struct sum_counts *c)
+{
+	json_t *obj = json_object();
+
+	for (int i = 0; obj && i < SUM_N_STATUS; i++)
+		put(v, obj, ee_summary_status_names[i], count_json(c->status[i]));
+	return obj;
+}
+
+static json_t *pass_at_k_json(struct view *v, const size_t *ix, size_t n)
+{
+	json_t *obj = json_object();
+	char key[32];
+
+	for (size_t j = 0; obj && n > 0 && j < v->n_kept; j++) {
+		double sum = 0.0;
+		for (size_t i = 0; i < n; i++) {
+			const struct sum_task *t = &v->s->tasks[ix[i]];
+			sum += ee_pass_at_k(t->n, t->c, v->kept[j]);
+		}
+		snprintf(key, sizeof(key), "%lu", v->kept[j]);
+		put(v, obj, key, real_or_null(sum / (double)n));
+	}
+	return obj;
+}
+
+/* The keys shared by the whole set and each class, over tasks ix[0..n). */
+static json_t *block_json(struct view *v, const size_t *ix, size_t n, const struct sum_counts *c,
+                          json_t *dropped)
+{
+	json_t *b = json_object();
+	unsigned long samples = 0;
+	double sum = 0.0;
+
+	if (!b) {
+		json_decref(dropped);
+		v->oom = 1;
+		return NULL;
+	}
+	for (int i = 0; i < SUM_N_STATUS; i++)
+		samples += c->status[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct sum_task *t = &v->s->tasks[ix[i]];
+		v->scratch[i] = t->score_sum / (double)t->n;
+		sum += v->scratch[i];
+	}
+	put(v, b, "tasks", count_json(n));
+	put(v, b, "samples", count_json(samples));
+	put(v, b, "pass_at_k", pass_at_k_json(v, ix, n));
+	if (dropped)
+		put(v, b, "pass_at_k_dropped", dropped);
+	put(v, b, "mean_score", real_or_null(n ? sum / (double)n : NAN));
+	put(v, b, "median_task_score", real_or_null(ee_quantile(v->scratch, n, 0.5)));
+	put(v, b, "p10_task_score", real_or_null(ee_quantile(v->scratch, n, 0.1)));
+	put(v, b, "statuses", statuses_json(v, c));
+	put(v, b, "details", details_json(v, &c->details));
+	return b;
+}
+
+static int cmp_class(const void *pa, const void *pb)
+{
+	return strcmp((*(const struct sum_class *const *)pa)->name, (*(const struct sum_class *const *)pb)->name);
+}
+
+static json_t *classes_json(struct view *v)
+{
+	const struct ee_summary *s = v->s;
+	const struct sum_class **by_name = malloc((s->n_classes + 1) * sizeof(*by_name));
+	json_t *obj = json_object();
+
+	if (by_name && obj) {
+		for (size_t i = 0; i < s->n_classes; i++)
+			by_name[i] = &s->classes[i];
+		qsort(by_name, s->n_classes, sizeof(*by_name), cmp_class);
+		for (size_t i = 0; i < s->n_classes; i++) {
+			size_t ci = (size_t)(by_name[i] - s->classes);
+			size_t from = v->start[ci], n = v->start[ci + 1] - from;
+			put(v, obj, by_name[i]->name, block_json(v, v->order + from, n, &by_name[i]->counts, NULL));
+		}
+	}
+	free(by_name);
+	return obj;
+}
+
+/* canonical, edge, property, the others by name, "(other)". */
+static int tier_rank(const char *name)
+{
+	static const char *const fixed[] = { "canonical", "edge", "property" };
+
+	for (int i = 0; i < 3; i++)
+		if (strcmp(name, fixed[i]) == 0)
+			return i;
+	return strcmp(name, SUM_OTHER) == 0 ? 4 : 3;
+}
+
+static int cmp_tier(const void *pa, const void *pb)
+{
+	const struct sum_tier *a = *(const struct sum_tier *const *)pa;
+	const struct sum_tier *b = *(const struct sum_tier *const *)pb;
+	int ra = tier_rank(a->name), rb = tier_rank(b->name);
+
+	return ra != rb ? ra - rb : strcmp(a->name, b->name);
+}
+
+static json_t *tiers_json(struct view *v)
+{
+	const struct ee_summary *s = v->s;
+	const struct sum_tier *sorted[EE_SUMMARY_MAX_TIERS + 1];
+	json_t *obj = json_object();
+
+	for (size_t i = 0; i < s->n_tiers; i++)
+		sorted[i] = &s->tiers[i];
+	qsort(sorted, s->n_tiers, sizeof(sorted[0]), cmp_tier);
+	for (size_t i = 0; obj && i < s->n_tiers; i++) {
+		const struct sum_tier *t = sorted[i];
+		put(v, obj, t->name,
+		    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "tests", count_json(t->tests), "tests_passed",
+		              count_json(t->passed), "pass_rate", real_or_null((double)t->passed / (double)t->tests),
+		              "samples", count_json(t->samples), "samples_all_passed", count_json(t->all_passed),
+		              "all_passed_rate", real_or_null((double)t->all_passed / (double)t->samples)));
+	}
+	return obj;
+}
+
+static json_t *resources_json(struct view *v)
+{
+	const struct sum_res *r = &v->s->res;
+	json_t *obj = json_object();
+
+	if (obj && r->n_wall) {
+		put(v, obj, "wall_ms_mean", real_or_null(r->wall_sum / (double)r->n_wall));
+		put(v, obj, "wall_ms_max", real_or_null(r->wall_max));
+	}
+	if (obj && r->n_cpu) {
+		put(v, obj, "cpu_ms_mean", real_or_null(r->cpu_sum / (double)r->n_cpu));
+		put(v, obj, "cpu_ms_total", real_or_null(r->cpu_sum));
+	}
+	if (obj && r->n_rss)
+		put(v, obj, "peak_rss_kb_max", real_or_null(r->rss_max));
+	return obj;
+}
+
+/* Counting sort of the task indices by class. */
+static int group_by_class(struct view *v)
+{
+	const struct ee_summary *s = v->s;
+	size_t *next = malloc((s->n_classes + 1) * sizeof(*next));
+
+	v->start = calloc(s->n_classes + 2, sizeof(*v->start));
+	v->order = malloc((s->n_tasks + 1) * sizeof(*v->order));
+	v->scratch = malloc((s->n_tasks + 1) * sizeof(*v->scratch));
+	if (!next || !v->start || !v->order || !v->scratch) {
+		free(next);
+		return -1;
+	}
+	for (size_t t = 0; t < s->n_tasks; t++)
+		v->start[s->tasks[t].cls + 1]++;
+	for (size_t c = 1; c <= s->n_classes; c++)
+		v->start[c] += v->start[c - 1];
+	memcpy(next, v->start, (s->n_classes + 1) * sizeof(*next));
+	for (size_t t = 0; t < s->n_tasks; t++)
+		v->order[next[s->tasks[t].cls]++] = t;
+	free(next);
+	return 0;
+}
+
+json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, double wall_s)
+{
+	struct view v = { .s = s };
+	json_t *root = NULL;
+
+	v.kept = malloc((nk + 1) * sizeof(*v.kept));
+	if (v.kept && group_by_class(&v) == 0) {
+		root = block_json(&v, v.order, s->n_tasks, &s->all, choose_ks(&v, ks, nk));
+		if (root) {
+			put(&v, root, "classes", classes_json(&v));
+			put(&v, root, "tiers", tiers_json(&v));
+			put(&v, root, "resources", resources_json(&v));
+		}
+		if (root && wall_s > 0) {
+			put(&v, root, "wall_s", real_or_null(wall_s));
+			put(&v, root, "throughput_per_s", real_or_null((double)s->samples / wall_s));
+		}
+	}
+	if (!root || !v.kept || v.oom) {
+		json_decref(root);
+		root = NULL;
+	}
+	free(v.kept);
+	free(v.order);
+	free(v.start);
+	free(v.scratch);
+	return root;
+}

@@ -1,0 +1,220 @@
+/* summary_print.c - the summary as a table for people (summary.h).
+ *
+ * Reads only the summary JSON, so `eval` and `metrics` print alike and a
+ * saved summary prints the same again. Anything missing prints as "-", and
+ * input of any other shape prints as mostly dashes, never crashes.
+ * Widths count characters (code points); long names are cut with "...".
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "summary.h"
+
+#define LABEL_W 20
+#define NAME_MAX_W 40
+#define DETAILS_SHOWN 25
+
+static size_t text_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* s left-aligned in w columns, cut with "..." when longer. */
+static void put_name(FILE *out, const char *s, size_t w)
+{
+	size_t tw = text_width(s), shown = 0;
+
+	if (tw <= w) {
+		fprintf(out, "%s%*s", s, (int)(w - tw), "");
+		return;
+	}
+	const char *p = s;
+	for (; *p && shown < w - 3; p++) {
+		shown += ((unsigned char)*p & 0xc0) != 0x80;
+		if (shown == w - 3) /* keep the continuation bytes of the last character */
+			while (((unsigned char)p[1] & 0xc0) == 0x80)
+				p++;
+	}
+	fprintf(out, "%.*s...", (int)(p - s), s);
+}
+
+/* A number right-aligned in w columns with prec decimals; "-" if absent. */
+static void put_num(FILE *out, const json_t *v, int w, int prec)
+{
+	if (json_is_integer(v))
+		fprintf(out, " %*lld", w - 1, (long long)json_integer_value(v));
+	else if (json_is_number(v))
+		fprintf(out, " %*.*f", w - 1, prec, json_number_value(v));
+	else
+		fprintf(out, " %*s", w - 1, "-");
+}
+
+static void put_percent(FILE *out, double part, double whole, int w)
+{
+	if (whole > 0)
+		fprintf(out, " %*.1f%%", w - 2, 100.0 * part / whole);
+	else
+		fprintf(out, " %*s", w - 1, "-");
+}
+
+static const char *class_label(const char *name)
+{
+	return name[0] ? name : "(none)";
+}
+
+/* The widest name of obj's keys, between the header's width and the cap. */
+static size_t name_width(const json_t *obj, const char *header, int classes)
+{
+	size_t w = strlen(header);
+	const char *key;
+	json_t *val;
+
+	json_object_foreach((json_t *)obj, key, val) {
+		size_t kw = text_width(classes ? class_label(key) : key);
+		w = kw > w ? kw : w;
+	}
+	return w < NAME_MAX_W ? w : NAME_MAX_W;
+}
+
+static void print_line(FILE *out, const char *label, const json_t *v, int prec, const char *unit)
+{
+	fprintf(out, "  %-*s", LABEL_W, label);
+	put_num(out, v, 1, prec);
+	fprintf(out, "%s\n", json_is_number(v) && unit ? unit : "");
+}
+
+static void print_pass_at_k(FILE *out, const json_t *sum)
+{
+	const char *key;
+	json_t *val;
+	char label[48];
+
+	json_object_foreach(json_object_get(sum, "pass_at_k"), key, val) {
+		snprintf(label, sizeof(label), "pass@%s", key);
+		print_line(out, label, val, 4, NULL);
+	}
+	size_t i;
+	json_array_foreach(json_object_get(sum, "pass_at_k_dropped"), i, val) {
+		snprintf(label, sizeof(label), "pass@%lld", (long long)json_integer_value(json_object_get(val, "k")));
+		const char *why = json_string_value(json_object_get(val, "reason"));
+		fprintf(out, "  %-*s dropped: %s\n", LABEL_W, label, why ? why : "?");
+	}
+}
+
+static void print_overall(FILE *out, const json_t *sum)
+{
+	const json_t *res = json_object_get(sum, "resources");
+
+	fprintf(out, "summary\n");
+	print_line(out, "tasks", json_object_get(sum, "tasks"), 0, NULL);
+	print_line(out, "samples", json_object_get(sum, "samples"), 0, NULL);
+	print_pass_at_k(out, sum);
+	print_line(out, "mean score", json_object_get(sum, "mean_score"), 4, NULL);
+	print_line(out, "median task score", json_object_get(sum, "median_task_score"), 4, NULL);
+	print_line(out, "p10 task score", json_object_get(sum, "p10_task_score"), 4, NULL);
+	if (json_object_get(sum, "wall_s")) {
+		int stamps = json_is_true(json_object_get(sum, "wall_from_timestamps"));
+		print_line(out, "wall time", json_object_get(sum, "wall_s"), 2,
+		           stamps ? " s (first start to last finish of the records)" : " s");
+		print_line(out, "throughput", json_object_get(sum, "throughput_per_s"), 2, " samples/s");
+	}
+	if (json_object_get(res, "wall_ms_mean"))
+		print_line(out, "sandbox wall, mean", json_object_get(res, "wall_ms_mean"), 1, " ms");
+	if (json_object_get(res, "cpu_ms_mean"))
+		print_line(out, "sandbox cpu, mean", json_object_get(res, "cpu_ms_mean"), 1, " ms");
+	if (json_object_get(res, "peak_rss_kb_max"))
+		print_line(out, "peak RSS, max", json_object_get(res, "peak_rss_kb_max"), 0, " KiB");
+}
+
+static void print_classes(FILE *out, const json_t *sum)
+{
+	const json_t *classes = json_object_get(sum, "classes"), *pak = json_object_get(sum, "pass_at_k");
+	size_t w = name_width(classes, "class", 1);
+	const char *key, *k;
+	json_t *val, *unused;
+
+	if (json_object_size(classes) == 0)
+		return;
+	fprintf(out, "\n");
+	put_name(out, "class", w);
+	fprintf(out, "   tasks  samples");
+	json_object_foreach((json_t *)pak, k, unused)
+		fprintf(out, " %9s%s", "pass@", k);
+	fprintf(out, "     mean   median      p10\n");
+	json_object_foreach((json_t *)classes, key, val) {
+		put_name(out, class_label(key), w);
+		put_num(out, json_object_get(val, "tasks"), 8, 0);
+		put_num(out, json_object_get(val, "samples"), 9, 0);
+		json_object_foreach((json_t *)pak, k, unused)
+			put_num(out, json_object_get(json_object_get(val, "pass_at_k"), k), 10 + (int)strlen(k), 4);
+		put_num(out, json_object_get(val, "mean_score"), 9, 4);
+		put_num(out, json_object_get(val, "median_task_score"), 9, 4);
+		put_num(out, json_object_get(val, "p10_task_score"), 9, 4);
+		fprintf(out, "\n");
+	}
+}
+
+static void print_tiers(FILE *out, const json_t *sum)
+{
+	const json_t *tiers = json_object_get(sum, "tiers");
+	size_t w = name_width(tiers, "tier", 0);
+	const char *key;
+	json_t *val;
+
+	if (json_object_size(tiers) == 0)
+		return;
+	fprintf(out, "\n");
+	put_name(out, "tier", w);
+	fprintf(out, "    tests   passed  pass rate  samples  all passed\n");
+	json_object_foreach((json_t *)tiers, key, val) {
+		put_name(out, key, w);
+		put_num(out, json_object_get(val, "tests"), 9, 0);
+		put_num(out, json_object_get(val, "tests_passed"), 9, 0);
+		put_percent(out, json_number_value(json_object_get(val, "tests_passed")),
+		            json_number_value(json_object_get(val, "tests")), 11);
+		put_num(out, json_object_get(val, "samples"), 9, 0);
+		put_percent(out, json_number_value(json_object_get(val, "samples_all_passed")),
+		            json_number_value(json_object_get(val, "samples")), 12);
+		fprintf(out, "\n");
+	}
+}
+
+/* A table of counts with their share of the samples; at most max rows. */
+static void print_counts(FILE *out, const json_t *counts, const char *header, double samples, size_t max)
+{
+	size_t w = name_width(counts, header, 0), row = 0;
+	const char *key;
+	json_t *val;
+
+	if (json_object_size(counts) == 0)
+		return;
+	fprintf(out, "\n");
+	put_name(out, header, w);
+	fprintf(out, "    count    share\n");
+	json_object_foreach((json_t *)counts, key, val) {
+		if (row++ == max)
+			break;
+		put_name(out, key, w);
+		put_num(out, val, 9, 0);
+		put_percent(out, json_number_value(val), samples, 9);
+		fprintf(out, "\n");
+	}
+	if (json_object_size(counts) > max)
+		fprintf(out, "... %zu more in the JSON summary\n", json_object_size(counts) - max);
+}
+
+void ee_summary_print(const json_t *summary, FILE *out)
+{
+	double samples = json_number_value(json_object_get(summary, "samples"));
+
+	print_overall(out, summary);
+	print_classes(out, summary);
+	print_tiers(out, summary);
+	print_counts(out, json_object_get(summary, "statuses"), "status", samples, (size_t)-1);
+	print_counts(out, json_object_get(summary, "details"), "detail", samples, DETAILS_SHOWN);
+}
