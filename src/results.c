@@ -13,48 +13,28 @@
 
 #define MAX_RECORD_LINE (64u << 20)
 
-static char *make_key(const char *task_id, long sample)
+static void make_key(char *buf, size_t size, const char *task_id, long sample)
 {
-	size_t len = strlen(task_id) + 32;
-	char *k = malloc(len);
-	if (k)
-		snprintf(k, len, "%s\x1f%ld", task_id, sample);
-	return k;
-}
-
-static int cmp_key(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int done_add(struct ee_done_set *d, const char *task_id, long sample)
-{
-	if (d->n == d->cap) {
-		size_t n = d->cap ? d->cap * 2 : 1024;
-		char **p = realloc(d->keys, n * sizeof(*p));
-		if (!p)
-			return -1;
-		d->keys = p;
-		d->cap = n;
-	}
-	d->keys[d->n] = make_key(task_id, sample);
-	return d->keys[d->n] ? (d->n++, 0) : -1;
+	snprintf(buf, size, "%s\x1f%ld", task_id, sample);
 }
 
 int ee_done_contains(const struct ee_done_set *d, const char *task_id, long sample)
 {
-	char *k = make_key(task_id, sample);
-	int found = k && d->n && bsearch(&k, d->keys, d->n, sizeof(*d->keys), cmp_key) != NULL;
-	free(k);
-	return found;
+	char key[4096];
+	make_key(key, sizeof(key), task_id, sample);
+	return ee_strmap_get(&d->keys, key) != NULL;
+}
+
+int ee_done_insert(struct ee_done_set *d, const char *task_id, long sample)
+{
+	char key[4096];
+	make_key(key, sizeof(key), task_id, sample);
+	return ee_strmap_put(&d->keys, key, 1, NULL) ? 0 : -1;
 }
 
 void ee_done_free(struct ee_done_set *d)
 {
-	for (size_t i = 0; i < d->n; i++)
-		free(d->keys[i]);
-	free(d->keys);
-	memset(d, 0, sizeof(*d));
+	ee_strmap_free(&d->keys);
 }
 
 /* One line: a record with a task_id and a sample index. */
@@ -69,19 +49,17 @@ static json_t *parse_record(const char *buf, long len)
 	return rec;
 }
 
-int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visit visit, void *ctx,
-                      int *ret_repaired, struct ee_err *err)
+/* Reads records from f; *good is the offset after the last good line. */
+static int read_records(FILE *f, const char *path, ee_record_visit visit, void *ctx, int *ret_torn,
+                        off_t *good, struct ee_err *err)
 {
-	FILE *f = fopen(path, "re");
 	char *buf = NULL, where[512];
 	size_t alloc = 0;
 	long len, line = 0;
-	off_t good = 0;
 	int nl, rc = 0;
 
-	*ret_repaired = 0;
-	if (!f)
-		return errno == ENOENT ? 0 : ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
+	*ret_torn = 0;
+	*good = 0;
 	while (rc == 0 && (len = ee_read_line(f, &buf, &alloc, MAX_RECORD_LINE, &nl)) != -1) {
 		line++;
 		json_t *rec = len >= 0 ? parse_record(buf, len) : NULL;
@@ -90,24 +68,58 @@ int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visi
 			if (getc(f) != EOF)
 				rc = ee_fail(err, EE_ERR_USAGE, "%s:%ld: not a result record (task_id and sample)", path, line);
 			else
-				*ret_repaired = 1; /* a torn last line: cut below */
+				*ret_torn = 1;
 			break;
 		}
 		snprintf(where, sizeof(where), "%.480s:%ld", path, line);
-		if (done_add(done, json_string_value(json_object_get(rec, "task_id")),
-		             (long)json_integer_value(json_object_get(rec, "sample"))) < 0)
-			rc = ee_fail(err, EE_ERR_USAGE, "%s: out of memory", path);
-		else if (visit)
-			rc = visit(ctx, rec, where, err);
+		rc = visit ? visit(ctx, rec, where, err) : 0;
 		json_decref(rec);
-		good = ftello(f);
+		*good = ftello(f);
 	}
 	free(buf);
+	return rc;
+}
+
+int ee_results_read(const char *path, ee_record_visit visit, void *ctx, int *ret_torn, struct ee_err *err)
+{
+	off_t good;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
+	int rc = read_records(f, path, visit, ctx, ret_torn, &good, err);
+	fclose(f);
+	return rc;
+}
+
+struct resume_ctx {
+	struct ee_done_set *done;
+	ee_record_visit visit;
+	void *ctx;
+};
+
+static int remember(void *ctx, const json_t *rec, const char *where, struct ee_err *err)
+{
+	struct resume_ctx *r = ctx;
+	if (ee_done_insert(r->done, json_string_value(json_object_get(rec, "task_id")),
+	                   (long)json_integer_value(json_object_get(rec, "sample"))) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "%s: out of memory", where);
+	return r->visit ? r->visit(r->ctx, rec, where, err) : 0;
+}
+
+int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visit visit, void *ctx,
+                      int *ret_repaired, struct ee_err *err)
+{
+	struct resume_ctx r = { done, visit, ctx };
+	off_t good;
+	FILE *f = fopen(path, "re");
+
+	*ret_repaired = 0;
+	if (!f)
+		return errno == ENOENT ? 0 : ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
+	int rc = read_records(f, path, remember, &r, ret_repaired, &good, err);
 	fclose(f);
 	if (rc == 0 && *ret_repaired && truncate(path, good) < 0)
 		rc = ee_fail_errno(err, EE_ERR_USAGE, "%s: cannot cut the torn last line", path);
-	if (rc == 0)
-		qsort(done->keys, done->n, sizeof(*done->keys), cmp_key);
 	return rc;
 }
 

@@ -11,11 +11,13 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "strmap.h"
+
 struct ee_err;
 
+/* The (task_id, sample) pairs already evaluated. Zero it to start. */
 struct ee_done_set {
-	char **keys;   /* sorted "task_id\x1f<sample>" */
-	size_t n, cap;
+	struct ee_strmap keys; /* "task_id\x1f<sample>" */
 };
 
 /* Called for each complete, valid record found (borrowed). */
@@ -27,7 +29,13 @@ typedef int (*ee_record_visit)(void *ctx, const json_t *record, const char *wher
 int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visit visit, void *ctx,
                       int *ret_repaired, struct ee_err *err);
 
+/* Reads every complete, valid record of path (which must exist) and visits
+ * it; *ret_torn = 1 when the last line is torn (it is skipped). */
+int ee_results_read(const char *path, ee_record_visit visit, void *ctx, int *ret_torn,
+                    struct ee_err *err);
+
 int ee_done_contains(const struct ee_done_set *done, const char *task_id, long sample);
+int ee_done_insert(struct ee_done_set *done, const char *task_id, long sample);
 void ee_done_free(struct ee_done_set *done);
 
 /* Opens path for appending (created 0644); truncate=1 starts it empty. */

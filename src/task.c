@@ -105,6 +105,26 @@ static const char *join_names(const char *const *names, size_t n, char *buf, siz
 	return buf;
 }
 
+/* s as a short, one-line, quoted literal for a message: control characters
+ * escaped, cut after about 40 bytes (not inside a UTF-8 sequence) with "...". */
+static const char *quote(const char *s, char *buf, size_t size)
+{
+	size_t len = 0, i;
+
+	buf[len++] = '"';
+	for (i = 0; s[i] && (i < 40 || ((unsigned char)s[i] & 0xC0) == 0x80) && len + 8 < size; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '"' || ch == '\\')
+			len += (size_t)snprintf(buf + len, size - len, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			len += (size_t)snprintf(buf + len, size - len, "\\x%02x", ch);
+		else
+			buf[len++] = (char)ch;
+	}
+	snprintf(buf + len, size - len, "%s\"", s[i] ? "..." : "");
+	return buf;
+}
+
 /* "key[i]" into buf, the path of an array element. */
 static const char *elem_name(const char *key, size_t i, char *buf, size_t size)
 {
@@ -224,7 +244,7 @@ static int opt_enum(const struct ctx *c, const json_t *obj, const char *key,
                     const char *const *names, size_t n, int dflt, int *ret)
 {
 	const json_t *v = json_object_get(obj, key);
-	char list[96];
+	char list[96], got[96];
 
 	join_names(names, n, list, sizeof(list));
 	if (!v && dflt < 0)
@@ -241,7 +261,8 @@ static int opt_enum(const struct ctx *c, const json_t *obj, const char *key,
 			return 0;
 		}
 	}
-	return fail(c, key, "expected one of %s, got \"%s\"", list, json_string_value(v));
+	return fail(c, key, "expected one of %s, got %s", list,
+	            quote(json_string_value(v), got, sizeof(got)));
 }
 
 /* An array, or NULL in *ret when absent and not required. */

@@ -37,6 +37,8 @@ int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, str
 
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
 
 #endif

@@ -8,9 +8,11 @@ static const char usage[] =
         "usage: execeval COMMAND [OPTIONS]\n"
         "  run      evaluate one candidate, print one record\n"
         "  eval     evaluate a data set: --tasks T.jsonl --samples S.jsonl\n"
+        "  merge    join shard result files: -o OUT RESULTS...\n"
+        "  metrics  recompute the summary from a results file\n"
         "  doctor   which isolation features this host offers\n"
         "  --version\n"
-        "Commands of the contract not in this version yet: eval, metrics, serve.\n";
+        "Commands of the contract not in this version yet: eval, serve.\n";
 
 int main(int argc, char **argv)
 {
@@ -29,11 +31,15 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "merge") == 0)
+		return cmd_merge(argc - 1, argv + 1);
 	if (strcmp(cmd, "eval") == 0)
 		return cmd_eval(argc - 1, argv + 1);
 	if (strcmp(cmd, "doctor") == 0)
 		return cmd_doctor(argc - 1, argv + 1);
-	if (strcmp(cmd, "metrics") == 0 || strcmp(cmd, "serve") == 0) {
+	if (strcmp(cmd, "metrics") == 0)
+		return cmd_metrics(argc - 1, argv + 1);
+	if (strcmp(cmd, "serve") == 0) {
 		fprintf(stderr, "execeval: '%s' is not available in this version yet\n", cmd);
 		return EXIT_USAGE;
 	}

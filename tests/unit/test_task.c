@@ -384,6 +384,12 @@ static const struct err_case task_errors[] = {
 	{ A ", 'x']}", 0, "tests[1]: expected an object, got string" },
 	{ A ", {'code': 'x'}]}", 0, "tests[1].kind: missing (expected one of " KINDS ")" },
 	{ T1("{'kind': 'foo'}"), 0, "tests[0].kind: expected one of " KINDS ", got \"foo\"" },
+	{ T1("{'kind': 'a\\nb\\\"c\\\\'}"), 0,
+	  "tests[0].kind: expected one of " KINDS ", got \"a\\x0ab\\\"c\\\\\"" },
+	/* cut after 40 bytes, but not inside the é that straddles them */
+	{ T1("{'kind': '012345678901234567890123456789012345678\\u00e9\\u00e9'}"), 0,
+	  "tests[0].kind: expected one of " KINDS ", got \"012345678901234567890123456789012345678"
+	  "\xc3\xa9...\"" },
 	{ T1("{'kind': 5}"), 0, "tests[0].kind: expected one of " KINDS ", got number" },
 	{ T1("{'kind': 'assert', 'code': 'x', 'weight': 0}"), 0,
 	  "tests[0].weight: expected a number > 0, got 0" },
