@@ -127,7 +127,7 @@ static json_t *pass_at_k_json(struct view *v, const size_t *ix, size_t n)
 		double sum = 0.0;
 		for (size_t i = 0; i < n; i++) {
 			const struct sum_task *t = &v->s->tasks[ix[i]];
-			sum += ee_pass_at_k(t->n, t->c, v->kept[j]);
+			sum += ee_pass_at_k(t->n, t->c ? t->c - 1 : 0, v->kept[j]);
 		}
 		snprintf(key, sizeof(key), "%lu", v->kept[j]);
 		put(v, obj, key, real_or_null(sum / (double)n));

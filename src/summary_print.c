@@ -127,8 +127,11 @@ static void print_overall(FILE *out, const json_t *sum)
 		print_line(out, "sandbox wall, mean", json_object_get(res, "wall_ms_mean"), 1, " ms");
 	if (json_object_get(res, "cpu_ms_mean"))
 		print_line(out, "sandbox cpu, mean", json_object_get(res, "cpu_ms_mean"), 1, " ms");
-	if (json_object_get(res, "peak_rss_kb_max"))
-		print_line(out, "peak RSS, max", json_object_get(res, "peak_rss_kb_max"), 0, " KiB");
+	if (json_is_number(json_object_get(res, "peak_rss_kb_max"))) {
+		json_t *mib = json_real(json_number_value(json_object_get(res, "peak_rss_kb_max")) / 1024.0);
+		print_line(out, "peak RSS, max", mib, 1, " MiB");
+		json_decref(mib);
+	}
 }
 
 static void print_classes(FILE *out, const json_t *sum)

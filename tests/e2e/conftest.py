@@ -197,7 +197,8 @@ def reap_zombies():
             return
 
 
-HARNESS_ARGV = b"/usr/bin/python3\0-I\0-S\0-B\0-c\0"
+# How the sandbox starts the harness (python3 -I -S -B -c SOURCE, or a script fd).
+HARNESS_ARGV = b"/usr/bin/python3\0-I\0-S\0-B\0"
 
 
 def sandbox_leftovers(markers=(), exclude=()):
