@@ -101,8 +101,9 @@ $(BUILD)/bench/run-overhead: bench/run-overhead.c $(call rel_obj,$(LIB_SRC)) $(B
 	$(CC) $(BASE) $(HARDEN) $(LDHARDEN) $^ -o $@ $(LIBS)
 
 # Benchmarks print ratios against a baseline measured in the same run.
-bench: $(BUILD)/bench/run-overhead
+bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 	$(BUILD)/bench/run-overhead 1000 4
+	$(PYTHON) bench/eval-throughput 10 2
 
 install: $(BUILD)/execeval
 	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval
