@@ -51,6 +51,12 @@ static bool is_digit(char ch)
 	return ch >= '0' && ch <= '9';
 }
 
+/* Control characters as Python writes them: a tab is \t, not a '?'. */
+static const char *control_escape(unsigned char ch)
+{
+	return ch == '\t' ? "\\t" : ch == '\r' ? "\\r" : ch == '\n' ? "\\n" : "?";
+}
+
 /* Writes at most max (<= QUOTE_BYTES) bytes of src[0..n) into dst as
  * printable UTF-8, cut between characters, with "..." when cut. */
 static void quote(char dst[QUOTED_LEN], const char *src, size_t n, size_t max)
@@ -61,13 +67,11 @@ static void quote(char dst[QUOTED_LEN], const char *src, size_t n, size_t max)
 		size_t len = ee_utf8_char_len(src + i, n - i);
 		unsigned char ch = (unsigned char)src[i];
 		bool shown = len > 1 || (len == 1 && ch >= 0x20 && ch != 0x7f);
-		size_t out = shown ? len : 1;
+		const char *esc = shown ? NULL : control_escape(ch);
+		size_t out = shown ? len : strlen(esc);
 		if (o + out > max)
 			break;
-		if (shown)
-			memcpy(dst + o, src + i, len);
-		else
-			dst[o] = '?';
+		memcpy(dst + o, shown ? src + i : esc, out);
 		o += out;
 		i += shown ? len : 1;
 	}
@@ -456,8 +460,11 @@ static void show_double(char dst[SHOWN_LEN], double x)
 	for (int prec = 15; prec <= 17; prec++) {
 		snprintf(dst, SHOWN_LEN, "%.*g", prec, x);
 		if (strtod(dst, NULL) == x)
-			return;
+			break;
 	}
+	/* A whole float reads as one, as Python's repr does: 2.0, not 2. */
+	if (isfinite(x) && !strpbrk(dst, ".eEn"))
+		strncat(dst, ".0", SHOWN_LEN - strlen(dst) - 1);
 }
 
 static void show_string(char dst[SHOWN_LEN], const json_t *s)

@@ -67,8 +67,11 @@ static void from_tests(const struct ee_verdict_in *in, struct ee_verdict *v)
 	}
 	if (first_fail) {
 		char buf[200];
-		snprintf(buf, sizeof(buf), "test %d failed%s%.160s", first_fail->index,
-		         first_fail->message ? ": " : "", first_fail->message ? first_fail->message : "");
+		const char *msg = first_fail->message ? first_fail->message : "";
+		/* The first line only: a detail is short; the test keeps the rest. */
+		int line = (int)strcspn(msg, "\n");
+		snprintf(buf, sizeof(buf), "test %d failed%s%.*s", first_fail->index, *msg ? ": " : "",
+		         line < 160 ? line : 160, msg);
 		set(v, EE_ASSERTION_FAIL, buf, NULL);
 		return;
 	}
@@ -117,8 +120,12 @@ static void decide_status(const struct ee_verdict_in *in, struct ee_verdict *v)
 		incomplete(in, v);
 	else
 		from_tests(in, v);
-	if (in->pids_limit_hit && v->status != EE_PASS)
-		set(v, v->status, "process limit", NULL);
+	/* A refused fork explains whatever followed (an exception at import, a
+	 * failed test, a premature exit) better than its symptom; a timeout
+	 * keeps its own stable detail. */
+	if (in->pids_limit_hit && v->status != EE_PASS && v->status != EE_TIMEOUT &&
+	    !in->output_overflow && !in->oom_killed && !in->protocol_error)
+		set(v, EE_ERROR, "process limit", NULL);
 }
 
 void ee_verdict_decide(const struct ee_verdict_in *in, struct ee_verdict *v)

@@ -10,7 +10,8 @@
  *   incomplete stream (signal, cpu/file limits, premature exit) >
  *   a test that exited, overflowed or hit a denied import > a failed test >
  *   pass.
- * A pids-limit hit turns the detail of any non-pass into "process limit".
+ * A pids-limit hit turns any non-pass but a timeout (and the three limits
+ * above it) into error / "process limit".
  */
 #ifndef EE_SCORE_H
 #define EE_SCORE_H

@@ -12,7 +12,7 @@ static const char usage[] =
         "  metrics  recompute the summary from a results file\n"
         "  doctor   which isolation features this host offers\n"
         "  --version\n"
-        "Commands of the contract not in this version yet: eval, serve.\n";
+        "Not in this version yet: serve.\n";
 
 int main(int argc, char **argv)
 {

@@ -159,7 +159,7 @@ static int evaluate(struct run_args *a, const struct ee_task *task, const char *
 	a->opt.mounts = &ctx.mounts;
 	a->opt.seccomp = &ctx.seccomp;
 	a->opt.harness = &ctx.harness;
-	struct ee_candidate cand = { .task = task, .program = program, .model = a->model, .sample = -1,
+	struct ee_candidate cand = { .task = task, .program = program, .model = a->model, .sample = 0,
 		                     .no_code_block = no_block };
 	if (ee_eval_start(loop, &a->opt, &cand, print_record, &record, &err) < 0)
 		goto out;

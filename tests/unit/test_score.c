@@ -45,6 +45,13 @@ Test(score, two_of_three_is_0_667_and_names_the_first_failure)
 	cr_assert_eq(v.reward, -1);
 }
 
+Test(score, a_multi_line_message_gives_a_one_line_detail)
+{
+	struct ee_test_outcome t[] = { fail_t(1, 0, "AssertionError: 1 != 2\n- a\n+ b") };
+	struct ee_verdict v = decide((struct ee_verdict_in){ .done = 1, .tests = t, .n_tests = 1 });
+	cr_assert_str_eq(v.detail, "test 0 failed: AssertionError: 1 != 2");
+}
+
 Test(score, weights)
 {
 	struct ee_test_outcome t[] = { pass_t(3, 0), fail_t(1, 1, NULL) };
@@ -85,7 +92,9 @@ Test(score, precedence_table)
 		{ { .have_status = 1, .status = SIGSEGV }, EE_ERROR, "killed by signal SIGSEGV" },
 		{ { .have_status = 1, .status = 0 }, EE_ERROR, "premature exit" },
 		{ { .have_status = 0 }, EE_ERROR, "premature exit" },
-		{ { .timed_out = 1, .pids_limit_hit = 1 }, EE_TIMEOUT, "process limit" },
+		{ { .timed_out = 1, .pids_limit_hit = 1 }, EE_TIMEOUT, "timeout" },
+		{ { .pids_limit_hit = 1, .import_failed = 1, .import_message = "BlockingIOError", .done = 1 }, EE_ERROR, "process limit" },
+		{ { .pids_limit_hit = 1, .oom_killed = 1 }, EE_ERROR, "memory limit" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ee_verdict v = decide(cases[i].in);
