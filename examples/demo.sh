@@ -1,6 +1,8 @@
 #!/bin/sh
-# demo.sh - evaluates the bundled candidates against examples/tasks/add.json
-# and shows what execeval reports for each. Run by `make demo`.
+# demo.sh - evaluates the bundled data set (examples/tasks.jsonl against
+# examples/samples.jsonl) and prints the summary, then a few single candidates
+# against examples/tasks/add.json with what execeval reports for each.
+# Run by `make demo`.
 set -u
 cd "$(dirname "$0")/.."
 EE=./build/execeval
@@ -21,6 +23,12 @@ for t in r["tests"]:
 
 $EE doctor || exit 3
 echo
+echo "== the bundled data set: $(wc -l < examples/tasks.jsonl) tasks, $(wc -l < examples/samples.jsonl) samples, 2 sandboxes at once"
+$EE eval --tasks examples/tasks.jsonl --samples examples/samples.jsonl -j 2 -k 1,3 \
+	-o examples/samples.results.jsonl --summary-json examples/summary.json || exit $?
+echo "(records: examples/samples.results.jsonl; summary: examples/summary.json)"
+echo
+echo "== single candidates against examples/tasks/add.json"
 for cand in correct.py wrong.py generation.md hostile_escape.py; do
 	echo "== $cand"
 	$EE run --task "$TASK" "examples/candidates/$cand" | summary
