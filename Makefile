@@ -77,7 +77,10 @@ fuzz: $(FUZZ_BIN)
 	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); \
 	    mkdir -p $(BUILD)/corpus/$$n; \
 	    echo "== $$n ($(FUZZ_SECONDS)s)"; \
-	    $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/corpus/$$n tests/fuzz/corpus/$$n 2>&1 | tail -n 2; done
+	    if ! $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=$(BUILD)/fuzz/$$n- \
+	        $(BUILD)/corpus/$$n tests/fuzz/corpus/$$n > $(BUILD)/fuzz/$$n.log 2>&1; then \
+	        tail -n 40 $(BUILD)/fuzz/$$n.log; echo "fuzz: $$n failed (artifact in $(BUILD)/fuzz/)"; exit 1; fi; \
+	    tail -n 1 $(BUILD)/fuzz/$$n.log; done
 
 # Black-box tests: pytest inside an outer safety net (pid namespace, cgroups).
 e2e: $(BUILD)/execeval $(BUILD)/execeval-san
