@@ -63,7 +63,8 @@ void ee_summary_free(struct ee_summary *s)
 
 /* ---- detail classes ------------------------------------------------------- */
 
-/* Copies at most max bytes of src, never cutting a UTF-8 character. */
+/* Copies as much of src[0..n) as fits in out[0..size) (size >= 1) with its
+ * NUL, never cutting a UTF-8 character. */
 static void copy_cut(char *out, size_t size, const char *src, size_t n)
 {
 	size_t max = size - 1, len = 0;
@@ -99,6 +100,8 @@ void ee_summary_detail_class(const char *d, char *out, size_t size)
 	static const char pv[] = "protocol violation: ";
 	size_t n = strlen(d);
 
+	if (size == 0)
+		return;
 	if (size > EE_SUMMARY_DETAIL_BYTES + 1)
 		size = EE_SUMMARY_DETAIL_BYTES + 1;
 	if (is_test_failed(d)) {
@@ -265,26 +268,42 @@ static int check_outcome(const json_t *rec, const char *where, struct rec *r, st
 	return 0;
 }
 
+/* A record that stands for a sample the sandbox never judged: the host
+ * failed ("sandbox_error") or the sample line was invalid ("invalid": true,
+ * written by eval --skip-invalid, whose task_id may be null). */
+static int check_special(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+{
+	const json_t *sandbox_error = json_object_get(rec, "sandbox_error");
+	const json_t *detail = json_object_get(rec, "detail");
+
+	r->status = SUM_ERROR;
+	if (sandbox_error && !json_is_null(sandbox_error))
+		r->detail = "sandbox error"; /* the message is the host's, not a stable class */
+	else
+		r->detail = json_is_string(detail) ? json_string_value(detail) : "invalid sample";
+	if (get_string(rec, "task_id", "task_id", 1, where, &r->task_id, err) < 0)
+		return -1;
+	return r->task_id ? get_string(rec, "class", "class", 1, where, &r->cls, err) : 0;
+}
+
 static int check_record(const struct ee_summary *s, const json_t *rec, const char *where,
                         struct rec *r, struct ee_err *err)
 {
 	memset(r, 0, sizeof(*r));
 	if (!json_is_object(rec))
 		return ee_fail(err, EE_ERR_USAGE, "%s: expected a JSON object", where);
-	if (get_string(rec, "task_id", "task_id", 0, where, &r->task_id, err) < 0 ||
-	    get_string(rec, "class", "class", 1, where, &r->cls, err) < 0)
-		return -1;
-	if (!r->cls)
-		r->cls = "";
-	if (check_class(s, r, where, err) < 0)
-		return -1;
 	const json_t *sandbox_error = json_object_get(rec, "sandbox_error");
 	if ((sandbox_error && !json_is_null(sandbox_error)) || json_is_true(json_object_get(rec, "invalid"))) {
-		r->status = SUM_ERROR;
-		r->detail = sandbox_error && !json_is_null(sandbox_error) ? "sandbox error" : "invalid input";
-		return 0;
+		if (check_special(rec, where, r, err) < 0)
+			return -1;
+	} else if (get_string(rec, "task_id", "task_id", 0, where, &r->task_id, err) < 0 ||
+	           get_string(rec, "class", "class", 1, where, &r->cls, err) < 0 ||
+	           check_outcome(rec, where, r, err) < 0) {
+		return -1;
 	}
-	return check_outcome(rec, where, r, err);
+	if (!r->cls)
+		r->cls = "";
+	return r->task_id ? check_class(s, r, where, err) : 0;
 }
 
 /* ---- counting ------------------------------------------------------------- */
@@ -364,7 +383,7 @@ static int count_detail(struct ee_summary *s, struct sum_counts *c, const char *
 		else
 			s->n_details++;
 	}
-	return bump(&s->all.details, key) < 0 || bump(&c->details, key) < 0 ? -1 : 0;
+	return bump(&s->all.details, key) < 0 || (c && bump(&c->details, key) < 0) ? -1 : 0;
 }
 
 /* The tier's slot; past the cap, the "(other)" slot. NULL: out of memory. */
@@ -511,6 +530,12 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 
 	if (check_record(s, record, where, &r, err) < 0)
 		return -1;
+	if (!r.task_id) { /* an invalid sample of no known task: in the totals only */
+		s->samples++;
+		s->unattributed++;
+		s->all.status[r.status]++;
+		return count_detail(s, NULL, r.detail) < 0 ? ee_fail(err, EE_ERR_USAGE, "out of memory") : 0;
+	}
 	if (record_class(s, &r, &cls, &ti) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	struct sum_task *t = &s->tasks[ti];

@@ -14,8 +14,11 @@
  *               equally, as in pass@k); median and p10 of the same.
  * A task's class is the first non-empty "class" of its records; records
  * without one join their task's class. Records with "sandbox_error" or
- * "invalid": true count as status "error" (detail "sandbox error" or
- * "invalid input", score 0) and need only task_id.
+ * "invalid": true count as status "error" with score 0 and detail "sandbox
+ * error", or for an invalid sample its own detail (default "invalid
+ * sample"); they need no other field, and an invalid sample without a
+ * task_id counts in the totals (samples, statuses, details) but in no task
+ * or class ("samples_without_task" in the JSON).
  *
  * Lifecycle: ee_summary_new, ee_summary_add per record, ee_summary_json any
  * time (it does not change the summary), ee_summary_free.

@@ -44,6 +44,7 @@ struct sum_res {
 
 struct ee_summary {
 	unsigned long samples;
+	unsigned long unattributed; /* of samples: invalid ones without a task_id */
 	struct ee_strmap task_ix, class_ix, tier_ix;
 	struct sum_task *tasks;
 	size_t n_tasks, cap_tasks;

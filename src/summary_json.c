@@ -127,7 +127,7 @@ static json_t *pass_at_k_json(struct view *v, const size_t *ix, size_t n)
 		double sum = 0.0;
 		for (size_t i = 0; i < n; i++) {
 			const struct sum_task *t = &v->s->tasks[ix[i]];
-			sum += ee_pass_at_k(t->n, t->c ? t->c - 1 : 0, v->kept[j]);
+			sum += ee_pass_at_k(t->n, t->c, v->kept[j]);
 		}
 		snprintf(key, sizeof(key), "%lu", v->kept[j]);
 		put(v, obj, key, real_or_null(sum / (double)n));
@@ -283,6 +283,8 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 	v.kept = malloc((nk + 1) * sizeof(*v.kept));
 	if (v.kept && group_by_class(&v) == 0) {
 		root = block_json(&v, v.order, s->n_tasks, &s->all, choose_ks(&v, ks, nk));
+		if (root && s->unattributed)
+			put(&v, root, "samples_without_task", count_json(s->unattributed));
 		if (root) {
 			put(&v, root, "classes", classes_json(&v));
 			put(&v, root, "tiers", tiers_json(&v));

@@ -113,6 +113,9 @@ static void print_overall(FILE *out, const json_t *sum)
 	fprintf(out, "summary\n");
 	print_line(out, "tasks", json_object_get(sum, "tasks"), 0, NULL);
 	print_line(out, "samples", json_object_get(sum, "samples"), 0, NULL);
+	if (json_object_get(sum, "samples_without_task"))
+		print_line(out, "samples without task", json_object_get(sum, "samples_without_task"), 0,
+		           " (invalid sample lines)");
 	print_pass_at_k(out, sum);
 	print_line(out, "mean score", json_object_get(sum, "mean_score"), 4, NULL);
 	print_line(out, "median task score", json_object_get(sum, "median_task_score"), 4, NULL);
