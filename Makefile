@@ -29,7 +29,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 rel_obj = $(patsubst %.c,$(BUILD)/rel/%.o,$(1))
 san_obj = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
 
-.PHONY: all test unit e2e fuzz demo deps install clean format bench
+.PHONY: all test unit e2e fuzz pytests demo deps install clean format bench
 all: $(BUILD)/execeval
 
 $(BUILD)/rel/%.o: %.c $(wildcard src/*.h src/*/*.h)
@@ -86,10 +86,16 @@ fuzz: $(FUZZ_BIN)
 e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e
 
+# Tests that run no candidate outside execeval's sandbox: the harness's own
+# (benign candidates only, no sandbox) and the metrics CLI (reads files).
+pytests: $(BUILD)/execeval
+	$(PYTHON) -m pytest -q tests/harness tests/metrics
+
 test: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) fuzz
+	$(MAKE) pytests
 	$(MAKE) e2e
 
 demo: deps
