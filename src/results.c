@@ -37,12 +37,21 @@ void ee_done_free(struct ee_done_set *d)
 	ee_strmap_free(&d->keys);
 }
 
-/* One line: a record with a task_id and a sample index. */
+/* The record's task_id; "" for an invalid sample whose task was unknown. */
+static const char *record_task(const json_t *rec)
+{
+	const char *id = json_string_value(json_object_get(rec, "task_id"));
+	return id ? id : "";
+}
+
+/* One line: a record with a task_id and a sample index (an invalid-sample
+ * record may have a null task_id). */
 static json_t *parse_record(const char *buf, long len)
 {
 	json_t *rec = json_loadb(buf, (size_t)len, 0, NULL);
-	if (rec && (!json_is_string(json_object_get(rec, "task_id")) ||
-	            !json_is_integer(json_object_get(rec, "sample")))) {
+	json_t *id = rec ? json_object_get(rec, "task_id") : NULL;
+	int id_ok = json_is_string(id) || (json_is_null(id) && json_is_true(json_object_get(rec, "invalid")));
+	if (rec && (!id_ok || !json_is_integer(json_object_get(rec, "sample")))) {
 		json_decref(rec);
 		return NULL;
 	}
@@ -100,8 +109,7 @@ struct resume_ctx {
 static int remember(void *ctx, const json_t *rec, const char *where, struct ee_err *err)
 {
 	struct resume_ctx *r = ctx;
-	if (ee_done_insert(r->done, json_string_value(json_object_get(rec, "task_id")),
-	                   (long)json_integer_value(json_object_get(rec, "sample"))) < 0)
+	if (ee_done_insert(r->done, record_task(rec), (long)json_integer_value(json_object_get(rec, "sample"))) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "%s: out of memory", where);
 	return r->visit ? r->visit(r->ctx, rec, where, err) : 0;
 }

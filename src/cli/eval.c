@@ -69,6 +69,8 @@ struct eval_run {
 	int out_fd;
 	int write_failed;
 	struct ee_err write_err;
+	int sandbox_failed;        /* the host failed a sandbox: stop, keep the rest */
+	struct ee_err sandbox_err;
 	unsigned long total, finished, passed, skipped;
 	double t0;
 	double last_progress;
@@ -257,12 +259,15 @@ static void on_done(void *ctx, void *token, json_t *rec)
 	struct eval_run *r = ctx;
 	(void)token;
 	if (rec && json_object_get(rec, "sandbox_error")) {
-		/* The host failed, not the candidate: say so, keep going. */
-		fprintf(stderr, "execeval eval: sandbox failed: %s\n",
-		        json_string_value(json_object_get(rec, "sandbox_error")));
-	}
-	if (rec)
+		/* The host failed, not the candidate: no record (a --resume retries
+		 * the sample), no new sandboxes; the run ends with exit code 3. */
+		if (!r->sandbox_failed)
+			ee_fail(&r->sandbox_err, EE_ERR_SANDBOX, "sandbox setup failed: %s",
+			        json_string_value(json_object_get(rec, "sandbox_error")));
+		r->sandbox_failed = 1;
+	} else if (rec) {
 		write_record(r, rec);
+	}
 	json_decref(rec);
 }
 
@@ -270,8 +275,9 @@ static void on_done(void *ctx, void *token, json_t *rec)
 static void invalid_record(struct eval_run *r, const json_t *obj, const struct ee_err *why)
 {
 	json_t *id = obj ? json_object_get(obj, "task_id") : NULL;
+	/* sample = -line: unique per invalid line, never a real index. */
 	json_t *rec = json_pack("{s:O?, s:I, s:s, s:s, s:f, s:i, s:i, s:i, s:b, s:I}", "task_id",
-	                        json_is_string(id) ? id : NULL, "sample", (json_int_t)-1, "status", "error",
+	                        json_is_string(id) ? id : NULL, "sample", -(json_int_t)r->line_no, "status", "error",
 	                        "detail", "invalid sample", "score", 0.0, "passed", 0, "total", 0,
 	                        "reward", -1, "invalid", 1, "line", (json_int_t)r->line_no);
 	if (rec) {
@@ -331,6 +337,10 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 	int nl;
 
 	*token = NULL;
+	if (r->sandbox_failed) {
+		*err = r->sandbox_err;
+		return -1;
+	}
 	while ((len = ee_read_line(r->samples, &r->line, &r->line_alloc, MAX_SAMPLE_LINE, &nl)) != -1) {
 		r->line_no++;
 		if (len >= 0 && strspn(r->line, " \t\r") == (size_t)len)
@@ -347,7 +357,11 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 		                                  &no_block, err) < 0)
 			rc = -1;
 		if (rc < 0 && r->a->skip_invalid) {
-			invalid_record(r, obj, err);
+			const char *id = obj ? json_string_value(json_object_get(obj, "task_id")) : NULL;
+			if (r->a->resume && ee_done_contains(&r->done, id ? id : "", -r->line_no))
+				r->skipped++;
+			else
+				invalid_record(r, obj, err);
 			rc = 0;
 		}
 		json_decref(obj);
@@ -419,10 +433,15 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 
 static int finish(struct eval_run *r, double wall, struct ee_err *err)
 {
-	json_t *summary = ee_summary_json(r->summary, r->a->ks, r->a->nk, wall);
+	/* After --resume the summary covers earlier runs too: its throughput
+	 * would divide their samples by this run's time. */
+	json_t *summary = ee_summary_json(r->summary, r->a->ks, r->a->nk, r->a->resume ? 0.0 : wall);
 	if (!summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	ee_summary_print(summary, stdout);
+	if (r->a->resume)
+		printf("\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n", r->finished,
+		       wall, wall > 0 ? r->finished / wall : 0.0, r->skipped, r->a->out);
 	if (r->a->summary_json && json_dump_file(summary, r->a->summary_json, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0) {
 		json_decref(summary);
 		return ee_fail(err, EE_ERR_USAGE, "%s: cannot write the summary", r->a->summary_json);

@@ -28,6 +28,8 @@ static int copy_record(void *ctx, const json_t *rec, const char *where, struct e
 {
 	struct merge *m = ctx;
 	const char *id = json_string_value(json_object_get(rec, "task_id"));
+	if (!id)
+		id = ""; /* an invalid sample whose task was unknown */
 	long sample = (long)json_integer_value(json_object_get(rec, "sample"));
 
 	(void)where;
