@@ -1,0 +1,272 @@
+"""`execeval eval`, `merge` and `metrics` end to end, on fixtures and real data.
+
+Every candidate runs through execeval (this file runs inside the safety net
+with the rest of tests/e2e). Real data sets come from ../shared/datasets
+(override with EE_DATASETS); tests that need them are skipped, saying so,
+when the folder is absent.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+from fractions import Fraction
+from math import comb
+from pathlib import Path
+
+import pytest
+
+from conftest import EXECEVAL, REPO
+
+DATASETS = Path(os.environ.get("EE_DATASETS", REPO.parent / "shared" / "datasets"))
+HUMANEVAL = DATASETS / "humaneval" / "HumanEval.jsonl"
+MBPP = DATASETS / "mbpp" / "mbpp.jsonl"
+SANITIZED_MBPP = DATASETS / "mbpp" / "sanitized-mbpp.json"
+
+needs_humaneval = pytest.mark.skipif(not HUMANEVAL.exists(), reason="HumanEval not found at %s" % HUMANEVAL)
+needs_mbpp = pytest.mark.skipif(not MBPP.exists(), reason="MBPP not found at %s" % MBPP)
+
+# MBPP reference solutions that do not pass, and why (measured; see the issue note).
+MBPP_KNOWN_FAILURES = {
+    "123": "timeout: sums amicable numbers below 9999 by trial division, about 5 s",
+}
+
+
+def execeval(*args, timeout=600, check=None):
+    r = subprocess.run([EXECEVAL, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    if check is not None:
+        assert r.returncode == check, (r.returncode, r.stderr[-2000:])
+    return r
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def records(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+def by_key(recs):
+    return {(r["task_id"], r["sample"]): r for r in recs}
+
+
+def humaneval_tasks():
+    return [json.loads(line) for line in HUMANEVAL.read_text().splitlines()]
+
+
+# ---------------------------------------------------------------------------
+# Real data.
+
+
+@needs_humaneval
+def test_humaneval_canonical_solutions_all_pass(tmp_path):
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": t["task_id"], "completion": t["canonical_solution"]}
+                                                 for t in humaneval_tasks()])
+    execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-k", 1,
+             "--summary-json", tmp_path / "sum.json", check=0)
+    recs = records(str(samples) + ".results.jsonl")
+    assert len(recs) == 164
+    failed = [(r["task_id"], r["status"], r["detail"]) for r in recs if r["status"] != "pass"]
+    assert failed == []
+    summary = json.loads((tmp_path / "sum.json").read_text())
+    assert summary["pass_at_k"]["1"] == 1.0
+
+
+@needs_humaneval
+def test_humaneval_wrong_variants_all_fail(tmp_path):
+    """The canonical body replaced by `return None`: every task must fail."""
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": t["task_id"], "completion": "    return None\n"}
+                                                 for t in humaneval_tasks()])
+    execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-k", 1, check=0)
+    recs = records(str(samples) + ".results.jsonl")
+    assert len(recs) == 164
+    passed = [r["task_id"] for r in recs if r["status"] == "pass"]
+    assert passed == []
+    assert {r["status"] for r in recs} <= {"assertion_fail", "timeout", "error"}
+
+
+@needs_mbpp
+def test_mbpp_reference_solutions_pass_but_the_documented_ones(tmp_path):
+    tasks = [json.loads(line) for line in MBPP.read_text().splitlines()]
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": t["task_id"], "code": t["code"]} for t in tasks])
+    execeval("eval", "--tasks", MBPP, "--samples", samples, "-j", 2, "-q", "-k", 1, check=0)
+    recs = records(str(samples) + ".results.jsonl")
+    assert len(recs) == len(tasks) == 974
+    failed = {r["task_id"]: "%s: %s" % (r["status"], r["detail"]) for r in recs if r["status"] != "pass"}
+    assert set(failed) == set(MBPP_KNOWN_FAILURES), failed
+    assert failed["123"].startswith("timeout")
+
+
+@pytest.mark.skipif(not SANITIZED_MBPP.exists(), reason="sanitized MBPP not found")
+def test_sanitized_mbpp_json_array_with_test_imports(tmp_path):
+    tasks = json.loads(SANITIZED_MBPP.read_text())
+    with_imports = [t for t in tasks if t["test_imports"]][:5]
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": t["task_id"], "code": t["code"]} for t in with_imports])
+    execeval("eval", "--tasks", SANITIZED_MBPP, "--samples", samples, "-j", 2, "-q", "-k", 1, check=0)
+    recs = records(str(samples) + ".results.jsonl")
+    assert [r["status"] for r in recs] == ["pass"] * 5
+
+
+@needs_humaneval
+def test_humaneval_compat_file_matches_human_eval(tmp_path):
+    samples = tmp_path / "example_samples.jsonl"
+    samples.write_text((DATASETS / "humaneval" / "example_samples.jsonl").read_text())
+    execeval("eval", "--tasks", DATASETS / "humaneval" / "example_problem.jsonl", "--samples", samples,
+             "-q", "-k", 1, "--humaneval-compat", check=0)
+    compat = records(str(samples) + "_results.jsonl")
+    # human-eval's documented expectations for its own example samples
+    assert [r["passed"] for r in compat] == [False, False, False, True, True, True]
+    assert compat[1]["result"] == "timed out"
+    assert compat[0]["result"].startswith("failed: ") and compat[3]["result"] == "passed"
+
+
+# ---------------------------------------------------------------------------
+# Durability: kill -9 and --resume; shards and merge.
+
+
+def he_samples(tmp_path, repeat):
+    rows = []
+    for _ in range(repeat):
+        rows += [{"task_id": t["task_id"], "completion": t["canonical_solution"]} for t in humaneval_tasks()]
+    return write_jsonl(tmp_path / "s.jsonl", rows)
+
+
+def essence(recs):
+    return sorted((r["task_id"], r["sample"], r["status"], r["score"]) for r in recs)
+
+
+@needs_humaneval
+def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path):
+    samples = he_samples(tmp_path, 2)
+    whole = tmp_path / "whole.jsonl"
+    execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-o", whole, check=0)
+
+    part = tmp_path / "part.jsonl"
+    p = subprocess.Popen([EXECEVAL, "eval", "--tasks", str(HUMANEVAL), "--samples", str(samples), "-j", "2",
+                          "-q", "-o", str(part)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not part.exists() or part.read_text().count("\n") < 40):
+        time.sleep(0.05)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    before = part.read_text().count("\n")
+    assert 0 < before < 328, "kill -9 should land mid-run"
+    with open(part, "a") as f:
+        f.write('{"task_id": "HumanEval/0", "sam')  # as if killed mid-write
+    r = execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-o", part, "--resume", check=0)
+    assert "torn last line" in r.stderr
+    assert essence(records(part)) == essence(records(whole))
+    assert len(by_key(records(part))) == 328
+
+
+@needs_humaneval
+def test_shards_merged_equal_one_whole_run(tmp_path):
+    samples = he_samples(tmp_path, 1)
+    whole = tmp_path / "whole.jsonl"
+    execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-o", whole, check=0)
+    shards = []
+    for i in range(3):
+        out = tmp_path / ("shard%d.jsonl" % i)
+        execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-o", out,
+                 "--shard", "%d/3" % i, check=0)
+        shards.append(out)
+    sizes = [len(records(s)) for s in shards]
+    assert sum(sizes) == 164 and min(sizes) > 20
+    keys = [set(by_key(records(s))) for s in shards]
+    assert not (keys[0] & keys[1] or keys[0] & keys[2] or keys[1] & keys[2])
+    merged = tmp_path / "merged.jsonl"
+    execeval("merge", "-o", merged, *shards, shards[0], check=0)  # a file given twice adds nothing
+    assert essence(records(merged)) == essence(records(whole))
+    m = execeval("metrics", merged, "-k", "1", check=0)
+    assert "pass@1" in m.stdout
+
+
+# ---------------------------------------------------------------------------
+# Formats, malformed input, pass@k.
+
+
+NATIVE = {
+    "task_id": "t/sq", "class": "math", "prompt": "def sq(x):\n", "entry_point": "sq",
+    "tests": [
+        {"kind": "assert", "code": "assert sq(3) == 9"},
+        {"kind": "call", "fn": "sq", "args": [4], "expected": 16, "tier": "edge"},
+        {"kind": "io", "stdin": "5\n", "stdout": "25\n", "visibility": "hidden"},
+    ],
+}
+SQ_OK = "    return x * x\n\nif __name__ == '__main__':\n    print(sq(int(input())))\n"
+
+
+def test_native_task_with_all_three_sample_forms(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "s.jsonl", [
+        {"task_id": "t/sq", "completion": SQ_OK, "model": "m1", "note": "kept"},
+        {"task_id": "t/sq", "generation": "Here:\n```python\ndef sq(x):\n" + SQ_OK + "```\n"},
+        {"task_id": "t/sq", "code": "def sq(x):\n    return x + x\n", "sample": 7},
+    ])
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, check=0)
+    recs = by_key(records(str(samples) + ".results.jsonl"))
+    assert recs[("t/sq", 0)]["status"] == "pass" and recs[("t/sq", 0)]["model"] == "m1"
+    assert recs[("t/sq", 0)]["note"] == "kept" and recs[("t/sq", 0)]["class"] == "math"
+    assert recs[("t/sq", 1)]["status"] == "pass"
+    assert recs[("t/sq", 7)]["status"] == "assertion_fail"
+
+
+def test_a_malformed_sample_stops_with_file_line_and_field_and_keeps_what_was_done(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "t/sq", "completion": SQ_OK}) + "\n"
+                       + json.dumps({"task_id": "t/sq", "completion": 42}) + "\n"
+                       + json.dumps({"task_id": "t/sq", "completion": SQ_OK}) + "\n")
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-j", 1, check=2)
+    assert "%s:2" % samples in r.stderr and "completion" in r.stderr
+    assert len(records(str(samples) + ".results.jsonl")) == 1
+
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--skip-invalid", "-k", 1, check=0)
+    recs = records(str(samples) + ".results.jsonl")
+    invalid = [x for x in recs if x.get("invalid")]
+    assert len(recs) == 3 and len(invalid) == 1 and invalid[0]["line"] == 2
+    assert invalid[0]["status"] == "error" and invalid[0]["detail"] == "invalid sample"
+
+
+@pytest.mark.parametrize("content, where", [
+    ('{"task_id": "a", "tests": []}\n', "tests"),
+    ('{"task_id": "a", "tests": [{"kind": "nope", "code": "x"}]}\n', "tests[0].kind"),
+    ('{"task_id": "a"}\n', "cannot tell the format"),
+    ('{"task_id": "a", "tests": [{"kind": "assert", "code": "assert 1"}]}\n{"task_id": "a", "tests": '
+     '[{"kind": "assert", "code": "assert 1"}]}\n', "already defined on line 1"),
+    ("not json\n", "t.jsonl:1"),
+])
+def test_a_malformed_task_file_names_file_line_and_field(tmp_path, content, where):
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text(content)
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "a", "code": "pass"}])
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", check=2)
+    assert where in r.stderr, r.stderr
+
+
+def pass_at_k(n, c, k):
+    return Fraction(1) if n - c < k else 1 - Fraction(comb(n - c, k), comb(n, k))
+
+
+def test_pass_at_k_matches_exact_rational_arithmetic(tmp_path):
+    """Three tasks with 5 samples each and 0, 2 and 5 correct ones."""
+    tasks = [{"task_id": "p/%d" % i, "prompt": "", "tests": [{"kind": "assert", "code": "assert f() == 1"}]}
+             for i in range(3)]
+    rows = []
+    for i, correct in enumerate((0, 2, 5)):
+        for s in range(5):
+            rows.append({"task_id": "p/%d" % i, "code": "def f():\n    return %d\n" % (1 if s < correct else 0)})
+    write_jsonl(tmp_path / "t.jsonl", tasks)
+    write_jsonl(tmp_path / "s.jsonl", rows)
+    execeval("eval", "--tasks", tmp_path / "t.jsonl", "--samples", tmp_path / "s.jsonl", "-q", "-j", 2,
+             "-k", "1,2,5,10", "--summary-json", tmp_path / "sum.json", check=0)
+    summary = json.loads((tmp_path / "sum.json").read_text())
+    got = summary["pass_at_k"]
+    for k in (1, 2, 5):
+        want = sum(pass_at_k(5, c, k) for c in (0, 2, 5)) / 3
+        assert abs(got[str(k)] - float(want)) < 1e-12, (k, got[str(k)], want)
+    assert "10" not in got  # n = 5 < 10 for every task: not reported
+    dropped = json.dumps(summary.get("pass_at_k_dropped"))
+    assert "10" in dropped
