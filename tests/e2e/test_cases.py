@@ -121,3 +121,31 @@ def check_record_shape(rec):
     assert sum(t["status"] == "pass" for t in rec["tests"]) == rec["passed"]
     assert len(rec["stdout"]) <= 8000 and len(rec["stderr"]) <= 8000
     assert {"wall_ms", "cpu_ms", "peak_rss_kb"} <= set(rec["resources"])
+
+
+# ---------------------------------------------------------------------------
+# Candidates a JSON case file cannot hold.
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: a candidate that is not valid UTF-8 makes execeval exit 3 ('the "
+                   "sandbox could not be set up') with 'cannot encode the job (invalid UTF-8 in the program?)' "
+                   "(src/cli/run.c maps every ee_eval_start failure to EXIT_SANDBOX); python3 itself reports a "
+                   "SyntaxError for such a file, so it should be judged (syntax_error), or at least be an input "
+                   "error (exit 2)")
+def test_invalid_utf8_candidate_is_judged(run, runs_dir):
+    path = runs_dir / "latin1.py"
+    path.write_bytes(b"def add(a, b):\n    return a + b  # caf\xe9 \xff\xfe\n")
+    code, rec, stderr = run(None, asserts=["assert add(1, 2) == 3"], candidate_path=path)
+    assert code in (1, 2), (code, stderr)
+    if code == 1:
+        assert rec["status"] == "syntax_error", rec
+    else:
+        assert str(path) in stderr, stderr
+
+
+def test_candidate_over_16_mib_is_an_input_error(run, runs_dir):
+    path = runs_dir / "huge.py"
+    path.write_bytes(b"#" * (16 << 20) + b"\nx = 1\n")
+    code, rec, stderr = run(None, asserts=["assert x == 1"], candidate_path=path)
+    assert code == 2 and rec is None, (code, stderr)
+    assert str(path) in stderr and "larger than" in stderr, stderr

@@ -1,0 +1,1411 @@
+"""Hostile candidates: each control of the sandbox proven by a candidate that
+tries to break it, with the exact verdict AND host-side evidence checked.
+
+Everything runs through execeval only (the `run` fixture), inside the outer
+safety net (see conftest.py). Besides the evidence each test checks itself,
+the autouse `host_evidence` fixture checks after every test that no sandbox
+process, execeval.* cgroup, mount or file in the host's temp dirs is left.
+
+Candidates that need to tell the test what they saw inside print one line
+"REPORT <json>"; the test reads it from the record's stdout.
+"""
+import errno
+import json
+import os
+import secrets
+import socket
+import subprocess
+import tempfile
+import textwrap
+import time
+
+import pytest
+
+from conftest import EXECEVAL, NOBODY, REPO, SECRET, clean_up_after_a_dead_execeval, execeval_env, parse_record, \
+    processes, wait_no_leftovers
+
+ADD_OK = "def add(a, b):\n    return a + b\n"
+ADD_WRONG = "def add(a, b):\n    return 0\n"
+ASSERTS = ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]
+
+
+def dedent(s):
+    return textwrap.dedent(s).lstrip("\n")
+
+
+def report(rec):
+    """The candidate's REPORT line, decoded."""
+    for line in rec["stdout"].splitlines():
+        if line.startswith("REPORT "):
+            return json.loads(line[len("REPORT "):])
+    raise AssertionError("no REPORT line in the record's stdout: %r" % rec["stdout"][:500])
+
+
+def assert_verdict(r, status, detail=None, score=None):
+    code, rec, stderr = r
+    assert rec is not None, (code, stderr)
+    assert rec["status"] == status, rec
+    if detail is not None or status == "pass":
+        assert rec["detail"] == detail, rec
+    if score is not None:
+        assert rec["score"] == pytest.approx(score, abs=1e-3), rec
+    assert code == (0 if status == "pass" else 1)
+    return rec
+
+
+def run_sampled(argv_extra, candidate, tmp_path, predicate, timeout=60):
+    """Runs execeval with Popen, sampling /proc every 10 ms while it runs.
+    Returns (RunResult-like tuple (code, record, stderr), samples) where
+    samples[i] = [(pid, cmdline)] of the processes predicate() accepted."""
+    tag = secrets.token_hex(3)
+    cf = tmp_path / ("cand-%s.py" % tag)
+    cf.write_text(candidate)
+    argv = [EXECEVAL, "run"] + list(argv_extra) + [str(cf)]
+    samples = []
+    deadline = time.monotonic() + timeout
+    # Files, not pipes: nothing to drain while sampling.
+    with open(tmp_path / ("out-%s" % tag), "w+b") as out, open(tmp_path / ("err-%s" % tag), "w+b") as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, env=execeval_env())
+        try:
+            while p.poll() is None and time.monotonic() < deadline:
+                samples.append([(pid, cmd) for pid, state, uids, cmd, exe in processes()
+                                if state not in ("Z", "X") and predicate(pid, uids, cmd)])
+                time.sleep(0.01)
+            assert p.poll() is not None, "execeval did not finish within %d s" % timeout
+        finally:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    assert SECRET not in stdout and SECRET not in stderr, "the caller's secret leaked"
+    return (p.returncode, parse_record(stdout), stderr), samples
+
+
+# ---------------------------------------------------------------------------
+# The wall clock.
+
+WALL_CLOCK_CANDIDATES = {
+    "busy_loop_at_import": ADD_OK + "while True:\n    pass\n",
+    "busy_loop_in_function": "def add(a, b):\n    while True:\n        pass\n",
+    "sleep_with_sigterm_ignored": dedent("""
+        import signal, time
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGALRM, signal.SIGUSR1):
+            signal.signal(s, signal.SIG_IGN)
+        def add(a, b):
+            time.sleep(60)
+            return a + b
+        """),
+    "sleep_in_signal_handler_loop": dedent("""
+        import signal, time
+        def again(*_):
+            time.sleep(60)
+        signal.signal(signal.SIGTERM, again)
+        def add(a, b):
+            while True:
+                time.sleep(60)
+        """),
+    "child_ignoring_sigterm_outlives_parent": dedent("""
+        import os, signal, time
+        def add(a, b):
+            if os.fork() == 0:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                while True:
+                    time.sleep(60)
+            while True:
+                pass
+        """),
+    "spinning_threads": dedent("""
+        import threading
+        def spin():
+            while True:
+                pass
+        def add(a, b):
+            for _ in range(4):
+                threading.Thread(target=spin, daemon=True).start()
+            spin()
+        """),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WALL_CLOCK_CANDIDATES))
+def test_wall_clock_kills_the_whole_tree(run, name):
+    r = run(WALL_CLOCK_CANDIDATES[name], asserts=ASSERTS, args=["--timeout", "0.5"])
+    rec = assert_verdict(r, "timeout", "timeout", score=0.0)
+    # The clock really ran out, and execeval did not wait for SIGTERM handlers.
+    assert rec["resources"]["wall_ms"] >= 450
+    assert r.elapsed < 5.0, r.elapsed
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: resources.cpu_ms (and peak_rss_kb) of a sandbox killed by the "
+                   "supervisor (timeout, output overflow, ...) cover only the init's own few ms: a candidate that "
+                   "spun for the whole 1 s timeout reports cpu_ms ~2 and peak_rss_kb ~1400 (src/sandbox/sandbox.c "
+                   "reap() takes init's wait4 rusage, which misses processes zapped with the namespace; the "
+                   "cgroup's cpuacct/cpu.stat would count them)")
+def test_cpu_time_of_a_timed_out_candidate_is_reported(run):
+    r = run(ADD_OK + "while True:\n    pass\n", asserts=ASSERTS, args=["--timeout", "1"])
+    rec = assert_verdict(r, "timeout", "timeout")
+    assert rec["resources"]["cpu_ms"] >= 500, rec["resources"]
+
+
+# ---------------------------------------------------------------------------
+# Processes: fork bombs, the pids cgroup.
+
+
+def sandbox_uid(pid, uids, cmd):
+    return NOBODY in uids
+
+
+FORK_BOMBS = {
+    # The classic: every process forks until fork fails; the failures end it.
+    "classic": (ADD_OK + "import os\nwhile True:\n    os.fork()\n", "error"),
+    # Children that only sleep: the harness's own fork() fails at import.
+    "sleeping_children": (ADD_OK + dedent("""
+        import os, time
+        while True:
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+        """), "error"),
+    # The same, inside the function under test.
+    "in_the_function_under_test": (dedent("""
+        import os, time
+        def add(a, b):
+            while True:
+                if os.fork() == 0:
+                    time.sleep(60)
+                    os._exit(0)
+        """), "error"),
+    # A persistent one: failures are swallowed, so it lasts until the clock.
+    "persistent": (ADD_OK + dedent("""
+        import os
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+        """), "timeout"),
+    # Threads count against the pids limit too.
+    "threads": (ADD_OK + dedent("""
+        import threading, time
+        while True:
+            try:
+                threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+            except RuntimeError:
+                pass
+        """), "timeout"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORK_BOMBS))
+def test_fork_bomb_is_capped_by_the_pids_limit(name, tmp_path):
+    """A refused fork is error / "process limit" (once fixed: it used to keep
+    the status of the exception it caused, syntax_error at import); a bomb
+    that outlasts the clock is a timeout, whose detail stays "timeout"."""
+    code, expected_status = FORK_BOMBS[name]
+    procs = 24
+    r, samples = run_sampled(["--procs", str(procs), "--timeout", "1.5", "--assert", ASSERTS[0]], code,
+                             tmp_path, sandbox_uid)
+    detail = "timeout" if expected_status == "timeout" else "process limit"
+    rec = assert_verdict(r, expected_status, detail, score=0.0)
+    # Host evidence: at no moment did the sandbox hold more than --procs
+    # processes (every sandbox process runs as uid 65534), and the bomb did
+    # get going (it reached the limit's neighbourhood at some sample).
+    counts = [len(s) for s in samples]
+    assert max(counts) <= procs, max(counts)
+    if name == "persistent":
+        assert max(counts) >= procs // 2, counts
+    assert rec["resources"]["wall_ms"] < 4000
+
+
+# ---------------------------------------------------------------------------
+# Memory.
+
+MEMORY_BOMBS = {
+    "one_big_bytes": ADD_OK + "hog = b'x' * (1 << 30)\n",
+    "growing_list": ADD_OK + "hog = []\nwhile True:\n    hog.append(b'y' * (1 << 20))\n",
+    "mmap_touched": ADD_OK + dedent("""
+        import mmap
+        m = mmap.mmap(-1, 1 << 30)
+        for i in range(0, 1 << 30, 4096):
+            m[i] = 1
+        """),
+    "in_the_function_under_test": dedent("""
+        def add(a, b):
+            hog = []
+            while True:
+                hog.append(bytearray(b'z' * (1 << 20)))
+        """),
+    "in_a_child_process_the_harness_waits_for": ADD_OK + dedent("""
+        import os
+        pid = os.fork()
+        if pid == 0:
+            hog = b'x' * (1 << 30)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        raise SystemError('the child should have been killed with the whole sandbox')
+        """),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEMORY_BOMBS))
+def test_memory_bomb_is_a_memory_limit(run, name):
+    r = run(MEMORY_BOMBS[name], asserts=ASSERTS, args=["--memory", "64", "--timeout", "10"])
+    rec = assert_verdict(r, "error", "memory limit", score=0.0)
+    # Host evidence: the cgroup's own peak stayed at the limit.
+    peak = rec["resources"].get("peak_memory_kb")
+    assert peak is not None and peak <= 64 * 1024 + 1024, rec["resources"]
+    assert r.elapsed < 10
+
+
+# ---------------------------------------------------------------------------
+# Output floods.
+
+FLOODS = {
+    "stdout_print_loop": ADD_OK + "while True:\n    print('x' * 1000)\n",
+    "stdout_one_huge_write": ADD_OK + "import sys\nsys.stdout.write('x' * (64 << 20))\n",
+    "stdout_raw_fd_no_newlines": ADD_OK + "import os\nwhile True:\n    os.write(1, b'x' * 65536)\n",
+    "stderr_write_loop": ADD_OK + "import sys\nwhile True:\n    sys.stderr.write('y' * 1000)\n",
+    "stderr_raw_fd": ADD_OK + "import os\nwhile True:\n    os.write(2, b'y' * 65536)\n",
+    "both_streams_each_under_the_cap": ADD_OK + dedent("""
+        import os
+        import time
+        os.write(1, b'a' * 150000)
+        os.write(2, b'b' * 150000)
+        time.sleep(30)
+        """),
+    "flood_from_a_child": ADD_OK + dedent("""
+        import os, time
+        if os.fork() == 0:
+            while True:
+                os.write(1, b'c' * 65536)
+        time.sleep(30)
+        """),
+    "flood_in_the_function_under_test": "def add(a, b):\n    while True:\n        print('d' * 4096)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOODS))
+def test_output_flood_is_output_overflow(run, name):
+    r = run(FLOODS[name], asserts=ASSERTS, args=["--timeout", "10"])
+    rec = assert_verdict(r, "error", "output overflow", score=0.0)
+    assert r.elapsed < 8, r.elapsed
+    assert len(rec["stdout"]) <= 8000 and len(rec["stderr"]) <= 8000
+    assert len(r.stdout) < 64 * 1024, "execeval's own output stays small"
+
+
+# ---------------------------------------------------------------------------
+# The filesystem: writes outside /tmp leave nothing on the host.
+
+
+def write_probe(marker):
+    host_tmp = tempfile.gettempdir()
+    targets = {
+        "usr": "/usr/%s" % marker, "usr_lib": "/usr/lib/%s" % marker, "etc": "/etc/%s" % marker,
+        "root_dir": "/%s" % marker, "bin": "/bin/%s" % marker, "dev": "/dev/%s" % marker,
+        "proc": "/proc/%s" % marker, "sys": "/sys/%s" % marker, "root_home": "/root/%s" % marker,
+        "home": "/home/%s" % marker, "var_tmp": "/var/tmp/%s" % marker,
+        "repo": "%s/%s" % (REPO, marker), "repo_build": "%s/build/%s" % (REPO, marker),
+        "work": "/work/%s" % marker, "etc_passwd": "/etc/passwd",
+        "proc_sys": "/proc/sys/vm/overcommit_ratio", "proc_sys_kernel": "/proc/sys/kernel/hostname",
+        # Allowed inside, but private: must not reach the host's /tmp.
+        "tmp": "%s/%s" % (host_tmp, marker), "dev_shm": "/dev/shm/%s" % marker,
+    }
+    return targets, ADD_OK + dedent("""
+        import errno, json, os
+        TARGETS = %r
+        out = {}
+        for key, path in TARGETS.items():
+            try:
+                if key.startswith("proc_sys"):
+                    with open(path, "w") as f:
+                        f.write("77\\n")
+                else:
+                    with open(path, "a") as f:
+                        f.write("written by the sandbox\\n")
+                out[key] = "written"
+            except OSError as e:
+                out[key] = errno.errorcode.get(e.errno, str(e.errno))
+        for key, path in (("mkdir_usr", "/usr/%s.d"), ("mkdir_repo", "%s/%s.d")):
+            try:
+                os.mkdir(path)
+                out[key] = "written"
+            except OSError as e:
+                out[key] = errno.errorcode.get(e.errno, str(e.errno))
+        print("REPORT " + json.dumps(out))
+        """) % (targets, marker, REPO, marker)
+
+
+def test_writes_outside_tmp_never_reach_the_host(run, marker):
+    targets, code = write_probe(marker)
+    ratio_before = open("/proc/sys/vm/overcommit_ratio").read()
+    hostname_before = open("/proc/sys/kernel/hostname").read()
+    r = run(code, asserts=ASSERTS)
+    rec = assert_verdict(r, "pass")
+    seen = report(rec)
+    try:
+        # Inside: every write outside /tmp failed (read-only root, nothing of
+        # the host mounted); /tmp (and /dev/shm, a link to it) worked.
+        for key, outcome in seen.items():
+            if key in ("tmp", "dev_shm"):
+                assert outcome == "written", (key, outcome)
+            else:
+                assert outcome in ("EROFS", "EACCES", "ENOENT", "EPERM"), (key, outcome)
+        # Host evidence: no marker file anywhere we looked, /proc/sys intact.
+        for key, path in targets.items():
+            if marker in path:
+                assert not os.path.exists(path), path
+        assert not os.path.exists("/usr/%s.d" % marker)
+        assert not os.path.exists("%s/%s.d" % (REPO, marker))
+        assert open("/proc/sys/vm/overcommit_ratio").read() == ratio_before
+        assert open("/proc/sys/kernel/hostname").read() == hostname_before
+    finally:
+        if open("/proc/sys/vm/overcommit_ratio").read() != ratio_before:
+            with open("/proc/sys/vm/overcommit_ratio", "w") as f:
+                f.write(ratio_before)
+
+
+def test_tmp_is_size_bounded_and_private(run, marker):
+    code = ADD_OK + dedent("""
+        import errno, json, os
+        out = {}
+        try:
+            with open("/tmp/%s-big", "wb") as f:
+                for _ in range(200):
+                    f.write(b"\\0" * (1 << 20))
+            out["big"] = "written"
+        except OSError as e:
+            out["big"] = errno.errorcode.get(e.errno, str(e.errno))
+        out["listing"] = sorted(os.listdir("/tmp"))
+        print("REPORT " + json.dumps(out))
+        """) % marker
+    r = run(code, asserts=ASSERTS, args=["--memory", "512"])
+    rec = assert_verdict(r, "pass")
+    seen = report(rec)
+    # RLIMIT_FSIZE (64 MiB; SIGXFSZ is ignored by Python) or the tmpfs size.
+    assert seen["big"] in ("EFBIG", "ENOSPC"), seen
+    # The sandbox's /tmp starts empty: nothing of the host's /tmp is visible.
+    assert seen["listing"] == ["%s-big" % marker], seen
+    assert not os.path.exists("/tmp/%s-big" % marker)
+
+
+# ---------------------------------------------------------------------------
+# Secrets: nothing of the host or of the caller's environment is readable.
+
+
+def read_probe():
+    return ADD_OK + dedent("""
+        import errno, json, os
+        # Built at run time, so the candidate's own code holds no copy to find.
+        NEEDLE = ("EXECEVAL_TEST" + "_SECRET=").encode()
+        out = {"found": [], "loot": []}
+        def note(key, fn):
+            try:
+                out[key] = fn()
+            except OSError as e:
+                out[key] = "error:" + errno.errorcode.get(e.errno, str(e.errno))
+        def grab(where, data):
+            i = data.find(NEEDLE)
+            if i >= 0:
+                out["found"].append(where)
+                out["loot"].append(data[i:i + 80].decode("latin-1"))
+        def read(path):
+            with open(path, "rb") as f:
+                data = f.read(1 << 22)
+            grab(path, data)
+            return "read %%d bytes" %% len(data)
+        for key, path in (("root", "/root"), ("home", "/home"), ("repo", %(repo)r), ("work", "/work"),
+                          ("var", "/var"), ("run", "/run")):
+            note(key, lambda p=path: sorted(os.listdir(p)))
+        for key, path in (("shadow", "/etc/shadow"), ("repo_makefile", %(repo)r + "/Makefile"),
+                          ("ssh", "/root/.ssh/id_rsa")):
+            note(key, lambda p=path: read(p))
+        note("proc1_environ", lambda: read("/proc/1/environ"))
+        note("proc1_environ_len", lambda: len(open("/proc/1/environ", "rb").read()))
+        note("proc1_mem", lambda: read("/proc/1/mem"))
+        note("self_environ", lambda: read("/proc/self/environ"))
+        # The init's descriptors (its control pipe to the supervisor) are closed.
+        note("proc1_fds", lambda: sorted(os.listdir("/proc/1/fd")))
+        out["env_keys"] = sorted(os.environ)
+        for k, v in os.environ.items():
+            grab("environ " + k, (k + "=" + v).encode())
+        # Every other process visible: environ, cmdline, and memory when readable.
+        me = str(os.getpid())
+        for pid in [p for p in os.listdir("/proc") if p.isdigit() and p != me]:
+            for what in ("environ", "cmdline"):
+                note("pid%%s_%%s" %% (pid, what), lambda p=pid, w=what: read("/proc/%%s/%%s" %% (p, w)))
+            try:
+                maps = open("/proc/%%s/maps" %% pid).read().splitlines()
+                with open("/proc/%%s/mem" %% pid, "rb") as mem:
+                    for line in maps:
+                        lo, hi = [int(x, 16) for x in line.split()[0].split("-")]
+                        if "r" not in line.split()[1] or hi - lo > (64 << 20):
+                            continue
+                        try:
+                            mem.seek(lo)
+                            grab("mem of %%s" %% pid, mem.read(hi - lo))
+                        except (OSError, ValueError, OverflowError):
+                            pass
+                out["pid%%s_mem" %% pid] = "scanned"
+            except OSError as e:
+                out["pid%%s_mem" %% pid] = "error:" + errno.errorcode.get(e.errno, str(e.errno))
+        out["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+        # Try to smuggle whatever was found into the record: stdout, stderr
+        # and a failure message.
+        print("REPORT " + json.dumps(out))
+        import sys
+        sys.stderr.write(repr(out["loot"]))
+        assert not out["found"], "LEAK " + repr(out["loot"])
+        """) % {"repo": str(REPO)}
+
+
+ENV_ALLOW_LIST = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING",
+                  "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PWD"}
+
+
+def test_secrets_of_the_host_and_the_caller_are_unreadable(run, secret):
+    r = run(read_probe(), asserts=ASSERTS)
+    rec = assert_verdict(r, "pass")
+    seen = report(rec)
+    # Nothing of the host's private directories exists inside.
+    for key in ("root", "home", "repo", "work", "var", "run", "shadow", "repo_makefile", "ssh"):
+        assert seen[key] == "error:ENOENT", (key, seen[key])
+    # The environment was rebuilt from an allow-list; the init's environ is
+    # closed (non-dumpable) or empty (scrubbed).
+    assert set(seen["env_keys"]) <= ENV_ALLOW_LIST, seen["env_keys"]
+    assert "EXECEVAL_TEST_SECRET" not in seen["env_keys"]
+    assert seen["proc1_environ"] == "error:EACCES" or seen["proc1_environ_len"] == 0, seen
+    assert str(seen["proc1_mem"]).startswith("error:"), seen["proc1_mem"]
+    assert seen["pid1_mem"] == "error:EACCES", seen["pid1_mem"]
+    assert seen["proc1_fds"] == "error:EACCES", seen["proc1_fds"]
+    assert seen["found"] == [] and seen["loot"] == []
+    # Only the sandbox's own processes are visible: its init and the harness.
+    assert seen["pids"] == [1, 2], seen["pids"]
+    # Host evidence: the secret is nowhere in what execeval printed (run()
+    # checks stdout and stderr; here also every string of the record).
+    blob = json.dumps(rec)
+    assert secret not in blob and secret not in r.stdout and secret not in r.stderr
+
+
+def test_secret_in_the_callers_environment_is_not_in_proc1(run, secret):
+    """/proc/1/environ specifically: the init is a clone of execeval, whose
+    environment holds the secret until it is scrubbed."""
+    code = ADD_OK + dedent("""
+        import json
+        try:
+            data = open("/proc/1/environ", "rb").read()
+            out = {"readable": True, "len": len(data), "has": b"EXECEVAL_TEST_SECRET" in data}
+        except OSError as e:
+            out = {"readable": False, "errno": e.errno}
+        print("REPORT " + json.dumps(out))
+        """)
+    rec = assert_verdict(run(code, asserts=ASSERTS), "pass")
+    seen = report(rec)
+    assert (not seen["readable"] and seen["errno"] == errno.EACCES) or seen["len"] == 0, seen
+    assert secret not in json.dumps(rec)
+
+
+# ---------------------------------------------------------------------------
+# The network: nothing of the host is reachable.
+
+
+@pytest.fixture
+def tcp_listener():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0))
+    s.listen(16)
+    s.setblocking(False)
+    yield s
+    s.close()
+
+
+def accepted(listener):
+    """Connections waiting on a non-blocking listener (accepts them)."""
+    n = 0
+    while True:
+        try:
+            c, _ = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return n
+        c.close()
+        n += 1
+
+
+def connect_probe(attempts):
+    """A candidate trying each (family, type, address) in attempts; reports
+    the errno name or 'connected'/'sent'."""
+    return ADD_OK + dedent("""
+        import errno, json, socket
+        ATTEMPTS = %r
+        out = []
+        for fam, typ, addr in ATTEMPTS:
+            fam = getattr(socket, fam)
+            typ = getattr(socket, typ)
+            addr = tuple(addr) if isinstance(addr, list) else addr
+            try:
+                s = socket.socket(fam, typ)
+            except OSError as e:
+                out.append("socket:" + errno.errorcode.get(e.errno, str(e.errno)))
+                continue
+            try:
+                s.settimeout(2)
+                if typ == socket.SOCK_DGRAM:
+                    s.sendto(b"hello", addr)
+                    out.append("sent")
+                else:
+                    s.connect(addr)
+                    s.sendall(b"hello")
+                    out.append("connected")
+            except OSError as e:
+                out.append("connect:" + errno.errorcode.get(e.errno, str(e.errno) or type(e).__name__))
+            finally:
+                s.close()
+        print("REPORT " + json.dumps(out))
+        """) % (attempts,)
+
+
+def test_tcp_listener_on_the_host_loopback_is_unreachable(run, tcp_listener):
+    port = tcp_listener.getsockname()[1]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.setblocking(False)
+    try:
+        attempts = [("AF_INET", "SOCK_STREAM", ["127.0.0.1", port]),
+                    ("AF_INET6", "SOCK_STREAM", ["::1", port]),
+                    ("AF_INET", "SOCK_DGRAM", ["127.0.0.1", udp.getsockname()[1]])]
+        # --allow-imports: past the import denylist, the kernel must refuse.
+        r = run(connect_probe(attempts), asserts=ASSERTS, args=["--allow-imports"])
+        rec = assert_verdict(r, "pass")
+        assert report(rec) == ["socket:EPERM", "socket:EPERM", "socket:EPERM"], report(rec)
+        # With the denylist on, the import itself is refused.
+        r = run(connect_probe(attempts), asserts=ASSERTS)
+        assert_verdict(r, "error", "denied import: socket")
+        # Host evidence: the listeners saw nothing from the sandbox ...
+        assert accepted(tcp_listener) == 0
+        with pytest.raises(BlockingIOError):
+            udp.recv(100)
+        # ... and they do work (differential): the test itself gets through.
+        c = socket.create_connection(("127.0.0.1", port), timeout=5)
+        c.close()
+        deadline = time.monotonic() + 5
+        n = 0
+        while n == 0 and time.monotonic() < deadline:
+            n = accepted(tcp_listener)
+            time.sleep(0.01)
+        assert n == 1
+    finally:
+        udp.close()
+
+
+def test_host_unix_sockets_are_unreachable(run, marker):
+    """A file-path socket in the host's /tmp (the sandbox's /tmp is private)
+    and an abstract one (abstract names live in the network namespace)."""
+    d = tempfile.mkdtemp(prefix="ee-sock-")
+    os.chmod(d, 0o777)
+    path = os.path.join(d, "s")
+    abstract = "\0ee-%s" % marker
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    asrv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        srv.bind(path)
+        os.chmod(path, 0o777)
+        srv.listen(4)
+        srv.setblocking(False)
+        asrv.bind(abstract)
+        asrv.listen(4)
+        asrv.setblocking(False)
+        attempts = [("AF_UNIX", "SOCK_STREAM", path), ("AF_UNIX", "SOCK_STREAM", abstract),
+                    ("AF_UNIX", "SOCK_STREAM", "/run/systemd/private"),
+                    ("AF_UNIX", "SOCK_STREAM", "/var/run/docker.sock")]
+        r = run(connect_probe(attempts), asserts=ASSERTS, args=["--allow-imports"])
+        rec = assert_verdict(r, "pass")
+        assert report(rec) == ["connect:ENOENT", "connect:ECONNREFUSED", "connect:ENOENT", "connect:ENOENT"], \
+            report(rec)
+        assert accepted(srv) == 0 and accepted(asrv) == 0
+        # Differential: both sockets accept the test's own connections.
+        for addr, server in ((path, srv), (abstract, asrv)):
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.connect(addr)
+            c.close()
+            assert accepted(server) == 1
+    finally:
+        srv.close()
+        asrv.close()
+        if os.path.exists(path):
+            os.unlink(path)
+        os.rmdir(d)
+
+
+# ---------------------------------------------------------------------------
+# Signals: killing the parent, kill(-1).
+
+
+@pytest.fixture
+def canary(request):
+    """A host process of the sandbox's own uid: what kill(-1) would reach if
+    the pid namespace did not hold."""
+    p = subprocess.Popen(["sleep", "987.321"], user=NOBODY, group=NOBODY)
+    request.node.allowed_pids = (p.pid,)
+    yield p
+    p.kill()
+    p.wait()
+
+
+KILLERS = {
+    # The harness's parent is the namespace's init: SIGKILL from inside is ignored.
+    "kill_parent": ("import os\nos.kill(os.getppid(), 9)\n" + ADD_OK, "pass", None),
+    "kill_pid_1": ("import os\nos.kill(1, 9)\n" + ADD_OK, "pass", None),
+    # kill(-1) reaches every process of the namespace but the caller and init.
+    "kill_minus_1": (dedent("""
+        import os, time
+        child = os.fork()
+        if child == 0:
+            time.sleep(60)
+            os._exit(0)
+        os.kill(-1, 9)
+        _, status = os.waitpid(child, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9
+        """) + ADD_OK, "pass", None),
+    "kill_minus_1_from_a_child": (ADD_OK + dedent("""
+        import os, time
+        if os.fork() == 0:
+            os.kill(-1, 9)
+            os._exit(0)
+        time.sleep(2)
+        """), "error", "killed by signal SIGKILL"),
+    "killpg_own_group": ("import os\nos.killpg(0, 9)\n" + ADD_OK, "error", "killed by signal SIGKILL"),
+    "kill_minus_1_sigterm_from_a_child": (ADD_OK + dedent("""
+        import os, time
+        if os.fork() == 0:
+            os.kill(-1, 15)
+            os._exit(0)
+        time.sleep(2)
+        """), "error", "killed by signal SIGTERM"),
+    "stop_everything_from_a_child": (ADD_OK + dedent("""
+        import os, signal, time
+        if os.fork() == 0:
+            os.kill(-1, signal.SIGSTOP)
+            os._exit(0)
+        time.sleep(2)
+        """), "timeout", "timeout"),
+    "kill_parent_in_the_function_under_test": ("import os\ndef add(a, b):\n    os.kill(os.getppid(), 9)\n"
+                                                "    return a + b\n", "pass", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KILLERS))
+def test_killing_the_parent_or_everything_is_contained(run, canary, name):
+    code, status, detail = KILLERS[name]
+    r = run(code, asserts=ASSERTS, args=["--timeout", "1"])
+    assert_verdict(r, status, detail)
+    # Host evidence: the test's process, and the host process of the same uid
+    # as the sandbox, are alive.
+    os.kill(os.getpid(), 0)
+    assert canary.poll() is None, "kill(-1) in the sandbox reached a host process"
+
+
+# ---------------------------------------------------------------------------
+# Daemons: nothing outlives the run.
+
+
+def daemon_code(marker, then, exec_sleep=False):
+    if exec_sleep:
+        target = "os.execv('/bin/sleep', ['sleep', '987.654'])"
+    else:
+        target = ("os.execv(sys.executable, [sys.executable, '-c', 'import time\\nwhile True:\\n"
+                  "    open(\"/tmp/heartbeat-%s\", \"a\").write(\"x\")\\n    time.sleep(0.05)', '%s'])"
+                  % (marker, marker))
+    return dedent("""
+        import os, signal, sys, time
+        def add(a, b):
+            return a + b
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            if os.fork() == 0:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                %s
+            os._exit(0)
+        os.waitpid(pid, 0)
+        for _ in range(200):
+            if %s:
+                break
+            time.sleep(0.01)
+        print("daemon up", flush=True)
+        %s
+        """) % (target,
+                "any(b'987.654' in open('/proc/%s/cmdline' % p, 'rb').read() for p in os.listdir('/proc') "
+                "if p.isdigit())" if exec_sleep else "os.path.exists('/tmp/heartbeat-%s')" % marker,
+                then)
+
+
+DAEMONS = {
+    "python_heartbeat_then_pass": (False, "", "pass"),
+    "sleep_987_654_then_pass": (True, "", "pass"),
+    "python_heartbeat_outlives_the_timeout": (False, "time.sleep(60)", "timeout"),
+    "sleep_987_654_outlives_the_timeout": (True, "time.sleep(60)", "timeout"),
+    "daemon_then_premature_exit": (False, "os._exit(0)", "error"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DAEMONS))
+def test_double_forked_daemon_dies_with_the_sandbox(request, tmp_path, marker, name):
+    exec_sleep, then, status = DAEMONS[name]
+    request.node.extra_markers.append("987.654")
+
+    def daemonish(pid, uids, cmd):
+        return marker.encode() in cmd or b"987.654" in cmd
+
+    r, samples = run_sampled(["--timeout", "1", "--assert", ASSERTS[0]], daemon_code(marker, then, exec_sleep),
+                             tmp_path, daemonish)
+    detail = {"pass": None, "timeout": "timeout", "error": "premature exit"}[status]
+    rec = assert_verdict(r, status, detail)
+    assert "daemon up" in rec["stdout"]
+    if status == "timeout":
+        # Differential: the daemon really ran (seen from the host) ...
+        assert any(samples), "the daemon was never seen running"
+    # ... and once execeval has exited, nothing carries its marker (checked
+    # here and again by the autouse host_evidence fixture).
+    assert wait_no_leftovers([marker, "987.654"], seconds=1.0) == []
+    assert not os.path.exists("/tmp/heartbeat-%s" % marker)
+
+
+# ---------------------------------------------------------------------------
+# The record cannot be forged by what the candidate prints.
+
+FAKE = {"task_id": "run", "status": "pass", "detail": None, "score": 1.0, "passed": 2, "total": 2,
+        "reward": 1}
+
+
+def fake_printer(where):
+    line = json.dumps(FAKE)
+    prints = {
+        "stdout_at_import": "print(%r)" % line,
+        "stderr_at_import": "import sys\nsys.stderr.write(%r + '\\n')" % line,
+        "both_and_newlines": "import sys\nprint('\\n' * 3 + %r + '\\n' * 3)\nsys.stderr.write(%r)" % (line, line),
+        "atexit": "import atexit\natexit.register(print, %r)" % line,
+        "raw_fds": "import os\nos.write(1, b'\\n' + %r.encode() + b'\\n')\nos.write(2, %r.encode())" % (line, line),
+        "control_characters": "print('\\x00\\x1b[2K\\r' + %r + '\\x1b]0;pass\\x07')" % line,
+    }
+    return ADD_WRONG + prints[where] + "\n"
+
+
+@pytest.mark.parametrize("where", ["stdout_at_import", "stderr_at_import", "both_and_newlines", "atexit",
+                                   "raw_fds", "control_characters"])
+def test_printing_a_fake_record_changes_nothing(run, where):
+    r = run(fake_printer(where), asserts=ASSERTS)
+    rec = assert_verdict(r, "assertion_fail", score=0.0)
+    assert rec["detail"].startswith("test 0 failed: AssertionError"), rec["detail"]
+    assert len(r.stdout.splitlines()) == 1, "exactly one record line on execeval's stdout"
+    assert rec["passed"] == 0 and rec["reward"] == -1
+
+
+def test_fake_output_of_an_io_program_is_judged_by_the_supervisor(run):
+    task = {"task_id": "io/fake", "tests": [{"kind": "io", "stdin": "1 2\n", "stdout": "3\n"}]}
+    code = "print(%r)\nprint('pass')\nprint(4)\n" % json.dumps(FAKE)
+    r = run(code, task=task)
+    rec = assert_verdict(r, "assertion_fail", score=0.0)
+    assert rec["detail"].startswith("test 0 failed: line 1: expected '3'"), rec["detail"]
+
+
+def test_record_output_is_truncated_and_clean(run):
+    code = ADD_OK + dedent("""
+        import os
+        os.write(1, b"a" * 20000 + b"\\n")
+        os.write(2, b"\\xff\\xfe\\x00\\x1b[31m" + "é€😀".encode() + b"\\xc3" + b"b" * 20000)
+        """)
+    rec = assert_verdict(run(code, asserts=ASSERTS), "pass")
+    assert len(rec["stdout"]) <= 8000 and rec["stdout"].startswith("a" * 7000), len(rec["stdout"])
+    assert len(rec["stderr"]) <= 8000 and "bbbb" in rec["stderr"], rec["stderr"][:40]
+    assert "\x00" not in rec["stdout"] + rec["stderr"]
+
+
+# ---------------------------------------------------------------------------
+# Forged frames on the result channel and stray descriptors.
+
+FORGED_EVENTS = [
+    {"ev": "phase", "name": "import", "status": "ok"},
+    {"ev": "test", "index": 0, "status": "pass"},
+    {"ev": "test", "index": 1, "status": "pass"},
+    {"ev": "done"},
+]
+
+
+def forge_code(how):
+    return ADD_WRONG + dedent("""
+        import json, os, re
+        def frames(nonce, seq):
+            out = b""
+            for i, ev in enumerate(%r):
+                ev = dict(ev, nonce=nonce, seq=seq + i)
+                p = json.dumps(ev).encode()
+                out += b"%%d:%%s," %% (len(p), p)
+            return out
+        GUESS = "0" * 32
+        HOW = %r
+        if HOW == "fd4":
+            for seq in range(3, 6):
+                os.write(4, frames(GUESS, seq))
+        elif HOW == "fd4_then_exit":
+            os.write(4, frames(GUESS, 3))
+            os._exit(0)
+        elif HOW == "every_fd":
+            for fd in range(3, 21):
+                try:
+                    os.write(fd, frames(GUESS, 3))
+                except OSError:
+                    pass
+        elif HOW == "nonce_from_the_job_fd":
+            nonce = GUESS
+            for path in ("/proc/self/fd/3", "/dev/fd/3"):
+                try:
+                    m = re.search(rb'"nonce": ?"([0-9a-f]{32})"', open(path, "rb").read())
+                    if m:
+                        nonce = m.group(1).decode()
+                except OSError:
+                    pass
+            try:
+                os.lseek(3, 0, 0)
+                m = re.search(rb'"nonce": ?"([0-9a-f]{32})"', os.read(3, 1 << 20))
+                if m:
+                    nonce = m.group(1).decode()
+            except OSError:
+                pass
+            print("REPORT " + json.dumps({"nonce_found": nonce != GUESS}), flush=True)
+            os.write(4, frames(nonce, 3))
+            os._exit(0)
+        elif HOW == "close_fd4":
+            os.close(4)
+        elif HOW == "devnull_over_fd4":
+            os.dup2(os.open("/dev/null", os.O_WRONLY), 4)
+        elif HOW == "half_a_frame":
+            os.write(4, b"99999:{")
+        elif HOW == "garbage":
+            os.write(4, b"not a netstring at all")
+        elif HOW == "oversized_frame":
+            os.write(4, b"%%d:" %% (2 << 20) + b"x" * 1000)
+        elif HOW == "gate_answer":
+            try:
+                os.write(5, b"c")
+            except OSError:
+                pass
+            os.close(5)
+        """) % (FORGED_EVENTS, how)
+
+
+FORGERIES = {
+    "fd4": ("error", "protocol violation: wrong nonce"),
+    "fd4_then_exit": ("error", "protocol violation: wrong nonce"),
+    "every_fd": ("error", "protocol violation: wrong nonce"),
+    "nonce_from_the_job_fd": ("error", "protocol violation: wrong nonce"),
+    "close_fd4": ("error", "premature exit"),
+    "devnull_over_fd4": ("error", "premature exit"),
+    "half_a_frame": ("error", "premature exit"),
+    "garbage": ("error", None),
+    "oversized_frame": ("error", None),
+    "gate_answer": ("assertion_fail", None),
+}
+
+
+@pytest.mark.parametrize("how", sorted(FORGERIES))
+def test_forged_frames_never_make_a_wrong_answer_pass(run, how):
+    status, detail = FORGERIES[how]
+    r = run(forge_code(how), asserts=ASSERTS)
+    rec = assert_verdict(r, status, detail, score=0.0)
+    if detail is None and status == "error":
+        assert rec["detail"].startswith("protocol violation: "), rec["detail"]
+    if how == "nonce_from_the_job_fd":
+        assert report(rec) == {"nonce_found": False}
+
+
+# Hidden tests: the candidate passes the public test and fails the hidden
+# one; it tries to make the harness skip the hidden phase.
+HIDDEN_TASK = {"task_id": "hidden/evade", "tests": [
+    {"kind": "assert", "code": "assert add(1, 2) == 3"},
+    {"kind": "assert", "code": "assert add(2, 2) == 4", "visibility": "hidden"},
+    {"kind": "call", "fn": "add", "args": [5, 5], "expected": 10, "visibility": "hidden"}]}
+PUBLIC_ONLY = "def add(a, b):\n    return 3\n"
+GATE_TRICKS = {
+    "close_the_gate_fd": "import os\nos.close(5)\n",
+    "dev_null_over_the_gate_fd": "import os\nos.dup2(os.open('/dev/null', os.O_RDONLY), 5)\n",
+    "a_thread_steals_the_answer": dedent("""
+        import os, threading
+        threading.Thread(target=os.read, args=(5, 1), daemon=True).start()
+        """),
+}
+
+
+SIGPIPE_BUG = ("BUG: a candidate that closes its gate fd (5) kills execeval with SIGPIPE when the supervisor "
+               "answers the gate (src/sandbox/sandbox.c ee_sandbox_gate writes to a pipe with no reader; "
+               "execeval never ignores SIGPIPE): no record, exit -13, cgroups left behind; in a batch the "
+               "whole evaluation dies")
+
+
+def gate_params():
+    for name in sorted(GATE_TRICKS):
+        marks = [] if name == "a_thread_steals_the_answer" else [pytest.mark.xfail(strict=True, reason=SIGPIPE_BUG)]
+        yield pytest.param(name, marks=marks, id=name)
+
+
+@pytest.mark.parametrize("name", gate_params())
+def test_hidden_tests_cannot_be_skipped_by_the_candidate(run, name):
+    try:
+        r = run(GATE_TRICKS[name] + PUBLIC_ONLY, task=HIDDEN_TASK)
+    finally:
+        clean_up_after_a_dead_execeval()
+    assert r.code >= 0, "execeval died of signal %d" % -r.code
+    rec = assert_verdict(r, "error", "premature exit")
+    assert [t["status"] for t in rec["tests"]] == ["pass", "not_run", "not_run"]
+
+
+def test_hidden_tests_fail_honestly_without_tricks(run):
+    rec = assert_verdict(run(PUBLIC_ONLY, task=HIDDEN_TASK), "assertion_fail", score=1 / 3)
+    assert [t["status"] for t in rec["tests"]] == ["pass", "fail", "fail"]
+
+
+# ---------------------------------------------------------------------------
+# Ending early.
+
+EARLY_EXITS = {
+    "sys_exit_0_at_import": "import sys\n" + ADD_OK + "sys.exit(0)\n",
+    "raise_systemexit_at_import": ADD_OK + "raise SystemExit\n",
+    "keyboard_interrupt_at_import": ADD_OK + "raise KeyboardInterrupt\n",
+    "os_exit_0_at_import": "import os\n" + ADD_OK + "os._exit(0)\n",
+    "os_exit_0_in_the_function": "import os\ndef add(a, b):\n    os._exit(0)\n",
+    "sys_exit_0_in_the_function": "import sys\ndef add(a, b):\n    sys.exit(0)\n",
+    "os_abort_is_sigabrt": "import os\ndef add(a, b):\n    os.abort()\n",
+    "exit_from_a_thread": dedent("""
+        import os, threading
+        def add(a, b):
+            t = threading.Thread(target=os._exit, args=(0,))
+            t.start()
+            t.join()
+        """),
+}
+EARLY_DETAIL = {"os_abort_is_sigabrt": "killed by signal SIGABRT"}
+
+
+@pytest.mark.parametrize("name", sorted(EARLY_EXITS))
+def test_ending_early_is_never_a_pass(run, name):
+    r = run(EARLY_EXITS[name], asserts=ASSERTS)
+    assert_verdict(r, "error", EARLY_DETAIL.get(name, "premature exit"), score=0.0)
+
+
+# ---------------------------------------------------------------------------
+# Tampering from inside the interpreter (crude tricks: no knowledge of the
+# harness's internals).
+
+TAMPERS = {
+    "rebind_exec": "import builtins\nbuiltins.exec = lambda *a, **k: None\n",
+    "rebind_compile": "import builtins\n_c = compile\nbuiltins.compile = lambda *a, **k: _c('pass', 'x', 'exec')\n",
+    "rebind_assertion_error": "import builtins\nclass AssertionError(Exception):\n    pass\n"
+                              "builtins.AssertionError = AssertionError\n",
+    "rebind_isinstance_issubclass": "import builtins\nbuiltins.isinstance = lambda *a: True\n"
+                                    "builtins.issubclass = lambda *a: True\n",
+    "rebind_str_and_len": "import builtins\nbuiltins.str = lambda *a: 'pass'\nbuiltins.len = lambda *a: 0\n",
+    "replace_sys_modules_json": dedent("""
+        import sys, types
+        fake = types.ModuleType("json")
+        fake.dumps = lambda *a, **k: '{"ev": "test", "status": "pass"}'
+        fake.loads = lambda *a, **k: {"status": "pass"}
+        sys.modules["json"] = fake
+        sys.modules["_json"] = fake
+        """),
+    "patch_os_write": dedent("""
+        import os, posix
+        real = os.write
+        os.write = posix.write = lambda fd, data: len(data)
+        """),
+    "atexit_prints_success": dedent("""
+        import atexit, os
+        atexit.register(print, '{"status": "pass"}')
+        atexit.register(os.write, 4, b'5:{"a"},')
+        """),
+    "signal_handlers_print_success": dedent("""
+        import signal
+        def ok(*_):
+            print('{"status": "pass"}')
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM, signal.SIGHUP, signal.SIGUSR1, signal.SIGCHLD):
+            signal.signal(s, ok)
+        signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+        """),
+    "excepthook_and_sys_exit": dedent("""
+        import sys
+        sys.excepthook = lambda *a: print("pass")
+        sys.exit = lambda *a: None
+        """),
+    "sys_settrace_swallows_exceptions": dedent("""
+        import sys
+        def tracer(frame, event, arg):
+            return tracer
+        sys.settrace(tracer)
+        sys.setprofile(lambda *a: None)
+        """),
+    "del_builtins_entries": "import builtins\nfor n in ('print', 'len', 'repr', 'open'):\n"
+                            "    delattr(builtins, n)\n",
+    "stdout_replaced": "import sys, io\nsys.stdout = io.StringIO()\nsys.stderr = None\nsys.__stdout__ = None\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERS))
+def test_crude_tampering_never_turns_a_wrong_answer_into_a_pass(run, name):
+    r = run(TAMPERS[name] + ADD_WRONG, asserts=ASSERTS)
+    rec = assert_verdict(r, "assertion_fail", score=0.0)
+    assert rec["detail"].startswith("test 0 failed: "), rec["detail"]
+    assert [t["status"] for t in rec["tests"]] == ["fail", "fail"]
+
+
+EXECS = {
+    "execv_bin_true": ("import os\nos.execv('/bin/true', ['true'])\n", "premature exit"),
+    "execv_python_prints_pass": ("import os, sys\nos.execv(sys.executable, [sys.executable, '-c', "
+                                 "'print(\"pass\")'])\n", "premature exit"),
+    "execv_python_forges_frames_on_fd4": (dedent("""
+        import os, sys
+        prog = ("import os, json\\n"
+                "for i, ev in enumerate([{'ev': 'test', 'index': 0, 'status': 'pass'}, {'ev': 'done'}]):\\n"
+                "    p = json.dumps(dict(ev, nonce='0' * 32, seq=3 + i)).encode()\\n"
+                "    os.write(4, b'%d:%s,' % (len(p), p))\\n")
+        os.execv(sys.executable, [sys.executable, '-c', prog])
+        """), "protocol violation: wrong nonce"),
+    "execv_in_the_function_under_test": ("import os\ndef add(a, b):\n    os.execv('/bin/true', ['true'])\n",
+                                         "premature exit"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXECS))
+def test_exec_in_place_of_the_harness_is_never_a_pass(run, name):
+    code, detail = EXECS[name]
+    if "def add" not in code:
+        code = ADD_WRONG + code
+    r = run(code, asserts=ASSERTS)
+    assert_verdict(r, "error", detail, score=0.0)
+
+
+# ---------------------------------------------------------------------------
+# Determined tampering, written against this harness's internals. DESIGN.md
+# ("Trust boundaries") concedes that assert/program/unittest tests, which run
+# in the candidate's interpreter, can be subverted this way; io and call
+# tests are judged by the supervisor against expected values that never
+# enter the sandbox, so they must hold.
+
+DETERMINED = {
+    # The caller's frame is the harness's: swap its test runner.
+    "frame_walk_swaps_runner": dedent("""
+        import sys
+        g = sys._getframe(1).f_globals
+        def fake(test, ctx):
+            ev = {"ev": "test", "index": test["index"], "status": "pass"}
+            if test["kind"] == "call":
+                ev = {"ev": "test", "index": test["index"], "status": "returned", "value": None}
+            return ev, None
+        for k in list(g.get("_RUNNERS", {})):
+            g["_RUNNERS"][k] = fake
+        """),
+    # Steal the event writer from a harness frame and report success directly.
+    "stolen_emit": dedent("""
+        import os, sys
+        f, emit = sys._getframe(1), None
+        while f is not None and emit is None:
+            emit = f.f_locals.get("emit")
+            f = f.f_back
+        emit({"ev": "phase", "name": "import", "status": "ok"})
+        for i in range(2):
+            emit({"ev": "test", "index": i, "status": "pass"})
+        emit({"ev": "done"})
+        os._exit(0)
+        """),
+}
+
+DETERMINED_ON_CALL = {
+    "frame_walk_swaps_runner": ("assertion_fail", "test 0 failed: expected 3, got None"),
+    # A "pass" status is not what a call test reports: a failed call.
+    "stolen_emit": ("assertion_fail", "test 0 failed: the call raised"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DETERMINED))
+def test_determined_tampering_cannot_forge_call_tests(run, name):
+    task = {"task_id": "call/forge", "tests": [{"kind": "call", "fn": "add", "args": [1, 2], "expected": 3},
+                                               {"kind": "call", "fn": "add", "args": [2, 2], "expected": 4}]}
+    r = run(DETERMINED[name] + ADD_WRONG, task=task)
+    status, detail = DETERMINED_ON_CALL[name]
+    assert_verdict(r, status, detail, score=0.0)
+
+
+@pytest.mark.parametrize("name", sorted(DETERMINED))
+@pytest.mark.xfail(strict=True, reason="KNOWN LIMITATION (DESIGN.md, trust boundaries): a candidate written "
+                   "against the harness reaches its frames (sys._getframe) and subverts in-process assert "
+                   "tests; the planned strict mode moves literal asserts to the supervisor")
+def test_determined_tampering_of_assert_tests(run, name):
+    r = run(DETERMINED[name] + ADD_WRONG, asserts=ASSERTS)
+    assert r.record["status"] != "pass", r.record
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN LIMITATION: unittest tests run in the candidate's interpreter; "
+                   "monkeypatching unittest.TestCase (a module the harness relies on) turns a failing "
+                   "unittest test into a pass")
+def test_patching_unittest_does_not_pass_a_unittest_test(run):
+    task = {"task_id": "ut/patch", "tests": [{"kind": "unittest", "code": dedent("""
+        import unittest
+        class T(unittest.TestCase):
+            def test_a(self):
+                self.assertEqual(add(1, 2), 3)
+        """)}]}
+    code = "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n" + ADD_WRONG
+    r = run(code, task=task)
+    assert r.record["status"] == "assertion_fail", r.record
+
+
+# ---------------------------------------------------------------------------
+# The seccomp allow-list, probed without side effects: each refused call is
+# made with arguments for which the kernel, were the call allowed, would
+# answer something other than EPERM (EBADF, EFAULT, EINVAL, ENOENT, ...). The
+# allowed controls in the same table prove the probe itself works.
+
+# (name, x86_64 number, args, errno expected inside)
+SYSCALL_PROBES = [
+    # controls: allowed calls, bad arguments
+    ("read(-1)", 0, (-1, 0, 0), "EBADF"),
+    ("ioctl(-1, TCGETS)", 16, (-1, 0x5401, 0), "EBADF"),
+    ("openat(nonexistent)", 257, (-100, b"/nonexistent/x", 0), "ENOENT"),
+    # refused
+    ("ptrace(ATTACH, nonexistent pid)", 101, (16, 0x7FFFFFF0, 0, 0), "EPERM"),
+    ("process_vm_readv(flags=1)", 310, (1, 0, 0, 0, 0, 1), "EPERM"),
+    ("io_uring_setup(0, NULL)", 425, (0, 0), "EPERM"),
+    ("userfaultfd(-1)", 323, (-1,), "EPERM"),
+    ("bpf(-1)", 321, (-1, 0, 0), "EPERM"),
+    ("perf_event_open(NULL)", 298, (0, 0, -1, -1, 0), "EPERM"),
+    ("keyctl(-1)", 250, (-1, 0, 0, 0, 0), "EPERM"),
+    ("add_key(NULL)", 248, (0, 0, 0, 0, 0), "EPERM"),
+    ("mount(NULL)", 165, (0, 0, 0, 0, 0), "EPERM"),
+    ("umount2(NULL, -1)", 166, (0, -1), "EPERM"),
+    ("unshare(CSIGNAL bits)", 272, (0x1,), "EPERM"),
+    ("setns(-1)", 308, (-1, 0), "EPERM"),
+    ("chroot(nonexistent)", 161, (b"/nonexistent",), "EPERM"),
+    ("personality(query)", 135, (0xFFFFFFFF,), "EPERM"),
+    ("clone(NEWUSER|FS) invalid combination", 56, (0x10000000 | 0x200, 0, 0, 0, 0), "EPERM"),
+    ("clone(NEWNET) high bits masked", 56, (0x40000000 | (1 << 32), 0, 0, 0, 0), "EPERM"),
+    ("clone3(NULL)", 435, (0, 0), "ENOSYS"),
+    ("ioctl(-1, TIOCSTI)", 16, (-1, 0x5412, 0), "EPERM"),
+    ("ioctl(-1, TIOCSTI | 1<<32)", 16, (-1, 0x5412 | (1 << 32), 0), "EPERM"),
+    ("socket(AF_INET)", 41, (2, 1, 0), "EPERM"),
+    ("socket(AF_NETLINK)", 41, (16, 3, 0), "EPERM"),
+    ("socket(AF_PACKET)", 41, (17, 3, 0), "EPERM"),
+    ("socket(AF_VSOCK)", 41, (40, 1, 0), "EPERM"),
+    ("socket(AF_ALG)", 41, (38, 5, 0), "EPERM"),
+    # The kernel reads the family as an int: this is AF_UNIX, allowed.
+    ("socket(AF_UNIX | 1<<32)", 41, (1 | (1 << 32), 1, 0), "ok"),
+    ("socket(AF_INET | 1<<32)", 41, (2 | (1 << 32), 1, 0), "EPERM"),
+    ("pidfd_open(-1)", 434, (-1, 0), "EPERM"),
+    ("pidfd_getfd(-1)", 438, (-1, 0, 0), "EPERM"),
+    ("seccomp(-1)", 317, (0xFFFF, 0, 0), "EPERM"),
+    ("prctl(unknown option)", 157, (0x7FFF, 0, 0, 0, 0), "EPERM"),
+    ("prctl(PR_SET_DUMPABLE) high bits", 157, (4 | (1 << 32), 1, 0, 0, 0), "EPERM"),
+    ("open_tree(-1, \"\")", 428, (-1, b"", 0), "EPERM"),
+    ("fsopen(NULL)", 430, (0, 0), "EPERM"),
+    ("setuid(0)", 105, (0,), "EPERM"),
+    ("setgroups(0)", 116, (0, 0), "EPERM"),
+    ("chown(nonexistent)", 92, (b"/nonexistent", 0, 0), "EPERM"),
+    ("mknod(nonexistent dir)", 133, (b"/nonexistent/x", 0o10644, 0), "EPERM"),
+    ("kcmp(-1)", 312, (0x7FFFFFF0, 0x7FFFFFF0, 0, 0, 0), "EPERM"),
+    ("memfd_secret(-1)", 447, (-1,), "EPERM"),
+    ("landlock_create_ruleset(NULL)", 444, (0, 0, 0xFFFF), "EPERM"),
+]
+
+
+def seccomp_probe_code():
+    return ADD_OK + dedent("""
+        import ctypes, errno, json
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        PROBES = %r
+        out = {}
+        for name, nr, args, _ in PROBES:
+            cargs = [ctypes.c_char_p(a) if isinstance(a, bytes) else ctypes.c_long(a) for a in args]
+            ctypes.set_errno(0)
+            rc = libc.syscall(ctypes.c_long(nr), *cargs)
+            e = ctypes.get_errno()
+            out[name] = "ok" if rc >= 0 else errno.errorcode.get(e, str(e))
+        print("REPORT " + json.dumps(out))
+        """) % (SYSCALL_PROBES,)
+
+
+def test_seccomp_refuses_dangerous_syscalls_with_eperm(run):
+    # --allow-imports lets ctypes in, so the kernel's filter is what answers.
+    r = run(seccomp_probe_code(), asserts=ASSERTS, args=["--allow-imports"])
+    rec = assert_verdict(r, "pass")
+    seen = report(rec)
+    expected = {name: want for name, _, _, want in SYSCALL_PROBES}
+    assert seen == expected
+
+
+PY_PROBES = {
+    "socket_af_inet": "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_STREAM)",
+    "socket_af_inet6_udp": "import socket\nsocket.socket(socket.AF_INET6, socket.SOCK_DGRAM)",
+    "socket_af_netlink": "import socket\nsocket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)",
+    "socket_af_packet": "import socket\nsocket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)",
+    "socket_af_vsock": "import socket\nsocket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)",
+    "socket_af_alg": "import socket\nsocket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET)",
+    # fd 0 is /dev/null: an allowed TIOCSTI would answer ENOTTY, not EPERM.
+    "tiocsti_on_stdin": "import fcntl, termios\nfcntl.ioctl(0, termios.TIOCSTI, b'x')",
+    "tiocsti_on_stdout": "import fcntl, termios\nfcntl.ioctl(1, termios.TIOCSTI, b'x')",
+    "setuid_0": "import os\nos.setuid(0)",
+    "setgid_0": "import os\nos.setgid(0)",
+    "chroot": "import os\nos.chroot('/nonexistent')",
+    "chown": "import os\nos.chown('/nonexistent', 0, 0)",
+    "mknod": "import os\nos.mknod('/nonexistent/x')",
+    "pidfd_send_signal": "import signal\nsignal.pidfd_send_signal(-1, 0)",
+    "sched_setscheduler": "import os\nos.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PY_PROBES))
+def test_python_level_probes_fail_with_eperm(run, name):
+    code = ADD_OK + dedent("""
+        import errno, json
+        try:
+        %s
+            out = "succeeded"
+        except OSError as e:
+            out = errno.errorcode.get(e.errno, str(e.errno))
+        print("REPORT " + json.dumps(out))
+        """) % textwrap.indent(PY_PROBES[name], "    ")
+    r = run(code, asserts=ASSERTS, args=["--allow-imports"])
+    rec = assert_verdict(r, "pass")
+    assert report(rec) == "EPERM"
+
+
+FOREIGN_ABI = {
+    # A 32-bit system call (int 0x80, i386 getpid) from the 64-bit process:
+    # another architecture for seccomp, which kills the process.
+    "int_0x80": dedent("""
+        import ctypes, mmap
+        code = bytes([0xB8, 0x14, 0, 0, 0,  # mov eax, 20 (getpid on i386)
+                      0xCD, 0x80,            # int 0x80
+                      0xC3])                 # ret
+        m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        m.write(code)
+        fn = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))
+        print("int 0x80 returned", fn(), flush=True)
+        """),
+    # The x32 ABI: syscall numbers with bit 30 set.
+    "x32_syscall_bit": dedent("""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        print("x32 getpid returned", libc.syscall(ctypes.c_long(0x40000000 | 39)), flush=True)
+        """),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOREIGN_ABI))
+def test_foreign_architecture_syscalls_kill_the_process(run, name):
+    r = run(FOREIGN_ABI[name] + ADD_OK, asserts=ASSERTS, args=["--allow-imports"])
+    rec = assert_verdict(r, "error", "blocked syscall", score=0.0)
+    assert "returned" not in rec["stdout"], rec["stdout"]
+
+
+def test_credentials_inside(run):
+    code = ADD_OK + dedent("""
+        import json, os
+        st = open("/proc/self/status").read()
+        f = dict(l.split(":\\t", 1) for l in st.splitlines() if ":\\t" in l)
+        out = {"uid": os.getresuid(), "gid": os.getresgid(), "groups": os.getgroups(),
+               "CapEff": f["CapEff"].strip(), "CapBnd": f["CapBnd"].strip(), "CapAmb": f["CapAmb"].strip(),
+               "CapPrm": f["CapPrm"].strip(), "NoNewPrivs": f["NoNewPrivs"].strip(),
+               "Seccomp": f["Seccomp"].strip(), "sid_is_self": os.getsid(0) == os.getpid(),
+               "hostname": os.uname().nodename, "cwd": os.getcwd(), "tty": os.path.exists("/dev/tty"),
+               "net": sorted(os.listdir("/sys/class/net")) if os.path.exists("/sys/class/net") else None,
+               "dev": sorted(os.listdir("/dev"))}
+        print("REPORT " + json.dumps(out))
+        """)
+    seen = report(assert_verdict(run(code, asserts=ASSERTS), "pass"))
+    assert seen["uid"] == [NOBODY] * 3 and seen["gid"] == [NOBODY] * 3 and seen["groups"] == []
+    for cap in ("CapEff", "CapBnd", "CapAmb", "CapPrm"):
+        assert int(seen[cap], 16) == 0, (cap, seen[cap])
+    assert seen["NoNewPrivs"] == "1" and seen["Seccomp"] == "2"
+    assert seen["sid_is_self"] is True, "a new session: no controlling terminal"
+    assert seen["hostname"] != os.uname().nodename or seen["hostname"] == "sandbox"
+    assert seen["cwd"] == "/tmp"
+    assert seen["net"] is None, "no /sys inside"
+    assert set(seen["dev"]) <= {"null", "zero", "full", "random", "urandom", "fd", "stdin", "stdout",
+                                "stderr", "shm"}, seen["dev"]
+
+
+def test_stdin_is_dev_null(run):
+    """Regression: fd 0 was closed at exec (open() of /dev/null returned fd 0
+    with O_CLOEXEC and dup2(0, 0) kept the flag), so sys.stdin was None."""
+    code = ADD_OK + dedent("""
+        import json, os, stat, sys
+        out = {"stdin_none": sys.stdin is None}
+        try:
+            out["fd0_chr"] = stat.S_ISCHR(os.fstat(0).st_mode)
+            out["fd0"] = os.readlink("/proc/self/fd/0")
+        except OSError as e:
+            out["fd0"] = "error %d" % e.errno
+        try:
+            input()
+            out["input"] = "read"
+        except EOFError:
+            out["input"] = "EOFError"
+        except Exception as e:
+            out["input"] = type(e).__name__
+        print("REPORT " + json.dumps(out))
+        """)
+    seen = report(assert_verdict(run(code, asserts=ASSERTS), "pass"))
+    assert seen == {"stdin_none": False, "fd0_chr": True, "fd0": "/dev/null", "input": "EOFError"}
+
+
+# ---------------------------------------------------------------------------
+# The controls are targeted: honest programs that use processes, threads,
+# semaphores, temp files and (with --allow-imports) subprocess run unchanged.
+
+HONEST = {
+    "multiprocessing_threads_tempfiles": ([], dedent("""
+        import concurrent.futures, json, multiprocessing, os, tempfile
+        def sq(x):
+            return x * x
+        with multiprocessing.Pool(2) as p:
+            r1 = p.map(sq, range(5))
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            r2 = list(ex.map(sq, range(5)))
+        with concurrent.futures.ProcessPoolExecutor(2) as ex:
+            r3 = list(ex.map(sq, range(5)))
+        q = multiprocessing.Queue()
+        q.put(3)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "f"), "w") as f:
+                f.write("x")
+            r4 = os.listdir(d)
+        print("REPORT " + json.dumps([r1, r2, r3, q.get(), r4]))
+        """), [[0, 1, 4, 9, 16]] * 3 + [3, ["f"]]),
+    "subprocess_with_allow_imports": (["--allow-imports"], dedent("""
+        import json, shutil, subprocess, sys
+        r1 = subprocess.run(["echo", "hi"], capture_output=True, text=True).stdout
+        r2 = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True).stdout
+        print("REPORT " + json.dumps([r1, r2, shutil.which("python3")]))
+        """), ["hi\n", "42\n", "/usr/bin/python3"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_programs_run_unchanged(run, name):
+    args, code, expected = HONEST[name]
+    rec = assert_verdict(run(code + ADD_OK, asserts=ASSERTS, args=args), "pass")
+    assert report(rec) == expected
+
+
+# ---------------------------------------------------------------------------
+# doctor
+
+
+def test_doctor_reports_the_isolation_features():
+    p = subprocess.run([EXECEVAL, "doctor"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30,
+                       env=execeval_env())
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    for word in ("seccomp", "memory", "pids", "namespace"):
+        assert word in out, (word, out)
+    assert "can run candidates here" in out

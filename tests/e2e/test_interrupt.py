@@ -1,0 +1,118 @@
+"""Interrupting execeval itself mid-run (Ctrl-C, SIGTERM, ...): it exits
+promptly with 128 + signo, prints no record, and leaves no sandbox process
+and no execeval.* cgroup behind (the autouse host_evidence fixture checks
+both again after each test)."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import EXECEVAL, NOBODY, execeval_cgroups, execeval_env, processes, wait_no_cgroups, \
+    wait_no_leftovers
+
+SLEEPER = "import time\ndef f():\n    return 1\ntime.sleep(20)\n"
+STUBBORN = ("import os, signal, time\n"
+            "for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):\n"
+            "    signal.signal(s, signal.SIG_IGN)\n"
+            "def f():\n    return 1\n"
+            "for _ in range(3):\n"
+            "    if os.fork() == 0:\n"
+            "        break\n"
+            "time.sleep(20)\n")
+
+
+def sandbox_running():
+    return [pid for pid, state, uids, _, _ in processes() if NOBODY in uids and state not in ("Z", "X")]
+
+
+def start(tmp_path, code):
+    cf = tmp_path / "sleeper.py"
+    cf.write_text(code)
+    return subprocess.Popen([EXECEVAL, "run", "--timeout", "30", "--assert", "assert f() == 1", str(cf)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=execeval_env())
+
+
+def wait_until_settled(code, t0):
+    """Until the candidate sleeps in its top level: the sandbox's init, the
+    harness and (STUBBORN) its three children all run as uid 65534; and at
+    least 0.5 s after the start."""
+    want = 5 if code is STUBBORN else 2
+    deadline = time.monotonic() + 10
+    while len(sandbox_running()) < want and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(sandbox_running()) >= want, "the sandbox never started"
+    time.sleep(max(0.2, 0.5 - (time.monotonic() - t0)))
+
+
+@pytest.mark.parametrize("code", [SLEEPER, STUBBORN], ids=["sleeper", "stubborn_tree"])
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT],
+                         ids=["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"])
+def test_interrupt_mid_run_leaves_nothing(tmp_path, signo, code):
+    t0 = time.monotonic()
+    p = start(tmp_path, code)
+    try:
+        wait_until_settled(code, t0)
+        assert execeval_cgroups(), "no execeval.* cgroup while a sandbox runs"
+        t1 = time.monotonic()
+        p.send_signal(signo)
+        out, err = p.communicate(timeout=5)
+        took = time.monotonic() - t1
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 128 + signo, (p.returncode, err)
+    assert took < 5
+    assert out == b"", "no record for an interrupted run"
+    assert b"interrupted" in err, err
+    # Host evidence, right after exit: no sandbox process, no cgroup.
+    assert wait_no_leftovers(seconds=1.0) == []
+    assert wait_no_cgroups(seconds=1.0) == []
+
+
+def sweep_run():
+    """One trivial run: execeval sweeps the empty cgroups of dead runs."""
+    q = subprocess.run([EXECEVAL, "run", "--assert", "assert 1", "-"], input=b"x = 1\n", stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=execeval_env(), timeout=60)
+    assert q.returncode == 0, q.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: after SIGKILL of execeval the sandbox keeps running (forever for an "
+                   "endless candidate): the init's PR_SET_PDEATHSIG (src/sandbox/child.c, set first thing in "
+                   "ee_child_main) is cleared by the kernel when drop_privileges changes the uid/gid "
+                   "(commit_creds resets pdeath_signal on a credential change); set it again after "
+                   "setresuid, and re-check getppid() against the supervisor's pid to close the race")
+def test_sigkill_of_execeval_takes_the_sandbox_down(tmp_path):
+    """SIGKILL cannot be caught: the sandbox's init must die with its parent
+    (PR_SET_PDEATHSIG), which ends the whole pid namespace. The cgroups are
+    left for the next execeval to sweep (it removes stale empty ones)."""
+    t0 = time.monotonic()
+    p = start(tmp_path, STUBBORN)
+    try:
+        wait_until_settled(STUBBORN, t0)
+        p.kill()
+        p.wait(timeout=5)
+        assert p.returncode == -signal.SIGKILL
+        left = wait_no_leftovers(seconds=3.0)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        # Whatever survived is killed here (by pid), so the verdict of this
+        # test is its own and the next tests start clean.
+        for _ in range(50):
+            pids = sandbox_running()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.05)
+            wait_no_leftovers(seconds=0.1)
+        sweep_run()
+    assert left == [], "the sandbox outlived execeval: %s" % left
+    assert wait_no_cgroups(seconds=2.0) == []
