@@ -106,6 +106,41 @@ static json_t *job_test(const struct ee_test *t, size_t index)
 	return o;
 }
 
+/* Base64 of p[0..n), NUL-terminated, malloc'd. */
+static char *base64(const unsigned char *p, size_t n)
+{
+	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = malloc(4 * ((n + 2) / 3) + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
+		             (i + 2 < n ? p[i + 2] : 0);
+		*o++ = digits[v >> 18 & 63];
+		*o++ = digits[v >> 12 & 63];
+		*o++ = i + 1 < n ? digits[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? digits[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* The program as "code", or as "code_b64" when it is not valid UTF-8: the
+ * harness then compiles the bytes, and Python decides (a coding
+ * declaration, or a SyntaxError) exactly as for a file. */
+static int set_program(json_t *job, const char *program)
+{
+	size_t len = strlen(program);
+	json_t *text = json_stringn(program, len);
+	if (text)
+		return json_object_set_new(job, "code", text);
+	char *b64 = base64((const unsigned char *)program, len);
+	int rc = b64 ? json_object_set_new(job, "code_b64", json_string(b64)) : -1;
+	free(b64);
+	return rc;
+}
+
 static char *build_job(const struct ee_eval_options *o, const struct ee_task *task, const char *program,
                        const char *nonce, const struct ee_limits *lim, int gate, size_t *len)
 {
@@ -116,12 +151,14 @@ static char *build_job(const struct ee_eval_options *o, const struct ee_task *ta
 		json_array_append_new(tests, job_test(&task->tests[i], i));
 	for (size_t i = 0; deny && o->deny_imports && ee_default_denylist[i]; i++)
 		json_array_append_new(deny, json_string(ee_default_denylist[i]));
-	json_t *job = json_pack("{s:i, s:s, s:s, s:s, s:o, s:o, s:s, s:b, s:I}", "v", 1, "nonce", nonce,
-	                        "code", program, "setup", task->setup ? task->setup : "", "tests", tests,
+	json_t *job = json_pack("{s:i, s:s, s:s, s:o, s:o, s:s, s:b, s:I}", "v", 1, "nonce", nonce,
+	                        "setup", task->setup ? task->setup : "", "tests", tests,
 	                        "deny_imports", deny, "scan", scan_names[o->scan], "gate", gate,
 	                        "io_output_cap", (json_int_t)lim->output_cap);
-	if (!job)
+	if (!job || set_program(job, program) < 0) {
+		json_decref(job);
 		return NULL;
+	}
 	char *text = json_dumps(job, JSON_COMPACT);
 	json_decref(job);
 	if (text)
@@ -259,8 +296,9 @@ static void fill_verdict_in(const struct ee_eval *ev, const struct ee_sandbox_ou
 
 static json_t *resources_json(const struct ee_sandbox_outcome *out)
 {
-	json_t *r = json_pack("{s:o, s:o, s:I}", "wall_ms", ms_value(out->wall_ms), "cpu_ms",
-	                      ms_value(out->cpu_ms), "peak_rss_kb", (json_int_t)out->maxrss_kb);
+	json_t *r = json_pack("{s:o, s:o, s:o}", "wall_ms", ms_value(out->wall_ms), "cpu_ms",
+	                      ms_value(out->cpu_ms), "peak_rss_kb",
+	                      out->maxrss_kb < 0 ? json_null() : json_integer(out->maxrss_kb));
 	if (out->cg.peak_kb >= 0)
 		json_object_set_new(r, "peak_memory_kb", json_integer(out->cg.peak_kb));
 	return r;
@@ -390,7 +428,7 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 	char *job = build_job(o, c->task, c->program, nonce, &ev->limits, gate, &job_len);
 	if (!job) {
 		free_eval(ev);
-		return ee_fail(err, EE_ERR_USAGE, "task %s: cannot encode the job (invalid UTF-8 in the program?)",
+		return ee_fail(err, EE_ERR_USAGE, "task %s: cannot encode the job (invalid UTF-8 in the task?)",
 		               c->task->task_id);
 	}
 	struct ee_sandbox_config cfg = {

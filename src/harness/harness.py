@@ -395,7 +395,7 @@ def _parse_job(job_bytes):
         raise _HarnessError("job: io_output_cap must be >= 0")
     return {
         "nonce": _field(job, "nonce", str),
-        "code": _field(job, "code", str),
+        "code": _job_code(job),
         "setup": _field(job, "setup", str, ""),
         "tests": [_parse_test(t) for t in _field(job, "tests", list)],
         "deny": deny,
@@ -403,6 +403,20 @@ def _parse_job(job_bytes):
         "gate": _field(job, "gate", bool, False),
         "io_cap": cap,
     }
+
+
+def _job_code(job):
+    """The program: text, or raw bytes when it is not valid UTF-8 (sent as
+    code_b64), so that compile() applies Python's own rules to them: a
+    coding declaration, else a SyntaxError, exactly as `python3 file.py`."""
+    if "code_b64" in job:
+        import binascii  # built in: no file to load
+
+        try:
+            return binascii.a2b_base64(_field(job, "code_b64", str))
+        except binascii.Error:
+            raise _HarnessError("job: code_b64 is not base64")
+    return _field(job, "code", str)
 
 
 # --------------------------------------------------------------------------
@@ -1269,11 +1283,51 @@ _RUNNERS = {"assert": _run_assert, "program": _run_assert, "call": _run_call, "i
 # Phases.
 
 
+def _coding_of(raw):
+    """The PEP 263 declaration in the first two lines of raw, or "utf-8"."""
+    for line in raw.split(b"\n", 2)[:2]:
+        text = line.lstrip(b" \t\f")
+        if not text.startswith(b"#"):
+            if text.strip():
+                break  # code on line 1: line 2 may not declare
+            continue
+        at = text.find(b"coding")
+        if at >= 0 and text[at + 6:at + 7] in (b":", b"="):
+            name = text[at + 7:].lstrip(b" \t")
+            end = 0
+            while end < len(name) and (name[end:end + 1].isalnum() or name[end:end + 1] in b"-_."):
+                end += 1
+            if end:
+                return name[:end].decode("ascii")
+    return "utf-8"
+
+
+def _decode_source(raw):
+    """Program bytes to text as `python3 file.py` reads them: a BOM, a coding
+    declaration, else strict UTF-8; SyntaxError otherwise (compile() alone
+    lets invalid bytes through in comments)."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    coding = _coding_of(raw)
+    try:
+        return raw.decode(coding)
+    except LookupError:
+        raise SyntaxError("unknown encoding: " + coding)
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        err = SyntaxError("(unicode error) '%s' codec can't decode byte 0x%02x on line %d"
+                          % (coding, raw[exc.start], line))
+        err.lineno = line
+        raise err
+
+
 def _syntax_phase(emit, source, want_ast):
     """Compile once (through the AST when the scan needs it); None after a failure."""
     start = _now()
     tree = None
     try:
+        if type(source) is bytes:
+            source = _decode_source(source)
         if want_ast:
             tree = compile(source, "<candidate>", "exec", _ONLY_AST, dont_inherit=True)
         code = compile(tree if want_ast else source, "<candidate>", "exec", dont_inherit=True)
@@ -1357,7 +1411,10 @@ def _run_phases(emit, job, fds):
 
     tests = job["tests"]
     ctx = _Context()
-    ctx.globals, ctx.policy, ctx.code, ctx.source = None, policy, compiled[0], job["code"]
+    source = job["code"]
+    if type(source) is bytes:  # only for quoting lines in messages
+        source = source.decode("utf-8", "replace")
+    ctx.globals, ctx.policy, ctx.code, ctx.source = None, policy, compiled[0], source
     ctx.io_cap, ctx.channel_fds = job["io_cap"], fds
     ctx.unittest = _UnittestKit() if [t for t in tests if t["kind"] == "unittest"] else None
     _prepare_interpreter(policy)

@@ -59,7 +59,7 @@ static long read_key(const char *dir, const char *file, const char *key)
 	return v;
 }
 
-static long read_number(const char *dir, const char *file)
+static long long read_number(const char *dir, const char *file)
 {
 	char path[PATH_MAX + 64];
 	long long v = -1;
@@ -70,7 +70,7 @@ static long read_number(const char *dir, const char *file)
 	if (fscanf(f, "%lld", &v) != 1)
 		v = -1;
 	fclose(f);
-	return (long)v;
+	return v;
 }
 
 /* v2: enables memory and pids for children of dir, moving this process to
@@ -143,6 +143,11 @@ int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struc
 		if (setup_memory(cg, lim, err) < 0)
 			goto fail;
 	}
+	/* CPU accounting: killed processes are never reaped by init, so only the
+	 * cgroup knows what they used. v1 needs its own cpuacct hierarchy. */
+	if (h->cpuacct.writable && h->cpuacct.version == EE_CG_V1 &&
+	    make_dir(h->cpuacct.dir, serial, cg->cpu, err) < 0)
+		goto fail;
 	if (h->pids.writable && h->pids.version) {
 		cg->pids_version = h->pids.version;
 		if (h->pids.version == EE_CG_V2 && cg->mem_version == EE_CG_V2)
@@ -169,6 +174,8 @@ int ee_cgroup_attach(const struct ee_cgroup *cg, pid_t pid, struct ee_err *err)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot attach to %s", cg->mem);
 	if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0 && write_file(cg->pids, "cgroup.procs", value) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot attach to %s", cg->pids);
+	if (cg->cpu[0] && write_file(cg->cpu, "cgroup.procs", value) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot attach to %s", cg->cpu);
 	return 0;
 }
 
@@ -177,6 +184,13 @@ void ee_cgroup_stats(const struct ee_cgroup *cg, struct ee_cgroup_stats *st)
 	st->oom_kills = -1;
 	st->pids_max_hits = -1;
 	st->peak_kb = -1;
+	st->cpu_usec = -1;
+	if (cg->cpu[0]) {
+		long long ns = read_number(cg->cpu, "cpuacct.usage");
+		st->cpu_usec = ns < 0 ? -1 : ns / 1000;
+	} else if (cg->mem_version == EE_CG_V2) {
+		st->cpu_usec = read_key(cg->mem, "cpu.stat", "usage_usec");
+	}
 	if (cg->mem_version == EE_CG_V1) {
 		st->oom_kills = read_key(cg->mem, "memory.oom_control", "oom_kill");
 		long peak = read_number(cg->mem, "memory.max_usage_in_bytes");
@@ -225,7 +239,9 @@ int ee_cgroup_destroy(struct ee_cgroup *cg, struct ee_err *err)
 		rc = ee_fail_errno(err, EE_ERR_SANDBOX, "cannot remove cgroup %s", cg->pids);
 	if (cg->mem[0] && remove_dir(cg->mem) < 0)
 		rc = ee_fail_errno(err, EE_ERR_SANDBOX, "cannot remove cgroup %s", cg->mem);
-	cg->mem[0] = cg->pids[0] = '\0';
+	if (cg->cpu[0] && remove_dir(cg->cpu) < 0)
+		rc = ee_fail_errno(err, EE_ERR_SANDBOX, "cannot remove cgroup %s", cg->cpu);
+	cg->mem[0] = cg->pids[0] = cg->cpu[0] = '\0';
 	return rc;
 }
 
@@ -262,4 +278,6 @@ void ee_cgroup_sweep_stale(const struct ee_host *h)
 		sweep_dir(h->memory.dir);
 	if (h->pids.writable && strcmp(h->pids.dir, h->memory.dir) != 0)
 		sweep_dir(h->pids.dir);
+	if (h->cpuacct.writable && h->cpuacct.version == EE_CG_V1)
+		sweep_dir(h->cpuacct.dir);
 }

@@ -23,12 +23,14 @@ struct ee_cgroup {
 	int pids_version;       /* 0 when no pids cgroup */
 	char mem[PATH_MAX];     /* directory, "" when none */
 	char pids[PATH_MAX];    /* directory, "" when none (same as mem on v2) */
+	char cpu[PATH_MAX];     /* v1 cpuacct directory, "" when none (v2: mem's cpu.stat) */
 };
 
 struct ee_cgroup_stats {
 	long oom_kills;     /* processes the OOM killer ended, -1 unknown */
 	long pids_max_hits; /* forks refused by pids.max, -1 unknown */
 	long peak_kb;       /* peak memory charged to the cgroup, -1 unknown */
+	long long cpu_usec; /* CPU time of every process that ever ran in it, -1 unknown */
 };
 
 /* Creates the cgroup(s) and writes the limits. Controllers that the host

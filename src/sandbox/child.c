@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
 #include <sched.h>
@@ -246,6 +247,14 @@ static int enter_sandbox(const struct ee_child_args *a, struct ee_err *err)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "sethostname");
 	if (ee_mount_apply(a->mounts, err) < 0 || drop_privileges(a, err) < 0)
 		return -1;
+	/* The kernel clears the parent-death signal on any change of
+	 * credentials: arm it again, then make sure the supervisor did not die
+	 * in between (it holds the sync pipe's write end open until the end). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	struct pollfd lifeline = { .fd = a->fds.sync, .events = POLLIN };
+	if (poll(&lifeline, 1, 0) > 0 && (lifeline.revents & (POLLHUP | POLLERR)))
+		_exit(126);
+	close(a->fds.sync);
 	return ee_seccomp_load(a->seccomp, err);
 }
 
@@ -259,7 +268,6 @@ void ee_child_main(const struct ee_child_args *a)
 	close_others(&a->fds);
 	if (read(a->fds.sync, &go, 1) != 1)
 		_exit(126); /* the supervisor is gone */
-	close(a->fds.sync);
 	if (enter_sandbox(a, &err) < 0)
 		die(a, &err);
 

@@ -32,7 +32,8 @@ struct ee_ctl_msg {
 };
 
 struct ee_child_fds {
-	int sync;            /* read end: the supervisor's go (maps, cgroup done) */
+	int sync;            /* read end: the supervisor's go (maps, cgroup done);
+	                        its hang-up later means the supervisor died */
 	int ctl;             /* write end of the control pipe */
 	int job, out, err, result, gate; /* become fds 3, 1, 2, 4, 5 */
 	int code;            /* becomes fd 6 when >= 0 (the harness's pyc) */

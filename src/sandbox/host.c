@@ -164,6 +164,7 @@ int ee_host_probe(struct ee_host *h, struct ee_err *err)
 	h->cap_last_cap = read_cap_last_cap();
 	probe_controller("memory", &h->memory);
 	probe_controller("pids", &h->pids);
+	probe_controller("cpuacct", &h->cpuacct);
 	snprintf(h->python, sizeof(h->python), "%s", DEFAULT_PYTHON);
 	return 0;
 }

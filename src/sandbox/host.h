@@ -28,6 +28,7 @@ struct ee_host {
 	unsigned cap_last_cap;      /* highest capability number of the kernel */
 	struct ee_cg_controller memory;
 	struct ee_cg_controller pids;
+	struct ee_cg_controller cpuacct; /* v1 only; on v2 cpu.stat is always there */
 	char python[PATH_MAX];      /* the interpreter candidates run with */
 };
 

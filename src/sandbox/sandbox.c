@@ -51,6 +51,7 @@ struct ee_loop {
 	int epfd;
 	int sigfd;
 	sigset_t old_mask;
+	struct sigaction old_pipe;
 	int active;          /* sandboxes not yet done */
 	int interrupted;     /* signal number, 0 if none */
 	struct ee_sandbox *all; /* active sandboxes, for interruption */
@@ -64,6 +65,7 @@ struct ee_sandbox {
 	int fd[W_COUNT];     /* -1 when closed */
 	struct watch watch[W_COUNT];
 	int gate_fd;         /* write end of the gate pipe */
+	int lifeline_fd;     /* write end of the sync pipe, held until the end */
 	int reaped;
 	int done;
 	size_t output_cap;
@@ -101,6 +103,10 @@ int ee_loop_new(struct ee_loop **ret, struct ee_err *err)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "epoll_create1");
 	}
 	sigprocmask(SIG_BLOCK, &mask, &loop->old_mask);
+	/* A sandbox that closes its end of the gate pipe must not kill the
+	 * supervisor: the write fails with EPIPE instead. */
+	struct sigaction ignore = { .sa_handler = SIG_IGN };
+	sigaction(SIGPIPE, &ignore, &loop->old_pipe);
 	loop->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	if (loop->sigfd < 0 || epoll_ctl(loop->epfd, EPOLL_CTL_ADD, loop->sigfd, &ev) < 0) {
@@ -120,6 +126,7 @@ void ee_loop_free(struct ee_loop *loop)
 		close(loop->sigfd);
 	close(loop->epfd);
 	sigprocmask(SIG_SETMASK, &loop->old_mask, NULL);
+	sigaction(SIGPIPE, &loop->old_pipe, NULL);
 	free(loop);
 }
 
@@ -184,7 +191,18 @@ static void finish_if_done(struct ee_sandbox *sb)
 		close(sb->gate_fd);
 		sb->gate_fd = -1;
 	}
+	if (sb->lifeline_fd >= 0) {
+		close(sb->lifeline_fd);
+		sb->lifeline_fd = -1;
+	}
 	ee_cgroup_stats(&sb->cg, &sb->out.cg);
+	/* init's rusage misses processes the kernel killed with the namespace
+	 * (a timeout, an overflow): prefer the cgroup's count, and give no peak
+	 * RSS rather than init's own when the payload never reported. */
+	if (sb->out.cg.cpu_usec >= 0)
+		sb->out.cpu_ms = (double)sb->out.cg.cpu_usec / 1e3;
+	if (!sb->out.have_status)
+		sb->out.maxrss_kb = -1;
 	struct ee_err err;
 	if (ee_cgroup_destroy(&sb->cg, &err) < 0)
 		fprintf(stderr, "execeval: %s\n", err.msg);
@@ -436,6 +454,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	for (int i = 0; i < W_COUNT; i++)
 		sb->fd[i] = -1;
 	sb->gate_fd = -1;
+	sb->lifeline_fd = -1;
 	sb->loop = loop;
 	sb->ops = ops;
 	sb->ctx = ctx;
@@ -443,6 +462,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	ee_buf_init(&sb->out.out, cfg->keep_output);
 	ee_buf_init(&sb->out.err, cfg->keep_output);
 	sb->out.cg.oom_kills = sb->out.cg.pids_max_hits = sb->out.cg.peak_kb = -1;
+	sb->out.cg.cpu_usec = -1;
 
 	if (ee_cgroup_create(cfg->host, cfg->limits, &sb->cg, err) < 0)
 		goto fail;
@@ -490,7 +510,8 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	}
 	/* The child's ends belong to the sandbox now. */
 	close(job);
-	close(p[P_SYNC][0]); close(p[P_SYNC][1]);
+	close(p[P_SYNC][0]);
+	sb->lifeline_fd = p[P_SYNC][1];
 	close(p[P_CTL][1]); close(p[P_OUT][1]); close(p[P_ERR][1]);
 	close(p[P_RESULT][1]); close(p[P_GATE][0]);
 	sb->gate_fd = p[P_GATE][1];
@@ -555,6 +576,8 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 		close_watch(sb, i);
 	if (sb->gate_fd >= 0)
 		close(sb->gate_fd);
+	if (sb->lifeline_fd >= 0)
+		close(sb->lifeline_fd);
 	ee_cgroup_destroy(&sb->cg, NULL);
 	ee_buf_free(&sb->out.out);
 	ee_buf_free(&sb->out.err);

@@ -13,7 +13,8 @@
  * A candidate's crash, timeout or overflow is an outcome, never an error;
  * ee_err is for a sandbox that could not be set up (exit code 3).
  *
- * Signals: the loop blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT and reads
+ * Signals: the loop ignores SIGPIPE (a sandbox may close its pipes) and
+ * blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT and reads
  * them from a signalfd; on one it kills every sandbox, tears each down, and
  * ee_loop_run returns the signal number, so the caller exits 128 + signo
  * with nothing left behind.
@@ -63,8 +64,10 @@ struct ee_sandbox_outcome {
 	struct ee_buf err;         /* first keep_output bytes of stderr */
 	size_t out_total, err_total;
 	double wall_ms;            /* clone to teardown */
-	double cpu_ms;             /* user + system of every sandbox process */
-	long maxrss_kb;            /* largest resident set of any process */
+	double cpu_ms;             /* user + system of every sandbox process (the
+	                              cgroup's count when there is one) */
+	long maxrss_kb;            /* largest resident set of any process; -1 when
+	                              the sandbox was killed before it reported */
 };
 
 struct ee_sandbox_ops {

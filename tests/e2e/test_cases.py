@@ -127,11 +127,6 @@ def check_record_shape(rec):
 # Candidates a JSON case file cannot hold.
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a candidate that is not valid UTF-8 makes execeval exit 3 ('the "
-                   "sandbox could not be set up') with 'cannot encode the job (invalid UTF-8 in the program?)' "
-                   "(src/cli/run.c maps every ee_eval_start failure to EXIT_SANDBOX); python3 itself reports a "
-                   "SyntaxError for such a file, so it should be judged (syntax_error), or at least be an input "
-                   "error (exit 2)")
 def test_invalid_utf8_candidate_is_judged(run, runs_dir):
     path = runs_dir / "latin1.py"
     path.write_bytes(b"def add(a, b):\n    return a + b  # caf\xe9 \xff\xfe\n")

@@ -138,11 +138,6 @@ def test_wall_clock_kills_the_whole_tree(run, name):
     assert r.elapsed < 5.0, r.elapsed
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: resources.cpu_ms (and peak_rss_kb) of a sandbox killed by the "
-                   "supervisor (timeout, output overflow, ...) cover only the init's own few ms: a candidate that "
-                   "spun for the whole 1 s timeout reports cpu_ms ~2 and peak_rss_kb ~1400 (src/sandbox/sandbox.c "
-                   "reap() takes init's wait4 rusage, which misses processes zapped with the namespace; the "
-                   "cgroup's cpuacct/cpu.stat would count them)")
 def test_cpu_time_of_a_timed_out_candidate_is_reported(run):
     r = run(ADD_OK + "while True:\n    pass\n", asserts=ASSERTS, args=["--timeout", "1"])
     rec = assert_verdict(r, "timeout", "timeout")
@@ -938,16 +933,9 @@ GATE_TRICKS = {
 }
 
 
-SIGPIPE_BUG = ("BUG: a candidate that closes its gate fd (5) kills execeval with SIGPIPE when the supervisor "
-               "answers the gate (src/sandbox/sandbox.c ee_sandbox_gate writes to a pipe with no reader; "
-               "execeval never ignores SIGPIPE): no record, exit -13, cgroups left behind; in a batch the "
-               "whole evaluation dies")
-
-
 def gate_params():
     for name in sorted(GATE_TRICKS):
-        marks = [] if name == "a_thread_steals_the_answer" else [pytest.mark.xfail(strict=True, reason=SIGPIPE_BUG)]
-        yield pytest.param(name, marks=marks, id=name)
+        yield pytest.param(name, id=name)
 
 
 @pytest.mark.parametrize("name", gate_params())

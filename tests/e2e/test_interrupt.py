@@ -79,11 +79,6 @@ def sweep_run():
     assert q.returncode == 0, q.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: after SIGKILL of execeval the sandbox keeps running (forever for an "
-                   "endless candidate): the init's PR_SET_PDEATHSIG (src/sandbox/child.c, set first thing in "
-                   "ee_child_main) is cleared by the kernel when drop_privileges changes the uid/gid "
-                   "(commit_creds resets pdeath_signal on a credential change); set it again after "
-                   "setresuid, and re-check getppid() against the supervisor's pid to close the race")
 def test_sigkill_of_execeval_takes_the_sandbox_down(tmp_path):
     """SIGKILL cannot be caught: the sandbox's init must die with its parent
     (PR_SET_PDEATHSIG), which ends the whole pid namespace. The cgroups are

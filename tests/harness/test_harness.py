@@ -943,3 +943,32 @@ def test_frames_parse_strictly():
     for bad in (raw[:-1], b"01:{}," + raw, b"2:{}" + raw, b"x" + raw):
         with pytest.raises((drive.FrameError, json.JSONDecodeError)):
             drive.parse_netstrings(bad)
+
+
+# ---------------------------------------------------------------------------
+# Programs that are not valid UTF-8 arrive as code_b64 and are read as
+# `python3 file.py` reads them.
+
+
+def b64_job(raw, tests):
+    import base64
+    job = make_job("", tests)
+    del job["code"]
+    job["code_b64"] = base64.b64encode(raw).decode()
+    return job
+
+
+@pytest.mark.parametrize("raw, ok", [
+    (b"# -*- coding: latin-1 -*-\ndef add(a, b):\n    return a + b  # caf\xe9\n", True),
+    (b"#!/usr/bin/python3\n# vim: set fileencoding=latin-1 :\nx = '\xe9'\ndef add(a, b):\n    return a + b\n", True),
+    (b"\xef\xbb\xbfdef add(a, b):\n    return a + b\n", True),
+    (b"def add(a, b):\n    return a + b  # caf\xe9\n", False),   # invalid UTF-8 even in a comment
+    (b"x = 1\n# coding: latin-1\ndef add(a, b):\n    return a + b  # \xe9\n", False),  # too late to declare
+    (b"# coding: no-such-codec\ndef add(a, b):\n    return a + b\n", False),
+])
+def test_program_bytes_follow_python_file_rules(raw, ok):
+    result = run(b64_job(raw, [A("assert add(1, 2) == 3")]))
+    syntax = result.phase("syntax")
+    assert (syntax["status"] == "ok") is ok, syntax
+    if ok:
+        assert result.tests()[0]["status"] == "pass"
