@@ -83,8 +83,12 @@ fuzz: $(FUZZ_BIN)
 	    tail -n 1 $(BUILD)/fuzz/$$n.log; done
 
 # Black-box tests: pytest inside an outer safety net (pid namespace, cgroups).
+# The statuses and hostile cases run twice: once more against the ASan+UBSan
+# build, so the supervisor is proven clean on real sandboxes too.
 e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e
+	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q \
+	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py
 
 # Tests that run no candidate outside execeval's sandbox: the harness's own
 # (benign candidates only, no sandbox) and the metrics CLI (reads files).
