@@ -260,6 +260,25 @@ static json_t *tests_json(const struct ee_eval *ev)
 	return a;
 }
 
+/* {"canonical": {"passed": 2, "total": 3}, ...}: tiers present in the task. */
+static json_t *tiers_json(const struct ee_eval *ev)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; o && i < ev->task->n_tests; i++) {
+		const char *tier = ee_tier_name(ev->task->tests[i].tier);
+		json_t *t = json_object_get(o, tier);
+		if (!t) {
+			t = json_pack("{s:i, s:i}", "passed", 0, "total", 0);
+			json_object_set_new(o, tier, t);
+		}
+		json_object_set_new(t, "total", json_integer(json_integer_value(json_object_get(t, "total")) + 1));
+		if (ev->stream.tests[i].state == EE_T_PASS)
+			json_object_set_new(t, "passed",
+			                    json_integer(json_integer_value(json_object_get(t, "passed")) + 1));
+	}
+	return o;
+}
+
 static void fill_verdict_in(const struct ee_eval *ev, const struct ee_sandbox_outcome *out,
                             struct ee_test_outcome *tests, struct ee_verdict_in *in)
 {
@@ -338,6 +357,7 @@ static json_t *build_record(struct ee_eval *ev, const struct ee_sandbox_outcome 
 	json_object_set_new(rec, "reward", json_integer(v.reward));
 	json_object_set_new(rec, "phases", phases_json(ev));
 	json_object_set_new(rec, "tests", tests_json(ev));
+	json_object_set_new(rec, "tiers", tiers_json(ev));
 	json_object_set_new(rec, "stdout", text_value(out->out.data, out->out.len));
 	json_object_set_new(rec, "stderr", text_value(out->err.data, out->err.len));
 	json_object_set_new(rec, "resources", resources_json(out));

@@ -270,3 +270,20 @@ def test_pass_at_k_matches_exact_rational_arithmetic(tmp_path):
     assert "10" not in got  # n = 5 < 10 for every task: not reported
     dropped = json.dumps(summary.get("pass_at_k_dropped"))
     assert "10" in dropped
+
+
+def test_the_bundled_example_set_gets_the_statuses_it_is_meant_to(tmp_path):
+    """examples/: 45 tasks, every test kind, samples from correct to hostile,
+    each carrying the status it is meant to get; check.py compares."""
+    r = subprocess.run(["/usr/bin/python3", str(REPO / "examples" / "check.py"), "--eval", "-j", "2"],
+                       capture_output=True, text=True, timeout=600, env=dict(os.environ, EXECEVAL=EXECEVAL))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+def test_records_carry_class_and_tier_counts(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "code": "def sq(x):\n    return 9\n"}])
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, "--run-hidden", check=0)
+    rec = records(str(samples) + ".results.jsonl")[0]
+    assert rec["class"] == "math"
+    assert rec["tiers"] == {"canonical": {"passed": 1, "total": 2}, "edge": {"passed": 0, "total": 1}}
