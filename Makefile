@@ -29,7 +29,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 rel_obj = $(patsubst %.c,$(BUILD)/rel/%.o,$(1))
 san_obj = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
 
-.PHONY: all test unit e2e fuzz pytests demo deps install clean format bench
+.PHONY: all test unit e2e fuzz pytests demo deps install clean format format-check bench
 all: $(BUILD)/execeval
 
 $(BUILD)/rel/%.o: %.c $(wildcard src/*.h src/*/*.h)
@@ -96,6 +96,7 @@ pytests: $(BUILD)/execeval
 	$(PYTHON) -m pytest -q tests/harness tests/metrics
 
 test: deps
+	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) fuzz
@@ -121,8 +122,11 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 install: $(BUILD)/execeval
 	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval
 
+C_FILES = src/*.[ch] src/*/*.[ch] tests/unit/*.c tests/fuzz/*.c bench/*.c
 format:
-	clang-format -i src/*.[ch] src/*/*.[ch] tests/unit/*.c tests/fuzz/*.c
+	clang-format -i $(C_FILES)
+format-check:
+	clang-format --dry-run --Werror $(C_FILES)
 
 clean:
 	rm -rf $(BUILD)

@@ -64,8 +64,8 @@ static void count(void *ctx, json_t *rec)
 	json_decref(rec);
 }
 
-static int sandboxed(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_task *task,
-                     int n, struct tally *t)
+static int sandboxed(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_task *task, int n,
+                     struct tally *t)
 {
 	struct ee_err err;
 	struct ee_candidate c = { .task = task, .program = program, .sample = -1 };

@@ -56,8 +56,8 @@ static int by_id(const void *a, const void *b)
 	return strcmp(x->task.task_id, y->task.task_id);
 }
 
-static int add(struct ee_dataset *d, size_t *cap, const json_t *obj, int format, const char *path,
-               long line, struct ee_err *err)
+static int add(struct ee_dataset *d, size_t *cap, const json_t *obj, int format, const char *path, long line,
+               struct ee_err *err)
 {
 	char where[512];
 
@@ -90,7 +90,8 @@ static int load_lines(FILE *f, const char *path, int format, struct ee_dataset *
 	while (rc == 0 && (len = ee_read_line(f, &buf, &alloc, MAX_LINE, &nl)) != -1) {
 		line++;
 		if (len == -2) {
-			rc = ee_fail(err, EE_ERR_USAGE, "%s:%ld: line longer than %u bytes", path, line, MAX_LINE);
+			rc = ee_fail(err, EE_ERR_USAGE, "%s:%ld: line longer than %u bytes", path, line,
+			             MAX_LINE);
 			break;
 		}
 		if (strspn(buf, " \t\r") == (size_t)len)
@@ -98,7 +99,8 @@ static int load_lines(FILE *f, const char *path, int format, struct ee_dataset *
 		json_error_t jerr;
 		json_t *obj = json_loadb(buf, (size_t)len, JSON_REJECT_DUPLICATES, &jerr);
 		if (!obj)
-			rc = ee_fail(err, EE_ERR_USAGE, "%s:%ld: column %d: %s", path, line, jerr.column, jerr.text);
+			rc = ee_fail(err, EE_ERR_USAGE, "%s:%ld: column %d: %s", path, line, jerr.column,
+			             jerr.text);
 		else
 			rc = add(d, cap, obj, format, path, line, err);
 		json_decref(obj);
@@ -120,7 +122,8 @@ static int load_array(FILE *f, const char *path, int format, struct ee_dataset *
 		return ee_fail(err, EE_ERR_USAGE, "%s:%d: column %d: %s", path, jerr.line, jerr.column,
 		               arr ? "expected an array of tasks" : jerr.text);
 	}
-	json_array_foreach(arr, i, obj) {
+	json_array_foreach(arr, i, obj)
+	{
 		if (add(d, cap, obj, format, path, (long)i + 1, err) < 0) {
 			json_decref(arr);
 			return -1;
@@ -142,7 +145,8 @@ int ee_dataset_load(const char *path, int format, struct ee_dataset *ret, struct
 	while ((c = getc(f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
 		;
 	ungetc(c, f);
-	rc = c == '[' ? load_array(f, path, format, ret, &cap, err) : load_lines(f, path, format, ret, &cap, err);
+	rc = c == '[' ? load_array(f, path, format, ret, &cap, err)
+	              : load_lines(f, path, format, ret, &cap, err);
 	fclose(f);
 	if (rc == 0 && ret->n == 0)
 		rc = ee_fail(err, EE_ERR_USAGE, "%s: no tasks", path);
@@ -151,8 +155,9 @@ int ee_dataset_load(const char *path, int format, struct ee_dataset *ret, struct
 		for (size_t i = 1; i < ret->n; i++)
 			if (strcmp(ret->entries[i].task.task_id, ret->entries[i - 1].task.task_id) == 0) {
 				long a = ret->entries[i - 1].line, b = ret->entries[i].line;
-				rc = ee_fail(err, EE_ERR_USAGE, "%s:%ld: task_id: '%.100s' already defined on line %ld",
-				             path, a > b ? a : b, ret->entries[i].task.task_id, a < b ? a : b);
+				rc = ee_fail(err, EE_ERR_USAGE,
+				             "%s:%ld: task_id: '%.100s' already defined on line %ld", path,
+				             a > b ? a : b, ret->entries[i].task.task_id, a < b ? a : b);
 				break;
 			}
 	}

@@ -16,8 +16,8 @@ struct ee_err;
 
 struct ee_dataset_entry {
 	struct ee_task task;
-	long line;           /* where it was defined (array: element index + 1) */
-	unsigned long seen;  /* samples met so far: the next implicit sample index */
+	long line;          /* where it was defined (array: element index + 1) */
+	unsigned long seen; /* samples met so far: the next implicit sample index */
 };
 
 struct ee_dataset {

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-__attribute__((format(printf, 3, 0)))
-static void fill(struct ee_err *err, int code, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void fill(struct ee_err *err, int code, const char *fmt,
+                                                       va_list ap)
 {
 	err->code = code;
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);

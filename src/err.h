@@ -23,11 +23,9 @@ struct ee_err {
 };
 
 /* Sets err (when non-NULL) and returns -1, so callers can `return ee_fail(...)`. */
-int ee_fail(struct ee_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int ee_fail(struct ee_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* As ee_fail, appending ": strerror(errno)" (errno read on entry). */
-int ee_fail_errno(struct ee_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int ee_fail_errno(struct ee_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

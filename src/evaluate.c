@@ -23,9 +23,9 @@
 #define KEEP_OUTPUT_BYTES (4 * RECORD_TEXT_CHARS + 4)
 
 const char *const ee_default_denylist[] = {
-	"os.system", "os.popen", "subprocess", "_posixsubprocess", "socket", "_socket",
-	"requests", "urllib", "ctypes", "_ctypes", "shutil", "http.client", "asyncio.subprocess",
-	NULL,
+	"os.system",          "os.popen", "subprocess", "_posixsubprocess", "socket", "_socket",
+	"requests",           "urllib",   "ctypes",     "_ctypes",          "shutil", "http.client",
+	"asyncio.subprocess", NULL,
 };
 
 struct ee_eval {
@@ -151,10 +151,10 @@ static char *build_job(const struct ee_eval_options *o, const struct ee_task *ta
 		json_array_append_new(tests, job_test(&task->tests[i], i));
 	for (size_t i = 0; deny && o->deny_imports && ee_default_denylist[i]; i++)
 		json_array_append_new(deny, json_string(ee_default_denylist[i]));
-	json_t *job = json_pack("{s:i, s:s, s:s, s:o, s:o, s:s, s:b, s:I}", "v", 1, "nonce", nonce,
-	                        "setup", task->setup ? task->setup : "", "tests", tests,
-	                        "deny_imports", deny, "scan", scan_names[o->scan], "gate", gate,
-	                        "io_output_cap", (json_int_t)lim->output_cap);
+	json_t *job =
+	        json_pack("{s:i, s:s, s:s, s:o, s:o, s:s, s:b, s:I}", "v", 1, "nonce", nonce, "setup",
+	                  task->setup ? task->setup : "", "tests", tests, "deny_imports", deny, "scan",
+	                  scan_names[o->scan], "gate", gate, "io_output_cap", (json_int_t)lim->output_cap);
 	if (!job || set_program(job, program) < 0) {
 		json_decref(job);
 		return NULL;
@@ -226,7 +226,8 @@ static json_t *tests_phase(const struct ee_eval *ev, int hidden)
 	}
 	const char *status = total == 0 || skipped == total ? "skipped"
 	                     : ran < total && passed == ran ? "not_run"
-	                     : passed == total ? "ok" : "fail";
+	                     : passed == total              ? "ok"
+	                                                    : "fail";
 	return json_pack("{s:s, s:s, s:I, s:I}", "name", hidden ? "hidden" : "public", "status", status,
 	                 "passed", (json_int_t)passed, "total", (json_int_t)total);
 }
@@ -251,11 +252,11 @@ static json_t *tests_json(const struct ee_eval *ev)
 		const struct ee_test *t = &ev->task->tests[i];
 		const struct ee_test_result *r = &ev->stream.tests[i];
 		json_array_append_new(
-		        a, json_pack("{s:I, s:s, s:s, s:s, s:s, s:f, s:o, s:o}", "index", (json_int_t)i, "kind",
-		                     ee_test_kind_name(t->kind), "visibility", t->hidden ? "hidden" : "public",
-		                     "tier", ee_tier_name(t->tier), "status", test_state_name(r->state),
-		                     "weight", t->weight, "duration_ms", ms_value(r->duration_ms), "message",
-		                     opt_text(r->message)));
+		        a, json_pack("{s:I, s:s, s:s, s:s, s:s, s:f, s:o, s:o}", "index", (json_int_t)i,
+		                     "kind", ee_test_kind_name(t->kind), "visibility",
+		                     t->hidden ? "hidden" : "public", "tier", ee_tier_name(t->tier), "status",
+		                     test_state_name(r->state), "weight", t->weight, "duration_ms",
+		                     ms_value(r->duration_ms), "message", opt_text(r->message)));
 	}
 	return a;
 }
@@ -271,10 +272,12 @@ static json_t *tiers_json(const struct ee_eval *ev)
 			t = json_pack("{s:i, s:i}", "passed", 0, "total", 0);
 			json_object_set_new(o, tier, t);
 		}
-		json_object_set_new(t, "total", json_integer(json_integer_value(json_object_get(t, "total")) + 1));
+		json_object_set_new(t, "total",
+		                    json_integer(json_integer_value(json_object_get(t, "total")) + 1));
 		if (ev->stream.tests[i].state == EE_T_PASS)
-			json_object_set_new(t, "passed",
-			                    json_integer(json_integer_value(json_object_get(t, "passed")) + 1));
+			json_object_set_new(
+			        t, "passed",
+			        json_integer(json_integer_value(json_object_get(t, "passed")) + 1));
 	}
 	return o;
 }
@@ -305,9 +308,13 @@ static void fill_verdict_in(const struct ee_eval *ev, const struct ee_sandbox_ou
 	for (size_t k = 0; k < ev->task->n_tests; k++) {
 		size_t i = s->order[k];
 		const struct ee_test_result *r = &s->tests[i];
-		tests[k] = (struct ee_test_outcome){ .state = r->state, .weight = ev->task->tests[i].weight,
-			                             .index = (int)i, .exited = r->exited, .overflow = r->overflow,
-			                             .denied = r->denied, .message = r->message };
+		tests[k] = (struct ee_test_outcome){ .state = r->state,
+			                             .weight = ev->task->tests[i].weight,
+			                             .index = (int)i,
+			                             .exited = r->exited,
+			                             .overflow = r->overflow,
+			                             .denied = r->denied,
+			                             .message = r->message };
 	}
 	in->tests = tests;
 	in->n_tests = ev->task->n_tests;
@@ -369,9 +376,8 @@ static json_t *build_record(struct ee_eval *ev, const struct ee_sandbox_outcome 
 	const char *key;
 	json_t *val;
 	if (ev->extra)
-		json_object_foreach(ev->extra, key, val)
-			if (!json_object_get(rec, key))
-				json_object_set(rec, key, val);
+		json_object_foreach(ev->extra, key, val) if (!json_object_get(rec, key))
+		        json_object_set(rec, key, val);
 	return rec;
 }
 
@@ -448,12 +454,20 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 	char *job = build_job(o, c->task, c->program, nonce, &ev->limits, gate, &job_len);
 	if (!job) {
 		free_eval(ev);
-		return ee_fail(err, EE_ERR_USAGE, "task %s: cannot encode the job (invalid UTF-8 in the task?)",
+		return ee_fail(err, EE_ERR_USAGE,
+		               "task %s: cannot encode the job (invalid UTF-8 in the task?)",
 		               c->task->task_id);
 	}
 	struct ee_sandbox_config cfg = {
-		.host = o->host, .limits = &ev->limits, .mounts = o->mounts, .seccomp = o->seccomp,
-		.argv = o->harness->argv, .code_fd = o->harness->code_fd, .job = job, .job_len = job_len, .keep_output = KEEP_OUTPUT_BYTES,
+		.host = o->host,
+		.limits = &ev->limits,
+		.mounts = o->mounts,
+		.seccomp = o->seccomp,
+		.argv = o->harness->argv,
+		.code_fd = o->harness->code_fd,
+		.job = job,
+		.job_len = job_len,
+		.keep_output = KEEP_OUTPUT_BYTES,
 	};
 	int rc = ee_sandbox_start(loop, &cfg, &ops, ev, &sb, err);
 	free(job);

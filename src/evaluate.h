@@ -29,10 +29,10 @@ struct ee_eval_options {
 	const struct ee_mount_plan *mounts;
 	const struct ee_seccomp_prog *seccomp;
 	const struct ee_harness *harness; /* how to start the harness */
-	struct ee_limits limits;  /* the command line's; a task's own override them */
-	int deny_imports;         /* the import denylist is on */
-	int scan;                 /* enum ee_scan_mode */
-	int run_hidden_on_fail;   /* run hidden tests even when a public one failed */
+	struct ee_limits limits;          /* the command line's; a task's own override them */
+	int deny_imports;                 /* the import denylist is on */
+	int scan;                         /* enum ee_scan_mode */
+	int run_hidden_on_fail;           /* run hidden tests even when a public one failed */
 };
 
 struct ee_candidate {

@@ -9,9 +9,9 @@
 #include "judge.h"
 #include "task.h"
 
-#define MAX_FRAME (1u << 20)
-#define MAX_STREAM (64u << 20)
-#define MAX_MESSAGE 2000
+#define MAX_FRAME    (1u << 20)
+#define MAX_STREAM   (64u << 20)
+#define MAX_MESSAGE  2000
 #define MAX_FINDINGS 100
 
 static void violate(struct ee_stream *s, const char *why)
@@ -115,7 +115,8 @@ static void take_findings(struct ee_stream *s, const json_t *list)
 	size_t i;
 	json_t *f;
 
-	json_array_foreach(list, i, f) {
+	json_array_foreach(list, i, f)
+	{
 		if (i >= MAX_FINDINGS || !json_is_object(f))
 			break;
 		const char *code = get_str(f, "code"), *sev = get_str(f, "severity");
@@ -123,10 +124,10 @@ static void take_findings(struct ee_stream *s, const json_t *list)
 		json_t *line = json_object_get(f, "line");
 		if (!code || !sev)
 			continue;
-		json_t *copy = json_pack("{s:s%, s:s%, s:s%, s:I}", "code", code, strnlen(code, 64), "severity",
-		                         sev, strnlen(sev, 16), "message", msg ? msg : "",
-		                         msg ? strnlen(msg, 300) : 0, "line",
-		                         (json_int_t)(json_is_integer(line) ? json_integer_value(line) : 0));
+		json_t *copy =
+		        json_pack("{s:s%, s:s%, s:s%, s:I}", "code", code, strnlen(code, 64), "severity", sev,
+		                  strnlen(sev, 16), "message", msg ? msg : "", msg ? strnlen(msg, 300) : 0,
+		                  "line", (json_int_t)(json_is_integer(line) ? json_integer_value(line) : 0));
 		if (copy)
 			json_array_append_new(s->findings, copy);
 		if (!s->scan_block && strcmp(sev, "block") == 0)
@@ -273,8 +274,7 @@ static size_t count_public(const struct ee_task *t)
 
 static int on_gate(struct ee_stream *s)
 {
-	if (!s->gate || s->gate_asked || s->n_run != count_public(s->task) ||
-	    s->n_run == s->task->n_tests) {
+	if (!s->gate || s->gate_asked || s->n_run != count_public(s->task) || s->n_run == s->task->n_tests) {
 		violate(s, "unexpected gate");
 		return 0;
 	}

@@ -31,7 +31,7 @@ struct ee_test_result {
 	char *message;      /* owned; NULL when none */
 	char *denied;       /* owned; NULL when none */
 	int exited;
-	int overflow;       /* io: the program's stdout passed the output cap */
+	int overflow; /* io: the program's stdout passed the output cap */
 };
 
 struct ee_phase_result {
@@ -44,22 +44,22 @@ struct ee_phase_result {
 struct ee_stream {
 	const struct ee_task *task; /* borrowed */
 	char nonce[33];
-	int gate;                /* the job asked for a gate before hidden tests */
+	int gate; /* the job asked for a gate before hidden tests */
 	int run_hidden_on_fail;
 	struct ee_ns_decoder dec;
 	long next_seq;
 	int hello, done;
-	char *violation;         /* owned; first protocol violation */
+	char *violation; /* owned; first protocol violation */
 	struct ee_phase_result syntax, scan, import;
-	json_t *findings;        /* scan findings (sanitised copies) */
-	char *scan_block;        /* code of the first blocking finding */
+	json_t *findings; /* scan findings (sanitised copies) */
+	char *scan_block; /* code of the first blocking finding */
 	int import_exit, import_setup;
 	char *import_denied;
-	size_t *order;           /* run order: indices of public, then hidden tests */
-	size_t n_run;            /* tests reported so far (position in order) */
+	size_t *order;                /* run order: indices of public, then hidden tests */
+	size_t n_run;                 /* tests reported so far (position in order) */
 	struct ee_test_result *tests; /* by task index */
-	int gate_asked;          /* the harness sent "gate" */
-	int gate_answer;         /* 'c' or 's' once decided */
+	int gate_asked;               /* the harness sent "gate" */
+	int gate_answer;              /* 'c' or 's' once decided */
 };
 
 /* Prepares a stream for task; nonce is the job's. */

@@ -136,8 +136,7 @@ static int is_closer(const char *t, size_t pos, size_t eol, char ch, size_t widt
 }
 
 /* Fills b with the block whose opening line starts at pos. */
-static void read_block(const char *t, size_t len, size_t pos, char ch, size_t width,
-                       struct block *b)
+static void read_block(const char *t, size_t len, size_t pos, char ch, size_t width, struct block *b)
 {
 	size_t eol = line_end(t, len, pos);
 
@@ -206,8 +205,8 @@ static int copy_out(const char *p, size_t n, char **ret, size_t *ret_len, struct
 	return 0;
 }
 
-int ee_extract(const char *text, size_t len, enum ee_extract_mode mode,
-               char **ret, size_t *ret_len, int *ret_found, struct ee_err *err)
+int ee_extract(const char *text, size_t len, enum ee_extract_mode mode, char **ret, size_t *ret_len,
+               int *ret_found, struct ee_err *err)
 {
 	struct block b;
 

@@ -29,7 +29,7 @@ int ee_extract_mode_parse(const char *s, enum ee_extract_mode *ret);
  * *ret_found is 1 when a fenced block was used (0: the whole text, or nothing
  * under FENCED). Fails only on allocation failure and on text == NULL with
  * len > 0. */
-int ee_extract(const char *text, size_t len, enum ee_extract_mode mode,
-               char **ret, size_t *ret_len, int *ret_found, struct ee_err *err);
+int ee_extract(const char *text, size_t len, enum ee_extract_mode mode, char **ret, size_t *ret_len,
+               int *ret_found, struct ee_err *err);
 
 #endif

@@ -28,16 +28,16 @@
 
 #include "text.h"
 
-#define MAX_DEPTH 100     /* beyond this a value is a mismatch */
-#define QUOTE_BYTES 40    /* of a line or value shown in a reason */
-#define TYPE_BYTES 16     /* of a type name */
-#define KEY_BYTES 24      /* of a dict key in a path */
-#define QUOTED_LEN (QUOTE_BYTES + 4) /* what quote() writes: text, "...", NUL */
-#define SHOWN_LEN 64      /* one value as a reason shows it */
-#define NUM_TEXT_MAX 128  /* longer number text is compared as text */
-#define INT_DIGITS_MAX 310 /* more digits than any finite double has */
-#define PATH_LEN 128      /* of the path shown in a reason */
-#define PATH_CUT ((size_t)-1)
+#define MAX_DEPTH      100               /* beyond this a value is a mismatch */
+#define QUOTE_BYTES    40                /* of a line or value shown in a reason */
+#define TYPE_BYTES     16                /* of a type name */
+#define KEY_BYTES      24                /* of a dict key in a path */
+#define QUOTED_LEN     (QUOTE_BYTES + 4) /* what quote() writes: text, "...", NUL */
+#define SHOWN_LEN      64                /* one value as a reason shows it */
+#define NUM_TEXT_MAX   128               /* longer number text is compared as text */
+#define INT_DIGITS_MAX 310               /* more digits than any finite double has */
+#define PATH_LEN       128               /* of the path shown in a reason */
+#define PATH_CUT       ((size_t)-1)
 
 /* ------------------------------------------------------------------ text */
 
@@ -102,8 +102,7 @@ static bool clear_reason(char *why, size_t why_len)
 
 /* Writes the reason (when the caller wants one); returns false, the verdict
  * that always comes with a reason. */
-__attribute__((format(printf, 3, 4)))
-static bool say(char *why, size_t why_len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static bool say(char *why, size_t why_len, const char *fmt, ...)
 {
 	if (why && why_len > 0) {
 		va_list ap;
@@ -257,8 +256,8 @@ static bool lines_equal(const char *e, size_t en, const char *a, size_t an, doub
 	}
 }
 
-static bool io_differ(char *why, size_t why_len, size_t line_no, const char *e, size_t en,
-                      const char *a, size_t an)
+static bool io_differ(char *why, size_t why_len, size_t line_no, const char *e, size_t en, const char *a,
+                      size_t an)
 {
 	char es[QUOTED_LEN], as[QUOTED_LEN];
 
@@ -271,8 +270,8 @@ static bool io_differ(char *why, size_t why_len, size_t line_no, const char *e, 
 	return say(why, why_len, "line %zu: expected '%s', got '%s'", line_no, es, as);
 }
 
-bool ee_judge_io(const char *expected, size_t expected_len, const char *actual,
-                 size_t actual_len, double float_tol, char *why, size_t why_len)
+bool ee_judge_io(const char *expected, size_t expected_len, const char *actual, size_t actual_len,
+                 double float_tol, char *why, size_t why_len)
 {
 	if ((!expected && expected_len) || (!actual && actual_len))
 		return say(why, why_len, "missing text");
@@ -298,11 +297,11 @@ bool ee_judge_io(const char *expected, size_t expected_len, const char *actual,
 /* A number from either side. An integer is kept as sign and digits. */
 struct num {
 	bool is_float;
-	double f;         /* is_float */
-	bool neg;         /* !is_float: true only for values below zero */
-	const char *dig;  /* !is_float: no leading zeros, NUL-terminated */
+	double f;        /* is_float */
+	bool neg;        /* !is_float: true only for values below zero */
+	const char *dig; /* !is_float: no leading zeros, NUL-terminated */
 	size_t ndig;
-	char store[400];  /* digits of an int64 or of an integral double */
+	char store[400]; /* digits of an int64 or of an integral double */
 };
 
 /* Sets the integer from [+-]digits s[0..n), which must be NUL-terminated. */
@@ -340,8 +339,7 @@ static void num_from_expected(struct num *x, const json_t *e)
 		set_float(x, json_real_value(e));
 		return;
 	}
-	int n = snprintf(x->store, sizeof(x->store), "%" JSON_INTEGER_FORMAT,
-	                 json_integer_value(e));
+	int n = snprintf(x->store, sizeof(x->store), "%" JSON_INTEGER_FORMAT, json_integer_value(e));
 	set_integer(x, x->store, (size_t)n);
 }
 
@@ -420,9 +418,9 @@ static const struct {
 	enum kind kind;
 	json_type type;
 } tags[] = {
-	{ "int", K_INT, JSON_STRING },     { "float", K_FLOAT, JSON_STRING },
-	{ "list", K_LIST, JSON_ARRAY },    { "tuple", K_TUPLE, JSON_ARRAY },
-	{ "dict", K_DICT, JSON_ARRAY },    { "other", K_OTHER, JSON_STRING },
+	{ "int", K_INT, JSON_STRING },  { "float", K_FLOAT, JSON_STRING },
+	{ "list", K_LIST, JSON_ARRAY }, { "tuple", K_TUPLE, JSON_ARRAY },
+	{ "dict", K_DICT, JSON_ARRAY }, { "other", K_OTHER, JSON_STRING },
 };
 
 /* The kind of canonical value a; *inner is the tagged payload. */
@@ -430,17 +428,12 @@ static enum kind kind_of(const json_t *a, const json_t **inner)
 {
 	*inner = NULL;
 	switch (json_typeof(a)) {
-	case JSON_NULL:
-		return K_NULL;
+	case JSON_NULL: return K_NULL;
 	case JSON_TRUE:
-	case JSON_FALSE:
-		return K_BOOL;
-	case JSON_STRING:
-		return K_STR;
-	case JSON_OBJECT:
-		break;
-	default:
-		return K_BAD; /* bare numbers and arrays are not canonical */
+	case JSON_FALSE: return K_BOOL;
+	case JSON_STRING: return K_STR;
+	case JSON_OBJECT: break;
+	default: return K_BAD; /* bare numbers and arrays are not canonical */
 	}
 	if (json_object_size(a) != 1)
 		return K_BAD;
@@ -478,37 +471,20 @@ static void show_string(char dst[SHOWN_LEN], const json_t *s)
 static void show_expected(char dst[SHOWN_LEN], const json_t *e)
 {
 	switch (json_typeof(e)) {
-	case JSON_NULL:
-		snprintf(dst, SHOWN_LEN, "None");
-		break;
-	case JSON_TRUE:
-		snprintf(dst, SHOWN_LEN, "True");
-		break;
-	case JSON_FALSE:
-		snprintf(dst, SHOWN_LEN, "False");
-		break;
-	case JSON_INTEGER:
-		snprintf(dst, SHOWN_LEN, "%" JSON_INTEGER_FORMAT, json_integer_value(e));
-		break;
-	case JSON_REAL:
-		show_double(dst, json_real_value(e));
-		break;
-	case JSON_STRING:
-		show_string(dst, e);
-		break;
-	case JSON_ARRAY:
-		snprintf(dst, SHOWN_LEN, "list of %zu", json_array_size(e));
-		break;
-	case JSON_OBJECT:
-		snprintf(dst, SHOWN_LEN, "dict of %zu", json_object_size(e));
-		break;
+	case JSON_NULL: snprintf(dst, SHOWN_LEN, "None"); break;
+	case JSON_TRUE: snprintf(dst, SHOWN_LEN, "True"); break;
+	case JSON_FALSE: snprintf(dst, SHOWN_LEN, "False"); break;
+	case JSON_INTEGER: snprintf(dst, SHOWN_LEN, "%" JSON_INTEGER_FORMAT, json_integer_value(e)); break;
+	case JSON_REAL: show_double(dst, json_real_value(e)); break;
+	case JSON_STRING: show_string(dst, e); break;
+	case JSON_ARRAY: snprintf(dst, SHOWN_LEN, "list of %zu", json_array_size(e)); break;
+	case JSON_OBJECT: snprintf(dst, SHOWN_LEN, "dict of %zu", json_object_size(e)); break;
 	}
 }
 
 static void show_actual(char dst[SHOWN_LEN], const json_t *a)
 {
-	static const char *const seq_names[] = { [K_LIST] = "list", [K_TUPLE] = "tuple",
-		                                 [K_DICT] = "dict" };
+	static const char *const seq_names[] = { [K_LIST] = "list", [K_TUPLE] = "tuple", [K_DICT] = "dict" };
 	const json_t *in;
 	enum kind k = kind_of(a, &in);
 	char q[QUOTED_LEN];
@@ -518,25 +494,17 @@ static void show_actual(char dst[SHOWN_LEN], const json_t *a)
 	case K_BOOL:
 		show_expected(dst, a); /* same JSON, same Python spelling */
 		break;
-	case K_STR:
-		show_string(dst, a);
-		break;
+	case K_STR: show_string(dst, a); break;
 	case K_INT:
-	case K_FLOAT:
-		quote(dst, json_string_value(in), json_string_length(in), QUOTE_BYTES);
-		break;
+	case K_FLOAT: quote(dst, json_string_value(in), json_string_length(in), QUOTE_BYTES); break;
 	case K_LIST:
 	case K_TUPLE:
-	case K_DICT:
-		snprintf(dst, SHOWN_LEN, "%s of %zu", seq_names[k], json_array_size(in));
-		break;
+	case K_DICT: snprintf(dst, SHOWN_LEN, "%s of %zu", seq_names[k], json_array_size(in)); break;
 	case K_OTHER:
 		quote(q, json_string_value(in), json_string_length(in), TYPE_BYTES);
 		snprintf(dst, SHOWN_LEN, "unsupported type '%s'", q);
 		break;
-	case K_BAD:
-		snprintf(dst, SHOWN_LEN, "malformed canonical value");
-		break;
+	case K_BAD: snprintf(dst, SHOWN_LEN, "malformed canonical value"); break;
 	}
 }
 
@@ -551,8 +519,7 @@ struct ctx {
 	size_t cut; /* steps below the path that did not fit */
 };
 
-__attribute__((format(printf, 2, 3)))
-static bool mismatch(struct ctx *c, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static bool mismatch(struct ctx *c, const char *fmt, ...)
 {
 	char reason[192];
 	va_list ap;
@@ -577,8 +544,7 @@ static bool differ(struct ctx *c, const json_t *e, const json_t *a)
 /* Appends a step such as [3] or ['key'] to the path; returns what
  * path_pop needs. A step that does not fit is left out, and so are those
  * below it; the reason then shows "..." for them. */
-__attribute__((format(printf, 2, 3)))
-static size_t path_push(struct ctx *c, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static size_t path_push(struct ctx *c, const char *fmt, ...)
 {
 	size_t old = c->path_len, room = sizeof(c->path) - old;
 	va_list ap;
@@ -611,8 +577,7 @@ static void path_pop(struct ctx *c, size_t old)
 
 static bool match(struct ctx *c, const json_t *e, const json_t *a, int depth);
 
-static bool match_number(struct ctx *c, const json_t *e, const json_t *a, enum kind k,
-                         const json_t *in)
+static bool match_number(struct ctx *c, const json_t *e, const json_t *a, enum kind k, const json_t *in)
 {
 	struct num x, y;
 
@@ -626,8 +591,7 @@ static bool match_number(struct ctx *c, const json_t *e, const json_t *a, enum k
 	return num_equal(&x, &y, c->tol) || differ(c, e, a);
 }
 
-static bool match_array(struct ctx *c, const json_t *e, const json_t *a, const json_t *items,
-                        int depth)
+static bool match_array(struct ctx *c, const json_t *e, const json_t *a, const json_t *items, int depth)
 {
 	if (json_array_size(items) != json_array_size(e))
 		return differ(c, e, a);
@@ -643,8 +607,7 @@ static bool match_array(struct ctx *c, const json_t *e, const json_t *a, const j
 
 /* One [key, value] pair of a canonical dict against the expected object;
  * seen holds the keys met so far, since a forged dict may repeat one. */
-static bool match_pair(struct ctx *c, const json_t *e, const json_t *pair, json_t *seen,
-                       int depth)
+static bool match_pair(struct ctx *c, const json_t *e, const json_t *pair, json_t *seen, int depth)
 {
 	if (!json_is_array(pair) || json_array_size(pair) != 2)
 		return mismatch(c, "malformed canonical dict entry");
@@ -674,8 +637,7 @@ static bool match_pair(struct ctx *c, const json_t *e, const json_t *pair, json_
 }
 
 /* Same size and every pair's key distinct and present: the key sets match. */
-static bool match_dict(struct ctx *c, const json_t *e, const json_t *a, const json_t *pairs,
-                       int depth)
+static bool match_dict(struct ctx *c, const json_t *e, const json_t *a, const json_t *pairs, int depth)
 {
 	if (json_array_size(pairs) != json_object_size(e))
 		return differ(c, e, a);
@@ -729,8 +691,7 @@ static bool match(struct ctx *c, const json_t *e, const json_t *a, int depth)
 	return differ(c, e, a);
 }
 
-bool ee_judge_call(const json_t *expected, const json_t *actual, double float_tol,
-                   char *why, size_t why_len)
+bool ee_judge_call(const json_t *expected, const json_t *actual, double float_tol, char *why, size_t why_len)
 {
 	struct ctx c = { .tol = float_tol, .why = why, .why_len = why_len };
 

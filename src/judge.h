@@ -32,12 +32,11 @@
 
 /* Returns true when actual matches expected. On a mismatch, why (when
  * non-NULL) receives a short reason, e.g. "line 2: expected '3', got '4'". */
-bool ee_judge_io(const char *expected, size_t expected_len, const char *actual,
-                 size_t actual_len, double float_tol, char *why, size_t why_len);
+bool ee_judge_io(const char *expected, size_t expected_len, const char *actual, size_t actual_len,
+                 double float_tol, char *why, size_t why_len);
 
 /* expected: plain JSON from the task. actual: the harness's canonical value.
  * Both borrowed. A malformed canonical value is a mismatch, never a crash. */
-bool ee_judge_call(const json_t *expected, const json_t *actual, double float_tol,
-                   char *why, size_t why_len);
+bool ee_judge_call(const json_t *expected, const json_t *actual, double float_tol, char *why, size_t why_len);
 
 #endif

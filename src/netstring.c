@@ -20,8 +20,8 @@
 #include "err.h"
 
 /* Marks the decoder failed with code and a reason, and reports it. */
-__attribute__((format(printf, 4, 5)))
-static int fail(struct ee_ns_decoder *d, struct ee_err *err, int code, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int fail(struct ee_ns_decoder *d, struct ee_err *err, int code,
+                                                      const char *fmt, ...)
 {
 	va_list ap;
 
@@ -89,8 +89,7 @@ int ee_ns_feed(struct ee_ns_decoder *d, const void *p, size_t n, struct ee_err *
 
 /* Parses "<digits>:" at the read offset. Returns 1 with the header's size
  * and the payload length, 0 when more bytes are needed, -1 on error. */
-static int parse_header(struct ee_ns_decoder *d, size_t *ret_hdr, size_t *ret_len,
-                        struct ee_err *err)
+static int parse_header(struct ee_ns_decoder *d, size_t *ret_hdr, size_t *ret_len, struct ee_err *err)
 {
 	size_t have = pending(d), value = 0, i;
 	const unsigned char *p = have ? (const unsigned char *)d->buf.data + d->consumed : NULL;

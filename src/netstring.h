@@ -20,13 +20,13 @@
 struct ee_err;
 
 struct ee_ns_decoder {
-	struct ee_buf buf;  /* undecoded bytes */
-	size_t max_frame;   /* largest payload accepted */
-	size_t max_total;   /* largest stream accepted */
-	size_t total;       /* bytes fed so far */
-	size_t consumed;    /* bytes of buf already returned as frames */
-	int failed;         /* sticky error */
-	char failure[128];  /* why, once failed */
+	struct ee_buf buf; /* undecoded bytes */
+	size_t max_frame;  /* largest payload accepted */
+	size_t max_total;  /* largest stream accepted */
+	size_t total;      /* bytes fed so far */
+	size_t consumed;   /* bytes of buf already returned as frames */
+	int failed;        /* sticky error */
+	char failure[128]; /* why, once failed */
 };
 
 void ee_ns_init(struct ee_ns_decoder *d, size_t max_frame, size_t max_total);
@@ -38,8 +38,7 @@ int ee_ns_feed(struct ee_ns_decoder *d, const void *p, size_t n, struct ee_err *
 /* Returns 1 and sets *payload (borrowed until the next feed/next/free call,
  * NUL-terminated) and *len when a whole frame is available; 0 when more bytes
  * are needed; -1 on a framing error. */
-int ee_ns_next(struct ee_ns_decoder *d, const char **payload, size_t *len,
-               struct ee_err *err);
+int ee_ns_next(struct ee_ns_decoder *d, const char **payload, size_t *len, struct ee_err *err);
 
 /* Call at EOF: returns 0 when no partial frame is pending, else -1
  * ("truncated frame"). */

@@ -11,13 +11,13 @@
 #include <stddef.h>
 
 struct ee_limits {
-	double timeout_s;     /* wall clock, [0.1, 30] */
-	unsigned memory_mb;   /* cgroup memory (no swap), [16, 65536] */
-	unsigned procs;       /* cgroup pids, [1, 4096] */
-	size_t output_cap;    /* stdout + stderr bytes, [1024, 64 MiB] */
-	unsigned tmp_mb;      /* size of the private /tmp, [1, 4096] */
-	unsigned open_files;  /* RLIMIT_NOFILE */
-	unsigned file_mb;     /* RLIMIT_FSIZE */
+	double timeout_s;    /* wall clock, [0.1, 30] */
+	unsigned memory_mb;  /* cgroup memory (no swap), [16, 65536] */
+	unsigned procs;      /* cgroup pids, [1, 4096] */
+	size_t output_cap;   /* stdout + stderr bytes, [1024, 64 MiB] */
+	unsigned tmp_mb;     /* size of the private /tmp, [1, 4096] */
+	unsigned open_files; /* RLIMIT_NOFILE */
+	unsigned file_mb;    /* RLIMIT_FSIZE */
 };
 
 void ee_limits_default(struct ee_limits *lim);

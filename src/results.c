@@ -75,7 +75,8 @@ static int read_records(FILE *f, const char *path, ee_record_visit visit, void *
 		if (!rec || !nl) {
 			json_decref(rec);
 			if (getc(f) != EOF)
-				rc = ee_fail(err, EE_ERR_USAGE, "%s:%ld: not a result record (task_id and sample)", path, line);
+				rc = ee_fail(err, EE_ERR_USAGE,
+				             "%s:%ld: not a result record (task_id and sample)", path, line);
 			else
 				*ret_torn = 1;
 			break;
@@ -109,7 +110,8 @@ struct resume_ctx {
 static int remember(void *ctx, const json_t *rec, const char *where, struct ee_err *err)
 {
 	struct resume_ctx *r = ctx;
-	if (ee_done_insert(r->done, record_task(rec), (long)json_integer_value(json_object_get(rec, "sample"))) < 0)
+	if (ee_done_insert(r->done, record_task(rec),
+	                   (long)json_integer_value(json_object_get(rec, "sample"))) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "%s: out of memory", where);
 	return r->visit ? r->visit(r->ctx, rec, where, err) : 0;
 }

@@ -31,8 +31,7 @@ int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visi
 
 /* Reads every complete, valid record of path (which must exist) and visits
  * it; *ret_torn = 1 when the last line is torn (it is skipped). */
-int ee_results_read(const char *path, ee_record_visit visit, void *ctx, int *ret_torn,
-                    struct ee_err *err);
+int ee_results_read(const char *path, ee_record_visit visit, void *ctx, int *ret_torn, struct ee_err *err);
 
 int ee_done_contains(const struct ee_done_set *done, const char *task_id, long sample);
 int ee_done_insert(struct ee_done_set *done, const char *task_id, long sample);

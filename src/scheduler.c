@@ -13,7 +13,7 @@ struct sched {
 	const struct ee_sched_source *src;
 	void *ctx;
 	unsigned in_flight;
-	int exhausted;      /* next() said end, or failed */
+	int exhausted; /* next() said end, or failed */
 	int failed;
 	struct ee_err err;
 };

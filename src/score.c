@@ -123,8 +123,8 @@ static void decide_status(const struct ee_verdict_in *in, struct ee_verdict *v)
 	/* A refused fork explains whatever followed (an exception at import, a
 	 * failed test, a premature exit) better than its symptom; a timeout
 	 * keeps its own stable detail. */
-	if (in->pids_limit_hit && v->status != EE_PASS && v->status != EE_TIMEOUT &&
-	    !in->output_overflow && !in->oom_killed && !in->protocol_error)
+	if (in->pids_limit_hit && v->status != EE_PASS && v->status != EE_TIMEOUT && !in->output_overflow &&
+	    !in->oom_killed && !in->protocol_error)
 		set(v, EE_ERROR, "process limit", NULL);
 }
 

@@ -23,22 +23,22 @@ enum ee_status { EE_PASS, EE_ASSERTION_FAIL, EE_SYNTAX_ERROR, EE_TIMEOUT, EE_ERR
 enum ee_test_state { EE_T_NOT_RUN, EE_T_PASS, EE_T_FAIL, EE_T_SKIPPED };
 
 struct ee_test_outcome {
-	int state;            /* enum ee_test_state */
+	int state; /* enum ee_test_state */
 	double weight;
-	int index;            /* index in the task */
-	int exited;           /* the candidate tried to end the interpreter */
-	int overflow;         /* io: its output passed the cap */
-	const char *denied;   /* denied import that failed it, or NULL */
-	const char *message;  /* why it failed, or NULL */
+	int index;           /* index in the task */
+	int exited;          /* the candidate tried to end the interpreter */
+	int overflow;        /* io: its output passed the cap */
+	const char *denied;  /* denied import that failed it, or NULL */
+	const char *message; /* why it failed, or NULL */
 };
 
 struct ee_verdict_in {
 	int timed_out, output_overflow, oom_killed, pids_limit_hit;
-	int have_status, status;        /* the harness's wait status */
-	const char *protocol_error;     /* NULL when the stream was well-formed */
-	int done;                       /* the stream ended with "done" */
-	const char *syntax_error;       /* message when the syntax phase failed */
-	const char *scan_block;         /* finding code when the scan blocked */
+	int have_status, status;    /* the harness's wait status */
+	const char *protocol_error; /* NULL when the stream was well-formed */
+	int done;                   /* the stream ended with "done" */
+	const char *syntax_error;   /* message when the syntax phase failed */
+	const char *scan_block;     /* finding code when the scan blocked */
 	int import_failed, import_exit, import_setup;
 	const char *import_denied, *import_message;
 	const struct ee_test_outcome *tests; /* in run order: public, then hidden */
@@ -46,10 +46,10 @@ struct ee_verdict_in {
 };
 
 struct ee_verdict {
-	int status;          /* enum ee_status */
-	char detail[256];    /* "" for pass (null in the record) */
-	double score;        /* weighted fraction passed, [0,1]; 0 on timeout */
-	int reward;          /* +1 pass, -1 otherwise */
+	int status;       /* enum ee_status */
+	char detail[256]; /* "" for pass (null in the record) */
+	double score;     /* weighted fraction passed, [0,1]; 0 on timeout */
+	int reward;       /* +1 pass, -1 otherwise */
 	unsigned passed, total;
 };
 

@@ -43,8 +43,8 @@ static uint64_t load_le(const unsigned char *p, size_t n)
 static uint64_t siphash13(uint64_t k0, uint64_t k1, const void *data, size_t len)
 {
 	const unsigned char *p = data;
-	uint64_t v[4] = { k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL,
-		          k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL };
+	uint64_t v[4] = { k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL, k0 ^ 0x6c7967656e657261ULL,
+		          k1 ^ 0x7465646279746573ULL };
 	size_t full = len - len % 8;
 
 	for (size_t i = 0; i < full; i += 8) {

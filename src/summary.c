@@ -26,7 +26,7 @@
 #define SHOW_BYTES 40 /* an offending value is shown up to this many bytes */
 
 const char *const ee_summary_status_names[SUM_N_STATUS] = { "pass", "assertion_fail", "syntax_error",
-	                                                "timeout", "error" };
+	                                                    "timeout", "error" };
 
 /* A validated record: pointers into it, valid while it lives. */
 struct rec {
@@ -153,8 +153,8 @@ static int bad(struct ee_err *err, const char *where, const char *field, const c
 }
 
 /* A string field; *ret = NULL when optional and absent or null. */
-static int get_string(const json_t *obj, const char *key, const char *field, int optional,
-                      const char *where, const char **ret, struct ee_err *err)
+static int get_string(const json_t *obj, const char *key, const char *field, int optional, const char *where,
+                      const char **ret, struct ee_err *err)
 {
 	const json_t *v = json_object_get(obj, key);
 
@@ -229,8 +229,7 @@ static int check_resources(const json_t *res, const char *where, struct ee_err *
 }
 
 /* A task keeps the first non-empty class it was seen with. */
-static int check_class(const struct ee_summary *s, const struct rec *r, const char *where,
-                       struct ee_err *err)
+static int check_class(const struct ee_summary *s, const struct rec *r, const char *where, struct ee_err *err)
 {
 	const size_t *ti = ee_strmap_get(&s->task_ix, r->task_id);
 	const char *had = ti ? s->classes[s->tasks[*ti].cls].name : "";
@@ -286,14 +285,15 @@ static int check_special(const json_t *rec, const char *where, struct rec *r, st
 	return r->task_id ? get_string(rec, "class", "class", 1, where, &r->cls, err) : 0;
 }
 
-static int check_record(const struct ee_summary *s, const json_t *rec, const char *where,
-                        struct rec *r, struct ee_err *err)
+static int check_record(const struct ee_summary *s, const json_t *rec, const char *where, struct rec *r,
+                        struct ee_err *err)
 {
 	memset(r, 0, sizeof(*r));
 	if (!json_is_object(rec))
 		return ee_fail(err, EE_ERR_USAGE, "%s: expected a JSON object", where);
 	const json_t *sandbox_error = json_object_get(rec, "sandbox_error");
-	if ((sandbox_error && !json_is_null(sandbox_error)) || json_is_true(json_object_get(rec, "invalid"))) {
+	if ((sandbox_error && !json_is_null(sandbox_error)) ||
+	    json_is_true(json_object_get(rec, "invalid"))) {
 		if (check_special(rec, where, r, err) < 0)
 			return -1;
 	} else if (get_string(rec, "task_id", "task_id", 0, where, &r->task_id, err) < 0 ||
@@ -470,12 +470,12 @@ static double parse_time(const char *s)
 	double frac = 0.0, scale = 0.1;
 
 	if (!s || strlen(s) < 20 || digits(s, 4, &tm.tm_year) || s[4] != '-' ||
-	    digits(s + 5, 2, &tm.tm_mon) || s[7] != '-' || digits(s + 8, 2, &tm.tm_mday) ||
-	    s[10] != 'T' || digits(s + 11, 2, &tm.tm_hour) || s[13] != ':' ||
-	    digits(s + 14, 2, &tm.tm_min) || s[16] != ':' || digits(s + 17, 2, &tm.tm_sec))
+	    digits(s + 5, 2, &tm.tm_mon) || s[7] != '-' || digits(s + 8, 2, &tm.tm_mday) || s[10] != 'T' ||
+	    digits(s + 11, 2, &tm.tm_hour) || s[13] != ':' || digits(s + 14, 2, &tm.tm_min) || s[16] != ':' ||
+	    digits(s + 17, 2, &tm.tm_sec))
 		return -1;
-	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+	    tm.tm_min > 59 || tm.tm_sec > 60)
 		return -1;
 	const char *p = s + 19;
 	if (*p == '.')

@@ -37,8 +37,8 @@
 struct ee_err;
 struct ee_summary;
 
-#define EE_SUMMARY_MAX_DETAILS 1000
-#define EE_SUMMARY_MAX_TIERS 64
+#define EE_SUMMARY_MAX_DETAILS  1000
+#define EE_SUMMARY_MAX_TIERS    64
 #define EE_SUMMARY_DETAIL_BYTES 120 /* longer details are cut (UTF-8 safe) */
 
 /* NULL when out of memory. */
@@ -46,8 +46,7 @@ struct ee_summary *ee_summary_new(void);
 void ee_summary_free(struct ee_summary *s); /* accepts NULL */
 
 /* Adds one result record; where ("results.jsonl:12") prefixes errors. */
-int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where,
-                   struct ee_err *err);
+int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where, struct ee_err *err);
 
 /* Seconds from the earliest "started_at" to the latest "finished_at" of the
  * records (ISO 8601 UTC as execeval writes them), or 0 when unknown. */
@@ -69,8 +68,7 @@ void ee_summary_detail_class(const char *detail, char *out, size_t size);
  *              peak_rss_kb_max} (over records that carry them),
  *   wall_s and throughput_per_s (samples / wall_s) when wall_s > 0.
  * ks[0..nk) are reported in their order; repeats are ignored. */
-json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, size_t nk,
-                        double wall_s);
+json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, double wall_s);
 
 /* The summary as an aligned, readable table. The optional key
  * "wall_from_timestamps": true says wall_s came from ee_summary_span_s. */

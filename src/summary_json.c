@@ -70,9 +70,11 @@ static json_t *choose_ks(struct view *v, const unsigned long *ks, size_t nk)
 			v->kept[v->n_kept++] = k;
 			continue;
 		} else
-			snprintf(reason, sizeof(reason), "%zu of %zu tasks have fewer than %lu samples (min %lu)",
-			         short_tasks, s->n_tasks, k, min_n);
-		if (json_array_append_new(dropped, json_pack("{s:I, s:s}", "k", (json_int_t)k, "reason", reason)) < 0)
+			snprintf(reason, sizeof(reason),
+			         "%zu of %zu tasks have fewer than %lu samples (min %lu)", short_tasks,
+			         s->n_tasks, k, min_n);
+		if (json_array_append_new(dropped,
+		                          json_pack("{s:I, s:s}", "k", (json_int_t)k, "reason", reason)) < 0)
 			v->oom = 1;
 	}
 	return dropped;
@@ -170,7 +172,8 @@ static json_t *block_json(struct view *v, const size_t *ix, size_t n, const stru
 
 static int cmp_class(const void *pa, const void *pb)
 {
-	return strcmp((*(const struct sum_class *const *)pa)->name, (*(const struct sum_class *const *)pb)->name);
+	return strcmp((*(const struct sum_class *const *)pa)->name,
+	              (*(const struct sum_class *const *)pb)->name);
 }
 
 static json_t *classes_json(struct view *v)
@@ -186,7 +189,8 @@ static json_t *classes_json(struct view *v)
 		for (size_t i = 0; i < s->n_classes; i++) {
 			size_t ci = (size_t)(by_name[i] - s->classes);
 			size_t from = v->start[ci], n = v->start[ci + 1] - from;
-			put(v, obj, by_name[i]->name, block_json(v, v->order + from, n, &by_name[i]->counts, NULL));
+			put(v, obj, by_name[i]->name,
+			    block_json(v, v->order + from, n, &by_name[i]->counts, NULL));
 		}
 	}
 	free(by_name);
@@ -226,8 +230,9 @@ static json_t *tiers_json(struct view *v)
 		const struct sum_tier *t = sorted[i];
 		put(v, obj, t->name,
 		    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "tests", count_json(t->tests), "tests_passed",
-		              count_json(t->passed), "pass_rate", real_or_null((double)t->passed / (double)t->tests),
-		              "samples", count_json(t->samples), "samples_all_passed", count_json(t->all_passed),
+		              count_json(t->passed), "pass_rate",
+		              real_or_null((double)t->passed / (double)t->tests), "samples",
+		              count_json(t->samples), "samples_all_passed", count_json(t->all_passed),
 		              "all_passed_rate", real_or_null((double)t->all_passed / (double)t->samples)));
 	}
 	return obj;

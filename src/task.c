@@ -30,8 +30,9 @@ static const char *const tier_names[] = { "canonical", "edge", "property" };
 static const char *const visibility_names[] = { "public", "hidden" };
 static const char *const source_names[] = { "completion", "generation", "code" };
 /* Sample fields with a meaning; every other field goes to extra. */
-static const char *const sample_known[] = { "task_id", "sample", "model",
-	                                    "completion", "generation", "code" };
+static const char *const sample_known[] = {
+	"task_id", "sample", "model", "completion", "generation", "code"
+};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -63,8 +64,8 @@ static struct ctx ctx_sub(const struct ctx *c, const char *name)
 	return sub;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(const struct ctx *c, const char *field, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(const struct ctx *c, const char *field, const char *fmt,
+                                                      ...)
 {
 	char detail[200];
 	va_list ap;
@@ -170,8 +171,7 @@ static int req_str(const struct ctx *c, const json_t *obj, const char *key, char
 }
 
 /* Absent: *ret = copy of dflt, or left alone when dflt is NULL. */
-static int opt_str(const struct ctx *c, const json_t *obj, const char *key, const char *dflt,
-                   char **ret)
+static int opt_str(const struct ctx *c, const json_t *obj, const char *key, const char *dflt, char **ret)
 {
 	const json_t *v = json_object_get(obj, key);
 
@@ -220,8 +220,8 @@ static const struct num_rule non_negative = { 0, 1, 0, "a number >= 0" };
 static const struct num_rule whole_positive = { 1, 1, 1, "a whole number > 0" };
 
 /* Absent: *ret is left alone (the caller preset the default) and *has too. */
-static int opt_num(const struct ctx *c, const json_t *obj, const char *key,
-                   const struct num_rule *rule, double *ret, int *has)
+static int opt_num(const struct ctx *c, const json_t *obj, const char *key, const struct num_rule *rule,
+                   double *ret, int *has)
 {
 	const json_t *v = json_object_get(obj, key);
 
@@ -240,8 +240,8 @@ static int opt_num(const struct ctx *c, const json_t *obj, const char *key,
 }
 
 /* One of names; dflt < 0 means required. */
-static int opt_enum(const struct ctx *c, const json_t *obj, const char *key,
-                    const char *const *names, size_t n, int dflt, int *ret)
+static int opt_enum(const struct ctx *c, const json_t *obj, const char *key, const char *const *names,
+                    size_t n, int dflt, int *ret)
 {
 	const json_t *v = json_object_get(obj, key);
 	char list[96], got[96];
@@ -266,8 +266,8 @@ static int opt_enum(const struct ctx *c, const json_t *obj, const char *key,
 }
 
 /* An array, or NULL in *ret when absent and not required. */
-static int opt_array(const struct ctx *c, const json_t *obj, const char *key, int required,
-                     const char *what, json_t **ret)
+static int opt_array(const struct ctx *c, const json_t *obj, const char *key, int required, const char *what,
+                     json_t **ret)
 {
 	json_t *v = json_object_get(obj, key);
 
@@ -314,8 +314,7 @@ static int parse_call(const struct ctx *c, const json_t *obj, struct ee_test *t)
 {
 	json_t *args;
 
-	if (req_name(c, obj, "fn", &t->fn) < 0 ||
-	    opt_array(c, obj, "args", 0, "an array", &args) < 0)
+	if (req_name(c, obj, "fn", &t->fn) < 0 || opt_array(c, obj, "args", 0, "an array", &args) < 0)
 		return -1;
 	t->args = args ? json_incref(args) : json_array();
 	if (!t->args)
@@ -416,8 +415,8 @@ static int parse_humaneval(const struct ctx *c, const json_t *obj, struct ee_tas
 	int rc = -1;
 
 	if (opt_str(c, obj, "prompt", NULL, &t->prompt) < 0 ||
-	    req_name(c, obj, "entry_point", &t->entry_point) < 0 ||
-	    req_str(c, obj, "test", &test) < 0 || alloc_tests(c, t, 1) < 0)
+	    req_name(c, obj, "entry_point", &t->entry_point) < 0 || req_str(c, obj, "test", &test) < 0 ||
+	    alloc_tests(c, t, 1) < 0)
 		goto out;
 	test_init(&t->tests[0], EE_TEST_PROGRAM, 0);
 	if (asprintf(&t->tests[0].code, "%s\ncheck(%s)\n", test, t->entry_point) < 0) {
@@ -432,8 +431,7 @@ out:
 }
 
 /* Borrows element i of an array that must hold strings. */
-static int str_elem(const struct ctx *c, const json_t *arr, const char *key, size_t i,
-                    const char **ret)
+static int str_elem(const struct ctx *c, const json_t *arr, const char *key, size_t i, const char **ret)
 {
 	char name[64];
 
@@ -555,7 +553,8 @@ static int parse_task(const struct ctx *c, const json_t *obj, int format, struct
 	if (format == EE_FORMAT_AUTO && (format = ee_task_detect(obj)) < 0)
 		return ee_fail(c->err, EE_ERR_USAGE,
 		               "%s: cannot tell the format: expected 'tests' (native), "
-		               "'test'+'entry_point' (HumanEval) or 'test_list' (MBPP)", c->where);
+		               "'test'+'entry_point' (HumanEval) or 'test_list' (MBPP)",
+		               c->where);
 	if (format < 0 || format >= (int)COUNT(parsers) || !parsers[format])
 		return ee_fail(c->err, EE_ERR_USAGE, "%s: unknown task format %d", c->where, format);
 	t->format = format;
@@ -580,8 +579,7 @@ int ee_task_from_json(const json_t *obj, int format, const char *where, struct e
 	return 0;
 }
 
-int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *ret,
-                         struct ee_err *err)
+int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *ret, struct ee_err *err)
 {
 	struct ctx c = ctx_make("--assert", err);
 	struct ee_task t = { .format = EE_FORMAT_NATIVE };
@@ -719,8 +717,7 @@ static int parse_sample(const struct ctx *c, const json_t *obj, struct ee_sample
 	return sample_extra(c, obj, &s->extra);
 }
 
-int ee_sample_from_json(const json_t *obj, const char *where, struct ee_sample *ret,
-                        struct ee_err *err)
+int ee_sample_from_json(const json_t *obj, const char *where, struct ee_sample *ret, struct ee_err *err)
 {
 	struct ctx c = ctx_make(where, err);
 	struct ee_sample s = { .index = -1 };

@@ -64,8 +64,7 @@ int ee_task_from_json(const json_t *obj, int format, const char *where, struct e
                       struct ee_err *err);
 
 /* A task made of assertion strings (`execeval run --assert`), all public. */
-int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *ret,
-                         struct ee_err *err);
+int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *ret, struct ee_err *err);
 
 void ee_task_free(struct ee_task *t);
 
@@ -94,8 +93,7 @@ struct ee_sample {
 
 /* Builds a sample from one JSON object. where = "file:line" for messages.
  * obj is borrowed. On error *ret is left zeroed. */
-int ee_sample_from_json(const json_t *obj, const char *where, struct ee_sample *ret,
-                        struct ee_err *err);
+int ee_sample_from_json(const json_t *obj, const char *where, struct ee_sample *ret, struct ee_err *err);
 
 void ee_sample_free(struct ee_sample *s);
 

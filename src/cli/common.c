@@ -43,14 +43,14 @@ int cli_parse_double(const char *flag, const char *s, double *ret, struct ee_err
 	return 0;
 }
 
-int cli_parse_uint(const char *flag, const char *s, unsigned long max, unsigned long *ret,
-                   struct ee_err *err)
+int cli_parse_uint(const char *flag, const char *s, unsigned long max, unsigned long *ret, struct ee_err *err)
 {
 	char *end;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-' || v > max)
-		return ee_fail(err, EE_ERR_USAGE, "%s: expected a whole number up to %lu, got '%s'", flag, max, s);
+		return ee_fail(err, EE_ERR_USAGE, "%s: expected a whole number up to %lu, got '%s'", flag,
+		               max, s);
 	*ret = v;
 	return 0;
 }

@@ -21,7 +21,8 @@ static void controller(const char *name, const struct ee_cg_controller *c, const
 	if (c->version && c->writable)
 		snprintf(what, sizeof(what), "cgroup v%d at %.4000s", c->version, c->dir);
 	else if (c->version)
-		snprintf(what, sizeof(what), "cgroup v%d at %.4000s is not writable: %s", c->version, c->dir, fallback);
+		snprintf(what, sizeof(what), "cgroup v%d at %.4000s is not writable: %s", c->version, c->dir,
+		         fallback);
 	else
 		snprintf(what, sizeof(what), "no %s controller: %s", name, fallback);
 	printf("%-22s %-4s %s\n", name, c->version && c->writable ? "yes" : "no", what);
@@ -64,8 +65,8 @@ static int live_check(struct ee_err *err)
 		goto out;
 	}
 	double ms = json_number_value(json_object_get(json_object_get(rec, "resources"), "wall_ms"));
-	printf("%-22s %-4s a trivial candidate passed in the sandbox (%.1f ms, %s)\n", "live check", "yes", ms,
-	       ctx.harness.code_fd >= 0 ? "harness from its pyc" : "harness from source");
+	printf("%-22s %-4s a trivial candidate passed in the sandbox (%.1f ms, %s)\n", "live check", "yes",
+	       ms, ctx.harness.code_fd >= 0 ? "harness from its pyc" : "harness from source");
 	rc = 0;
 out:
 	json_decref(rec);
@@ -92,15 +93,17 @@ int cmd_doctor(int argc, char **argv)
 	printf("execeval %s on this host:\n", EE_VERSION);
 	line("running as root", h.is_root, "candidates run as uid/gid 65534, no user namespace needed",
 	     "a user namespace maps the sandbox's 65534 to your uid");
-	line("user namespaces", h.userns, "available", h.is_root ? "unavailable (not needed as root)"
-	                                                           : "unavailable: execeval cannot run unprivileged");
+	line("user namespaces", h.userns, "available",
+	     h.is_root ? "unavailable (not needed as root)"
+	               : "unavailable: execeval cannot run unprivileged");
 	line("pid/mount/net/ipc/uts", 1, "new namespaces per candidate (always required)", "");
 	line("seccomp filter", h.seccomp, "allow-list of system calls", "missing: execeval refuses to run");
 	controller("memory", &h.memory, "falls back to RLIMIT_AS (address space, coarser)");
 	controller("pids", &h.pids,
 	           h.is_root ? "falls back to RLIMIT_NPROC for uid 65534 (shared by concurrent sandboxes)"
 	                     : "falls back to RLIMIT_NPROC, counted per user namespace (kernel >= 5.14)");
-	line("python", access(h.python, X_OK) == 0, h.python, "/usr/bin/python3 missing: apt-get install python3");
+	line("python", access(h.python, X_OK) == 0, h.python,
+	     "/usr/bin/python3 missing: apt-get install python3");
 	if (ee_host_usable(&h, &err) < 0 || live_check(&err) < 0) {
 		printf("\nexeceval cannot run candidates here: %s\n", err.msg);
 		return EXIT_SANDBOX;

@@ -27,7 +27,7 @@
 #include "task.h"
 
 #define MAX_SAMPLE_LINE (64u << 20)
-#define MAX_KS 32
+#define MAX_KS          32
 
 static const char usage[] =
         "usage: execeval eval --tasks FILE --samples FILE [OPTIONS]\n"
@@ -69,7 +69,7 @@ struct eval_run {
 	int out_fd;
 	int write_failed;
 	struct ee_err write_err;
-	int sandbox_failed;        /* the host failed a sandbox: stop, keep the rest */
+	int sandbox_failed; /* the host failed a sandbox: stop, keep the rest */
 	struct ee_err sandbox_err;
 	unsigned long total, finished, passed, skipped;
 	double t0;
@@ -99,10 +99,13 @@ static int parse_ks(const char *s, struct eval_args *a, struct ee_err *err)
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		unsigned long k;
 		if (a->nk == MAX_KS || cli_parse_uint("-k", tok, 1ul << 30, &k, err) < 0 || k == 0)
-			return ee_fail(err, EE_ERR_USAGE, "-k: expected comma-separated positive integers, got '%s'", s);
+			return ee_fail(err, EE_ERR_USAGE,
+			               "-k: expected comma-separated positive integers, got '%s'", s);
 		a->ks[a->nk++] = k;
 	}
-	return a->nk ? 0 : ee_fail(err, EE_ERR_USAGE, "-k: expected comma-separated positive integers, got '%s'", s);
+	return a->nk ? 0
+	             : ee_fail(err, EE_ERR_USAGE, "-k: expected comma-separated positive integers, got '%s'",
+	                       s);
 }
 
 static int parse_shard(const char *s, struct eval_args *a, struct ee_err *err)
@@ -136,20 +139,48 @@ static int parse_scan_mode(const char *s, int *ret)
 	return -1;
 }
 
-enum { O_TASKS = 256, O_SAMPLES, O_TIMEOUT, O_MEMORY, O_PROCS, O_CAP, O_FORMAT, O_EXTRACT, O_STOP,
-       O_SCAN, O_ALLOW, O_HIDDEN, O_RESUME, O_SHARD, O_SKIP, O_SUMMARY, O_COMPAT, O_HELP };
+enum {
+	O_TASKS = 256,
+	O_SAMPLES,
+	O_TIMEOUT,
+	O_MEMORY,
+	O_PROCS,
+	O_CAP,
+	O_FORMAT,
+	O_EXTRACT,
+	O_STOP,
+	O_SCAN,
+	O_ALLOW,
+	O_HIDDEN,
+	O_RESUME,
+	O_SHARD,
+	O_SKIP,
+	O_SUMMARY,
+	O_COMPAT,
+	O_HELP
+};
 
 static const struct option longopts[] = {
-	{ "tasks", required_argument, NULL, O_TASKS }, { "samples", required_argument, NULL, O_SAMPLES },
-	{ "out", required_argument, NULL, 'o' }, { "jobs", required_argument, NULL, 'j' },
-	{ "timeout", required_argument, NULL, O_TIMEOUT }, { "memory", required_argument, NULL, O_MEMORY },
-	{ "procs", required_argument, NULL, O_PROCS }, { "output-cap", required_argument, NULL, O_CAP },
-	{ "format", required_argument, NULL, O_FORMAT }, { "extract", required_argument, NULL, O_EXTRACT },
-	{ "stop", no_argument, NULL, O_STOP }, { "scan", required_argument, NULL, O_SCAN },
-	{ "allow-imports", no_argument, NULL, O_ALLOW }, { "run-hidden", no_argument, NULL, O_HIDDEN },
-	{ "resume", no_argument, NULL, O_RESUME }, { "shard", required_argument, NULL, O_SHARD },
-	{ "skip-invalid", no_argument, NULL, O_SKIP }, { "summary-json", required_argument, NULL, O_SUMMARY },
-	{ "quiet", no_argument, NULL, 'q' }, { "humaneval-compat", no_argument, NULL, O_COMPAT },
+	{ "tasks", required_argument, NULL, O_TASKS },
+	{ "samples", required_argument, NULL, O_SAMPLES },
+	{ "out", required_argument, NULL, 'o' },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "timeout", required_argument, NULL, O_TIMEOUT },
+	{ "memory", required_argument, NULL, O_MEMORY },
+	{ "procs", required_argument, NULL, O_PROCS },
+	{ "output-cap", required_argument, NULL, O_CAP },
+	{ "format", required_argument, NULL, O_FORMAT },
+	{ "extract", required_argument, NULL, O_EXTRACT },
+	{ "stop", no_argument, NULL, O_STOP },
+	{ "scan", required_argument, NULL, O_SCAN },
+	{ "allow-imports", no_argument, NULL, O_ALLOW },
+	{ "run-hidden", no_argument, NULL, O_HIDDEN },
+	{ "resume", no_argument, NULL, O_RESUME },
+	{ "shard", required_argument, NULL, O_SHARD },
+	{ "skip-invalid", no_argument, NULL, O_SKIP },
+	{ "summary-json", required_argument, NULL, O_SUMMARY },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "humaneval-compat", no_argument, NULL, O_COMPAT },
 	{ "help", no_argument, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -181,15 +212,18 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 		break;
 	case O_FORMAT:
 		if (parse_format(optarg, &a->format) < 0)
-			rc = ee_fail(err, EE_ERR_USAGE, "--format: expected auto, native, humaneval or mbpp, got '%s'", optarg);
+			rc = ee_fail(err, EE_ERR_USAGE,
+			             "--format: expected auto, native, humaneval or mbpp, got '%s'", optarg);
 		break;
 	case O_EXTRACT:
 		if (ee_extract_mode_parse(optarg, &a->extract) < 0)
-			rc = ee_fail(err, EE_ERR_USAGE, "--extract: expected auto, fenced or none, got '%s'", optarg);
+			rc = ee_fail(err, EE_ERR_USAGE, "--extract: expected auto, fenced or none, got '%s'",
+			             optarg);
 		break;
 	case O_SCAN:
 		if (parse_scan_mode(optarg, &a->opt.scan) < 0)
-			rc = ee_fail(err, EE_ERR_USAGE, "--scan: expected off, report or block, got '%s'", optarg);
+			rc = ee_fail(err, EE_ERR_USAGE, "--scan: expected off, report or block, got '%s'",
+			             optarg);
 		break;
 	case O_STOP: a->stop = 1; break;
 	case O_ALLOW: a->opt.deny_imports = 0; break;
@@ -200,7 +234,10 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_SUMMARY: a->summary_json = optarg; break;
 	case O_COMPAT: a->humaneval_compat = 1; break;
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
-	default: rc = ee_fail(err, EE_ERR_USAGE, "unknown or incomplete option '%s' (see execeval eval --help)", optarg ? optarg : "");
+	default:
+		rc = ee_fail(err, EE_ERR_USAGE,
+		             "unknown or incomplete option '%s' (see execeval eval --help)",
+		             optarg ? optarg : "");
 	}
 	return rc;
 }
@@ -211,7 +248,8 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct ee_err 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:j:k:q", longopts, NULL)) != -1) {
 		if (c == '?' || c == ':')
-			return ee_fail(err, EE_ERR_USAGE, "unknown or incomplete option '%s' (see execeval eval --help)",
+			return ee_fail(err, EE_ERR_USAGE,
+			               "unknown or incomplete option '%s' (see execeval eval --help)",
 			               argv[optind - 1]);
 		if (parse_option(c, a, err) < 0)
 			return -1;
@@ -277,8 +315,8 @@ static void invalid_record(struct eval_run *r, const json_t *obj, const struct e
 	json_t *id = obj ? json_object_get(obj, "task_id") : NULL;
 	/* sample = -line: unique per invalid line, never a real index. */
 	json_t *rec = json_pack("{s:O?, s:I, s:s, s:s, s:f, s:i, s:i, s:i, s:b, s:I}", "task_id",
-	                        json_is_string(id) ? id : NULL, "sample", -(json_int_t)r->line_no, "status", "error",
-	                        "detail", "invalid sample", "score", 0.0, "passed", 0, "total", 0,
+	                        json_is_string(id) ? id : NULL, "sample", -(json_int_t)r->line_no, "status",
+	                        "error", "detail", "invalid sample", "score", 0.0, "passed", 0, "total", 0,
 	                        "reward", -1, "invalid", 1, "line", (json_int_t)r->line_no);
 	if (rec) {
 		json_object_set_new(rec, "message", json_string(why->msg));
@@ -315,8 +353,8 @@ static int read_sample(struct eval_run *r, long len, struct ee_dataset_entry **r
 		return -1;
 	struct ee_dataset_entry *e = ee_dataset_find(&r->tasks, r->sample.task_id);
 	if (!e)
-		return ee_fail(err, EE_ERR_USAGE, "%s: task_id: '%.100s' is not in %s", where, r->sample.task_id,
-		               r->a->tasks);
+		return ee_fail(err, EE_ERR_USAGE, "%s: task_id: '%.100s' is not in %s", where,
+		               r->sample.task_id, r->a->tasks);
 	unsigned long position = e->seen++;
 	if (r->sample.index < 0)
 		r->sample.index = (long)position;
@@ -347,14 +385,14 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 			continue;
 		struct ee_dataset_entry *e = NULL;
 		json_t *obj = NULL;
-		int rc = len < 0 ? ee_fail(err, EE_ERR_USAGE, "%s:%ld: line longer than %u bytes", r->a->samples,
-		                           r->line_no, MAX_SAMPLE_LINE)
+		int rc = len < 0 ? ee_fail(err, EE_ERR_USAGE, "%s:%ld: line longer than %u bytes",
+		                           r->a->samples, r->line_no, MAX_SAMPLE_LINE)
 		                 : read_sample(r, len, &e, &obj, err);
 		int no_block = 0;
 		free(r->program);
 		r->program = NULL;
-		if (rc == 1 && ee_compose_program(&e->task, &r->sample, r->a->extract, r->a->stop, &r->program,
-		                                  &no_block, err) < 0)
+		if (rc == 1 && ee_compose_program(&e->task, &r->sample, r->a->extract, r->a->stop,
+		                                  &r->program, &no_block, err) < 0)
 			rc = -1;
 		if (rc < 0 && r->a->skip_invalid) {
 			const char *id = obj ? json_string_value(json_object_get(obj, "task_id")) : NULL;
@@ -369,8 +407,11 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 			return -1;
 		if (rc == 0)
 			continue;
-		*c = (struct ee_candidate){ .task = &e->task, .program = r->program, .model = r->sample.model,
-			                    .sample = r->sample.index, .extra = r->sample.extra,
+		*c = (struct ee_candidate){ .task = &e->task,
+			                    .program = r->program,
+			                    .model = r->sample.model,
+			                    .sample = r->sample.index,
+			                    .extra = r->sample.extra,
 			                    .no_code_block = no_block };
 		return 1;
 	}
@@ -413,8 +454,7 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 	r->summary = ee_summary_new();
 	if (!r->summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	if (r->a->resume &&
-	    ee_results_resume(r->a->out, &r->done, visit_old, r->summary, &repaired, err) < 0)
+	if (r->a->resume && ee_results_resume(r->a->out, &r->done, visit_old, r->summary, &repaired, err) < 0)
 		return -1;
 	if (repaired)
 		fprintf(stderr, "execeval eval: %s: cut a torn last line\n", r->a->out);
@@ -440,9 +480,10 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	ee_summary_print(summary, stdout);
 	if (r->a->resume)
-		printf("\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n", r->finished,
-		       wall, wall > 0 ? r->finished / wall : 0.0, r->skipped, r->a->out);
-	if (r->a->summary_json && json_dump_file(summary, r->a->summary_json, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0) {
+		printf("\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n",
+		       r->finished, wall, wall > 0 ? r->finished / wall : 0.0, r->skipped, r->a->out);
+	if (r->a->summary_json &&
+	    json_dump_file(summary, r->a->summary_json, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0) {
 		json_decref(summary);
 		return ee_fail(err, EE_ERR_USAGE, "%s: cannot write the summary", r->a->summary_json);
 	}
@@ -492,7 +533,9 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	int rc = ee_schedule(loop, &a->opt, (unsigned)a->jobs, &source, r, &err);
 	progress(r, 1);
 	if (rc > 0) {
-		fprintf(stderr, "execeval eval: interrupted by signal %d; sandboxes removed, %lu records kept in %s\n",
+		fprintf(stderr,
+		        "execeval eval: interrupted by signal %d; sandboxes removed, %lu records kept in "
+		        "%s\n",
 		        rc, r->finished, a->out);
 		code = 128 + rc;
 		err.msg[0] = '\0';

@@ -4,15 +4,14 @@
 
 #include "cli/cli.h"
 
-static const char usage[] =
-        "usage: execeval COMMAND [OPTIONS]\n"
-        "  run      evaluate one candidate, print one record\n"
-        "  eval     evaluate a data set: --tasks T.jsonl --samples S.jsonl\n"
-        "  merge    join shard result files: -o OUT RESULTS...\n"
-        "  metrics  recompute the summary from a results file\n"
-        "  doctor   which isolation features this host offers\n"
-        "  --version\n"
-        "Not in this version yet: serve.\n";
+static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
+                            "  run      evaluate one candidate, print one record\n"
+                            "  eval     evaluate a data set: --tasks T.jsonl --samples S.jsonl\n"
+                            "  merge    join shard result files: -o OUT RESULTS...\n"
+                            "  metrics  recompute the summary from a results file\n"
+                            "  doctor   which isolation features this host offers\n"
+                            "  --version\n"
+                            "Not in this version yet: serve.\n";
 
 int main(int argc, char **argv)
 {

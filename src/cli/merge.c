@@ -45,7 +45,8 @@ static int copy_record(void *ctx, const json_t *rec, const char *where, struct e
 
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option longopts[] = { { "out", required_argument, NULL, 'o' }, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { { "out", required_argument, NULL, 'o' },
+		                                  { NULL, 0, NULL, 0 } };
 	struct merge m = { .fd = -1 };
 	struct ee_err err = { 0, "" };
 	const char *out = NULL;
@@ -82,7 +83,8 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	m.fd = -1;
-	fprintf(stderr, "execeval merge: %lu records to %s (%lu duplicates dropped)\n", m.kept, out, m.dropped);
+	fprintf(stderr, "execeval merge: %lu records to %s (%lu duplicates dropped)\n", m.kept, out,
+	        m.dropped);
 	code = EXIT_PASS;
 out:
 	if (code != EXIT_PASS) {

@@ -22,14 +22,13 @@
 #include "summary.h"
 
 #define MAX_LINE (16u << 20)
-#define MAX_KS 32
-#define MAX_K 1000000000ul
+#define MAX_KS   32
+#define MAX_K    1000000000ul
 
-static const char usage[] =
-        "usage: execeval metrics RESULTS.jsonl [-k 1,10,100] [--json FILE]\n"
-        "  -k LIST       pass@k for these k (default 1,10,100); a k is reported only\n"
-        "                when every task has at least k samples\n"
-        "  --json FILE   also write the summary as JSON to FILE\n";
+static const char usage[] = "usage: execeval metrics RESULTS.jsonl [-k 1,10,100] [--json FILE]\n"
+                            "  -k LIST       pass@k for these k (default 1,10,100); a k is reported only\n"
+                            "                when every task has at least k samples\n"
+                            "  --json FILE   also write the summary as JSON to FILE\n";
 
 struct metrics_args {
 	const char *results;
@@ -50,7 +49,8 @@ static int parse_ks(const char *s, struct metrics_args *a, struct ee_err *err)
 		for (; *p >= '0' && *p <= '9' && k <= MAX_K; p++)
 			k = k * 10 + (unsigned long)(*p - '0');
 		if (p == digits || k == 0 || k > MAX_K || (*p && *p != ','))
-			return ee_fail(err, EE_ERR_USAGE, "-k: expected comma-separated positive integers, got '%s'", s);
+			return ee_fail(err, EE_ERR_USAGE,
+			               "-k: expected comma-separated positive integers, got '%s'", s);
 		if (a->nk == MAX_KS)
 			return ee_fail(err, EE_ERR_USAGE, "-k: at most %d values", MAX_KS);
 		a->ks[a->nk++] = k;
@@ -79,7 +79,8 @@ static int parse_args(int argc, char **argv, struct metrics_args *a, struct ee_e
 		else if (c == O_HELP)
 			return 1;
 		else if (c == '?' || c == ':')
-			return ee_fail(err, EE_ERR_USAGE, "unknown option or missing value: '%s'", argv[optind - 1]);
+			return ee_fail(err, EE_ERR_USAGE, "unknown option or missing value: '%s'",
+			               argv[optind - 1]);
 	}
 	if (optind != argc - 1)
 		return ee_fail(err, EE_ERR_USAGE, "expected one results file\n%s", usage);
@@ -143,7 +144,8 @@ static int add_line(struct ee_summary *s, const struct ee_buf *line, const char 
 	json_t *rec = json_loadb(line->data, line->len, 0, &jerr);
 
 	if (!rec)
-		return ee_fail(err, EE_ERR_USAGE, "%s: invalid JSON at column %d: %s", where, jerr.column, jerr.text);
+		return ee_fail(err, EE_ERR_USAGE, "%s: invalid JSON at column %d: %s", where, jerr.column,
+		               jerr.text);
 	int rc = ee_summary_add(s, rec, where, err);
 	json_decref(rec);
 	return rc;
@@ -178,7 +180,8 @@ static int read_results(struct ee_summary *s, const char *path, struct ee_err *e
 			add_line(s, &r->line, where, &pending);
 		}
 	if (rc == 0 && pending.code)
-		fprintf(stderr, "execeval: warning: %s; skipped the last line (torn by an interrupted run?)\n",
+		fprintf(stderr,
+		        "execeval: warning: %s; skipped the last line (torn by an interrupted run?)\n",
 		        pending.msg);
 	if (r->fd >= 0)
 		close(r->fd);

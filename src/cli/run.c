@@ -11,22 +11,21 @@
 #include "task.h"
 
 #define MAX_CANDIDATE (16u << 20)
-#define MAX_ASSERTS 1024
+#define MAX_ASSERTS   1024
 
-static const char usage[] =
-        "usage: execeval run [OPTIONS] [CANDIDATE]\n"
-        "  CANDIDATE            a file, or - / absent for standard input\n"
-        "  --task FILE          one task (JSON object: native, HumanEval or MBPP)\n"
-        "  --assert 'STMT'      an assertion, one test each (repeatable)\n"
-        "  --timeout S          wall clock in seconds (default 3, clamped to [0.1, 30])\n"
-        "  --memory MB          memory limit (default 512)\n"
-        "  --procs N            process limit (default 64)\n"
-        "  --output-cap BYTES   stdout+stderr cap (default 262144)\n"
-        "  --extract MODE       auto|fenced|none (default auto)\n"
-        "  --scan MODE          off|report|block (default report)\n"
-        "  --allow-imports      turn the import denylist off\n"
-        "  --run-hidden         run hidden tests even when a public test failed\n"
-        "  --model NAME         copied into the record\n";
+static const char usage[] = "usage: execeval run [OPTIONS] [CANDIDATE]\n"
+                            "  CANDIDATE            a file, or - / absent for standard input\n"
+                            "  --task FILE          one task (JSON object: native, HumanEval or MBPP)\n"
+                            "  --assert 'STMT'      an assertion, one test each (repeatable)\n"
+                            "  --timeout S          wall clock in seconds (default 3, clamped to [0.1, 30])\n"
+                            "  --memory MB          memory limit (default 512)\n"
+                            "  --procs N            process limit (default 64)\n"
+                            "  --output-cap BYTES   stdout+stderr cap (default 262144)\n"
+                            "  --extract MODE       auto|fenced|none (default auto)\n"
+                            "  --scan MODE          off|report|block (default report)\n"
+                            "  --allow-imports      turn the import denylist off\n"
+                            "  --run-hidden         run hidden tests even when a public test failed\n"
+                            "  --model NAME         copied into the record\n";
 
 struct run_args {
 	const char *task_file;
@@ -51,15 +50,33 @@ static int parse_scan(const char *s, int *ret)
 
 static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *err)
 {
-	enum { O_TASK = 256, O_ASSERT, O_TIMEOUT, O_MEMORY, O_PROCS, O_CAP, O_EXTRACT, O_SCAN,
-	       O_ALLOW, O_HIDDEN, O_MODEL, O_HELP };
+	enum {
+		O_TASK = 256,
+		O_ASSERT,
+		O_TIMEOUT,
+		O_MEMORY,
+		O_PROCS,
+		O_CAP,
+		O_EXTRACT,
+		O_SCAN,
+		O_ALLOW,
+		O_HIDDEN,
+		O_MODEL,
+		O_HELP
+	};
 	static const struct option longopts[] = {
-		{ "task", required_argument, NULL, O_TASK }, { "assert", required_argument, NULL, O_ASSERT },
-		{ "timeout", required_argument, NULL, O_TIMEOUT }, { "memory", required_argument, NULL, O_MEMORY },
-		{ "procs", required_argument, NULL, O_PROCS }, { "output-cap", required_argument, NULL, O_CAP },
-		{ "extract", required_argument, NULL, O_EXTRACT }, { "scan", required_argument, NULL, O_SCAN },
-		{ "allow-imports", no_argument, NULL, O_ALLOW }, { "run-hidden", no_argument, NULL, O_HIDDEN },
-		{ "model", required_argument, NULL, O_MODEL }, { "help", no_argument, NULL, O_HELP },
+		{ "task", required_argument, NULL, O_TASK },
+		{ "assert", required_argument, NULL, O_ASSERT },
+		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "memory", required_argument, NULL, O_MEMORY },
+		{ "procs", required_argument, NULL, O_PROCS },
+		{ "output-cap", required_argument, NULL, O_CAP },
+		{ "extract", required_argument, NULL, O_EXTRACT },
+		{ "scan", required_argument, NULL, O_SCAN },
+		{ "allow-imports", no_argument, NULL, O_ALLOW },
+		{ "run-hidden", no_argument, NULL, O_HIDDEN },
+		{ "model", required_argument, NULL, O_MODEL },
+		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long u;
@@ -75,7 +92,9 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *
 				return ee_fail(err, EE_ERR_USAGE, "--assert: more than %d", MAX_ASSERTS);
 			a->asserts[a->n_asserts++] = optarg;
 			break;
-		case O_TIMEOUT: rc = cli_parse_double("--timeout", optarg, &a->opt.limits.timeout_s, err); break;
+		case O_TIMEOUT:
+			rc = cli_parse_double("--timeout", optarg, &a->opt.limits.timeout_s, err);
+			break;
 		case O_MEMORY:
 			rc = cli_parse_uint("--memory", optarg, 1u << 20, &u, err);
 			a->opt.limits.memory_mb = (unsigned)u;
@@ -90,18 +109,21 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *
 			break;
 		case O_EXTRACT:
 			if (ee_extract_mode_parse(optarg, &a->extract) < 0)
-				return ee_fail(err, EE_ERR_USAGE, "--extract: expected auto, fenced or none, got '%s'", optarg);
+				return ee_fail(err, EE_ERR_USAGE,
+				               "--extract: expected auto, fenced or none, got '%s'", optarg);
 			break;
 		case O_SCAN:
 			if (parse_scan(optarg, &a->opt.scan) < 0)
-				return ee_fail(err, EE_ERR_USAGE, "--scan: expected off, report or block, got '%s'", optarg);
+				return ee_fail(err, EE_ERR_USAGE,
+				               "--scan: expected off, report or block, got '%s'", optarg);
 			break;
 		case O_ALLOW: a->opt.deny_imports = 0; break;
 		case O_HIDDEN: a->opt.run_hidden_on_fail = 1; break;
 		case O_MODEL: a->model = optarg; break;
 		case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 		default:
-			return ee_fail(err, EE_ERR_USAGE, "unknown or incomplete option '%s' (see execeval run --help)",
+			return ee_fail(err, EE_ERR_USAGE,
+			               "unknown or incomplete option '%s' (see execeval run --help)",
 			               argv[optind - 1]);
 		}
 		if (rc < 0)
@@ -123,7 +145,8 @@ static int load_task(const struct run_args *a, struct ee_task *t, struct ee_err 
 	json_error_t jerr;
 	json_t *obj = json_load_file(a->task_file, JSON_REJECT_DUPLICATES, &jerr);
 	if (!obj)
-		return ee_fail(err, EE_ERR_USAGE, "%s:%d:%d: %s", a->task_file, jerr.line, jerr.column, jerr.text);
+		return ee_fail(err, EE_ERR_USAGE, "%s:%d:%d: %s", a->task_file, jerr.line, jerr.column,
+		               jerr.text);
 	char where[300];
 	snprintf(where, sizeof(where), "%.280s:1", a->task_file);
 	int rc = ee_task_from_json(obj, EE_FORMAT_AUTO, where, t, err);
@@ -159,8 +182,9 @@ static int evaluate(struct run_args *a, const struct ee_task *task, const char *
 	a->opt.mounts = &ctx.mounts;
 	a->opt.seccomp = &ctx.seccomp;
 	a->opt.harness = &ctx.harness;
-	struct ee_candidate cand = { .task = task, .program = program, .model = a->model, .sample = 0,
-		                     .no_code_block = no_block };
+	struct ee_candidate cand = {
+		.task = task, .program = program, .model = a->model, .sample = 0, .no_code_block = no_block
+	};
 	if (ee_eval_start(loop, &a->opt, &cand, print_record, &record, &err) < 0)
 		goto out;
 	int sig = ee_loop_run(loop, &err);

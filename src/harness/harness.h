@@ -20,8 +20,8 @@ extern const char ee_harness_python[];
 
 /* How to start the harness on this host. Owns code_fd. */
 struct ee_harness {
-	int code_fd;          /* sealed memfd with the pyc, or -1: use the source */
-	const char *argv[7];  /* NULL-terminated; argv[0] the interpreter */
+	int code_fd;         /* sealed memfd with the pyc, or -1: use the source */
+	const char *argv[7]; /* NULL-terminated; argv[0] the interpreter */
 };
 
 /* Chooses the pyc when python is the interpreter it was compiled by. */

@@ -80,7 +80,8 @@ static int v2_delegate(const char *dir, struct ee_err *err)
 	if (write_file(dir, "cgroup.subtree_control", "+memory +pids") == 0)
 		return 0;
 	if (errno != EBUSY)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot enable memory and pids in %s/cgroup.subtree_control", dir);
+		return ee_fail_errno(err, EE_ERR_SANDBOX,
+		                     "cannot enable memory and pids in %s/cgroup.subtree_control", dir);
 	char leaf[PATH_MAX];
 	snprintf(leaf, sizeof(leaf), "%.4000s/" NAME_PREFIX "supervisor.%d", dir, (int)getpid());
 	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
@@ -88,7 +89,8 @@ static int v2_delegate(const char *dir, struct ee_err *err)
 	if (write_file(leaf, "cgroup.procs", "0") < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot move execeval into %s", leaf);
 	if (write_file(dir, "cgroup.subtree_control", "+memory +pids") < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot enable memory and pids in %s/cgroup.subtree_control", dir);
+		return ee_fail_errno(err, EE_ERR_SANDBOX,
+		                     "cannot enable memory and pids in %s/cgroup.subtree_control", dir);
 	return 0;
 }
 
@@ -106,11 +108,13 @@ static int setup_memory(struct ee_cgroup *cg, const struct ee_limits *lim, struc
 	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)lim->memory_mb << 20);
 	if (cg->mem_version == EE_CG_V1) {
 		if (write_file(cg->mem, "memory.limit_in_bytes", bytes) < 0)
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/memory.limit_in_bytes", cg->mem);
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/memory.limit_in_bytes",
+			                     cg->mem);
 		/* memsw = memory + swap; equal to the limit means no swap. Absent
 		 * without swap accounting, which is fine: then there is no swap to use. */
 		if (write_file(cg->mem, "memory.memsw.limit_in_bytes", bytes) < 0 && errno != ENOENT)
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/memory.memsw.limit_in_bytes", cg->mem);
+			return ee_fail_errno(err, EE_ERR_SANDBOX,
+			                     "cannot write %s/memory.memsw.limit_in_bytes", cg->mem);
 		return 0;
 	}
 	if (write_file(cg->mem, "memory.max", bytes) < 0)

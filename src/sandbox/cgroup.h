@@ -19,11 +19,11 @@ struct ee_host;
 struct ee_limits;
 
 struct ee_cgroup {
-	int mem_version;        /* 0 when no memory cgroup */
-	int pids_version;       /* 0 when no pids cgroup */
-	char mem[PATH_MAX];     /* directory, "" when none */
-	char pids[PATH_MAX];    /* directory, "" when none (same as mem on v2) */
-	char cpu[PATH_MAX];     /* v1 cpuacct directory, "" when none (v2: mem's cpu.stat) */
+	int mem_version;     /* 0 when no memory cgroup */
+	int pids_version;    /* 0 when no pids cgroup */
+	char mem[PATH_MAX];  /* directory, "" when none */
+	char pids[PATH_MAX]; /* directory, "" when none (same as mem on v2) */
+	char cpu[PATH_MAX];  /* v1 cpuacct directory, "" when none (v2: mem's cpu.stat) */
 };
 
 struct ee_cgroup_stats {
@@ -35,8 +35,8 @@ struct ee_cgroup_stats {
 
 /* Creates the cgroup(s) and writes the limits. Controllers that the host
  * lacks or this process may not use are skipped (cg fields stay empty). */
-int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim,
-                     struct ee_cgroup *cg, struct ee_err *err);
+int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struct ee_cgroup *cg,
+                     struct ee_err *err);
 
 /* Moves pid into every created cgroup. */
 int ee_cgroup_attach(const struct ee_cgroup *cg, pid_t pid, struct ee_err *err);

@@ -85,7 +85,8 @@ static int drop_privileges(const struct ee_child_args *a, struct ee_err *err)
 {
 	for (unsigned cap = 0; cap <= a->host->cap_last_cap; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "drop capability %u from the bounding set", cap);
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "drop capability %u from the bounding set",
+			                     cap);
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "clear ambient capabilities");
 	if (a->host->is_root) {

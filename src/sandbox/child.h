@@ -26,17 +26,17 @@ enum { EE_CTL_ERROR = 1, EE_CTL_EXIT = 2 };
 
 /* One message on the control pipe (smaller than PIPE_BUF: written whole). */
 struct ee_ctl_msg {
-	int type;            /* EE_CTL_* */
-	int status;          /* EXIT: the payload's wait status */
-	struct ee_err err;   /* ERROR: what failed */
+	int type;          /* EE_CTL_* */
+	int status;        /* EXIT: the payload's wait status */
+	struct ee_err err; /* ERROR: what failed */
 };
 
 struct ee_child_fds {
-	int sync;            /* read end: the supervisor's go (maps, cgroup done);
+	int sync;                        /* read end: the supervisor's go (maps, cgroup done);
 	                        its hang-up later means the supervisor died */
-	int ctl;             /* write end of the control pipe */
+	int ctl;                         /* write end of the control pipe */
 	int job, out, err, result, gate; /* become fds 3, 1, 2, 4, 5 */
-	int code;            /* becomes fd 6 when >= 0 (the harness's pyc) */
+	int code;                        /* becomes fd 6 when >= 0 (the harness's pyc) */
 };
 
 struct ee_child_args {
@@ -45,9 +45,9 @@ struct ee_child_args {
 	const struct ee_mount_plan *mounts;
 	const struct ee_seccomp_prog *seccomp;
 	const char *const *argv;
-	int use_cgroup_ns;   /* unshare a cgroup namespace after being attached */
-	int have_memory_cg;  /* else RLIMIT_AS stands in for the memory limit */
-	int have_pids_cg;    /* else RLIMIT_NPROC stands in (root only) */
+	int use_cgroup_ns;  /* unshare a cgroup namespace after being attached */
+	int have_memory_cg; /* else RLIMIT_AS stands in for the memory limit */
+	int have_pids_cg;   /* else RLIMIT_NPROC stands in (root only) */
 	struct ee_child_fds fds;
 };
 

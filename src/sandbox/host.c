@@ -156,7 +156,8 @@ int ee_host_probe(struct ee_host *h, struct ee_err *err)
 {
 	memset(h, 0, sizeof(*h));
 	if (access("/proc/self/mountinfo", R_OK) != 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot read /proc/self/mountinfo (is /proc mounted?)");
+		return ee_fail_errno(err, EE_ERR_SANDBOX,
+		                     "cannot read /proc/self/mountinfo (is /proc mounted?)");
 	h->is_root = geteuid() == 0;
 	h->userns = probe_userns();
 	/* prctl(PR_GET_SECCOMP) succeeds (returns 0) when the kernel has seccomp. */

@@ -16,20 +16,20 @@ enum ee_cgroup_version { EE_CG_NONE = 0, EE_CG_V1 = 1, EE_CG_V2 = 2 };
 
 /* Where sandbox cgroups of one controller are created. */
 struct ee_cg_controller {
-	int version;          /* enum ee_cgroup_version */
-	int writable;         /* this process may create cgroups in dir */
-	char dir[PATH_MAX];   /* this process's own cgroup in that hierarchy */
+	int version;        /* enum ee_cgroup_version */
+	int writable;       /* this process may create cgroups in dir */
+	char dir[PATH_MAX]; /* this process's own cgroup in that hierarchy */
 };
 
 struct ee_host {
-	int is_root;                /* effective uid 0: no user namespace needed */
-	int userns;                 /* an unprivileged user namespace can be made */
-	int seccomp;                /* seccomp filters are available */
-	unsigned cap_last_cap;      /* highest capability number of the kernel */
+	int is_root;           /* effective uid 0: no user namespace needed */
+	int userns;            /* an unprivileged user namespace can be made */
+	int seccomp;           /* seccomp filters are available */
+	unsigned cap_last_cap; /* highest capability number of the kernel */
 	struct ee_cg_controller memory;
 	struct ee_cg_controller pids;
 	struct ee_cg_controller cpuacct; /* v1 only; on v2 cpu.stat is always there */
-	char python[PATH_MAX];      /* the interpreter candidates run with */
+	char python[PATH_MAX];           /* the interpreter candidates run with */
 };
 
 /* Fills h. Fails only when /proc is unreadable. */

@@ -62,8 +62,7 @@ static const struct {
 static const char passwd[] = "nobody:x:65534:65534:nobody:/tmp:/usr/sbin/nologin\n";
 static const char group[] = "nogroup:x:65534:\n";
 
-static int add(struct ee_mount_plan *plan, int kind, const char *target, const char *arg,
-               struct ee_err *err)
+static int add(struct ee_mount_plan *plan, int kind, const char *target, const char *arg, struct ee_err *err)
 {
 	if (plan->n >= EE_MOUNT_MAX_STEPS)
 		return ee_fail(err, EE_ERR_SANDBOX, "mount plan: more than %d steps", EE_MOUNT_MAX_STEPS);
@@ -93,7 +92,9 @@ static int add_host_path(struct ee_mount_plan *plan, const char *path, int optio
 		return add(plan, EE_MNT_SYMLINK, path, link, err);
 	}
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		return optional ? 0 : ee_fail(err, EE_ERR_SANDBOX, "mount plan: %s is not a file or directory", path);
+		return optional ? 0
+		                : ee_fail(err, EE_ERR_SANDBOX, "mount plan: %s is not a file or directory",
+		                          path);
 	if (add(plan, EE_MNT_BIND_RO, path, path, err) < 0)
 		return -1;
 	plan->steps[plan->n - 1].is_dir = S_ISDIR(st.st_mode);
@@ -112,8 +113,7 @@ int ee_mount_plan(unsigned tmp_mb, struct ee_mount_plan *plan, struct ee_err *er
 			return -1;
 	if (add(plan, EE_MNT_FILE, "/etc/passwd", passwd, err) < 0 ||
 	    add(plan, EE_MNT_FILE, "/etc/group", group, err) < 0 ||
-	    add(plan, EE_MNT_PROC, "/proc", NULL, err) < 0 ||
-	    add(plan, EE_MNT_TMPFS, "/dev", "1", err) < 0)
+	    add(plan, EE_MNT_PROC, "/proc", NULL, err) < 0 || add(plan, EE_MNT_TMPFS, "/dev", "1", err) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
 		char path[64];
@@ -202,8 +202,7 @@ static int apply_step(const struct ee_mount_step *s, struct ee_err *err)
 	snprintf(dst, sizeof(dst), SKELETON "%s", s->target);
 
 	switch (s->kind) {
-	case EE_MNT_DIR:
-		return make_node(dst, 1, err);
+	case EE_MNT_DIR: return make_node(dst, 1, err);
 	case EE_MNT_SYMLINK:
 		if (symlink(s->arg, dst) < 0)
 			return ee_fail_errno(err, EE_ERR_SANDBOX, "symlink %s", s->target);
@@ -226,8 +225,7 @@ static int apply_step(const struct ee_mount_step *s, struct ee_err *err)
 		if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 			return ee_fail_errno(err, EE_ERR_SANDBOX, "mount proc");
 		return 0;
-	case EE_MNT_FILE:
-		return write_content(dst, s->arg, err);
+	case EE_MNT_FILE: return write_content(dst, s->arg, err);
 	}
 	return ee_fail(err, EE_ERR_SANDBOX, "mount plan: unknown step kind %d", s->kind);
 }

@@ -22,20 +22,20 @@
 struct ee_err;
 
 enum ee_mount_kind {
-	EE_MNT_DIR,      /* an empty directory */
-	EE_MNT_SYMLINK,  /* a symlink to arg */
-	EE_MNT_BIND_RO,  /* host path arg bound read-only (dir or file) */
-	EE_MNT_DEV,      /* host device node arg bound (read-write, noexec) */
-	EE_MNT_TMPFS,    /* a tmpfs of arg's size in MiB, writable */
-	EE_MNT_PROC,     /* a new proc for the new pid namespace */
-	EE_MNT_FILE,     /* a regular file with content arg */
+	EE_MNT_DIR,     /* an empty directory */
+	EE_MNT_SYMLINK, /* a symlink to arg */
+	EE_MNT_BIND_RO, /* host path arg bound read-only (dir or file) */
+	EE_MNT_DEV,     /* host device node arg bound (read-write, noexec) */
+	EE_MNT_TMPFS,   /* a tmpfs of arg's size in MiB, writable */
+	EE_MNT_PROC,    /* a new proc for the new pid namespace */
+	EE_MNT_FILE,    /* a regular file with content arg */
 };
 
 struct ee_mount_step {
-	int kind;               /* enum ee_mount_kind */
-	int is_dir;             /* BIND_RO: the source is a directory */
-	char target[128];       /* absolute path inside the sandbox */
-	char arg[PATH_MAX];     /* see kind */
+	int kind;           /* enum ee_mount_kind */
+	int is_dir;         /* BIND_RO: the source is a directory */
+	char target[128];   /* absolute path inside the sandbox */
+	char arg[PATH_MAX]; /* see kind */
 };
 
 #define EE_MOUNT_MAX_STEPS 48

@@ -52,8 +52,8 @@ struct ee_loop {
 	int sigfd;
 	sigset_t old_mask;
 	struct sigaction old_pipe;
-	int active;          /* sandboxes not yet done */
-	int interrupted;     /* signal number, 0 if none */
+	int active;             /* sandboxes not yet done */
+	int interrupted;        /* signal number, 0 if none */
 	struct ee_sandbox *all; /* active sandboxes, for interruption */
 };
 
@@ -62,10 +62,10 @@ struct ee_sandbox {
 	const struct ee_sandbox_ops *ops;
 	void *ctx;
 	pid_t pid;
-	int fd[W_COUNT];     /* -1 when closed */
+	int fd[W_COUNT]; /* -1 when closed */
 	struct watch watch[W_COUNT];
-	int gate_fd;         /* write end of the gate pipe */
-	int lifeline_fd;     /* write end of the sync pipe, held until the end */
+	int gate_fd;     /* write end of the gate pipe */
+	int lifeline_fd; /* write end of the sync pipe, held until the end */
 	int reaped;
 	int done;
 	size_t output_cap;
@@ -183,8 +183,8 @@ static void reap(struct ee_sandbox *sb)
 
 static void finish_if_done(struct ee_sandbox *sb)
 {
-	if (sb->done || !sb->reaped || sb->fd[W_CTL] >= 0 || sb->fd[W_OUT] >= 0 ||
-	    sb->fd[W_ERR] >= 0 || sb->fd[W_RESULT] >= 0)
+	if (sb->done || !sb->reaped || sb->fd[W_CTL] >= 0 || sb->fd[W_OUT] >= 0 || sb->fd[W_ERR] >= 0 ||
+	    sb->fd[W_RESULT] >= 0)
 		return;
 	sb->done = 1;
 	if (sb->gate_fd >= 0) {
@@ -440,8 +440,7 @@ static pid_t clone_child(const struct ee_host *h, int *pidfd)
 }
 
 int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
-                     const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret,
-                     struct ee_err *err)
+                     const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret, struct ee_err *err)
 {
 	int p[P_COUNT][2];
 	int job = -1, pidfd = -1;
@@ -483,12 +482,21 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	}
 	if (pid == 0) {
 		struct ee_child_args a = {
-			.host = cfg->host, .limits = cfg->limits, .mounts = cfg->mounts,
-			.seccomp = cfg->seccomp, .argv = cfg->argv,
+			.host = cfg->host,
+			.limits = cfg->limits,
+			.mounts = cfg->mounts,
+			.seccomp = cfg->seccomp,
+			.argv = cfg->argv,
 			.use_cgroup_ns = sb->cg.mem[0] || sb->cg.pids[0],
-			.have_memory_cg = sb->cg.mem[0] != '\0', .have_pids_cg = sb->cg.pids[0] != '\0',
-			.fds = { .sync = p[P_SYNC][0], .ctl = p[P_CTL][1], .job = job, .out = p[P_OUT][1],
-			         .err = p[P_ERR][1], .result = p[P_RESULT][1], .gate = p[P_GATE][0],
+			.have_memory_cg = sb->cg.mem[0] != '\0',
+			.have_pids_cg = sb->cg.pids[0] != '\0',
+			.fds = { .sync = p[P_SYNC][0],
+			         .ctl = p[P_CTL][1],
+			         .job = job,
+			         .out = p[P_OUT][1],
+			         .err = p[P_ERR][1],
+			         .result = p[P_RESULT][1],
+			         .gate = p[P_GATE][0],
 			         .code = cfg->code_fd },
 		};
 		ee_child_main(&a);
@@ -496,8 +504,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	sb->pid = pid;
 	sb->fd[W_PIDFD] = pidfd;
 
-	if ((!cfg->host->is_root && write_id_maps(pid, err) < 0) ||
-	    ee_cgroup_attach(&sb->cg, pid, err) < 0) {
+	if ((!cfg->host->is_root && write_id_maps(pid, err) < 0) || ee_cgroup_attach(&sb->cg, pid, err) < 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, __WALL);
 		goto fail;
@@ -512,8 +519,11 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	close(job);
 	close(p[P_SYNC][0]);
 	sb->lifeline_fd = p[P_SYNC][1];
-	close(p[P_CTL][1]); close(p[P_OUT][1]); close(p[P_ERR][1]);
-	close(p[P_RESULT][1]); close(p[P_GATE][0]);
+	close(p[P_CTL][1]);
+	close(p[P_OUT][1]);
+	close(p[P_ERR][1]);
+	close(p[P_RESULT][1]);
+	close(p[P_GATE][0]);
 	sb->gate_fd = p[P_GATE][1];
 	fcntl(sb->gate_fd, F_SETFL, O_NONBLOCK);
 	for (int i = P_CTL; i <= P_RESULT; i++)

@@ -48,7 +48,7 @@ struct ee_sandbox_config {
 	int code_fd;             /* borrowed; becomes EE_FD_CODE, or -1 for none */
 	const char *job;         /* copied into a sealed memfd: fd 3 */
 	size_t job_len;
-	size_t keep_output;      /* bytes of stdout and of stderr kept for the record */
+	size_t keep_output; /* bytes of stdout and of stderr kept for the record */
 };
 
 struct ee_sandbox_outcome {
@@ -63,10 +63,10 @@ struct ee_sandbox_outcome {
 	struct ee_buf out;         /* first keep_output bytes of stdout */
 	struct ee_buf err;         /* first keep_output bytes of stderr */
 	size_t out_total, err_total;
-	double wall_ms;            /* clone to teardown */
-	double cpu_ms;             /* user + system of every sandbox process (the
+	double wall_ms; /* clone to teardown */
+	double cpu_ms;  /* user + system of every sandbox process (the
 	                              cgroup's count when there is one) */
-	long maxrss_kb;            /* largest resident set of any process; -1 when
+	long maxrss_kb; /* largest resident set of any process; -1 when
 	                              the sandbox was killed before it reported */
 };
 

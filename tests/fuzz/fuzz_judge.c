@@ -46,8 +46,7 @@ static json_t *canonical(const json_t *v, int *depth)
 	case JSON_NULL:
 	case JSON_TRUE:
 	case JSON_FALSE:
-	case JSON_STRING:
-		return json_deep_copy(v);
+	case JSON_STRING: return json_deep_copy(v);
 	case JSON_INTEGER:
 		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 		return json_pack("{ss}", "int", num);
@@ -65,7 +64,8 @@ static json_t *canonical(const json_t *v, int *depth)
 		break;
 	case JSON_OBJECT:
 		items = json_array();
-		json_object_foreach((json_t *)v, key, val) {
+		json_object_foreach((json_t *)v, key, val)
+		{
 			json_t *pair = json_pack("[so]", key, canonical(val, &d));
 			json_array_append_new(items, pair);
 			if (d + 1 > *depth)

@@ -16,10 +16,11 @@ static struct ee_stream s;
 /* A task with two public asserts and one hidden io test "1 2" -> "3". */
 static void setup_task(void)
 {
-	const char *json = "{\"task_id\":\"t\",\"tests\":["
-	                   "{\"kind\":\"assert\",\"code\":\"assert 1\"},"
-	                   "{\"kind\":\"assert\",\"code\":\"assert 2\"},"
-	                   "{\"kind\":\"io\",\"stdin\":\"1 2\",\"stdout\":\"3\\n\",\"visibility\":\"hidden\"}]}";
+	const char *json =
+	        "{\"task_id\":\"t\",\"tests\":["
+	        "{\"kind\":\"assert\",\"code\":\"assert 1\"},"
+	        "{\"kind\":\"assert\",\"code\":\"assert 2\"},"
+	        "{\"kind\":\"io\",\"stdin\":\"1 2\",\"stdout\":\"3\\n\",\"visibility\":\"hidden\"}]}";
 	json_error_t jerr;
 	struct ee_err err;
 	json_t *o = json_loads(json, 0, &jerr);
@@ -64,7 +65,8 @@ Test(events, a_complete_stream_with_the_gate)
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
 	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1, "the harness waits for the gate");
 	cr_assert_eq(s.gate_answer, 'c');
-	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3  \\n\\n\",\"exit_code\":0");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3  "
+	               "\\n\\n\",\"exit_code\":0");
 	send_ev(NONCE, "\"ev\":\"done\"");
 	ee_stream_finish(&s);
 	cr_assert_null(s.violation, "%s", s.violation);
@@ -79,7 +81,8 @@ Test(events, the_supervisor_judges_io)
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
 	send_ev(NONCE, "\"ev\":\"gate\"");
-	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"4\\n\",\"exit_code\":0");
+	send_ev(NONCE,
+	        "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"4\\n\",\"exit_code\":0");
 	cr_assert_eq(s.tests[2].state, EE_T_FAIL);
 	cr_assert_not_null(s.tests[2].message);
 }
@@ -232,7 +235,8 @@ Test(events, a_nul_in_program_output_is_data_not_a_violation)
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
 	send_ev(NONCE, "\"ev\":\"gate\"");
-	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3\\u0000\\n\",\"exit_code\":0");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3\\u0000\\n\","
+	               "\"exit_code\":0");
 	cr_assert_null(s.violation, "%s", s.violation);
 	cr_assert_eq(s.tests[2].state, EE_T_FAIL, "3\\0 is not 3");
 }

@@ -19,9 +19,9 @@ struct extract_case {
 	int want_found;
 };
 
-#define AUTO EE_EXTRACT_AUTO
+#define AUTO   EE_EXTRACT_AUTO
 #define FENCED EE_EXTRACT_FENCED
-#define NONE EE_EXTRACT_NONE
+#define NONE   EE_EXTRACT_NONE
 
 static const struct extract_case cases[] = {
 	/* tags */
@@ -38,10 +38,8 @@ static const struct extract_case cases[] = {
 	/* choice between blocks */
 	{ "other language skipped", S("```js\nf()\n```\n```python\nx\n```"), AUTO, S("x\n"), 1 },
 	{ "only other language", S("```bash\nls\n```\n"), AUTO, S("```bash\nls\n```\n"), 0 },
-	{ "pycon is another language", S("```pycon\n>>> 1\n```"), AUTO, S("```pycon\n>>> 1\n```"),
-	  0 },
-	{ "python beats earlier untagged", S("```\nuntagged\n```\n```python\npy\n```"), AUTO,
-	  S("py\n"), 1 },
+	{ "pycon is another language", S("```pycon\n>>> 1\n```"), AUTO, S("```pycon\n>>> 1\n```"), 0 },
+	{ "python beats earlier untagged", S("```\nuntagged\n```\n```python\npy\n```"), AUTO, S("py\n"), 1 },
 	{ "first untagged of two", S("```\na\n```\n```\nb\n```"), AUTO, S("a\n"), 1 },
 	{ "first python of two", S("```python\na\n```\n```python\nb\n```"), AUTO, S("a\n"), 1 },
 	{ "untagged after other language", S("```sh\nls\n```\n```\nb\n```"), AUTO, S("b\n"), 1 },
@@ -56,8 +54,8 @@ static const struct extract_case cases[] = {
 	{ "other char does not close", S("~~~python\n```\nx\n~~~"), AUTO, S("```\nx\n"), 1 },
 	{ "closer with trailing blanks", S("```python\nx\n```  \t\n"), AUTO, S("x\n"), 1 },
 	{ "closer with text is body", S("```python\na\n``` x\nb\n```"), AUTO, S("a\n``` x\nb\n"), 1 },
-	{ "tagged line inside block is body", S("```\na\n```python\nb\n```"), AUTO,
-	  S("a\n```python\nb\n"), 1 },
+	{ "tagged line inside block is body", S("```\na\n```python\nb\n```"), AUTO, S("a\n```python\nb\n"),
+	  1 },
 	{ "two backticks are no fence", S("``python\nx\n``"), AUTO, S("``python\nx\n``"), 0 },
 	{ "inline triple backticks", S("```print(1)```"), AUTO, S("```print(1)```"), 0 },
 	{ "empty block", S("```python\n```"), AUTO, S(""), 1 },
@@ -95,8 +93,8 @@ Test(extract, table)
 		int r = ee_extract(tc->text, tc->text_len, tc->mode, &out, &len, &found, &err);
 		cr_assert_eq(r, 0, "%s: %s", tc->name, err.msg);
 		cr_expect_eq(len, tc->want_len, "%s: length %zu, want %zu", tc->name, len, tc->want_len);
-		cr_expect(len == tc->want_len && memcmp(out, tc->want, len) == 0, "%s: got '%s'",
-		          tc->name, out);
+		cr_expect(len == tc->want_len && memcmp(out, tc->want, len) == 0, "%s: got '%s'", tc->name,
+		          out);
 		cr_expect_eq(out[len], '\0', "%s: NUL-terminated", tc->name);
 		cr_expect_eq(found, tc->want_found, "%s: found %d", tc->name, found);
 		free(out);
@@ -137,10 +135,14 @@ struct mode_case {
 };
 
 static const struct mode_case mode_cases[] = {
-	{ "auto", 0, EE_EXTRACT_AUTO },     { "fenced", 0, EE_EXTRACT_FENCED },
-	{ "none", 0, EE_EXTRACT_NONE },     { "AUTO", -1, 0 },
-	{ "", -1, 0 },                      { "nonee", -1, 0 },
-	{ "fence", -1, 0 },                 { NULL, -1, 0 },
+	{ "auto", 0, EE_EXTRACT_AUTO },
+	{ "fenced", 0, EE_EXTRACT_FENCED },
+	{ "none", 0, EE_EXTRACT_NONE },
+	{ "AUTO", -1, 0 },
+	{ "", -1, 0 },
+	{ "nonee", -1, 0 },
+	{ "fence", -1, 0 },
+	{ NULL, -1, 0 },
 };
 
 Test(extract, mode_parse_table)

@@ -51,8 +51,8 @@ Test(metrics, pass_at_k_table)
 		/* relative: small values must keep their digits too */
 		double err = fabs(got - tc->want) / fmax(fabs(tc->want), 1e-300);
 		cr_expect(got == tc->want || err < 1e-13,
-		          "n=%lu c=%lu k=%lu: got %.17g want %.17g (rel err %g)", tc->n, tc->c,
-		          tc->k, got, tc->want, err);
+		          "n=%lu c=%lu k=%lu: got %.17g want %.17g (rel err %g)", tc->n, tc->c, tc->k, got,
+		          tc->want, err);
 	}
 }
 
@@ -81,11 +81,8 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	{ "k = 0", 10, 3, 0 },
-	{ "k > n", 10, 3, 11 },
-	{ "c > n", 10, 11, 1 },
-	{ "n = 0", 0, 0, 0 },
-	{ "n = 0, k = 1", 0, 0, 1 },
+	{ "k = 0", 10, 3, 0 }, { "k > n", 10, 3, 11 },      { "c > n", 10, 11, 1 },
+	{ "n = 0", 0, 0, 0 },  { "n = 0, k = 1", 0, 0, 1 },
 };
 
 Test(metrics, pass_at_k_impossible_args_are_nan)

@@ -11,7 +11,7 @@
 #include "netstring.h"
 
 #define S(x) x, sizeof(x) - 1
-#define BIG ((size_t)1 << 20)
+#define BIG  ((size_t)1 << 20)
 
 struct ns_case {
 	const char *name;
@@ -21,7 +21,7 @@ struct ns_case {
 	size_t max_total;
 	const char *frames; /* payloads, each followed by '|' */
 	size_t frames_len;
-	const char *error;  /* substring of the failure, NULL for success */
+	const char *error; /* substring of the failure, NULL for success */
 };
 
 static const struct ns_case cases[] = {
@@ -46,8 +46,7 @@ static const struct ns_case cases[] = {
 	{ "semicolon for comma", S("1:a;1:b,"), 16, BIG, S(""), "missing ','" },
 	{ "over max_frame", S("6:abcdef,"), 5, BIG, S(""), "length over 5" },
 	{ "zero max_frame", S("1:a,"), 0, BIG, S(""), "length over 0" },
-	{ "length past size_t", S("99999999999999999999999999999:"), (size_t)-1, BIG, S(""),
-	  "length over" },
+	{ "length past size_t", S("99999999999999999999999999999:"), (size_t)-1, BIG, S(""), "length over" },
 	{ "truncated payload", S("5:hel"), 16, BIG, S(""), "truncated frame" },
 	{ "truncated header", S("5"), 16, BIG, S(""), "truncated frame" },
 	{ "truncated before comma", S("5:hello"), 16, BIG, S(""), "truncated frame" },
@@ -86,8 +85,7 @@ static void drain(struct ee_ns_decoder *d, struct outcome *o)
 
 /* Feeds tc->in in pieces of the given lengths (the last piece takes the
  * rest), draining after each, then finishes. */
-static void decode(const struct ns_case *tc, const size_t *pieces, size_t npieces,
-                   struct outcome *o)
+static void decode(const struct ns_case *tc, const size_t *pieces, size_t npieces, struct outcome *o)
 {
 	struct ee_ns_decoder d;
 	struct ee_err err = { 0 };
@@ -117,13 +115,11 @@ static void check(const struct ns_case *tc, const struct outcome *o, const char 
 {
 	if (tc->error) {
 		cr_expect(o->failed, "%s (%s): did not fail", tc->name, how);
-		cr_expect_not_null(strstr(o->msg, tc->error), "%s (%s): failure '%s'", tc->name, how,
-		                   o->msg);
+		cr_expect_not_null(strstr(o->msg, tc->error), "%s (%s): failure '%s'", tc->name, how, o->msg);
 		return;
 	}
 	cr_expect(!o->failed, "%s (%s): failed: %s", tc->name, how, o->msg);
-	cr_expect(o->frames_len == tc->frames_len &&
-	                  memcmp(o->frames, tc->frames, tc->frames_len) == 0,
+	cr_expect(o->frames_len == tc->frames_len && memcmp(o->frames, tc->frames, tc->frames_len) == 0,
 	          "%s (%s): frames '%.*s'", tc->name, how, (int)o->frames_len, o->frames);
 }
 

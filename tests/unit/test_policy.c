@@ -34,7 +34,7 @@ static int run_probe(int i)
 	long rc = -1;
 	errno = 0;
 	switch (i) {
-	case 0: rc = P(SYS_read, -1, NULL, 0); break;                         /* allowed */
+	case 0: rc = P(SYS_read, -1, NULL, 0); break; /* allowed */
 	case 1: rc = P(SYS_ptrace, 2 /* PEEKDATA */, 1, NULL, NULL); break;
 	case 2: rc = P(SYS_io_uring_setup, 0, NULL); break;
 	case 3: rc = P(SYS_bpf, -1, NULL, 0); break;
@@ -45,11 +45,11 @@ static int run_probe(int i)
 	case 8: rc = P(SYS_setns, -1, 0); break;
 	case 9: rc = P(SYS_unshare, 0x1 /* invalid flag */); break;
 	case 10: rc = P(SYS_mount, NULL, NULL, NULL, 0, NULL); break;
-	case 11: rc = P(SYS_clone3, NULL, 0); break;                          /* ENOSYS */
+	case 11: rc = P(SYS_clone3, NULL, 0); break; /* ENOSYS */
 	case 12: rc = P(SYS_clone, CLONE_NEWUSER | CLONE_FS, NULL, NULL, NULL, 0); break;
 	case 13: rc = P(SYS_ioctl, -1, TIOCSTI, NULL); break;
 	case 14: rc = P(SYS_ioctl, -1, (unsigned long)TIOCSTI | (1ul << 32), NULL); break;
-	case 15: rc = P(SYS_ioctl, -1, TCGETS, NULL); break;                  /* allowed */
+	case 15: rc = P(SYS_ioctl, -1, TCGETS, NULL); break; /* allowed */
 	case 16: rc = P(SYS_socket, AF_INET, SOCK_STREAM, 0); break;
 	case 17: rc = P(SYS_socket, AF_NETLINK, SOCK_RAW, 0); break;
 	case 18: rc = P(SYS_socket, AF_PACKET, SOCK_RAW, 0); break;
@@ -59,25 +59,38 @@ static int run_probe(int i)
 	case 22: rc = P(SYS_setuid, 0); break;
 	case 23: rc = P(SYS_chroot, NULL); break;
 	case 24: rc = P(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0); break;
-	case 25: rc = P(SYS_prctl, PR_SET_NAME, NULL, 0, 0, 0); break;       /* allowed: EFAULT */
+	case 25: rc = P(SYS_prctl, PR_SET_NAME, NULL, 0, 0, 0); break; /* allowed: EFAULT */
 	}
 	return rc >= 0 ? 0 : errno;
 }
 
 static const struct probe probes[] = {
-	{ "read(-1)", EBADF },          { "ptrace", EPERM },
-	{ "io_uring_setup", EPERM },    { "bpf", EPERM },
-	{ "perf_event_open", EPERM },   { "userfaultfd", EPERM },
-	{ "keyctl", EPERM },            { "process_vm_readv", EPERM },
-	{ "setns", EPERM },             { "unshare", EPERM },
-	{ "mount", EPERM },             { "clone3", ENOSYS },
-	{ "clone(NEWUSER)", EPERM },    { "ioctl(TIOCSTI)", EPERM },
-	{ "ioctl(TIOCSTI|1<<32)", EPERM }, { "ioctl(TCGETS)", EBADF },
-	{ "socket(AF_INET)", EPERM },   { "socket(AF_NETLINK)", EPERM },
-	{ "socket(AF_PACKET)", EPERM }, { "socket(AF_VSOCK)", EPERM },
-	{ "socket(AF_UNIX|1<<32)", 0 }, { "mseal", EPERM },
-	{ "setuid", EPERM },            { "chroot", EPERM },
-	{ "prctl(SET_DUMPABLE)", EPERM }, { "prctl(SET_NAME, NULL)", EFAULT },
+	{ "read(-1)", EBADF },
+	{ "ptrace", EPERM },
+	{ "io_uring_setup", EPERM },
+	{ "bpf", EPERM },
+	{ "perf_event_open", EPERM },
+	{ "userfaultfd", EPERM },
+	{ "keyctl", EPERM },
+	{ "process_vm_readv", EPERM },
+	{ "setns", EPERM },
+	{ "unshare", EPERM },
+	{ "mount", EPERM },
+	{ "clone3", ENOSYS },
+	{ "clone(NEWUSER)", EPERM },
+	{ "ioctl(TIOCSTI)", EPERM },
+	{ "ioctl(TIOCSTI|1<<32)", EPERM },
+	{ "ioctl(TCGETS)", EBADF },
+	{ "socket(AF_INET)", EPERM },
+	{ "socket(AF_NETLINK)", EPERM },
+	{ "socket(AF_PACKET)", EPERM },
+	{ "socket(AF_VSOCK)", EPERM },
+	{ "socket(AF_UNIX|1<<32)", 0 },
+	{ "mseal", EPERM },
+	{ "setuid", EPERM },
+	{ "chroot", EPERM },
+	{ "prctl(SET_DUMPABLE)", EPERM },
+	{ "prctl(SET_NAME, NULL)", EFAULT },
 };
 #define N_PROBES (sizeof(probes) / sizeof(probes[0]))
 
@@ -94,17 +107,55 @@ Test(seccomp, compiles_to_a_small_filter)
 
 Test(seccomp, the_allow_list_leaves_out_the_dangerous_calls)
 {
-	static const char *const never[] = { "ptrace", "process_vm_readv", "process_vm_writev",
-		"io_uring_setup", "io_uring_enter", "userfaultfd", "bpf", "perf_event_open", "add_key",
-		"keyctl", "request_key", "mount", "umount2", "pivot_root", "unshare", "setns", "chroot",
-		"init_module", "finit_module", "kexec_load", "reboot", "swapon", "setuid", "setgid",
-		"setresuid", "setgroups", "chown", "fchown", "mknod", "mknodat", "personality",
-		"clone3", "socket", "ioctl", "prctl", "clone", "open_by_handle_at", "name_to_handle_at",
-		"fsopen", "fsmount", "move_mount", "open_tree", "mount_setattr", "quotactl", NULL };
+	static const char *const never[] = { "ptrace",
+		                             "process_vm_readv",
+		                             "process_vm_writev",
+		                             "io_uring_setup",
+		                             "io_uring_enter",
+		                             "userfaultfd",
+		                             "bpf",
+		                             "perf_event_open",
+		                             "add_key",
+		                             "keyctl",
+		                             "request_key",
+		                             "mount",
+		                             "umount2",
+		                             "pivot_root",
+		                             "unshare",
+		                             "setns",
+		                             "chroot",
+		                             "init_module",
+		                             "finit_module",
+		                             "kexec_load",
+		                             "reboot",
+		                             "swapon",
+		                             "setuid",
+		                             "setgid",
+		                             "setresuid",
+		                             "setgroups",
+		                             "chown",
+		                             "fchown",
+		                             "mknod",
+		                             "mknodat",
+		                             "personality",
+		                             "clone3",
+		                             "socket",
+		                             "ioctl",
+		                             "prctl",
+		                             "clone",
+		                             "open_by_handle_at",
+		                             "name_to_handle_at",
+		                             "fsopen",
+		                             "fsmount",
+		                             "move_mount",
+		                             "open_tree",
+		                             "mount_setattr",
+		                             "quotactl",
+		                             NULL };
 	for (size_t i = 0; ee_seccomp_allowed[i]; i++)
 		for (size_t j = 0; never[j]; j++)
-			cr_expect_neq(strcmp(ee_seccomp_allowed[i], never[j]), 0, "%s is allowed unconditionally",
-			              never[j]);
+			cr_expect_neq(strcmp(ee_seccomp_allowed[i], never[j]), 0,
+			              "%s is allowed unconditionally", never[j]);
 }
 
 Test(seccomp, the_kernel_enforces_it)
@@ -175,21 +226,24 @@ Test(mount, plan_binds_only_what_the_interpreter_needs)
 	for (size_t i = 0; i < plan.n; i++) {
 		const struct ee_mount_step *s = &plan.steps[i];
 		cr_expect_neq(strcmp(s->target, "/"), 0, "the host root is never bound");
-		static const char *const forbidden[] = { "/root", "/home", "/var", "/run", "/sys", "/work", "/mnt", "/srv", "/opt", NULL };
+		static const char *const forbidden[] = { "/root", "/home", "/var", "/run", "/sys",
+			                                 "/work", "/mnt",  "/srv", "/opt", NULL };
 		for (size_t j = 0; forbidden[j]; j++)
-			cr_expect(s->kind == EE_MNT_SYMLINK ||
-			                  (!starts_with(s->target, forbidden[j]) && !starts_with(s->arg, forbidden[j])),
+			cr_expect(s->kind == EE_MNT_SYMLINK || (!starts_with(s->target, forbidden[j]) &&
+			                                        !starts_with(s->arg, forbidden[j])),
 			          "%s reaches %s", s->target, forbidden[j]);
 		if (s->kind == EE_MNT_BIND_RO)
 			cr_expect(starts_with(s->target, "/usr") || starts_with(s->target, "/lib") ||
 			                  starts_with(s->target, "/bin") || starts_with(s->target, "/sbin") ||
-			                  starts_with(s->target, "/etc/ld.so") || !strcmp(s->target, "/etc/localtime") ||
+			                  starts_with(s->target, "/etc/ld.so") ||
+			                  !strcmp(s->target, "/etc/localtime") ||
 			                  !strcmp(s->target, "/etc/alternatives"),
 			          "unexpected bind %s", s->target);
 		if (s->kind == EE_MNT_DEV) {
 			devices++;
 			cr_expect(!strcmp(s->target, "/dev/null") || !strcmp(s->target, "/dev/zero") ||
-			                  !strcmp(s->target, "/dev/full") || !strcmp(s->target, "/dev/random") ||
+			                  !strcmp(s->target, "/dev/full") ||
+			                  !strcmp(s->target, "/dev/random") ||
 			                  !strcmp(s->target, "/dev/urandom"),
 			          "unexpected device %s", s->target);
 		}

@@ -80,20 +80,32 @@ Test(score, precedence_table)
 		{ { .timed_out = 1, .output_overflow = 1, .oom_killed = 1 }, EE_TIMEOUT, "timeout" },
 		{ { .output_overflow = 1, .oom_killed = 1 }, EE_ERROR, "output overflow" },
 		{ { .oom_killed = 1, .have_status = 1, .status = SIGKILL }, EE_ERROR, "memory limit" },
-		{ { .protocol_error = "wrong nonce", .done = 1 }, EE_ERROR, "protocol violation: wrong nonce" },
-		{ { .syntax_error = "line 1: invalid syntax", .done = 1 }, EE_SYNTAX_ERROR, "syntax error: line 1: invalid syntax" },
+		{ { .protocol_error = "wrong nonce", .done = 1 },
+		  EE_ERROR,
+		  "protocol violation: wrong nonce" },
+		{ { .syntax_error = "line 1: invalid syntax", .done = 1 },
+		  EE_SYNTAX_ERROR,
+		  "syntax error: line 1: invalid syntax" },
 		{ { .scan_block = "denied-import", .done = 1 }, EE_ERROR, "blocked by scan: denied-import" },
-		{ { .import_failed = 1, .import_denied = "socket", .done = 1 }, EE_ERROR, "denied import: socket" },
+		{ { .import_failed = 1, .import_denied = "socket", .done = 1 },
+		  EE_ERROR,
+		  "denied import: socket" },
 		{ { .import_failed = 1, .import_exit = 1, .done = 1 }, EE_ERROR, "premature exit" },
-		{ { .import_failed = 1, .import_setup = 1, .import_message = "NameError: x", .done = 1 }, EE_ERROR, "setup failed: NameError: x" },
-		{ { .import_failed = 1, .import_message = "ZeroDivisionError: division by zero", .done = 1 }, EE_SYNTAX_ERROR, "import error: ZeroDivisionError: division by zero" },
+		{ { .import_failed = 1, .import_setup = 1, .import_message = "NameError: x", .done = 1 },
+		  EE_ERROR,
+		  "setup failed: NameError: x" },
+		{ { .import_failed = 1, .import_message = "ZeroDivisionError: division by zero", .done = 1 },
+		  EE_SYNTAX_ERROR,
+		  "import error: ZeroDivisionError: division by zero" },
 		{ { .have_status = 1, .status = SIGXCPU }, EE_ERROR, "cpu limit" },
 		{ { .have_status = 1, .status = SIGXFSZ }, EE_ERROR, "file size limit" },
 		{ { .have_status = 1, .status = SIGSEGV }, EE_ERROR, "killed by signal SIGSEGV" },
 		{ { .have_status = 1, .status = 0 }, EE_ERROR, "premature exit" },
 		{ { .have_status = 0 }, EE_ERROR, "premature exit" },
 		{ { .timed_out = 1, .pids_limit_hit = 1 }, EE_TIMEOUT, "timeout" },
-		{ { .pids_limit_hit = 1, .import_failed = 1, .import_message = "BlockingIOError", .done = 1 }, EE_ERROR, "process limit" },
+		{ { .pids_limit_hit = 1, .import_failed = 1, .import_message = "BlockingIOError", .done = 1 },
+		  EE_ERROR,
+		  "process limit" },
 		{ { .pids_limit_hit = 1, .oom_killed = 1 }, EE_ERROR, "memory limit" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -107,13 +119,15 @@ Test(score, precedence_table)
 Test(score, oom_after_everything_passed_keeps_the_pass)
 {
 	struct ee_test_outcome t[] = { pass_t(1, 0) };
-	struct ee_verdict v = decide((struct ee_verdict_in){ .oom_killed = 1, .done = 1, .tests = t, .n_tests = 1 });
+	struct ee_verdict v =
+	        decide((struct ee_verdict_in){ .oom_killed = 1, .done = 1, .tests = t, .n_tests = 1 });
 	cr_assert_eq(v.status, EE_PASS);
 }
 
 Test(score, exit_inside_a_test_is_premature_exit_not_pass)
 {
-	struct ee_test_outcome t[] = { pass_t(1, 0), { .state = EE_T_PASS, .weight = 1, .index = 1, .exited = 1 } };
+	struct ee_test_outcome t[] = { pass_t(1, 0),
+		                       { .state = EE_T_PASS, .weight = 1, .index = 1, .exited = 1 } };
 	struct ee_verdict v = decide((struct ee_verdict_in){ .done = 1, .tests = t, .n_tests = 2 });
 	cr_assert_eq(v.status, EE_ERROR);
 	cr_assert_str_eq(v.detail, "premature exit");
@@ -121,7 +135,8 @@ Test(score, exit_inside_a_test_is_premature_exit_not_pass)
 
 Test(score, an_io_test_over_the_output_cap_is_output_overflow)
 {
-	struct ee_test_outcome t[] = { pass_t(1, 0), { .state = EE_T_FAIL, .weight = 1, .index = 1, .overflow = 1 } };
+	struct ee_test_outcome t[] = { pass_t(1, 0),
+		                       { .state = EE_T_FAIL, .weight = 1, .index = 1, .overflow = 1 } };
 	struct ee_verdict v = decide((struct ee_verdict_in){ .done = 1, .tests = t, .n_tests = 2 });
 	cr_assert_eq(v.status, EE_ERROR);
 	cr_assert_str_eq(v.detail, "output overflow");
@@ -146,7 +161,8 @@ Test(score, done_with_unreported_tests_is_not_a_pass)
 
 Test(score, skipped_hidden_tests_count_against_the_score)
 {
-	struct ee_test_outcome t[] = { fail_t(1, 0, "x"), { .state = EE_T_SKIPPED, .weight = 1, .index = 1 } };
+	struct ee_test_outcome t[] = { fail_t(1, 0, "x"),
+		                       { .state = EE_T_SKIPPED, .weight = 1, .index = 1 } };
 	struct ee_verdict v = decide((struct ee_verdict_in){ .done = 1, .tests = t, .n_tests = 2 });
 	cr_assert_eq(v.status, EE_ASSERTION_FAIL);
 	cr_assert_float_eq(v.score, 0.0, 1e-12);

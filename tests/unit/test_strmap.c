@@ -48,9 +48,8 @@ struct put_case {
 Test(strmap, put_keeps_the_first_value)
 {
 	static const struct put_case cases[] = {
-		{ "a", 1, 1, 1 },  { "b", 2, 1, 2 },   { "a", 9, 0, 1 },
-		{ "", 3, 1, 3 },   { "", 4, 0, 3 },    { "ab", 5, 1, 5 },
-		{ "b", 0, 0, 2 },  { "\xc3\xa9", 6, 1, 6 },
+		{ "a", 1, 1, 1 }, { "b", 2, 1, 2 },  { "a", 9, 0, 1 }, { "", 3, 1, 3 },
+		{ "", 4, 0, 3 },  { "ab", 5, 1, 5 }, { "b", 0, 0, 2 }, { "\xc3\xa9", 6, 1, 6 },
 	};
 	struct ee_strmap m;
 

@@ -19,7 +19,7 @@
 #endif
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-#define NODROP (-1.0)
+#define NODROP   (-1.0)
 
 static json_t *fix(const char *text)
 {
@@ -50,8 +50,8 @@ static void add_rec(struct ee_summary *s, const char *task, const char *status, 
 {
 	struct ee_err err = { 0 };
 	int pass = strcmp(status, "pass") == 0;
-	json_t *j = json_pack("{s:s, s:s, s:f, s:s*, s:[]}", "task_id", task, "status", status,
-	                      "score", score, "detail", pass ? NULL : "test 0 failed: x", "tests");
+	json_t *j = json_pack("{s:s, s:s, s:f, s:s*, s:[]}", "task_id", task, "status", status, "score",
+	                      score, "detail", pass ? NULL : "test 0 failed: x", "tests");
 
 	cr_assert_not_null(j);
 	cr_assert_eq(ee_summary_add(s, j, "t.jsonl:1", &err), 0, "%s", err.msg);
@@ -88,8 +88,8 @@ static int has(const json_t *obj, const char *path)
 	return v != NULL;
 }
 
-#define expect_close(got, want, what)                                                     \
-	cr_expect(fabs((got) - (want)) < 1e-12, "%s: got %.17g want %.17g", what, (double)(got), \
+#define expect_close(got, want, what)                                                                        \
+	cr_expect(fabs((got) - (want)) < 1e-12, "%s: got %.17g want %.17g", what, (double)(got),             \
 	          (double)(want))
 
 /* ---- pass@k --------------------------------------------------------------- */
@@ -126,7 +126,7 @@ Test(summary, pass_at_k_worked_example)
 	add_task(s, "c", 6, 3);
 	for (size_t i = 0; i < COUNT(k_cases); i++)
 		ks[i] = k_cases[i].k;
-	ks[COUNT(k_cases)] = 1;     /* repeats are ignored */
+	ks[COUNT(k_cases)] = 1; /* repeats are ignored */
 	ks[COUNT(k_cases) + 1] = 5;
 	json_t *j = ee_summary_json(s, ks, COUNT(ks), 0.0);
 	cr_assert_not_null(j);
@@ -189,10 +189,10 @@ Test(summary, mean_median_p10_of_task_means)
 		const char *task;
 		double score;
 	} recs[] = {
-		{ "t1", 1.0 }, { "t1", 0.5 },                   /* mean 3/4 */
-		{ "t2", 0.0 },                                  /* 0 */
+		{ "t1", 1.0 },  { "t1", 0.5 },                 /* mean 3/4 */
+		{ "t2", 0.0 },                                 /* 0 */
 		{ "t3", 0.25 }, { "t3", 0.25 }, { "t3", 1.0 }, /* 1/2 */
-		{ "t4", 1.0 },                                  /* 1 */
+		{ "t4", 1.0 },                                 /* 1 */
 	};
 	struct ee_summary *s = ee_summary_new();
 	unsigned long k = 1;
@@ -221,12 +221,14 @@ Test(summary, segmented_by_class)
 	unsigned long ks[] = { 1, 2 };
 
 	add_json(s, "{'task_id':'s1','class':'strings','status':'pass','score':1,'tests':[]}");
-	add_json(s, "{'task_id':'s1','class':'strings','status':'timeout','detail':'timeout','score':0,'tests':[]}");
+	add_json(s, "{'task_id':'s1','class':'strings','status':'timeout','detail':'timeout','score':0,'"
+	            "tests':[]}");
 	/* no class: joins its task's class */
 	add_json(s, "{'task_id':'s1','status':'pass','score':1,'tests':[]}");
 	add_json(s, "{'task_id':'s2','class':'strings','status':'pass','score':1,'tests':[]}");
 	add_json(s, "{'task_id':'s2','class':'strings','status':'pass','score':1,'tests':[]}");
-	add_json(s, "{'task_id':'m1','class':'math','status':'syntax_error','detail':'syntax error: bad','score':0,'tests':[]}");
+	add_json(s, "{'task_id':'m1','class':'math','status':'syntax_error','detail':'syntax error: "
+	            "bad','score':0,'tests':[]}");
 	add_json(s, "{'task_id':'m1','class':'math','status':'pass','score':1,'tests':[]}");
 	add_json(s, "{'task_id':'n1','status':'error','detail':'premature exit','score':0.5,'tests':[]}");
 	add_json(s, "{'task_id':'n1','class':null,'status':'pass','score':1,'tests':[]}");
@@ -294,7 +296,8 @@ Test(summary, segmented_by_tier)
 	            "{'tier':'canonical','status':'pass'},{'tier':'canonical','status':'skipped'}]}");
 	add_json(s, "{'task_id':'a','status':'pass','score':1,'tests':[{'tier':'edge','status':'pass'},"
 	            "{'tier':'property','status':'pass','weight':2}]}");
-	add_json(s, "{'task_id':'a','status':'timeout','score':0,'tests':[{'tier':null,'status':'not_run'}]}");
+	add_json(s,
+	         "{'task_id':'a','status':'timeout','score':0,'tests':[{'tier':null,'status':'not_run'}]}");
 	json_t *j = ee_summary_json(s, &k, 1, 0.0);
 	const json_t *t = json_object_get(j, "tiers");
 	cr_assert_not_null(t);
@@ -329,7 +332,8 @@ Test(summary, tiers_are_capped)
 
 	for (int i = 0; i < EE_SUMMARY_MAX_TIERS + 5; i++) {
 		snprintf(rec, sizeof(rec),
-		         "{'task_id':'a','status':'pass','score':1,'tests':[{'tier':'t%d','status':'pass'}]}", i);
+		         "{'task_id':'a','status':'pass','score':1,'tests':[{'tier':'t%d','status':'pass'}]}",
+		         i);
 		add_json(s, rec);
 	}
 	json_t *j = ee_summary_json(s, &k, 1, 0.0);
@@ -394,8 +398,8 @@ Test(summary, details_are_capped)
 	for (int i = 0; i < EE_SUMMARY_MAX_DETAILS + EXTRA; i++) {
 		struct ee_err err = { 0 };
 		snprintf(detail, sizeof(detail), "odd thing %d", i);
-		json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:i, s:[]}", "task_id", "a", "class",
-		                      "c", "status", "error", "detail", detail, "score", 0, "tests");
+		json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:i, s:[]}", "task_id", "a", "class", "c",
+		                      "status", "error", "detail", detail, "score", 0, "tests");
 		cr_assert_eq(ee_summary_add(s, r, "x", &err), 0, "%s", err.msg);
 		json_decref(r);
 	}
@@ -429,7 +433,8 @@ Test(summary, details_sorted_by_count)
 	json_t *j = ee_summary_json(s, &k, 1, 0.0);
 	void *it = json_object_iter(json_object_get(j, "details"));
 	static const char *const order[] = { "memory limit", "cpu limit", "timeout" };
-	for (size_t i = 0; i < COUNT(order); i++, it = json_object_iter_next(json_object_get(j, "details"), it)) {
+	for (size_t i = 0; i < COUNT(order);
+	     i++, it = json_object_iter_next(json_object_get(j, "details"), it)) {
 		cr_assert_not_null(it);
 		cr_expect_str_eq(json_object_iter_key(it), order[i]);
 	}
@@ -515,7 +520,8 @@ static const struct bad_case bad_cases[] = {
 	  "score: expected a number in [0, 1], got 1.5" },
 	{ "{'task_id':'a','status':'pass','score':-0.1,'tests':[]}",
 	  "score: expected a number in [0, 1], got -0.10000000000000001" },
-	{ "{'task_id':'a','class':1,'status':'pass','score':1,'tests':[]}", "class: expected a string, got 1" },
+	{ "{'task_id':'a','class':1,'status':'pass','score':1,'tests':[]}",
+	  "class: expected a string, got 1" },
 	{ "{'task_id':'a','status':'pass','score':1,'detail':[],'tests':[]}",
 	  "detail: expected a string or null, got []" },
 	{ "{'task_id':'a','status':'pass','score':1}", "tests: missing" },
@@ -531,7 +537,8 @@ static const struct bad_case bad_cases[] = {
 	  "resources.wall_ms: expected a number >= 0, got \"x\"" },
 	{ "{'task_id':'a','status':'pass','score':1,'tests':[],'resources':{'peak_rss_kb':-1}}",
 	  "resources.peak_rss_kb: expected a number >= 0, got -1" },
-	{ "{'task_id':'a','status':'a very long status string that goes on and on and on','score':1,'tests':[]}",
+	{ "{'task_id':'a','status':'a very long status string that goes on and on and "
+	  "on','score':1,'tests':[]}",
 	  "status: expected pass, assertion_fail, syntax_error, timeout or error, got \"a very long "
 	  "status string that goes on ..." },
 };
@@ -587,10 +594,17 @@ Test(summary, table_shows_every_block)
 	json_t *j = ee_summary_json(s, ks, COUNT(ks), 4.0);
 	char *text = render(j);
 	static const char *const want[] = {
-		"tasks", "samples", "pass@1", "0.1667", "pass@10", "dropped: 2 of 2 tasks have fewer than 10",
-		"mean score", "median task score", "p10 task score", "wall time", "throughput", "1.00 samples/s",
-		"class", "(none)", "strings", "tier", "edge", "status", "assertion_fail", "timeout", "detail",
-		"test failed",
+		"tasks",          "samples",
+		"pass@1",         "0.1667",
+		"pass@10",        "dropped: 2 of 2 tasks have fewer than 10",
+		"mean score",     "median task score",
+		"p10 task score", "wall time",
+		"throughput",     "1.00 samples/s",
+		"class",          "(none)",
+		"strings",        "tier",
+		"edge",           "status",
+		"assertion_fail", "timeout",
+		"detail",         "test failed",
 	};
 	for (size_t i = 0; i < COUNT(want); i++)
 		cr_expect(strstr(text, want[i]), "'%s' missing from:\n%s", want[i], text);
@@ -603,7 +617,8 @@ Test(summary, table_shows_every_block)
 
 Test(summary, table_of_nothing_or_junk_does_not_crash)
 {
-	json_t *junk[] = { json_object(), json_array(), json_pack("{s:s, s:[i]}", "tasks", "x", "classes", 1) };
+	json_t *junk[] = { json_object(), json_array(),
+		           json_pack("{s:s, s:[i]}", "tasks", "x", "classes", 1) };
 
 	for (size_t i = 0; i < COUNT(junk); i++) {
 		free(render(junk[i]));

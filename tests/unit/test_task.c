@@ -20,7 +20,7 @@
 #define no_leaks() ((void)0)
 #endif
 
-#define WHERE "t.jsonl:3"
+#define WHERE    "t.jsonl:3"
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Loads a fixture, with ' standing for ". */
@@ -60,19 +60,19 @@ static int is_zeroed(const void *p, size_t n)
 /* ---- Native: every field kept ------------------------------------------- */
 
 static const char contract_example[] =
-	"{'task_id': 'demo/add', 'class': 'arithmetic',"
-	" 'prompt': 'def add(a, b):\\n', 'entry_point': 'add', 'setup': 'import math',"
-	" 'tests': ["
-	"  {'kind': 'assert', 'code': 'assert add(1, 2) == 3', 'weight': 2.5, 'tier': 'edge',"
-	"   'visibility': 'public'},"
-	"  {'kind': 'io', 'stdin': '1 2\\n', 'stdout': '3\\n', 'visibility': 'hidden',"
-	"   'float_tol': 0.001},"
-	"  {'kind': 'call', 'fn': 'add', 'args': [1, 2], 'expected': 3, 'tier': 'property',"
-	"   'float_tol': 0},"
-	"  {'kind': 'program', 'code': 'check(add)\\n'},"
-	"  {'kind': 'unittest', 'code': 'import unittest\\n'}"
-	" ],"
-	" 'limits': {'timeout_s': 2.5, 'memory_mb': 256, 'procs': 8, 'output_cap': 1000}}";
+        "{'task_id': 'demo/add', 'class': 'arithmetic',"
+        " 'prompt': 'def add(a, b):\\n', 'entry_point': 'add', 'setup': 'import math',"
+        " 'tests': ["
+        "  {'kind': 'assert', 'code': 'assert add(1, 2) == 3', 'weight': 2.5, 'tier': 'edge',"
+        "   'visibility': 'public'},"
+        "  {'kind': 'io', 'stdin': '1 2\\n', 'stdout': '3\\n', 'visibility': 'hidden',"
+        "   'float_tol': 0.001},"
+        "  {'kind': 'call', 'fn': 'add', 'args': [1, 2], 'expected': 3, 'tier': 'property',"
+        "   'float_tol': 0},"
+        "  {'kind': 'program', 'code': 'check(add)\\n'},"
+        "  {'kind': 'unittest', 'code': 'import unittest\\n'}"
+        " ],"
+        " 'limits': {'timeout_s': 2.5, 'memory_mb': 256, 'procs': 8, 'output_cap': 1000}}";
 
 Test(task, native_keeps_every_field)
 {
@@ -222,20 +222,20 @@ Test(task, detect_table)
 
 /* HumanEval/34, verbatim from HumanEval.jsonl line 35. */
 static const char humaneval_34[] =
-	"{\"task_id\": \"HumanEval/34\", \"prompt\": \"\\n\\ndef unique(l: list):\\n    \\\"\\\"\\\"Return "
-	"sorted unique elements in a list\\n    >>> unique([5, 3, 5, 2, 3, 3, 9, 0, 123])\\n    [0, 2, "
-	"3, 5, 9, 123]\\n    \\\"\\\"\\\"\\n\", \"entry_point\": \"unique\", \"canonical_solution\": \"    "
-	"return sorted(list(set(l)))\\n\", \"test\": \"\\n\\nMETADATA = {}\\n\\n\\ndef check(candidate):\\n"
-	"    assert candidate([5, 3, 5, 2, 3, 3, 9, 0, 123]) == [0, 2, 3, 5, 9, 123]\\n\\n\"}";
+        "{\"task_id\": \"HumanEval/34\", \"prompt\": \"\\n\\ndef unique(l: list):\\n    \\\"\\\"\\\"Return "
+        "sorted unique elements in a list\\n    >>> unique([5, 3, 5, 2, 3, 3, 9, 0, 123])\\n    [0, 2, "
+        "3, 5, 9, 123]\\n    \\\"\\\"\\\"\\n\", \"entry_point\": \"unique\", \"canonical_solution\": \"    "
+        "return sorted(list(set(l)))\\n\", \"test\": \"\\n\\nMETADATA = {}\\n\\n\\ndef check(candidate):\\n"
+        "    assert candidate([5, 3, 5, 2, 3, 3, 9, 0, 123]) == [0, 2, 3, 5, 9, 123]\\n\\n\"}";
 
 /* MBPP task 2, verbatim from mbpp.jsonl (note the CRLF in code). */
 static const char mbpp_2[] =
-	"{\"text\": \"Write a function to find the similar elements from the given two tuple lists.\", "
-	"\"code\": \"def similar_elements(test_tup1, test_tup2):\\r\\n  res = tuple(set(test_tup1) & "
-	"set(test_tup2))\\r\\n  return (res) \", \"task_id\": 2, \"test_setup_code\": \"\", \"test_list\": "
-	"[\"assert similar_elements((3, 4, 5, 6),(5, 7, 4, 10)) == (4, 5)\", \"assert similar_elements((1, "
-	"2, 3, 4),(5, 4, 3, 7)) == (3, 4)\", \"assert similar_elements((11, 12, 14, 13),(17, 15, 14, 13)) "
-	"== (13, 14)\"], \"challenge_test_list\": []}";
+        "{\"text\": \"Write a function to find the similar elements from the given two tuple lists.\", "
+        "\"code\": \"def similar_elements(test_tup1, test_tup2):\\r\\n  res = tuple(set(test_tup1) & "
+        "set(test_tup2))\\r\\n  return (res) \", \"task_id\": 2, \"test_setup_code\": \"\", \"test_list\": "
+        "[\"assert similar_elements((3, 4, 5, 6),(5, 7, 4, 10)) == (4, 5)\", \"assert similar_elements((1, "
+        "2, 3, 4),(5, 4, 3, 7)) == (3, 4)\", \"assert similar_elements((11, 12, 14, 13),(17, 15, 14, 13)) "
+        "== (13, 14)\"], \"challenge_test_list\": []}";
 
 static json_t *load_raw(const char *s)
 {
@@ -349,9 +349,9 @@ struct err_case {
 	const char *want; /* the whole message after "t.jsonl:3: " */
 };
 
-#define A "{'task_id': 'a', 'tests': [{'kind': 'assert', 'code': 'x'}"
+#define A        "{'task_id': 'a', 'tests': [{'kind': 'assert', 'code': 'x'}"
 #define T1(test) "{'task_id': 'a', 'tests': [" test "]}"
-#define KINDS "assert, io, call, program, unittest"
+#define KINDS    "assert, io, call, program, unittest"
 
 static const struct err_case task_errors[] = {
 	/* shape and detection */
@@ -423,21 +423,17 @@ static const struct err_case task_errors[] = {
 	/* limits, after the tests were built */
 	{ A "], 'limits': []}", 0, "limits: expected an object, got array" },
 	{ A "], 'limits': {'timeout_s': 0}}", 0, "limits.timeout_s: expected a number > 0, got 0" },
-	{ A "], 'limits': {'memory_mb': 0.5}}", 0,
-	  "limits.memory_mb: expected a whole number > 0, got 0.5" },
-	{ A "], 'limits': {'memory_mb': 2.5}}", 0,
-	  "limits.memory_mb: expected a whole number > 0, got 2.5" },
+	{ A "], 'limits': {'memory_mb': 0.5}}", 0, "limits.memory_mb: expected a whole number > 0, got 0.5" },
+	{ A "], 'limits': {'memory_mb': 2.5}}", 0, "limits.memory_mb: expected a whole number > 0, got 2.5" },
 	{ A "], 'limits': {'procs': 'x'}}", 0, "limits.procs: expected a whole number > 0, got string" },
-	{ A "], 'limits': {'output_cap': -5}}", 0,
-	  "limits.output_cap: expected a whole number > 0, got -5" },
+	{ A "], 'limits': {'output_cap': -5}}", 0, "limits.output_cap: expected a whole number > 0, got -5" },
 	/* HumanEval */
 	{ "{'task_id': 'H', 'test': 'x', 'entry_point': 5}", 0,
 	  "entry_point: expected a string, got number" },
 	{ "{'task_id': 'H', 'test': 'x', 'entry_point': ''}", 0,
 	  "entry_point: expected a name, got an empty string" },
 	{ "{'task_id': 'H', 'test': 1, 'entry_point': 'f'}", 0, "test: expected a string, got number" },
-	{ "{'task_id': 'H', 'entry_point': 'f'}", EE_FORMAT_HUMANEVAL,
-	  "test: missing (expected a string)" },
+	{ "{'task_id': 'H', 'entry_point': 'f'}", EE_FORMAT_HUMANEVAL, "test: missing (expected a string)" },
 	{ "{'task_id': 'H', 'prompt': 1, 'test': 'x', 'entry_point': 'f'}", 0,
 	  "prompt: expected a string, got number" },
 	/* MBPP */
@@ -490,7 +486,7 @@ Test(task, nul_inside_a_string_is_refused)
 
 	cr_assert_eq(ee_task_from_json(j, EE_FORMAT_AUTO, WHERE, &t, &err), -1);
 	cr_expect_str_eq(err.msg, WHERE ": tests[0].code: expected a string without NUL bytes, got one "
-	                          "with \\u0000");
+	                                "with \\u0000");
 	json_decref(j);
 	no_leaks();
 }
@@ -636,8 +632,7 @@ Test(sample, sources_and_defaults)
 static const struct err_case sample_errors[] = {
 	{ "[1]", 0, "expected a JSON object, got array" },
 	{ "{'completion': 'x'}", 0, "task_id: missing (expected a string or an integer)" },
-	{ "{'task_id': 1.5, 'completion': 'x'}", 0,
-	  "task_id: expected a string or an integer, got number" },
+	{ "{'task_id': 1.5, 'completion': 'x'}", 0, "task_id: expected a string or an integer, got number" },
 	{ "{'task_id': 'a', 'completion': 'x', 'sample': -1}", 0,
 	  "sample: expected an integer >= 0, got -1" },
 	{ "{'task_id': 'a', 'completion': 'x', 'sample': 1.0}", 0,
@@ -651,8 +646,7 @@ static const struct err_case sample_errors[] = {
 	{ "{'task_id': 'a', 'generation': 'x', 'code': 'y', 'completion': 'z'}", 0,
 	  ONE_OF "completion, generation and code" },
 	{ "{'task_id': 'a', 'completion': 1}", 0, "completion: expected a string, got number" },
-	{ "{'task_id': 'a', 'code': 'x', 'generation': null}", 0,
-	  "generation: expected a string, got null" },
+	{ "{'task_id': 'a', 'code': 'x', 'generation': null}", 0, "generation: expected a string, got null" },
 };
 
 Test(sample, errors_name_their_field)

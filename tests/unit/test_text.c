@@ -6,7 +6,7 @@
 
 #include "text.h"
 
-#define FFFD "\xEF\xBF\xBD"
+#define FFFD  "\xEF\xBF\xBD"
 #define NOCAP ((size_t)-1)
 
 struct sanitize_case {
@@ -37,18 +37,32 @@ static const struct sanitize_case sanitize_cases[] = {
 	{ "above U+10FFFF", S("\xF4\x90\x80\x80"), NOCAP, FFFD FFFD FFFD FFFD, 0 },
 	{ "F5 lead", S("\xF5"), NOCAP, FFFD, 0 },
 	{ "5-byte form", S("\xF8\x88\x80\x80\x80"), NOCAP, FFFD FFFD FFFD FFFD FFFD, 0 },
-	{ "FF byte", S("a\xFF" "b"), NOCAP, "a" FFFD "b", 0 },
+	{ "FF byte",
+	  S("a\xFF"
+	    "b"),
+	  NOCAP, "a" FFFD "b", 0 },
 	{ "lone continuations", S("\x80\xBF"), NOCAP, FFFD FFFD, 0 },
 	{ "truncated at end", S("x\xE2\x82"), NOCAP, "x" FFFD, 0 },
-	{ "truncated mid-text", S("\xE2\x82" "A"), NOCAP, FFFD "A", 0 },
-	{ "truncated 4-byte", S("\xF0\x9F\x98" "A"), NOCAP, FFFD "A", 0 },
+	{ "truncated mid-text",
+	  S("\xE2\x82"
+	    "A"),
+	  NOCAP, FFFD "A", 0 },
+	{ "truncated 4-byte",
+	  S("\xF0\x9F\x98"
+	    "A"),
+	  NOCAP, FFFD "A", 0 },
 	{ "lone lead at end", S("\xC3"), NOCAP, FFFD, 0 },
 	{ "NUL replaced", S("a\0b"), NOCAP, "a" FFFD "b", 0 },
 	{ "cut by code points", S("h\xC3\xA9llo"), 3, "h\xC3\xA9l", 1 },
 	{ "exactly max kept", S("h\xC3\xA9llo"), 5, "h\xC3\xA9llo", 0 },
-	{ "emoji counts once", S("\xF0\x9F\x98\x80\xF0\x9F\x98\x80" "ab"), 2,
-	  "\xF0\x9F\x98\x80\xF0\x9F\x98\x80", 1 },
-	{ "replacement counts once", S("\xFF\xFF" "ab"), 2, FFFD FFFD, 1 },
+	{ "emoji counts once",
+	  S("\xF0\x9F\x98\x80\xF0\x9F\x98\x80"
+	    "ab"),
+	  2, "\xF0\x9F\x98\x80\xF0\x9F\x98\x80", 1 },
+	{ "replacement counts once",
+	  S("\xFF\xFF"
+	    "ab"),
+	  2, FFFD FFFD, 1 },
 	{ "max 0 of text", S("abc"), 0, "", 1 },
 	{ "max 0 of nothing", S(""), 0, "", 0 },
 };
@@ -121,7 +135,10 @@ static const struct charlen_case charlen_cases[] = {
 	{ "ascii", S("a"), 1 },
 	{ "NUL is well-formed", S("\0"), 1 },
 	{ "2-byte", S("\xC3\xA9"), 2 },
-	{ "3-byte", S("\xE2\x82\xAC" "x"), 3 },
+	{ "3-byte",
+	  S("\xE2\x82\xAC"
+	    "x"),
+	  3 },
 	{ "4-byte", S("\xF0\x9F\x98\x80"), 4 },
 	{ "empty", S(""), 0 },
 	{ "overlong", S("\xC1\xBF"), 0 },
