@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "evaluate.h"
+#include "extract.h"
 #include "harness/harness.h"
 #include "sandbox/host.h"
 #include "sandbox/mount.h"
@@ -31,6 +32,37 @@ void cli_context_free(struct cli_context *c);
 int cli_parse_double(const char *flag, const char *s, double *ret, struct ee_err *err);
 int cli_parse_uint(const char *flag, const char *s, unsigned long max, unsigned long *ret,
                    struct ee_err *err);
+
+/* Options run and eval share: limits, extraction, scan, denylist, hidden
+ * tests. Their getopt codes start at CLI_COMMON; CLI_COMMON_OPTIONS goes into
+ * each subcommand's struct option table. */
+enum {
+	CLI_COMMON = 1000,
+	CLI_O_TIMEOUT = CLI_COMMON,
+	CLI_O_MEMORY,
+	CLI_O_PROCS,
+	CLI_O_CAP,
+	CLI_O_EXTRACT,
+	CLI_O_SCAN,
+	CLI_O_ALLOW,
+	CLI_O_HIDDEN,
+	CLI_COMMON_END
+};
+#define CLI_COMMON_OPTIONS                                                                                   \
+	{ "timeout", required_argument, NULL, CLI_O_TIMEOUT },                                               \
+	        { "memory", required_argument, NULL, CLI_O_MEMORY },                                         \
+	        { "procs", required_argument, NULL, CLI_O_PROCS },                                           \
+	        { "output-cap", required_argument, NULL, CLI_O_CAP },                                        \
+	        { "extract", required_argument, NULL, CLI_O_EXTRACT },                                       \
+	        { "scan", required_argument, NULL, CLI_O_SCAN },                                             \
+	        { "allow-imports", no_argument, NULL, CLI_O_ALLOW },                                         \
+	{                                                                                                    \
+		"run-hidden", no_argument, NULL, CLI_O_HIDDEN                                                \
+	}
+
+/* Applies one shared option (c in [CLI_COMMON, CLI_COMMON_END)). */
+int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee_extract_mode *extract,
+                      struct ee_err *err);
 
 /* Reads a whole file (or stdin for "-" or NULL), at most cap bytes. */
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err);

@@ -55,6 +55,53 @@ int cli_parse_uint(const char *flag, const char *s, unsigned long max, unsigned 
 	return 0;
 }
 
+static int parse_scan(const char *s, int *ret)
+{
+	static const char *const names[] = { "off", "report", "block" };
+	for (int i = 0; i < 3; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*ret = i;
+			return 0;
+		}
+	return -1;
+}
+
+int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee_extract_mode *extract,
+                      struct ee_err *err)
+{
+	unsigned long u = 0;
+	int rc = 0;
+
+	switch (c) {
+	case CLI_O_TIMEOUT: return cli_parse_double("--timeout", arg, &o->limits.timeout_s, err);
+	case CLI_O_MEMORY:
+		rc = cli_parse_uint("--memory", arg, 1u << 20, &u, err);
+		o->limits.memory_mb = (unsigned)u;
+		return rc;
+	case CLI_O_PROCS:
+		rc = cli_parse_uint("--procs", arg, 1u << 20, &u, err);
+		o->limits.procs = (unsigned)u;
+		return rc;
+	case CLI_O_CAP:
+		rc = cli_parse_uint("--output-cap", arg, 1ul << 40, &u, err);
+		o->limits.output_cap = u;
+		return rc;
+	case CLI_O_EXTRACT:
+		if (ee_extract_mode_parse(arg, extract) < 0)
+			return ee_fail(err, EE_ERR_USAGE,
+			               "--extract: expected auto, fenced or none, got '%s'", arg);
+		return 0;
+	case CLI_O_SCAN:
+		if (parse_scan(arg, &o->scan) < 0)
+			return ee_fail(err, EE_ERR_USAGE, "--scan: expected off, report or block, got '%s'",
+			               arg);
+		return 0;
+	case CLI_O_ALLOW: o->deny_imports = 0; return 0;
+	case CLI_O_HIDDEN: o->run_hidden_on_fail = 1; return 0;
+	}
+	return ee_fail(err, EE_ERR_USAGE, "internal: unknown shared option %d", c);
+}
+
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err)
 {
 	int stdin_ = !path || strcmp(path, "-") == 0;

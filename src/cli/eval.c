@@ -128,53 +128,15 @@ static int parse_format(const char *s, int *ret)
 	return -1;
 }
 
-static int parse_scan_mode(const char *s, int *ret)
-{
-	static const char *const names[] = { "off", "report", "block" };
-	for (int i = 0; i < 3; i++)
-		if (strcmp(s, names[i]) == 0) {
-			*ret = i;
-			return 0;
-		}
-	return -1;
-}
-
-enum {
-	O_TASKS = 256,
-	O_SAMPLES,
-	O_TIMEOUT,
-	O_MEMORY,
-	O_PROCS,
-	O_CAP,
-	O_FORMAT,
-	O_EXTRACT,
-	O_STOP,
-	O_SCAN,
-	O_ALLOW,
-	O_HIDDEN,
-	O_RESUME,
-	O_SHARD,
-	O_SKIP,
-	O_SUMMARY,
-	O_COMPAT,
-	O_HELP
-};
+enum { O_TASKS = 256, O_SAMPLES, O_FORMAT, O_STOP, O_RESUME, O_SHARD, O_SKIP, O_SUMMARY, O_COMPAT, O_HELP };
 
 static const struct option longopts[] = {
 	{ "tasks", required_argument, NULL, O_TASKS },
 	{ "samples", required_argument, NULL, O_SAMPLES },
 	{ "out", required_argument, NULL, 'o' },
 	{ "jobs", required_argument, NULL, 'j' },
-	{ "timeout", required_argument, NULL, O_TIMEOUT },
-	{ "memory", required_argument, NULL, O_MEMORY },
-	{ "procs", required_argument, NULL, O_PROCS },
-	{ "output-cap", required_argument, NULL, O_CAP },
 	{ "format", required_argument, NULL, O_FORMAT },
-	{ "extract", required_argument, NULL, O_EXTRACT },
 	{ "stop", no_argument, NULL, O_STOP },
-	{ "scan", required_argument, NULL, O_SCAN },
-	{ "allow-imports", no_argument, NULL, O_ALLOW },
-	{ "run-hidden", no_argument, NULL, O_HIDDEN },
 	{ "resume", no_argument, NULL, O_RESUME },
 	{ "shard", required_argument, NULL, O_SHARD },
 	{ "skip-invalid", no_argument, NULL, O_SKIP },
@@ -182,14 +144,16 @@ static const struct option longopts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "humaneval-compat", no_argument, NULL, O_COMPAT },
 	{ "help", no_argument, NULL, O_HELP },
+	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
 static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 {
-	unsigned long u;
 	int rc = 0;
 
+	if (c >= CLI_COMMON && c < CLI_COMMON_END)
+		return cli_common_option(c, optarg, &a->opt, &a->extract, err);
 	switch (c) {
 	case O_TASKS: a->tasks = optarg; break;
 	case O_SAMPLES: a->samples = optarg; break;
@@ -197,37 +161,12 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case 'j': rc = cli_parse_uint("--jobs", optarg, 4096, &a->jobs, err); break;
 	case 'k': rc = parse_ks(optarg, a, err); break;
 	case 'q': a->quiet = 1; break;
-	case O_TIMEOUT: rc = cli_parse_double("--timeout", optarg, &a->opt.limits.timeout_s, err); break;
-	case O_MEMORY:
-		rc = cli_parse_uint("--memory", optarg, 1u << 20, &u, err);
-		a->opt.limits.memory_mb = (unsigned)u;
-		break;
-	case O_PROCS:
-		rc = cli_parse_uint("--procs", optarg, 1u << 20, &u, err);
-		a->opt.limits.procs = (unsigned)u;
-		break;
-	case O_CAP:
-		rc = cli_parse_uint("--output-cap", optarg, 1ul << 40, &u, err);
-		a->opt.limits.output_cap = u;
-		break;
 	case O_FORMAT:
 		if (parse_format(optarg, &a->format) < 0)
 			rc = ee_fail(err, EE_ERR_USAGE,
 			             "--format: expected auto, native, humaneval or mbpp, got '%s'", optarg);
 		break;
-	case O_EXTRACT:
-		if (ee_extract_mode_parse(optarg, &a->extract) < 0)
-			rc = ee_fail(err, EE_ERR_USAGE, "--extract: expected auto, fenced or none, got '%s'",
-			             optarg);
-		break;
-	case O_SCAN:
-		if (parse_scan_mode(optarg, &a->opt.scan) < 0)
-			rc = ee_fail(err, EE_ERR_USAGE, "--scan: expected off, report or block, got '%s'",
-			             optarg);
-		break;
 	case O_STOP: a->stop = 1; break;
-	case O_ALLOW: a->opt.deny_imports = 0; break;
-	case O_HIDDEN: a->opt.run_hidden_on_fail = 1; break;
 	case O_RESUME: a->resume = 1; break;
 	case O_SHARD: rc = parse_shard(optarg, a, err); break;
 	case O_SKIP: a->skip_invalid = 1; break;

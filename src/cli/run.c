@@ -37,49 +37,17 @@ struct run_args {
 	struct ee_eval_options opt;
 };
 
-static int parse_scan(const char *s, int *ret)
-{
-	static const char *const names[] = { "off", "report", "block" };
-	for (int i = 0; i < 3; i++)
-		if (strcmp(s, names[i]) == 0) {
-			*ret = i;
-			return 0;
-		}
-	return -1;
-}
-
 static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *err)
 {
-	enum {
-		O_TASK = 256,
-		O_ASSERT,
-		O_TIMEOUT,
-		O_MEMORY,
-		O_PROCS,
-		O_CAP,
-		O_EXTRACT,
-		O_SCAN,
-		O_ALLOW,
-		O_HIDDEN,
-		O_MODEL,
-		O_HELP
-	};
+	enum { O_TASK = 256, O_ASSERT, O_MODEL, O_HELP };
 	static const struct option longopts[] = {
 		{ "task", required_argument, NULL, O_TASK },
 		{ "assert", required_argument, NULL, O_ASSERT },
-		{ "timeout", required_argument, NULL, O_TIMEOUT },
-		{ "memory", required_argument, NULL, O_MEMORY },
-		{ "procs", required_argument, NULL, O_PROCS },
-		{ "output-cap", required_argument, NULL, O_CAP },
-		{ "extract", required_argument, NULL, O_EXTRACT },
-		{ "scan", required_argument, NULL, O_SCAN },
-		{ "allow-imports", no_argument, NULL, O_ALLOW },
-		{ "run-hidden", no_argument, NULL, O_HIDDEN },
 		{ "model", required_argument, NULL, O_MODEL },
 		{ "help", no_argument, NULL, O_HELP },
+		CLI_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long u;
 	int c;
 
 	opterr = 0;
@@ -92,36 +60,13 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *
 				return ee_fail(err, EE_ERR_USAGE, "--assert: more than %d", MAX_ASSERTS);
 			a->asserts[a->n_asserts++] = optarg;
 			break;
-		case O_TIMEOUT:
-			rc = cli_parse_double("--timeout", optarg, &a->opt.limits.timeout_s, err);
-			break;
-		case O_MEMORY:
-			rc = cli_parse_uint("--memory", optarg, 1u << 20, &u, err);
-			a->opt.limits.memory_mb = (unsigned)u;
-			break;
-		case O_PROCS:
-			rc = cli_parse_uint("--procs", optarg, 1u << 20, &u, err);
-			a->opt.limits.procs = (unsigned)u;
-			break;
-		case O_CAP:
-			rc = cli_parse_uint("--output-cap", optarg, 1ul << 40, &u, err);
-			a->opt.limits.output_cap = u;
-			break;
-		case O_EXTRACT:
-			if (ee_extract_mode_parse(optarg, &a->extract) < 0)
-				return ee_fail(err, EE_ERR_USAGE,
-				               "--extract: expected auto, fenced or none, got '%s'", optarg);
-			break;
-		case O_SCAN:
-			if (parse_scan(optarg, &a->opt.scan) < 0)
-				return ee_fail(err, EE_ERR_USAGE,
-				               "--scan: expected off, report or block, got '%s'", optarg);
-			break;
-		case O_ALLOW: a->opt.deny_imports = 0; break;
-		case O_HIDDEN: a->opt.run_hidden_on_fail = 1; break;
 		case O_MODEL: a->model = optarg; break;
 		case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 		default:
+			if (c >= CLI_COMMON && c < CLI_COMMON_END) {
+				rc = cli_common_option(c, optarg, &a->opt, &a->extract, err);
+				break;
+			}
 			return ee_fail(err, EE_ERR_USAGE,
 			               "unknown or incomplete option '%s' (see execeval run --help)",
 			               argv[optind - 1]);
