@@ -945,6 +945,11 @@ def test_hidden_tests_cannot_be_skipped_by_the_candidate(run, name):
     finally:
         clean_up_after_a_dead_execeval()
     assert r.code >= 0, "execeval died of signal %d" % -r.code
+    if name == "a_thread_steals_the_answer" and r.record and r.record["status"] == "assertion_fail":
+        # The thread and the harness race for the byte; when the harness wins,
+        # the hidden tests run and fail: honest too. Never a pass either way.
+        assert [t["status"] for t in r.record["tests"]] == ["pass", "fail", "fail"]
+        return
     rec = assert_verdict(r, "error", "premature exit")
     assert [t["status"] for t in rec["tests"]] == ["pass", "not_run", "not_run"]
 
