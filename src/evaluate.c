@@ -290,7 +290,7 @@ static void fill_verdict_in(const struct ee_eval *ev, const struct ee_sandbox_ou
 	memset(in, 0, sizeof(*in));
 	in->timed_out = out->timed_out;
 	in->output_overflow = out->output_overflow;
-	in->oom_killed = out->cg.oom_kills > 0;
+	in->oom_killed = out->cg.oom_kills > 0 || s->memory_error;
 	in->pids_limit_hit = out->cg.pids_max_hits > 0;
 	in->have_status = out->have_status;
 	in->status = out->status;

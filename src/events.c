@@ -135,6 +135,15 @@ static void take_findings(struct ee_stream *s, const json_t *list)
 	}
 }
 
+/* MemoryError is the address-space limit (or an allocation the kernel
+ * refused) speaking: the verdict is "memory limit", like an OOM kill. */
+static void note_memory_error(struct ee_stream *s, const json_t *ev)
+{
+	const char *type = get_str(ev, "error_type");
+	if (type && strcmp(type, "MemoryError") == 0)
+		s->memory_error = 1;
+}
+
 static void on_phase(struct ee_stream *s, const json_t *ev)
 {
 	const char *name = get_str(ev, "name");
@@ -169,6 +178,7 @@ static void on_phase(struct ee_stream *s, const json_t *ev)
 		}
 	}
 	if (p == &s->import && state == EE_PH_FAIL) {
+		note_memory_error(s, ev);
 		s->import_exit = json_is_true(json_object_get(ev, "exit"));
 		s->import_setup = json_is_true(json_object_get(ev, "setup"));
 		s->import_denied = dup_text(get_str(ev, "denied"));
@@ -248,9 +258,10 @@ static void on_test(struct ee_stream *s, const json_t *ev)
 	const char *status = get_str(ev, "status");
 	if (status && strcmp(status, "pass") == 0 && !r->exited)
 		r->state = EE_T_PASS;
-	else if (status && strcmp(status, "fail") == 0)
+	else if (status && strcmp(status, "fail") == 0) {
+		note_memory_error(s, ev);
 		fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "failed");
-	else
+	} else
 		violate(s, "bad test status");
 }
 

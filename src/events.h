@@ -54,6 +54,7 @@ struct ee_stream {
 	json_t *findings; /* scan findings (sanitised copies) */
 	char *scan_block; /* code of the first blocking finding */
 	int import_exit, import_setup;
+	int memory_error; /* the import or a test failed with MemoryError */
 	char *import_denied;
 	size_t *order;                /* run order: indices of public, then hidden tests */
 	size_t n_run;                 /* tests reported so far (position in order) */

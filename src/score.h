@@ -5,7 +5,8 @@
  * stream, its own judgement of io/call tests); nothing a candidate printed.
  *
  * Precedence, first match wins (docs/statuses.md lists every detail):
- *   timeout > output overflow > memory limit (unless everything passed) >
+ *   timeout > output overflow > memory limit (an OOM kill or a MemoryError,
+ *   unless everything passed) >
  *   protocol violation > syntax > scan block > import failure >
  *   incomplete stream (signal, cpu/file limits, premature exit) >
  *   a test that exited, overflowed or hit a denied import > a failed test >

@@ -217,6 +217,14 @@ Test(events, an_exit_is_never_a_pass)
 	cr_assert(s.tests[0].exited);
 }
 
+Test(events, a_memory_error_is_noted)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"fail\",\"error_type\":\"MemoryError\"");
+	cr_assert(s.memory_error);
+	cr_assert_eq(s.tests[0].state, EE_T_FAIL);
+}
+
 Test(events, an_io_overflow_is_flagged)
 {
 	good_prefix();
