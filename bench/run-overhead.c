@@ -98,15 +98,11 @@ int main(int argc, char **argv)
 	ee_limits_default(&o.limits);
 	o.deny_imports = 1;
 	o.scan = EE_SCAN_REPORT;
-	if (cli_context_init(&ctx, &o.limits, &err) < 0 || ee_loop_new(&loop, &err) < 0 ||
-	    ee_task_from_asserts(asserts, 1, &task, &err) < 0) {
+	if (cli_context_init(&ctx, &o, &err) < 0 || ee_task_from_asserts(asserts, 1, &task, &err) < 0) {
 		fprintf(stderr, "run-overhead: %s\n", err.msg);
 		return 3;
 	}
-	o.host = &ctx.host;
-	o.mounts = &ctx.mounts;
-	o.seccomp = &ctx.seccomp;
-	o.harness = &ctx.harness;
+	loop = ctx.loop;
 
 	int fd = mkstemps(path, 3);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -137,7 +133,6 @@ int main(int argc, char **argv)
 	printf("  ratio execeval/baseline: %.2fx   (records: %d pass, %d other)\n", t_box / t_base,
 	       tally.pass, tally.other);
 	ee_task_free(&task);
-	ee_loop_free(loop);
 	cli_context_free(&ctx);
 	return tally.other ? 1 : 0;
 }

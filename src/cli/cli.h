@@ -16,16 +16,23 @@
 /* Exit codes (CONTRACT.md). */
 enum { EXIT_PASS = 0, EXIT_NOT_PASS = 1, EXIT_USAGE = 2, EXIT_SANDBOX = 3 };
 
-/* Everything a sandbox needs that is computed once per process. */
+/* Everything a sandbox needs that is computed once per process, and the
+ * event loop that runs them. */
 struct cli_context {
 	struct ee_host host;
 	struct ee_mount_plan mounts;
 	struct ee_seccomp_prog seccomp;
 	struct ee_harness harness;
+	struct ee_loop *loop;
 };
 
-/* Probes the host, plans the mounts for lim->tmp_mb and compiles seccomp. */
-int cli_context_init(struct cli_context *c, const struct ee_limits *lim, struct ee_err *err);
+/* Makes c safe to free before (or without) cli_context_init. */
+void cli_context_zero(struct cli_context *c);
+
+/* Probes the host, plans the mounts for o->limits.tmp_mb, compiles seccomp,
+ * prepares the harness and the loop, and points o's host, mounts, seccomp
+ * and harness at them (c must outlive o's use). */
+int cli_context_init(struct cli_context *c, struct ee_eval_options *o, struct ee_err *err);
 void cli_context_free(struct cli_context *c);
 
 /* Strict option values: the whole string must parse; messages name the flag. */

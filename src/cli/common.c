@@ -11,23 +11,35 @@
 #include "buf.h"
 #include "err.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/sandbox.h"
 
-int cli_context_init(struct cli_context *c, const struct ee_limits *lim, struct ee_err *err)
+void cli_context_zero(struct cli_context *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->harness.code_fd = -1;
+}
+
+int cli_context_init(struct cli_context *c, struct ee_eval_options *o, struct ee_err *err)
+{
+	cli_context_zero(c);
 	if (ee_host_probe(&c->host, err) < 0 || ee_host_usable(&c->host, err) < 0)
 		return -1;
 	ee_cgroup_sweep_stale(&c->host);
-	c->harness.code_fd = -1;
-	if (ee_mount_plan(lim->tmp_mb, &c->mounts, err) < 0 ||
-	    ee_harness_prepare(c->host.python, &c->harness, err) < 0)
+	if (ee_mount_plan(o->limits.tmp_mb, &c->mounts, err) < 0 ||
+	    ee_harness_prepare(c->host.python, &c->harness, err) < 0 ||
+	    ee_seccomp_compile(&c->seccomp, err) < 0 || ee_loop_new(&c->loop, err) < 0)
 		return -1;
-	return ee_seccomp_compile(&c->seccomp, err);
+	o->host = &c->host;
+	o->mounts = &c->mounts;
+	o->seccomp = &c->seccomp;
+	o->harness = &c->harness;
+	return 0;
 }
 
 void cli_context_free(struct cli_context *c)
 {
+	ee_loop_free(c->loop);
+	c->loop = NULL;
 	ee_harness_release(&c->harness);
 	ee_seccomp_free(&c->seccomp);
 }

@@ -40,22 +40,16 @@ static int live_check(struct ee_err *err)
 	struct cli_context ctx;
 	struct ee_eval_options o = { 0 };
 	struct ee_task task = { 0 };
-	struct ee_loop *loop = NULL;
 	json_t *rec = NULL;
 	int rc = -1;
 
 	ee_limits_default(&o.limits);
 	o.deny_imports = 1;
 	o.scan = EE_SCAN_REPORT;
-	if (cli_context_init(&ctx, &o.limits, err) < 0 || ee_loop_new(&loop, err) < 0 ||
-	    ee_task_from_asserts(asserts, 1, &task, err) < 0)
+	if (cli_context_init(&ctx, &o, err) < 0 || ee_task_from_asserts(asserts, 1, &task, err) < 0)
 		goto out;
-	o.host = &ctx.host;
-	o.mounts = &ctx.mounts;
-	o.seccomp = &ctx.seccomp;
-	o.harness = &ctx.harness;
 	struct ee_candidate c = { .task = &task, .program = "", .sample = -1 };
-	if (ee_eval_start(loop, &o, &c, keep_record, &rec, err) < 0 || ee_loop_run(loop, err) != 0)
+	if (ee_eval_start(ctx.loop, &o, &c, keep_record, &rec, err) < 0 || ee_loop_run(ctx.loop, err) != 0)
 		goto out;
 	const char *status = json_string_value(json_object_get(rec, "status"));
 	const char *setup = json_string_value(json_object_get(rec, "sandbox_error"));
@@ -71,7 +65,6 @@ static int live_check(struct ee_err *err)
 out:
 	json_decref(rec);
 	ee_task_free(&task);
-	ee_loop_free(loop);
 	cli_context_free(&ctx);
 	return rc;
 }

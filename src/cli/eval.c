@@ -453,23 +453,17 @@ static void release(struct eval_run *r)
 static int evaluate_all(struct eval_run *r, struct eval_args *a)
 {
 	struct cli_context ctx;
-	struct ee_loop *loop = NULL;
 	struct ee_err err = { 0, "" };
 	int code = EXIT_USAGE;
 
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.harness.code_fd = -1;
+	cli_context_zero(&ctx);
 	if (prepare(r, &err) < 0)
 		goto out;
 	code = EXIT_SANDBOX;
-	if (cli_context_init(&ctx, &a->opt.limits, &err) < 0 || ee_loop_new(&loop, &err) < 0)
+	if (cli_context_init(&ctx, &a->opt, &err) < 0)
 		goto out;
-	a->opt.host = &ctx.host;
-	a->opt.mounts = &ctx.mounts;
-	a->opt.seccomp = &ctx.seccomp;
-	a->opt.harness = &ctx.harness;
 	r->t0 = now_s();
-	int rc = ee_schedule(loop, &a->opt, (unsigned)a->jobs, &source, r, &err);
+	int rc = ee_schedule(ctx.loop, &a->opt, (unsigned)a->jobs, &source, r, &err);
 	progress(r, 1);
 	if (rc > 0) {
 		fprintf(stderr,
@@ -490,7 +484,6 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 out:
 	if (err.msg[0])
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
-	ee_loop_free(loop);
 	cli_context_free(&ctx);
 	return code;
 }

@@ -116,23 +116,18 @@ static int exit_code_of(const json_t *rec)
 static int evaluate(struct run_args *a, const struct ee_task *task, const char *program, int no_block)
 {
 	struct cli_context ctx;
-	struct ee_loop *loop = NULL;
 	struct ee_err err = { 0, "" };
 	json_t *record = NULL;
 	int code = EXIT_SANDBOX;
 
-	if (cli_context_init(&ctx, &a->opt.limits, &err) < 0 || ee_loop_new(&loop, &err) < 0)
+	if (cli_context_init(&ctx, &a->opt, &err) < 0)
 		goto out;
-	a->opt.host = &ctx.host;
-	a->opt.mounts = &ctx.mounts;
-	a->opt.seccomp = &ctx.seccomp;
-	a->opt.harness = &ctx.harness;
 	struct ee_candidate cand = {
 		.task = task, .program = program, .model = a->model, .sample = 0, .no_code_block = no_block
 	};
-	if (ee_eval_start(loop, &a->opt, &cand, print_record, &record, &err) < 0)
+	if (ee_eval_start(ctx.loop, &a->opt, &cand, print_record, &record, &err) < 0)
 		goto out;
-	int sig = ee_loop_run(loop, &err);
+	int sig = ee_loop_run(ctx.loop, &err);
 	if (sig != 0) {
 		if (sig > 0)
 			fprintf(stderr, "execeval: interrupted by signal %d; sandbox removed\n", sig);
@@ -154,7 +149,6 @@ out:
 	if (code == EXIT_SANDBOX && err.msg[0])
 		fprintf(stderr, "execeval: %s\n", err.msg);
 	json_decref(record);
-	ee_loop_free(loop);
 	cli_context_free(&ctx);
 	return code;
 }
