@@ -38,8 +38,10 @@ struct ee_cgroup_stats {
 int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struct ee_cgroup *cg,
                      struct ee_err *err);
 
-/* Moves pid into every created cgroup. */
-int ee_cgroup_attach(const struct ee_cgroup *cg, pid_t pid, struct ee_err *err);
+/* Moves the calling process, which must be single-threaded, into every
+ * created cgroup (heap-free: called in the sandbox's init before it runs
+ * anything else). */
+int ee_cgroup_attach_self(const struct ee_cgroup *cg, struct ee_err *err);
 
 /* Reads the counters after a run. */
 void ee_cgroup_stats(const struct ee_cgroup *cg, struct ee_cgroup_stats *st);

@@ -6,7 +6,8 @@
  *   1. dies with the supervisor (PDEATHSIG), wipes its copy of the
  *      supervisor's environment strings (so /proc/1/environ holds nothing);
  *   2. waits for the supervisor's go: uid/gid maps written, cgroup attached;
- *   3. enters a cgroup namespace rooted at its own cgroup, names the host;
+ *   3. joins its cgroups (cheaply, from inside), enters a cgroup namespace
+ *      rooted there, names the host;
  *   4. builds the root filesystem and pivots into it (mount.c);
  *   5. drops privileges for good: bounding set, supplementary groups,
  *      uid/gid 65534, capabilities, no_new_privs, non-dumpable;
@@ -35,6 +36,7 @@
 #include <unistd.h>
 
 #include "resource_limits.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/host.h"
 #include "sandbox/mount.h"
 #include "sandbox/sandbox.h"
@@ -242,6 +244,10 @@ static void close_others(const struct ee_child_fds *f)
 /* Steps 3-6 of the theory of operation, as init. */
 static int enter_sandbox(const struct ee_child_args *a, struct ee_err *err)
 {
+	/* Joined from inside, before anything else runs: everything this
+	 * process forks is then in the cgroups too. */
+	if (ee_cgroup_attach_self(a->cgroup, err) < 0)
+		return -1;
 	if (a->use_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "unshare cgroup namespace");
 	if (sethostname("sandbox", 7) < 0 || setdomainname("sandbox", 7) < 0)

@@ -21,6 +21,7 @@ struct ee_host;
 struct ee_limits;
 struct ee_mount_plan;
 struct ee_seccomp_prog;
+struct ee_cgroup;
 
 enum { EE_CTL_ERROR = 1, EE_CTL_EXIT = 2 };
 
@@ -45,9 +46,10 @@ struct ee_child_args {
 	const struct ee_mount_plan *mounts;
 	const struct ee_seccomp_prog *seccomp;
 	const char *const *argv;
-	int use_cgroup_ns;  /* unshare a cgroup namespace after being attached */
-	int have_memory_cg; /* else RLIMIT_AS stands in for the memory limit */
-	int have_pids_cg;   /* else RLIMIT_NPROC stands in (root only) */
+	const struct ee_cgroup *cgroup; /* to join first thing (borrowed copy) */
+	int use_cgroup_ns;              /* unshare a cgroup namespace after being attached */
+	int have_memory_cg;             /* else RLIMIT_AS stands in for the memory limit */
+	int have_pids_cg;               /* else RLIMIT_NPROC stands in (root only) */
 	struct ee_child_fds fds;
 };
 

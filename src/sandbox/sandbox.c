@@ -487,6 +487,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 			.mounts = cfg->mounts,
 			.seccomp = cfg->seccomp,
 			.argv = cfg->argv,
+			.cgroup = &sb->cg,
 			.use_cgroup_ns = sb->cg.mem[0] || sb->cg.pids[0],
 			.have_memory_cg = sb->cg.mem[0] != '\0',
 			.have_pids_cg = sb->cg.pids[0] != '\0',
@@ -504,7 +505,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	sb->pid = pid;
 	sb->fd[W_PIDFD] = pidfd;
 
-	if ((!cfg->host->is_root && write_id_maps(pid, err) < 0) || ee_cgroup_attach(&sb->cg, pid, err) < 0) {
+	if (!cfg->host->is_root && write_id_maps(pid, err) < 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, __WALL);
 		goto fail;
