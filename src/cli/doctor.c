@@ -110,9 +110,11 @@ int cmd_doctor(int argc, char **argv)
 	controller("pids", &h.pids,
 	           h.is_root ? "falls back to RLIMIT_NPROC for uid 65534 (shared by concurrent sandboxes)"
 	                     : "falls back to RLIMIT_NPROC, counted per user namespace (kernel >= 5.14)");
-	line("cgroup favordynmods", favordynmods(), "cgroup moves skip an RCU grace period",
-	     "each sandbox's cgroup move waits for an RCU grace period (often 5-15 ms); as root, "
-	     "mount -o remount,favordynmods <the cgroup2 mount> removes that wait (kernel >= 6.0)");
+	/* On v1 the sandbox joins its cgroups through `tasks`, without the lock. */
+	if (h.memory.version == EE_CG_V2 || h.pids.version == EE_CG_V2)
+		line("cgroup favordynmods", favordynmods(), "cgroup moves skip an RCU grace period",
+		     "each sandbox's cgroup move waits for an RCU grace period (often 5-15 ms); as root, "
+		     "mount -o remount,favordynmods <the cgroup2 mount> removes that wait (kernel >= 6.0)");
 	line("python", access(h.python, X_OK) == 0, h.python,
 	     "/usr/bin/python3 missing: apt-get install python3");
 	if (ee_host_usable(&h, &err) < 0 || live_check(&err) < 0) {
