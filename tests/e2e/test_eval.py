@@ -287,3 +287,27 @@ def test_records_carry_class_and_tier_counts(tmp_path):
     rec = records(str(samples) + ".results.jsonl")[0]
     assert rec["class"] == "math"
     assert rec["tiers"] == {"canonical": {"passed": 1, "total": 2}, "edge": {"passed": 0, "total": 1}}
+
+
+@needs_humaneval
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_eval_keeps_its_records_and_leaves_nothing(tmp_path, sig):
+    samples = he_samples(tmp_path, 2)
+    out = tmp_path / "r.jsonl"
+    p = subprocess.Popen([EXECEVAL, "eval", "--tasks", str(HUMANEVAL), "--samples", str(samples), "-j", "4",
+                          "-q", "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not out.exists() or out.read_text().count("\n") < 20):
+        time.sleep(0.05)
+    p.send_signal(sig)
+    t0 = time.time()
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 128 + sig, (p.returncode, err)
+    assert time.time() - t0 < 5
+    assert "records kept" in err
+    kept = records(out)  # every line whole: nothing torn by the interruption
+    assert 20 <= len(kept) < 328
+    # the host-evidence fixture checks no process, cgroup or mount is left;
+    # --resume then finishes the job without repeating any sample
+    execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-o", out, "--resume", check=0)
+    assert len(by_key(records(out))) == len(records(out)) == 328
