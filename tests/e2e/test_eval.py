@@ -7,6 +7,7 @@ when the folder is absent.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -311,3 +312,18 @@ def test_an_interrupted_eval_keeps_its_records_and_leaves_nothing(tmp_path, sig)
     # --resume then finishes the job without repeating any sample
     execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-o", out, "--resume", check=0)
     assert len(by_key(records(out))) == len(records(out)) == 328
+
+
+@pytest.mark.skipif(not shutil.which("script"), reason="script (util-linux) not installed")
+def test_a_progress_line_on_a_terminal_and_none_otherwise(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "completion": SQ_OK}] * 3)
+    cmd = "%s eval --tasks %s --samples %s -k 1 -o %s" % (EXECEVAL, tasks, samples, tmp_path / "a.jsonl")
+    # script(1) gives the command a terminal: the progress line appears there
+    tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True, timeout=60)
+    assert tty.returncode == 0, tty.stdout
+    assert "3/3 done, pass 100.0%" in tty.stdout
+    piped = execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "-o", tmp_path / "b.jsonl", check=0)
+    assert "done, pass" not in piped.stderr
+    quiet = subprocess.run(["script", "-qec", cmd + " -q", "/dev/null"], capture_output=True, text=True, timeout=60)
+    assert "done, pass" not in quiet.stdout
