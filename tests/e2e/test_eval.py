@@ -29,7 +29,7 @@ needs_mbpp = pytest.mark.skipif(not MBPP.exists(), reason="MBPP not found at %s"
 
 # MBPP reference solutions that do not pass, and why (measured; see the issue note).
 MBPP_KNOWN_FAILURES = {
-    "123": "timeout: sums amicable numbers below 9999 by trial division, about 5 s",
+    "123": "timeout: sums amicable numbers below 9999 by trial division, 4.3 s here (next slowest: 47 ms)",
 }
 
 
@@ -96,8 +96,9 @@ def test_mbpp_reference_solutions_pass_but_the_documented_ones(tmp_path):
     recs = records(str(samples) + ".results.jsonl")
     assert len(recs) == len(tasks) == 974
     failed = {r["task_id"]: "%s: %s" % (r["status"], r["detail"]) for r in recs if r["status"] != "pass"}
-    assert set(failed) == set(MBPP_KNOWN_FAILURES), failed
-    assert failed["123"].startswith("timeout")
+    # A faster machine may finish task 123 within the 3 s default: allowed.
+    assert set(failed) <= set(MBPP_KNOWN_FAILURES), failed
+    assert all(v.startswith("timeout") for v in failed.values()), failed
 
 
 @pytest.mark.skipif(not SANITIZED_MBPP.exists(), reason="sanitized MBPP not found")
