@@ -122,8 +122,7 @@ static int load_array(FILE *f, const char *path, int format, struct ee_dataset *
 		return ee_fail(err, EE_ERR_USAGE, "%s:%d: column %d: %s", path, jerr.line, jerr.column,
 		               arr ? "expected an array of tasks" : jerr.text);
 	}
-	json_array_foreach(arr, i, obj)
-	{
+	json_array_foreach (arr, i, obj) {
 		if (add(d, cap, obj, format, path, (long)i + 1, err) < 0) {
 			json_decref(arr);
 			return -1;

@@ -1,9 +1,9 @@
 /* evaluate.h - one candidate, from program text to result record.
  *
- * Builds the job (docs/protocol.md), starts a sandbox on the caller's loop,
- * validates the event stream as it arrives (events.h), answers the gate,
- * and when the sandbox is gone decides the verdict (score.h) and hands the
- * finished record to the caller's callback. Many evaluations can share one
+ * Builds the job (job.h), starts a sandbox on the caller's loop, validates
+ * the event stream as it arrives (events.h), answers the gate, and when the
+ * sandbox is gone hands the finished record (record.h, which decides the
+ * verdict with score.h) to the caller's callback. Many evaluations can share one
  * loop; each owns its state until the callback has run.
  */
 #ifndef EE_EVALUATE_H
@@ -46,9 +46,6 @@ struct ee_candidate {
 
 /* Receives the record (a new reference the callback owns). */
 typedef void (*ee_record_cb)(void *ctx, json_t *record);
-
-/* The default import denylist (module names and dotted attributes). */
-extern const char *const ee_default_denylist[];
 
 int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_candidate *c,
                   ee_record_cb cb, void *ctx, struct ee_err *err);

@@ -115,8 +115,7 @@ static void take_findings(struct ee_stream *s, const json_t *list)
 	size_t i;
 	json_t *f;
 
-	json_array_foreach(list, i, f)
-	{
+	json_array_foreach (list, i, f) {
 		if (i >= MAX_FINDINGS || !json_is_object(f))
 			break;
 		const char *code = get_str(f, "code"), *sev = get_str(f, "severity");

@@ -74,8 +74,7 @@ static size_t name_width(const json_t *obj, const char *header, int classes)
 	const char *key;
 	json_t *val;
 
-	json_object_foreach((json_t *)obj, key, val)
-	{
+	json_object_foreach ((json_t *)obj, key, val) {
 		size_t kw = text_width(classes ? class_label(key) : key);
 		w = kw > w ? kw : w;
 	}
@@ -95,14 +94,12 @@ static void print_pass_at_k(FILE *out, const json_t *sum)
 	json_t *val;
 	char label[48];
 
-	json_object_foreach(json_object_get(sum, "pass_at_k"), key, val)
-	{
+	json_object_foreach (json_object_get(sum, "pass_at_k"), key, val) {
 		snprintf(label, sizeof(label), "pass@%s", key);
 		print_line(out, label, val, 4, NULL);
 	}
 	size_t i;
-	json_array_foreach(json_object_get(sum, "pass_at_k_dropped"), i, val)
-	{
+	json_array_foreach (json_object_get(sum, "pass_at_k_dropped"), i, val) {
 		snprintf(label, sizeof(label), "pass@%lld",
 		         (long long)json_integer_value(json_object_get(val, "k")));
 		const char *why = json_string_value(json_object_get(val, "reason"));
@@ -153,15 +150,16 @@ static void print_classes(FILE *out, const json_t *sum)
 	fprintf(out, "\n");
 	put_name(out, "class", w);
 	fprintf(out, "   tasks  samples");
-	json_object_foreach((json_t *)pak, k, unused) fprintf(out, " %9s%s", "pass@", k);
+	json_object_foreach ((json_t *)pak, k, unused)
+		fprintf(out, " %9s%s", "pass@", k);
 	fprintf(out, "     mean   median      p10\n");
-	json_object_foreach((json_t *)classes, key, val)
-	{
+	json_object_foreach ((json_t *)classes, key, val) {
 		put_name(out, class_label(key), w);
 		put_num(out, json_object_get(val, "tasks"), 8, 0);
 		put_num(out, json_object_get(val, "samples"), 9, 0);
-		json_object_foreach((json_t *)pak, k, unused) put_num(
-		        out, json_object_get(json_object_get(val, "pass_at_k"), k), 10 + (int)strlen(k), 4);
+		json_object_foreach ((json_t *)pak, k, unused)
+			put_num(out, json_object_get(json_object_get(val, "pass_at_k"), k),
+			        10 + (int)strlen(k), 4);
 		put_num(out, json_object_get(val, "mean_score"), 9, 4);
 		put_num(out, json_object_get(val, "median_task_score"), 9, 4);
 		put_num(out, json_object_get(val, "p10_task_score"), 9, 4);
@@ -181,8 +179,7 @@ static void print_tiers(FILE *out, const json_t *sum)
 	fprintf(out, "\n");
 	put_name(out, "tier", w);
 	fprintf(out, "    tests   passed  pass rate  samples  all passed\n");
-	json_object_foreach((json_t *)tiers, key, val)
-	{
+	json_object_foreach ((json_t *)tiers, key, val) {
 		put_name(out, key, w);
 		put_num(out, json_object_get(val, "tests"), 9, 0);
 		put_num(out, json_object_get(val, "tests_passed"), 9, 0);
@@ -207,8 +204,7 @@ static void print_counts(FILE *out, const json_t *counts, const char *header, do
 	fprintf(out, "\n");
 	put_name(out, header, w);
 	fprintf(out, "    count    share\n");
-	json_object_foreach((json_t *)counts, key, val)
-	{
+	json_object_foreach ((json_t *)counts, key, val) {
 		if (row++ == max)
 			break;
 		put_name(out, key, w);

@@ -1,0 +1,33 @@
+/* job.h - the job the harness reads from fd 3 (docs/protocol.md).
+ *
+ * The job holds the program, the task's setup and its tests without the
+ * expected values of io and call tests (those never enter the sandbox), the
+ * import denylist, the scan mode, the gate flag and the io output cap. A
+ * program that is not valid UTF-8 goes as code_b64, so Python's own rules
+ * for source bytes apply inside.
+ */
+#ifndef EE_JOB_H
+#define EE_JOB_H
+
+#include <stddef.h>
+
+struct ee_task;
+
+/* The default import denylist (module names and dotted attributes). */
+extern const char *const ee_default_denylist[];
+
+struct ee_job_spec {
+	const struct ee_task *task; /* borrowed */
+	const char *program;
+	const char *nonce; /* 32 hex characters */
+	int deny_imports;  /* send ee_default_denylist, else an empty list */
+	int scan;          /* enum ee_scan_mode */
+	int gate;          /* ask the supervisor before hidden tests */
+	size_t io_output_cap;
+};
+
+/* The job as compact JSON (malloc'd, owned by the caller), *ret_len its
+ * length; NULL when out of memory or the task holds invalid UTF-8. */
+char *ee_job_build(const struct ee_job_spec *spec, size_t *ret_len);
+
+#endif

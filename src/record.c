@@ -1,0 +1,242 @@
+/* record.c - the result record, built from the supervisor's own evidence
+ * (docs/record.md lists every key). */
+#include "record.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "events.h"
+#include "sandbox/sandbox.h"
+#include "score.h"
+#include "task.h"
+#include "text.h"
+
+void ee_iso_now(char out[32])
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, 32 - n, ".%03dZ", (int)(ts.tv_nsec / 1000000) % 1000);
+}
+
+static const char *phase_name(int state)
+{
+	static const char *const names[] = { "not_run", "ok", "fail", "skipped" };
+	return names[state];
+}
+
+static const char *test_state_name(int state)
+{
+	static const char *const names[] = { "not_run", "pass", "fail", "skipped" };
+	return names[state];
+}
+
+static json_t *ms_value(double ms)
+{
+	return ms < 0 ? json_null() : json_real(round(ms * 1000.0) / 1000.0);
+}
+
+static json_t *text_value(const char *p, size_t len)
+{
+	char *clean = ee_text_sanitize(p ? p : "", p ? len : 0, EE_RECORD_TEXT_CHARS, NULL);
+	json_t *v = clean ? json_string(clean) : json_string("");
+	free(clean);
+	return v;
+}
+
+static json_t *opt_text(const char *p)
+{
+	return p ? text_value(p, strlen(p)) : json_null();
+}
+
+static json_t *phase_json(const char *name, const struct ee_phase_result *p)
+{
+	json_t *o = json_pack("{s:s, s:s}", "name", name, "status", phase_name(p->state));
+	if (p->duration_ms >= 0)
+		json_object_set_new(o, "duration_ms", ms_value(p->duration_ms));
+	if (p->message)
+		json_object_set_new(o, "message", opt_text(p->message));
+	if (p->line > 0)
+		json_object_set_new(o, "line", json_integer(p->line));
+	return o;
+}
+
+static json_t *tests_phase(const struct ee_record_parts *ev, int hidden)
+{
+	const struct ee_task *t = ev->task;
+	unsigned passed = 0, total = 0, skipped = 0, ran = 0;
+
+	for (size_t i = 0; i < t->n_tests; i++) {
+		if (t->tests[i].hidden != hidden)
+			continue;
+		int st = ev->stream->tests[i].state;
+		total++;
+		passed += st == EE_T_PASS;
+		skipped += st == EE_T_SKIPPED;
+		ran += st == EE_T_PASS || st == EE_T_FAIL;
+	}
+	const char *status = total == 0 || skipped == total ? "skipped"
+	                     : ran < total && passed == ran ? "not_run"
+	                     : passed == total              ? "ok"
+	                                                    : "fail";
+	return json_pack("{s:s, s:s, s:I, s:I}", "name", hidden ? "hidden" : "public", "status", status,
+	                 "passed", (json_int_t)passed, "total", (json_int_t)total);
+}
+
+static json_t *phases_json(const struct ee_record_parts *ev)
+{
+	json_t *a = json_array();
+	json_array_append_new(a, phase_json("syntax", &ev->stream->syntax));
+	json_t *scan = phase_json("scan", &ev->stream->scan);
+	json_object_set(scan, "findings", ev->stream->findings);
+	json_array_append_new(a, scan);
+	json_array_append_new(a, phase_json("import", &ev->stream->import));
+	json_array_append_new(a, tests_phase(ev, 0));
+	json_array_append_new(a, tests_phase(ev, 1));
+	return a;
+}
+
+static json_t *tests_json(const struct ee_record_parts *ev)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < ev->task->n_tests; i++) {
+		const struct ee_test *t = &ev->task->tests[i];
+		const struct ee_test_result *r = &ev->stream->tests[i];
+		json_array_append_new(
+		        a, json_pack("{s:I, s:s, s:s, s:s, s:s, s:f, s:o, s:o}", "index", (json_int_t)i,
+		                     "kind", ee_test_kind_name(t->kind), "visibility",
+		                     t->hidden ? "hidden" : "public", "tier", ee_tier_name(t->tier), "status",
+		                     test_state_name(r->state), "weight", t->weight, "duration_ms",
+		                     ms_value(r->duration_ms), "message", opt_text(r->message)));
+	}
+	return a;
+}
+
+/* {"canonical": {"passed": 2, "total": 3}, ...}: tiers present in the task. */
+static json_t *tiers_json(const struct ee_record_parts *ev)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; o && i < ev->task->n_tests; i++) {
+		const char *tier = ee_tier_name(ev->task->tests[i].tier);
+		json_t *t = json_object_get(o, tier);
+		if (!t) {
+			t = json_pack("{s:i, s:i}", "passed", 0, "total", 0);
+			json_object_set_new(o, tier, t);
+		}
+		json_object_set_new(t, "total",
+		                    json_integer(json_integer_value(json_object_get(t, "total")) + 1));
+		if (ev->stream->tests[i].state == EE_T_PASS)
+			json_object_set_new(
+			        t, "passed",
+			        json_integer(json_integer_value(json_object_get(t, "passed")) + 1));
+	}
+	return o;
+}
+
+static void fill_verdict_in(const struct ee_record_parts *ev, const struct ee_sandbox_outcome *out,
+                            struct ee_test_outcome *tests, struct ee_verdict_in *in)
+{
+	const struct ee_stream *s = ev->stream;
+
+	memset(in, 0, sizeof(*in));
+	in->timed_out = out->timed_out;
+	in->output_overflow = out->output_overflow;
+	in->oom_killed = out->cg.oom_kills > 0 || s->memory_error;
+	in->pids_limit_hit = out->cg.pids_max_hits > 0;
+	in->have_status = out->have_status;
+	in->status = out->status;
+	in->protocol_error = s->violation;
+	in->done = s->done;
+	if (s->syntax.state == EE_PH_FAIL)
+		in->syntax_error = s->syntax.message ? s->syntax.message : "invalid syntax";
+	if (s->scan.state == EE_PH_FAIL)
+		in->scan_block = s->scan_block;
+	in->import_failed = s->import.state == EE_PH_FAIL;
+	in->import_exit = s->import_exit;
+	in->import_setup = s->import_setup;
+	in->import_denied = s->import_denied;
+	in->import_message = s->import.message ? s->import.message : "the module raised";
+	for (size_t k = 0; k < ev->task->n_tests; k++) {
+		size_t i = s->order[k];
+		const struct ee_test_result *r = &s->tests[i];
+		tests[k] = (struct ee_test_outcome){ .state = r->state,
+			                             .weight = ev->task->tests[i].weight,
+			                             .index = (int)i,
+			                             .exited = r->exited,
+			                             .overflow = r->overflow,
+			                             .denied = r->denied,
+			                             .message = r->message };
+	}
+	in->tests = tests;
+	in->n_tests = ev->task->n_tests;
+}
+
+static json_t *resources_json(const struct ee_sandbox_outcome *out)
+{
+	json_t *r = json_pack("{s:o, s:o, s:o}", "wall_ms", ms_value(out->wall_ms), "cpu_ms",
+	                      ms_value(out->cpu_ms), "peak_rss_kb",
+	                      out->maxrss_kb < 0 ? json_null() : json_integer(out->maxrss_kb));
+	if (out->cg.peak_kb >= 0)
+		json_object_set_new(r, "peak_memory_kb", json_integer(out->cg.peak_kb));
+	return r;
+}
+
+json_t *ee_record_build(const struct ee_record_parts *ev)
+{
+	const struct ee_sandbox_outcome *out = ev->out;
+	struct ee_test_outcome *tests = calloc(ev->task->n_tests + 1, sizeof(*tests));
+	struct ee_verdict_in in;
+	struct ee_verdict v;
+	char finished[32];
+
+	if (!tests)
+		return NULL;
+	fill_verdict_in(ev, out, tests, &in);
+	ee_verdict_decide(&in, &v);
+	free(tests);
+	if (ev->no_code_block && v.status != EE_PASS) {
+		v.status = EE_ERROR;
+		snprintf(v.detail, sizeof(v.detail), "no code block");
+	}
+	ee_iso_now(finished);
+
+	json_t *rec = json_object();
+	json_object_set_new(rec, "task_id", json_string(ev->task->task_id));
+	if (ev->sample >= 0)
+		json_object_set_new(rec, "sample", json_integer(ev->sample));
+	if (ev->model)
+		json_object_set_new(rec, "model", json_string(ev->model));
+	if (ev->task->class_name && ev->task->class_name[0])
+		json_object_set_new(rec, "class", json_string(ev->task->class_name));
+	json_object_set_new(rec, "status", json_string(ee_status_name(v.status)));
+	json_object_set_new(rec, "detail", v.status == EE_PASS ? json_null() : opt_text(v.detail));
+	json_object_set_new(rec, "score", json_real(v.score));
+	json_object_set_new(rec, "passed", json_integer(v.passed));
+	json_object_set_new(rec, "total", json_integer(v.total));
+	json_object_set_new(rec, "reward", json_integer(v.reward));
+	json_object_set_new(rec, "phases", phases_json(ev));
+	json_object_set_new(rec, "tests", tests_json(ev));
+	json_object_set_new(rec, "tiers", tiers_json(ev));
+	json_object_set_new(rec, "stdout", text_value(out->out.data, out->out.len));
+	json_object_set_new(rec, "stderr", text_value(out->err.data, out->err.len));
+	json_object_set_new(rec, "resources", resources_json(out));
+	json_object_set_new(rec, "sandbox_id", json_string(ev->sandbox_id));
+	json_object_set_new(rec, "started_at", json_string(ev->started_at));
+	json_object_set_new(rec, "finished_at", json_string(finished));
+	json_object_set_new(rec, "execeval_version", json_string(EE_VERSION));
+	/* Unknown sample fields are kept, but never over the record's own. */
+	const char *key;
+	json_t *val;
+	if (ev->extra) {
+		json_object_foreach (ev->extra, key, val) {
+			if (!json_object_get(rec, key))
+				json_object_set(rec, key, val);
+		}
+	}
+	return rec;
+}

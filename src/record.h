@@ -1,0 +1,38 @@
+/* record.h - the result record of one candidate (docs/record.md).
+ *
+ * Built from facts the supervisor established itself: the validated event
+ * stream, the sandbox's outcome (clock, cgroup counters, wait status) and the
+ * verdict decided from them (score.h). Candidate output appears only in the
+ * stdout and stderr fields, sanitised and truncated.
+ */
+#ifndef EE_RECORD_H
+#define EE_RECORD_H
+
+#include <jansson.h>
+
+#define EE_RECORD_TEXT_CHARS 8000 /* of stdout and of stderr, each */
+
+struct ee_task;
+struct ee_stream;
+struct ee_sandbox_outcome;
+
+/* Everything borrowed for the call. */
+struct ee_record_parts {
+	const struct ee_task *task;
+	const struct ee_stream *stream;
+	const struct ee_sandbox_outcome *out;
+	const char *model; /* NULL: absent */
+	long sample;       /* -1: absent */
+	json_t *extra;     /* sample fields to copy, or NULL (not modified) */
+	int no_code_block; /* --extract fenced found no block */
+	const char *sandbox_id;
+	const char *started_at;
+};
+
+/* A new record (owned by the caller), or NULL when out of memory. */
+json_t *ee_record_build(const struct ee_record_parts *parts);
+
+/* Now, UTC, ISO 8601 with milliseconds. */
+void ee_iso_now(char out[32]);
+
+#endif
