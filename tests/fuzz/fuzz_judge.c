@@ -64,8 +64,7 @@ static json_t *canonical(const json_t *v, int *depth)
 		break;
 	case JSON_OBJECT:
 		items = json_array();
-		json_object_foreach((json_t *)v, key, val)
-		{
+		json_object_foreach ((json_t *)v, key, val) {
 			json_t *pair = json_pack("[so]", key, canonical(val, &d));
 			json_array_append_new(items, pair);
 			if (d + 1 > *depth)

@@ -24,7 +24,8 @@ static void check(const json_t *sum, unsigned long accepted, size_t nk)
 
 	if (json_integer_value(json_object_get(sum, "samples")) != (json_int_t)accepted)
 		abort();
-	json_object_foreach(statuses, key, v) total += json_integer_value(v);
+	json_object_foreach (statuses, key, v)
+		total += json_integer_value(v);
 	if (total != (json_int_t)accepted || json_object_size(statuses) != 5)
 		abort();
 	if (json_object_size(json_object_get(sum, "details")) > EE_SUMMARY_MAX_DETAILS + 1)
@@ -33,8 +34,9 @@ static void check(const json_t *sum, unsigned long accepted, size_t nk)
 	            json_array_size(json_object_get(sum, "pass_at_k_dropped")) !=
 	    nk)
 		abort();
-	json_object_foreach(json_object_get(sum, "pass_at_k"), key,
-	                    v) if (!(json_real_value(v) >= 0.0 && json_real_value(v) <= 1.0)) abort();
+	json_object_foreach (json_object_get(sum, "pass_at_k"), key, v)
+		if (!(json_real_value(v) >= 0.0 && json_real_value(v) <= 1.0))
+			abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
