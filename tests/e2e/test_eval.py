@@ -19,7 +19,18 @@ import pytest
 
 from conftest import EXECEVAL, REPO
 
-DATASETS = Path(os.environ.get("EE_DATASETS", REPO.parent / "shared" / "datasets"))
+def find_datasets():
+    """EE_DATASETS, else ../shared/datasets beside the checkout, else the
+    workplace's /work/shared/datasets (CI may clone elsewhere)."""
+    if os.environ.get("EE_DATASETS"):
+        return Path(os.environ["EE_DATASETS"])
+    for candidate in (REPO.parent / "shared" / "datasets", Path("/work/shared/datasets")):
+        if candidate.exists():
+            return candidate
+    return REPO.parent / "shared" / "datasets"
+
+
+DATASETS = find_datasets()
 HUMANEVAL = DATASETS / "humaneval" / "HumanEval.jsonl"
 MBPP = DATASETS / "mbpp" / "mbpp.jsonl"
 SANITIZED_MBPP = DATASETS / "mbpp" / "sanitized-mbpp.json"
