@@ -89,7 +89,9 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	json_t *rec = NULL;
 
 	ee_stream_finish(&ev->stream);
-	if (out->setup_failed) {
+	if (out->interrupted) {
+		rec = NULL; /* stopped by execeval's own signal: no verdict to give */
+	} else if (out->setup_failed) {
 		rec = json_pack("{s:s, s:s, s:s}", "task_id", ev->task->task_id, "sandbox_error",
 		                out->setup_err.msg, "execeval_version", EE_VERSION);
 	} else {

@@ -44,7 +44,9 @@ struct ee_candidate {
 	int no_code_block;          /* --extract fenced found no block */
 };
 
-/* Receives the record (a new reference the callback owns). */
+/* Receives the record (a new reference the callback owns), or NULL when the
+ * evaluation was interrupted by a signal to execeval (no verdict exists: a
+ * record would make --resume skip a candidate that was never judged). */
 typedef void (*ee_record_cb)(void *ctx, json_t *record);
 
 int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_candidate *c,

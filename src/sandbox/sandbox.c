@@ -312,8 +312,10 @@ static void on_signal(struct ee_loop *loop)
 		return;
 	if (!loop->interrupted)
 		loop->interrupted = (int)si.ssi_signo;
-	for (struct ee_sandbox *sb = loop->all; sb; sb = sb->next)
+	for (struct ee_sandbox *sb = loop->all; sb; sb = sb->next) {
+		sb->out.interrupted = 1;
 		ee_sandbox_kill(sb);
+	}
 }
 
 int ee_loop_run_once(struct ee_loop *loop, struct ee_err *err)

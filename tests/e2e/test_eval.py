@@ -320,10 +320,14 @@ def test_an_interrupted_eval_keeps_its_records_and_leaves_nothing(tmp_path, sig)
     assert "records kept" in err
     kept = records(out)  # every line whole: nothing torn by the interruption
     assert 20 <= len(kept) < 328
+    # candidates cut short by the signal leave no record (no fake verdict)
+    assert {r["status"] for r in kept} == {"pass"}, {(r["status"], r["detail"]) for r in kept}
     # the host-evidence fixture checks no process, cgroup or mount is left;
     # --resume then finishes the job without repeating any sample
     execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-o", out, "--resume", check=0)
-    assert len(by_key(records(out))) == len(records(out)) == 328
+    final = records(out)
+    assert len(by_key(final)) == len(final) == 328
+    assert {r["status"] for r in final} == {"pass"}
 
 
 @pytest.mark.skipif(not shutil.which("script"), reason="script (util-linux) not installed")
