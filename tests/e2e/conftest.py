@@ -236,13 +236,18 @@ def wait_no_leftovers(markers=(), exclude=(), seconds=3.0):
         time.sleep(0.05)
 
 
+def sandbox_running():
+    """Live processes of the sandbox's uid (the sandboxes run as 65534)."""
+    return [pid for pid, state, uids, _, _ in processes() if NOBODY in uids and state not in ("Z", "X")]
+
+
 def clean_up_after_a_dead_execeval():
     """When execeval itself died (a bug), its sandbox and cgroups may be
     left: kill what is left (ours: it runs in our namespace) by pid, and let
     one trivial run sweep the empty cgroups. Then host_evidence judges the
-    next test, not this leftover."""
+    next test, not this leftover. Returns that run (CompletedProcess)."""
     for _ in range(50):
-        left = [pid for pid, state, uids, _, _ in processes() if NOBODY in uids and state not in ("Z", "X")]
+        left = sandbox_running()
         if not left:
             break
         for pid in left:
@@ -252,8 +257,8 @@ def clean_up_after_a_dead_execeval():
                 pass
         time.sleep(0.05)
         reap_zombies()
-    subprocess.run([EXECEVAL, "run", "--assert", "assert 1", "-"], input=b"x = 1\n", stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, env=execeval_env(), timeout=OUTER_TIMEOUT)
+    return subprocess.run([EXECEVAL, "run", "--assert", "assert 1", "-"], input=b"x = 1\n",
+                          capture_output=True, env=execeval_env(), timeout=OUTER_TIMEOUT)
 
 
 def cgroup_roots():

@@ -2,15 +2,14 @@
 promptly with 128 + signo, prints no record, and leaves no sandbox process
 and no execeval.* cgroup behind (the autouse host_evidence fixture checks
 both again after each test)."""
-import os
 import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import EXECEVAL, NOBODY, execeval_cgroups, execeval_env, processes, wait_no_cgroups, \
-    wait_no_leftovers
+from conftest import EXECEVAL, clean_up_after_a_dead_execeval, execeval_cgroups, execeval_env, \
+    sandbox_running, wait_no_cgroups, wait_no_leftovers
 
 SLEEPER = "import time\ndef f():\n    return 1\ntime.sleep(20)\n"
 STUBBORN = ("import os, signal, time\n"
@@ -21,10 +20,6 @@ STUBBORN = ("import os, signal, time\n"
             "    if os.fork() == 0:\n"
             "        break\n"
             "time.sleep(20)\n")
-
-
-def sandbox_running():
-    return [pid for pid, state, uids, _, _ in processes() if NOBODY in uids and state not in ("Z", "X")]
 
 
 def start(tmp_path, code):
@@ -72,13 +67,6 @@ def test_interrupt_mid_run_leaves_nothing(tmp_path, signo, code):
     assert wait_no_cgroups(seconds=1.0) == []
 
 
-def sweep_run():
-    """One trivial run: execeval sweeps the empty cgroups of dead runs."""
-    q = subprocess.run([EXECEVAL, "run", "--assert", "assert 1", "-"], input=b"x = 1\n", stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=execeval_env(), timeout=60)
-    assert q.returncode == 0, q.stderr
-
-
 def test_sigkill_of_execeval_takes_the_sandbox_down(tmp_path):
     """SIGKILL cannot be caught: the sandbox's init must die with its parent
     (PR_SET_PDEATHSIG), which ends the whole pid namespace. The cgroups are
@@ -96,18 +84,9 @@ def test_sigkill_of_execeval_takes_the_sandbox_down(tmp_path):
             p.kill()
             p.wait()
         # Whatever survived is killed here (by pid), so the verdict of this
-        # test is its own and the next tests start clean.
-        for _ in range(50):
-            pids = sandbox_running()
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            time.sleep(0.05)
-            wait_no_leftovers(seconds=0.1)
-        sweep_run()
+        # test is its own and the next tests start clean; the run that
+        # follows sweeps the dead run's empty cgroups.
+        sweep = clean_up_after_a_dead_execeval()
+        assert sweep.returncode == 0, sweep.stderr
     assert left == [], "the sandbox outlived execeval: %s" % left
     assert wait_no_cgroups(seconds=2.0) == []
