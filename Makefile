@@ -55,9 +55,9 @@ $(BUILD)/execeval-san: $(call san_obj,$(LIB_SRC) $(CLI_SRC)) $(BUILD)/san/embed.
 	$(CC) $(SAN) $^ -o $@ $(LIBS)
 
 # Unit tests: Criterion, built and run under ASan+UBSan.
-$(BUILD)/unit/%: tests/unit/%.c $(call san_obj,$(LIB_SRC)) $(BUILD)/san/embed.o
+$(BUILD)/unit/%: tests/unit/%.c $(call san_obj,$(LIB_SRC)) $(BUILD)/san/embed.o $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	@echo "  LD      $@"; $(CC) $(BASE) $(SAN) $^ -o $@ $(LIBS) -lcriterion
+	@echo "  LD      $@"; $(CC) $(BASE) $(SAN) $(filter-out %.h,$^) -o $@ $(LIBS) -lcriterion
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 
 unit: $(UNIT_BIN)
@@ -122,7 +122,7 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 install: $(BUILD)/execeval
 	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval
 
-C_FILES = src/*.[ch] src/*/*.[ch] tests/unit/*.c tests/fuzz/*.c bench/*.c
+C_FILES = src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c bench/*.c
 format:
 	clang-format -i $(C_FILES)
 format-check:

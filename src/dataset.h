@@ -31,10 +31,4 @@ void ee_dataset_free(struct ee_dataset *d);
 /* The entry of task_id, or NULL. */
 struct ee_dataset_entry *ee_dataset_find(const struct ee_dataset *d, const char *task_id);
 
-/* Reads one line of at most cap bytes (newline excluded) from f into *buf
- * (grown as needed, owned by the caller). Returns the length, -1 at EOF,
- * -2 when the line is longer than cap (the rest of it is skipped).
- * *had_newline says whether the line was terminated (a torn last line is not). */
-long ee_read_line(void *f, char **buf, size_t *alloc, size_t cap, int *had_newline);
-
 #endif

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dataset.h"
 #include "err.h"
+#include "lines.h"
 
 #define MAX_RECORD_LINE (64u << 20)
 

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "dataset.h"
 #include "err.h"
+#include "lines.h"
 #include "results.h"
 #include "strmap.h"
 #include "task.h"

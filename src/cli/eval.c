@@ -19,6 +19,7 @@
 #include "compose.h"
 #include "dataset.h"
 #include "err.h"
+#include "lines.h"
 #include "extract.h"
 #include "results.h"
 #include "sandbox/sandbox.h"

@@ -11,6 +11,7 @@
 #include "compose.h"
 #include "dataset.h"
 #include "err.h"
+#include "lines.h"
 #include "resource_limits.h"
 #include "results.h"
 #include "task.h"

@@ -11,12 +11,7 @@
 #include "err.h"
 #include "summary.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#define no_leaks() cr_expect_eq(__lsan_do_recoverable_leak_check(), 0, "memory leaked (see above)")
-#else
-#define no_leaks() ((void)0)
-#endif
+#include "leakcheck.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 #define NODROP   (-1.0)

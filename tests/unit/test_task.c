@@ -13,12 +13,7 @@
 
 /* Criterion ignores LeakSanitizer's exit-time report (and any failure in a
  * .fini), so each test asks for a leak check at its end, where it counts. */
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#define no_leaks() cr_expect_eq(__lsan_do_recoverable_leak_check(), 0, "memory leaked (see above)")
-#else
-#define no_leaks() ((void)0)
-#endif
+#include "leakcheck.h"
 
 #define WHERE    "t.jsonl:3"
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
