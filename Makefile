@@ -11,12 +11,15 @@ CC       ?= cc
 PYTHON   ?= /usr/bin/python3
 BUILD    := build
 
+# The warm workers embed the interpreter candidates run with (zygote.c).
+PY_CFLAGS := $(shell pkg-config --cflags python3-embed 2>/dev/null)
+PY_LIBS   := $(shell pkg-config --libs python3-embed 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wvla -Wno-unused-parameter
-BASE     := -std=c11 -D_GNU_SOURCE -DEE_VERSION='"$(VERSION)"' -iquote src $(WARN) -g
+BASE     := -std=c11 -D_GNU_SOURCE -DEE_VERSION='"$(VERSION)"' -iquote src $(WARN) -g $(PY_CFLAGS)
 HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 SAN      := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-LIBS     := -lseccomp -ljansson -lm
+LIBS     := -lseccomp -ljansson -lm $(PY_LIBS)
 LDHARDEN := -pie -Wl,-z,relro,-z,now
 
 LIB_SRC  := $(sort $(wildcard src/*.c src/sandbox/*.c src/harness/*.c))

@@ -98,7 +98,8 @@ int main(int argc, char **argv)
 	ee_limits_default(&o.limits);
 	o.deny_imports = 1;
 	o.scan = EE_SCAN_REPORT;
-	if (cli_context_init(&ctx, &o, &err) < 0 || ee_task_from_asserts(asserts, 1, &task, &err) < 0) {
+	o.isolation = EE_ISOLATION_COLD;
+	if (cli_context_init(&ctx, &o, 1, &err) < 0 || ee_task_from_asserts(asserts, 1, &task, &err) < 0) {
 		fprintf(stderr, "run-overhead: %s\n", err.msg);
 		return 3;
 	}

@@ -171,6 +171,7 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 		.job = job,
 		.job_len = job_len,
 		.keep_output = KEEP_OUTPUT_BYTES,
+		.pool = o->pool,
 	};
 	int rc = ee_sandbox_start(loop, &cfg, &ops, ev, &sb, err);
 	free(job);

@@ -19,20 +19,27 @@ struct ee_harness;
 struct ee_host;
 struct ee_loop;
 struct ee_mount_plan;
+struct ee_pool;
 struct ee_seccomp_prog;
 struct ee_task;
 
 enum ee_scan_mode { EE_SCAN_OFF, EE_SCAN_REPORT, EE_SCAN_BLOCK };
+
+/* How candidates are started (worker.h): a fresh interpreter each (cold), a
+ * fork of a warm worker (warm), or warm where the host allows it (auto). */
+enum ee_isolation { EE_ISOLATION_AUTO, EE_ISOLATION_COLD, EE_ISOLATION_WARM };
 
 struct ee_eval_options {
 	const struct ee_host *host;
 	const struct ee_mount_plan *mounts;
 	const struct ee_seccomp_prog *seccomp;
 	const struct ee_harness *harness; /* how to start the harness */
+	struct ee_pool *pool;             /* warm workers, or NULL: cold */
 	struct ee_limits limits;          /* the command line's; a task's own override them */
 	int deny_imports;                 /* the import denylist is on */
 	int scan;                         /* enum ee_scan_mode */
 	int run_hidden_on_fail;           /* run hidden tests even when a public one failed */
+	int isolation;                    /* enum ee_isolation, as asked for */
 };
 
 struct ee_candidate {

@@ -24,15 +24,18 @@ struct cli_context {
 	struct ee_seccomp_prog seccomp;
 	struct ee_harness harness;
 	struct ee_loop *loop;
+	struct ee_pool *pool; /* warm workers, when the isolation is warm */
 };
 
 /* Makes c safe to free before (or without) cli_context_init. */
 void cli_context_zero(struct cli_context *c);
 
 /* Probes the host, plans the mounts for o->limits.tmp_mb, compiles seccomp,
- * prepares the harness and the loop, and points o's host, mounts, seccomp
- * and harness at them (c must outlive o's use). */
-int cli_context_init(struct cli_context *c, struct ee_eval_options *o, struct ee_err *err);
+ * prepares the harness and the loop, starts `workers` warm workers when
+ * o->isolation asks for warm (auto: where the host allows it, else cold with
+ * a note on stderr), and points o's host, mounts, seccomp, harness and pool
+ * at them (c must outlive o's use). */
+int cli_context_init(struct cli_context *c, struct ee_eval_options *o, unsigned workers, struct ee_err *err);
 void cli_context_free(struct cli_context *c);
 
 /* Strict option values: the whole string must parse; messages name the flag. */
@@ -53,6 +56,7 @@ enum {
 	CLI_O_SCAN,
 	CLI_O_ALLOW,
 	CLI_O_HIDDEN,
+	CLI_O_ISOLATION,
 	CLI_COMMON_END
 };
 #define CLI_COMMON_OPTIONS                                                                                   \
@@ -63,6 +67,7 @@ enum {
 	        { "extract", required_argument, NULL, CLI_O_EXTRACT },                                       \
 	        { "scan", required_argument, NULL, CLI_O_SCAN },                                             \
 	        { "allow-imports", no_argument, NULL, CLI_O_ALLOW },                                         \
+	        { "isolation", required_argument, NULL, CLI_O_ISOLATION },                                   \
 	{                                                                                                    \
 		"run-hidden", no_argument, NULL, CLI_O_HIDDEN                                                \
 	}

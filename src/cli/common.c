@@ -12,6 +12,7 @@
 #include "err.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/worker.h"
 
 void cli_context_zero(struct cli_context *c)
 {
@@ -19,7 +20,29 @@ void cli_context_zero(struct cli_context *c)
 	c->harness.code_fd = -1;
 }
 
-int cli_context_init(struct cli_context *c, struct ee_eval_options *o, struct ee_err *err)
+/* Warm workers when asked for; auto falls back to cold where warm cannot run. */
+static int start_pool(struct cli_context *c, struct ee_eval_options *o, unsigned workers, struct ee_err *err)
+{
+	struct ee_err why = { 0, "" };
+
+	if (o->isolation == EE_ISOLATION_COLD)
+		return 0;
+	if (ee_pool_supported(&c->host, &why) < 0) {
+		if (o->isolation == EE_ISOLATION_WARM) {
+			*err = why;
+			return -1;
+		}
+		fprintf(stderr, "execeval: running cold: %s\n", why.msg);
+		return 0;
+	}
+	struct ee_pool_setup s = { &c->host, &c->mounts, &c->seccomp, o->limits };
+	if (ee_pool_new(&s, workers, &c->pool, err) < 0)
+		return -1;
+	o->pool = c->pool;
+	return 0;
+}
+
+int cli_context_init(struct cli_context *c, struct ee_eval_options *o, unsigned workers, struct ee_err *err)
 {
 	cli_context_zero(c);
 	if (ee_host_probe(&c->host, err) < 0 || ee_host_usable(&c->host, err) < 0)
@@ -33,11 +56,13 @@ int cli_context_init(struct cli_context *c, struct ee_eval_options *o, struct ee
 	o->mounts = &c->mounts;
 	o->seccomp = &c->seccomp;
 	o->harness = &c->harness;
-	return 0;
+	return start_pool(c, o, workers, err);
 }
 
 void cli_context_free(struct cli_context *c)
 {
+	ee_pool_free(c->pool);
+	c->pool = NULL;
 	ee_loop_free(c->loop);
 	c->loop = NULL;
 	ee_harness_release(&c->harness);
@@ -110,6 +135,17 @@ int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee
 		return 0;
 	case CLI_O_ALLOW: o->deny_imports = 0; return 0;
 	case CLI_O_HIDDEN: o->run_hidden_on_fail = 1; return 0;
+	case CLI_O_ISOLATION:
+		if (strcmp(arg, "warm") == 0)
+			o->isolation = EE_ISOLATION_WARM;
+		else if (strcmp(arg, "cold") == 0)
+			o->isolation = EE_ISOLATION_COLD;
+		else if (strcmp(arg, "auto") == 0)
+			o->isolation = EE_ISOLATION_AUTO;
+		else
+			return ee_fail(err, EE_ERR_USAGE,
+			               "--isolation: expected warm, cold or auto, got '%s'", arg);
+		return 0;
 	}
 	return ee_fail(err, EE_ERR_USAGE, "internal: unknown shared option %d", c);
 }

@@ -46,7 +46,8 @@ static int live_check(struct ee_err *err)
 	ee_limits_default(&o.limits);
 	o.deny_imports = 1;
 	o.scan = EE_SCAN_REPORT;
-	if (cli_context_init(&ctx, &o, err) < 0 || ee_task_from_asserts(asserts, 1, &task, err) < 0)
+	o.isolation = EE_ISOLATION_COLD;
+	if (cli_context_init(&ctx, &o, 1, err) < 0 || ee_task_from_asserts(asserts, 1, &task, err) < 0)
 		goto out;
 	struct ee_candidate c = { .task = &task, .program = "", .sample = -1 };
 	if (ee_eval_start(ctx.loop, &o, &c, keep_record, &rec, err) < 0 || ee_loop_run(ctx.loop, err) != 0)

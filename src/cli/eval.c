@@ -40,6 +40,8 @@ static const char usage[] =
         "  --extract auto|fenced|none   for \"generation\" samples (default auto)\n"
         "  --stop                 cut completions at HumanEval's stop sequences\n"
         "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
+        "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
+        "                         (default auto: warm where the host allows it)\n"
         "  --resume               skip samples already in the results file\n"
         "  --shard I/N            evaluate shard I (0-based) of N\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
@@ -461,7 +463,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	if (prepare(r, &err) < 0)
 		goto out;
 	code = EXIT_SANDBOX;
-	if (cli_context_init(&ctx, &a->opt, &err) < 0)
+	if (cli_context_init(&ctx, &a->opt, (unsigned)a->jobs, &err) < 0)
 		goto out;
 	r->t0 = now_s();
 	int rc = ee_schedule(ctx.loop, &a->opt, (unsigned)a->jobs, &source, r, &err);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sandbox/worker.h"
 
 static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
                             "  run      evaluate one candidate, print one record\n"
@@ -20,6 +21,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
+	if (strcmp(cmd, "__worker") == 0 && argc == 3)
+		ee_zygote_main(argv[2]); /* a warm worker, started by execeval itself */
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("execeval %s\n", EE_VERSION);
 		return 0;

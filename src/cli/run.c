@@ -25,6 +25,7 @@ static const char usage[] = "usage: execeval run [OPTIONS] [CANDIDATE]\n"
                             "  --scan MODE          off|report|block (default report)\n"
                             "  --allow-imports      turn the import denylist off\n"
                             "  --run-hidden         run hidden tests even when a public test failed\n"
+                            "  --isolation MODE     cold (default) or warm: see execeval eval\n"
                             "  --model NAME         copied into the record\n";
 
 struct run_args {
@@ -120,7 +121,7 @@ static int evaluate(struct run_args *a, const struct ee_task *task, const char *
 	json_t *record = NULL;
 	int code = EXIT_SANDBOX;
 
-	if (cli_context_init(&ctx, &a->opt, &err) < 0)
+	if (cli_context_init(&ctx, &a->opt, 1, &err) < 0)
 		goto out;
 	struct ee_candidate cand = {
 		.task = task, .program = program, .model = a->model, .sample = 0, .no_code_block = no_block
@@ -166,6 +167,7 @@ int cmd_run(int argc, char **argv)
 	memset(&task, 0, sizeof(task));
 	ee_limits_default(&a.opt.limits);
 	a.opt.deny_imports = 1;
+	a.opt.isolation = EE_ISOLATION_COLD; /* one candidate: a worker would only add its warm-up */
 	a.opt.scan = EE_SCAN_REPORT;
 	a.extract = EE_EXTRACT_AUTO;
 	if (parse_args(argc, argv, &a, &err) < 0 || load_task(&a, &task, &err) < 0 ||

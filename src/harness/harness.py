@@ -1477,10 +1477,11 @@ def _read_job(fd):
     return b"".join(chunks)
 
 
-def main():
+def main(warm=False):
     """Cold start with the fds of docs/protocol.md; a harness failure exits 70."""
     try:
-        _extend_sys_path()
+        if not warm:
+            _extend_sys_path()
         run_job(_read_job(3), (4, 5))
         message = "run_job returned"
     except BaseException as exc:
@@ -1489,6 +1490,45 @@ def main():
         _report_failure(message)
     finally:
         _exit(70)
+
+
+# --------------------------------------------------------------------------
+# Warm start (src/sandbox/zygote.c): a worker embeds the interpreter, runs
+# this module once, calls warm_up(), and forks a child per candidate that
+# calls warm_main().  Each child is a copy of the worker as warm_up() left it:
+# nothing a candidate changes reaches the worker or the next candidate.
+
+# Imported once by the worker.  Never a module the default deny list names,
+# nor one that imports such a module at its top level (tempfile imports
+# shutil): the policy could stub a denied attribute, but a candidate's
+# `import socket` would then find it loaded.
+_WARM_MODULES = ("abc", "array", "bisect", "cmath", "collections", "collections.abc", "copy",
+                 "dataclasses", "datetime", "decimal", "enum", "fractions", "functools", "hashlib",
+                 "heapq", "inspect", "itertools", "json", "math", "numbers", "operator", "random", "re",
+                 "statistics", "string", "struct", "textwrap", "typing", "unittest")
+
+
+def warm_up():
+    """In the worker, before any candidate: sys.path as a cold start has it,
+    the usual modules imported, the AST types built, then every object moved
+    out of the collector's reach so children do not copy pages by merely
+    collecting (gc.freeze)."""
+    import gc
+    _extend_sys_path()
+    for name in _WARM_MODULES:
+        try:
+            __import__(name)
+        except Exception:
+            pass
+    compile("pass", "<warm>", "exec", _ONLY_AST, dont_inherit=True)
+    gc.collect()
+    gc.freeze()
+
+
+def warm_main():
+    """In a candidate's process forked from the worker: as main()."""
+    _sys.argv[:] = [""]
+    main(warm=True)
 
 
 def _report_failure(message):

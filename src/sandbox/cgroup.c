@@ -126,12 +126,20 @@ static int setup_memory(struct ee_cgroup *cg, const struct ee_limits *lim, struc
 	return 0;
 }
 
+static int setup_pids(struct ee_cgroup *cg, const struct ee_limits *lim, struct ee_err *err)
+{
+	char value[32];
+	snprintf(value, sizeof(value), "%u", lim->procs);
+	if (write_file(cg->pids, "pids.max", value) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/pids.max", cg->pids);
+	return 0;
+}
+
 int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struct ee_cgroup *cg,
                      struct ee_err *err)
 {
 	static unsigned long serial;
 	static int delegated;
-	char value[32];
 
 	memset(cg, 0, sizeof(*cg));
 	serial++;
@@ -158,11 +166,8 @@ int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struc
 			snprintf(cg->pids, sizeof(cg->pids), "%s", cg->mem);
 		else if (make_dir(h->pids.dir, serial, cg->pids, err) < 0)
 			goto fail;
-		snprintf(value, sizeof(value), "%u", lim->procs);
-		if (write_file(cg->pids, "pids.max", value) < 0) {
-			ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/pids.max", cg->pids);
+		if (setup_pids(cg, lim, err) < 0)
 			goto fail;
-		}
 	}
 	return 0;
 fail:
@@ -217,6 +222,79 @@ void ee_cgroup_stats(const struct ee_cgroup *cg, struct ee_cgroup_stats *st)
 	}
 	if (cg->pids[0])
 		st->pids_max_hits = read_key(cg->pids, "pids.events", "max");
+}
+
+/* ---- pooled cgroups (the warm pool) ----------------------------------- */
+
+int ee_cgroup_set_limits(struct ee_cgroup *cg, const struct ee_limits *lim, struct ee_err *err)
+{
+	if (cg->mem[0] && setup_memory(cg, lim, err) < 0)
+		return -1;
+	if (cg->pids[0] && setup_pids(cg, lim, err) < 0)
+		return -1;
+	return 0;
+}
+
+int ee_cgroup_open_attach(const struct ee_cgroup *cg, int fds[4], struct ee_err *err)
+{
+	const char *dirs[3] = { cg->mem, strcmp(cg->pids, cg->mem) != 0 ? cg->pids : "", cg->cpu };
+	const int versions[3] = { cg->mem_version, cg->pids_version, EE_CG_V1 };
+	int n = 0;
+
+	for (int i = 0; i < 3; i++) {
+		if (!dirs[i][0])
+			continue;
+		char path[PATH_MAX + 16];
+		snprintf(path, sizeof(path), "%s/%s", dirs[i],
+		         versions[i] == EE_CG_V1 ? "tasks" : "cgroup.procs");
+		fds[n] = open(path, O_WRONLY | O_CLOEXEC);
+		if (fds[n] < 0) {
+			ee_fail_errno(err, EE_ERR_SANDBOX, "cannot open %s", path);
+			while (n > 0)
+				close(fds[--n]);
+			fds[0] = -1;
+			return -1;
+		}
+		n++;
+	}
+	fds[n] = -1;
+	return 0;
+}
+
+/* The counters of a pooled cgroup only grow: a candidate's figures are the
+ * difference from a snapshot taken before it starts. The peak is reset
+ * (v1) to the current usage, which is what the cgroup still holds of
+ * earlier candidates (page cache); the candidate's peak is above it. */
+void ee_cgroup_begin(const struct ee_cgroup *cg, struct ee_cgroup_stats *base)
+{
+	if (cg->mem_version == EE_CG_V1)
+		(void)write_file(cg->mem, "memory.max_usage_in_bytes", "0");
+	ee_cgroup_stats(cg, base);
+	base->peak_kb = -1;
+	if (cg->mem_version == EE_CG_V1) {
+		long long usage = read_number(cg->mem, "memory.usage_in_bytes");
+		base->peak_kb = usage < 0 ? -1 : (long)(usage / 1024);
+	}
+}
+
+static long since(long now, long base)
+{
+	return now < 0 || base < 0 ? -1 : now - base;
+}
+
+void ee_cgroup_stats_since(const struct ee_cgroup *cg, const struct ee_cgroup_stats *base,
+                           struct ee_cgroup_stats *st)
+{
+	ee_cgroup_stats(cg, st);
+	st->oom_kills = since(st->oom_kills, base->oom_kills);
+	st->pids_max_hits = since(st->pids_max_hits, base->pids_max_hits);
+	st->cpu_usec = st->cpu_usec < 0 || base->cpu_usec < 0 ? -1 : st->cpu_usec - base->cpu_usec;
+	/* v2's memory.peak cannot be reset here (kernels >= 6.12 reset it per
+	 * open file): unknown rather than another candidate's. */
+	if (cg->mem_version != EE_CG_V1 || st->peak_kb < 0 || base->peak_kb < 0)
+		st->peak_kb = -1;
+	else
+		st->peak_kb = st->peak_kb > base->peak_kb ? st->peak_kb - base->peak_kb : 0;
 }
 
 /* rmdir, retrying while the kernel finishes tearing down the last tasks. */

@@ -43,6 +43,22 @@ int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struc
  * anything else). */
 int ee_cgroup_attach_self(const struct ee_cgroup *cg, struct ee_err *err);
 
+/* The warm pool keeps one cgroup per worker slot for many candidates. */
+
+/* Rewrites the memory and pids limits (a task's own limits differ). */
+int ee_cgroup_set_limits(struct ee_cgroup *cg, const struct ee_limits *lim, struct ee_err *err);
+
+/* Opens the file a process writes "0" to to join each created cgroup (v1
+ * `tasks`, v2 `cgroup.procs`): fds ends with -1. Close-on-exec. */
+int ee_cgroup_open_attach(const struct ee_cgroup *cg, int fds[4], struct ee_err *err);
+
+/* Before a candidate: resets the peak and snapshots the counters. */
+void ee_cgroup_begin(const struct ee_cgroup *cg, struct ee_cgroup_stats *base);
+
+/* After it: the counters since ee_cgroup_begin. */
+void ee_cgroup_stats_since(const struct ee_cgroup *cg, const struct ee_cgroup_stats *base,
+                           struct ee_cgroup_stats *st);
+
 /* Reads the counters after a run. */
 void ee_cgroup_stats(const struct ee_cgroup *cg, struct ee_cgroup_stats *st);
 

@@ -47,7 +47,7 @@
 extern char **environ;
 
 /* The payload's whole environment: fixed values, nothing from the host. */
-static char *const clean_env[] = {
+char *const ee_child_clean_env[] = {
 	"PATH=/usr/local/bin:/usr/bin:/bin",
 	"HOME=/tmp",
 	"TMPDIR=/tmp",
@@ -191,10 +191,21 @@ __attribute__((noreturn)) static void payload(const struct ee_child_args *a)
 {
 	struct ee_err err = { 0, "" };
 
-	if (setsid() < 0)
+	if (setsid() < 0) {
 		ee_fail_errno(&err, EE_ERR_SANDBOX, "setsid");
-	else if (reset_signals(&err) == 0 && place_fds(&a->fds, &err) == 0 && set_rlimits(a, &err) == 0) {
-		execve(a->argv[0], (char *const *)a->argv, clean_env);
+	} else if (a->warm) {
+		/* The warm interpreter keeps the signal dispositions it set up
+		 * (enter() restores them); without exec, close-on-exec closes
+		 * nothing, so everything past the protocol's fds goes now. */
+		sigset_t none;
+		sigemptyset(&none);
+		if (sigprocmask(SIG_SETMASK, &none, NULL) == 0 && place_fds(&a->fds, &err) == 0 &&
+		    syscall(SYS_close_range, EE_FD_GATE + 1, ~0U, 0) == 0 && set_rlimits(a, &err) == 0)
+			a->enter();
+		if (!err.msg[0])
+			ee_fail_errno(&err, EE_ERR_SANDBOX, "prepare the warm payload");
+	} else if (reset_signals(&err) == 0 && place_fds(&a->fds, &err) == 0 && set_rlimits(a, &err) == 0) {
+		execve(a->argv[0], (char *const *)a->argv, ee_child_clean_env);
 		ee_fail_errno(&err, EE_ERR_SANDBOX, "execve %s", a->argv[0]);
 	}
 	die(a, &err);
@@ -223,13 +234,15 @@ static int cmp_int(const void *x, const void *y)
 
 /* init does not exec, so close-on-exec protects nothing here: close every
  * descriptor of the supervisor's (other sandboxes' pipes, epoll, signalfd)
- * but the ones this sandbox needs. */
-static void close_others(const struct ee_child_fds *f)
+ * but the ones this sandbox needs (and also's, ended by -1). */
+static void close_others(const struct ee_child_fds *f, const int *also)
 {
-	int keep[] = { f->sync, f->ctl, f->job, f->out, f->err, f->result, f->gate, f->code };
-	const size_t n = sizeof(keep) / sizeof(keep[0]);
+	int keep[16] = { f->sync, f->ctl, f->job, f->out, f->err, f->result, f->gate, f->code };
+	size_t n = 8;
 	unsigned next = 0;
 
+	for (; also && *also >= 0 && n < sizeof(keep) / sizeof(keep[0]); also++)
+		keep[n++] = *also;
 	qsort(keep, n, sizeof(keep[0]), cmp_int);
 	for (size_t i = 0; i < n; i++) {
 		if (keep[i] < 0)
@@ -239,6 +252,31 @@ static void close_others(const struct ee_child_fds *f)
 		next = (unsigned)keep[i] + 1;
 	}
 	syscall(SYS_close_range, next, ~0U, 0);
+}
+
+int ee_child_attach_fds(const int *fds, struct ee_err *err)
+{
+	for (; *fds >= 0; fds++)
+		if (pwrite(*fds, "0", 1, 0) != 1)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot join the worker's cgroup");
+	return 0;
+}
+
+/* The warm variant of steps 3-6: the worker built the root and named the
+ * host; this candidate gets its own cgroup, /proc and /tmp. */
+static int enter_warm_sandbox(const struct ee_child_args *a, struct ee_err *err)
+{
+	if (ee_child_attach_fds(a->cgroup_fds, err) < 0)
+		return -1;
+	for (const int *fd = a->cgroup_fds; *fd >= 0; fd++)
+		close(*fd);
+	if (a->use_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "unshare cgroup namespace");
+	if (ee_mount_refresh(a->mounts, err) < 0 || drop_privileges(a, err) < 0)
+		return -1;
+	/* The worker is the init of the pid namespace this one nests in: if it
+	 * dies, the kernel kills this namespace with it. */
+	return ee_seccomp_load(a->seccomp, err);
 }
 
 /* Steps 3-6 of the theory of operation, as init. */
@@ -270,13 +308,21 @@ void ee_child_main(const struct ee_child_args *a)
 	struct ee_err err = { 0, "" };
 	char go;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	scrub_environment();
-	close_others(&a->fds);
-	if (read(a->fds.sync, &go, 1) != 1)
-		_exit(126); /* the supervisor is gone */
-	if (enter_sandbox(a, &err) < 0)
-		die(a, &err);
+	if (a->warm) {
+		/* The worker's environment is already clean; its fds but these
+		 * (the worker's socket above all) must not reach the candidate. */
+		close_others(&a->fds, a->cgroup_fds);
+		if (enter_warm_sandbox(a, &err) < 0)
+			die(a, &err);
+	} else {
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		scrub_environment();
+		close_others(&a->fds, NULL);
+		if (read(a->fds.sync, &go, 1) != 1)
+			_exit(126); /* the supervisor is gone */
+		if (enter_sandbox(a, &err) < 0)
+			die(a, &err);
+	}
 
 	pid_t pid = fork();
 	if (pid < 0) {

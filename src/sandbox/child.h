@@ -51,9 +51,27 @@ struct ee_child_args {
 	int have_memory_cg;             /* else RLIMIT_AS stands in for the memory limit */
 	int have_pids_cg;               /* else RLIMIT_NPROC stands in (root only) */
 	struct ee_child_fds fds;
+
+	/* Warm (zygote.c): this process was cloned by a worker that already
+	 * lives in a prepared root, network, ipc and uts namespace, with a clean
+	 * environment. It joins its pooled cgroup through cgroup_fds (files
+	 * opened before the worker's root was built; -1 ends the list), mounts
+	 * a fresh /proc and /tmp (ee_mount_refresh) instead of building a root,
+	 * and its payload calls enter() instead of execve. */
+	int warm;
+	const int *cgroup_fds;
+	__attribute__((noreturn)) void (*enter)(void);
 };
+
+/* The environment the sandbox's processes get: fixed values, nothing from
+ * the host (NULL-terminated). */
+extern char *const ee_child_clean_env[];
 
 /* Never returns. */
 __attribute__((noreturn)) void ee_child_main(const struct ee_child_args *a);
+
+/* The sandbox's cgroup join, heap-free: writes "0" to each fd in fds (a v1
+ * `tasks` or v2 `cgroup.procs` file), until -1. */
+int ee_child_attach_fds(const int *fds, struct ee_err *err);
 
 #endif

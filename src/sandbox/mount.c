@@ -265,3 +265,21 @@ int ee_mount_apply(const struct ee_mount_plan *plan, struct ee_err *err)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "chdir /tmp");
 	return 0;
 }
+
+int ee_mount_refresh(const struct ee_mount_plan *plan, struct ee_err *err)
+{
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct ee_mount_step *s = &plan->steps[i];
+		if (s->kind == EE_MNT_PROC) {
+			if (mount("proc", s->target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+				return ee_fail_errno(err, EE_ERR_SANDBOX, "mount proc");
+		} else if (s->kind == EE_MNT_TMPFS && strcmp(s->target, "/tmp") == 0) {
+			if (tmpfs(s->target, s->arg, "1777", err) < 0)
+				return -1;
+		}
+	}
+	/* The old /tmp is still the cwd: enter the new one. */
+	if (chdir("/") < 0 || chdir("/tmp") < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "chdir /tmp");
+	return 0;
+}

@@ -52,4 +52,10 @@ int ee_mount_plan(unsigned tmp_mb, struct ee_mount_plan *plan, struct ee_err *er
  * pivot_roots into it and makes / read-only; cwd is /tmp afterwards. */
 int ee_mount_apply(const struct ee_mount_plan *plan, struct ee_err *err);
 
+/* For a candidate forked from a warm worker, which already lives in an
+ * applied plan: in its own new mount namespace, mounts a fresh /proc (of
+ * its own pid namespace) and a fresh, empty /tmp over the worker's, and
+ * makes that /tmp the cwd. Nothing the previous candidate left is reachable. */
+int ee_mount_refresh(const struct ee_mount_plan *plan, struct ee_err *err);
+
 #endif

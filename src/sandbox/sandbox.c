@@ -35,12 +35,16 @@
 #include "resource_limits.h"
 #include "sandbox/child.h"
 #include "sandbox/host.h"
+#include "sandbox/worker.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
 #endif
 
-enum watch_kind { W_PIDFD, W_CTL, W_OUT, W_ERR, W_RESULT, W_TIMER, W_COUNT };
+/* W_PIDFD is watched for a cold sandbox (its init is our child); a warm
+ * one's init is the worker's child, whose DONE on W_WORKER (a dup of the
+ * worker's socket) says it was reaped: its pidfd is only for killing. */
+enum watch_kind { W_PIDFD, W_CTL, W_OUT, W_ERR, W_RESULT, W_TIMER, W_WORKER, W_COUNT };
 
 struct watch {
 	struct ee_sandbox *sb;
@@ -69,7 +73,8 @@ struct ee_sandbox {
 	int reaped;
 	int done;
 	size_t output_cap;
-	struct ee_cgroup cg;
+	struct ee_cgroup cg;      /* cold: its own */
+	struct ee_worker *worker; /* warm: the worker that forked it */
 	struct timespec started;
 	struct ee_sandbox_outcome out;
 	struct ee_sandbox *next, *prev;
@@ -181,6 +186,28 @@ static void reap(struct ee_sandbox *sb)
 	close_watch(sb, W_TIMER);
 }
 
+/* Warm: the worker reaped the init (DONE), or died, which took the
+ * candidate's namespace with it. */
+static void on_worker(struct ee_sandbox *sb)
+{
+	struct ee_worker_msg m;
+	int rc = ee_worker_receive(sb->worker, &m);
+
+	if (rc == 0)
+		return;
+	sb->reaped = 1;
+	if (rc == 1) {
+		sb->out.cpu_ms = m.cpu_ms;
+		sb->out.maxrss_kb = m.maxrss_kb;
+	} else if (!sb->out.have_status && !sb->out.setup_failed && !sb->out.killed) {
+		sb->out.setup_failed = 1;
+		ee_fail(&sb->out.setup_err, EE_ERR_SANDBOX, "the warm worker running this candidate died");
+	}
+	close_watch(sb, W_WORKER);
+	close_watch(sb, W_PIDFD);
+	close_watch(sb, W_TIMER);
+}
+
 static void finish_if_done(struct ee_sandbox *sb)
 {
 	if (sb->done || !sb->reaped || sb->fd[W_CTL] >= 0 || sb->fd[W_OUT] >= 0 || sb->fd[W_ERR] >= 0 ||
@@ -195,7 +222,12 @@ static void finish_if_done(struct ee_sandbox *sb)
 		close(sb->lifeline_fd);
 		sb->lifeline_fd = -1;
 	}
-	ee_cgroup_stats(&sb->cg, &sb->out.cg);
+	if (sb->worker) {
+		ee_worker_release(sb->worker, &sb->out.cg);
+		sb->worker = NULL;
+	} else {
+		ee_cgroup_stats(&sb->cg, &sb->out.cg);
+	}
 	/* init's rusage misses processes the kernel killed with the namespace
 	 * (a timeout, an overflow): prefer the cgroup's count, and give no peak
 	 * RSS rather than init's own when the payload never reported. */
@@ -301,6 +333,7 @@ static void dispatch(struct watch *w)
 	case W_ERR: on_output(sb, w->kind); break;
 	case W_RESULT: on_result(sb); break;
 	case W_TIMER: on_timer(sb); break;
+	case W_WORKER: on_worker(sb); break;
 	}
 	finish_if_done(sb);
 }
@@ -441,6 +474,50 @@ static pid_t clone_child(const struct ee_host *h, int *pidfd)
 	return (pid_t)syscall(SYS_clone, flags, NULL, pidfd, NULL, 0);
 }
 
+/* Cold: a clone of this process becomes the sandbox's init (child.c). On
+ * success the child's ends of p and job belong to it. */
+static int launch_cold(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, int p[P_COUNT][2], int job,
+                       int *pidfd, struct ee_err *err)
+{
+	if (ee_cgroup_create(cfg->host, cfg->limits, &sb->cg, err) < 0)
+		return -1;
+	pid_t pid = clone_child(cfg->host, pidfd);
+	if (pid < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "clone with new namespaces");
+	if (pid == 0) {
+		struct ee_child_args a = {
+			.host = cfg->host,
+			.limits = cfg->limits,
+			.mounts = cfg->mounts,
+			.seccomp = cfg->seccomp,
+			.argv = cfg->argv,
+			.cgroup = &sb->cg,
+			.use_cgroup_ns = sb->cg.mem[0] || sb->cg.pids[0],
+			.have_memory_cg = sb->cg.mem[0] != '\0',
+			.have_pids_cg = sb->cg.pids[0] != '\0',
+			.fds = { .sync = p[P_SYNC][0],
+			         .ctl = p[P_CTL][1],
+			         .job = job,
+			         .out = p[P_OUT][1],
+			         .err = p[P_ERR][1],
+			         .result = p[P_RESULT][1],
+			         .gate = p[P_GATE][0],
+			         .code = cfg->code_fd },
+		};
+		ee_child_main(&a);
+	}
+	sb->pid = pid;
+	if ((!cfg->host->is_root && write_id_maps(pid, err) < 0) ||
+	    (write(p[P_SYNC][1], "g", 1) != 1 && ee_fail_errno(err, EE_ERR_SANDBOX, "start the sandbox"))) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		close(*pidfd);
+		*pidfd = -1;
+		return -1;
+	}
+	return 0;
+}
+
 int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret, struct ee_err *err)
 {
@@ -465,9 +542,8 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	sb->out.cg.oom_kills = sb->out.cg.pids_max_hits = sb->out.cg.peak_kb = -1;
 	sb->out.cg.cpu_usec = -1;
 
-	if (ee_cgroup_create(cfg->host, cfg->limits, &sb->cg, err) < 0)
-		goto fail;
-	for (int i = 0; i < P_COUNT; i++)
+	/* A warm sandbox needs no sync pipe: its worker is ready and alone. */
+	for (int i = cfg->pool ? P_CTL : P_SYNC; i < P_COUNT; i++)
 		if (pipe2(p[i], O_CLOEXEC) < 0) {
 			ee_fail_errno(err, EE_ERR_SANDBOX, "pipe2");
 			goto fail;
@@ -477,50 +553,23 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		goto fail;
 
 	clock_gettime(CLOCK_MONOTONIC, &sb->started);
-	pid_t pid = clone_child(cfg->host, &pidfd);
-	if (pid < 0) {
-		ee_fail_errno(err, EE_ERR_SANDBOX, "clone with new namespaces");
-		goto fail;
-	}
-	if (pid == 0) {
-		struct ee_child_args a = {
-			.host = cfg->host,
-			.limits = cfg->limits,
-			.mounts = cfg->mounts,
-			.seccomp = cfg->seccomp,
-			.argv = cfg->argv,
-			.cgroup = &sb->cg,
-			.use_cgroup_ns = sb->cg.mem[0] || sb->cg.pids[0],
-			.have_memory_cg = sb->cg.mem[0] != '\0',
-			.have_pids_cg = sb->cg.pids[0] != '\0',
-			.fds = { .sync = p[P_SYNC][0],
-			         .ctl = p[P_CTL][1],
-			         .job = job,
-			         .out = p[P_OUT][1],
-			         .err = p[P_ERR][1],
-			         .result = p[P_RESULT][1],
-			         .gate = p[P_GATE][0],
-			         .code = cfg->code_fd },
+	if (cfg->pool) {
+		const int fds[6] = {
+			p[P_CTL][1], job, p[P_OUT][1], p[P_ERR][1], p[P_RESULT][1], p[P_GATE][0]
 		};
-		ee_child_main(&a);
-	}
-	sb->pid = pid;
-	sb->fd[W_PIDFD] = pidfd;
-
-	if (!cfg->host->is_root && write_id_maps(pid, err) < 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, __WALL);
+		sb->worker = ee_pool_spawn(cfg->pool, cfg->limits, fds, &pidfd, err);
+		if (!sb->worker)
+			goto fail;
+		/* Not the wait for a worker's warm-up: the candidate's time. */
+		clock_gettime(CLOCK_MONOTONIC, &sb->started);
+	} else if (launch_cold(sb, cfg, p, job, &pidfd, err) < 0) {
 		goto fail;
 	}
-	if (write(p[P_SYNC][1], "g", 1) != 1) {
-		ee_fail_errno(err, EE_ERR_SANDBOX, "start the sandbox");
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, __WALL);
-		goto fail;
-	}
-	/* The child's ends belong to the sandbox now. */
+	/* The child's ends belong to the sandbox now (the worker has its own
+	 * copies of a warm one's). */
 	close(job);
-	close(p[P_SYNC][0]);
+	if (p[P_SYNC][0] >= 0)
+		close(p[P_SYNC][0]);
 	sb->lifeline_fd = p[P_SYNC][1];
 	close(p[P_CTL][1]);
 	close(p[P_OUT][1]);
@@ -540,7 +589,17 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		loop->all->prev = sb;
 	loop->all = sb;
 	loop->active++;
-	if (add_watch(sb, W_PIDFD, pidfd, err) < 0 || add_watch(sb, W_CTL, p[P_CTL][0], err) < 0 ||
+	int watched;
+	if (sb->worker) {
+		sb->fd[W_PIDFD] = pidfd;
+		int sock = fcntl(ee_worker_fd(sb->worker), F_DUPFD_CLOEXEC, 0);
+		watched = sock >= 0 && add_watch(sb, W_WORKER, sock, err) == 0;
+		if (sock < 0)
+			ee_fail_errno(err, EE_ERR_SANDBOX, "dup the worker's socket");
+	} else {
+		watched = add_watch(sb, W_PIDFD, pidfd, err) == 0;
+	}
+	if (!watched || add_watch(sb, W_CTL, p[P_CTL][0], err) < 0 ||
 	    add_watch(sb, W_OUT, p[P_OUT][0], err) < 0 || add_watch(sb, W_ERR, p[P_ERR][0], err) < 0 ||
 	    add_watch(sb, W_RESULT, p[P_RESULT][0], err) < 0 || timer < 0 ||
 	    add_watch(sb, W_TIMER, timer, err) < 0) {

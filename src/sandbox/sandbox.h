@@ -34,6 +34,7 @@ struct ee_limits;
 struct ee_mount_plan;
 struct ee_seccomp_prog;
 struct ee_loop;
+struct ee_pool;
 struct ee_sandbox;
 
 /* The fd numbers the harness sees (docs/protocol.md). */
@@ -48,7 +49,9 @@ struct ee_sandbox_config {
 	int code_fd;             /* borrowed; becomes EE_FD_CODE, or -1 for none */
 	const char *job;         /* copied into a sealed memfd: fd 3 */
 	size_t job_len;
-	size_t keep_output; /* bytes of stdout and of stderr kept for the record */
+	size_t keep_output;   /* bytes of stdout and of stderr kept for the record */
+	struct ee_pool *pool; /* warm: a worker of this pool forks the sandbox
+	                         (worker.h); NULL: cold, a clone of this process */
 };
 
 struct ee_sandbox_outcome {

@@ -1,0 +1,444 @@
+/* worker.c - the warm pool, supervisor side (see worker.h).
+ *
+ * Each worker has a socket (SOCK_SEQPACKET: one message, one record, fds
+ * alongside), a pidfd, and its slot's pooled cgroups. Conversation:
+ *   worker     -> READY (or FAILED) once warm;
+ *   supervisor -> RUN + the candidate's 6 fds;
+ *   worker     -> STARTED + the candidate init's pidfd (or FAILED);
+ *   worker     -> DONE with the init's wait status once it is reaped.
+ * A worker that does not answer in time, or whose socket ends, is killed
+ * and started again; the candidate goes to the new one.
+ */
+#include "sandbox/worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness/harness.h"
+#include "sandbox/child.h"
+#include "sandbox/seccomp.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+
+/* A worker warms up in ~50 ms; a loaded machine may take far longer. */
+#define READY_TIMEOUT_MS 30000
+/* Starting a candidate is a clone: anything slower is a stuck worker. */
+#define STARTED_TIMEOUT_MS 10000
+
+struct ee_worker {
+	struct ee_pool *pool;
+	pid_t pid;
+	int pidfd;
+	int sock; /* -1: not running */
+	int ready;
+	int busy;
+	int dead;
+	struct ee_cgroup cg;
+	struct ee_limits cg_limits; /* what the cgroup's files say now */
+	struct ee_cgroup_stats base;
+};
+
+struct ee_pool {
+	const struct ee_host *host;
+	struct ee_limits limits;
+	int config_fd;
+	unsigned n;
+	struct ee_worker *workers;
+};
+
+int ee_pool_supported(const struct ee_host *h, struct ee_err *err)
+{
+	char real[PATH_MAX];
+	size_t pyc_len = (size_t)(ee_harness_pyc_end - ee_harness_pyc);
+
+	if (!h->is_root)
+		return ee_fail(err, EE_ERR_SANDBOX,
+		               "--isolation warm needs root (a worker keeps the privileges to make each "
+		               "candidate's namespaces); use --isolation cold");
+	if (!realpath(h->python, real) || strcmp(real, ee_harness_python) != 0 || pyc_len <= 16)
+		return ee_fail(err, EE_ERR_SANDBOX,
+		               "--isolation warm embeds %s, the interpreter execeval was built with, but "
+		               "candidates run with %s; use --isolation cold",
+		               ee_harness_python, h->python);
+	return 0;
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+static int send_msg(int sock, const struct ee_worker_msg *m, const int *fds, int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { (void *)m, sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (nfds > 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+	}
+	ssize_t n;
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(*m) ? 0 : -1;
+}
+
+/* One message, and the descriptors that came with it (up to max, the rest
+ * closed). 1: a message, 0: the peer is gone, -1: error (errno). */
+static int recv_msg(int sock, struct ee_worker_msg *m, int *fds, int max, int *nfds, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)
+	};
+	ssize_t n;
+
+	*nfds = 0;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n == 0 ? 0 : -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		int tmp[8];
+		memcpy(tmp, CMSG_DATA(c), sizeof(int) * (size_t)(got < 8 ? got : 8));
+		for (int i = 0; i < got && i < 8; i++) {
+			if (*nfds < max)
+				fds[(*nfds)++] = tmp[i];
+			else
+				close(tmp[i]);
+		}
+	}
+	if (n != (ssize_t)sizeof(*m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		for (int i = 0; i < *nfds; i++)
+			close(fds[i]);
+		*nfds = 0;
+		errno = EPROTO;
+		return -1;
+	}
+	return 1;
+}
+
+static int wait_readable(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n;
+	do
+		n = poll(&p, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+/* ---- one worker ------------------------------------------------------------ */
+
+/* In the clone, before exec: the worker sees only its config, its socket
+ * and its cgroup files, with default signal state and /dev/null as stdio. */
+__attribute__((noreturn)) static void worker_exec(int config_fd, int sock, const int *cg_fds)
+{
+	char count[2] = { '0', '\0' };
+	char *const argv[] = { "execeval", "__worker", count, NULL };
+	int src[8], n = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	src[n++] = config_fd;
+	src[n++] = sock;
+	for (const int *fd = cg_fds; *fd >= 0 && n < 5; fd++, count[0]++)
+		src[n++] = *fd;
+	for (int i = 0; i < n; i++)
+		if ((src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
+			_exit(127);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+		_exit(127);
+	for (int i = 0; i < n; i++)
+		if (dup2(src[i], EE_WFD_CONFIG + i) < 0)
+			_exit(127);
+	syscall(SYS_close_range, (unsigned)(EE_WFD_CONFIG + n), ~0U, 0);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	execve("/proc/self/exe", argv, ee_child_clean_env);
+	_exit(127);
+}
+
+static void worker_stop(struct ee_worker *w)
+{
+	if (w->pidfd >= 0) {
+		syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+		close(w->pidfd);
+	}
+	if (w->pid > 0)
+		while (waitpid(w->pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	if (w->sock >= 0)
+		close(w->sock);
+	ee_cgroup_destroy(&w->cg, NULL);
+	w->pid = 0;
+	w->pidfd = w->sock = -1;
+	w->ready = w->dead = w->busy = 0;
+}
+
+static int worker_start(struct ee_pool *p, struct ee_worker *w, struct ee_err *err)
+{
+	int sv[2] = { -1, -1 }, cg_fds[4] = { -1 }, pidfd = -1;
+
+	if (ee_cgroup_create(p->host, &p->limits, &w->cg, err) < 0)
+		return -1;
+	w->cg_limits = p->limits;
+	if (ee_cgroup_open_attach(&w->cg, cg_fds, err) < 0)
+		goto fail;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		ee_fail_errno(err, EE_ERR_SANDBOX, "socketpair");
+		goto fail;
+	}
+	unsigned long flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+	                      CLONE_PIDFD | SIGCHLD;
+	pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, &pidfd, NULL, 0);
+	if (pid < 0) {
+		ee_fail_errno(err, EE_ERR_SANDBOX, "clone a warm worker");
+		goto fail;
+	}
+	if (pid == 0)
+		worker_exec(p->config_fd, sv[1], cg_fds);
+	close(sv[1]);
+	for (int *fd = cg_fds; *fd >= 0; fd++)
+		close(*fd);
+	w->pid = pid;
+	w->pidfd = pidfd;
+	w->sock = sv[0];
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++)
+		if (sv[i] >= 0)
+			close(sv[i]);
+	for (int *fd = cg_fds; *fd >= 0; fd++)
+		close(*fd);
+	ee_cgroup_destroy(&w->cg, NULL);
+	return -1;
+}
+
+static int worker_wait_ready(struct ee_worker *w, struct ee_err *err)
+{
+	struct ee_worker_msg m;
+	int fds[1], nfds;
+
+	if (wait_readable(w->sock, READY_TIMEOUT_MS) <= 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "a warm worker did not start in %d s",
+		               READY_TIMEOUT_MS / 1000);
+	int rc = recv_msg(w->sock, &m, fds, 0, &nfds, 0);
+	if (rc == 1 && m.type == EE_W_READY) {
+		w->ready = 1;
+		return 0;
+	}
+	if (rc == 1 && m.type == EE_W_FAILED) {
+		m.err.msg[sizeof(m.err.msg) - 1] = '\0';
+		return ee_fail(err, EE_ERR_SANDBOX, "warm worker: %s", m.err.msg);
+	}
+	return ee_fail(err, EE_ERR_SANDBOX, "a warm worker died while starting");
+}
+
+/* Sends RUN and waits for STARTED. -1 with w->dead when the worker must be
+ * replaced, -1 alone when the candidate cannot start (err says why). */
+static int worker_run(struct ee_worker *w, const struct ee_limits *lim, const int fds[6], int *pidfd,
+                      struct ee_err *err)
+{
+	struct ee_worker_msg m = { .type = EE_W_RUN, .limits = *lim };
+	int got[1], nfds;
+
+	if (lim->memory_mb != w->cg_limits.memory_mb || lim->procs != w->cg_limits.procs) {
+		if (ee_cgroup_set_limits(&w->cg, lim, err) < 0) {
+			w->dead = 1; /* e.g. usage above a lower limit: a fresh cgroup */
+			return -1;
+		}
+		w->cg_limits = *lim;
+	}
+	ee_cgroup_begin(&w->cg, &w->base);
+	if (send_msg(w->sock, &m, fds, 6) < 0 || wait_readable(w->sock, STARTED_TIMEOUT_MS) <= 0) {
+		w->dead = 1;
+		return ee_fail(err, EE_ERR_SANDBOX, "a warm worker stopped answering");
+	}
+	int rc = recv_msg(w->sock, &m, got, 1, &nfds, 0);
+	if (rc == 1 && m.type == EE_W_STARTED && nfds == 1) {
+		*pidfd = got[0];
+		return 0;
+	}
+	if (nfds == 1)
+		close(got[0]);
+	if (rc == 1 && m.type == EE_W_FAILED) {
+		m.err.msg[sizeof(m.err.msg) - 1] = '\0';
+		return ee_fail(err, EE_ERR_SANDBOX, "warm worker: %s", m.err.msg);
+	}
+	w->dead = 1;
+	return ee_fail(err, EE_ERR_SANDBOX, "a warm worker died");
+}
+
+/* ---- the pool ------------------------------------------------------------- */
+
+static int write_config(const struct ee_pool_setup *s, struct ee_err *err)
+{
+	struct ee_worker_config *c = calloc(1, sizeof(*c));
+	int fd = -1;
+
+	if (!c)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	if (s->seccomp->len > EE_WORKER_MAX_BPF) {
+		ee_fail(err, EE_ERR_SANDBOX, "seccomp filter of %u instructions is too long for a worker",
+		        (unsigned)s->seccomp->len);
+		goto out;
+	}
+	c->magic = EE_WORKER_MAGIC;
+	c->size = sizeof(*c);
+	c->host = *s->host;
+	c->mounts = *s->mounts;
+	c->seccomp_len = s->seccomp->len;
+	memcpy(c->seccomp, s->seccomp->filter, sizeof(struct sock_filter) * s->seccomp->len);
+	c->have_memory_cg = s->host->memory.writable && s->host->memory.version;
+	c->have_pids_cg = s->host->pids.writable && s->host->pids.version;
+	c->use_cgroup_ns = c->have_memory_cg || c->have_pids_cg;
+	fd = memfd_create("execeval-worker", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || write(fd, c, sizeof(*c)) != (ssize_t)sizeof(*c) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		ee_fail_errno(err, EE_ERR_SANDBOX, "write the worker configuration");
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+out:
+	free(c);
+	return fd;
+}
+
+int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret, struct ee_err *err)
+{
+	struct ee_pool *p = calloc(1, sizeof(*p));
+
+	if (ee_pool_supported(s->host, err) < 0) {
+		free(p);
+		return -1;
+	}
+	if (!p || !(p->workers = calloc(n ? n : 1, sizeof(*p->workers)))) {
+		free(p);
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	}
+	p->host = s->host;
+	p->limits = s->limits;
+	p->n = n ? n : 1;
+	for (unsigned i = 0; i < p->n; i++) {
+		p->workers[i].pool = p;
+		p->workers[i].pidfd = p->workers[i].sock = -1;
+	}
+	p->config_fd = write_config(s, err);
+	if (p->config_fd < 0) {
+		ee_pool_free(p);
+		return -1;
+	}
+	for (unsigned i = 0; i < p->n; i++)
+		if (worker_start(p, &p->workers[i], err) < 0) {
+			ee_pool_free(p);
+			return -1;
+		}
+	*ret = p;
+	return 0;
+}
+
+void ee_pool_free(struct ee_pool *p)
+{
+	if (!p)
+		return;
+	for (unsigned i = 0; p->workers && i < p->n; i++)
+		worker_stop(&p->workers[i]);
+	if (p->config_fd >= 0)
+		close(p->config_fd);
+	free(p->workers);
+	free(p);
+}
+
+struct ee_worker *ee_pool_spawn(struct ee_pool *p, const struct ee_limits *lim, const int fds[6], int *pidfd,
+                                struct ee_err *err)
+{
+	struct ee_worker *w = NULL;
+
+	for (unsigned i = 0; i < p->n && !w; i++)
+		if (!p->workers[i].busy)
+			w = &p->workers[i];
+	if (!w) {
+		ee_fail(err, EE_ERR_SANDBOX, "internal: more sandboxes than warm workers");
+		return NULL;
+	}
+	/* Two tries: a worker found dead (or dying now) is replaced once. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (w->dead || w->sock < 0) {
+			worker_stop(w);
+			if (worker_start(p, w, err) < 0)
+				return NULL;
+		}
+		if (!w->ready && worker_wait_ready(w, err) < 0) {
+			w->dead = 1;
+			continue;
+		}
+		if (worker_run(w, lim, fds, pidfd, err) == 0) {
+			w->busy = 1;
+			return w;
+		}
+		if (!w->dead)
+			return NULL;
+	}
+	return NULL;
+}
+
+int ee_worker_fd(const struct ee_worker *w)
+{
+	return w->sock;
+}
+
+int ee_worker_receive(struct ee_worker *w, struct ee_worker_msg *msg)
+{
+	int fds[1], nfds;
+	int rc = recv_msg(w->sock, msg, fds, 0, &nfds, MSG_DONTWAIT);
+
+	if (rc < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (rc == 1 && msg->type == EE_W_DONE)
+		return 1;
+	if (rc == 1)
+		return 0; /* nothing else is expected now; ignore */
+	w->dead = 1;
+	return -1;
+}
+
+void ee_worker_release(struct ee_worker *w, struct ee_cgroup_stats *st)
+{
+	ee_cgroup_stats_since(&w->cg, &w->base, st);
+	w->busy = 0;
+}

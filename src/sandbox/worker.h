@@ -1,0 +1,108 @@
+/* worker.h - the warm pool: prepared sandboxes that fork one candidate each.
+ *
+ * A worker is a sandbox made once per slot: cloned into new pid, mount,
+ * network, ipc and uts namespaces, it execs execeval itself (`__worker`, so
+ * nothing of the supervisor's memory, such as the tasks' expected values,
+ * is in it), builds the root filesystem, embeds the interpreter, imports
+ * the harness and the usual modules (zygote.c), and waits. For each
+ * candidate the supervisor sends the candidate's descriptors; the worker
+ * clones a child into a fresh pid, mount and ipc namespace, which joins the
+ * slot's pooled cgroup, mounts its own /proc and /tmp, drops every
+ * privilege, loads seccomp and forks the payload, which runs the harness in
+ * the warm interpreter (child.c, warm). The worker never runs candidate code
+ * and never reads a job; each candidate starts from a copy of the worker as
+ * it was before the first one.
+ *
+ * The supervisor side: a pool of n workers, started at once, each used by
+ * one sandbox at a time. A worker that dies, stops answering or fails is
+ * killed and replaced; the candidate it was about to start goes to the
+ * replacement. Warm needs root (a worker's exec would otherwise lose the
+ * capabilities it needs in its user namespace) and the interpreter
+ * execeval was built against; ee_pool_supported says why not.
+ */
+#ifndef EE_WORKER_H
+#define EE_WORKER_H
+
+#include <linux/filter.h>
+
+#include "err.h"
+#include "resource_limits.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/host.h"
+#include "sandbox/mount.h"
+
+struct ee_seccomp_prog;
+struct ee_pool;
+struct ee_worker;
+
+/* ---- between the supervisor and a worker (one SOCK_SEQPACKET pair) ---- */
+
+enum { EE_W_READY = 1, EE_W_FAILED, EE_W_RUN, EE_W_STARTED, EE_W_DONE };
+
+struct ee_worker_msg {
+	int type;                /* EE_W_* */
+	int status;              /* DONE: the candidate init's wait status */
+	long maxrss_kb;          /* DONE: from wait4 */
+	double cpu_ms;           /* DONE: from wait4 */
+	struct ee_limits limits; /* RUN (with 6 fds: ctl, job, out, err, result, gate) */
+	struct ee_err err;       /* FAILED */
+};
+
+/* What a worker reads from its fd 3 at start: the same binary wrote it. */
+#define EE_WORKER_MAGIC   0x65657772u
+#define EE_WORKER_MAX_BPF 4096
+
+struct ee_worker_config {
+	unsigned magic;
+	unsigned size; /* sizeof(struct ee_worker_config) */
+	struct ee_host host;
+	struct ee_mount_plan mounts;
+	int use_cgroup_ns;
+	int have_memory_cg;
+	int have_pids_cg;
+	unsigned short seccomp_len;
+	struct sock_filter seccomp[EE_WORKER_MAX_BPF];
+};
+
+/* Descriptors of a worker process. */
+enum { EE_WFD_CONFIG = 3, EE_WFD_SOCKET = 4, EE_WFD_CGROUP = 5 };
+
+/* The worker process: `execeval __worker N`, N the number of cgroup files
+ * at fds 5, 6, ... Never returns. */
+__attribute__((noreturn)) void ee_zygote_main(const char *n_cgroup_fds);
+
+/* ---- the supervisor's side --------------------------------------------- */
+
+struct ee_pool_setup {
+	const struct ee_host *host;
+	const struct ee_mount_plan *mounts;
+	const struct ee_seccomp_prog *seccomp;
+	struct ee_limits limits; /* the pooled cgroups' first limits */
+};
+
+/* 0 when this host and interpreter can run warm; else err says why. */
+int ee_pool_supported(const struct ee_host *h, struct ee_err *err);
+
+/* Starts n workers (they warm up in parallel; nothing waits yet). */
+int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret, struct ee_err *err);
+
+/* Kills every worker, reaps it and removes its cgroups. */
+void ee_pool_free(struct ee_pool *p);
+
+/* Starts one candidate on an idle worker: fds are the child's ends of ctl,
+ * job, out, err, result and gate (the caller still closes them). Returns the
+ * worker, busy until ee_worker_release, and the candidate init's pidfd. */
+struct ee_worker *ee_pool_spawn(struct ee_pool *p, const struct ee_limits *lim, const int fds[6], int *pidfd,
+                                struct ee_err *err);
+
+/* The worker's socket, to watch for the end of its candidate. */
+int ee_worker_fd(const struct ee_worker *w);
+
+/* Reads what the worker sent: 1 with msg filled on DONE, 0 when there is
+ * nothing (yet), -1 when the worker died (it is replaced later). */
+int ee_worker_receive(struct ee_worker *w, struct ee_worker_msg *msg);
+
+/* Once the candidate has ended: its cgroup figures, and the worker is idle. */
+void ee_worker_release(struct ee_worker *w, struct ee_cgroup_stats *st);
+
+#endif

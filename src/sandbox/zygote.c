@@ -1,0 +1,311 @@
+/* zygote.c - the warm worker process: `execeval __worker` (see worker.h).
+ *
+ * Started by the supervisor as the init of new pid, mount, network, ipc and
+ * uts namespaces, with fd 3 its configuration, fd 4 its socket and fds 5...
+ * the files that join its slot's cgroups. It builds the sandbox's root (the
+ * same plan as a cold sandbox), embeds the interpreter configured as
+ * `python3 -I -S -B` would be, runs the harness module and its warm_up(),
+ * says READY, and then serves one candidate at a time: a clone into fresh
+ * pid, mount and ipc namespaces that becomes the candidate's init (child.c,
+ * warm), the init's pidfd to the supervisor, a wait for its end, DONE.
+ *
+ * The worker runs only this file's code and the harness's warm-up, never a
+ * candidate's; it never reads a job. Being the init of the namespace every
+ * candidate's namespace nests in, its death (or the supervisor's, through
+ * PDEATHSIG) kills every candidate with it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <marshal.h>
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness/harness.h"
+#include "sandbox/child.h"
+#include "sandbox/mount.h"
+#include "sandbox/seccomp.h"
+#include "sandbox/worker.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+
+static struct ee_worker_config cfg;
+static int cgroup_fds[8];
+static PyObject *warm_main;
+/* The interpreter's signal dispositions, restored in each payload (its
+ * init resets nothing, the payload gets exactly what Python set up). */
+static struct sigaction python_signals[NSIG];
+
+static void send_msg(const struct ee_worker_msg *m, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { (void *)m, sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	while (sendmsg(EE_WFD_SOCKET, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+__attribute__((noreturn)) static void fail(const struct ee_err *e)
+{
+	struct ee_worker_msg m = { .type = EE_W_FAILED, .err = *e };
+	send_msg(&m, -1);
+	_exit(1);
+}
+
+/* ---- the interpreter --------------------------------------------------- */
+
+static int python_failed(const char *what, PyStatus st, struct ee_err *err)
+{
+	return ee_fail(err, EE_ERR_SANDBOX, "%s: %s", what, st.err_msg ? st.err_msg : "failed");
+}
+
+/* As `python3 -I -S -B` configures itself: isolated (no PYTHON* variables,
+ * no user site, no script directory on sys.path), no site, no bytecode
+ * written; locale and streams from the clean environment. */
+static int start_python(struct ee_err *err)
+{
+	PyPreConfig pre;
+	PyPreConfig_InitPythonConfig(&pre);
+	pre.isolated = 1;
+	pre.use_environment = 0;
+	pre.parse_argv = 0;
+	PyStatus st = Py_PreInitialize(&pre);
+	if (PyStatus_Exception(st))
+		return python_failed("pre-initialize Python", st, err);
+
+	PyConfig c;
+	PyConfig_InitPythonConfig(&c);
+	c.isolated = 1;
+	c.use_environment = 0;
+	c.user_site_directory = 0;
+	c.safe_path = 1;
+	c.site_import = 0;
+	c.write_bytecode = 0;
+	c.parse_argv = 0;
+	c.pathconfig_warnings = 0;
+	char *argv[] = { "" };
+	st = PyConfig_SetBytesString(&c, &c.program_name, cfg.host.python);
+	if (!PyStatus_Exception(st))
+		st = PyConfig_SetBytesArgv(&c, 1, argv);
+	if (!PyStatus_Exception(st))
+		st = Py_InitializeFromConfig(&c);
+	PyConfig_Clear(&c);
+	if (PyStatus_Exception(st))
+		return python_failed("initialize Python", st, err);
+	return 0;
+}
+
+/* The harness as a module that is not in sys.modules (as __main__ is
+ * swapped out on a cold start): the build's pyc when this interpreter's
+ * magic number matches it, else its source. */
+static int load_harness(struct ee_err *err)
+{
+	size_t len = (size_t)(ee_harness_pyc_end - ee_harness_pyc);
+	long magic = PyImport_GetMagicNumber();
+	unsigned char want[4] = { (unsigned char)magic, (unsigned char)(magic >> 8),
+		                  (unsigned char)(magic >> 16), (unsigned char)(magic >> 24) };
+	PyObject *code = NULL, *globals = NULL, *r = NULL, *warm_up = NULL, *done = NULL;
+
+	if (len > 16 && memcmp(ee_harness_pyc, want, 4) == 0)
+		code = PyMarshal_ReadObjectFromString((const char *)ee_harness_pyc + 16,
+		                                      (Py_ssize_t)(len - 16));
+	else
+		code = Py_CompileString(ee_harness_py, "<execeval harness>", Py_file_input);
+	globals = PyDict_New();
+	if (!code || !globals ||
+	    PyDict_SetItemString(globals, "__name__", PyUnicode_FromString("execeval_harness")) < 0 ||
+	    PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0)
+		goto fail;
+	r = PyEval_EvalCode(code, globals, globals);
+	if (!r)
+		goto fail;
+	warm_up = PyDict_GetItemString(globals, "warm_up");
+	warm_main = PyDict_GetItemString(globals, "warm_main");
+	if (!warm_up || !warm_main || !(done = PyObject_CallNoArgs(warm_up)))
+		goto fail;
+	Py_INCREF(warm_main);
+	Py_DECREF(done);
+	Py_DECREF(r);
+	Py_DECREF(code);
+	/* globals stays alive: the harness's functions refer to it. */
+	return 0;
+fail:
+	if (PyErr_Occurred())
+		PyErr_Clear();
+	Py_XDECREF(r);
+	Py_XDECREF(code);
+	return ee_fail(err, EE_ERR_SANDBOX, "cannot load the harness into the warm interpreter");
+}
+
+/* The payload of a candidate (child.c calls it instead of execve). */
+__attribute__((noreturn)) static void enter_harness(void)
+{
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &python_signals[sig], NULL);
+	PyOS_AfterFork_Child();
+	PyObject *r = PyObject_CallNoArgs(warm_main); /* leaves through _exit */
+	(void)r;
+	_exit(70);
+}
+
+/* ---- serving ---------------------------------------------------------- */
+
+static int receive_run(struct ee_worker_msg *m, int fds[6])
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 6)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)
+	};
+	ssize_t n;
+
+	do
+		n = recvmsg(EE_WFD_SOCKET, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		_exit(0); /* the supervisor is done with this worker */
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	int got = 0;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+	if (got > 6)
+		got = 6;
+	if (got > 0)
+		memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)got);
+	if (n != (ssize_t)sizeof(*m) || m->type != EE_W_RUN || got != 6 || (mh.msg_flags & MSG_CTRUNC)) {
+		for (int i = 0; i < got; i++)
+			close(fds[i]);
+		return -1;
+	}
+	return 0;
+}
+
+static void serve_one(const struct ee_worker_msg *req, const int fds[6])
+{
+	static struct ee_limits limits;
+	struct ee_seccomp_prog prog = { cfg.seccomp, cfg.seccomp_len };
+	struct ee_err err = { 0, "" };
+	int pidfd = -1;
+
+	limits = req->limits;
+	struct ee_child_args a = {
+		.host = &cfg.host,
+		.limits = &limits,
+		.mounts = &cfg.mounts,
+		.seccomp = &prog,
+		.use_cgroup_ns = cfg.use_cgroup_ns,
+		.have_memory_cg = cfg.have_memory_cg,
+		.have_pids_cg = cfg.have_pids_cg,
+		.fds = { .sync = -1,
+		         .ctl = fds[0],
+		         .job = fds[1],
+		         .out = fds[2],
+		         .err = fds[3],
+		         .result = fds[4],
+		         .gate = fds[5],
+		         .code = -1 },
+		.warm = 1,
+		.cgroup_fds = cgroup_fds,
+		.enter = enter_harness,
+	};
+	PyOS_BeforeFork();
+	pid_t pid =
+	        (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_PIDFD | SIGCHLD,
+	                       NULL, &pidfd, NULL, 0);
+	if (pid == 0)
+		ee_child_main(&a);
+	PyOS_AfterFork_Parent();
+	for (int i = 0; i < 6; i++)
+		close(fds[i]);
+	if (pid < 0) {
+		ee_fail_errno(&err, EE_ERR_SANDBOX, "clone a candidate's namespaces");
+		struct ee_worker_msg m = { .type = EE_W_FAILED, .err = err };
+		send_msg(&m, -1);
+		return;
+	}
+	struct ee_worker_msg started = { .type = EE_W_STARTED };
+	send_msg(&started, pidfd);
+	close(pidfd);
+
+	struct rusage ru;
+	int status = 0;
+	while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
+		;
+	struct ee_worker_msg done = {
+		.type = EE_W_DONE,
+		.status = status,
+		.maxrss_kb = ru.ru_maxrss,
+		.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+		          (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3,
+	};
+	send_msg(&done, -1);
+}
+
+void ee_zygote_main(const char *n_cgroup_fds)
+{
+	struct ee_err err = { 0, "" };
+	int n = n_cgroup_fds[0] >= '0' && n_cgroup_fds[0] <= '3' && !n_cgroup_fds[1] ? n_cgroup_fds[0] - '0'
+	                                                                             : -1;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (pread(EE_WFD_CONFIG, &cfg, sizeof(cfg), 0) != (ssize_t)sizeof(cfg) ||
+	    cfg.magic != EE_WORKER_MAGIC || cfg.size != sizeof(cfg) || n < 0 || getpid() != 1) {
+		ee_fail(&err, EE_ERR_SANDBOX, "started without a worker configuration");
+		fail(&err);
+	}
+	close(EE_WFD_CONFIG);
+	for (int i = 0; i < n; i++)
+		cgroup_fds[i] = EE_WFD_CGROUP + i;
+	cgroup_fds[n] = -1;
+
+	if (sethostname("sandbox", 7) < 0 || setdomainname("sandbox", 7) < 0) {
+		ee_fail_errno(&err, EE_ERR_SANDBOX, "sethostname");
+		fail(&err);
+	}
+	if (ee_mount_apply(&cfg.mounts, &err) < 0 || start_python(&err) < 0 || load_harness(&err) < 0)
+		fail(&err);
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, NULL, &python_signals[sig]);
+
+	struct ee_worker_msg ready = { .type = EE_W_READY };
+	send_msg(&ready, -1);
+	for (;;) {
+		struct ee_worker_msg req;
+		int fds[6];
+		if (receive_run(&req, fds) < 0) {
+			ee_fail(&err, EE_ERR_SANDBOX, "malformed request");
+			struct ee_worker_msg m = { .type = EE_W_FAILED, .err = err };
+			send_msg(&m, -1);
+			continue;
+		}
+		serve_one(&req, fds);
+	}
+}
