@@ -83,12 +83,20 @@ static void scrub_environment(void)
 	environ = NULL;
 }
 
-static int drop_privileges(const struct ee_child_args *a, struct ee_err *err)
+int ee_child_drop_bounding_set(const struct ee_host *h, struct ee_err *err)
 {
-	for (unsigned cap = 0; cap <= a->host->cap_last_cap; cap++)
+	for (unsigned cap = 0; cap <= h->cap_last_cap; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
 			return ee_fail_errno(err, EE_ERR_SANDBOX, "drop capability %u from the bounding set",
 			                     cap);
+	return 0;
+}
+
+static int drop_privileges(const struct ee_child_args *a, struct ee_err *err)
+{
+	/* A warm worker emptied the bounding set once for all its candidates. */
+	if (!a->warm && ee_child_drop_bounding_set(a->host, err) < 0)
+		return -1;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "clear ambient capabilities");
 	if (a->host->is_root) {
@@ -262,8 +270,9 @@ int ee_child_attach_fds(const int *fds, struct ee_err *err)
 	return 0;
 }
 
-/* The warm variant of steps 3-6: the worker built the root and named the
- * host; this candidate gets its own cgroup, /proc and /tmp. */
+/* The warm variant of steps 3-6, in the payload itself: the worker built
+ * the root and named the host; this candidate gets its own cgroup, /proc
+ * and /tmp. */
 static int enter_warm_sandbox(const struct ee_child_args *a, struct ee_err *err)
 {
 	if (ee_child_attach_fds(a->cgroup_fds, err) < 0)
@@ -276,6 +285,8 @@ static int enter_warm_sandbox(const struct ee_child_args *a, struct ee_err *err)
 		return -1;
 	/* The worker is the init of the pid namespace this one nests in: if it
 	 * dies, the kernel kills this namespace with it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "set the parent-death signal");
 	return ee_seccomp_load(a->seccomp, err);
 }
 
@@ -310,10 +321,13 @@ void ee_child_main(const struct ee_child_args *a)
 
 	if (a->warm) {
 		/* The worker's environment is already clean; its fds but these
-		 * (the worker's socket above all) must not reach the candidate. */
+		 * (the worker's socket above all) must not reach the candidate.
+		 * The pid namespace's init is the worker's (zygote.c): this
+		 * process is the payload itself. */
 		close_others(&a->fds, a->cgroup_fds);
 		if (enter_warm_sandbox(a, &err) < 0)
 			die(a, &err);
+		payload(a);
 	} else {
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		scrub_environment();

@@ -53,11 +53,12 @@ struct ee_child_args {
 	struct ee_child_fds fds;
 
 	/* Warm (zygote.c): this process was cloned by a worker that already
-	 * lives in a prepared root, network, ipc and uts namespace, with a clean
-	 * environment. It joins its pooled cgroup through cgroup_fds (files
-	 * opened before the worker's root was built; -1 ends the list), mounts
-	 * a fresh /proc and /tmp (ee_mount_refresh) instead of building a root,
-	 * and its payload calls enter() instead of execve. */
+	 * lives in a prepared root, network and uts namespace, with a clean
+	 * environment, into a pid namespace whose init the worker made. It is
+	 * the payload itself (no init of its own): it joins its pooled cgroup
+	 * through cgroup_fds (files opened before the worker's root was built;
+	 * -1 ends the list), mounts a fresh /proc and /tmp (ee_mount_refresh)
+	 * instead of building a root, and calls enter() instead of execve. */
 	int warm;
 	const int *cgroup_fds;
 	__attribute__((noreturn)) void (*enter)(void);
@@ -69,6 +70,10 @@ extern char *const ee_child_clean_env[];
 
 /* Never returns. */
 __attribute__((noreturn)) void ee_child_main(const struct ee_child_args *a);
+
+/* Empties the capability bounding set (which capabilities an exec could
+ * ever regain). */
+int ee_child_drop_bounding_set(const struct ee_host *h, struct ee_err *err);
 
 /* The sandbox's cgroup join, heap-free: writes "0" to each fd in fds (a v1
  * `tasks` or v2 `cgroup.procs` file), until -1. */

@@ -186,8 +186,8 @@ static void reap(struct ee_sandbox *sb)
 	close_watch(sb, W_TIMER);
 }
 
-/* Warm: the worker reaped the init (DONE), or died, which took the
- * candidate's namespace with it. */
+/* Warm: the worker reaped the payload and the namespace's init (DONE), or
+ * died, which took the candidate's namespace with it. */
 static void on_worker(struct ee_sandbox *sb)
 {
 	struct ee_worker_msg m;
@@ -199,6 +199,12 @@ static void on_worker(struct ee_sandbox *sb)
 	if (rc == 1) {
 		sb->out.cpu_ms = m.cpu_ms;
 		sb->out.maxrss_kb = m.maxrss_kb;
+		/* The payload's status, as a cold init reports it: not when we
+		 * killed the sandbox (a cold init dies before it can report). */
+		if (!sb->out.timed_out && !sb->out.output_overflow && !sb->out.killed) {
+			sb->out.have_status = 1;
+			sb->out.status = m.status;
+		}
 	} else if (!sb->out.have_status && !sb->out.setup_failed && !sb->out.killed) {
 		sb->out.setup_failed = 1;
 		ee_fail(&sb->out.setup_err, EE_ERR_SANDBOX, "the warm worker running this candidate died");

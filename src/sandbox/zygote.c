@@ -19,7 +19,9 @@
 #include <marshal.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -41,10 +43,8 @@
 
 static struct ee_worker_config cfg;
 static int cgroup_fds[8];
+static int own_pid_ns = -1; /* to make the next candidate's namespace from */
 static PyObject *warm_main;
-/* The interpreter's signal dispositions, restored in each payload (its
- * init resets nothing, the payload gets exactly what Python set up). */
-static struct sigaction python_signals[NSIG];
 
 static void send_msg(const struct ee_worker_msg *m, int fd)
 {
@@ -161,12 +161,11 @@ fail:
 	return ee_fail(err, EE_ERR_SANDBOX, "cannot load the harness into the warm interpreter");
 }
 
-/* The payload of a candidate (child.c calls it instead of execve). */
+/* The payload of a candidate (child.c calls it instead of execve). It is
+ * a direct clone of this worker, so it has the interpreter's signal
+ * dispositions already (child.c clears only the mask). */
 __attribute__((noreturn)) static void enter_harness(void)
 {
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &python_signals[sig], NULL);
 	PyOS_AfterFork_Child();
 	PyObject *r = PyObject_CallNoArgs(warm_main); /* leaves through _exit */
 	(void)r;
@@ -208,12 +207,70 @@ static int receive_run(struct ee_worker_msg *m, int fds[6])
 	return 0;
 }
 
+/* ---- the candidate's pid namespace init ------------------------------ */
+
+/* The init of a candidate's pid namespace must exist before the payload
+ * so the payload is not pid 1 (whose signals the kernel filters), reaps
+ * the candidate's orphans, and, killed, takes the whole namespace with it.
+ * A fork of the worker would copy the interpreter's memory only to throw
+ * it away: this init shares the worker's memory (CLONE_VM) instead, runs on
+ * its own stack with every signal blocked (no handler of the interpreter's
+ * can ever run in it), and makes only raw system calls, because it shares
+ * the worker's thread-local storage, errno included. */
+static char init_stack[16384] __attribute__((aligned(64)));
+
+static long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
+{
+	long ret;
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = a4;
+	__asm__ volatile("syscall"
+	                 : "=a"(ret)
+	                 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+	                 : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a1;
+	register long x1 __asm__("x1") = a2;
+	register long x2 __asm__("x2") = a3;
+	register long x3 __asm__("x3") = a4;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+	ret = x0;
+#else
+#error "the warm worker's namespace init needs raw system calls for this architecture"
+#endif
+	return ret;
+}
+
+static int namespace_init(void *arg)
+{
+	uint64_t chld = 1ull << (SIGCHLD - 1);
+	(void)arg;
+	raw_syscall4(SYS_close_range, 0, ~0L, 0, 0);
+	for (;;) {
+		while (raw_syscall4(SYS_wait4, -1, 0, WNOHANG | __WALL, 0) > 0)
+			;
+		/* SIGCHLD is blocked, so it stays pending until taken here. */
+		raw_syscall4(SYS_rt_sigtimedwait, (long)&chld, 0, 0, 8);
+	}
+	return 0;
+}
+
+/* ---- one candidate ----------------------------------------------------- */
+
+static void send_failed(const struct ee_err *err)
+{
+	struct ee_worker_msg m = { .type = EE_W_FAILED, .err = *err };
+	send_msg(&m, -1);
+}
+
 static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 {
 	static struct ee_limits limits;
 	struct ee_seccomp_prog prog = { cfg.seccomp, cfg.seccomp_len };
 	struct ee_err err = { 0, "" };
-	int pidfd = -1;
+	int init_pidfd = -1;
+	sigset_t all, old;
 
 	limits = req->limits;
 	struct ee_child_args a = {
@@ -236,29 +293,54 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 		.cgroup_fds = cgroup_fds,
 		.enter = enter_harness,
 	};
+
+	/* A new pid namespace for the next children: first the init, then
+	 * the payload as its pid 2. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid_t init = -1;
+	if (unshare(CLONE_NEWPID) == 0)
+		init = clone(namespace_init, init_stack + sizeof(init_stack), CLONE_VM | CLONE_PIDFD | SIGCHLD, NULL,
+		             &init_pidfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (init < 0) {
+		ee_fail_errno(&err, EE_ERR_SANDBOX, "make a candidate's pid namespace");
+		for (int i = 0; i < 6; i++)
+			close(fds[i]);
+		send_failed(&err);
+		return;
+	}
+
 	PyOS_BeforeFork();
-	pid_t pid =
-	        (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_PIDFD | SIGCHLD,
-	                       NULL, &pidfd, NULL, 0);
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | SIGCHLD, NULL, NULL, NULL, 0);
 	if (pid == 0)
 		ee_child_main(&a);
 	PyOS_AfterFork_Parent();
+	/* unshare(CLONE_NEWPID) works only from the caller's own namespace. */
+	if (setns(own_pid_ns, CLONE_NEWPID) < 0)
+		_exit(1); /* cannot serve another candidate: the supervisor replaces this worker */
 	for (int i = 0; i < 6; i++)
 		close(fds[i]);
-	if (pid < 0) {
-		ee_fail_errno(&err, EE_ERR_SANDBOX, "clone a candidate's namespaces");
-		struct ee_worker_msg m = { .type = EE_W_FAILED, .err = err };
-		send_msg(&m, -1);
-		return;
-	}
-	struct ee_worker_msg started = { .type = EE_W_STARTED };
-	send_msg(&started, pidfd);
-	close(pidfd);
-
 	struct rusage ru;
 	int status = 0;
-	while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
+	memset(&ru, 0, sizeof(ru));
+	if (pid < 0) {
+		ee_fail_errno(&err, EE_ERR_SANDBOX, "clone a candidate");
+		send_failed(&err);
+	} else {
+		struct ee_worker_msg started = { .type = EE_W_STARTED };
+		send_msg(&started, init_pidfd);
+		while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
+			;
+	}
+	/* The payload is gone: its namespace goes with its init, every
+	 * process the candidate left in it included. */
+	syscall(SYS_pidfd_send_signal, init_pidfd, SIGKILL, NULL, 0);
+	while (waitpid(init, NULL, __WALL) < 0 && errno == EINTR)
 		;
+	close(init_pidfd);
+	if (pid < 0)
+		return;
 	struct ee_worker_msg done = {
 		.type = EE_W_DONE,
 		.status = status,
@@ -286,14 +368,21 @@ void ee_zygote_main(const char *n_cgroup_fds)
 		cgroup_fds[i] = EE_WFD_CGROUP + i;
 	cgroup_fds[n] = -1;
 
+	/* Nothing this worker makes will ever exec with a capability: empty
+	 * the bounding set once here rather than in every candidate. */
+	if (ee_child_drop_bounding_set(&cfg.host, &err) < 0)
+		fail(&err);
 	if (sethostname("sandbox", 7) < 0 || setdomainname("sandbox", 7) < 0) {
 		ee_fail_errno(&err, EE_ERR_SANDBOX, "sethostname");
 		fail(&err);
 	}
 	if (ee_mount_apply(&cfg.mounts, &err) < 0 || start_python(&err) < 0 || load_harness(&err) < 0)
 		fail(&err);
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, NULL, &python_signals[sig]);
+	own_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (own_pid_ns < 0) {
+		ee_fail_errno(&err, EE_ERR_SANDBOX, "open /proc/self/ns/pid");
+		fail(&err);
+	}
 
 	struct ee_worker_msg ready = { .type = EE_W_READY };
 	send_msg(&ready, -1);
@@ -302,8 +391,7 @@ void ee_zygote_main(const char *n_cgroup_fds)
 		int fds[6];
 		if (receive_run(&req, fds) < 0) {
 			ee_fail(&err, EE_ERR_SANDBOX, "malformed request");
-			struct ee_worker_msg m = { .type = EE_W_FAILED, .err = err };
-			send_msg(&m, -1);
+			send_failed(&err);
 			continue;
 		}
 		serve_one(&req, fds);

@@ -14,6 +14,13 @@ Fixtures:
   run        run(candidate, asserts=[...], task=None, args=[...], stdin=None,
              env=None) -> RunResult (a tuple (code, record, stderr), with
              .stdout, .elapsed and .argv too)
+  isolation_args()  ["--isolation", VALUE] when the environment variable
+             EXECEVAL_ISOLATION is set (warm, cold or auto), else []: the
+             run fixture and clean_up_after_a_dead_execeval add it to every
+             `run`/`eval` command line, and so should any test that builds
+             its own (with_isolation(argv) does it), so one variable runs
+             a whole suite under another isolation:
+                 EXECEVAL_ISOLATION=warm tests/e2e/safety-net ... test_hostile.py
   secret     a random string exported as EXECEVAL_TEST_SECRET into every
              execeval's environment; run() asserts that it never appears in
              execeval's stdout or stderr
@@ -41,6 +48,7 @@ OUTER_TIMEOUT = 60
 NOBODY = 65534
 SECRET = "ee-secret-" + secrets.token_hex(16)
 HOST_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+ISOLATION = os.environ.get("EXECEVAL_ISOLATION") or None
 
 
 def pytest_configure(config):
@@ -51,6 +59,28 @@ def pytest_configure(config):
     if not os.access(EXECEVAL, os.X_OK):
         pytest.exit("no execeval binary at %s (make build/execeval, or set EXECEVAL)" % EXECEVAL,
                     returncode=4)
+    if ISOLATION not in (None, "warm", "cold", "auto"):
+        pytest.exit("EXECEVAL_ISOLATION must be warm, cold or auto, not %r" % ISOLATION, returncode=4)
+
+
+def pytest_report_header(config):
+    return "execeval: %s, isolation: %s" % (EXECEVAL, ISOLATION or "each command's default")
+
+
+def isolation_args():
+    """["--isolation", EXECEVAL_ISOLATION], or [] when the variable is unset."""
+    return ["--isolation", ISOLATION] if ISOLATION else []
+
+
+def with_isolation(argv):
+    """argv (an `execeval run|eval ...` command line, as a list) with
+    isolation_args() inserted after the subcommand, unless it already says
+    --isolation. Other subcommands are returned unchanged."""
+    argv = list(argv)
+    if len(argv) >= 2 and argv[1] in ("run", "eval") and not any(
+            str(a) == "--isolation" or str(a).startswith("--isolation=") for a in argv):
+        argv[2:2] = isolation_args()
+    return argv
 
 
 # ---------------------------------------------------------------------------
@@ -120,6 +150,7 @@ def run(runs_dir):
             tf.write_text(task_text if task_text is not None else json.dumps(task))
             argv += ["--task", str(tf)]
         argv += list(args)
+        argv = with_isolation(argv)
         if candidate_path is not None:
             argv.append(str(candidate_path))
         elif candidate is not None:
@@ -257,7 +288,7 @@ def clean_up_after_a_dead_execeval():
                 pass
         time.sleep(0.05)
         reap_zombies()
-    return subprocess.run([EXECEVAL, "run", "--assert", "assert 1", "-"], input=b"x = 1\n",
+    return subprocess.run(with_isolation([EXECEVAL, "run", "--assert", "assert 1", "-"]), input=b"x = 1\n",
                           capture_output=True, env=execeval_env(), timeout=OUTER_TIMEOUT)
 
 

@@ -22,7 +22,7 @@ import time
 import pytest
 
 from conftest import EXECEVAL, NOBODY, REPO, SECRET, clean_up_after_a_dead_execeval, execeval_env, parse_record, \
-    processes, wait_no_leftovers
+    processes, wait_no_leftovers, with_isolation
 
 ADD_OK = "def add(a, b):\n    return a + b\n"
 ADD_WRONG = "def add(a, b):\n    return 0\n"
@@ -60,7 +60,7 @@ def run_sampled(argv_extra, candidate, tmp_path, predicate, timeout=60):
     tag = secrets.token_hex(3)
     cf = tmp_path / ("cand-%s.py" % tag)
     cf.write_text(candidate)
-    argv = [EXECEVAL, "run"] + list(argv_extra) + [str(cf)]
+    argv = with_isolation([EXECEVAL, "run"] + list(argv_extra) + [str(cf)])
     samples = []
     deadline = time.monotonic() + timeout
     # Files, not pipes: nothing to drain while sampling.

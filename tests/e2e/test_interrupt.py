@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conftest import EXECEVAL, clean_up_after_a_dead_execeval, execeval_cgroups, execeval_env, \
-    sandbox_running, wait_no_cgroups, wait_no_leftovers
+    sandbox_running, wait_no_cgroups, wait_no_leftovers, with_isolation
 
 SLEEPER = "import time\ndef f():\n    return 1\ntime.sleep(20)\n"
 STUBBORN = ("import os, signal, time\n"
@@ -25,8 +25,8 @@ STUBBORN = ("import os, signal, time\n"
 def start(tmp_path, code):
     cf = tmp_path / "sleeper.py"
     cf.write_text(code)
-    return subprocess.Popen([EXECEVAL, "run", "--timeout", "30", "--assert", "assert f() == 1", str(cf)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=execeval_env())
+    argv = with_isolation([EXECEVAL, "run", "--timeout", "30", "--assert", "assert f() == 1", str(cf)])
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=execeval_env())
 
 
 def wait_until_settled(code, t0):
