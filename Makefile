@@ -118,9 +118,12 @@ $(BUILD)/bench/run-overhead: bench/run-overhead.c $(call rel_obj,$(LIB_SRC)) $(B
 	$(CC) $(BASE) $(HARDEN) $(LDHARDEN) $^ -o $@ $(LIBS)
 
 # Benchmarks print ratios against a baseline measured in the same run.
+# eval-memory evaluates 110,000 samples: minutes, not seconds.
 bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 	$(BUILD)/bench/run-overhead 1000 4
 	$(PYTHON) bench/eval-throughput 10 2
+	$(PYTHON) bench/trivial-throughput 5000 500 2
+	$(PYTHON) bench/eval-memory 100000 2
 
 install: $(BUILD)/execeval
 	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval

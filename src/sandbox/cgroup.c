@@ -94,9 +94,9 @@ static int v2_delegate(const char *dir, struct ee_err *err)
 	return 0;
 }
 
-static int make_dir(const char *parent, unsigned long serial, char *ret, struct ee_err *err)
+static int make_dir(const char *parent, const char *name, char *ret, struct ee_err *err)
 {
-	snprintf(ret, PATH_MAX, "%.4000s/" NAME_PREFIX "%d.%lu", parent, (int)getpid(), serial);
+	snprintf(ret, PATH_MAX, "%.4000s/%s", parent, name);
 	if (mkdir(ret, 0755) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot create cgroup %s", ret);
 	return 0;
@@ -135,14 +135,19 @@ static int setup_pids(struct ee_cgroup *cg, const struct ee_limits *lim, struct 
 	return 0;
 }
 
-int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struct ee_cgroup *cg,
-                     struct ee_err *err)
+/* The directories to create a cgroup in: this process's own, or another
+ * execeval cgroup's (a pool's top). */
+struct parents {
+	const char *mem, *pids, *cpu;
+};
+
+/* Creates `name` under each parent; lim NULL: no limits written. */
+static int create_under(const struct ee_host *h, const struct parents *at, const char *name,
+                        const struct ee_limits *lim, struct ee_cgroup *cg, struct ee_err *err)
 {
-	static unsigned long serial;
 	static int delegated;
 
 	memset(cg, 0, sizeof(*cg));
-	serial++;
 	if (!delegated && h->memory.writable && h->memory.version == EE_CG_V2) {
 		if (v2_delegate(h->memory.dir, err) < 0)
 			return -1;
@@ -150,29 +155,78 @@ int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struc
 	}
 	if (h->memory.writable && h->memory.version) {
 		cg->mem_version = h->memory.version;
-		if (make_dir(h->memory.dir, serial, cg->mem, err) < 0)
+		if (make_dir(at->mem, name, cg->mem, err) < 0)
 			goto fail;
-		if (setup_memory(cg, lim, err) < 0)
+		if (lim && setup_memory(cg, lim, err) < 0)
 			goto fail;
 	}
 	/* CPU accounting: killed processes are never reaped by init, so only the
 	 * cgroup knows what they used. v1 needs its own cpuacct hierarchy. */
-	if (h->cpuacct.writable && h->cpuacct.version == EE_CG_V1 &&
-	    make_dir(h->cpuacct.dir, serial, cg->cpu, err) < 0)
+	if (h->cpuacct.writable && h->cpuacct.version == EE_CG_V1 && make_dir(at->cpu, name, cg->cpu, err) < 0)
 		goto fail;
 	if (h->pids.writable && h->pids.version) {
 		cg->pids_version = h->pids.version;
 		if (h->pids.version == EE_CG_V2 && cg->mem_version == EE_CG_V2)
 			snprintf(cg->pids, sizeof(cg->pids), "%s", cg->mem);
-		else if (make_dir(h->pids.dir, serial, cg->pids, err) < 0)
+		else if (make_dir(at->pids, name, cg->pids, err) < 0)
 			goto fail;
-		if (setup_pids(cg, lim, err) < 0)
+		if (lim && setup_pids(cg, lim, err) < 0)
 			goto fail;
 	}
 	return 0;
 fail:
 	ee_cgroup_destroy(cg, NULL);
 	return -1;
+}
+
+static void next_name(char name[64])
+{
+	static unsigned long serial;
+	snprintf(name, 64, NAME_PREFIX "%d.%lu", (int)getpid(), ++serial);
+}
+
+int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struct ee_cgroup *cg,
+                     struct ee_err *err)
+{
+	const struct parents own = { h->memory.dir, h->pids.dir, h->cpuacct.dir };
+	char name[64];
+	next_name(name);
+	return create_under(h, &own, name, lim, cg, err);
+}
+
+int ee_cgroup_pool_create(const struct ee_host *h, const struct ee_limits *lim, struct ee_cgroup_pool *p,
+                          struct ee_err *err)
+{
+	const struct parents own = { h->memory.dir, h->pids.dir, h->cpuacct.dir };
+	char name[64];
+
+	memset(p, 0, sizeof(*p));
+	next_name(name);
+	if (create_under(h, &own, name, NULL, &p->top, err) < 0)
+		return -1;
+	/* v2: the top holds no process, so its children may have controllers. */
+	if (p->top.mem_version == EE_CG_V2 && write_file(p->top.mem, "cgroup.subtree_control", "+memory +pids") < 0) {
+		ee_fail_errno(err, EE_ERR_SANDBOX, "cannot enable memory and pids in %s", p->top.mem);
+		goto fail;
+	}
+	const struct parents top = { p->top.mem, p->top.pids, p->top.cpu };
+	if (create_under(h, &top, "worker", NULL, &p->worker, err) < 0 ||
+	    create_under(h, &top, "candidate", lim, &p->candidate, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	ee_cgroup_pool_destroy(p, NULL);
+	return -1;
+}
+
+int ee_cgroup_pool_destroy(struct ee_cgroup_pool *p, struct ee_err *err)
+{
+	int rc = ee_cgroup_destroy(&p->candidate, err);
+	if (ee_cgroup_destroy(&p->worker, err) < 0)
+		rc = -1;
+	if (ee_cgroup_destroy(&p->top, err) < 0)
+		rc = -1;
+	return rc;
 }
 
 /* v1: "0" written to `tasks` moves the calling thread only, which the
@@ -338,6 +392,24 @@ int ee_cgroup_destroy(struct ee_cgroup *cg, struct ee_err *err)
 	return rc;
 }
 
+static int has_tasks(const char *dir)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	FILE *f = fopen(path, "re");
+	int pid, any = 0;
+	if (f) {
+		any = fscanf(f, "%d", &pid) == 1;
+		fclose(f);
+	}
+	return any;
+}
+
+/* How old a stale-looking cgroup must be before it is removed: the pid in
+ * its name may belong to an execeval in another pid namespace (invisible
+ * here), whose fresh cgroup is empty until its sandbox joins it. */
+#define SWEEP_MIN_AGE_S 10
+
 static void sweep_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -355,8 +427,21 @@ static void sweep_dir(const char *dir)
 			continue;
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue;
-		char path[PATH_MAX];
+		char path[PATH_MAX], worker[PATH_MAX + 8], candidate[PATH_MAX + 16];
+		struct stat st;
 		snprintf(path, sizeof(path), "%.3000s/%.255s", dir, e->d_name);
+		if (stat(path, &st) < 0 || time(NULL) - st.st_ctime < SWEEP_MIN_AGE_S)
+			continue;
+		/* A warm pool's top: alive while its worker cgroup holds the
+		 * worker (its candidate cgroup is empty between candidates). */
+		snprintf(worker, sizeof(worker), "%s/worker", path);
+		snprintf(candidate, sizeof(candidate), "%s/candidate", path);
+		if (access(worker, F_OK) == 0) {
+			if (has_tasks(worker) || has_tasks(candidate))
+				continue;
+			(void)rmdir(candidate);
+			(void)rmdir(worker);
+		}
 		/* Only an empty one: its sandbox died with its supervisor (the
 		 * init has PR_SET_PDEATHSIG). Never kill here: the pid may belong
 		 * to a live execeval in another pid namespace. */

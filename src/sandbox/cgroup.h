@@ -43,7 +43,18 @@ int ee_cgroup_create(const struct ee_host *h, const struct ee_limits *lim, struc
  * anything else). */
 int ee_cgroup_attach_self(const struct ee_cgroup *cg, struct ee_err *err);
 
-/* The warm pool keeps one cgroup per worker slot for many candidates. */
+/* The warm pool keeps cgroups per worker slot for many candidates: a top
+ * "execeval.<pid>.<serial>" (no limits, no process) holding "worker" (the
+ * worker process, no limits) and "candidate" (the limits; each candidate
+ * joins it). The top always has children and the worker cgroup a process,
+ * so no other execeval's sweep of stale cgroups takes them for dead. */
+struct ee_cgroup_pool {
+	struct ee_cgroup top, worker, candidate;
+};
+
+int ee_cgroup_pool_create(const struct ee_host *h, const struct ee_limits *lim, struct ee_cgroup_pool *p,
+                          struct ee_err *err);
+int ee_cgroup_pool_destroy(struct ee_cgroup_pool *p, struct ee_err *err);
 
 /* Rewrites the memory and pids limits (a task's own limits differ). */
 int ee_cgroup_set_limits(struct ee_cgroup *cg, const struct ee_limits *lim, struct ee_err *err);

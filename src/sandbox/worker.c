@@ -47,8 +47,8 @@ struct ee_worker {
 	int ready;
 	int busy;
 	int dead;
-	struct ee_cgroup cg;
-	struct ee_limits cg_limits; /* what the cgroup's files say now */
+	struct ee_cgroup_pool cgs; /* the slot's: the worker in one, candidates in the other */
+	struct ee_limits cg_limits; /* what the candidate cgroup's files say now */
 	struct ee_cgroup_stats base;
 };
 
@@ -162,13 +162,17 @@ static int wait_readable(int fd, int timeout_ms)
 
 /* In the clone, before exec: the worker sees only its config, its socket
  * and its cgroup files, with default signal state and /dev/null as stdio. */
-__attribute__((noreturn)) static void worker_exec(int config_fd, int sock, const int *cg_fds)
+__attribute__((noreturn)) static void worker_exec(const struct ee_worker *w, int config_fd, int sock,
+                                                  const int *cg_fds)
 {
+	struct ee_err err;
 	char count[2] = { '0', '\0' };
 	char *const argv[] = { "execeval", "__worker", count, NULL };
 	int src[8], n = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (ee_cgroup_attach_self(&w->cgs.worker, &err) < 0)
+		_exit(127);
 	src[n++] = config_fd;
 	src[n++] = sock;
 	for (const int *fd = cg_fds; *fd >= 0 && n < 5; fd++, count[0]++)
@@ -203,7 +207,7 @@ static void worker_stop(struct ee_worker *w)
 			;
 	if (w->sock >= 0)
 		close(w->sock);
-	ee_cgroup_destroy(&w->cg, NULL);
+	ee_cgroup_pool_destroy(&w->cgs, NULL);
 	w->pid = 0;
 	w->pidfd = w->sock = -1;
 	w->ready = w->dead = w->busy = 0;
@@ -213,10 +217,10 @@ static int worker_start(struct ee_pool *p, struct ee_worker *w, struct ee_err *e
 {
 	int sv[2] = { -1, -1 }, cg_fds[4] = { -1 }, pidfd = -1;
 
-	if (ee_cgroup_create(p->host, &p->limits, &w->cg, err) < 0)
+	if (ee_cgroup_pool_create(p->host, &p->limits, &w->cgs, err) < 0)
 		return -1;
 	w->cg_limits = p->limits;
-	if (ee_cgroup_open_attach(&w->cg, cg_fds, err) < 0)
+	if (ee_cgroup_open_attach(&w->cgs.candidate, cg_fds, err) < 0)
 		goto fail;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		ee_fail_errno(err, EE_ERR_SANDBOX, "socketpair");
@@ -230,7 +234,7 @@ static int worker_start(struct ee_pool *p, struct ee_worker *w, struct ee_err *e
 		goto fail;
 	}
 	if (pid == 0)
-		worker_exec(p->config_fd, sv[1], cg_fds);
+		worker_exec(w, p->config_fd, sv[1], cg_fds);
 	close(sv[1]);
 	for (int *fd = cg_fds; *fd >= 0; fd++)
 		close(*fd);
@@ -244,7 +248,7 @@ fail:
 			close(sv[i]);
 	for (int *fd = cg_fds; *fd >= 0; fd++)
 		close(*fd);
-	ee_cgroup_destroy(&w->cg, NULL);
+	ee_cgroup_pool_destroy(&w->cgs, NULL);
 	return -1;
 }
 
@@ -277,13 +281,13 @@ static int worker_run(struct ee_worker *w, const struct ee_limits *lim, const in
 	int got[1], nfds;
 
 	if (lim->memory_mb != w->cg_limits.memory_mb || lim->procs != w->cg_limits.procs) {
-		if (ee_cgroup_set_limits(&w->cg, lim, err) < 0) {
+		if (ee_cgroup_set_limits(&w->cgs.candidate, lim, err) < 0) {
 			w->dead = 1; /* e.g. usage above a lower limit: a fresh cgroup */
 			return -1;
 		}
 		w->cg_limits = *lim;
 	}
-	ee_cgroup_begin(&w->cg, &w->base);
+	ee_cgroup_begin(&w->cgs.candidate, &w->base);
 	if (send_msg(w->sock, &m, fds, 6) < 0 || wait_readable(w->sock, STARTED_TIMEOUT_MS) <= 0) {
 		w->dead = 1;
 		return ee_fail(err, EE_ERR_SANDBOX, "a warm worker stopped answering");
@@ -439,6 +443,6 @@ int ee_worker_receive(struct ee_worker *w, struct ee_worker_msg *msg)
 
 void ee_worker_release(struct ee_worker *w, struct ee_cgroup_stats *st)
 {
-	ee_cgroup_stats_since(&w->cg, &w->base, st);
+	ee_cgroup_stats_since(&w->cgs.candidate, &w->base, st);
 	w->busy = 0;
 }
