@@ -73,6 +73,31 @@ static long long read_number(const char *dir, const char *file)
 	return v;
 }
 
+/* The same from a file kept open (the warm pool's counters). */
+static long read_key_fd(int fd, const char *key)
+{
+	char text[1024];
+	ssize_t n = fd < 0 ? -1 : pread(fd, text, sizeof(text) - 1, 0);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	size_t klen = strlen(key);
+	for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
+			return strtol(line + klen + 1, NULL, 10);
+	return -1;
+}
+
+static long long read_number_fd(int fd)
+{
+	char text[64];
+	ssize_t n = fd < 0 ? -1 : pread(fd, text, sizeof(text) - 1, 0);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	return strtoll(text, NULL, 10);
+}
+
 /* v2: enables memory and pids for children of dir, moving this process to
  * a leaf when dir holds processes ("no internal processes" rule). */
 static int v2_delegate(const char *dir, struct ee_err *err)
@@ -133,6 +158,89 @@ static int setup_pids(struct ee_cgroup *cg, const struct ee_limits *lim, struct 
 	if (write_file(cg->pids, "pids.max", value) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot write %s/pids.max", cg->pids);
 	return 0;
+}
+
+static int open_in(const char *dir, const char *file, int flags)
+{
+	char path[PATH_MAX + 64];
+	if (!dir[0])
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	return open(path, flags | O_CLOEXEC);
+}
+
+/* The candidate cgroup's counter files, opened once: per candidate they
+ * are read twice, and a path walk through cgroupfs costs more than the read. */
+static void open_counters(struct ee_cgroup_pool *p)
+{
+	const struct ee_cgroup *c = &p->candidate;
+	int v1 = c->mem_version == EE_CG_V1, v2 = c->mem_version == EE_CG_V2;
+
+	p->fd_cpu = c->cpu[0] ? open_in(c->cpu, "cpuacct.usage", O_RDONLY)
+	                      : v2 ? open_in(c->mem, "cpu.stat", O_RDONLY) : -1;
+	p->fd_oom = v1 ? open_in(c->mem, "memory.oom_control", O_RDONLY)
+	                : v2 ? open_in(c->mem, "memory.events", O_RDONLY) : -1;
+	p->fd_peak = v1 ? open_in(c->mem, "memory.max_usage_in_bytes", O_RDWR) : -1;
+	p->fd_usage = v1 ? open_in(c->mem, "memory.usage_in_bytes", O_RDONLY) : -1;
+	p->fd_pids = open_in(c->pids, "pids.events", O_RDONLY);
+}
+
+static void close_counters(struct ee_cgroup_pool *p)
+{
+	int *fds[] = { &p->fd_cpu, &p->fd_oom, &p->fd_peak, &p->fd_usage, &p->fd_pids };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+static void read_counters(const struct ee_cgroup_pool *p, struct ee_cgroup_stats *st)
+{
+	const struct ee_cgroup *c = &p->candidate;
+	if (c->cpu[0]) {
+		long long ns = read_number_fd(p->fd_cpu);
+		st->cpu_usec = ns < 0 ? -1 : ns / 1000;
+	} else {
+		st->cpu_usec = read_key_fd(p->fd_cpu, "usage_usec");
+	}
+	st->oom_kills = read_key_fd(p->fd_oom, "oom_kill");
+	st->pids_max_hits = read_key_fd(p->fd_pids, "max");
+	long long peak = read_number_fd(p->fd_peak);
+	st->peak_kb = peak < 0 ? -1 : (long)(peak / 1024);
+}
+
+/* The counters of a pooled cgroup only grow: a candidate's figures are the
+ * difference from a snapshot taken before it starts. The peak is reset
+ * (v1) to the current usage, which is what the cgroup still holds of
+ * earlier candidates (page cache); the candidate's peak is above it. */
+void ee_cgroup_pool_begin(const struct ee_cgroup_pool *p, struct ee_cgroup_stats *base)
+{
+	if (p->fd_peak >= 0)
+		(void)!pwrite(p->fd_peak, "0", 1, 0);
+	read_counters(p, base);
+	long long usage = read_number_fd(p->fd_usage);
+	base->peak_kb = usage < 0 ? -1 : (long)(usage / 1024);
+}
+
+static long since(long now, long base)
+{
+	return now < 0 || base < 0 ? -1 : now - base;
+}
+
+void ee_cgroup_pool_stats(const struct ee_cgroup_pool *p, const struct ee_cgroup_stats *base,
+                          struct ee_cgroup_stats *st)
+{
+	read_counters(p, st);
+	st->oom_kills = since(st->oom_kills, base->oom_kills);
+	st->pids_max_hits = since(st->pids_max_hits, base->pids_max_hits);
+	st->cpu_usec = st->cpu_usec < 0 || base->cpu_usec < 0 ? -1 : st->cpu_usec - base->cpu_usec;
+	/* v2's memory.peak cannot be reset here (kernels >= 6.12 reset it per
+	 * open file): unknown rather than another candidate's. */
+	if (st->peak_kb < 0 || base->peak_kb < 0)
+		st->peak_kb = -1;
+	else
+		st->peak_kb = st->peak_kb > base->peak_kb ? st->peak_kb - base->peak_kb : 0;
 }
 
 /* The directories to create a cgroup in: this process's own, or another
@@ -201,6 +309,7 @@ int ee_cgroup_pool_create(const struct ee_host *h, const struct ee_limits *lim, 
 	char name[64];
 
 	memset(p, 0, sizeof(*p));
+	p->fd_cpu = p->fd_oom = p->fd_peak = p->fd_usage = p->fd_pids = -1;
 	next_name(name);
 	if (create_under(h, &own, name, NULL, &p->top, err) < 0)
 		return -1;
@@ -213,6 +322,7 @@ int ee_cgroup_pool_create(const struct ee_host *h, const struct ee_limits *lim, 
 	if (create_under(h, &top, "worker", NULL, &p->worker, err) < 0 ||
 	    create_under(h, &top, "candidate", lim, &p->candidate, err) < 0)
 		goto fail;
+	open_counters(p);
 	return 0;
 fail:
 	ee_cgroup_pool_destroy(p, NULL);
@@ -221,6 +331,7 @@ fail:
 
 int ee_cgroup_pool_destroy(struct ee_cgroup_pool *p, struct ee_err *err)
 {
+	close_counters(p);
 	int rc = ee_cgroup_destroy(&p->candidate, err);
 	if (ee_cgroup_destroy(&p->worker, err) < 0)
 		rc = -1;
@@ -313,42 +424,6 @@ int ee_cgroup_open_attach(const struct ee_cgroup *cg, int fds[4], struct ee_err 
 	}
 	fds[n] = -1;
 	return 0;
-}
-
-/* The counters of a pooled cgroup only grow: a candidate's figures are the
- * difference from a snapshot taken before it starts. The peak is reset
- * (v1) to the current usage, which is what the cgroup still holds of
- * earlier candidates (page cache); the candidate's peak is above it. */
-void ee_cgroup_begin(const struct ee_cgroup *cg, struct ee_cgroup_stats *base)
-{
-	if (cg->mem_version == EE_CG_V1)
-		(void)write_file(cg->mem, "memory.max_usage_in_bytes", "0");
-	ee_cgroup_stats(cg, base);
-	base->peak_kb = -1;
-	if (cg->mem_version == EE_CG_V1) {
-		long long usage = read_number(cg->mem, "memory.usage_in_bytes");
-		base->peak_kb = usage < 0 ? -1 : (long)(usage / 1024);
-	}
-}
-
-static long since(long now, long base)
-{
-	return now < 0 || base < 0 ? -1 : now - base;
-}
-
-void ee_cgroup_stats_since(const struct ee_cgroup *cg, const struct ee_cgroup_stats *base,
-                           struct ee_cgroup_stats *st)
-{
-	ee_cgroup_stats(cg, st);
-	st->oom_kills = since(st->oom_kills, base->oom_kills);
-	st->pids_max_hits = since(st->pids_max_hits, base->pids_max_hits);
-	st->cpu_usec = st->cpu_usec < 0 || base->cpu_usec < 0 ? -1 : st->cpu_usec - base->cpu_usec;
-	/* v2's memory.peak cannot be reset here (kernels >= 6.12 reset it per
-	 * open file): unknown rather than another candidate's. */
-	if (cg->mem_version != EE_CG_V1 || st->peak_kb < 0 || base->peak_kb < 0)
-		st->peak_kb = -1;
-	else
-		st->peak_kb = st->peak_kb > base->peak_kb ? st->peak_kb - base->peak_kb : 0;
 }
 
 /* rmdir, retrying while the kernel finishes tearing down the last tasks. */

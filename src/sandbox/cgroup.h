@@ -50,6 +50,7 @@ int ee_cgroup_attach_self(const struct ee_cgroup *cg, struct ee_err *err);
  * so no other execeval's sweep of stale cgroups takes them for dead. */
 struct ee_cgroup_pool {
 	struct ee_cgroup top, worker, candidate;
+	int fd_cpu, fd_oom, fd_peak, fd_usage, fd_pids; /* the candidate's counters, -1 if none */
 };
 
 int ee_cgroup_pool_create(const struct ee_host *h, const struct ee_limits *lim, struct ee_cgroup_pool *p,
@@ -64,11 +65,11 @@ int ee_cgroup_set_limits(struct ee_cgroup *cg, const struct ee_limits *lim, stru
 int ee_cgroup_open_attach(const struct ee_cgroup *cg, int fds[4], struct ee_err *err);
 
 /* Before a candidate: resets the peak and snapshots the counters. */
-void ee_cgroup_begin(const struct ee_cgroup *cg, struct ee_cgroup_stats *base);
+void ee_cgroup_pool_begin(const struct ee_cgroup_pool *p, struct ee_cgroup_stats *base);
 
-/* After it: the counters since ee_cgroup_begin. */
-void ee_cgroup_stats_since(const struct ee_cgroup *cg, const struct ee_cgroup_stats *base,
-                           struct ee_cgroup_stats *st);
+/* After it: the candidate cgroup's counters since ee_cgroup_pool_begin. */
+void ee_cgroup_pool_stats(const struct ee_cgroup_pool *p, const struct ee_cgroup_stats *base,
+                          struct ee_cgroup_stats *st);
 
 /* Reads the counters after a run. */
 void ee_cgroup_stats(const struct ee_cgroup *cg, struct ee_cgroup_stats *st);

@@ -287,7 +287,7 @@ static int worker_run(struct ee_worker *w, const struct ee_limits *lim, const in
 		}
 		w->cg_limits = *lim;
 	}
-	ee_cgroup_begin(&w->cgs.candidate, &w->base);
+	ee_cgroup_pool_begin(&w->cgs, &w->base);
 	if (send_msg(w->sock, &m, fds, 6) < 0 || wait_readable(w->sock, STARTED_TIMEOUT_MS) <= 0) {
 		w->dead = 1;
 		return ee_fail(err, EE_ERR_SANDBOX, "a warm worker stopped answering");
@@ -443,6 +443,6 @@ int ee_worker_receive(struct ee_worker *w, struct ee_worker_msg *msg)
 
 void ee_worker_release(struct ee_worker *w, struct ee_cgroup_stats *st)
 {
-	ee_cgroup_stats_since(&w->cgs.candidate, &w->base, st);
+	ee_cgroup_pool_stats(&w->cgs, &w->base, st);
 	w->busy = 0;
 }
