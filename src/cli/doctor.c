@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "err.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/worker.h"
 #include "task.h"
 
 static void line(const char *feature, int ok, const char *yes, const char *no)
@@ -33,8 +34,9 @@ static void keep_record(void *ctx, json_t *record)
 	*(json_t **)ctx = record;
 }
 
-/* The proof that matters: one trivial candidate through the real sandbox. */
-static int live_check(struct ee_err *err)
+/* The proof that matters: one trivial candidate through the real sandbox,
+ * cold or from a warm worker. */
+static int live_check(int isolation, struct ee_err *err)
 {
 	static const char *const asserts[] = { "assert 1 + 1 == 2" };
 	struct cli_context ctx;
@@ -46,7 +48,7 @@ static int live_check(struct ee_err *err)
 	ee_limits_default(&o.limits);
 	o.deny_imports = 1;
 	o.scan = EE_SCAN_REPORT;
-	o.isolation = EE_ISOLATION_COLD;
+	o.isolation = isolation;
 	if (cli_context_init(&ctx, &o, 1, err) < 0 || ee_task_from_asserts(asserts, 1, &task, err) < 0)
 		goto out;
 	struct ee_candidate c = { .task = &task, .program = "", .sample = -1 };
@@ -60,8 +62,12 @@ static int live_check(struct ee_err *err)
 		goto out;
 	}
 	double ms = json_number_value(json_object_get(json_object_get(rec, "resources"), "wall_ms"));
-	printf("%-22s %-4s a trivial candidate passed in the sandbox (%.1f ms, %s)\n", "live check", "yes",
-	       ms, ctx.harness.code_fd >= 0 ? "harness from its pyc" : "harness from source");
+	if (isolation == EE_ISOLATION_WARM)
+		printf("%-22s %-4s a trivial candidate passed, forked from a warm worker (%.1f ms)\n",
+		       "live check, warm", "yes", ms);
+	else
+		printf("%-22s %-4s a trivial candidate passed in the sandbox (%.1f ms, %s)\n", "live check",
+		       "yes", ms, ctx.harness.code_fd >= 0 ? "harness from its pyc" : "harness from source");
 	rc = 0;
 out:
 	json_decref(rec);
@@ -118,8 +124,16 @@ int cmd_doctor(int argc, char **argv)
 		     "mount -o remount,favordynmods <the cgroup2 mount> removes that wait (kernel >= 6.0)");
 	line("python", access(h.python, X_OK) == 0, h.python,
 	     "/usr/bin/python3 missing: apt-get install python3");
-	if (ee_host_usable(&h, &err) < 0 || live_check(&err) < 0) {
+	struct ee_err why = { 0, "" };
+	int warm = ee_pool_supported(&h, &why) == 0;
+	line("warm isolation", warm, "eval forks each candidate from a warm worker (--isolation warm)",
+	     why.msg);
+	if (ee_host_usable(&h, &err) < 0 || live_check(EE_ISOLATION_COLD, &err) < 0) {
 		printf("\nexeceval cannot run candidates here: %s\n", err.msg);
+		return EXIT_SANDBOX;
+	}
+	if (warm && live_check(EE_ISOLATION_WARM, &err) < 0) {
+		printf("\nexeceval runs candidates here, but only cold (--isolation cold): %s\n", err.msg);
 		return EXIT_SANDBOX;
 	}
 	printf("\nexeceval can run candidates here.\n");
