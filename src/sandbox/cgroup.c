@@ -177,9 +177,11 @@ static void open_counters(struct ee_cgroup_pool *p)
 	int v1 = c->mem_version == EE_CG_V1, v2 = c->mem_version == EE_CG_V2;
 
 	p->fd_cpu = c->cpu[0] ? open_in(c->cpu, "cpuacct.usage", O_RDONLY)
-	                      : v2 ? open_in(c->mem, "cpu.stat", O_RDONLY) : -1;
-	p->fd_oom = v1 ? open_in(c->mem, "memory.oom_control", O_RDONLY)
-	                : v2 ? open_in(c->mem, "memory.events", O_RDONLY) : -1;
+	            : v2      ? open_in(c->mem, "cpu.stat", O_RDONLY)
+	                      : -1;
+	p->fd_oom = v1   ? open_in(c->mem, "memory.oom_control", O_RDONLY)
+	            : v2 ? open_in(c->mem, "memory.events", O_RDONLY)
+	                 : -1;
 	p->fd_peak = v1 ? open_in(c->mem, "memory.max_usage_in_bytes", O_RDWR) : -1;
 	p->fd_usage = v1 ? open_in(c->mem, "memory.usage_in_bytes", O_RDONLY) : -1;
 	p->fd_pids = open_in(c->pids, "pids.events", O_RDONLY);
@@ -270,7 +272,8 @@ static int create_under(const struct ee_host *h, const struct parents *at, const
 	}
 	/* CPU accounting: killed processes are never reaped by init, so only the
 	 * cgroup knows what they used. v1 needs its own cpuacct hierarchy. */
-	if (h->cpuacct.writable && h->cpuacct.version == EE_CG_V1 && make_dir(at->cpu, name, cg->cpu, err) < 0)
+	if (h->cpuacct.writable && h->cpuacct.version == EE_CG_V1 &&
+	    make_dir(at->cpu, name, cg->cpu, err) < 0)
 		goto fail;
 	if (h->pids.writable && h->pids.version) {
 		cg->pids_version = h->pids.version;
@@ -314,7 +317,8 @@ int ee_cgroup_pool_create(const struct ee_host *h, const struct ee_limits *lim, 
 	if (create_under(h, &own, name, NULL, &p->top, err) < 0)
 		return -1;
 	/* v2: the top holds no process, so its children may have controllers. */
-	if (p->top.mem_version == EE_CG_V2 && write_file(p->top.mem, "cgroup.subtree_control", "+memory +pids") < 0) {
+	if (p->top.mem_version == EE_CG_V2 &&
+	    write_file(p->top.mem, "cgroup.subtree_control", "+memory +pids") < 0) {
 		ee_fail_errno(err, EE_ERR_SANDBOX, "cannot enable memory and pids in %s", p->top.mem);
 		goto fail;
 	}

@@ -71,6 +71,8 @@ struct ee_sandbox {
 	int gate_fd;     /* write end of the gate pipe */
 	int lifeline_fd; /* write end of the sync pipe, held until the end */
 	int reaped;
+	int killing;     /* warm: killed, waiting for the worker's DONE */
+	int worker_hung; /* warm: no DONE within the grace period */
 	int done;
 	size_t output_cap;
 	struct ee_cgroup cg;      /* cold: its own */
@@ -157,10 +159,24 @@ static int add_watch(struct ee_sandbox *sb, int kind, int fd, struct ee_err *err
 
 /* ---- ending a sandbox --------------------------------------------------- */
 
+/* How long a warm worker may take to report a killed candidate reaped
+ * before it is taken for hung (stopped, tampered with) and killed itself. */
+#define WORKER_GRACE_S 2.0
+
 static void kill_init(struct ee_sandbox *sb)
 {
-	if (sb->fd[W_PIDFD] >= 0 && !sb->reaped)
-		syscall(SYS_pidfd_send_signal, sb->fd[W_PIDFD], SIGKILL, NULL, 0);
+	if (sb->fd[W_PIDFD] < 0 || sb->reaped)
+		return;
+	syscall(SYS_pidfd_send_signal, sb->fd[W_PIDFD], SIGKILL, NULL, 0);
+	/* A cold init is our child: its end is certain. A warm one's end is
+	 * the worker's DONE; a worker that never sends it is killed, which
+	 * ends the sandbox through the socket (on_worker). */
+	if (sb->worker && !sb->killing) {
+		struct itimerspec grace = { { 0, 0 }, { (time_t)WORKER_GRACE_S, 0 } };
+		sb->killing = 1;
+		if (sb->fd[W_TIMER] < 0 || timerfd_settime(sb->fd[W_TIMER], 0, &grace, NULL) < 0)
+			ee_worker_kill(sb->worker);
+	}
 }
 
 void ee_sandbox_kill(struct ee_sandbox *sb)
@@ -205,7 +221,12 @@ static void on_worker(struct ee_sandbox *sb)
 			sb->out.have_status = 1;
 			sb->out.status = m.status;
 		}
-	} else if (!sb->out.have_status && !sb->out.setup_failed && !sb->out.killed) {
+	} else if (sb->worker_hung) {
+		sb->out.setup_failed = 1;
+		ee_fail(&sb->out.setup_err, EE_ERR_SANDBOX,
+		        "the warm worker running this candidate stopped answering; it was replaced");
+	} else if (!sb->out.have_status && !sb->out.setup_failed && !sb->out.killed && !sb->out.timed_out &&
+	           !sb->out.output_overflow) {
 		sb->out.setup_failed = 1;
 		ee_fail(&sb->out.setup_err, EE_ERR_SANDBOX, "the warm worker running this candidate died");
 	}
@@ -321,9 +342,15 @@ static void on_timer(struct ee_sandbox *sb)
 	uint64_t ticks;
 	if (read(sb->fd[W_TIMER], &ticks, sizeof(ticks)) < 0)
 		return;
-	if (!sb->reaped) {
+	if (!sb->reaped && sb->killing) {
+		/* The grace period ran out: the worker, not the candidate, failed. */
+		sb->worker_hung = 1;
+		ee_worker_kill(sb->worker);
+	} else if (!sb->reaped) {
 		sb->out.timed_out = 1;
 		kill_init(sb);
+		if (sb->killing)
+			return; /* the timer now counts the worker's grace */
 	}
 	close_watch(sb, W_TIMER);
 }

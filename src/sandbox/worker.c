@@ -47,7 +47,7 @@ struct ee_worker {
 	int ready;
 	int busy;
 	int dead;
-	struct ee_cgroup_pool cgs; /* the slot's: the worker in one, candidates in the other */
+	struct ee_cgroup_pool cgs;  /* the slot's: the worker in one, candidates in the other */
 	struct ee_limits cg_limits; /* what the candidate cgroup's files say now */
 	struct ee_cgroup_stats base;
 };
@@ -439,6 +439,13 @@ int ee_worker_receive(struct ee_worker *w, struct ee_worker_msg *msg)
 		return 0; /* nothing else is expected now; ignore */
 	w->dead = 1;
 	return -1;
+}
+
+void ee_worker_kill(struct ee_worker *w)
+{
+	if (w->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+	w->dead = 1;
 }
 
 void ee_worker_release(struct ee_worker *w, struct ee_cgroup_stats *st)

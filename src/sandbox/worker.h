@@ -102,6 +102,10 @@ int ee_worker_fd(const struct ee_worker *w);
  * nothing (yet), -1 when the worker died (it is replaced later). */
 int ee_worker_receive(struct ee_worker *w, struct ee_worker_msg *msg);
 
+/* Kills a worker that does not answer (its socket then ends, and it is
+ * replaced before its next candidate). */
+void ee_worker_kill(struct ee_worker *w);
+
 /* Once the candidate has ended: its cgroup figures, and the worker is idle. */
 void ee_worker_release(struct ee_worker *w, struct ee_cgroup_stats *st);
 

@@ -300,8 +300,8 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid_t init = -1;
 	if (unshare(CLONE_NEWPID) == 0)
-		init = clone(namespace_init, init_stack + sizeof(init_stack), CLONE_VM | CLONE_PIDFD | SIGCHLD, NULL,
-		             &init_pidfd);
+		init = clone(namespace_init, init_stack + sizeof(init_stack),
+		             CLONE_VM | CLONE_PIDFD | SIGCHLD, NULL, &init_pidfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (init < 0) {
 		ee_fail_errno(&err, EE_ERR_SANDBOX, "make a candidate's pid namespace");
