@@ -5,9 +5,11 @@
  * the files that join its slot's cgroups. It builds the sandbox's root (the
  * same plan as a cold sandbox), embeds the interpreter configured as
  * `python3 -I -S -B` would be, runs the harness module and its warm_up(),
- * says READY, and then serves one candidate at a time: a clone into fresh
- * pid, mount and ipc namespaces that becomes the candidate's init (child.c,
- * warm), the init's pidfd to the supervisor, a wait for its end, DONE.
+ * says READY, and then serves one candidate at a time: a fresh pid
+ * namespace with an init of the worker's (namespace_init below), the
+ * payload cloned into it with fresh mount, network, ipc and uts namespaces
+ * (child.c, warm), the init's pidfd to the supervisor, a wait for the
+ * payload's end, the namespace killed with its init, DONE.
  *
  * The worker runs only this file's code and the harness's warm-up, never a
  * candidate's; it never reads a job. Being the init of the namespace every
@@ -312,7 +314,8 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	}
 
 	PyOS_BeforeFork();
-	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | SIGCHLD, NULL, NULL, NULL, 0);
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS | SIGCHLD, NULL,
+	                           NULL, NULL, 0);
 	if (pid == 0)
 		ee_child_main(&a);
 	PyOS_AfterFork_Parent();
