@@ -30,6 +30,14 @@ struct ee_eval {
 	char started_at[32];
 	ee_record_cb cb;
 	void *ctx;
+	/* To start it again on a new worker when its warm worker was lost. */
+	struct ee_loop *loop;
+	const struct ee_eval_options *opt;
+	char *job;
+	size_t job_len;
+	char nonce[33];
+	int gate;
+	int attempts;
 };
 
 static void random_hex(char out[33])
@@ -77,9 +85,25 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 static void free_eval(struct ee_eval *ev)
 {
 	ee_stream_free(&ev->stream);
+	free(ev->job);
 	free(ev->model);
 	json_decref(ev->extra);
 	free(ev);
+}
+
+static int launch(struct ee_eval *ev, struct ee_err *err);
+
+/* A warm worker lost mid-candidate (killed from outside, hung) says
+ * nothing about the candidate: run it once more, from a new worker, with a
+ * new stream. Returns 0 when it is running again. */
+static int retry(struct ee_eval *ev, struct ee_err *err)
+{
+	if (ev->attempts >= 2 || ee_loop_interrupted(ev->loop))
+		return -1;
+	ee_stream_free(&ev->stream);
+	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, ev->opt->run_hidden_on_fail) < 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	return launch(ev, err);
 }
 
 static void on_done(void *ctx, struct ee_sandbox *sb)
@@ -87,7 +111,19 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	struct ee_eval *ev = ctx;
 	const struct ee_sandbox_outcome *out = ee_sandbox_outcome(sb);
 	json_t *rec = NULL;
+	struct ee_err err = { 0, "" };
 
+	if (out->worker_lost && !out->interrupted) {
+		ee_sandbox_free(sb);
+		if (retry(ev, &err) == 0)
+			return;
+		rec = json_pack("{s:s, s:s, s:s}", "task_id", ev->task->task_id, "sandbox_error",
+		                err.msg[0] ? err.msg : "the warm worker was lost twice", "execeval_version",
+		                EE_VERSION);
+		ev->cb(ev->ctx, rec);
+		free_eval(ev);
+		return;
+	}
 	ee_stream_finish(&ev->stream);
 	if (out->interrupted) {
 		rec = NULL; /* stopped by execeval's own signal: no verdict to give */
@@ -119,8 +155,6 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
                   ee_record_cb cb, void *ctx, struct ee_err *err)
 {
 	struct ee_eval *ev = calloc(1, sizeof(*ev));
-	char nonce[33];
-	struct ee_sandbox *sb;
 
 	if (!ev)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
@@ -131,7 +165,7 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 	ev->no_code_block = c->no_code_block;
 	ev->cb = cb;
 	ev->ctx = ctx;
-	random_hex(nonce);
+	random_hex(ev->nonce);
 	random_hex(ev->sandbox_id);
 	ee_iso_now(ev->started_at);
 	ee_eval_limits(o, c->task, &ev->limits);
@@ -139,8 +173,8 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 	size_t n_hidden = 0;
 	for (size_t i = 0; i < c->task->n_tests; i++)
 		n_hidden += c->task->tests[i].hidden;
-	int gate = n_hidden > 0 && !o->run_hidden_on_fail;
-	if (ee_stream_init(&ev->stream, c->task, nonce, gate, o->run_hidden_on_fail) < 0) {
+	ev->gate = n_hidden > 0 && !o->run_hidden_on_fail;
+	if (ee_stream_init(&ev->stream, c->task, ev->nonce, ev->gate, o->run_hidden_on_fail) < 0) {
 		free_eval(ev);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
@@ -148,19 +182,33 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 	struct ee_job_spec spec = {
 		.task = c->task,
 		.program = c->program,
-		.nonce = nonce,
+		.nonce = ev->nonce,
 		.deny_imports = o->deny_imports,
 		.scan = o->scan,
-		.gate = gate,
+		.gate = ev->gate,
 		.io_output_cap = ev->limits.output_cap,
 	};
-	char *job = ee_job_build(&spec, &job_len);
-	if (!job) {
+	ev->job = ee_job_build(&spec, &job_len);
+	if (!ev->job) {
 		free_eval(ev);
 		return ee_fail(err, EE_ERR_USAGE,
 		               "task %s: cannot encode the job (invalid UTF-8 in the task?)",
 		               c->task->task_id);
 	}
+	ev->job_len = job_len;
+	ev->loop = loop;
+	ev->opt = o;
+	if (launch(ev, err) < 0) {
+		free_eval(ev);
+		return -1;
+	}
+	return 0;
+}
+
+static int launch(struct ee_eval *ev, struct ee_err *err)
+{
+	const struct ee_eval_options *o = ev->opt;
+	struct ee_sandbox *sb;
 	struct ee_sandbox_config cfg = {
 		.host = o->host,
 		.limits = &ev->limits,
@@ -168,14 +216,11 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 		.seccomp = o->seccomp,
 		.argv = o->harness->argv,
 		.code_fd = o->harness->code_fd,
-		.job = job,
-		.job_len = job_len,
+		.job = ev->job,
+		.job_len = ev->job_len,
 		.keep_output = KEEP_OUTPUT_BYTES,
 		.pool = o->pool,
 	};
-	int rc = ee_sandbox_start(loop, &cfg, &ops, ev, &sb, err);
-	free(job);
-	if (rc < 0)
-		free_eval(ev);
-	return rc;
+	ev->attempts++;
+	return ee_sandbox_start(ev->loop, &cfg, &ops, ev, &sb, err);
 }

@@ -221,14 +221,13 @@ static void on_worker(struct ee_sandbox *sb)
 			sb->out.have_status = 1;
 			sb->out.status = m.status;
 		}
-	} else if (sb->worker_hung) {
+	} else if (sb->worker_hung || (!sb->out.have_status && !sb->out.setup_failed && !sb->out.killed &&
+	                               !sb->out.timed_out && !sb->out.output_overflow)) {
+		/* Not the candidate's doing: the caller may run it again. */
+		sb->out.worker_lost = 1;
 		sb->out.setup_failed = 1;
-		ee_fail(&sb->out.setup_err, EE_ERR_SANDBOX,
-		        "the warm worker running this candidate stopped answering; it was replaced");
-	} else if (!sb->out.have_status && !sb->out.setup_failed && !sb->out.killed && !sb->out.timed_out &&
-	           !sb->out.output_overflow) {
-		sb->out.setup_failed = 1;
-		ee_fail(&sb->out.setup_err, EE_ERR_SANDBOX, "the warm worker running this candidate died");
+		ee_fail(&sb->out.setup_err, EE_ERR_SANDBOX, "the warm worker running this candidate %s",
+		        sb->worker_hung ? "stopped answering" : "died");
 	}
 	close_watch(sb, W_WORKER);
 	close_watch(sb, W_PIDFD);

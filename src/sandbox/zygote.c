@@ -314,8 +314,9 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	}
 
 	PyOS_BeforeFork();
-	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS | SIGCHLD, NULL,
-	                           NULL, NULL, 0);
+	pid_t pid =
+	        (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS | SIGCHLD,
+	                       NULL, NULL, NULL, 0);
 	if (pid == 0)
 		ee_child_main(&a);
 	PyOS_AfterFork_Parent();
