@@ -53,9 +53,9 @@ struct ee_child_args {
 	struct ee_child_fds fds;
 
 	/* Warm (zygote.c): this process was cloned by a worker that already
-	 * lives in a prepared root, with a clean environment, into a pid
-	 * namespace whose init the worker made and fresh mount, network, ipc
-	 * and uts namespaces. It is
+	 * lives in a prepared root and network namespace, with a clean
+	 * environment, into a pid namespace whose init the worker made and
+	 * fresh mount, ipc and uts namespaces. It is
 	 * the payload itself (no init of its own): it joins its pooled cgroup
 	 * through cgroup_fds (files opened before the worker's root was built;
 	 * -1 ends the list), mounts a fresh /proc and /tmp (ee_mount_refresh)

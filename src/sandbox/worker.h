@@ -7,12 +7,13 @@
  * the harness and the usual modules (zygote.c), and waits. For each
  * candidate the supervisor sends the candidate's descriptors; the worker
  * makes a fresh pid namespace (with an init of its own) and clones the
- * payload into it with fresh mount, network, ipc and uts namespaces; the
- * payload joins the slot's pooled cgroup, mounts its own /proc and /tmp,
- * drops every privilege, loads seccomp and runs the harness in the warm
- * interpreter (child.c, warm). A network namespace per candidate costs
- * about 0.7 ms, but a shared one is a channel: an abstract AF_UNIX socket
- * kept alive by an SCM_RIGHTS cycle outlives the candidate that bound it. The worker never runs candidate code
+ * payload into it with fresh mount, ipc and uts namespaces; the payload
+ * joins the slot's pooled cgroup, mounts its own /proc and /tmp, drops
+ * every privilege, loads seccomp and runs the harness in the warm
+ * interpreter (child.c, warm). The network namespace is the worker's, and
+ * is replaced as soon as a candidate leaves a UNIX socket in it (zygote.c,
+ * keep_network_clean): such a socket, kept alive by an SCM_RIGHTS cycle,
+ * would be a channel to the next candidate. The worker never runs candidate code
  * and never reads a job; each candidate starts from a copy of the worker as
  * it was before the first one.
  *
