@@ -215,9 +215,9 @@ static void on_worker(struct ee_sandbox *sb)
 	if (rc == 1) {
 		sb->out.cpu_ms = m.cpu_ms;
 		sb->out.maxrss_kb = m.maxrss_kb;
-		/* The payload's status, as a cold init reports it: not when we
-		 * killed the sandbox (a cold init dies before it can report). */
-		if (!sb->out.timed_out && !sb->out.output_overflow && !sb->out.killed) {
+		/* The payload's status as its init saw it, exactly as a cold
+		 * init reports it (not at all when the sandbox was killed). */
+		if (m.has_status) {
 			sb->out.have_status = 1;
 			sb->out.status = m.status;
 		}

@@ -45,7 +45,8 @@ enum { EE_W_READY = 1, EE_W_FAILED, EE_W_RUN, EE_W_STARTED, EE_W_DONE };
 
 struct ee_worker_msg {
 	int type;                /* EE_W_* */
-	int status;              /* DONE: the candidate init's wait status */
+	int has_status;          /* DONE: the payload's end was seen by its init */
+	int status;              /* DONE: the payload's wait status */
 	long maxrss_kb;          /* DONE: from wait4 */
 	double cpu_ms;           /* DONE: from wait4 */
 	struct ee_limits limits; /* RUN (with 6 fds: ctl, job, out, err, result, gate) */

@@ -23,7 +23,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <stdint.h>
 #include <signal.h>
 #include <string.h>
@@ -212,24 +216,41 @@ static int receive_run(struct ee_worker_msg *m, int fds[6])
 
 /* ---- the candidate's pid namespace init ------------------------------ */
 
-/* The init of a candidate's pid namespace must exist before the payload
- * so the payload is not pid 1 (whose signals the kernel filters), reaps
- * the candidate's orphans, and, killed, takes the whole namespace with it.
- * A fork of the worker would copy the interpreter's memory only to throw
- * it away: this init shares the worker's memory (CLONE_VM) instead, runs on
- * its own stack with every signal blocked (no handler of the interpreter's
- * can ever run in it), and makes only raw system calls, because it shares
- * the worker's thread-local storage, errno included. */
+/* As in a cold sandbox, the candidate's pid namespace has an init that is
+ * the payload's parent: it reaps orphans, reports the payload's status, runs
+ * as uid 65534 without capabilities, and exits when the payload does, which
+ * makes the kernel kill whatever the candidate left. A fork of the worker
+ * would copy the interpreter's memory only to discard it, so this init
+ * shares the worker's memory (CLONE_VM) instead: it runs on its own stack
+ * with every signal blocked (no handler of the interpreter's can ever run
+ * in it) and makes only raw system calls, because it shares the worker's
+ * thread-local storage, errno included. It forks the payload itself (the
+ * worker waits meanwhile, so the copy is of a quiet worker), and the
+ * payload moves to a stack of its own before it runs anything. */
 static char init_stack[16384] __attribute__((aligned(64)));
 
-static long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
+/* What the init and the worker share (CLONE_VM): written by the init,
+ * read by the worker after a futex wake-up or after reaping it. */
+static struct {
+	volatile int forked;       /* 1 once payload is set */
+	volatile int payload;      /* its pid, or -errno */
+	volatile int status_known; /* the init saw the payload end */
+	volatile int status;       /* the payload's wait status */
+} shared;
+
+static const struct ee_child_args *payload_args;
+static char *payload_stack;
+#define PAYLOAD_STACK_SIZE (8u << 20)
+
+static long raw_syscall5(long nr, long a1, long a2, long a3, long a4, long a5)
 {
 	long ret;
 #if defined(__x86_64__)
 	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
 	__asm__ volatile("syscall"
 	                 : "=a"(ret)
-	                 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+	                 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8)
 	                 : "rcx", "r11", "memory");
 #elif defined(__aarch64__)
 	register long x8 __asm__("x8") = nr;
@@ -237,7 +258,8 @@ static long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
 	register long x1 __asm__("x1") = a2;
 	register long x2 __asm__("x2") = a3;
 	register long x3 __asm__("x3") = a4;
-	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+	register long x4 __asm__("x4") = a5;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
 	ret = x0;
 #else
 #error "the warm worker's namespace init needs raw system calls for this architecture"
@@ -245,16 +267,60 @@ static long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
 	return ret;
 }
 
+#define RAW(nr, a1, a2, a3, a4) raw_syscall5((nr), (long)(a1), (long)(a2), (long)(a3), (long)(a4), 0)
+
+/* The payload, on its own stack in its own copy of memory: from here on
+ * it is an ordinary process and may use libc. */
+__attribute__((noreturn)) static void payload_main(void)
+{
+	ee_child_main(payload_args);
+}
+
+__attribute__((noreturn)) static void run_payload(void)
+{
+	static ucontext_t uc;
+	getcontext(&uc);
+	uc.uc_stack.ss_sp = payload_stack;
+	uc.uc_stack.ss_size = PAYLOAD_STACK_SIZE;
+	uc.uc_link = NULL;
+	makecontext(&uc, (void (*)(void))payload_main, 0);
+	setcontext(&uc);
+	_exit(127);
+}
+
 static int namespace_init(void *arg)
 {
-	uint64_t chld = 1ull << (SIGCHLD - 1);
-	(void)arg;
-	raw_syscall4(SYS_close_range, 0, ~0L, 0, 0);
+	const int *cgroup = arg;
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct none[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
+
+	/* Into the candidate's cgroup first, so the payload and everything
+	 * it forks are there from their first instruction. */
+	for (const int *fd = cgroup; *fd >= 0; fd++)
+		RAW(SYS_pwrite64, *fd, "0", 1, 0);
+	long pid = RAW(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0);
+	if (pid == 0)
+		run_payload();
+	shared.payload = (int)pid;
+	shared.forked = 1;
+	RAW(SYS_futex, &shared.forked, FUTEX_WAKE_PRIVATE, 1, 0);
+	if (pid < 0)
+		RAW(SYS_exit, 1, 0, 0, 0);
+
+	/* As unprivileged as the candidate, like a cold init. */
+	RAW(SYS_close_range, 0, ~0U, 0, 0);
+	if (RAW(SYS_setgroups, 0, 0, 0, 0) < 0 || RAW(SYS_setresgid, 65534, 65534, 65534, 0) < 0 ||
+	    RAW(SYS_setresuid, 65534, 65534, 65534, 0) < 0 || RAW(SYS_capset, &hdr, none, 0, 0) < 0)
+		RAW(SYS_kill, pid, SIGKILL, 0, 0); /* never a candidate beside a privileged init */
 	for (;;) {
-		while (raw_syscall4(SYS_wait4, -1, 0, WNOHANG | __WALL, 0) > 0)
-			;
-		/* SIGCHLD is blocked, so it stays pending until taken here. */
-		raw_syscall4(SYS_rt_sigtimedwait, (long)&chld, 0, 0, 8);
+		int status;
+		long got = RAW(SYS_wait4, -1, &status, __WALL, 0);
+		if (got == pid) {
+			shared.status = status;
+			shared.status_known = 1;
+		}
+		if (got == pid || (got < 0 && got != -EINTR))
+			RAW(SYS_exit, 0, 0, 0, 0); /* the kernel now kills the rest of the namespace */
 	}
 	return 0;
 }
@@ -330,59 +396,55 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 		.enter = enter_harness,
 	};
 
-	/* A new pid namespace for the next children: first the init, then
-	 * the payload as its pid 2. */
+	/* A new pid namespace for the next children; its init forks the
+	 * payload while this worker waits, quiet, for the copy to be made. */
+	payload_args = &a;
+	shared.forked = shared.status_known = 0;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid_t init = -1;
+	int clone_errno = 0;
+	PyOS_BeforeFork();
 	if (unshare(CLONE_NEWPID) == 0)
 		init = clone(namespace_init, init_stack + sizeof(init_stack),
-		             CLONE_VM | CLONE_PIDFD | SIGCHLD, NULL, &init_pidfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (init < 0) {
-		ee_fail_errno(&err, EE_ERR_SANDBOX, "make a candidate's pid namespace");
-		for (int i = 0; i < 6; i++)
-			close(fds[i]);
-		send_failed(&err);
-		return;
-	}
-
-	PyOS_BeforeFork();
-	pid_t pid =
-	        (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS | SIGCHLD,
-	                       NULL, NULL, NULL, 0);
-	if (pid == 0)
-		ee_child_main(&a);
+		             CLONE_VM | CLONE_PIDFD | SIGCHLD, (void *)cgroup_fds, &init_pidfd);
+	if (init < 0)
+		clone_errno = errno;
+	while (init > 0 && !shared.forked)
+		syscall(SYS_futex, &shared.forked, FUTEX_WAIT_PRIVATE, 0, NULL);
 	PyOS_AfterFork_Parent();
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	for (int i = 0; i < 6; i++)
+		close(fds[i]);
 	/* unshare(CLONE_NEWPID) works only from the caller's own namespace. */
 	if (setns(own_pid_ns, CLONE_NEWPID) < 0)
 		_exit(1); /* cannot serve another candidate: the supervisor replaces this worker */
-	for (int i = 0; i < 6; i++)
-		close(fds[i]);
-	struct rusage ru;
-	int status = 0;
-	memset(&ru, 0, sizeof(ru));
-	if (pid < 0) {
-		ee_fail_errno(&err, EE_ERR_SANDBOX, "clone a candidate");
+	if (init < 0 || shared.payload < 0) {
+		errno = init < 0 ? clone_errno : -shared.payload;
+		ee_fail_errno(&err, EE_ERR_SANDBOX, "start a candidate");
 		send_failed(&err);
-	} else {
-		struct ee_worker_msg started = { .type = EE_W_STARTED };
-		send_msg(&started, init_pidfd);
-		while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
-			;
-	}
-	/* The payload is gone: its namespace goes with its init, every
-	 * process the candidate left in it included. */
-	syscall(SYS_pidfd_send_signal, init_pidfd, SIGKILL, NULL, 0);
-	while (waitpid(init, NULL, __WALL) < 0 && errno == EINTR)
-		;
-	close(init_pidfd);
-	keep_network_clean();
-	if (pid < 0)
+		if (init > 0) {
+			while (waitpid(init, NULL, __WALL) < 0 && errno == EINTR)
+				;
+			close(init_pidfd);
+		}
 		return;
+	}
+	struct ee_worker_msg started = { .type = EE_W_STARTED };
+	send_msg(&started, init_pidfd);
+	close(init_pidfd);
+
+	/* The init ends when the payload does (or when the supervisor kills
+	 * it); its rusage counts every process it reaped. */
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	while (wait4(init, NULL, __WALL, &ru) < 0 && errno == EINTR)
+		;
+	keep_network_clean();
 	struct ee_worker_msg done = {
 		.type = EE_W_DONE,
-		.status = status,
+		.has_status = shared.status_known,
+		.status = shared.status,
 		.maxrss_kb = ru.ru_maxrss,
 		.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 		          (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3,
@@ -417,6 +479,15 @@ void ee_zygote_main(const char *n_cgroup_fds)
 	}
 	if (ee_mount_apply(&cfg.mounts, &err) < 0 || start_python(&err) < 0 || load_harness(&err) < 0)
 		fail(&err);
+	/* Each payload's stack (its copy of these pages; the worker never
+	 * touches them), with a guard page below. */
+	char *stack = mmap(NULL, PAYLOAD_STACK_SIZE + 4096, PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED || mprotect(stack, 4096, PROT_NONE) < 0) {
+		ee_fail_errno(&err, EE_ERR_SANDBOX, "map the candidates' stack");
+		fail(&err);
+	}
+	payload_stack = stack + 4096;
 	own_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
 	if (own_pid_ns < 0) {
 		ee_fail_errno(&err, EE_ERR_SANDBOX, "open /proc/self/ns/pid");
