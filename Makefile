@@ -86,11 +86,15 @@ fuzz: $(FUZZ_BIN)
 	    tail -n 1 $(BUILD)/fuzz/$$n.log; done
 
 # Black-box tests: pytest inside an outer safety net (pid namespace, cgroups).
-# The statuses and hostile cases run twice: once more against the ASan+UBSan
-# build, so the supervisor is proven clean on real sandboxes too.
+# The statuses and hostile cases run twice more: against the ASan+UBSan
+# build, so the supervisor is proven clean on real sandboxes too, and under
+# warm isolation (every run/eval gets --isolation warm), so a candidate
+# forked from a warm worker is held exactly as a cold one.
 e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e
 	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q \
+	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py
+	EXECEVAL_ISOLATION=warm tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py
 
 # Tests that run no candidate outside execeval's sandbox: the harness's own
@@ -124,6 +128,7 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 	$(PYTHON) bench/eval-throughput 10 2
 	$(PYTHON) bench/trivial-throughput 5000 500 2
 	$(PYTHON) bench/eval-memory 100000 2
+	$(PYTHON) bench/fork-floor 300
 
 install: $(BUILD)/execeval
 	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval

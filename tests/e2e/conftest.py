@@ -272,13 +272,23 @@ def sandbox_running():
     return [pid for pid, state, uids, _, _ in processes() if NOBODY in uids and state not in ("Z", "X")]
 
 
-def clean_up_after_a_dead_execeval():
-    """When execeval itself died (a bug), its sandbox and cgroups may be
-    left: kill what is left (ours: it runs in our namespace) by pid, and let
-    one trivial run sweep the empty cgroups. Then host_evidence judges the
-    next test, not this leftover. Returns that run (CompletedProcess)."""
+def clean_up_after_a_dead_execeval(dead_pids=()):
+    """When execeval itself died (killed, or a bug), its sandbox and cgroups
+    may be left: kill what is left (ours: it runs in our namespace) by pid,
+    remove the empty cgroups of the execevals whose pids are in dead_pids
+    (execeval's own sweep leaves cgroups younger than 10 s alone, since their
+    pid may be a live execeval in another pid namespace), and let one trivial
+    run sweep older empty ones. Then host_evidence judges the next test, not
+    this leftover. Returns that run (CompletedProcess)."""
+    real_execeval = os.path.realpath(EXECEVAL)
     for _ in range(50):
-        left = sandbox_running()
+        # The sandbox's uid, and (warm) a worker or a candidate's init: root
+        # processes running execeval's image.
+        left = set(sandbox_running())
+        for pid, state, _, _, exe in processes():
+            if pid != os.getpid() and state not in ("Z", "X") and exe and \
+                    os.path.realpath(exe.replace(" (deleted)", "")) == real_execeval:
+                left.add(pid)
         if not left:
             break
         for pid in left:
@@ -288,6 +298,13 @@ def clean_up_after_a_dead_execeval():
                 pass
         time.sleep(0.05)
         reap_zombies()
+    for pid in dead_pids:
+        for d in sorted(execeval_cgroups_of(pid), key=len, reverse=True):
+            for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
+                try:
+                    os.rmdir(sub)
+                except OSError:
+                    pass  # not empty: host_evidence reports it
     return subprocess.run(with_isolation([EXECEVAL, "run", "--assert", "assert 1", "-"]), input=b"x = 1\n",
                           capture_output=True, env=execeval_env(), timeout=OUTER_TIMEOUT)
 
@@ -325,6 +342,12 @@ def execeval_cgroups(max_depth=4):
                 if s.startswith("execeval."):
                     found.append(os.path.join(d, s))
     return found
+
+
+def execeval_cgroups_of(pid):
+    """The execeval.* cgroups named by the execeval whose pid is pid (as our
+    namespace sees it; a warm pool's holds worker/ and candidate/)."""
+    return [c for c in execeval_cgroups() if os.path.basename(c).startswith("execeval.%d." % pid)]
 
 
 def wait_no_cgroups(seconds=2.0):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXECEVAL, REPO
+from conftest import EXECEVAL, REPO, clean_up_after_a_dead_execeval
 
 def find_datasets():
     """EE_DATASETS, else ../shared/datasets beside the checkout, else the
@@ -164,6 +164,10 @@ def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path):
         time.sleep(0.05)
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
+    # Its sandboxes died with it; its (empty) cgroups are left to a later
+    # execeval's sweep, which waits until they are 10 s old: remove them now.
+    sweep = clean_up_after_a_dead_execeval(dead_pids=[p.pid])
+    assert sweep.returncode == 0, sweep.stderr
     before = part.read_text().count("\n")
     assert 0 < before < 328, "kill -9 should land mid-run"
     with open(part, "a") as f:
