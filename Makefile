@@ -86,16 +86,21 @@ fuzz: $(FUZZ_BIN)
 	    tail -n 1 $(BUILD)/fuzz/$$n.log; done
 
 # Black-box tests: pytest inside an outer safety net (pid namespace, cgroups).
-# The statuses and hostile cases run twice more: against the ASan+UBSan
-# build, so the supervisor is proven clean on real sandboxes too, and under
-# warm isolation (every run/eval gets --isolation warm), so a candidate
-# forked from a warm worker is held exactly as a cold one.
+# The statuses and hostile cases run again: against the ASan+UBSan build, so
+# the supervisor is proven clean on real sandboxes too, and under warm
+# isolation (every run/eval gets --isolation warm), so a candidate forked
+# from a warm worker is held exactly as a cold one. The statuses and
+# interruptions run warm under ASan too (the supervisor's warm paths); not
+# the whole hostile suite, whose candidates would then run inside the
+# sanitizer's runtime (a subprocess of it exceeds the memory limit).
 e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e
 	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py
 	EXECEVAL_ISOLATION=warm tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py
+	EXECEVAL=$(BUILD)/execeval-san EXECEVAL_ISOLATION=warm tests/e2e/safety-net $(PYTHON) -m pytest -q \
+	    tests/e2e/test_cases.py tests/e2e/test_interrupt.py
 
 # Tests that run no candidate outside execeval's sandbox: the harness's own
 # (benign candidates only, no sandbox) and the metrics CLI (reads files).

@@ -160,6 +160,28 @@ static int wait_readable(int fd, int timeout_ms)
 
 /* ---- one worker ------------------------------------------------------------ */
 
+/* The worker's environment: the sandbox's. An ASan build's worker would
+ * run candidates inside the sanitizer's allocator: its quarantine keeps
+ * freed memory charged to the candidate (a memory limit where the release
+ * build passes) and it turns a candidate's SIGSEGV into its own report. The
+ * worker takes these options at start and removes them before Python
+ * reads the environment (zygote.c). */
+static char *const *worker_env(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	static char *env[16];
+	size_t n = 0;
+	env[n++] = "ASAN_OPTIONS=quarantine_size_mb=0:handle_segv=0:handle_sigbus=0:handle_abort=0:"
+	           "handle_sigfpe=0:handle_sigill=0:detect_leaks=0:allow_user_segv_handler=1";
+	for (char *const *e = ee_child_clean_env; *e && n < 15; e++)
+		env[n++] = *e;
+	env[n] = NULL;
+	return env;
+#else
+	return ee_child_clean_env;
+#endif
+}
+
 /* In the clone, before exec: the worker sees only its config, its socket
  * and its cgroup files, with default signal state and /dev/null as stdio. */
 __attribute__((noreturn)) static void worker_exec(const struct ee_worker *w, int config_fd, int sock,
@@ -192,7 +214,7 @@ __attribute__((noreturn)) static void worker_exec(const struct ee_worker *w, int
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
-	execve("/proc/self/exe", argv, ee_child_clean_env);
+	execve("/proc/self/exe", argv, worker_env());
 	_exit(127);
 }
 

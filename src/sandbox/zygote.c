@@ -459,6 +459,7 @@ void ee_zygote_main(const char *n_cgroup_fds)
 	                                                                             : -1;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	unsetenv("ASAN_OPTIONS"); /* read already, by an ASan build (worker.c) */
 	if (pread(EE_WFD_CONFIG, &cfg, sizeof(cfg), 0) != (ssize_t)sizeof(cfg) ||
 	    cfg.magic != EE_WORKER_MAGIC || cfg.size != sizeof(cfg) || n < 0 || getpid() != 1) {
 		ee_fail(&err, EE_ERR_SANDBOX, "started without a worker configuration");
