@@ -1501,11 +1501,14 @@ def main(warm=False):
 # Imported once by the worker.  Never a module the default deny list names,
 # nor one that imports such a module at its top level (tempfile imports
 # shutil): the policy could stub a denied attribute, but a candidate's
-# `import socket` would then find it loaded.
+# `import socket` would then find it loaded.  Not random (nor statistics,
+# which imports it): its at-fork hook would reseed it in every child, about
+# 40 page faults whether the candidate uses it or not; a candidate that
+# imports it seeds it then, as on a cold start.
 _WARM_MODULES = ("abc", "array", "bisect", "cmath", "collections", "collections.abc", "copy",
                  "dataclasses", "datetime", "decimal", "enum", "fractions", "functools", "hashlib",
-                 "heapq", "inspect", "itertools", "json", "math", "numbers", "operator", "random", "re",
-                 "statistics", "string", "struct", "textwrap", "typing", "unittest")
+                 "heapq", "inspect", "itertools", "json", "math", "numbers", "operator", "re", "string",
+                 "struct", "textwrap", "typing", "unittest")
 
 
 def warm_up():
