@@ -298,13 +298,23 @@ def clean_up_after_a_dead_execeval(dead_pids=()):
                 pass
         time.sleep(0.05)
         reap_zombies()
-    for pid in dead_pids:
-        for d in sorted(execeval_cgroups_of(pid), key=len, reverse=True):
-            for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
-                try:
-                    os.rmdir(sub)
-                except OSError:
-                    pass  # not empty: host_evidence reports it
+    # A killed process leaves its cgroup a moment after it is reaped: retry
+    # for a while (what is still there then, host_evidence reports).
+    deadline = time.monotonic() + 5
+    while True:
+        left = []
+        for pid in dead_pids:
+            for d in sorted(execeval_cgroups_of(pid), key=len, reverse=True):
+                for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
+                    try:
+                        os.rmdir(sub)
+                    except FileNotFoundError:
+                        pass
+                    except OSError:
+                        left.append(sub)
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     return subprocess.run(with_isolation([EXECEVAL, "run", "--assert", "assert 1", "-"]), input=b"x = 1\n",
                           capture_output=True, env=execeval_env(), timeout=OUTER_TIMEOUT)
 
