@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sandbox/child.h"
 #include "sandbox/worker.h"
 
 static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
@@ -20,6 +21,7 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return EXIT_USAGE;
 	}
+	ee_child_note_argv(argv);
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "__worker") == 0 && argc == 3)
 		ee_zygote_main(argv[2]); /* a warm worker, started by execeval itself */

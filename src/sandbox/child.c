@@ -74,13 +74,23 @@ __attribute__((noreturn)) static void die(const struct ee_child_args *a, const s
 	_exit(127);
 }
 
-/* The strings /proc/<pid>/environ shows live in this copy of the
- * supervisor's memory; zero them before anything of the sandbox runs. */
+static char **supervisor_argv;
+
+void ee_child_note_argv(char **argv)
+{
+	supervisor_argv = argv;
+}
+
+/* The strings /proc/<pid>/environ and /proc/<pid>/cmdline show live in
+ * this copy of the supervisor's memory (its command line names the
+ * caller's files); zero them before anything of the sandbox runs. */
 static void scrub_environment(void)
 {
 	for (char **e = environ; e && *e; e++)
 		memset(*e, 0, strlen(*e));
 	environ = NULL;
+	for (char **a = supervisor_argv; a && *a; a++)
+		memset(*a, 0, strlen(*a));
 }
 
 int ee_child_drop_bounding_set(const struct ee_host *h, struct ee_err *err)

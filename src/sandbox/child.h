@@ -69,6 +69,10 @@ struct ee_child_args {
  * the host (NULL-terminated). */
 extern char *const ee_child_clean_env[];
 
+/* Where the process's command line lives (main's argv), for a cold init to
+ * wipe its copy as it wipes the environment. */
+void ee_child_note_argv(char **argv);
+
 /* Never returns. */
 __attribute__((noreturn)) void ee_child_main(const struct ee_child_args *a);
 

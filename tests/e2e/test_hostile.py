@@ -455,6 +455,27 @@ def read_probe():
         """) % {"repo": str(REPO)}
 
 
+def test_the_callers_command_line_is_not_readable(run):
+    """/proc/1 is the sandbox's init: a cold one is a fork of execeval, whose
+    command line names the caller's files; it must read as nothing."""
+    probe = ADD_OK + dedent("""
+        import os
+        for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):
+            try:
+                data = open("/proc/%s/cmdline" % pid, "rb").read()
+            except OSError as e:
+                data = repr(e).encode()
+            print("CMDLINE", pid, data.replace(b"\\0", b" ").decode("latin-1"))
+        """)
+    r = run(probe, asserts=ASSERTS)
+    rec = assert_verdict(r, "pass")
+    lines = [line for line in rec["stdout"].splitlines() if line.startswith("CMDLINE")]
+    assert len(lines) >= 2, rec["stdout"]
+    for arg in r.argv[1:]:
+        if len(arg) > 3:
+            assert arg not in rec["stdout"], (arg, lines)
+
+
 ENV_ALLOW_LIST = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING",
                   "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PWD"}
 
