@@ -29,6 +29,7 @@
 #include "harness/harness.h"
 #include "sandbox/child.h"
 #include "sandbox/seccomp.h"
+#include "sandbox/wire.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
@@ -81,71 +82,12 @@ int ee_pool_supported(const struct ee_host *h, struct ee_err *err)
 
 static int send_msg(int sock, const struct ee_worker_msg *m, const int *fds, int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { (void *)m, sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (nfds > 0) {
-		memset(&u, 0, sizeof(u));
-		mh.msg_control = u.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
-	}
-	ssize_t n;
-	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)sizeof(*m) ? 0 : -1;
+	return ee_wire_send(sock, m, sizeof(*m), fds, nfds);
 }
 
-/* One message, and the descriptors that came with it (up to max, the rest
- * closed). 1: a message, 0: the peer is gone, -1: error (errno). */
 static int recv_msg(int sock, struct ee_worker_msg *m, int *fds, int max, int *nfds, int flags)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { m, sizeof(*m) };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)
-	};
-	ssize_t n;
-
-	*nfds = 0;
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return n == 0 ? 0 : -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		int got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		int tmp[8];
-		memcpy(tmp, CMSG_DATA(c), sizeof(int) * (size_t)(got < 8 ? got : 8));
-		for (int i = 0; i < got && i < 8; i++) {
-			if (*nfds < max)
-				fds[(*nfds)++] = tmp[i];
-			else
-				close(tmp[i]);
-		}
-	}
-	if (n != (ssize_t)sizeof(*m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		for (int i = 0; i < *nfds; i++)
-			close(fds[i]);
-		*nfds = 0;
-		errno = EPROTO;
-		return -1;
-	}
-	return 1;
+	return ee_wire_recv(sock, m, sizeof(*m), fds, max, nfds, flags);
 }
 
 static int wait_readable(int fd, int timeout_ms)

@@ -33,7 +33,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,6 +41,7 @@
 #include "sandbox/child.h"
 #include "sandbox/mount.h"
 #include "sandbox/seccomp.h"
+#include "sandbox/wire.h"
 #include "sandbox/worker.h"
 
 #ifndef CLONE_PIDFD
@@ -55,25 +55,7 @@ static PyObject *warm_main;
 
 static void send_msg(const struct ee_worker_msg *m, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { (void *)m, sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (fd >= 0) {
-		memset(&u, 0, sizeof(u));
-		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	while (sendmsg(EE_WFD_SOCKET, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
-		;
+	(void)ee_wire_send(EE_WFD_SOCKET, m, sizeof(*m), &fd, fd >= 0 ? 1 : 0);
 }
 
 __attribute__((noreturn)) static void fail(const struct ee_err *e)
@@ -183,32 +165,14 @@ __attribute__((noreturn)) static void enter_harness(void)
 
 static int receive_run(struct ee_worker_msg *m, int fds[6])
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 6)];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { m, sizeof(*m) };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)
-	};
-	ssize_t n;
+	int nfds;
+	int rc = ee_wire_recv(EE_WFD_SOCKET, m, sizeof(*m), fds, 6, &nfds, 0);
 
-	do
-		n = recvmsg(EE_WFD_SOCKET, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
+	if (rc == 0 || (rc < 0 && errno != EPROTO))
 		_exit(0); /* the supervisor is done with this worker */
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	int got = 0;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-		got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-	if (got > 6)
-		got = 6;
-	if (got > 0)
-		memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)got);
-	if (n != (ssize_t)sizeof(*m) || m->type != EE_W_RUN || got != 6 || (mh.msg_flags & MSG_CTRUNC)) {
-		for (int i = 0; i < got; i++)
-			close(fds[i]);
+	if (rc < 0 || m->type != EE_W_RUN || nfds != 6) {
+		while (nfds > 0)
+			close(fds[--nfds]);
 		return -1;
 	}
 	return 0;
