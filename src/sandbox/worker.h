@@ -6,21 +6,21 @@
  * is in it), builds the root filesystem, embeds the interpreter, imports
  * the harness and the usual modules (zygote.c), and waits. For each
  * candidate the supervisor sends the candidate's descriptors; the worker
- * makes a fresh pid namespace (with an init of its own) and clones the
- * payload into it with fresh mount, ipc and uts namespaces; the payload
- * joins the slot's pooled cgroup, mounts its own /proc and /tmp, drops
- * every privilege, loads seccomp and runs the harness in the warm
- * interpreter (child.c, warm). The network namespace is the worker's, and
- * is replaced as soon as a candidate leaves a UNIX socket in it (zygote.c,
- * keep_network_clean): such a socket, kept alive by an SCM_RIGHTS cycle,
- * would be a channel to the next candidate. The worker never runs candidate code
- * and never reads a job; each candidate starts from a copy of the worker as
- * it was before the first one.
+ * makes a fresh pid namespace whose init (sharing the worker's memory, then
+ * unprivileged) forks the payload with fresh mount, ipc and uts namespaces;
+ * the payload joins the slot's pooled cgroup, mounts its own /proc and
+ * /tmp, drops every privilege, loads seccomp and runs the harness in the
+ * warm interpreter (child.c, warm). The network namespace is the worker's,
+ * and is replaced as soon as a candidate leaves a UNIX socket in it
+ * (zygote.c, keep_network_clean): such a socket, kept alive by an
+ * SCM_RIGHTS cycle, would be a channel to the next candidate. The worker
+ * never runs candidate code and never reads a job; each candidate starts
+ * from a copy of the worker as it was before the first one.
  *
  * The supervisor side: a pool of n workers, started at once, each used by
  * one sandbox at a time. A worker that dies, stops answering or fails is
  * killed and replaced; the candidate it was about to start goes to the
- * replacement. Warm needs root (a worker's exec would otherwise lose the
+ * replacement, and one it was running runs again (evaluate.c). Warm needs root (a worker's exec would otherwise lose the
  * capabilities it needs in its user namespace) and the interpreter
  * execeval was built against; ee_pool_supported says why not.
  */
