@@ -424,6 +424,9 @@ void ee_zygote_main(const char *n_cgroup_fds)
 	                                                                             : -1;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* Each candidate's init shares this memory and runs as the candidate's
+	 * uid: non-dumpable keeps its /proc/1/mem, fd and root closed. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	unsetenv("ASAN_OPTIONS"); /* read already, by an ASan build (worker.c) */
 	if (pread(EE_WFD_CONFIG, &cfg, sizeof(cfg), 0) != (ssize_t)sizeof(cfg) ||
 	    cfg.magic != EE_WORKER_MAGIC || cfg.size != sizeof(cfg) || n < 0 || getpid() != 1) {
