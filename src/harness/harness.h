@@ -24,6 +24,10 @@ struct ee_harness {
 	const char *argv[7]; /* NULL-terminated; argv[0] the interpreter */
 };
 
+/* Whether python is the interpreter the embedded pyc was compiled by (a
+ * warm worker embeds that interpreter too). */
+int ee_harness_pyc_applies(const char *python);
+
 /* Chooses the pyc when python is the interpreter it was compiled by. */
 int ee_harness_prepare(const char *python, struct ee_harness *ret, struct ee_err *err);
 void ee_harness_release(struct ee_harness *h);

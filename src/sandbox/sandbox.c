@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -35,6 +34,7 @@
 #include "resource_limits.h"
 #include "sandbox/child.h"
 #include "sandbox/host.h"
+#include "sandbox/memfd.h"
 #include "sandbox/worker.h"
 
 #ifndef CLONE_PIDFD
@@ -416,31 +416,6 @@ int ee_loop_interrupted(const struct ee_loop *loop)
 
 /* ---- starting ----------------------------------------------------------- */
 
-static int job_memfd(const char *job, size_t len, struct ee_err *err)
-{
-	int fd = memfd_create("execeval-job", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "memfd_create");
-	size_t off = 0;
-	while (off < len) {
-		ssize_t n = write(fd, job + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "write job");
-		}
-		off += (size_t)n;
-	}
-	/* Sealed: the candidate cannot rewrite the job the harness re-reads. */
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
-	    lseek(fd, 0, SEEK_SET) < 0) {
-		close(fd);
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "seal job");
-	}
-	return fd;
-}
-
 static int write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -580,7 +555,8 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 			ee_fail_errno(err, EE_ERR_SANDBOX, "pipe2");
 			goto fail;
 		}
-	job = job_memfd(cfg->job, cfg->job_len, err);
+	/* Sealed: the candidate cannot rewrite the job the harness re-reads. */
+	job = ee_memfd_sealed("execeval-job", cfg->job, cfg->job_len, err);
 	if (job < 0)
 		goto fail;
 

@@ -28,6 +28,7 @@
 
 #include "harness/harness.h"
 #include "sandbox/child.h"
+#include "sandbox/memfd.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/wire.h"
 
@@ -41,7 +42,6 @@
 #define STARTED_TIMEOUT_MS 10000
 
 struct ee_worker {
-	struct ee_pool *pool;
 	pid_t pid;
 	int pidfd;
 	int sock; /* -1: not running */
@@ -63,14 +63,11 @@ struct ee_pool {
 
 int ee_pool_supported(const struct ee_host *h, struct ee_err *err)
 {
-	char real[PATH_MAX];
-	size_t pyc_len = (size_t)(ee_harness_pyc_end - ee_harness_pyc);
-
 	if (!h->is_root)
 		return ee_fail(err, EE_ERR_SANDBOX,
 		               "--isolation warm needs root (a worker keeps the privileges to make each "
 		               "candidate's namespaces); use --isolation cold");
-	if (!realpath(h->python, real) || strcmp(real, ee_harness_python) != 0 || pyc_len <= 16)
+	if (!ee_harness_pyc_applies(h->python))
 		return ee_fail(err, EE_ERR_SANDBOX,
 		               "--isolation warm embeds %s, the interpreter execeval was built with, but "
 		               "candidates run with %s; use --isolation cold",
@@ -294,14 +291,7 @@ static int write_config(const struct ee_pool_setup *s, struct ee_err *err)
 	c->have_memory_cg = s->host->memory.writable && s->host->memory.version;
 	c->have_pids_cg = s->host->pids.writable && s->host->pids.version;
 	c->use_cgroup_ns = c->have_memory_cg || c->have_pids_cg;
-	fd = memfd_create("execeval-worker", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0 || write(fd, c, sizeof(*c)) != (ssize_t)sizeof(*c) ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
-		ee_fail_errno(err, EE_ERR_SANDBOX, "write the worker configuration");
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-	}
+	fd = ee_memfd_sealed("execeval-worker", c, sizeof(*c), err);
 out:
 	free(c);
 	return fd;
@@ -323,7 +313,6 @@ int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret,
 	p->limits = s->limits;
 	p->n = n ? n : 1;
 	for (unsigned i = 0; i < p->n; i++) {
-		p->workers[i].pool = p;
 		p->workers[i].pidfd = p->workers[i].sock = -1;
 	}
 	p->config_fd = write_config(s, err);

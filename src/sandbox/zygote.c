@@ -58,10 +58,15 @@ static void send_msg(const struct ee_worker_msg *m, int fd)
 	(void)ee_wire_send(EE_WFD_SOCKET, m, sizeof(*m), &fd, fd >= 0 ? 1 : 0);
 }
 
+static void send_failed(const struct ee_err *err)
+{
+	struct ee_worker_msg m = { .type = EE_W_FAILED, .err = *err };
+	send_msg(&m, -1);
+}
+
 __attribute__((noreturn)) static void fail(const struct ee_err *e)
 {
-	struct ee_worker_msg m = { .type = EE_W_FAILED, .err = *e };
-	send_msg(&m, -1);
+	send_failed(e);
 	_exit(1);
 }
 
@@ -324,12 +329,6 @@ static void keep_network_clean(void)
 }
 
 /* ---- one candidate ----------------------------------------------------- */
-
-static void send_failed(const struct ee_err *err)
-{
-	struct ee_worker_msg m = { .type = EE_W_FAILED, .err = *err };
-	send_msg(&m, -1);
-}
 
 static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 {
