@@ -42,38 +42,8 @@ static int write_file(const char *dir, const char *file, const char *value)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
-/* Reads "key N" from a flat-keyed file; -1 when absent. */
-static long read_key(const char *dir, const char *file, const char *key)
-{
-	char path[PATH_MAX + 64], line[256];
-	long v = -1;
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	size_t klen = strlen(key);
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
-			v = strtol(line + klen + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
-static long long read_number(const char *dir, const char *file)
-{
-	char path[PATH_MAX + 64];
-	long long v = -1;
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-/* The same from a file kept open (the warm pool's counters). */
+/* Reads "key N" from a flat-keyed file open at fd (the counters of a
+ * warm pool stay open); -1 when absent or fd < 0. */
 static long read_key_fd(int fd, const char *key)
 {
 	char text[1024];
@@ -167,6 +137,24 @@ static int open_in(const char *dir, const char *file, int flags)
 		return -1;
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	return open(path, flags | O_CLOEXEC);
+}
+
+static long read_key(const char *dir, const char *file, const char *key)
+{
+	int fd = open_in(dir, file, O_RDONLY);
+	long v = read_key_fd(fd, key);
+	if (fd >= 0)
+		close(fd);
+	return v;
+}
+
+static long long read_number(const char *dir, const char *file)
+{
+	int fd = open_in(dir, file, O_RDONLY);
+	long long v = read_number_fd(fd);
+	if (fd >= 0)
+		close(fd);
+	return v;
 }
 
 /* The candidate cgroup's counter files, opened once: per candidate they
@@ -349,22 +337,39 @@ int ee_cgroup_pool_destroy(struct ee_cgroup_pool *p, struct ee_err *err)
  * cgroup.procs takes it for writing, which waits for an RCU grace period
  * (5-19 ms measured here). A single-threaded caller is its whole process.
  * v2 has no such shortcut for processes: cgroup.procs. */
-static int attach_self_to(const char *dir, int version, struct ee_err *err)
+struct join_point {
+	const char *dir, *file;
+};
+
+/* Where to write "0" to join every created cgroup of cg. */
+static int join_points(const struct ee_cgroup *cg, struct join_point out[3])
 {
-	if (write_file(dir, version == EE_CG_V1 ? "tasks" : "cgroup.procs", "0") < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot attach to %s", dir);
-	return 0;
+	int n = 0;
+	if (cg->mem[0])
+		out[n++] = (struct join_point){ cg->mem,
+			                        cg->mem_version == EE_CG_V1 ? "tasks" : "cgroup.procs" };
+	if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0)
+		out[n++] = (struct join_point){ cg->pids,
+			                        cg->pids_version == EE_CG_V1 ? "tasks" : "cgroup.procs" };
+	if (cg->cpu[0])
+		out[n++] = (struct join_point){ cg->cpu, "tasks" };
+	return n;
 }
 
 int ee_cgroup_attach_self(const struct ee_cgroup *cg, struct ee_err *err)
 {
-	if (cg->mem[0] && attach_self_to(cg->mem, cg->mem_version, err) < 0)
-		return -1;
-	if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0 &&
-	    attach_self_to(cg->pids, cg->pids_version, err) < 0)
-		return -1;
-	if (cg->cpu[0] && attach_self_to(cg->cpu, EE_CG_V1, err) < 0)
-		return -1;
+	struct join_point j[3];
+	for (int i = 0, n = join_points(cg, j); i < n; i++)
+		if (write_file(j[i].dir, j[i].file, "0") < 0)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot attach to %s", j[i].dir);
+	return 0;
+}
+
+int ee_cgroup_attach_fds(const int *fds, struct ee_err *err)
+{
+	for (; *fds >= 0; fds++)
+		if (pwrite(*fds, "0", 1, 0) != 1)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot join a pooled cgroup");
 	return 0;
 }
 
@@ -406,25 +411,18 @@ int ee_cgroup_set_limits(struct ee_cgroup *cg, const struct ee_limits *lim, stru
 
 int ee_cgroup_open_attach(const struct ee_cgroup *cg, int fds[4], struct ee_err *err)
 {
-	const char *dirs[3] = { cg->mem, strcmp(cg->pids, cg->mem) != 0 ? cg->pids : "", cg->cpu };
-	const int versions[3] = { cg->mem_version, cg->pids_version, EE_CG_V1 };
-	int n = 0;
+	struct join_point j[3];
+	int n = join_points(cg, j);
 
-	for (int i = 0; i < 3; i++) {
-		if (!dirs[i][0])
-			continue;
-		char path[PATH_MAX + 16];
-		snprintf(path, sizeof(path), "%s/%s", dirs[i],
-		         versions[i] == EE_CG_V1 ? "tasks" : "cgroup.procs");
-		fds[n] = open(path, O_WRONLY | O_CLOEXEC);
-		if (fds[n] < 0) {
-			ee_fail_errno(err, EE_ERR_SANDBOX, "cannot open %s", path);
-			while (n > 0)
-				close(fds[--n]);
+	for (int i = 0; i < n; i++) {
+		fds[i] = open_in(j[i].dir, j[i].file, O_WRONLY);
+		if (fds[i] < 0) {
+			ee_fail_errno(err, EE_ERR_SANDBOX, "cannot open %s/%s", j[i].dir, j[i].file);
+			while (i > 0)
+				close(fds[--i]);
 			fds[0] = -1;
 			return -1;
 		}
-		n++;
 	}
 	fds[n] = -1;
 	return 0;

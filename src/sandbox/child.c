@@ -272,20 +272,12 @@ static void close_others(const struct ee_child_fds *f, const int *also)
 	syscall(SYS_close_range, next, ~0U, 0);
 }
 
-int ee_child_attach_fds(const int *fds, struct ee_err *err)
-{
-	for (; *fds >= 0; fds++)
-		if (pwrite(*fds, "0", 1, 0) != 1)
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot join the worker's cgroup");
-	return 0;
-}
-
 /* The warm variant of steps 3-6, in the payload itself: the worker built
  * the root and named the host; this candidate gets its own cgroup, /proc
  * and /tmp. */
 static int enter_warm_sandbox(const struct ee_child_args *a, struct ee_err *err)
 {
-	if (ee_child_attach_fds(a->cgroup_fds, err) < 0)
+	if (ee_cgroup_attach_fds(a->cgroup_fds, err) < 0)
 		return -1;
 	for (const int *fd = a->cgroup_fds; *fd >= 0; fd++)
 		close(*fd);

@@ -80,8 +80,4 @@ __attribute__((noreturn)) void ee_child_main(const struct ee_child_args *a);
  * ever regain). */
 int ee_child_drop_bounding_set(const struct ee_host *h, struct ee_err *err);
 
-/* The sandbox's cgroup join, heap-free: writes "0" to each fd in fds (a v1
- * `tasks` or v2 `cgroup.procs` file), until -1. */
-int ee_child_attach_fds(const int *fds, struct ee_err *err);
-
 #endif
