@@ -98,12 +98,16 @@ static int launch(struct ee_eval *ev, struct ee_err *err);
  * new stream. Returns 0 when it is running again. */
 static int retry(struct ee_eval *ev, struct ee_err *err)
 {
-	if (ev->attempts >= 2 || ee_loop_interrupted(ev->loop))
-		return -1;
 	ee_stream_free(&ev->stream);
 	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, ev->opt->run_hidden_on_fail) < 0)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	return launch(ev, err);
+}
+
+static json_t *sandbox_error(const struct ee_eval *ev, const char *msg)
+{
+	return json_pack("{s:s, s:s, s:s}", "task_id", ev->task->task_id, "sandbox_error", msg,
+	                 "execeval_version", EE_VERSION);
 }
 
 static void on_done(void *ctx, struct ee_sandbox *sb)
@@ -113,14 +117,12 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	json_t *rec = NULL;
 	struct ee_err err = { 0, "" };
 
-	if (out->worker_lost && !out->interrupted) {
+	/* A second loss is reported below, as any sandbox failure. */
+	if (out->worker_lost && !out->interrupted && ev->attempts < 2 && !ee_loop_interrupted(ev->loop)) {
 		ee_sandbox_free(sb);
 		if (retry(ev, &err) == 0)
 			return;
-		rec = json_pack("{s:s, s:s, s:s}", "task_id", ev->task->task_id, "sandbox_error",
-		                err.msg[0] ? err.msg : "the warm worker was lost twice", "execeval_version",
-		                EE_VERSION);
-		ev->cb(ev->ctx, rec);
+		ev->cb(ev->ctx, sandbox_error(ev, err.msg));
 		free_eval(ev);
 		return;
 	}
@@ -128,8 +130,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	if (out->interrupted) {
 		rec = NULL; /* stopped by execeval's own signal: no verdict to give */
 	} else if (out->setup_failed) {
-		rec = json_pack("{s:s, s:s, s:s}", "task_id", ev->task->task_id, "sandbox_error",
-		                out->setup_err.msg, "execeval_version", EE_VERSION);
+		rec = sandbox_error(ev, out->setup_err.msg);
 	} else {
 		struct ee_record_parts parts = {
 			.task = ev->task,
