@@ -10,6 +10,7 @@ __attribute__((format(printf, 3, 0))) static void fill(struct ee_err *err, int c
                                                        va_list ap)
 {
 	err->code = code;
+	err->field[0] = '\0';
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 }
 

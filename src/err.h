@@ -18,8 +18,10 @@ enum ee_err_code {
 };
 
 struct ee_err {
-	int code;      /* enum ee_err_code */
-	char msg[256]; /* one line, no trailing newline */
+	int code;       /* enum ee_err_code */
+	char msg[256];  /* one line, no trailing newline */
+	char field[96]; /* the input field at fault as a path ("tests[2].kind"),
+	                   "" when the error is not about one field */
 };
 
 /* Sets err (when non-NULL) and returns -1, so callers can `return ee_fail(...)`. */

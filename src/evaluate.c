@@ -115,7 +115,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	struct ee_eval *ev = ctx;
 	const struct ee_sandbox_outcome *out = ee_sandbox_outcome(sb);
 	json_t *rec = NULL;
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 
 	/* A second loss is reported below, as any sandbox failure. */
 	if (out->worker_lost && !out->interrupted && ev->attempts < 2 && !ee_loop_interrupted(ev->loop)) {

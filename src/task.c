@@ -73,7 +73,10 @@ __attribute__((format(printf, 3, 4))) static int fail(const struct ctx *c, const
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
-	return ee_fail(c->err, EE_ERR_USAGE, "%s: %s%s: %s", c->where, c->prefix, field, detail);
+	ee_fail(c->err, EE_ERR_USAGE, "%s: %s%s: %s", c->where, c->prefix, field, detail);
+	if (c->err)
+		snprintf(c->err->field, sizeof(c->err->field), "%s%s", c->prefix, field);
+	return -1;
 }
 
 static int fail_oom(const struct ctx *c)
@@ -387,6 +390,19 @@ static int parse_limits(const struct ctx *parent, const json_t *obj, struct ee_t
 	lim->memory_mb = to_uint(mem);
 	lim->procs = to_uint(procs);
 	lim->output_cap = to_size(cap);
+	return 0;
+}
+
+int ee_task_limits_from_json(const json_t *obj, const char *where, struct ee_task_limits *ret,
+                             struct ee_err *err)
+{
+	struct ctx c = ctx_make(where, err);
+	struct ee_task_limits lim;
+
+	memset(&lim, 0, sizeof(lim));
+	if (parse_limits(&c, obj, &lim) < 0)
+		return -1;
+	*ret = lim;
 	return 0;
 }
 

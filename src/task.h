@@ -63,6 +63,11 @@ int ee_task_detect(const json_t *obj);
 int ee_task_from_json(const json_t *obj, int format, const char *where, struct ee_task *ret,
                       struct ee_err *err);
 
+/* Reads obj's optional "limits" object (as in a task) into *ret; a field
+ * absent leaves its has_* 0. Errors name "limits.<field>". */
+int ee_task_limits_from_json(const json_t *obj, const char *where, struct ee_task_limits *ret,
+                             struct ee_err *err);
+
 /* A task made of assertion strings (`execeval run --assert`), all public. */
 int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *ret, struct ee_err *err);
 

@@ -23,7 +23,7 @@ void cli_context_zero(struct cli_context *c)
 /* Warm workers when asked for; auto falls back to cold where warm cannot run. */
 static int start_pool(struct cli_context *c, struct ee_eval_options *o, unsigned workers, struct ee_err *err)
 {
-	struct ee_err why = { 0, "" };
+	struct ee_err why = { 0 };
 
 	if (o->isolation == EE_ISOLATION_COLD)
 		return 0;

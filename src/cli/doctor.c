@@ -94,7 +94,7 @@ static int favordynmods(void)
 int cmd_doctor(int argc, char **argv)
 {
 	struct ee_host h;
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 
 	(void)argv;
 	if (argc > 1) {
@@ -124,7 +124,7 @@ int cmd_doctor(int argc, char **argv)
 		     "mount -o remount,favordynmods <the cgroup2 mount> removes that wait (kernel >= 6.0)");
 	line("python", access(h.python, X_OK) == 0, h.python,
 	     "/usr/bin/python3 missing: apt-get install python3");
-	struct ee_err why = { 0, "" };
+	struct ee_err why = { 0 };
 	int warm = ee_pool_supported(&h, &why) == 0;
 	line("warm isolation", warm, "eval forks each candidate from a warm worker (--isolation warm)",
 	     why.msg);

@@ -456,7 +456,7 @@ static void release(struct eval_run *r)
 static int evaluate_all(struct eval_run *r, struct eval_args *a)
 {
 	struct cli_context ctx;
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 	int code = EXIT_USAGE;
 
 	cli_context_zero(&ctx);
@@ -495,7 +495,7 @@ int cmd_eval(int argc, char **argv)
 {
 	struct eval_args a;
 	struct eval_run r;
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 	char out_default[4096];
 
 	memset(&a, 0, sizeof(a));

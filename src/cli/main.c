@@ -12,8 +12,8 @@ static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
                             "  merge    join shard result files: -o OUT RESULTS...\n"
                             "  metrics  recompute the summary from a results file\n"
                             "  doctor   which isolation features this host offers\n"
-                            "  --version\n"
-                            "Not in this version yet: serve.\n";
+                            "  serve    the evaluator as an HTTP service: --listen HOST:PORT\n"
+                            "  --version\n";
 
 int main(int argc, char **argv)
 {
@@ -43,10 +43,8 @@ int main(int argc, char **argv)
 		return cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(cmd, "metrics") == 0)
 		return cmd_metrics(argc - 1, argv + 1);
-	if (strcmp(cmd, "serve") == 0) {
-		fprintf(stderr, "execeval: '%s' is not available in this version yet\n", cmd);
-		return EXIT_USAGE;
-	}
+	if (strcmp(cmd, "serve") == 0)
+		return cmd_serve(argc - 1, argv + 1);
 	fprintf(stderr, "execeval: unknown command '%s'\n%s", cmd, usage);
 	return EXIT_USAGE;
 }

@@ -48,7 +48,7 @@ int cmd_merge(int argc, char **argv)
 	static const struct option longopts[] = { { "out", required_argument, NULL, 'o' },
 		                                  { NULL, 0, NULL, 0 } };
 	struct merge m = { .fd = -1 };
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 	const char *out = NULL;
 	char tmp[4096];
 	int c, code = EXIT_USAGE;

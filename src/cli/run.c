@@ -117,7 +117,7 @@ static int exit_code_of(const json_t *rec)
 static int evaluate(struct run_args *a, const struct ee_task *task, const char *program, int no_block)
 {
 	struct cli_context ctx;
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 	json_t *record = NULL;
 	int code = EXIT_SANDBOX;
 
@@ -158,7 +158,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_args a;
 	struct ee_task task;
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 	char *text = NULL, *program = NULL;
 	size_t len = 0, plen = 0;
 	int found = 0, code = EXIT_USAGE;

@@ -207,7 +207,7 @@ static int place_fds(const struct ee_child_fds *f, struct ee_err *err)
 
 __attribute__((noreturn)) static void payload(const struct ee_child_args *a)
 {
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 
 	if (setsid() < 0) {
 		ee_fail_errno(&err, EE_ERR_SANDBOX, "setsid");
@@ -318,7 +318,7 @@ static int enter_sandbox(const struct ee_child_args *a, struct ee_err *err)
 
 void ee_child_main(const struct ee_child_args *a)
 {
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 	char go;
 
 	if (a->warm) {

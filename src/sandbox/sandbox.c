@@ -51,9 +51,20 @@ struct watch {
 	int kind;
 };
 
+/* An fd watched for someone else: sb is NULL. */
+struct ee_loop_fd {
+	struct watch w;
+	struct ee_loop *loop;
+	int fd;
+	ee_loop_fd_cb cb;
+	void *ctx;
+};
+
 struct ee_loop {
 	int epfd;
 	int sigfd;
+	int (*signal_hook)(void *ctx, int signo);
+	void *signal_ctx;
 	sigset_t old_mask;
 	struct sigaction old_pipe;
 	int active;             /* sandboxes not yet done */
@@ -370,35 +381,83 @@ static void dispatch(struct watch *w)
 	finish_if_done(sb);
 }
 
-static void on_signal(struct ee_loop *loop)
+void ee_loop_interrupt(struct ee_loop *loop, int signo)
 {
-	struct signalfd_siginfo si;
-	if (read(loop->sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
-		return;
 	if (!loop->interrupted)
-		loop->interrupted = (int)si.ssi_signo;
+		loop->interrupted = signo;
 	for (struct ee_sandbox *sb = loop->all; sb; sb = sb->next) {
 		sb->out.interrupted = 1;
 		ee_sandbox_kill(sb);
 	}
 }
 
-int ee_loop_run_once(struct ee_loop *loop, struct ee_err *err)
+static void on_signal(struct ee_loop *loop)
+{
+	struct signalfd_siginfo si;
+	if (read(loop->sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	if (loop->signal_hook && loop->signal_hook(loop->signal_ctx, (int)si.ssi_signo))
+		return;
+	ee_loop_interrupt(loop, (int)si.ssi_signo);
+}
+
+void ee_loop_on_signal(struct ee_loop *loop, int (*hook)(void *ctx, int signo), void *ctx)
+{
+	loop->signal_hook = hook;
+	loop->signal_ctx = ctx;
+}
+
+int ee_loop_wait(struct ee_loop *loop, int timeout_ms, struct ee_err *err)
 {
 	struct epoll_event evs[64];
 
-	if (loop->active == 0)
-		return 0;
-	int n = epoll_wait(loop->epfd, evs, 64, -1);
+	int n = epoll_wait(loop->epfd, evs, 64, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : ee_fail_errno(err, EE_ERR_SANDBOX, "epoll_wait");
 	for (int i = 0; i < n; i++) {
-		if (!evs[i].data.ptr)
+		struct watch *w = evs[i].data.ptr;
+		if (!w) {
 			on_signal(loop);
-		else
-			dispatch(evs[i].data.ptr);
+		} else if (!w->sb) {
+			struct ee_loop_fd *x = (struct ee_loop_fd *)w;
+			x->cb(x->ctx);
+		} else {
+			dispatch(w);
+		}
 	}
 	return 0;
+}
+
+int ee_loop_run_once(struct ee_loop *loop, struct ee_err *err)
+{
+	return loop->active == 0 ? 0 : ee_loop_wait(loop, -1, err);
+}
+
+int ee_loop_add_fd(struct ee_loop *loop, int fd, ee_loop_fd_cb cb, void *ctx, struct ee_loop_fd **ret,
+                   struct ee_err *err)
+{
+	struct ee_loop_fd *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	*x = (struct ee_loop_fd){
+		.w = { .sb = NULL, .kind = W_COUNT }, .loop = loop, .fd = fd, .cb = cb, .ctx = ctx
+	};
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &x->w };
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		free(x);
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "epoll_ctl");
+	}
+	*ret = x;
+	return 0;
+}
+
+void ee_loop_remove_fd(struct ee_loop_fd *x)
+{
+	if (!x)
+		return;
+	epoll_ctl(x->loop->epfd, EPOLL_CTL_DEL, x->fd, NULL);
+	free(x);
 }
 
 int ee_loop_run(struct ee_loop *loop, struct ee_err *err)

@@ -98,6 +98,28 @@ int ee_loop_run_once(struct ee_loop *loop, struct ee_err *err);
  * start no new sandbox. */
 int ee_loop_interrupted(const struct ee_loop *loop);
 
+/* Waits up to timeout_ms (-1: without end) for events, also when no
+ * sandbox is active (a server waiting for requests), and handles them.
+ * Returns 0 or -1. */
+int ee_loop_wait(struct ee_loop *loop, int timeout_ms, struct ee_err *err);
+
+/* Kills every sandbox as a signal does and marks the loop interrupted by
+ * signo: their outcomes say interrupted. */
+void ee_loop_interrupt(struct ee_loop *loop, int signo);
+
+/* Lets hook decide what a signal does: it returns 1 when it handled the
+ * signal itself (e.g. a server that drains first), 0 for the default
+ * (ee_loop_interrupt). */
+void ee_loop_on_signal(struct ee_loop *loop, int (*hook)(void *ctx, int signo), void *ctx);
+
+/* Another fd for the loop to watch (readable: cb runs on the loop's thread).
+ * Remove it before closing fd, and never from within another fd's callback. */
+struct ee_loop_fd;
+typedef void (*ee_loop_fd_cb)(void *ctx);
+int ee_loop_add_fd(struct ee_loop *loop, int fd, ee_loop_fd_cb cb, void *ctx, struct ee_loop_fd **ret,
+                   struct ee_err *err);
+void ee_loop_remove_fd(struct ee_loop_fd *x);
+
 int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret,
                      struct ee_err *err);

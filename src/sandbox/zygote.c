@@ -334,7 +334,7 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 {
 	static struct ee_limits limits;
 	struct ee_seccomp_prog prog = { cfg.seccomp, cfg.seccomp_len };
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 	int init_pidfd = -1;
 	sigset_t all, old;
 
@@ -418,7 +418,7 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 
 void ee_zygote_main(const char *n_cgroup_fds)
 {
-	struct ee_err err = { 0, "" };
+	struct ee_err err = { 0 };
 	int n = n_cgroup_fds[0] >= '0' && n_cgroup_fds[0] <= '3' && !n_cgroup_fds[1] ? n_cgroup_fds[0] - '0'
 	                                                                             : -1;
 

@@ -90,7 +90,7 @@ Test(io, dataset_errors_name_file_line_and_field)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ee_dataset d;
-		struct ee_err err = { 0, "" };
+		struct ee_err err = { 0 };
 		const char *p = write_file("t.jsonl", cases[i].content);
 		cr_expect_eq(ee_dataset_load(p, EE_FORMAT_AUTO, &d, &err), -1, "case %zu", i);
 		cr_expect_eq(err.code, EE_ERR_USAGE, "case %zu", i);

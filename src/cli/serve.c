@@ -1,0 +1,195 @@
+/* serve.c - `execeval serve`: the evaluator as an HTTP service (docs/api.md). */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "err.h"
+#include "sandbox/sandbox.h"
+#include "serve/auth.h"
+#include "serve/server.h"
+
+static const char usage[] =
+        "usage: execeval serve [OPTIONS]\n"
+        "  --listen HOST:PORT     address to bind (default 127.0.0.1:8080; port 0: any free port)\n"
+        "  -j, --jobs N           sandboxes at once (default: number of cores)\n"
+        "  --queue N              evaluations that may wait for a sandbox (default 1024);\n"
+        "                         a request that does not fit gets 429 with Retry-After\n"
+        "  --max-body BYTES       largest request body (default 16777216): 413 above\n"
+        "  --max-buffered MB      request bodies held at once, all clients (default 256)\n"
+        "  --max-connections N    open connections at once (default 1024)\n"
+        "  --idle-timeout S       close a connection idle this long (default 60)\n"
+        "  --token-file FILE      require 'Authorization: Bearer TOKEN' (TOKEN: the file's\n"
+        "                         first line); GET /healthz stays open\n"
+        "  --grace S              after SIGTERM, time to finish accepted work (default 30)\n"
+        "  --timeout S --memory MB --procs N --output-cap BYTES   default limits (a request's\n"
+        "                         and its task's limits override them)\n"
+        "  --extract auto|fenced|none   default extraction of candidates (default auto)\n"
+        "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
+        "  --isolation warm|cold|auto   as for eval (default auto)\n"
+        "Endpoints: POST /v1/run, POST /v1/batch, GET /healthz, GET /metrics (docs/api.md).\n";
+
+struct serve_args {
+	const char *listen;
+	const char *token_file;
+	unsigned long jobs, queue, max_body, max_buffered_mb, max_connections, idle_timeout;
+	double grace;
+	enum ee_extract_mode extract;
+	struct ee_eval_options opt;
+};
+
+static int parse_option(int c, struct serve_args *a, struct ee_err *err)
+{
+	enum { O_LISTEN = 256, O_QUEUE, O_BODY, O_BUFFERED, O_CONNS, O_IDLE, O_TOKEN, O_GRACE, O_HELP };
+
+	if (c >= CLI_COMMON && c < CLI_COMMON_END)
+		return cli_common_option(c, optarg, &a->opt, &a->extract, err);
+	switch (c) {
+	case O_LISTEN: a->listen = optarg; return 0;
+	case 'j': return cli_parse_uint("--jobs", optarg, 4096, &a->jobs, err);
+	case O_QUEUE: return cli_parse_uint("--queue", optarg, 1u << 20, &a->queue, err);
+	case O_BODY: return cli_parse_uint("--max-body", optarg, 1ul << 30, &a->max_body, err);
+	case O_BUFFERED: return cli_parse_uint("--max-buffered", optarg, 1u << 20, &a->max_buffered_mb, err);
+	case O_CONNS: return cli_parse_uint("--max-connections", optarg, 1u << 16, &a->max_connections, err);
+	case O_IDLE: return cli_parse_uint("--idle-timeout", optarg, 86400, &a->idle_timeout, err);
+	case O_TOKEN: a->token_file = optarg; return 0;
+	case O_GRACE:
+		if (cli_parse_double("--grace", optarg, &a->grace, err) < 0)
+			return -1;
+		if (!(a->grace >= 0 && a->grace <= 86400))
+			return ee_fail(err, EE_ERR_USAGE, "--grace: expected seconds in [0, 86400], got '%s'",
+			               optarg);
+		return 0;
+	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
+	}
+	return ee_fail(err, EE_ERR_USAGE, "unknown or incomplete option (see execeval serve --help)");
+}
+
+static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err *err)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 256 },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "queue", required_argument, NULL, 257 },
+		{ "max-body", required_argument, NULL, 258 },
+		{ "max-buffered", required_argument, NULL, 259 },
+		{ "max-connections", required_argument, NULL, 260 },
+		{ "idle-timeout", required_argument, NULL, 261 },
+		{ "token-file", required_argument, NULL, 262 },
+		{ "grace", required_argument, NULL, 263 },
+		{ "help", no_argument, NULL, 264 },
+		CLI_COMMON_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return ee_fail(err, EE_ERR_USAGE,
+			               "unknown or incomplete option '%s' (see execeval serve --help)",
+			               argv[optind - 1]);
+		if (parse_option(c, a, err) < 0)
+			return -1;
+	}
+	if (optind < argc)
+		return ee_fail(err, EE_ERR_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (a->jobs == 0 || a->max_body == 0 || a->max_buffered_mb == 0 || a->max_connections == 0)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--jobs, --max-body, --max-buffered and --max-connections "
+		               "must be at least 1");
+	return 0;
+}
+
+__attribute__((format(printf, 1, 2))) static void log_line(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("execeval serve: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int serve(struct serve_args *a, struct ee_server_config *cfg, struct ee_err *err)
+{
+	struct cli_context ctx;
+	struct ee_server *srv = NULL;
+	char where[80];
+	int code = EXIT_SANDBOX;
+
+	if (cli_context_init(&ctx, &a->opt, (unsigned)a->jobs, err) < 0)
+		goto out;
+	cfg->isolation = ctx.pool ? "warm" : "cold";
+	if (ee_server_new(ctx.loop, &a->opt, cfg, &srv, err) < 0)
+		goto out;
+	ee_server_address(srv, where, sizeof(where));
+	log_line("listening on http://%s (%lu workers, %s isolation, queue %lu)", where, a->jobs,
+	         cfg->isolation, a->queue);
+	int rc = ee_server_run(srv, err);
+	if (rc < 0)
+		goto out;
+	log_line(rc ? "stopped by signal %d" : "stopped: every accepted request was answered", rc);
+	code = rc ? 128 + rc : EXIT_PASS;
+out:
+	ee_server_free(srv);
+	cli_context_free(&ctx);
+	return code;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_args a = {
+		.listen = "127.0.0.1:8080",
+		.queue = 1024,
+		.max_body = 16u << 20,
+		.max_buffered_mb = 256,
+		.max_connections = 1024,
+		.idle_timeout = 60,
+		.grace = 30,
+		.extract = EE_EXTRACT_AUTO,
+	};
+	struct ee_server_config cfg;
+	struct ee_err err = { 0 };
+	char *token = NULL;
+	int code = EXIT_USAGE;
+
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	a.jobs = cores > 0 ? (unsigned long)cores : 1;
+	ee_limits_default(&a.opt.limits);
+	a.opt.deny_imports = 1;
+	a.opt.scan = EE_SCAN_REPORT;
+	a.opt.isolation = EE_ISOLATION_AUTO;
+	memset(&cfg, 0, sizeof(cfg));
+	if (parse_args(argc, argv, &a, &err) < 0 || ee_listen_parse(a.listen, &cfg.addr, &err) < 0 ||
+	    (a.token_file && ee_token_load(a.token_file, &token, &err) < 0)) {
+		fprintf(stderr, "execeval serve: %s\n", err.msg);
+		goto out;
+	}
+	ee_limits_clamp(&a.opt.limits);
+	if (!token && !ee_listen_is_loopback(&cfg.addr))
+		log_line(
+		        "warning: listening on %s without --token-file: anyone who can reach it can run code "
+		        "in its sandboxes",
+		        a.listen);
+	cfg.token = token;
+	cfg.max_body = a.max_body;
+	cfg.max_buffered = (size_t)a.max_buffered_mb << 20;
+	cfg.max_connections = (unsigned)a.max_connections;
+	cfg.idle_timeout_s = (unsigned)a.idle_timeout;
+	cfg.grace_s = a.grace;
+	cfg.jobs = (unsigned)a.jobs;
+	cfg.queue = a.queue;
+	cfg.extract = a.extract;
+	cfg.log = log_line;
+	code = serve(&a, &cfg, &err);
+	if (code == EXIT_SANDBOX)
+		fprintf(stderr, "execeval serve: %s\n", err.msg);
+out:
+	free(token);
+	return code;
+}

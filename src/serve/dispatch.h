@@ -1,0 +1,48 @@
+/* dispatch.h - a bounded queue of evaluations in front of the sandboxes.
+ *
+ * The server's scheduler: candidates arrive whenever clients send them (push,
+ * unlike scheduler.h's pull from a file); at most `jobs` run at once on the
+ * loop, the rest wait in FIFO order, and at most `capacity` may wait, so
+ * memory is bounded by jobs + capacity, never by the clients. A candidate
+ * that cannot be queued is refused at once (the caller answers 429).
+ *
+ * Every submitted candidate gets exactly one callback: its record (owned by
+ * the callback), or NULL when it never got a verdict (dropped from the queue,
+ * or its sandbox was interrupted). A sandbox that could not be set up gives a
+ * sandbox_error record ({"task_id", "sandbox_error", "execeval_version"}).
+ * The candidate's pointers are borrowed until its callback.
+ */
+#ifndef EE_SERVE_DISPATCH_H
+#define EE_SERVE_DISPATCH_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct ee_candidate;
+struct ee_err;
+struct ee_eval_options;
+struct ee_loop;
+struct ee_dispatch;
+
+/* record: owned by the callee, or NULL (no verdict). run_s: seconds from the
+ * sandbox's start to the record, 0 when it never started. */
+typedef void (*ee_dispatch_cb)(void *ctx, json_t *record, double run_s);
+
+int ee_dispatch_new(struct ee_loop *loop, const struct ee_eval_options *o, unsigned jobs, size_t capacity,
+                    struct ee_dispatch **ret, struct ee_err *err);
+/* Drops what still waits (callbacks with NULL); call when nothing runs. */
+void ee_dispatch_free(struct ee_dispatch *d);
+
+/* Candidates that can be submitted now: idle sandbox slots + free queue places. */
+size_t ee_dispatch_room(const struct ee_dispatch *d);
+size_t ee_dispatch_waiting(const struct ee_dispatch *d);
+unsigned ee_dispatch_running(const struct ee_dispatch *d);
+
+/* Queues c (started at once when a sandbox slot is free). Returns 0, or -1
+ * when the queue is full (no callback will come). */
+int ee_dispatch_submit(struct ee_dispatch *d, const struct ee_candidate *c, ee_dispatch_cb cb, void *ctx);
+
+/* Ends every waiting candidate with a NULL record (a forced stop). */
+void ee_dispatch_drop_waiting(struct ee_dispatch *d);
+
+#endif

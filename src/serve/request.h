@@ -1,0 +1,47 @@
+/* request.h - the bodies of POST /v1/run and /v1/batch, read into tasks and
+ * programs (docs/api.md).
+ *
+ * A run is {"task", "candidate", "limits"?, "model"?, "sample"?, "extract"?};
+ * a batch is {"runs": [run, ...]}. Reading is strict: an unknown field, a
+ * wrong type or an invalid task fails with a message and err->field set to
+ * the JSON path at fault ("runs[3].task.tests[0].kind"), so a client learns
+ * exactly what to fix. The request's limits override the task's, which
+ * override the server's (ee_eval_limits clamps the result).
+ *
+ * Ownership: a parsed request owns its tasks, programs and models;
+ * ee_request_free releases them and accepts a zeroed request.
+ */
+#ifndef EE_SERVE_REQUEST_H
+#define EE_SERVE_REQUEST_H
+
+#include <stddef.h>
+
+#include "extract.h"
+#include "task.h"
+
+struct ee_err;
+
+struct ee_run {
+	struct ee_task task;
+	char *program; /* extracted from "candidate" */
+	char *model;   /* NULL when absent */
+	long sample;   /* -1 when absent */
+	int no_code_block;
+};
+
+struct ee_request {
+	struct ee_run *runs;
+	size_t n_runs;
+};
+
+enum ee_request_kind { EE_REQUEST_RUN, EE_REQUEST_BATCH };
+
+/* Reads body[0..len) as a run (one run) or a batch (1..max_runs runs).
+ * Returns 0; -1 for a malformed body; -2 for a batch of more than max_runs
+ * (err says how many). extract is the mode when a run gives none. */
+int ee_request_parse(const char *body, size_t len, int kind, size_t max_runs, enum ee_extract_mode extract,
+                     struct ee_request *ret, struct ee_err *err);
+
+void ee_request_free(struct ee_request *r);
+
+#endif

@@ -1,0 +1,619 @@
+/* server.c - the HTTP front of the evaluator (see server.h). */
+#include "serve/server.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "err.h"
+#include "evaluate.h"
+#include "sandbox/sandbox.h"
+#include "serve/auth.h"
+#include "serve/dispatch.h"
+#include "serve/request.h"
+#include "serve/stats.h"
+
+#define JSON_FLAGS (JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15))
+
+struct ee_server {
+	struct ee_loop *loop;
+	const struct ee_eval_options *o;
+	const struct ee_server_config *cfg;
+	struct MHD_Daemon *daemon;
+	struct ee_loop_fd *watch;
+	struct ee_dispatch *dispatch;
+	struct ee_serve_stats stats;
+	size_t buffered;    /* body bytes held by all requests */
+	unsigned suspended; /* connections waiting for records */
+	unsigned answering; /* responses queued and not yet completed */
+	double eval_s_avg;  /* moving average of an evaluation's seconds */
+	int draining;       /* a signal asked to stop */
+	int forced;         /* signal number of a forced stop */
+	struct timespec deadline;
+};
+
+/* One request, from its headers to its completion (MHD's con_cls). */
+struct conn {
+	struct ee_server *srv;
+	struct MHD_Connection *mc;
+	int endpoint;
+	struct timespec arrived;
+	struct ee_buf body;
+	size_t charged; /* bytes counted in srv->buffered */
+	int answered;   /* a response was queued */
+	int suspended;
+	int submitting;   /* inside the submit loop: callbacks may come */
+	int interrupted;  /* an evaluation ended without a verdict */
+	unsigned refused; /* 413 or 429 decided mid-body, answered at its end */
+	size_t discarded; /* body bytes dropped since */
+	struct ee_request req;
+	json_t **records; /* one per run, filled by the callbacks */
+	struct slot *slots;
+	size_t pending; /* evaluations not back yet */
+	int orphaned;   /* MHD completed the request first: free when pending is 0 */
+};
+
+struct slot {
+	struct conn *c;
+	size_t index;
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double ts_s(const struct timespec *t)
+{
+	return (double)t->tv_sec + (double)t->tv_nsec / 1e9;
+}
+
+/* ---- answers ------------------------------------------------------------ */
+
+struct header {
+	const char *name, *value;
+};
+
+/* Queues text (malloc'd; taken) as the answer. */
+static enum MHD_Result answer(struct conn *c, unsigned code, char *text, size_t len, const char *type,
+                              const struct header *extra)
+{
+	struct ee_server *srv = c->srv;
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	for (; extra && extra->name; extra++)
+		MHD_add_response_header(r, extra->name, extra->value);
+	if (srv->draining)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	enum MHD_Result ok = MHD_queue_response(c->mc, code, r);
+	MHD_destroy_response(r);
+	if (ok == MHD_YES) {
+		c->answered = 1;
+		srv->answering++;
+		ee_stats_answer(&srv->stats, c->endpoint, code);
+		if (code == 200 && (c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH))
+			ee_stats_observe(&srv->stats.request_s[c->endpoint == EE_EP_BATCH],
+			                 now_s() - ts_s(&c->arrived));
+	}
+	return ok;
+}
+
+/* Answers a JSON value (taken). */
+static enum MHD_Result answer_json(struct conn *c, unsigned code, json_t *v, const struct header *extra)
+{
+	char *text = v ? json_dumps(v, JSON_FLAGS) : NULL;
+	json_decref(v);
+	if (!text)
+		return MHD_NO;
+	return answer(c, code, text, strlen(text), "application/json", extra);
+}
+
+static enum MHD_Result answer_error(struct conn *c, unsigned code, const char *msg, const char *field,
+                                    const struct header *extra)
+{
+	json_t *v = json_pack("{s:s, s:o}", "error", msg, "field",
+	                      field && field[0] ? json_string(field) : json_null());
+	return answer_json(c, code, v, extra);
+}
+
+/* Seconds until the queue has likely room again: the work ahead of a new
+ * request, spread over the sandboxes; at least 1, at most 60. */
+static unsigned retry_after(const struct ee_server *srv)
+{
+	double ahead = (double)(ee_dispatch_waiting(srv->dispatch) + ee_dispatch_running(srv->dispatch));
+	double s = ceil(ahead * srv->eval_s_avg / (double)srv->cfg->jobs);
+	return s < 1 ? 1 : s > 60 ? 60 : (unsigned)s;
+}
+
+static enum MHD_Result refuse(struct conn *c, unsigned code, int reason, const char *msg, const char *field)
+{
+	char seconds[16];
+	struct header retry[] = { { MHD_HTTP_HEADER_RETRY_AFTER, seconds }, { NULL, NULL } };
+	struct header auth[] = { { MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer" }, { NULL, NULL } };
+	const struct header *extra = NULL;
+
+	c->srv->stats.rejected[reason]++;
+	snprintf(seconds, sizeof(seconds), "%u", retry_after(c->srv));
+	if (code == 429 || code == 503)
+		extra = retry;
+	else if (code == 401)
+		extra = auth;
+	return answer_error(c, code, msg, field, extra);
+}
+
+static enum MHD_Result answer_health(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+	json_t *v = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I}", "status", srv->draining ? "draining" : "ok",
+	                      "workers", (json_int_t)srv->cfg->jobs, "isolation", srv->cfg->isolation,
+	                      "running", (json_int_t)ee_dispatch_running(srv->dispatch), "queued",
+	                      (json_int_t)ee_dispatch_waiting(srv->dispatch), "queue_capacity",
+	                      (json_int_t)srv->cfg->queue);
+	return answer_json(c, srv->draining ? 503 : 200, v, NULL);
+}
+
+static enum MHD_Result answer_metrics(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+	struct ee_serve_gauges g = {
+		.queue_depth = ee_dispatch_waiting(srv->dispatch),
+		.queue_capacity = srv->cfg->queue,
+		.running = ee_dispatch_running(srv->dispatch),
+		.workers = srv->cfg->jobs,
+		.draining = srv->draining,
+	};
+	size_t len;
+	char *text = ee_stats_render(&srv->stats, &g, &len);
+	if (!text)
+		return MHD_NO;
+	return answer(c, 200, text, len, "text/plain; version=0.0.4; charset=utf-8", NULL);
+}
+
+/* The records are all back: the request's answer. */
+static enum MHD_Result answer_records(struct conn *c)
+{
+	if (c->interrupted)
+		return answer_error(c, 503, "the server stopped before this evaluation finished; retry", NULL,
+		                    NULL);
+	if (c->endpoint == EE_EP_RUN) {
+		json_t *rec = c->records[0];
+		const char *failure = json_string_value(json_object_get(rec, "sandbox_error"));
+		c->records[0] = NULL;
+		if (!failure)
+			return answer_json(c, 200, rec, NULL);
+		char msg[300];
+		snprintf(msg, sizeof(msg), "sandbox setup failed: %s", failure);
+		json_t *v = json_pack("{s:s, s:n, s:o}", "error", msg, "field", "record", rec);
+		return answer_json(c, 500, v, NULL);
+	}
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < c->req.n_runs; i++) {
+		json_array_append_new(list, c->records[i]);
+		c->records[i] = NULL;
+	}
+	return answer_json(c, 200, json_pack("{s:o}", "records", list), NULL);
+}
+
+/* ---- evaluations -------------------------------------------------------- */
+
+static void free_conn(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+
+	srv->buffered -= c->charged;
+	ee_buf_free(&c->body);
+	for (size_t i = 0; c->records && i < c->req.n_runs; i++)
+		json_decref(c->records[i]);
+	free(c->records);
+	free(c->slots);
+	ee_request_free(&c->req);
+	free(c);
+}
+
+static void on_record(void *ctx, json_t *rec, double run_s)
+{
+	struct slot *slot = ctx;
+	struct conn *c = slot->c;
+	struct ee_server *srv = c->srv;
+
+	if (rec) {
+		ee_stats_record(&srv->stats, json_string_value(json_object_get(rec, "status")));
+		if (run_s > 0) {
+			ee_stats_observe(&srv->stats.evaluation_s, run_s);
+			srv->eval_s_avg += (run_s - srv->eval_s_avg) / 16;
+		}
+	} else {
+		c->interrupted = 1;
+	}
+	c->records[slot->index] = rec;
+	if (--c->pending > 0 || c->submitting)
+		return;
+	if (c->orphaned) {
+		free_conn(c);
+	} else if (c->suspended) {
+		/* Still counted as suspended until MHD calls on_request again
+		 * (answer_records): a drain must not end in between. */
+		MHD_resume_connection(c->mc);
+	}
+}
+
+/* Admits every run of c's request or none; answers at once when none is left
+ * pending (all failed to start), else suspends the connection. */
+static enum MHD_Result submit(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+	size_t n = c->req.n_runs;
+
+	if (ee_dispatch_room(srv->dispatch) < n)
+		return refuse(c, 429, EE_REJ_QUEUE_FULL, "the queue is full; retry after Retry-After seconds",
+		              NULL);
+	c->records = calloc(n, sizeof(*c->records));
+	c->slots = calloc(n, sizeof(*c->slots));
+	if (!c->records || !c->slots)
+		return MHD_NO;
+	c->submitting = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct ee_run *run = &c->req.runs[i];
+		struct ee_candidate cand = {
+			.task = &run->task,
+			.program = run->program,
+			.model = run->model,
+			.sample = run->sample,
+			.no_code_block = run->no_code_block,
+		};
+		c->slots[i] = (struct slot){ c, i };
+		c->pending++;
+		if (ee_dispatch_submit(srv->dispatch, &cand, on_record, &c->slots[i]) < 0)
+			abort(); /* room was checked above, on this thread */
+	}
+	c->submitting = 0;
+	if (c->pending == 0)
+		return answer_records(c);
+	c->suspended = 1;
+	srv->suspended++;
+	MHD_suspend_connection(c->mc);
+	return MHD_YES;
+}
+
+static enum MHD_Result on_body_complete(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+	struct ee_err err = { 0 };
+
+	if (srv->draining)
+		return refuse(c, 503, EE_REJ_DRAINING, "the server is shutting down", NULL);
+	int kind = c->endpoint == EE_EP_BATCH ? EE_REQUEST_BATCH : EE_REQUEST_RUN;
+	int rc = ee_request_parse(c->body.data ? c->body.data : "", c->body.len, kind, srv->cfg->queue,
+	                          srv->cfg->extract, &c->req, &err);
+	ee_buf_free(&c->body);
+	if (rc == -2)
+		return refuse(c, 413, EE_REJ_TOO_LARGE, err.msg, err.field);
+	if (rc < 0)
+		return refuse(c, 400, EE_REJ_BAD_REQUEST, err.msg, err.field);
+	return submit(c);
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+static int is_method(const char *method, const char *want)
+{
+	return strcmp(method, want) == 0;
+}
+
+/* Routing and everything decidable from the headers. Returns MHD_YES with
+ * c->answered set when it answered, MHD_YES otherwise (read the body). */
+static enum MHD_Result on_headers(struct conn *c, const char *method)
+{
+	struct ee_server *srv = c->srv;
+	int post = c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH;
+	int get_ok = is_method(method, "GET") || is_method(method, "HEAD");
+
+	if (c->endpoint == EE_EP_OTHER)
+		return answer_error(c, 404,
+		                    "no such endpoint (POST /v1/run, POST /v1/batch, GET /healthz, "
+		                    "GET /metrics)",
+		                    NULL, NULL);
+	if (post ? !is_method(method, "POST") : !get_ok) {
+		struct header allow[] = { { MHD_HTTP_HEADER_ALLOW, post ? "POST" : "GET, HEAD" },
+			                  { NULL, NULL } };
+		return answer_error(c, 405, post ? "use POST" : "use GET", NULL, allow);
+	}
+	/* GETs are answered on the next call: a response queued with the
+	 * headers makes libmicrohttpd close the connection (it cannot know
+	 * no body follows), and clients polling /healthz keep theirs open. */
+	if (c->endpoint == EE_EP_HEALTHZ)
+		return MHD_YES;
+	if (srv->cfg->token &&
+	    !ee_token_check(srv->cfg->token, MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND,
+	                                                                 MHD_HTTP_HEADER_AUTHORIZATION)))
+		return refuse(c, 401, EE_REJ_UNAUTHORIZED, "missing or wrong bearer token", NULL);
+	if (c->endpoint == EE_EP_METRICS)
+		return MHD_YES;
+	if (srv->draining)
+		return refuse(c, 503, EE_REJ_DRAINING, "the server is shutting down", NULL);
+
+	const char *length =
+	        MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	unsigned long long declared = length ? strtoull(length, NULL, 10) : 0;
+	if (declared > srv->cfg->max_body)
+		return refuse(c, 413, EE_REJ_TOO_LARGE, "the body is larger than the server's --max-body",
+		              NULL);
+	if (ee_dispatch_room(srv->dispatch) == 0)
+		return refuse(c, 429, EE_REJ_QUEUE_FULL, "the queue is full; retry after Retry-After seconds",
+		              NULL);
+	if (srv->buffered + declared > srv->cfg->max_buffered)
+		return refuse(c, 429, EE_REJ_QUEUE_FULL, "too many request bodies held; retry later", NULL);
+	c->charged = declared;
+	srv->buffered += declared;
+	return MHD_YES;
+}
+
+/* A body without Content-Length (chunked) can only be refused once it has
+ * been read: libmicrohttpd queues no answer mid-body. Its excess is counted
+ * and dropped, up to DISCARD_MAX, then the connection is cut. */
+#define DISCARD_MAX (64u << 20)
+
+static enum MHD_Result on_upload(struct conn *c, const char *data, size_t n)
+{
+	struct ee_server *srv = c->srv;
+
+	if (c->refused) {
+		c->discarded += n;
+		return c->discarded > DISCARD_MAX ? MHD_NO : MHD_YES;
+	}
+	if (c->body.len + n > srv->cfg->max_body) {
+		c->refused = 413;
+		ee_buf_free(&c->body);
+		return MHD_YES;
+	}
+	if (c->body.len + n > c->charged) {
+		size_t more = c->body.len + n - c->charged;
+		if (srv->buffered + more > srv->cfg->max_buffered) {
+			c->refused = 429;
+			ee_buf_free(&c->body);
+			return MHD_YES;
+		}
+		srv->buffered += more;
+		c->charged += more;
+	}
+	if (ee_buf_append(&c->body, data, n) < 0)
+		return MHD_NO;
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size,
+                                  void **con_cls)
+{
+	struct ee_server *srv = cls;
+	struct conn *c = *con_cls;
+
+	if (!c) {
+		if (!(c = calloc(1, sizeof(*c))))
+			return MHD_NO;
+		c->srv = srv;
+		c->mc = mc;
+		c->endpoint = ee_endpoint_of(url);
+		clock_gettime(CLOCK_MONOTONIC, &c->arrived);
+		ee_buf_init(&c->body, srv->cfg->max_body);
+		*con_cls = c;
+		return on_headers(c, method);
+	}
+	if (c->answered) {
+		*upload_size = 0; /* the rest of a refused body is read and dropped */
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		size_t n = *upload_size;
+		*upload_size = 0;
+		return on_upload(c, upload, n);
+	}
+	if (c->endpoint == EE_EP_HEALTHZ)
+		return answer_health(c);
+	if (c->endpoint == EE_EP_METRICS)
+		return answer_metrics(c);
+	if (c->refused == 413)
+		return refuse(c, 413, EE_REJ_TOO_LARGE, "the body is larger than the server's --max-body",
+		              NULL);
+	if (c->refused == 429)
+		return refuse(c, 429, EE_REJ_QUEUE_FULL, "too many request bodies held; retry later", NULL);
+	if (c->records) { /* resumed: every record is back */
+		if (c->suspended) {
+			c->suspended = 0;
+			srv->suspended--;
+		}
+		return answer_records(c);
+	}
+	return on_body_complete(c);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	struct ee_server *srv = cls;
+	struct conn *c = *con_cls;
+
+	if (!c)
+		return;
+	*con_cls = NULL;
+	if (c->answered)
+		srv->answering--;
+	if (c->pending > 0) {
+		c->orphaned = 1; /* its evaluations still run; on_record frees it */
+		return;
+	}
+	free_conn(c);
+}
+
+/* ---- life --------------------------------------------------------------- */
+
+static void on_http(void *ctx)
+{
+	struct ee_server *srv = ctx;
+	MHD_run(srv->daemon);
+}
+
+/* Stops accepting; accepted work goes on. */
+static void start_drain(struct ee_server *srv, int signo)
+{
+	srv->draining = 1;
+	clock_gettime(CLOCK_MONOTONIC, &srv->deadline);
+	srv->deadline.tv_sec += (time_t)srv->cfg->grace_s;
+	srv->deadline.tv_nsec += (long)((srv->cfg->grace_s - floor(srv->cfg->grace_s)) * 1e9);
+	if (srv->deadline.tv_nsec >= 1000000000L) {
+		srv->deadline.tv_sec++;
+		srv->deadline.tv_nsec -= 1000000000L;
+	}
+	int fd = MHD_quiesce_daemon(srv->daemon);
+	if (fd >= 0)
+		close(fd);
+	if (srv->cfg->log)
+		srv->cfg->log("signal %d: draining: %u running, %zu queued; new connections refused", signo,
+		              ee_dispatch_running(srv->dispatch), ee_dispatch_waiting(srv->dispatch));
+}
+
+/* Kills what runs and drops what waits: their requests get 503. */
+static void force_stop(struct ee_server *srv, int signo, const char *why)
+{
+	if (srv->cfg->log)
+		srv->cfg->log("%s: killing %u running, dropping %zu queued", why,
+		              ee_dispatch_running(srv->dispatch), ee_dispatch_waiting(srv->dispatch));
+	ee_dispatch_drop_waiting(srv->dispatch);
+	ee_loop_interrupt(srv->loop, signo);
+}
+
+static int on_signal(void *ctx, int signo)
+{
+	struct ee_server *srv = ctx;
+
+	if (!srv->draining) {
+		start_drain(srv, signo);
+		return 1;
+	}
+	if (!srv->forced) {
+		srv->forced = signo;
+		force_stop(srv, signo, "second signal");
+	}
+	return 1;
+}
+
+static int finished(const struct ee_server *srv)
+{
+	return srv->draining && ee_dispatch_waiting(srv->dispatch) == 0 &&
+	       ee_dispatch_running(srv->dispatch) == 0 && srv->suspended == 0 && srv->answering == 0;
+}
+
+/* Milliseconds epoll may sleep: MHD's next timeout, and the grace deadline. */
+static int wait_ms(const struct ee_server *srv)
+{
+	MHD_UNSIGNED_LONG_LONG mhd;
+	long long ms = MHD_get_timeout(srv->daemon, &mhd) == MHD_YES ? (long long)mhd : -1;
+
+	if (srv->draining) {
+		double left = ts_s(&srv->deadline) - now_s();
+		long long grace_ms = left > 0 ? (long long)(left * 1000) + 1 : 0;
+		if (ms < 0 || grace_ms < ms)
+			ms = grace_ms;
+		if (ms > 100 || ms < 0)
+			ms = 100; /* the last answers' completion is noticed by polling */
+	}
+	return ms > 60000 || ms < 0 ? 60000 : (int)ms;
+}
+
+int ee_server_run(struct ee_server *srv, struct ee_err *err)
+{
+	int grace_over = 0;
+
+	ee_loop_on_signal(srv->loop, on_signal, srv);
+	while (!finished(srv)) {
+		MHD_run(srv->daemon);
+		if (finished(srv))
+			break;
+		if (ee_loop_wait(srv->loop, wait_ms(srv), err) < 0)
+			return -1;
+		if (srv->draining && !srv->forced && !grace_over && now_s() >= ts_s(&srv->deadline)) {
+			grace_over = 1;
+			force_stop(srv, SIGTERM, "grace period over");
+		}
+	}
+	ee_loop_on_signal(srv->loop, NULL, NULL);
+	return srv->forced;
+}
+
+int ee_server_new(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_server_config *cfg,
+                  struct ee_server **ret, struct ee_err *err)
+{
+	struct ee_server *srv = calloc(1, sizeof(*srv));
+
+	if (!srv)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	srv->loop = loop;
+	srv->o = o;
+	srv->cfg = cfg;
+	srv->eval_s_avg = 0.05;
+	if (ee_dispatch_new(loop, o, cfg->jobs, cfg->queue, &srv->dispatch, err) < 0) {
+		free(srv);
+		return -1;
+	}
+	srv->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO, 0, NULL,
+	                               NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
+	                               (const struct sockaddr *)&cfg->addr.sa, MHD_OPTION_CONNECTION_LIMIT,
+	                               cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+	                               cfg->idle_timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+	                               MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
+	if (!srv->daemon) {
+		char where[80];
+		ee_listen_format((const struct sockaddr *)&cfg->addr.sa, where, sizeof(where));
+		ee_fail_errno(err, EE_ERR_SANDBOX,
+		              "cannot listen on %s (in use? another address with --listen)", where);
+		ee_server_free(srv);
+		return -1;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!info || ee_loop_add_fd(loop, info->epoll_fd, on_http, srv, &srv->watch, err) < 0) {
+		if (!info)
+			ee_fail(err, EE_ERR_SANDBOX, "libmicrohttpd has no epoll fd");
+		ee_server_free(srv);
+		return -1;
+	}
+	*ret = srv;
+	return 0;
+}
+
+void ee_server_address(const struct ee_server *srv, char *buf, size_t size)
+{
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(sa);
+
+	if (info && getsockname(info->listen_fd, (struct sockaddr *)&sa, &len) == 0)
+		ee_listen_format((const struct sockaddr *)&sa, buf, size);
+	else
+		ee_listen_format((const struct sockaddr *)&srv->cfg->addr.sa, buf, size);
+}
+
+void ee_server_free(struct ee_server *srv)
+{
+	if (!srv)
+		return;
+	ee_loop_remove_fd(srv->watch);
+	if (srv->daemon)
+		MHD_stop_daemon(srv->daemon);
+	ee_dispatch_free(srv->dispatch);
+	free(srv);
+}

@@ -1,0 +1,63 @@
+/* server.h - `execeval serve`: the evaluator behind an HTTP API (docs/api.md).
+ *
+ * Theory of operation: one thread, one event loop. libmicrohttpd runs in
+ * its external-epoll mode; its epoll fd is one more fd on the sandboxes' loop
+ * (sandbox.h), so HTTP and sandboxes are driven by the same epoll_wait and
+ * nothing is shared between threads. A request is read whole (bounded by
+ * max_body and by max_buffered across all requests), parsed (request.h),
+ * admitted only if all its evaluations fit in the bounded queue (dispatch.h;
+ * else 429 with Retry-After), and its connection is suspended until the last
+ * of its records is back, then answered. Every accepted request gets its
+ * records; nothing is answered twice.
+ *
+ * Shutdown: the first SIGTERM/SIGINT closes the listening socket, answers new
+ * requests on open connections with 503, and lets accepted work finish; after
+ * grace seconds, or on a second signal, running sandboxes are killed and their
+ * requests answered 503. ee_server_run returns once every answer is sent.
+ *
+ * Ownership: the server borrows loop, o and cfg (and cfg's strings) for its
+ * lifetime; it owns the daemon, its connections and their requests.
+ */
+#ifndef EE_SERVE_SERVER_H
+#define EE_SERVE_SERVER_H
+
+#include <stddef.h>
+
+#include "extract.h"
+#include "serve/listen.h"
+
+struct ee_err;
+struct ee_eval_options;
+struct ee_loop;
+struct ee_server;
+
+struct ee_server_config {
+	struct ee_listen_addr addr;
+	const char *token;        /* bearer token, or NULL: no authentication */
+	size_t max_body;          /* bytes of one request body */
+	size_t max_buffered;      /* bytes of bodies held at once, all requests */
+	unsigned max_connections; /* open at once */
+	unsigned idle_timeout_s;  /* an idle connection is closed after this */
+	double grace_s;           /* after SIGTERM, time to finish accepted work */
+	unsigned jobs;            /* sandboxes at once */
+	size_t queue;             /* evaluations that may wait */
+	enum ee_extract_mode extract;
+	const char *isolation;             /* "warm" or "cold", for /healthz */
+	void (*log)(const char *fmt, ...); /* one line about the server's life, or NULL */
+};
+
+/* Binds and listens. Errors: EE_ERR_SANDBOX when the address cannot be bound. */
+int ee_server_new(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_server_config *cfg,
+                  struct ee_server **ret, struct ee_err *err);
+
+/* The bound address ("127.0.0.1:41234"). */
+void ee_server_address(const struct ee_server *s, char *buf, size_t size);
+
+/* Serves until a signal stops it. Returns 0 after a graceful drain (also
+ * when grace ran out), the signal number when a second signal forced the
+ * stop, or -1 on an internal failure. */
+int ee_server_run(struct ee_server *s, struct ee_err *err);
+
+void ee_server_free(struct ee_server *s);
+
+#endif

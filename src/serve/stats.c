@@ -1,0 +1,159 @@
+/* stats.c - counting and the Prometheus exposition (see stats.h). */
+#include "serve/stats.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run", "/v1/batch", "/healthz", "/metrics",
+	                                                 "other" };
+static const unsigned codes[EE_HTTP_CODES - 1] = { 200, 400, 401, 404, 405, 413, 429, 500, 503 };
+static const char *const status_names[EE_STATUSES] = { "pass", "assertion_fail", "syntax_error", "timeout",
+	                                               "error" };
+static const char *const reject_names[EE_REJ_COUNT] = { "queue_full", "too_large", "unauthorized",
+	                                                "bad_request", "draining" };
+/* Seconds: a trivial warm candidate takes ~5 ms, the longest timeout 30 s. */
+static const double bounds[EE_BUCKETS] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+	                                   1,     2.5,  5,     10,   30,  60,   120 };
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+int ee_endpoint_of(const char *path)
+{
+	for (int i = 0; i < EE_EP_OTHER; i++)
+		if (strcmp(path, endpoint_names[i]) == 0)
+			return i;
+	return EE_EP_OTHER;
+}
+
+static size_t code_index(unsigned code)
+{
+	for (size_t i = 0; i < COUNT(codes); i++)
+		if (codes[i] == code)
+			return i;
+	return COUNT(codes);
+}
+
+void ee_stats_answer(struct ee_serve_stats *s, int endpoint, unsigned code)
+{
+	s->requests[endpoint][code_index(code)]++;
+}
+
+void ee_stats_observe(struct ee_histogram *h, double seconds)
+{
+	h->count++;
+	h->sum += seconds;
+	for (size_t i = 0; i < EE_BUCKETS; i++)
+		if (seconds <= bounds[i])
+			h->buckets[i]++;
+}
+
+void ee_stats_record(struct ee_serve_stats *s, const char *status)
+{
+	if (!status) {
+		s->sandbox_failures++;
+		return;
+	}
+	for (size_t i = 0; i < EE_STATUSES; i++)
+		if (strcmp(status, status_names[i]) == 0)
+			s->evaluations[i]++;
+}
+
+struct out {
+	struct ee_buf b;
+	int failed;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line) || ee_buf_append(&o->b, line, (size_t)n) < 0)
+		o->failed = 1;
+}
+
+static void head(struct out *o, const char *name, const char *type, const char *help)
+{
+	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void histogram(struct out *o, const char *name, const char *labels, const struct ee_histogram *h)
+{
+	const char *sep = labels[0] ? "," : "";
+	for (size_t i = 0; i < EE_BUCKETS; i++)
+		put(o, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep, bounds[i], h->buckets[i]);
+	put(o, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep, h->count);
+	if (labels[0]) {
+		put(o, "%s_sum{%s} %.6f\n", name, labels, h->sum);
+		put(o, "%s_count{%s} %llu\n", name, labels, h->count);
+	} else {
+		put(o, "%s_sum %.6f\n%s_count %llu\n", name, h->sum, name, h->count);
+	}
+}
+
+static void requests(struct out *o, const struct ee_serve_stats *s)
+{
+	head(o, "execeval_http_requests_total", "counter", "HTTP requests answered, by endpoint and code.");
+	for (int e = 0; e < EE_EP_COUNT; e++)
+		for (size_t c = 0; c < EE_HTTP_CODES; c++) {
+			if (!s->requests[e][c])
+				continue;
+			char code[8];
+			if (c < COUNT(codes))
+				snprintf(code, sizeof(code), "%u", codes[c]);
+			else
+				snprintf(code, sizeof(code), "other");
+			put(o, "execeval_http_requests_total{endpoint=\"%s\",code=\"%s\"} %llu\n",
+			    endpoint_names[e], code, s->requests[e][c]);
+		}
+}
+
+static void gauge(struct out *o, const char *name, const char *help, unsigned long long v)
+{
+	head(o, name, "gauge", help);
+	put(o, "%s %llu\n", name, v);
+}
+
+char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gauges *g, size_t *ret_len)
+{
+	struct out o = { .failed = 0 };
+
+	ee_buf_init(&o.b, 1u << 20);
+	requests(&o, s);
+	head(&o, "execeval_evaluations_total", "counter", "Evaluations finished, by record status.");
+	for (size_t i = 0; i < EE_STATUSES; i++)
+		put(&o, "execeval_evaluations_total{status=\"%s\"} %llu\n", status_names[i],
+		    s->evaluations[i]);
+	head(&o, "execeval_sandbox_failures_total", "counter",
+	     "Evaluations whose sandbox could not be set up (no verdict).");
+	put(&o, "execeval_sandbox_failures_total %llu\n", s->sandbox_failures);
+	head(&o, "execeval_rejected_total", "counter", "Requests refused before evaluation, by reason.");
+	for (size_t i = 0; i < EE_REJ_COUNT; i++)
+		put(&o, "execeval_rejected_total{reason=\"%s\"} %llu\n", reject_names[i], s->rejected[i]);
+	gauge(&o, "execeval_queue_depth", "Evaluations waiting for a sandbox.", g->queue_depth);
+	gauge(&o, "execeval_queue_capacity", "Evaluations that may wait.", g->queue_capacity);
+	gauge(&o, "execeval_evaluations_running", "Evaluations in a sandbox now.", g->running);
+	gauge(&o, "execeval_workers", "Sandboxes that run at once (-j).", g->workers);
+	gauge(&o, "execeval_draining", "1 after SIGTERM: finishing accepted work, refusing new.",
+	      (unsigned long long)g->draining);
+	head(&o, "execeval_request_duration_seconds", "histogram",
+	     "From a request's arrival to its answer, for answered evaluations.");
+	histogram(&o, "execeval_request_duration_seconds", "endpoint=\"/v1/run\"", &s->request_s[0]);
+	histogram(&o, "execeval_request_duration_seconds", "endpoint=\"/v1/batch\"", &s->request_s[1]);
+	head(&o, "execeval_evaluation_duration_seconds", "histogram",
+	     "One evaluation, from its sandbox's start to its record.");
+	histogram(&o, "execeval_evaluation_duration_seconds", "", &s->evaluation_s);
+	if (o.failed) {
+		ee_buf_free(&o.b);
+		return NULL;
+	}
+	*ret_len = o.b.len;
+	return o.b.data; /* ee_buf keeps it NUL-terminated */
+}

@@ -1,0 +1,58 @@
+/* stats.h - what the server counts, and its Prometheus text (GET /metrics).
+ *
+ * Counters and histograms live in one plain struct updated on the loop's
+ * thread; gauges (queue depth, running) are read when rendering. Label values
+ * come from fixed tables only (endpoints, codes, statuses, reasons): a client
+ * cannot create new series by sending odd paths.
+ */
+#ifndef EE_SERVE_STATS_H
+#define EE_SERVE_STATS_H
+
+#include <stddef.h>
+
+enum ee_endpoint { EE_EP_RUN, EE_EP_BATCH, EE_EP_HEALTHZ, EE_EP_METRICS, EE_EP_OTHER, EE_EP_COUNT };
+enum ee_reject {
+	EE_REJ_QUEUE_FULL,
+	EE_REJ_TOO_LARGE,
+	EE_REJ_UNAUTHORIZED,
+	EE_REJ_BAD_REQUEST,
+	EE_REJ_DRAINING,
+	EE_REJ_COUNT
+};
+
+#define EE_HTTP_CODES 10 /* 200 400 401 404 405 413 429 500 503, other */
+#define EE_STATUSES   5
+#define EE_BUCKETS    14
+
+struct ee_histogram {
+	unsigned long long count, buckets[EE_BUCKETS]; /* buckets[i]: observations <= bound i */
+	double sum;
+};
+
+struct ee_serve_stats {
+	unsigned long long requests[EE_EP_COUNT][EE_HTTP_CODES];
+	unsigned long long evaluations[EE_STATUSES]; /* by status */
+	unsigned long long sandbox_failures;
+	unsigned long long rejected[EE_REJ_COUNT];
+	struct ee_histogram request_s[2]; /* EE_EP_RUN, EE_EP_BATCH */
+	struct ee_histogram evaluation_s;
+};
+
+struct ee_serve_gauges {
+	size_t queue_depth, queue_capacity;
+	unsigned running, workers;
+	int draining;
+};
+
+/* The endpoint a path counts under. */
+int ee_endpoint_of(const char *path);
+
+void ee_stats_answer(struct ee_serve_stats *s, int endpoint, unsigned code);
+void ee_stats_observe(struct ee_histogram *h, double seconds);
+/* Counts a record's status ("pass", ...) or a sandbox failure (no status). */
+void ee_stats_record(struct ee_serve_stats *s, const char *status);
+
+/* The exposition text, malloc'd (NUL-terminated); NULL when out of memory. */
+char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gauges *g, size_t *ret_len);
+
+#endif
