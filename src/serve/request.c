@@ -20,6 +20,14 @@ static void join_path(char *dst, size_t size, const char *a, const char *b)
 		dst[0] = '\0';
 }
 
+/* A client's key in a message stays one printable line. */
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 /* Fails naming the field path (prefix + name) in the message and err->field. */
 __attribute__((format(printf, 4, 5))) static int fail(struct ee_err *err, const char *prefix,
                                                       const char *name, const char *fmt, ...)
@@ -28,6 +36,7 @@ __attribute__((format(printf, 4, 5))) static int fail(struct ee_err *err, const 
 	va_list ap;
 
 	join_path(path, sizeof(path), prefix, name);
+	printable(path);
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
@@ -131,7 +140,7 @@ static int read_run(const json_t *obj, const char *prefix, enum ee_extract_mode 
 	int found = 0;
 	size_t len;
 
-	run->sample = -1;
+	run->sample = 0; /* as `execeval run`: one candidate is sample 0 */
 	if (!json_is_object(obj))
 		return fail(err, prefix, "", "expected an object");
 	json_object_foreach ((json_t *)obj, key, v)
@@ -203,6 +212,7 @@ int ee_request_parse(const char *body, size_t len, int kind, size_t max_runs, en
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		ee_fail(err, EE_ERR_USAGE, "body: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+		printable(err->msg);
 		return -1;
 	}
 	if (!json_is_object(root))
@@ -213,6 +223,8 @@ int ee_request_parse(const char *body, size_t len, int kind, size_t max_runs, en
 		rc = read_run(root, "", extract, &r.runs[0], err);
 	json_decref(root);
 	if (rc < 0) {
+		printable(err->msg); /* jansson quotes the body as it is */
+		printable(err->field);
 		ee_request_free(&r);
 		return rc;
 	}

@@ -25,7 +25,7 @@ struct ee_run {
 	struct ee_task task;
 	char *program; /* extracted from "candidate" */
 	char *model;   /* NULL when absent */
-	long sample;   /* -1 when absent */
+	long sample;   /* 0 when absent, as for `execeval run` */
 	int no_code_block;
 };
 

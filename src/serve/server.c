@@ -353,9 +353,9 @@ static enum MHD_Result on_headers(struct conn *c, const char *method)
 	if (declared > srv->cfg->max_body)
 		return refuse(c, 413, EE_REJ_TOO_LARGE, "the body is larger than the server's --max-body",
 		              NULL);
-	if (ee_dispatch_room(srv->dispatch) == 0)
-		return refuse(c, 429, EE_REJ_QUEUE_FULL, "the queue is full; retry after Retry-After seconds",
-		              NULL);
+	/* A full queue is answered after the body (submit): an answer queued
+	 * now would close the connection, and a batch that can never fit
+	 * deserves its 413 rather than a 429. */
 	if (srv->buffered + declared > srv->cfg->max_buffered)
 		return refuse(c, 429, EE_REJ_QUEUE_FULL, "too many request bodies held; retry later", NULL);
 	c->charged = declared;
@@ -570,8 +570,10 @@ int ee_server_new(struct ee_loop *loop, const struct ee_eval_options *o, const s
 		free(srv);
 		return -1;
 	}
-	srv->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO, 0, NULL,
-	                               NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
+	if (cfg->addr.sa.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
 	                               (const struct sockaddr *)&cfg->addr.sa, MHD_OPTION_CONNECTION_LIMIT,
 	                               cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
 	                               cfg->idle_timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
