@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "resource_limits.h"
 
 static const char *const run_fields[] = { "task", "candidate", "limits", "model", "sample", "extract" };
 
@@ -79,8 +80,35 @@ static int read_task(const json_t *obj, const char *prefix, struct ee_run *run, 
 	return 0;
 }
 
+/* Limits above the server's are refused, not cut: a cut limit would change
+ * the verdict without telling. path: "limits" or "task.limits" under prefix. */
+static int check_ceiling(const struct ee_task_limits *lim, const struct ee_limits *max, const char *prefix,
+                         const char *path, struct ee_err *err)
+{
+	char where[96];
+
+	if (!max)
+		return 0;
+	join_path(where, sizeof(where), prefix, path);
+	if (lim->has_timeout && lim->timeout_s > max->timeout_s)
+		return fail(err, where, "timeout_s", "%g is above this server's ceiling %g (its --timeout)",
+		            lim->timeout_s, max->timeout_s);
+	if (lim->has_memory && lim->memory_mb > max->memory_mb)
+		return fail(err, where, "memory_mb", "%u is above this server's ceiling %u (its --memory)",
+		            lim->memory_mb, max->memory_mb);
+	if (lim->has_procs && lim->procs > max->procs)
+		return fail(err, where, "procs", "%u is above this server's ceiling %u (its --procs)",
+		            lim->procs, max->procs);
+	if (lim->has_output_cap && lim->output_cap > max->output_cap)
+		return fail(err, where, "output_cap",
+		            "%zu is above this server's ceiling %zu (its --output-cap)", lim->output_cap,
+		            max->output_cap);
+	return 0;
+}
+
 /* The request's limits go over the task's own. */
-static int read_limits(const json_t *obj, const char *prefix, struct ee_task_limits *lim, struct ee_err *err)
+static int read_limits(const json_t *obj, const char *prefix, const struct ee_limits *max,
+                       struct ee_task_limits *lim, struct ee_err *err)
 {
 	struct ee_task_limits req;
 
@@ -90,6 +118,8 @@ static int read_limits(const json_t *obj, const char *prefix, struct ee_task_lim
 		memcpy(err->field, field, sizeof(field));
 		return -1;
 	}
+	if (check_ceiling(&req, max, prefix, "limits", err) < 0)
+		return -1;
 	if (req.has_timeout) {
 		lim->has_timeout = 1;
 		lim->timeout_s = req.timeout_s;
@@ -132,9 +162,10 @@ static int read_options(const json_t *obj, const char *prefix, struct ee_run *ru
 	return 0;
 }
 
-static int read_run(const json_t *obj, const char *prefix, enum ee_extract_mode mode, struct ee_run *run,
-                    struct ee_err *err)
+static int read_run(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
+                    struct ee_run *run, struct ee_err *err)
 {
+	enum ee_extract_mode mode = rules->extract;
 	const char *key;
 	const json_t *v;
 	int found = 0;
@@ -153,7 +184,9 @@ static int read_run(const json_t *obj, const char *prefix, enum ee_extract_mode 
 		return fail(err, prefix, "candidate", "required (program text or a model's generation)");
 	if (!json_is_string(v))
 		return fail(err, prefix, "candidate", "expected a string");
-	if (read_task(obj, prefix, run, err) < 0 || read_limits(obj, prefix, &run->task.limits, err) < 0 ||
+	if (read_task(obj, prefix, run, err) < 0 ||
+	    check_ceiling(&run->task.limits, rules->ceiling, prefix, "task.limits", err) < 0 ||
+	    read_limits(obj, prefix, rules->ceiling, &run->task.limits, err) < 0 ||
 	    read_options(obj, prefix, run, &mode, err) < 0)
 		return -1;
 	if (ee_extract(json_string_value(v), json_string_length(v), mode, &run->program, &len, &found, err) <
@@ -172,9 +205,10 @@ static int alloc_runs(struct ee_request *r, size_t n, struct ee_err *err)
 	return 0;
 }
 
-static int read_batch(const json_t *root, size_t max_runs, enum ee_extract_mode mode, struct ee_request *r,
+static int read_batch(const json_t *root, const struct ee_request_rules *rules, struct ee_request *r,
                       struct ee_err *err)
 {
+	size_t max_runs = rules->max_runs;
 	const char *key;
 	const json_t *v;
 	const json_t *runs = json_object_get(root, "runs");
@@ -196,13 +230,13 @@ static int read_batch(const json_t *root, size_t max_runs, enum ee_extract_mode 
 	for (size_t i = 0; i < r->n_runs; i++) {
 		char prefix[32];
 		snprintf(prefix, sizeof(prefix), "runs[%zu]", i);
-		if (read_run(json_array_get(runs, i), prefix, mode, &r->runs[i], err) < 0)
+		if (read_run(json_array_get(runs, i), prefix, rules, &r->runs[i], err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-int ee_request_parse(const char *body, size_t len, int kind, size_t max_runs, enum ee_extract_mode extract,
+int ee_request_parse(const char *body, size_t len, int kind, const struct ee_request_rules *rules,
                      struct ee_request *ret, struct ee_err *err)
 {
 	struct ee_request r = { NULL, 0 };
@@ -218,9 +252,9 @@ int ee_request_parse(const char *body, size_t len, int kind, size_t max_runs, en
 	if (!json_is_object(root))
 		rc = fail(err, "", "", "the body must be a JSON object");
 	else if (kind == EE_REQUEST_BATCH)
-		rc = read_batch(root, max_runs, extract, &r, err);
+		rc = read_batch(root, rules, &r, err);
 	else if ((rc = alloc_runs(&r, 1, err)) == 0)
-		rc = read_run(root, "", extract, &r.runs[0], err);
+		rc = read_run(root, "", rules, &r.runs[0], err);
 	json_decref(root);
 	if (rc < 0) {
 		printable(err->msg); /* jansson quotes the body as it is */

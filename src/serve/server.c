@@ -298,8 +298,8 @@ static enum MHD_Result on_body_complete(struct conn *c)
 	if (srv->draining)
 		return refuse(c, 503, EE_REJ_DRAINING, "the server is shutting down", NULL);
 	int kind = c->endpoint == EE_EP_BATCH ? EE_REQUEST_BATCH : EE_REQUEST_RUN;
-	int rc = ee_request_parse(c->body.data ? c->body.data : "", c->body.len, kind, srv->cfg->queue,
-	                          srv->cfg->extract, &c->req, &err);
+	struct ee_request_rules rules = { srv->cfg->queue, srv->cfg->extract, &srv->o->limits };
+	int rc = ee_request_parse(c->body.data ? c->body.data : "", c->body.len, kind, &rules, &c->req, &err);
 	ee_buf_free(&c->body);
 	if (rc == -2)
 		return refuse(c, 413, EE_REJ_TOO_LARGE, err.msg, err.field);

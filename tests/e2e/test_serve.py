@@ -171,11 +171,34 @@ def test_server_options_are_the_defaults_of_every_evaluation(serve):
     rec = ok_record(s.run(body(SPIN)))
     assert (rec["status"], rec["detail"]) == ("timeout", "timeout"), rec
     assert time.monotonic() - t0 < 2.5
-    # The request's own limits and extraction win.
-    rec = ok_record(s.run(body(sleeper(1), limits={"timeout_s": 5})))
-    assert rec["status"] == "pass", rec
+    # The request's own limits and extraction win, below the server's ceiling.
+    rec = ok_record(s.run(body(SPIN, limits={"timeout_s": 0.2})))
+    assert (rec["status"], rec["detail"]) == ("timeout", "timeout"), rec
+    assert rec["resources"]["wall_ms"] < 450, rec["resources"]
     assert ok_record(s.run(body(FENCED)))["status"] == "syntax_error"
     assert ok_record(s.run(body(FENCED, extract="auto")))["status"] == "pass"
+
+
+def test_limits_above_the_servers_are_refused_naming_the_field(serve):
+    """The command line's limits are the ceiling of what a request or its
+    task may ask for: above it, a 400 that says so (a limit silently cut
+    would change the verdict)."""
+    s = serve("--timeout", "2", "--memory", "256", "--procs", "32")
+    cases = [
+        (body(ADD_OK, limits={"timeout_s": 2.5}), "limits.timeout_s", "ceiling 2"),
+        (body(ADD_OK, limits={"memory_mb": 257}), "limits.memory_mb", "ceiling 256"),
+        (body(ADD_OK, limits={"procs": 33}), "limits.procs", "ceiling 32"),
+        (dict(body(ADD_OK), task=dict(ADD_TASK, limits={"timeout_s": 5})), "task.limits.timeout_s", "ceiling 2"),
+    ]
+    for b, field, text in cases:
+        err = error_of(s.run(b), 400)
+        assert err["field"] == field, err
+        assert text in err["error"], err
+    # At the ceiling: accepted.
+    rec = ok_record(s.run(body(ADD_OK, limits={"timeout_s": 2, "memory_mb": 256, "procs": 32})))
+    assert rec["status"] == "pass", rec
+    a = s.batch([body(ADD_OK), body(ADD_OK, limits={"timeout_s": 9})])
+    assert error_of(a, 400)["field"] == "runs[1].limits.timeout_s"
 
 
 def test_run_fenced_generation_is_extracted(serve):
@@ -582,7 +605,7 @@ def test_batch_larger_than_the_queue_is_413(serve):
 
 
 def test_full_queue_is_429_with_retry_after(serve):
-    s = serve("--queue", "1", jobs=1)
+    s = serve("--timeout", "30", "--queue", "1", jobs=1)
     slow = [Background(s.run, body(sleeper(2), model="slow%d" % i, limits={"timeout_s": 10})) for i in range(2)]
     wait_health(s, lambda h: h["running"] == 1 and h["queued"] == 1)
     a = s.run(body(ADD_OK, model="third"))
@@ -823,7 +846,7 @@ def closed_or_503(fn):
 
 
 def test_graceful_shutdown_finishes_accepted_work(serve):
-    s = serve()
+    s = serve("--timeout", "30")
     keep_health, keep_run = s.connection(), s.connection()
     assert health(s, conn=keep_health)["status"] == "ok"
     assert ok_record(s.run(body(ADD_OK), conn=keep_run))["status"] == "pass"
@@ -869,7 +892,7 @@ def test_shutdown_while_clients_keep_sending(serve):
     Whatever the server had accepted before the SIGTERM gets its record; a
     request still being sent around the SIGTERM may get 503 or a
     refused/closed connection; afterwards connections are refused."""
-    s = serve()
+    s = serve("--timeout", "30")
     stop = threading.Event()
     results = []  # (client, n, t_sent, answer or exception, t_answer)
     lock = threading.Lock()
@@ -927,7 +950,7 @@ def test_shutdown_while_clients_keep_sending(serve):
 
 
 def test_second_sigterm_forces_the_stop(serve):
-    s = serve()
+    s = serve("--timeout", "30")
     clients = [Background(send_and_wait, s, body(sleeper(20), model="f%d" % i, limits={"timeout_s": 30}))
                for i in range(4)]
     wait_health(s, lambda h: h["running"] == 2 and h["queued"] == 2)
@@ -954,7 +977,7 @@ def test_second_sigterm_forces_the_stop(serve):
 
 
 def test_grace_expiry_kills_the_running_candidates(serve):
-    s = serve("--grace", "1")
+    s = serve("--timeout", "30", "--grace", "1")
     clients = [Background(send_and_wait, s, body(sleeper(20), model="e%d" % i, limits={"timeout_s": 30}))
                for i in range(2)]
     wait_health(s, lambda h: h["running"] == 2)

@@ -9,6 +9,7 @@
 
 #include "err.h"
 #include "leakcheck.h"
+#include "resource_limits.h"
 #include "serve/auth.h"
 #include "serve/listen.h"
 #include "serve/request.h"
@@ -16,11 +17,20 @@
 
 #define TASK "{\"task_id\": \"t\", \"tests\": [{\"kind\": \"assert\", \"code\": \"assert f() == 1\"}]}"
 
-static int parse(const char *body, int kind, struct ee_request *r, struct ee_err *err)
+/* The server's defaults as ceiling: timeout 3 s, memory 512 MB, 64 procs. */
+static int parse_max(const char *body, int kind, size_t max_runs, struct ee_request *r, struct ee_err *err)
 {
+	struct ee_limits ceiling;
+	ee_limits_default(&ceiling);
+	struct ee_request_rules rules = { max_runs, EE_EXTRACT_AUTO, &ceiling };
 	memset(r, 0, sizeof(*r));
 	memset(err, 0, sizeof(*err));
-	return ee_request_parse(body, strlen(body), kind, 4, EE_EXTRACT_AUTO, r, err);
+	return ee_request_parse(body, strlen(body), kind, &rules, r, err);
+}
+
+static int parse(const char *body, int kind, struct ee_request *r, struct ee_err *err)
+{
+	return parse_max(body, kind, 4, r, err);
 }
 
 Test(request, run_with_every_field)
@@ -50,7 +60,7 @@ Test(request, request_limits_override_the_tasks)
 	struct ee_err err;
 	const char *body =
 	        "{\"task\": {\"task_id\": \"t\", \"tests\": [{\"kind\": \"assert\", \"code\": \"assert 1\"}],"
-	        " \"limits\": {\"timeout_s\": 9, \"memory_mb\": 100}},"
+	        " \"limits\": {\"timeout_s\": 2.5, \"memory_mb\": 100}},"
 	        " \"candidate\": \"x = 1\", \"limits\": {\"timeout_s\": 2}}";
 
 	cr_assert_eq(parse(body, EE_REQUEST_RUN, &r, &err), 0, "%s", err.msg);
@@ -104,6 +114,14 @@ static const struct bad_case bad[] = {
 	{ "{\"task\": " TASK ", \"candidate\": \"x\", \"sample\": -1}", EE_REQUEST_RUN, "sample", "" },
 	{ "{\"task\": " TASK ", \"candidate\": \"x\", \"extract\": \"all\"}", EE_REQUEST_RUN, "extract", "" },
 	{ "{\"task\": " TASK ", \"task\": " TASK ", \"candidate\": \"x\"}", EE_REQUEST_RUN, "", "duplicate" },
+	{ "{\"task\": " TASK ", \"candidate\": \"x\", \"limits\": {\"timeout_s\": 3.5}}", EE_REQUEST_RUN,
+	  "limits.timeout_s", "above this server's ceiling 3" },
+	{ "{\"task\": {\"task_id\": \"t\", \"tests\": [{\"kind\": \"assert\", \"code\": \"assert 1\"}], "
+	  "\"limits\": "
+	  "{\"memory_mb\": 513}}, \"candidate\": \"x\"}",
+	  EE_REQUEST_RUN, "task.limits.memory_mb", "above this server's ceiling 512" },
+	{ "{\"runs\": [{\"task\": " TASK ", \"candidate\": \"x\", \"limits\": {\"procs\": 65}}]}",
+	  EE_REQUEST_BATCH, "runs[0].limits.procs", "ceiling 64" },
 	{ "{}", EE_REQUEST_BATCH, "runs", "required" },
 	{ "{\"runs\": []}", EE_REQUEST_BATCH, "runs", "non-empty" },
 	{ "{\"runs\": [], \"x\": 1}", EE_REQUEST_BATCH, "x", "unknown field" },
@@ -145,9 +163,7 @@ Test(request, batch_in_order_and_bounded)
 	cr_assert_eq(parse(body, EE_REQUEST_BATCH, &r, &err), -2);
 	cr_expect_str_eq(err.field, "runs");
 	cr_expect(strstr(err.msg, "5 runs") != NULL, "%s", err.msg);
-	memset(&r, 0, sizeof(r));
-	cr_assert_eq(ee_request_parse(body, strlen(body), EE_REQUEST_BATCH, 5, EE_EXTRACT_AUTO, &r, &err), 0,
-	             "%s", err.msg);
+	cr_assert_eq(parse_max(body, EE_REQUEST_BATCH, 5, &r, &err), 0, "%s", err.msg);
 	cr_assert_eq(r.n_runs, 5);
 	for (size_t i = 0; i < 5; i++) {
 		char want[16];
