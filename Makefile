@@ -47,9 +47,9 @@ $(BUILD)/harness.pyc: $(HARNESS)
 	@mkdir -p $(dir $@)
 	$(PYTHON) -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)' $< $@
 	$(PYTHON) -c 'import os, sys; sys.stdout.write(os.path.realpath(sys.executable))' > $(BUILD)/harness-python.txt
-$(BUILD)/%/embed.o: src/harness/embed.S $(HARNESS) $(BUILD)/harness.pyc
+$(BUILD)/%/embed.o: src/harness/embed.S $(HARNESS) src/harness/lint.py $(BUILD)/harness.pyc
 	@mkdir -p $(dir $@)
-	$(CC) -c -DHARNESS_PATH='"$(HARNESS)"' -DPYC_PATH='"$(BUILD)/harness.pyc"' \
+	$(CC) -c -DHARNESS_PATH='"$(HARNESS)"' -DLINT_PATH='"src/harness/lint.py"' -DPYC_PATH='"$(BUILD)/harness.pyc"' \
 	    -DPYTHON_PATH_FILE='"$(BUILD)/harness-python.txt"' $< -o $@
 
 $(BUILD)/execeval: $(call rel_obj,$(LIB_SRC) $(CLI_SRC)) $(BUILD)/rel/embed.o

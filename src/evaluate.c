@@ -15,6 +15,10 @@
 #include "sandbox/sandbox.h"
 #include "task.h"
 
+/* The most wall-clock time the lint phase may take from the candidate's
+ * timeout without it counting. */
+#define LINT_BUDGET_MS 10000.0
+
 /* Enough bytes for EE_RECORD_TEXT_CHARS characters of UTF-8. */
 #define KEEP_OUTPUT_BYTES (4 * EE_RECORD_TEXT_CHARS + 4)
 
@@ -38,6 +42,7 @@ struct ee_eval {
 	char nonce[33];
 	int gate;
 	int attempts;
+	int lint_credited; /* the lint phase's time was given back to the clock */
 };
 
 static void random_hex(char out[33])
@@ -78,6 +83,19 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 
 	if (ee_stream_feed(&ev->stream, p, n))
 		ee_sandbox_gate(sb, (char)ev->stream.gate_answer);
+	/* The clock started with LINT_BUDGET_MS more than the timeout; once the
+	 * lint phase is over (or cannot come: the syntax or scan phase failed),
+	 * the part of it lint did not use is taken back, so the candidate gets
+	 * exactly its timeout and --lint never turns a pass into a timeout. */
+	const struct ee_stream *s = &ev->stream;
+	if (ev->opt->lint && !ev->lint_credited &&
+	    (s->lint_phase.state != EE_PH_NOT_RUN || s->syntax.state == EE_PH_FAIL ||
+	     s->scan.state == EE_PH_FAIL)) {
+		double used = s->lint_phase.state == EE_PH_NOT_RUN ? 0 : s->lint_phase.duration_ms;
+		ev->lint_credited = 1;
+		used = used < 0 ? LINT_BUDGET_MS : used > LINT_BUDGET_MS ? LINT_BUDGET_MS : used;
+		ee_sandbox_extend(sb, used - LINT_BUDGET_MS);
+	}
 	if (ev->stream.violation)
 		ee_sandbox_kill(sb);
 }
@@ -101,6 +119,8 @@ static int retry(struct ee_eval *ev, struct ee_err *err)
 	ee_stream_free(&ev->stream);
 	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, ev->opt->run_hidden_on_fail) < 0)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	ev->stream.lint = ev->opt->lint;
+	ev->lint_credited = 0;
 	return launch(ev, err);
 }
 
@@ -142,6 +162,8 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 			.no_code_block = ev->no_code_block,
 			.sandbox_id = ev->sandbox_id,
 			.started_at = ev->started_at,
+			.lint = ev->opt->lint,
+			.lint_severity = ev->opt->lint_severity,
 		};
 		rec = ee_record_build(&parts);
 	}
@@ -179,6 +201,7 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 		free_eval(ev);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
+	ev->stream.lint = o->lint;
 	size_t job_len = 0;
 	struct ee_job_spec spec = {
 		.task = c->task,
@@ -188,6 +211,7 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 		.scan = o->scan,
 		.gate = ev->gate,
 		.io_output_cap = ev->limits.output_cap,
+		.lint = o->lint,
 	};
 	ev->job = ee_job_build(&spec, &job_len);
 	if (!ev->job) {
@@ -210,9 +234,12 @@ static int launch(struct ee_eval *ev, struct ee_err *err)
 {
 	const struct ee_eval_options *o = ev->opt;
 	struct ee_sandbox *sb;
+	struct ee_limits limits = ev->limits;
+	if (o->lint)
+		limits.timeout_s += LINT_BUDGET_MS / 1000; /* given back after the lint phase (on_result) */
 	struct ee_sandbox_config cfg = {
 		.host = o->host,
-		.limits = &ev->limits,
+		.limits = &limits,
 		.mounts = o->mounts,
 		.seccomp = o->seccomp,
 		.argv = o->harness->argv,

@@ -25,6 +25,9 @@ struct ee_task;
 
 enum ee_scan_mode { EE_SCAN_OFF, EE_SCAN_REPORT, EE_SCAN_BLOCK };
 
+/* Lint findings' severities, in order; --lint-severity picks the threshold. */
+enum ee_severity { EE_SEV_LOW, EE_SEV_MEDIUM, EE_SEV_HIGH };
+
 /* How candidates are started (worker.h): a fresh interpreter each (cold), a
  * fork of a warm worker (warm), or warm where the host allows it (auto). */
 enum ee_isolation { EE_ISOLATION_AUTO, EE_ISOLATION_COLD, EE_ISOLATION_WARM };
@@ -40,6 +43,8 @@ struct ee_eval_options {
 	int scan;                         /* enum ee_scan_mode */
 	int run_hidden_on_fail;           /* run hidden tests even when a public one failed */
 	int isolation;                    /* enum ee_isolation, as asked for */
+	int lint;                         /* run the lint phase (--lint) */
+	int lint_severity;                /* enum ee_severity: lint fails at or above it */
 };
 
 struct ee_candidate {

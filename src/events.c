@@ -54,9 +54,11 @@ int ee_stream_init(struct ee_stream *s, const struct ee_task *task, const char *
 	s->run_hidden_on_fail = run_hidden_on_fail;
 	ee_ns_init(&s->dec, MAX_FRAME, MAX_STREAM);
 	s->findings = json_array();
+	s->lint_findings = json_array();
+	s->lint_tools = json_array();
 	s->order = calloc(task->n_tests ? task->n_tests : 1, sizeof(*s->order));
 	s->tests = calloc(task->n_tests ? task->n_tests : 1, sizeof(*s->tests));
-	if (!s->findings || !s->order || !s->tests)
+	if (!s->findings || !s->lint_findings || !s->lint_tools || !s->order || !s->tests)
 		return -1;
 	size_t k = 0;
 	for (int hidden = 0; hidden <= 1; hidden++)
@@ -65,7 +67,7 @@ int ee_stream_init(struct ee_stream *s, const struct ee_task *task, const char *
 				s->order[k++] = i;
 	for (size_t i = 0; i < task->n_tests; i++)
 		s->tests[i].duration_ms = -1;
-	s->syntax.duration_ms = s->scan.duration_ms = s->import.duration_ms = -1;
+	s->syntax.duration_ms = s->scan.duration_ms = s->lint_phase.duration_ms = s->import.duration_ms = -1;
 	return 0;
 }
 
@@ -79,11 +81,14 @@ void ee_stream_free(struct ee_stream *s)
 {
 	ee_ns_free(&s->dec);
 	json_decref(s->findings);
+	json_decref(s->lint_findings);
+	json_decref(s->lint_tools);
 	free(s->violation);
 	free(s->scan_block);
 	free(s->import_denied);
 	free_phase(&s->syntax);
 	free_phase(&s->scan);
+	free_phase(&s->lint_phase);
 	free_phase(&s->import);
 	if (s->tests)
 		for (size_t i = 0; i < s->task->n_tests; i++) {
@@ -134,6 +139,41 @@ static void take_findings(struct ee_stream *s, const json_t *list)
 	}
 }
 
+static int severity_known(const char *sev)
+{
+	return strcmp(sev, "low") == 0 || strcmp(sev, "medium") == 0 || strcmp(sev, "high") == 0;
+}
+
+/* Lint findings: typed fields only, bounded, unknown severities dropped. */
+static void take_lint(struct ee_stream *s, const json_t *ev)
+{
+	size_t i;
+	json_t *f;
+
+	json_array_foreach (json_object_get(ev, "findings"), i, f) {
+		if (json_array_size(s->lint_findings) >= MAX_FINDINGS || !json_is_object(f))
+			break;
+		const char *tool = get_str(f, "tool"), *code = get_str(f, "code");
+		const char *sev = get_str(f, "severity"), *msg = get_str(f, "message");
+		json_t *line = json_object_get(f, "line");
+		if (!tool || !code || !sev || !severity_known(sev))
+			continue;
+		json_t *copy =
+		        json_pack("{s:s%, s:s%, s:I, s:s%, s:s}", "tool", tool, strnlen(tool, 16), "code",
+		                  code, strnlen(code, 16), "line",
+		                  (json_int_t)(json_is_integer(line) ? json_integer_value(line) : 0),
+		                  "message", msg ? msg : "", msg ? strnlen(msg, 300) : 0, "severity", sev);
+		if (copy)
+			json_array_append_new(s->lint_findings, copy);
+	}
+	json_array_foreach (json_object_get(ev, "tools"), i, f) {
+		const char *name = json_string_value(f);
+		if (i >= 8 || !name)
+			break;
+		json_array_append_new(s->lint_tools, json_stringn(name, strnlen(name, 16)));
+	}
+}
+
 /* MemoryError is the address-space limit (or an allocation the kernel
  * refused) speaking: the verdict is "memory limit", like an OOM kill. */
 static void note_memory_error(struct ee_stream *s, const json_t *ev)
@@ -154,8 +194,12 @@ static void on_phase(struct ee_stream *s, const json_t *ev)
 		p = &s->syntax;
 	else if (strcmp(name, "scan") == 0 && s->syntax.state == EE_PH_OK && s->scan.state == EE_PH_NOT_RUN)
 		p = &s->scan;
+	else if (strcmp(name, "lint") == 0 && s->lint && s->scan.state != EE_PH_NOT_RUN &&
+	         s->scan.state != EE_PH_FAIL && s->lint_phase.state == EE_PH_NOT_RUN)
+		p = &s->lint_phase;
 	else if (strcmp(name, "import") == 0 && s->scan.state != EE_PH_NOT_RUN &&
-	         s->scan.state != EE_PH_FAIL && s->import.state == EE_PH_NOT_RUN)
+	         s->scan.state != EE_PH_FAIL && s->import.state == EE_PH_NOT_RUN &&
+	         (!s->lint || s->lint_phase.state != EE_PH_NOT_RUN))
 		p = &s->import;
 	else
 		return violate(s, "phase out of order");
@@ -176,6 +220,8 @@ static void on_phase(struct ee_stream *s, const json_t *ev)
 			s->scan_block = dup_text("unknown");
 		}
 	}
+	if (p == &s->lint_phase && state == EE_PH_OK)
+		take_lint(s, ev);
 	if (p == &s->import && state == EE_PH_FAIL) {
 		note_memory_error(s, ev);
 		s->import_exit = json_is_true(json_object_get(ev, "exit"));

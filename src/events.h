@@ -50,9 +50,12 @@ struct ee_stream {
 	long next_seq;
 	int hello, done;
 	char *violation; /* owned; first protocol violation */
-	struct ee_phase_result syntax, scan, import;
-	json_t *findings; /* scan findings (sanitised copies) */
-	char *scan_block; /* code of the first blocking finding */
+	struct ee_phase_result syntax, scan, lint_phase, import;
+	int lint;              /* the job asked for the lint phase (set after init) */
+	json_t *findings;      /* scan findings (sanitised copies) */
+	json_t *lint_findings; /* lint findings (sanitised copies) */
+	json_t *lint_tools;    /* names of the tools that ran */
+	char *scan_block;      /* code of the first blocking finding */
 	int import_exit, import_setup;
 	int memory_error; /* the import or a test failed with MemoryError */
 	char *import_denied;

@@ -1,4 +1,5 @@
 /* job.c - the job the harness reads from fd 3 (docs/protocol.md). */
+#include "harness/harness.h"
 #include "job.h"
 
 #include <stdlib.h>
@@ -83,6 +84,10 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 	                        "setup", task->setup ? task->setup : "", "tests", tests, "deny_imports", deny,
 	                        "scan", scan_names[spec->scan], "gate", spec->gate, "io_output_cap",
 	                        (json_int_t)spec->io_output_cap);
+	if (job && spec->lint && json_object_set_new(job, "lint", json_string(ee_lint_py)) < 0) {
+		json_decref(job);
+		return NULL;
+	}
 	if (!job || set_program(job, spec->program) < 0) {
 		json_decref(job);
 		return NULL;

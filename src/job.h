@@ -24,6 +24,7 @@ struct ee_job_spec {
 	int scan;          /* enum ee_scan_mode */
 	int gate;          /* ask the supervisor before hidden tests */
 	size_t io_output_cap;
+	int lint; /* run the lint phase (lint.py travels in the job) */
 };
 
 /* The job as compact JSON (malloc'd, owned by the caller), *ret_len its

@@ -186,6 +186,42 @@ static json_t *resources_json(const struct ee_sandbox_outcome *out)
 	return r;
 }
 
+static const char *const severity_names[] = { "low", "medium", "high" };
+
+static int severity_rank(const char *name)
+{
+	for (int i = 0; i < 3; i++)
+		if (strcmp(name, severity_names[i]) == 0)
+			return i;
+	return 0;
+}
+
+/* "lint": pass when no finding is at or above the threshold; not_run when
+ * the phase did not run or a tool failed (message says which). */
+static json_t *lint_json(const struct ee_record_parts *ev)
+{
+	const struct ee_stream *s = ev->stream;
+	const char *status = "not_run";
+
+	if (s->lint_phase.state == EE_PH_OK) {
+		size_t i;
+		json_t *f;
+		status = "pass";
+		json_array_foreach (s->lint_findings, i, f)
+			if (severity_rank(json_string_value(json_object_get(f, "severity"))) >=
+			    ev->lint_severity)
+				status = "fail";
+	}
+	json_t *lint = json_pack("{s:s, s:s, s:O, s:O}", "status", status, "severity",
+	                         severity_names[ev->lint_severity], "tools", s->lint_tools, "findings",
+	                         s->lint_findings);
+	if (lint && s->lint_phase.duration_ms >= 0)
+		json_object_set_new(lint, "duration_ms", json_real(s->lint_phase.duration_ms));
+	if (lint && s->lint_phase.message)
+		json_object_set_new(lint, "message", json_string(s->lint_phase.message));
+	return lint;
+}
+
 json_t *ee_record_build(const struct ee_record_parts *ev)
 {
 	const struct ee_sandbox_outcome *out = ev->out;
@@ -222,6 +258,8 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 	json_object_set_new(rec, "phases", phases_json(ev));
 	json_object_set_new(rec, "tests", tests_json(ev));
 	json_object_set_new(rec, "tiers", tiers_json(ev));
+	if (ev->lint)
+		json_object_set_new(rec, "lint", lint_json(ev));
 	json_object_set_new(rec, "stdout", text_value(out->out.data, out->out.len));
 	json_object_set_new(rec, "stderr", text_value(out->err.data, out->err.len));
 	json_object_set_new(rec, "resources", resources_json(out));

@@ -27,6 +27,8 @@ struct ee_record_parts {
 	int no_code_block; /* --extract fenced found no block */
 	const char *sandbox_id;
 	const char *started_at;
+	int lint;          /* the lint phase was asked for: the record has "lint" */
+	int lint_severity; /* enum ee_severity: lint fails at or above it */
 };
 
 /* A new record (owned by the caller), or NULL when out of memory. */

@@ -49,6 +49,7 @@ void ee_summary_free(struct ee_summary *s)
 	for (size_t i = 0; i < s->n_classes; i++) {
 		free(s->classes[i].name);
 		ee_strmap_free(&s->classes[i].counts.details);
+		ee_strmap_free(&s->classes[i].counts.lint_codes);
 	}
 	for (size_t i = 0; i < s->n_tiers; i++)
 		free(s->tiers[i].name);
@@ -56,6 +57,7 @@ void ee_summary_free(struct ee_summary *s)
 	ee_strmap_free(&s->class_ix);
 	ee_strmap_free(&s->tier_ix);
 	ee_strmap_free(&s->all.details);
+	ee_strmap_free(&s->all.lint_codes);
 	free(s->tasks);
 	free(s->classes);
 	free(s);
@@ -386,6 +388,50 @@ static int count_detail(struct ee_summary *s, struct sum_counts *c, const char *
 	return bump(&s->all.details, key) < 0 || (c && bump(&c->details, key) < 0) ? -1 : 0;
 }
 
+/* A record's "lint" (optional: only with --lint): pass/fail and the codes
+ * of its findings, in the totals and its class. not_run counts nowhere. */
+static int count_lint(struct ee_summary *s, struct sum_counts *c, const json_t *rec, const char *where,
+                      struct ee_err *err)
+{
+	const json_t *lint = json_object_get(rec, "lint"), *f;
+	const char *status;
+	size_t i;
+
+	if (!lint)
+		return 0;
+	if (!json_is_object(lint))
+		return bad(err, where, "lint", "an object", lint);
+	if (get_string(lint, "status", "lint.status", 0, where, &status, err) < 0)
+		return -1;
+	if (strcmp(status, "not_run") == 0)
+		return 0;
+	if (strcmp(status, "pass") != 0 && strcmp(status, "fail") != 0)
+		return bad(err, where, "lint.status", "pass, fail or not_run",
+		           json_object_get(lint, "status"));
+	int pass = strcmp(status, "pass") == 0;
+	s->all.lint_pass += pass;
+	s->all.lint_fail += !pass;
+	c->lint_pass += pass;
+	c->lint_fail += !pass;
+	json_array_foreach (json_object_get(lint, "findings"), i, f) {
+		const char *code = json_string_value(json_object_get(f, "code"));
+		char key[32];
+		if (!code)
+			continue;
+		copy_cut(key, sizeof(key), code, strlen(code));
+		const char *k = key;
+		if (!ee_strmap_get(&s->all.lint_codes, key)) {
+			if (s->n_lint_codes >= EE_SUMMARY_MAX_LINT_CODES)
+				k = SUM_OTHER;
+			else
+				s->n_lint_codes++;
+		}
+		if (bump(&s->all.lint_codes, k) < 0 || bump(&c->lint_codes, k) < 0)
+			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	}
+	return 0;
+}
+
 /* The tier's slot; past the cap, the "(other)" slot. NULL: out of memory. */
 static struct sum_tier *tier_slot(struct ee_summary *s, const char *name)
 {
@@ -548,6 +594,8 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 	c->status[r.status]++;
 	if ((r.detail && count_detail(s, c, r.detail) < 0) || count_tests(s, r.tests) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (count_lint(s, c, record, where, err) < 0)
+		return -1;
 	if (r.resources)
 		count_resources(&s->res, r.resources);
 	count_times(s, &r);

@@ -16,7 +16,9 @@ extern const char *const ee_summary_status_names[SUM_N_STATUS];
 
 struct sum_counts {
 	unsigned long status[SUM_N_STATUS];
-	struct ee_strmap details; /* normalised detail -> count */
+	struct ee_strmap details;           /* normalised detail -> count */
+	unsigned long lint_pass, lint_fail; /* records whose lint ran (--lint) */
+	struct ee_strmap lint_codes;        /* finding code -> count */
 };
 
 struct sum_task {
@@ -53,7 +55,8 @@ struct ee_summary {
 	struct sum_tier tiers[EE_SUMMARY_MAX_TIERS + 1]; /* + "(other)" */
 	size_t n_tiers;
 	struct sum_counts all;
-	size_t n_details; /* distinct details in all.details but "(other)" */
+	size_t n_details;    /* distinct details in all.details but "(other)" */
+	size_t n_lint_codes; /* distinct codes in all.lint_codes but "(other)" */
 	struct sum_res res;
 	double first_start, last_finish; /* seconds since the epoch; 0: none */
 };

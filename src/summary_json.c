@@ -167,6 +167,13 @@ static json_t *block_json(struct view *v, const size_t *ix, size_t n, const stru
 	put(v, b, "p10_task_score", real_or_null(ee_quantile(v->scratch, n, 0.1)));
 	put(v, b, "statuses", statuses_json(v, c));
 	put(v, b, "details", details_json(v, &c->details));
+	if (c->lint_pass + c->lint_fail > 0) {
+		unsigned long ran = c->lint_pass + c->lint_fail;
+		put(v, b, "lint",
+		    json_pack("{s:o, s:o, s:o}", "pass_rate",
+		              real_or_null((double)c->lint_pass / (double)ran), "samples", count_json(ran),
+		              "codes", details_json(v, &c->lint_codes)));
+	}
 	return b;
 }
 

@@ -121,6 +121,15 @@ static void print_overall(FILE *out, const json_t *sum)
 	print_line(out, "mean score", json_object_get(sum, "mean_score"), 4, NULL);
 	print_line(out, "median task score", json_object_get(sum, "median_task_score"), 4, NULL);
 	print_line(out, "p10 task score", json_object_get(sum, "p10_task_score"), 4, NULL);
+	const json_t *lint = json_object_get(sum, "lint"), *comp = json_object_get(sum, "composite");
+	if (lint)
+		print_line(out, "lint pass rate", json_object_get(lint, "pass_rate"), 4, NULL);
+	if (comp) {
+		const char *why = json_string_value(json_object_get(comp, "error"));
+		print_line(out, "composite", json_object_get(comp, "value"), 4, NULL);
+		fprintf(out, "  %-*s %s%s%s\n", LABEL_W, "",
+		        json_string_value(json_object_get(comp, "formula")), why ? ": " : "", why ? why : "");
+	}
 	if (json_object_get(sum, "wall_s")) {
 		int stamps = json_is_true(json_object_get(sum, "wall_from_timestamps"));
 		print_line(out, "wall time", json_object_get(sum, "wall_s"), 2,

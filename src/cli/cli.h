@@ -57,6 +57,8 @@ enum {
 	CLI_O_ALLOW,
 	CLI_O_HIDDEN,
 	CLI_O_ISOLATION,
+	CLI_O_LINT,
+	CLI_O_LINT_SEVERITY,
 	CLI_COMMON_END
 };
 #define CLI_COMMON_OPTIONS                                                                                   \
@@ -68,6 +70,8 @@ enum {
 	        { "scan", required_argument, NULL, CLI_O_SCAN },                                             \
 	        { "allow-imports", no_argument, NULL, CLI_O_ALLOW },                                         \
 	        { "isolation", required_argument, NULL, CLI_O_ISOLATION },                                   \
+	        { "lint", no_argument, NULL, CLI_O_LINT },                                                   \
+	        { "lint-severity", required_argument, NULL, CLI_O_LINT_SEVERITY },                           \
 	{                                                                                                    \
 		"run-hidden", no_argument, NULL, CLI_O_HIDDEN                                                \
 	}

@@ -35,7 +35,7 @@ static int start_pool(struct cli_context *c, struct ee_eval_options *o, unsigned
 		fprintf(stderr, "execeval: running cold: %s\n", why.msg);
 		return 0;
 	}
-	struct ee_pool_setup s = { &c->host, &c->mounts, &c->seccomp, o->limits };
+	struct ee_pool_setup s = { &c->host, &c->mounts, &c->seccomp, o->limits, o->lint };
 	if (ee_pool_new(&s, workers, &c->pool, err) < 0)
 		return -1;
 	o->pool = c->pool;
@@ -146,6 +146,18 @@ int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee
 			return ee_fail(err, EE_ERR_USAGE,
 			               "--isolation: expected warm, cold or auto, got '%s'", arg);
 		return 0;
+	case CLI_O_LINT: o->lint = 1; return 0;
+	case CLI_O_LINT_SEVERITY: {
+		static const char *const names[] = { "low", "medium", "high" };
+		for (int i = 0; i < 3; i++)
+			if (strcmp(arg, names[i]) == 0) {
+				o->lint_severity = i;
+				o->lint = 1;
+				return 0;
+			}
+		return ee_fail(err, EE_ERR_USAGE, "--lint-severity: expected low, medium or high, got '%s'",
+		               arg);
+	}
 	}
 	return ee_fail(err, EE_ERR_USAGE, "internal: unknown shared option %d", c);
 }

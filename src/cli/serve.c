@@ -31,6 +31,7 @@ static const char usage[] =
         "                         and its task's limits override them)\n"
         "  --extract auto|fenced|none   default extraction of candidates (default auto)\n"
         "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
+        "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
         "  --isolation warm|cold|auto   as for eval (default auto)\n"
         "Endpoints: POST /v1/run, POST /v1/batch, GET /healthz, GET /metrics (docs/api.md).\n";
 
@@ -164,6 +165,7 @@ int cmd_serve(int argc, char **argv)
 	a.jobs = cores > 0 ? (unsigned long)cores : 1;
 	ee_limits_default(&a.opt.limits);
 	a.opt.deny_imports = 1;
+	a.opt.lint_severity = EE_SEV_MEDIUM;
 	a.opt.scan = EE_SCAN_REPORT;
 	a.opt.isolation = EE_ISOLATION_AUTO;
 	memset(&cfg, 0, sizeof(cfg));

@@ -14,6 +14,7 @@
 struct ee_err;
 
 extern const char ee_harness_py[];
+extern const char ee_lint_py[]; /* lint.py: sent in the job with --lint */
 extern const unsigned char ee_harness_pyc[];
 extern const unsigned char ee_harness_pyc_end[];
 extern const char ee_harness_python[];

@@ -8,7 +8,8 @@ the candidate's stdout/stderr, 3 = the job (JSON), 4 = the result channel,
 5 = the gate.  docs/protocol.md is the contract: the job's fields, the
 netstring events, the canonical values.
 
-Phases, in order, each one event: syntax (compile), scan (AST lint), import
+Phases, in order, each one event: syntax (compile), scan (AST lint), lint
+(only with --lint: lint.py, sent in the job, before any candidate code), import
 (the candidate's top level, then the task's setup, in one namespace), the
 public tests, the gate, the hidden tests, done.  assert/program/unittest
 tests run in the candidate's namespace, one try/except each; call tests
@@ -402,6 +403,7 @@ def _parse_job(job_bytes):
         "scan": scan,
         "gate": _field(job, "gate", bool, False),
         "io_cap": cap,
+        "lint": _field(job, "lint", str, ""),  # lint.py's source, "" for no lint phase
     }
 
 
@@ -1357,6 +1359,21 @@ def _scan_phase(emit, mode, tree, policy):
     return not failed
 
 
+def _lint_phase(emit, lint_source, source, tree):
+    """Static analysis (lint.py, sent in the job) before any candidate code runs."""
+    start = _now()
+    namespace = {"__name__": "__execeval_lint__", "__builtins__": _builtins}
+    try:
+        exec(compile(lint_source, "<execeval-lint>", "exec", dont_inherit=True), namespace)
+        findings, tools = namespace["run"](source, tree)
+        event = {"ev": "phase", "name": "lint", "status": "ok", "findings": findings, "tools": tools}
+    except Exception as exc:  # a tool missing or failing: no verdict on lint
+        event = {"ev": "phase", "name": "lint", "status": "fail",
+                 "message": ("%s: %s" % (type(exc).__name__, exc))[:300]}
+    event["duration_ms"] = _ms(start)
+    emit(event)
+
+
 def _import_phase(emit, job, ctx):
     """The candidate's top level, then the task's setup, in one fresh namespace."""
     module = _ModuleType("__candidate__")
@@ -1402,18 +1419,20 @@ def _finish(emit):
 
 def _run_phases(emit, job, fds):
     """Syntax to hidden tests; returns as soon as a phase or test ends the run."""
-    compiled = _syntax_phase(emit, job["code"], job["scan"] != "off")
+    compiled = _syntax_phase(emit, job["code"], job["scan"] != "off" or job["lint"])
     if compiled is None:
         return
     policy = _Policy(job["deny"])
     if not _scan_phase(emit, job["scan"], compiled[1], policy):
         return
+    source = job["code"]
+    if type(source) is bytes:  # for quoting lines in messages, and lint
+        source = source.decode("utf-8", "replace")
+    if job["lint"]:
+        _lint_phase(emit, job["lint"], source, compiled[1])
 
     tests = job["tests"]
     ctx = _Context()
-    source = job["code"]
-    if type(source) is bytes:  # only for quoting lines in messages
-        source = source.decode("utf-8", "replace")
     ctx.globals, ctx.policy, ctx.code, ctx.source = None, policy, compiled[0], source
     ctx.io_cap, ctx.channel_fds = job["io_cap"], fds
     ctx.unittest = _UnittestKit() if [t for t in tests if t["kind"] == "unittest"] else None
@@ -1511,11 +1530,11 @@ _WARM_MODULES = ("abc", "array", "bisect", "cmath", "collections", "collections.
                  "struct", "textwrap", "typing", "unittest")
 
 
-def warm_up():
+def warm_up(lint_source=None):
     """In the worker, before any candidate: sys.path as a cold start has it,
-    the usual modules imported, the AST types built, then every object moved
-    out of the collector's reach so children do not copy pages by merely
-    collecting (gc.freeze)."""
+    the usual modules imported (and the lint tools, given lint.py), the AST
+    types built, then every object moved out of the collector's reach so
+    children do not copy pages by merely collecting (gc.freeze)."""
     import gc
     _extend_sys_path()
     for name in _WARM_MODULES:
@@ -1523,6 +1542,14 @@ def warm_up():
             __import__(name)
         except Exception:
             pass
+    if lint_source:
+        namespace = {"__name__": "__execeval_lint__", "__builtins__": _builtins}
+        try:
+            exec(compile(lint_source, "<execeval-lint>", "exec", dont_inherit=True), namespace)
+            # A dry run loads what the tools load lazily (plugins, entry points).
+            namespace["run"]("x = 1\n", compile("x = 1\n", "<warm>", "exec", _ONLY_AST, dont_inherit=True))
+        except Exception:
+            pass  # the candidate's lint phase will say what is missing
     compile("pass", "<warm>", "exec", _ONLY_AST, dont_inherit=True)
     gc.collect()
     gc.freeze()

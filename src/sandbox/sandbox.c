@@ -519,6 +519,23 @@ static int arm_timer(double seconds, struct ee_err *err)
 	return fd;
 }
 
+void ee_sandbox_extend(struct ee_sandbox *sb, double ms)
+{
+	struct itimerspec its;
+
+	if (sb->killing || sb->out.timed_out || sb->fd[W_TIMER] < 0 || ms == 0 ||
+	    timerfd_gettime(sb->fd[W_TIMER], &its) < 0 ||
+	    (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0))
+		return;
+	long long ns =
+	        (long long)its.it_value.tv_sec * 1000000000LL + its.it_value.tv_nsec + (long long)(ms * 1e6);
+	if (ns <= 0)
+		ns = 1; /* already past: expire now */
+	its.it_value.tv_sec = (time_t)(ns / 1000000000LL);
+	its.it_value.tv_nsec = (long)(ns % 1000000000LL);
+	timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
+}
+
 static void close_pair(int p[2])
 {
 	for (int i = 0; i < 2; i++)

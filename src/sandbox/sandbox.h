@@ -127,6 +127,10 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 /* Answers the harness's gate: 'c' continue, 's' skip. */
 int ee_sandbox_gate(struct ee_sandbox *sb, char answer);
 
+/* Moves the wall-clock deadline ms later (earlier when negative: at most to
+ * now); nothing once the clock ran out or the sandbox is dying. */
+void ee_sandbox_extend(struct ee_sandbox *sb, double ms);
+
 /* Ends the sandbox now (e.g. a protocol violation); outcome.killed is set. */
 void ee_sandbox_kill(struct ee_sandbox *sb);
 

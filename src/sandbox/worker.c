@@ -290,6 +290,7 @@ static int write_config(const struct ee_pool_setup *s, struct ee_err *err)
 	memcpy(c->seccomp, s->seccomp->filter, sizeof(struct sock_filter) * s->seccomp->len);
 	c->have_memory_cg = s->host->memory.writable && s->host->memory.version;
 	c->have_pids_cg = s->host->pids.writable && s->host->pids.version;
+	c->lint = s->lint;
 	c->use_cgroup_ns = c->have_memory_cg || c->have_pids_cg;
 	fd = ee_memfd_sealed("execeval-worker", c, sizeof(*c), err);
 out:

@@ -65,6 +65,7 @@ struct ee_worker_config {
 	int use_cgroup_ns;
 	int have_memory_cg;
 	int have_pids_cg;
+	int lint; /* import the lint tools at warm-up (--lint) */
 	unsigned short seccomp_len;
 	struct sock_filter seccomp[EE_WORKER_MAX_BPF];
 };
@@ -83,6 +84,7 @@ struct ee_pool_setup {
 	const struct ee_mount_plan *mounts;
 	const struct ee_seccomp_prog *seccomp;
 	struct ee_limits limits; /* the pooled cgroups' first limits */
+	int lint;                /* candidates will run the lint phase */
 };
 
 /* 0 when this host and interpreter can run warm; else err says why. */

@@ -139,7 +139,16 @@ static int load_harness(struct ee_err *err)
 		goto fail;
 	warm_up = PyDict_GetItemString(globals, "warm_up");
 	warm_main = PyDict_GetItemString(globals, "warm_main");
-	if (!warm_up || !warm_main || !(done = PyObject_CallNoArgs(warm_up)))
+	if (!warm_up || !warm_main)
+		goto fail;
+	if (cfg.lint) { /* the lint tools imported once, not per candidate */
+		PyObject *lint = PyUnicode_FromString(ee_lint_py);
+		done = lint ? PyObject_CallOneArg(warm_up, lint) : NULL;
+		Py_XDECREF(lint);
+	} else {
+		done = PyObject_CallNoArgs(warm_up);
+	}
+	if (!done)
 		goto fail;
 	Py_INCREF(warm_main);
 	Py_DECREF(done);
