@@ -63,6 +63,49 @@ void ee_summary_free(struct ee_summary *s)
 	free(s);
 }
 
+static int cmp_slot_key(const void *pa, const void *pb)
+{
+	return strcmp((*(const struct ee_strmap_slot *const *)pa)->key,
+	              (*(const struct ee_strmap_slot *const *)pb)->key);
+}
+
+const struct ee_strmap_slot **sum_tasks_by_id(const struct ee_summary *s)
+{
+	const struct ee_strmap_slot **sl = malloc((s->n_tasks + 1) * sizeof(*sl));
+	size_t pos = 0, n = 0;
+
+	if (!sl)
+		return NULL;
+	while (n < s->n_tasks && (sl[n] = ee_strmap_next(&s->task_ix, &pos)))
+		n++;
+	qsort(sl, n, sizeof(*sl), cmp_slot_key);
+	return sl;
+}
+
+struct ee_summary_task *ee_summary_tasks(const struct ee_summary *s, size_t *ret_n)
+{
+	const struct ee_strmap_slot **sl = sum_tasks_by_id(s);
+	struct ee_summary_task *t = malloc((s->n_tasks + 1) * sizeof(*t));
+
+	*ret_n = 0;
+	if (!sl || !t) {
+		free(sl);
+		free(t);
+		return NULL;
+	}
+	for (size_t i = 0; i < s->n_tasks; i++) {
+		const struct sum_task *st = &s->tasks[sl[i]->value];
+		t[i] = (struct ee_summary_task){ .task_id = sl[i]->key,
+			                         .class_name = s->classes[st->cls].name,
+			                         .n = st->n,
+			                         .c = st->c,
+			                         .score_sum = st->score_sum };
+	}
+	free(sl);
+	*ret_n = s->n_tasks;
+	return t;
+}
+
 /* ---- detail classes ------------------------------------------------------- */
 
 /* Copies as much of src[0..n) as fits in out[0..size) (size >= 1) with its

@@ -12,6 +12,8 @@
  *               status "pass"; reported only when n >= k for every task.
  *   mean_score  mean over tasks of the task's mean score (tasks weigh
  *               equally, as in pass@k); median and p10 of the same.
+ *   *_ci        95 % percentile bootstrap intervals of pass@k and
+ *               mean_score over the tasks (see ee_summary_json).
  * A task's class is the first non-empty "class" of its records; records
  * without one join their task's class. Records with "sandbox_error" or
  * "invalid": true count as status "error" with score 0 and detail "sandbox
@@ -53,22 +55,40 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
  * records (ISO 8601 UTC as execeval writes them), or 0 when unknown. */
 double ee_summary_span_s(const struct ee_summary *s);
 
+/* One task's counters, as ee_summary_tasks lists them. */
+struct ee_summary_task {
+	const char *task_id, *class_name; /* borrowed from the summary; class "" = none */
+	unsigned long n, c;               /* samples, samples with status "pass" */
+	double score_sum;                 /* the sum of its samples' scores */
+};
+
+/* The tasks sorted by task_id (bytewise): a new array (free() it) of
+ * *ret_n entries whose strings live as long as s. NULL when out of memory. */
+struct ee_summary_task *ee_summary_tasks(const struct ee_summary *s, size_t *ret_n);
+
 /* The stable class of a detail (the normalisation above) into out[0..size),
  * cut to EE_SUMMARY_DETAIL_BYTES. Exposed for tests. */
 void ee_summary_detail_class(const char *detail, char *out, size_t size);
 
 /* A new JSON object (NULL when out of memory):
  *   tasks, samples, pass_at_k {"k": value} for the kept ks,
- *   pass_at_k_dropped [{"k", "reason"}], mean_score, median_task_score,
- *   p10_task_score (null without tasks), statuses {all five},
- *   details {detail: count} (by count, descending),
+ *   pass_at_k_ci {"k": [lo, hi]}, pass_at_k_dropped [{"k", "reason"}],
+ *   mean_score, mean_score_ci [lo, hi] (null without tasks),
+ *   median_task_score, p10_task_score (null without tasks),
+ *   statuses {all five}, details {detail: count} (by count, descending),
+ *   bootstrap {resamples, seed, level, unit: "task"},
  *   classes {name: the same keys from tasks to details} ("" = no class),
  *   tiers {name: tests, tests_passed, pass_rate, samples, samples_all_passed,
  *          all_passed_rate},
  *   resources {wall_ms_mean, wall_ms_max, cpu_ms_mean, cpu_ms_total,
  *              peak_rss_kb_max} (over records that carry them),
  *   wall_s and throughput_per_s (samples / wall_s) when wall_s > 0.
- * ks[0..nk) are reported in their order; repeats are ignored. */
+ * ks[0..nk) are reported in their order; repeats are ignored.
+ * The intervals (bootstrap.h): EE_BOOTSTRAP_RESAMPLES resamples of the
+ * tasks (each keeps its own n and c), the percentile interval at
+ * EE_BOOTSTRAP_LEVEL. Tasks are taken in task id order; the whole set draws
+ * from seed EE_BOOTSTRAP_SEED, a class from ee_bootstrap_stream(seed, name),
+ * so the same records in any order give the same intervals. */
 json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, double wall_s);
 
 /* The summary as an aligned, readable table. The optional key

@@ -61,4 +61,10 @@ struct ee_summary {
 	double first_start, last_finish; /* seconds since the epoch; 0: none */
 };
 
+/* task_ix's slots sorted by task id (bytewise): a new array of n_tasks
+ * pointers (slot->value is the task's index), NULL when out of memory. A
+ * canonical order for what must not depend on the order of the records
+ * (eval -j N writes them in completion order): the bootstrap's draws. */
+const struct ee_strmap_slot **sum_tasks_by_id(const struct ee_summary *s);
+
 #endif

@@ -1,16 +1,21 @@
 /* summary_json.c - the summary object, derived from the counters (summary.h).
  *
  * Everything per task is computed here, at the end: each task's pass@k and
- * mean score, then their means and quantiles over all tasks and over the
- * tasks of each class. Tasks are grouped by class with a counting sort over
- * the class index, so the work is O(tasks x ks + classes log classes).
+ * mean score (one row of task_values per metric), then their means,
+ * quantiles and bootstrap intervals over all tasks and over the tasks of
+ * each class. Tasks are taken in the order of their ids (sum_tasks_by_id),
+ * grouped by class with a stable counting sort over the class index, so the
+ * bootstrap's draws do not depend on the order of the records. The work is
+ * O(tasks x ks x resamples + tasks log tasks); the memory O(tasks x ks).
  * An allocation failure anywhere sets view.oom and the result is NULL.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bootstrap.h"
 #include "metrics.h"
 #include "summary_int.h"
 
@@ -18,9 +23,13 @@ struct view {
 	const struct ee_summary *s;
 	unsigned long *kept; /* the ks reported */
 	size_t n_kept;
-	size_t *order;   /* task indices grouped by class */
+	size_t *by_id;   /* task indices by task id */
+	size_t *order;   /* the same grouped by class (by id within a class) */
 	size_t *start;   /* class i's tasks: order[start[i] .. start[i + 1]) */
 	double *scratch; /* one per task */
+	double *values;  /* (n_kept + 1) x tasks: see task_values */
+	double *lo, *hi; /* n_kept + 1 interval bounds */
+	struct ee_bootstrap boot;
 	int oom;
 };
 
@@ -120,30 +129,55 @@ static json_t *statuses_json(struct view *v, const struct sum_counts *c)
 	return obj;
 }
 
-static json_t *pass_at_k_json(struct view *v, const size_t *ix, size_t n)
+/* Row j < n_kept of v->values: pass@kept[j] of each task ix[0..n); row
+ * n_kept: each task's mean score. */
+static void task_values(struct view *v, const size_t *ix, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct sum_task *t = &v->s->tasks[ix[i]];
+		for (size_t j = 0; j < v->n_kept; j++)
+			v->values[j * n + i] = ee_pass_at_k(t->n, t->c, v->kept[j]);
+		v->values[v->n_kept * n + i] = t->score_sum / (double)t->n;
+	}
+}
+
+static double row_mean(const struct view *v, size_t row, size_t n)
+{
+	double sum = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += v->values[row * n + i];
+	return n ? sum / (double)n : NAN;
+}
+
+static json_t *interval_json(double lo, double hi)
+{
+	if (!isfinite(lo) || !isfinite(hi))
+		return json_null();
+	return json_pack("[f, f]", lo, hi);
+}
+
+/* {"k": value} (ci 0) or {"k": [lo, hi]} (ci 1) over the kept ks. */
+static json_t *pass_at_k_json(struct view *v, size_t n, int ci)
 {
 	json_t *obj = json_object();
 	char key[32];
 
 	for (size_t j = 0; obj && n > 0 && j < v->n_kept; j++) {
-		double sum = 0.0;
-		for (size_t i = 0; i < n; i++) {
-			const struct sum_task *t = &v->s->tasks[ix[i]];
-			sum += ee_pass_at_k(t->n, t->c, v->kept[j]);
-		}
 		snprintf(key, sizeof(key), "%lu", v->kept[j]);
-		put(v, obj, key, real_or_null(sum / (double)n));
+		put(v, obj, key, ci ? interval_json(v->lo[j], v->hi[j]) : real_or_null(row_mean(v, j, n)));
 	}
 	return obj;
 }
 
-/* The keys shared by the whole set and each class, over tasks ix[0..n). */
+/* The keys shared by the whole set and each class, over tasks ix[0..n)
+ * (in task id order); the intervals draw from a generator seeded with seed. */
 static json_t *block_json(struct view *v, const size_t *ix, size_t n, const struct sum_counts *c,
-                          json_t *dropped)
+                          json_t *dropped, uint64_t seed)
 {
 	json_t *b = json_object();
 	unsigned long samples = 0;
-	double sum = 0.0;
+	size_t ms = v->n_kept; /* the mean score's row */
 
 	if (!b) {
 		json_decref(dropped);
@@ -152,17 +186,18 @@ static json_t *block_json(struct view *v, const size_t *ix, size_t n, const stru
 	}
 	for (int i = 0; i < SUM_N_STATUS; i++)
 		samples += c->status[i];
-	for (size_t i = 0; i < n; i++) {
-		const struct sum_task *t = &v->s->tasks[ix[i]];
-		v->scratch[i] = t->score_sum / (double)t->n;
-		sum += v->scratch[i];
-	}
+	task_values(v, ix, n);
+	if (ee_bootstrap_means(v->values, n, v->n_kept + 1, &v->boot, seed, v->lo, v->hi, NULL) < 0)
+		v->oom = 1;
 	put(v, b, "tasks", count_json(n));
 	put(v, b, "samples", count_json(samples));
-	put(v, b, "pass_at_k", pass_at_k_json(v, ix, n));
+	put(v, b, "pass_at_k", pass_at_k_json(v, n, 0));
+	put(v, b, "pass_at_k_ci", pass_at_k_json(v, n, 1));
 	if (dropped)
 		put(v, b, "pass_at_k_dropped", dropped);
-	put(v, b, "mean_score", real_or_null(n ? sum / (double)n : NAN));
+	put(v, b, "mean_score", real_or_null(row_mean(v, ms, n)));
+	put(v, b, "mean_score_ci", interval_json(v->lo[ms], v->hi[ms]));
+	memcpy(v->scratch, v->values + ms * n, n * sizeof(*v->scratch));
 	put(v, b, "median_task_score", real_or_null(ee_quantile(v->scratch, n, 0.5)));
 	put(v, b, "p10_task_score", real_or_null(ee_quantile(v->scratch, n, 0.1)));
 	put(v, b, "statuses", statuses_json(v, c));
@@ -197,7 +232,8 @@ static json_t *classes_json(struct view *v)
 			size_t ci = (size_t)(by_name[i] - s->classes);
 			size_t from = v->start[ci], n = v->start[ci + 1] - from;
 			put(v, obj, by_name[i]->name,
-			    block_json(v, v->order + from, n, &by_name[i]->counts, NULL));
+			    block_json(v, v->order + from, n, &by_name[i]->counts, NULL,
+			               ee_bootstrap_stream(EE_BOOTSTRAP_SEED, by_name[i]->name)));
 		}
 	}
 	free(by_name);
@@ -263,41 +299,73 @@ static json_t *resources_json(struct view *v)
 	return obj;
 }
 
-/* Counting sort of the task indices by class. */
+static json_t *bootstrap_json(const struct view *v)
+{
+	return json_pack("{s:I, s:I, s:f, s:s}", "resamples", (json_int_t)v->boot.resamples, "seed",
+	                 (json_int_t)EE_BOOTSTRAP_SEED, "level", v->boot.level, "unit", "task");
+}
+
+/* The tasks in id order, then a stable counting sort of them by class. */
 static int group_by_class(struct view *v)
 {
 	const struct ee_summary *s = v->s;
+	const struct ee_strmap_slot **by_id = sum_tasks_by_id(s);
 	size_t *next = malloc((s->n_classes + 1) * sizeof(*next));
 
 	v->start = calloc(s->n_classes + 2, sizeof(*v->start));
+	v->by_id = malloc((s->n_tasks + 1) * sizeof(*v->by_id));
 	v->order = malloc((s->n_tasks + 1) * sizeof(*v->order));
 	v->scratch = malloc((s->n_tasks + 1) * sizeof(*v->scratch));
-	if (!next || !v->start || !v->order || !v->scratch) {
+	if (!by_id || !next || !v->start || !v->by_id || !v->order || !v->scratch) {
+		free(by_id);
 		free(next);
 		return -1;
 	}
+	for (size_t i = 0; i < s->n_tasks; i++)
+		v->by_id[i] = by_id[i]->value;
+	free(by_id);
 	for (size_t t = 0; t < s->n_tasks; t++)
 		v->start[s->tasks[t].cls + 1]++;
 	for (size_t c = 1; c <= s->n_classes; c++)
 		v->start[c] += v->start[c - 1];
 	memcpy(next, v->start, (s->n_classes + 1) * sizeof(*next));
-	for (size_t t = 0; t < s->n_tasks; t++)
+	for (size_t i = 0; i < s->n_tasks; i++) {
+		size_t t = v->by_id[i];
 		v->order[next[s->tasks[t].cls]++] = t;
+	}
 	free(next);
 	return 0;
 }
 
+/* Room for the per-task values and the intervals of n_kept + 1 metrics. */
+static int alloc_values(struct view *v)
+{
+	size_t m = v->n_kept + 1, n = v->s->n_tasks + 1;
+
+	if (n > SIZE_MAX / sizeof(double) / m)
+		return -1;
+	v->values = malloc(m * n * sizeof(*v->values));
+	v->lo = malloc(m * sizeof(*v->lo));
+	v->hi = malloc(m * sizeof(*v->hi));
+	return v->values && v->lo && v->hi ? 0 : -1;
+}
+
 json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, double wall_s)
 {
-	struct view v = { .s = s };
-	json_t *root = NULL;
+	struct view v = { .s = s, .boot = { EE_BOOTSTRAP_RESAMPLES, EE_BOOTSTRAP_LEVEL } };
+	json_t *root = NULL, *dropped;
 
 	v.kept = malloc((nk + 1) * sizeof(*v.kept));
 	if (v.kept && group_by_class(&v) == 0) {
-		root = block_json(&v, v.order, s->n_tasks, &s->all, choose_ks(&v, ks, nk));
+		dropped = choose_ks(&v, ks, nk);
+		if (alloc_values(&v) == 0)
+			root = block_json(&v, v.by_id, s->n_tasks, &s->all, dropped, EE_BOOTSTRAP_SEED);
+		else
+			json_decref(dropped);
 		if (root && s->unattributed)
 			put(&v, root, "samples_without_task", count_json(s->unattributed));
 		if (root) {
+			put(&v, root, "bootstrap", bootstrap_json(&v));
 			put(&v, root, "classes", classes_json(&v));
 			put(&v, root, "tiers", tiers_json(&v));
 			put(&v, root, "resources", resources_json(&v));
@@ -312,8 +380,12 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 		root = NULL;
 	}
 	free(v.kept);
+	free(v.by_id);
 	free(v.order);
 	free(v.start);
 	free(v.scratch);
+	free(v.values);
+	free(v.lo);
+	free(v.hi);
 	return root;
 }

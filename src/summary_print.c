@@ -4,6 +4,8 @@
  * saved summary prints the same again. Anything missing prints as "-", and
  * input of any other shape prints as mostly dashes, never crashes.
  * Widths count characters (code points); long names are cut with "...".
+ * Bootstrap intervals follow their value ("95% CI [lo, hi]"); the class
+ * table shows the interval of the first pass@k only, to stay narrow.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -88,15 +90,52 @@ static void print_line(FILE *out, const char *label, const json_t *v, int prec, 
 	fprintf(out, "%s\n", json_is_number(v) && unit ? unit : "");
 }
 
+/* "[lo, hi]" of an interval; "-" when ci is not two numbers. */
+static void format_ci(const json_t *ci, char *buf, size_t size)
+{
+	const json_t *lo = json_array_get(ci, 0), *hi = json_array_get(ci, 1);
+
+	if (json_array_size(ci) == 2 && json_is_number(lo) && json_is_number(hi))
+		snprintf(buf, size, "[%.4f, %.4f]", json_number_value(lo), json_number_value(hi));
+	else
+		snprintf(buf, size, "-");
+}
+
+/* "95%" from the summary's bootstrap level ("" when absent). */
+static void level_label(const json_t *sum, char *buf, size_t size)
+{
+	const json_t *level = json_object_get(json_object_get(sum, "bootstrap"), "level");
+
+	buf[0] = '\0';
+	if (json_is_number(level) && json_number_value(level) > 0 && json_number_value(level) < 1)
+		snprintf(buf, size, "%g%%", 100.0 * json_number_value(level));
+}
+
+/* A value's line, with its interval when the summary has one. */
+static void print_with_ci(FILE *out, const char *label, const json_t *v, const json_t *ci, const char *level)
+{
+	char text[64];
+
+	fprintf(out, "  %-*s", LABEL_W, label);
+	put_num(out, v, 1, 4);
+	if (json_is_number(v) && json_is_array(ci)) {
+		format_ci(ci, text, sizeof(text));
+		fprintf(out, "   %s%sCI %s", level, level[0] ? " " : "", text);
+	}
+	fprintf(out, "\n");
+}
+
 static void print_pass_at_k(FILE *out, const json_t *sum)
 {
+	const json_t *cis = json_object_get(sum, "pass_at_k_ci");
 	const char *key;
 	json_t *val;
-	char label[48];
+	char label[48], level[16];
 
+	level_label(sum, level, sizeof(level));
 	json_object_foreach (json_object_get(sum, "pass_at_k"), key, val) {
 		snprintf(label, sizeof(label), "pass@%s", key);
-		print_line(out, label, val, 4, NULL);
+		print_with_ci(out, label, val, json_object_get(cis, key), level);
 	}
 	size_t i;
 	json_array_foreach (json_object_get(sum, "pass_at_k_dropped"), i, val) {
@@ -110,6 +149,7 @@ static void print_pass_at_k(FILE *out, const json_t *sum)
 static void print_overall(FILE *out, const json_t *sum)
 {
 	const json_t *res = json_object_get(sum, "resources");
+	char level[16];
 
 	fprintf(out, "summary\n");
 	print_line(out, "tasks", json_object_get(sum, "tasks"), 0, NULL);
@@ -118,7 +158,9 @@ static void print_overall(FILE *out, const json_t *sum)
 		print_line(out, "samples without task", json_object_get(sum, "samples_without_task"), 0,
 		           " (invalid sample lines)");
 	print_pass_at_k(out, sum);
-	print_line(out, "mean score", json_object_get(sum, "mean_score"), 4, NULL);
+	level_label(sum, level, sizeof(level));
+	print_with_ci(out, "mean score", json_object_get(sum, "mean_score"),
+	              json_object_get(sum, "mean_score_ci"), level);
 	print_line(out, "median task score", json_object_get(sum, "median_task_score"), 4, NULL);
 	print_line(out, "p10 task score", json_object_get(sum, "p10_task_score"), 4, NULL);
 	const json_t *lint = json_object_get(sum, "lint"), *comp = json_object_get(sum, "composite");
@@ -151,17 +193,24 @@ static void print_classes(FILE *out, const json_t *sum)
 {
 	const json_t *classes = json_object_get(sum, "classes"), *pak = json_object_get(sum, "pass_at_k");
 	size_t w = name_width(classes, "class", 1);
-	const char *key, *k;
+	const char *key, *k, *ci_k = json_object_iter_key(json_object_iter((json_t *)pak));
 	json_t *val, *unused;
+	char level[16], text[64];
 
 	if (json_object_size(classes) == 0)
 		return;
+	level_label(sum, level, sizeof(level));
 	fprintf(out, "\n");
 	put_name(out, "class", w);
 	fprintf(out, "   tasks  samples");
 	json_object_foreach ((json_t *)pak, k, unused)
 		fprintf(out, " %9s%s", "pass@", k);
-	fprintf(out, "     mean   median      p10\n");
+	fprintf(out, "     mean   median      p10");
+	if (ci_k && json_object_get(sum, "pass_at_k_ci"))
+		fprintf(out, "   pass@%s %s CI", ci_k, level);
+	else
+		ci_k = NULL;
+	fprintf(out, "\n");
 	json_object_foreach ((json_t *)classes, key, val) {
 		put_name(out, class_label(key), w);
 		put_num(out, json_object_get(val, "tasks"), 8, 0);
@@ -172,6 +221,11 @@ static void print_classes(FILE *out, const json_t *sum)
 		put_num(out, json_object_get(val, "mean_score"), 9, 4);
 		put_num(out, json_object_get(val, "median_task_score"), 9, 4);
 		put_num(out, json_object_get(val, "p10_task_score"), 9, 4);
+		if (ci_k) {
+			format_ci(json_object_get(json_object_get(val, "pass_at_k_ci"), ci_k), text,
+			          sizeof(text));
+			fprintf(out, "   %s", text);
+		}
 		fprintf(out, "\n");
 	}
 }

@@ -93,6 +93,7 @@ int cli_write_humaneval_compat(const char *samples, const char *results, struct 
 int cmd_merge(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 
 #endif

@@ -4,7 +4,8 @@
  * records are fine); then the summary JSON and the table are rendered, the
  * table to /dev/null. Invariants: the summary counts exactly the accepted
  * records, its statuses add up to them, every k is either reported or
- * dropped with a reason, and the details stay under their cap. */
+ * dropped with a reason, the details stay under their cap, and every
+ * reported pass@k has a bootstrap interval [lo, hi] within [0, 1]. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +38,14 @@ static void check(const json_t *sum, unsigned long accepted, size_t nk)
 	json_object_foreach (json_object_get(sum, "pass_at_k"), key, v)
 		if (!(json_real_value(v) >= 0.0 && json_real_value(v) <= 1.0))
 			abort();
+	const json_t *cis = json_object_get(sum, "pass_at_k_ci");
+	if (json_object_size(cis) != json_object_size(json_object_get(sum, "pass_at_k")))
+		abort();
+	json_object_foreach ((json_t *)cis, key, v) {
+		double lo = json_real_value(json_array_get(v, 0)), hi = json_real_value(json_array_get(v, 1));
+		if (json_array_size(v) != 2 || !(lo >= 0.0 && lo <= hi && hi <= 1.0))
+			abort();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,0 +1,180 @@
+/* compare.c - `execeval compare BASE NEW`: two runs side by side, and a
+ * gate for CI (the library is src/compare.h).
+ *
+ * Parses the options, loads each side with load_side, prints the report
+ * (a table, or the JSON with --json) and turns it into the exit code:
+ * 0 no gated metric regressed, 1 one did, 2 usage or input error.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "compare.h"
+#include "err.h"
+
+#define MAX_GATED   32
+#define MAX_CHANGED 50 /* rows of changed tasks in the table */
+#define DEFAULT_EPS 0.01
+
+static const char usage[] =
+        "usage: execeval compare BASE NEW [--epsilon 0.01] [--metric pass@1 ...] [--json]\n"
+        "  BASE, NEW      each a summary JSON (eval --summary-json, metrics --json) or a\n"
+        "                 results JSONL (then tasks are compared pairwise too)\n"
+        "  --epsilon E    a gated metric may get worse by at most E (default 0.01)\n"
+        "  --metric M     gate on M (repeatable; default pass@1): pass@K, mean_score,\n"
+        "                 lint_pass_rate, composite, timeout_rate (lower is better)\n"
+        "  --json         print the comparison as JSON instead of tables\n"
+        "exit status: 0 no gated metric got worse by more than E, 1 one did,\n"
+        "             2 usage or input error\n";
+
+struct compare_args {
+	const char *base, *new_path;
+	double epsilon;
+	struct ee_metric gated[MAX_GATED];
+	size_t n_gated;
+	int json;
+};
+
+static int add_metric(struct compare_args *a, const char *name, struct ee_err *err)
+{
+	struct ee_metric m;
+
+	if (ee_metric_parse(name, &m, err) < 0) {
+		char why[sizeof(err->msg)];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		return ee_fail(err, EE_ERR_USAGE, "--metric: %s", why);
+	}
+	for (size_t i = 0; i < a->n_gated; i++)
+		if (a->gated[i].kind == m.kind && a->gated[i].k == m.k)
+			return 0;
+	if (a->n_gated == MAX_GATED)
+		return ee_fail(err, EE_ERR_USAGE, "--metric: at most %d metrics", MAX_GATED);
+	a->gated[a->n_gated++] = m;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_err *err)
+{
+	enum { O_EPS = 256, O_METRIC, O_JSON, O_HELP };
+	static const struct option longopts[] = {
+		{ "epsilon", required_argument, NULL, O_EPS },
+		{ "metric", required_argument, NULL, O_METRIC },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	a->epsilon = DEFAULT_EPS;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == O_EPS) {
+			if (cli_parse_double("--epsilon", optarg, &a->epsilon, err) < 0)
+				return -1;
+			if (!(a->epsilon >= 0.0) || !isfinite(a->epsilon))
+				return ee_fail(err, EE_ERR_USAGE,
+				               "--epsilon: expected a number >= 0, got '%s'", optarg);
+		} else if (c == O_METRIC) {
+			if (add_metric(a, optarg, err) < 0)
+				return -1;
+		} else if (c == O_JSON) {
+			a->json = 1;
+		} else if (c == O_HELP) {
+			return 1;
+		} else {
+			return ee_fail(err, EE_ERR_USAGE, "unknown option or missing value: '%s'",
+			               argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return ee_fail(err, EE_ERR_USAGE, "expected two inputs, BASE and NEW");
+	a->base = argv[optind];
+	a->new_path = argv[optind + 1];
+	if (a->n_gated == 0)
+		add_metric(a, "pass@1", err);
+	return 0;
+}
+
+/* One input. Today a file (a summary or a results file); another source
+ * (a history run id) goes here. ks: pass@k to compute from results. */
+static int load_side(const char *arg, const unsigned long *ks, size_t nk, struct ee_compare_side *ret,
+                     struct ee_err *err)
+{
+	if (ee_compare_side_from_file(arg, ks, nk, ret, err) < 0)
+		return -1;
+	if (ret->torn)
+		fprintf(stderr,
+		        "execeval compare: warning: %s: skipped a torn last line (an interrupted run?)\n",
+		        arg);
+	return 0;
+}
+
+/* The ks a results file is summarised with: the usual ones and every gated pass@K. */
+static size_t results_ks(const struct compare_args *a, unsigned long *ks)
+{
+	size_t n = 0;
+
+	ks[n++] = 1, ks[n++] = 10, ks[n++] = 100;
+	for (size_t i = 0; i < a->n_gated; i++)
+		if (a->gated[i].kind == EE_METRIC_PASS_AT_K)
+			ks[n++] = a->gated[i].k;
+	return n;
+}
+
+static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *err)
+{
+	struct ee_compare_side base = { 0 }, nw = { 0 };
+	struct ee_compare_options o = { a->epsilon, a->gated, a->n_gated };
+	unsigned long ks[3 + MAX_GATED];
+	size_t nk = results_ks(a, ks);
+	json_t *report = NULL;
+	int rc = -1;
+
+	if (load_side(a->base, ks, nk, &base, err) < 0 || load_side(a->new_path, ks, nk, &nw, err) < 0 ||
+	    ee_compare(&base, &nw, &o, &report, err) < 0)
+		goto out;
+	if (a->json) {
+		if (json_dumpf(report, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0)
+			goto out_write;
+		fputc('\n', stdout);
+	} else {
+		ee_compare_print(report, MAX_CHANGED, stdout);
+	}
+	if (fflush(stdout) != 0)
+		goto out_write;
+	*ret_regressed = json_array_size(json_object_get(report, "regressions")) > 0;
+	rc = 0;
+	goto out;
+out_write:
+	ee_fail_errno(err, EE_ERR_USAGE, "<stdout>");
+out:
+	json_decref(report);
+	ee_compare_side_free(&base);
+	ee_compare_side_free(&nw);
+	return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_args a = { 0 };
+	struct ee_err err = { 0 };
+	int regressed = 0;
+	int rc = parse_args(argc, argv, &a, &err);
+
+	if (rc > 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "execeval compare: %s\n%s", err.msg, usage);
+		return EXIT_USAGE;
+	}
+	if (run(&a, &regressed, &err) < 0) {
+		fprintf(stderr, "execeval compare: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	return regressed ? EXIT_NOT_PASS : EXIT_PASS;
+}

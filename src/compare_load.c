@@ -1,0 +1,432 @@
+/* compare_load.c - the inputs of compare: reading a side from a file, and
+ * checking a summary's keys before anything reads them (compare.h).
+ *
+ * A file is a results file when its first non-blank line, alone, is a JSON
+ * object with a "task_id"; its records go through ee_results_read and
+ * ee_summary_add (errors name file:line and field) and the summary is
+ * computed as `metrics` computes it. Anything else is read whole (at most
+ * EE_COMPARE_MAX_SUMMARY bytes) as one JSON document, a summary, whose
+ * syntax errors name file:line:column and whose content errors name the
+ * field as a path ("classes.math.pass_at_k.1").
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "err.h"
+#include "lines.h"
+#include "results.h"
+#include "summary.h"
+
+#define SHOW_BYTES     40 /* an offending value is shown up to this many bytes */
+#define CLASS_NAME_MAX 48 /* bytes of a class name shown in a field path */
+#define MAX_FIRST_LINE (64u << 20)
+
+void ee_compare_side_free(struct ee_compare_side *side)
+{
+	if (!side)
+		return;
+	free(side->source);
+	json_decref(side->summary);
+	ee_summary_free(side->counts);
+	free(side->tasks);
+	memset(side, 0, sizeof(*side));
+}
+
+/* ---- checking a summary ----------------------------------------------------- */
+
+struct checker {
+	const char *source;
+	struct ee_err *err;
+};
+
+/* v as compact JSON, cut to SHOW_BYTES with "...". */
+static void show(const json_t *v, char *out, size_t size)
+{
+	char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+
+	if (!text) {
+		snprintf(out, size, "?");
+		return;
+	}
+	if (strlen(text) > SHOW_BYTES)
+		snprintf(out, size, "%.*s...", SHOW_BYTES, text);
+	else
+		snprintf(out, size, "%s", text);
+	free(text);
+}
+
+/* Fails naming source and field (also in err->field). */
+__attribute__((format(printf, 3, 4))) static int fail_at(struct checker *c, const char *field,
+                                                         const char *fmt, ...)
+{
+	char why[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	ee_fail(c->err, EE_ERR_USAGE, "%s: %s: %s", c->source, field, why);
+	if (c->err)
+		snprintf(c->err->field, sizeof(c->err->field), "%s", field);
+	return -1;
+}
+
+static int bad(struct checker *c, const char *field, const char *expected, const json_t *got)
+{
+	char shown[SHOW_BYTES + 4];
+
+	if (!got)
+		return fail_at(c, field, "missing");
+	show(got, shown, sizeof(shown));
+	return fail_at(c, field, "expected %s, got %s", expected, shown);
+}
+
+/* path + "." + key into out; keys are cut to CLASS_NAME_MAX bytes and the
+ * whole to size, so a hostile key cannot make the message useless. */
+static void join(char *out, size_t size, const char *path, const char *key)
+{
+	if (snprintf(out, size, "%s%s%.*s", path, path[0] ? "." : "", CLASS_NAME_MAX, key) >= (int)size)
+		out[size - 1] = '\0'; /* cut: still names the field's start */
+}
+
+static int is_rate(const json_t *v)
+{
+	return json_is_number(v) && json_number_value(v) >= 0.0 && json_number_value(v) <= 1.0;
+}
+
+/* An optional key: absent and null pass; else ok(v) must hold. */
+static int optional(struct checker *c, const json_t *obj, const char *path, const char *key,
+                    int (*ok)(const json_t *), const char *expected)
+{
+	const json_t *v = json_object_get(obj, key);
+	char field[160];
+
+	if (!v || json_is_null(v) || ok(v))
+		return 0;
+	join(field, sizeof(field), path, key);
+	return bad(c, field, expected, v);
+}
+
+static int is_interval(const json_t *v)
+{
+	const json_t *lo = json_array_get(v, 0), *hi = json_array_get(v, 1);
+
+	return json_array_size(v) == 2 && is_rate(lo) && is_rate(hi) &&
+	       json_number_value(lo) <= json_number_value(hi);
+}
+
+static int is_count(const json_t *v)
+{
+	return json_is_integer(v) && json_integer_value(v) >= 0;
+}
+
+static int is_finite_number(const json_t *v)
+{
+	return json_is_number(v) && isfinite(json_number_value(v));
+}
+
+static int is_level(const json_t *v)
+{
+	return json_is_number(v) && json_number_value(v) > 0.0 && json_number_value(v) < 1.0;
+}
+
+/* A pass@k key: a positive decimal integer up to EE_COMPARE_MAX_K. */
+static int parse_k(const char *s, unsigned long *ret)
+{
+	unsigned long k = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9' && k <= EE_COMPARE_MAX_K; p++)
+		k = k * 10 + (unsigned long)(*p - '0');
+	if (p == s || *p || k == 0 || k > EE_COMPARE_MAX_K || s[0] == '0')
+		return -1;
+	*ret = k;
+	return 0;
+}
+
+/* {"k": value} where each value passes ok (or is null). */
+static int check_k_map(struct checker *c, const json_t *block, const char *path, const char *key,
+                       int (*ok)(const json_t *), const char *expected)
+{
+	const json_t *map = json_object_get(block, key);
+	const char *k;
+	json_t *v;
+	char field[160], kfield[200];
+	unsigned long unused;
+
+	if (!map || json_is_null(map))
+		return 0;
+	join(field, sizeof(field), path, key);
+	if (!json_is_object(map))
+		return bad(c, field, "an object", map);
+	json_object_foreach ((json_t *)map, k, v) {
+		join(kfield, sizeof(kfield), field, k);
+		if (parse_k(k, &unused) < 0)
+			return fail_at(c, kfield, "the key is not a positive integer k");
+		if (!json_is_null(v) && !ok(v))
+			return bad(c, kfield, expected, v);
+	}
+	return 0;
+}
+
+static int check_dropped(struct checker *c, const json_t *block, const char *path)
+{
+	const json_t *arr = json_object_get(block, "pass_at_k_dropped"), *d;
+	char field[160], efield[200];
+	size_t i;
+
+	if (!arr)
+		return 0;
+	join(field, sizeof(field), path, "pass_at_k_dropped");
+	if (!json_is_array(arr))
+		return bad(c, field, "an array", arr);
+	json_array_foreach (arr, i, d) {
+		snprintf(efield, sizeof(efield), "%s[%zu]", field, i);
+		if (!json_is_object(d) || !is_count(json_object_get(d, "k")) ||
+		    !json_is_string(json_object_get(d, "reason")))
+			return bad(c, efield, "an object {\"k\": integer, \"reason\": string}", d);
+	}
+	return 0;
+}
+
+/* statuses: counts; at the top level required. timeout <= samples. */
+static int check_statuses(struct checker *c, const json_t *block, const char *path, int required)
+{
+	const json_t *st = json_object_get(block, "statuses"), *samples = json_object_get(block, "samples");
+	const char *key;
+	json_t *v;
+	char field[160], kfield[200];
+
+	join(field, sizeof(field), path, "statuses");
+	if (!st && !required)
+		return 0;
+	if (!st)
+		return fail_at(
+		        c, "statuses",
+		        "missing: not a summary (eval --summary-json and metrics --json write one) nor a "
+		        "results file (JSON lines with a task_id)");
+	if (!json_is_object(st))
+		return bad(c, field, "an object", st);
+	json_object_foreach ((json_t *)st, key, v) {
+		join(kfield, sizeof(kfield), field, key);
+		if (!is_count(v))
+			return bad(c, kfield, "an integer >= 0", v);
+	}
+	const json_t *timeout = json_object_get(st, "timeout");
+	if (timeout && is_count(samples) && json_integer_value(timeout) > json_integer_value(samples)) {
+		join(kfield, sizeof(kfield), field, "timeout");
+		return bad(c, kfield, "at most samples", timeout);
+	}
+	return 0;
+}
+
+/* An object key whose member must pass ok. */
+static int check_member(struct checker *c, const json_t *block, const char *path, const char *key,
+                        const char *member, int (*ok)(const json_t *), const char *expected)
+{
+	const json_t *obj = json_object_get(block, key);
+	char field[160];
+
+	join(field, sizeof(field), path, key);
+	if (!obj)
+		return 0;
+	if (!json_is_object(obj))
+		return bad(c, field, "an object", obj);
+	return optional(c, obj, field, member, ok, expected);
+}
+
+/* The keys shared by the top level and each class. */
+static int check_block(struct checker *c, const json_t *block, const char *path, int top)
+{
+	if (!json_is_object(block))
+		return bad(c, path, "an object", block);
+	if (optional(c, block, path, "tasks", is_count, "an integer >= 0") < 0 ||
+	    optional(c, block, path, "samples", is_count, "an integer >= 0") < 0 ||
+	    check_k_map(c, block, path, "pass_at_k", is_rate, "a number in [0, 1] or null") < 0 ||
+	    check_k_map(c, block, path, "pass_at_k_ci", is_interval,
+	                "[lo, hi] with 0 <= lo <= hi <= 1, or null") < 0 ||
+	    check_dropped(c, block, path) < 0 ||
+	    optional(c, block, path, "mean_score", is_rate, "a number in [0, 1] or null") < 0 ||
+	    optional(c, block, path, "mean_score_ci", is_interval,
+	             "[lo, hi] with 0 <= lo <= hi <= 1, or null") < 0 ||
+	    check_statuses(c, block, path, top) < 0 ||
+	    check_member(c, block, path, "lint", "pass_rate", is_rate, "a number in [0, 1] or null") < 0 ||
+	    check_member(c, block, path, "composite", "value", is_finite_number, "a number or null") < 0)
+		return -1;
+	return 0;
+}
+
+int ee_compare_check_summary(const json_t *summary, const char *source, struct ee_err *err)
+{
+	struct checker c = { source, err };
+	const json_t *classes = json_object_get(summary, "classes");
+	const char *name;
+	json_t *block;
+	char path[160];
+
+	if (!json_is_object(summary))
+		return ee_fail(err, EE_ERR_USAGE,
+		               "%s: expected a JSON object (a summary) or JSON lines (results)", source);
+	if (check_block(&c, summary, "", 1) < 0 ||
+	    check_member(&c, summary, "", "bootstrap", "level", is_level, "a number in (0, 1)") < 0)
+		return -1;
+	if (!classes)
+		return 0;
+	if (!json_is_object(classes))
+		return bad(&c, "classes", "an object", classes);
+	json_object_foreach ((json_t *)classes, name, block) {
+		join(path, sizeof(path), "classes", name);
+		if (check_block(&c, block, path, 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- reading a side ---------------------------------------------------------- */
+
+int ee_compare_side_from_summary(json_t *summary, const char *source, struct ee_compare_side *ret,
+                                 struct ee_err *err)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->source = strdup(source);
+	ret->summary = summary;
+	ret->kind = "summary";
+	if (!ret->source)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	return ee_compare_check_summary(summary, source, err);
+}
+
+static int add_record(void *ctx, const json_t *record, const char *where, struct ee_err *err)
+{
+	return ee_summary_add(ctx, record, where, err);
+}
+
+static int from_results(const char *path, const unsigned long *ks, size_t nk, struct ee_compare_side *ret,
+                        struct ee_err *err)
+{
+	ret->kind = "results";
+	ret->counts = ee_summary_new();
+	if (!ret->counts)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (ee_results_read(path, add_record, ret->counts, &ret->torn, err) < 0)
+		return -1;
+	ret->summary = ee_summary_json(ret->counts, ks, nk, 0.0);
+	ret->tasks = ee_summary_tasks(ret->counts, &ret->n_tasks);
+	if (!ret->summary || !ret->tasks)
+		return ee_fail(err, EE_ERR_USAGE, "%s: out of memory", path);
+	return ee_compare_check_summary(ret->summary, path, err); /* ours: holds unless a bug */
+}
+
+/* The whole of f (at most the cap) into *ret (NUL-terminated, caller frees). */
+static int slurp(FILE *f, const char *path, char **ret, size_t *ret_len, struct ee_err *err)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap + 1);
+
+	*ret = NULL;
+	while (buf) {
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+		if (len == cap) {
+			if (cap >= EE_COMPARE_MAX_SUMMARY) {
+				free(buf);
+				return ee_fail(err, EE_ERR_USAGE, "%s: a summary larger than %u MiB", path,
+				               EE_COMPARE_MAX_SUMMARY >> 20);
+			}
+			cap = cap * 2 > EE_COMPARE_MAX_SUMMARY ? EE_COMPARE_MAX_SUMMARY : cap * 2;
+			char *grown = realloc(buf, cap + 1);
+			if (!grown)
+				free(buf);
+			buf = grown;
+		}
+	}
+	if (!buf)
+		return ee_fail(err, EE_ERR_USAGE, "%s: out of memory", path);
+	if (ferror(f)) {
+		free(buf);
+		return ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int is_blank(const char *s, long len)
+{
+	for (long i = 0; i < len; i++)
+		if (!strchr(" \t\r\n", s[i]))
+			return 0;
+	return 1;
+}
+
+/* 1 when the first non-blank line of f is a JSON object with a task_id. */
+static int looks_like_results(FILE *f)
+{
+	char *buf = NULL;
+	size_t alloc = 0;
+	long len;
+	int nl, results = 0;
+
+	while ((len = ee_read_line(f, &buf, &alloc, MAX_FIRST_LINE, &nl)) != -1) {
+		if (len >= 0 && is_blank(buf, len))
+			continue;
+		json_t *first = len >= 0 ? json_loadb(buf, (size_t)len, 0, NULL) : NULL;
+		results = json_is_object(first) && json_object_get(first, "task_id") != NULL;
+		json_decref(first);
+		break;
+	}
+	free(buf);
+	return results;
+}
+
+static int from_summary_file(FILE *f, const char *path, struct ee_compare_side *ret, struct ee_err *err)
+{
+	char *text;
+	size_t len = 0;
+	json_error_t jerr;
+
+	if (slurp(f, path, &text, &len, err) < 0)
+		return -1;
+	if (is_blank(text, (long)len)) {
+		free(text);
+		return ee_fail(err, EE_ERR_USAGE, "%s: empty: neither a summary nor a results file", path);
+	}
+	json_t *summary = json_loadb(text, len, 0, &jerr);
+	free(text);
+	if (!summary)
+		return ee_fail(err, EE_ERR_USAGE, "%s:%d:%d: invalid JSON: %s", path, jerr.line, jerr.column,
+		               jerr.text);
+	return ee_compare_side_from_summary(summary, path, ret, err);
+}
+
+int ee_compare_side_from_file(const char *path, const unsigned long *ks, size_t nk,
+                              struct ee_compare_side *ret, struct ee_err *err)
+{
+	memset(ret, 0, sizeof(*ret));
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
+	int results = looks_like_results(f);
+	int rc;
+	if (results) {
+		fclose(f);
+		ret->source = strdup(path);
+		rc = ret->source ? from_results(path, ks, nk, ret, err)
+		                 : ee_fail(err, EE_ERR_USAGE, "out of memory");
+	} else if (fseek(f, 0, SEEK_SET) != 0) {
+		rc = ee_fail_errno(err, EE_ERR_USAGE, "%s: cannot read it twice (a pipe?)", path);
+		fclose(f);
+	} else {
+		rc = from_summary_file(f, path, ret, err);
+		fclose(f);
+	}
+	return rc;
+}

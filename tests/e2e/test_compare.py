@@ -1,0 +1,210 @@
+"""`execeval compare` end to end, on real runs of the bundled examples.
+
+Two `execeval eval` runs of examples/tasks.jsonl: BASE with the bundled
+samples, NEW with the passing samples of a few tasks replaced by a program
+that fails (a fabricated regression). Every candidate runs through
+execeval; this file runs inside the safety net with the rest of tests/e2e:
+
+    tests/e2e/safety-net /usr/bin/python3 -m pytest -q tests/e2e/test_compare.py
+
+What is checked: exit 1 on the regression with the flipped tasks listed
+(table and --json), exit 0 when equal or improved, the epsilon boundary on
+real numbers, the summaries' bootstrap intervals, exit 2 with file:line
+(results) or file and field (summary) on malformed input, and exit 2 for an
+unknown or missing metric.
+"""
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import EXECEVAL, REPO, with_isolation
+
+TASKS = REPO / "examples" / "tasks.jsonl"
+SAMPLES = REPO / "examples" / "samples.jsonl"
+# The tasks whose passing samples NEW replaces (each has one at least).
+BROKEN = ("ex/reverse_words", "ex/is_palindrome", "ex/int_sqrt", "ex/fib", "ex/gcd_list")
+FAILING = "raise AssertionError('regressed')\n"
+
+
+def execeval(*args, timeout=300):
+    return subprocess.run(with_isolation([EXECEVAL, *map(str, args)]), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def read_jsonl(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def evaluate(tmp, name, samples):
+    path = tmp / (name + ".samples.jsonl")
+    path.write_text("".join(json.dumps(s) + "\n" for s in samples))
+    results, summary = tmp / (name + ".jsonl"), tmp / (name + ".json")
+    r = execeval("eval", "--tasks", TASKS, "--samples", path, "-j", 2, "-q", "-k", 1, "-o", results,
+                 "--summary-json", summary)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return results, summary
+
+
+def rates(results):
+    by_task = {}
+    for rec in read_jsonl(results):
+        n, c = by_task.get(rec["task_id"], (0, 0))
+        by_task[rec["task_id"]] = (n + 1, c + (rec["status"] == "pass"))
+    return {t: c / n for t, (n, c) in by_task.items()}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """BASE and NEW: results and summary of each, from real eval runs."""
+    tmp = tmp_path_factory.mktemp("compare")
+    samples = read_jsonl(SAMPLES)
+    assert {s["task_id"] for s in samples} >= set(BROKEN), "the examples changed: pick other tasks"
+    worse = []
+    for s in samples:
+        if s["task_id"] in BROKEN and s.get("expect") == "pass":
+            s = {"task_id": s["task_id"], "model": s.get("model"), "code": FAILING, "expect": "syntax_error"}
+        worse.append(s)
+    base, base_sum = evaluate(tmp, "base", samples)
+    new, new_sum = evaluate(tmp, "new", worse)
+    return {"tmp": tmp, "base": base, "new": new, "base_sum": base_sum, "new_sum": new_sum}
+
+
+def compare(*args):
+    return execeval("compare", *args)
+
+
+def test_regression_exits_1_and_lists_the_flipped_tasks(runs):
+    base, new = rates(runs["base"]), rates(runs["new"])
+    # what compare must find, computed here from the records themselves
+    want_flipped = sorted(t for t in base if base[t] >= 0.5 and new[t] < 0.5)
+    want_changed = sorted(t for t in base if base[t] != new[t])
+    assert want_flipped, "the fabricated regression should flip some task"
+    assert set(want_changed) == set(BROKEN), "only the broken tasks should change"
+
+    r = compare(runs["base"], runs["new"], "--json")
+    assert r.returncode == 1, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["regressions"] == ["pass@1"]
+    assert rep["base"]["kind"] == rep["new"]["kind"] == "results"
+    tasks = rep["tasks"]
+    assert sorted(tasks["pass_to_fail"]) == want_flipped
+    assert tasks["fail_to_pass"] == []
+    assert tasks["paired"] == len(base) and tasks["only_base"] == tasks["only_new"] == []
+    changed = tasks["changed"]
+    assert sorted(c["task_id"] for c in changed) == want_changed
+    assert [c["delta"] for c in changed] == sorted(c["delta"] for c in changed), "worst first"
+    for c in changed:
+        assert c["base"] == pytest.approx(base[c["task_id"]]) and c["new"] == pytest.approx(new[c["task_id"]])
+    p1 = next(m for m in rep["metrics"] if m["metric"] == "pass@1")
+    base_summary = json.loads(runs["base_sum"].read_text())
+    assert p1["base"] == pytest.approx(base_summary["pass_at_k"]["1"], abs=1e-12)
+    assert p1["delta"] < -0.01 and p1["regressed"] and p1["gated"]
+
+    table = compare(runs["base"], runs["new"])
+    assert table.returncode == 1
+    out = table.stdout
+    section = out[out.index("pass -> fail:"):out.index("fail -> pass:")]
+    assert sorted(line.strip() for line in section.splitlines()[1:]) == want_flipped
+    assert "verdict: REGRESSION: pass@1" in out
+    assert "FAIL" in out
+
+
+def test_equal_or_improved_exits_0(runs):
+    for a, b in ((runs["base"], runs["base"]), (runs["new"], runs["base"]), (runs["base_sum"], runs["base_sum"]),
+                 (runs["new_sum"], runs["base_sum"]), (runs["new"], runs["base_sum"])):
+        r = compare(a, b)
+        assert r.returncode == 0, (a, b, r.stdout[-1500:], r.stderr)
+        assert "verdict: ok" in r.stdout
+    base, new = rates(runs["base"]), rates(runs["new"])
+    rep = json.loads(compare(runs["new"], runs["base"], "--json").stdout)
+    assert sorted(rep["tasks"]["fail_to_pass"]) == sorted(t for t in base if new[t] < 0.5 <= base[t])
+    assert rep["tasks"]["fail_to_pass"] and rep["tasks"]["pass_to_fail"] == []
+    assert rep["regressions"] == []
+
+
+def test_summaries_gate_too_without_tasks(runs):
+    r = compare(runs["base_sum"], runs["new_sum"], "--json")
+    assert r.returncode == 1, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["tasks"] is None and rep["base"]["kind"] == "summary"
+    p1 = next(m for m in rep["metrics"] if m["metric"] == "pass@1")
+    assert len(p1["base_ci"]) == 2 and len(p1["new_ci"]) == 2 and isinstance(p1["ci_overlap"], bool)
+    assert "tasks: not compared" in compare(runs["base_sum"], runs["new_sum"]).stdout
+
+
+def test_epsilon_boundary_on_real_numbers(runs):
+    rep = json.loads(compare(runs["base_sum"], runs["new_sum"], "--json").stdout)
+    drop = -next(m for m in rep["metrics"] if m["metric"] == "pass@1")["delta"]
+    assert compare(runs["base_sum"], runs["new_sum"], "--epsilon", "%.6f" % (drop + 1e-6)).returncode == 0
+    assert compare(runs["base_sum"], runs["new_sum"], "--epsilon", "%.6f" % (drop - 1e-4)).returncode == 1
+
+
+def test_intervals_in_the_summary(runs):
+    s = json.loads(runs["base_sum"].read_text())
+    assert s["bootstrap"] == {"resamples": 1000, "seed": s["bootstrap"]["seed"], "level": 0.95, "unit": "task"}
+    lo, hi = s["pass_at_k_ci"]["1"]
+    assert 0 <= lo < s["pass_at_k"]["1"] < hi <= 1
+    lo, hi = s["mean_score_ci"]
+    assert lo < s["mean_score"] < hi
+    for name, c in s["classes"].items():
+        assert set(c["pass_at_k_ci"]) == set(c["pass_at_k"]), name
+    # the same records give the same intervals (metrics recomputes them from the results)
+    again = runs["tmp"] / "again.json"
+    r = execeval("metrics", runs["base"], "-k", 1, "--json", again)
+    assert r.returncode == 0, r.stderr
+    a = json.loads(again.read_text())
+    assert a["pass_at_k_ci"]["1"] == pytest.approx(s["pass_at_k_ci"]["1"], abs=1e-12)
+    assert "95% CI [" in r.stdout
+
+
+def test_malformed_inputs_exit_2_naming_file_line_and_field(runs):
+    tmp = runs["tmp"]
+    lines = runs["base"].read_text().splitlines()
+    bad = json.loads(lines[6])
+    bad["score"] = "high"
+    broken = tmp / "broken.jsonl"
+    broken.write_text("\n".join(lines[:6] + [json.dumps(bad)] + lines[7:]) + "\n")
+    r = compare(runs["base"], broken)
+    assert r.returncode == 2
+    assert "%s:7: score: expected a number in [0, 1]" % broken in r.stderr
+
+    not_json = tmp / "not-json.jsonl"
+    not_json.write_text("\n".join(lines[:3] + ["{torn"] + lines[3:]) + "\n")
+    r = compare(not_json, runs["base"])
+    assert r.returncode == 2 and "%s:4:" % not_json in r.stderr, r.stderr
+
+    s = json.loads(runs["base_sum"].read_text())
+    s["classes"][sorted(s["classes"])[0]]["mean_score_ci"] = [0.9, 0.1]
+    bad_sum = tmp / "bad-summary.json"
+    bad_sum.write_text(json.dumps(s, indent=2))
+    r = compare(bad_sum, runs["base_sum"])
+    assert r.returncode == 2
+    assert "%s: classes.%s.mean_score_ci: expected [lo, hi]" % (bad_sum, sorted(s["classes"])[0]) in r.stderr
+
+    syntax = tmp / "syntax.json"
+    syntax.write_text('{\n  "statuses": {},\n  "tasks": 3,\n}\n')
+    r = compare(runs["base_sum"], syntax)
+    assert r.returncode == 2 and "%s:4:1: invalid JSON" % syntax in r.stderr, r.stderr
+
+    r = compare(runs["base_sum"], tmp / "absent.json")
+    assert r.returncode == 2 and "absent.json: No such file" in r.stderr
+
+
+def test_usage_errors_and_missing_metrics_exit_2(runs):
+    r = compare(runs["base_sum"], runs["new_sum"], "--metric", "pass@one")
+    assert r.returncode == 2 and "unknown metric 'pass@one'" in r.stderr
+    r = compare(runs["base_sum"], runs["new_sum"], "--epsilon", "-0.1")
+    assert r.returncode == 2 and "--epsilon" in r.stderr
+    r = compare(runs["base_sum"])
+    assert r.returncode == 2 and "expected two inputs" in r.stderr
+    # every task has at least 3 samples, none 7: pass@7 cannot be computed
+    r = compare(runs["base"], runs["new"], "--metric", "pass@7")
+    assert r.returncode == 2
+    assert "gated metric pass@7 missing in BASE" in r.stderr and "fewer than 7 samples" in r.stderr
+    r = compare(runs["base_sum"], runs["new_sum"], "--metric", "lint_pass_rate")
+    assert r.returncode == 2 and "no lint.pass_rate" in r.stderr
+    # a gate on a metric that did not get worse passes, however the others moved
+    r = compare(runs["base"], runs["new"], "--metric", "timeout_rate")
+    assert r.returncode == 0, r.stdout[-1500:]
