@@ -11,6 +11,7 @@ static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
                             "  eval     evaluate a data set: --tasks T.jsonl --samples S.jsonl\n"
                             "  merge    join shard result files: -o OUT RESULTS...\n"
                             "  metrics  recompute the summary from a results file\n"
+                            "  history  the runs eval stored, with trends; history show ID\n"
                             "  doctor   which isolation features this host offers\n"
                             "  serve    the evaluator as an HTTP service: --listen HOST:PORT\n"
                             "  --version\n";
@@ -39,6 +40,8 @@ int main(int argc, char **argv)
 		return cmd_merge(argc - 1, argv + 1);
 	if (strcmp(cmd, "eval") == 0)
 		return cmd_eval(argc - 1, argv + 1);
+	if (strcmp(cmd, "history") == 0)
+		return cmd_history(argc - 1, argv + 1);
 	if (strcmp(cmd, "doctor") == 0)
 		return cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(cmd, "metrics") == 0)
