@@ -2,7 +2,9 @@
 # demo.sh - evaluates the bundled data set (examples/tasks.jsonl against
 # examples/samples.jsonl) and prints the summary, then a few single candidates
 # against examples/tasks/add.json with what execeval reports for each.
-# Run by `make demo`.
+# The run is stored in build/demo-history.db (not the default history in
+# your home), which `execeval history` then lists: run the demo twice to
+# see a trend. Run by `make demo`.
 set -u
 cd "$(dirname "$0")/.."
 EE=./build/execeval
@@ -25,8 +27,12 @@ $EE doctor || exit 3
 echo
 echo "== the bundled data set: $(wc -l < examples/tasks.jsonl) tasks, $(wc -l < examples/samples.jsonl) samples, 2 sandboxes at once"
 $EE eval --tasks examples/tasks.jsonl --samples examples/samples.jsonl -j 2 -k 1,3 \
-	-o examples/samples.results.jsonl --summary-json examples/summary.json || exit $?
+	-o examples/samples.results.jsonl --summary-json examples/summary.json \
+	--history build/demo-history.db || exit $?
 echo "(records: examples/samples.results.jsonl; summary: examples/summary.json)"
+echo
+echo "== the runs stored in build/demo-history.db (execeval history --db build/demo-history.db)"
+$EE history --db build/demo-history.db --limit 5 || exit $?
 echo
 echo "== single candidates against examples/tasks/add.json"
 for cand in correct.py wrong.py generation.md hostile_escape.py; do

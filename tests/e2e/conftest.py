@@ -31,12 +31,20 @@ Fixtures:
              marker), no execeval.* cgroup left, no new mount, no new file
              owned by the sandbox's uid (or named with the marker) in the
              host's /tmp, /var/tmp or /dev/shm.
+
+The run history: eval stores every run in a history database, by default
+under the caller's home ($XDG_DATA_HOME, else ~/.local/share). The suite
+points XDG_DATA_HOME at a private directory for its whole run (removed at the
+end), so no test writes into the real home; tests about the history pass
+--history/--no-history or build their own environment (HOME, XDG_DATA_HOME).
 """
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -61,6 +69,15 @@ def pytest_configure(config):
                     returncode=4)
     if ISOLATION not in (None, "warm", "cold", "auto"):
         pytest.exit("EXECEVAL_ISOLATION must be warm, cold or auto, not %r" % ISOLATION, returncode=4)
+    # Every execeval inherits this: eval's default history lands here, not in ~.
+    config.execeval_data_home = tempfile.mkdtemp(prefix="execeval-e2e-data-")
+    os.environ["XDG_DATA_HOME"] = config.execeval_data_home
+
+
+def pytest_unconfigure(config):
+    data_home = getattr(config, "execeval_data_home", None)
+    if data_home:
+        shutil.rmtree(data_home, ignore_errors=True)
 
 
 def pytest_report_header(config):
