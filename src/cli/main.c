@@ -11,6 +11,7 @@ static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
                             "  eval     evaluate a data set: --tasks T.jsonl --samples S.jsonl\n"
                             "  merge    join shard result files: -o OUT RESULTS...\n"
                             "  metrics  recompute the summary from a results file\n"
+                            "  report   a results file as one HTML page: RESULTS -o REPORT.html\n"
                             "  doctor   which isolation features this host offers\n"
                             "  serve    the evaluator as an HTTP service: --listen HOST:PORT\n"
                             "  --version\n";
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
 		return cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(cmd, "metrics") == 0)
 		return cmd_metrics(argc - 1, argv + 1);
+	if (strcmp(cmd, "report") == 0)
+		return cmd_report(argc - 1, argv + 1);
 	if (strcmp(cmd, "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
 	fprintf(stderr, "execeval: unknown command '%s'\n%s", cmd, usage);
