@@ -4,6 +4,7 @@
 #ifndef EE_CLI_H
 #define EE_CLI_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -84,6 +85,16 @@ int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee
 /* Reads a whole file (or stdin for "-" or NULL), at most cap bytes. */
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err);
 
+/* Reading results files (results_file.c), for metrics and report. */
+typedef int (*cli_record_visit)(void *ctx, const json_t *record, const char *where, struct ee_err *err);
+/* Visits every record of the results file at path (borrowed for the call;
+ * where is "path:line"). A line that is not JSON or that visit rejects is an
+ * error naming file:line, unless it is the last non-blank line (a torn
+ * line): that one is skipped with a warning on stderr. */
+int cli_read_results(const char *path, cli_record_visit visit, void *ctx, struct ee_err *err);
+/* "1,10,100" into ks[0..max): positive decimal integers, nothing else. */
+int cli_parse_ks(const char *s, unsigned long *ks, size_t max, size_t *ret_n, struct ee_err *err);
+
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 
@@ -119,5 +130,6 @@ int cmd_doctor(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
                             "  metrics  recompute the summary from a results file\n"
                             "  compare  two runs' metrics and tasks; exit 1 on a regression\n"
                             "  history  the runs eval stored, with trends; history show ID\n"
+                            "  report   a results file as one HTML page: RESULTS -o REPORT.html\n"
                             "  doctor   which isolation features this host offers\n"
                             "  serve    the evaluator as an HTTP service: --listen HOST:PORT\n"
                             "  --version\n";
@@ -49,6 +50,8 @@ int main(int argc, char **argv)
 		return cmd_metrics(argc - 1, argv + 1);
 	if (strcmp(cmd, "compare") == 0)
 		return cmd_compare(argc - 1, argv + 1);
+	if (strcmp(cmd, "report") == 0)
+		return cmd_report(argc - 1, argv + 1);
 	if (strcmp(cmd, "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
 	fprintf(stderr, "execeval: unknown command '%s'\n%s", cmd, usage);

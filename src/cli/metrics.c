@@ -1,30 +1,21 @@
 /* metrics.c - `execeval metrics`: the summary of a results file.
  *
- * Reads the results JSONL one line at a time (each line capped at
- * MAX_LINE), adds every record to an ee_summary, prints the table and
- * optionally writes the summary JSON. A bad line is an input error (exit 2,
- * naming file:line and field) unless it is the last non-blank line: a run
- * killed while appending leaves a torn last line, which is skipped with a
- * warning. Wall time and throughput come from the records' timestamps.
+ * Reads the results JSONL (cli_read_results: a bad line is an input error,
+ * exit 2, naming file:line and field, unless it is a torn last line), adds
+ * every record to an ee_summary, prints the table and optionally writes the
+ * summary JSON. Wall time and throughput come from the records' timestamps.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-#include "buf.h"
 #include "cli/cli.h"
 #include "composite.h"
 #include "err.h"
 #include "summary.h"
 
-#define MAX_LINE (16u << 20)
-#define MAX_KS   32
-#define MAX_K    1000000000ul
+#define MAX_KS 32
 
 static const char usage[] = "usage: execeval metrics RESULTS.jsonl [-k 1,10,100] [--json FILE]\n"
                             "  -k LIST       pass@k for these k (default 1,10,100); a k is reported only\n"
@@ -42,28 +33,6 @@ struct metrics_args {
 	size_t nk;
 };
 
-/* "1,10,100": positive decimal integers, nothing else. */
-static int parse_ks(const char *s, struct metrics_args *a, struct ee_err *err)
-{
-	const char *p = s;
-
-	a->nk = 0;
-	for (;;) {
-		unsigned long k = 0;
-		const char *digits = p;
-		for (; *p >= '0' && *p <= '9' && k <= MAX_K; p++)
-			k = k * 10 + (unsigned long)(*p - '0');
-		if (p == digits || k == 0 || k > MAX_K || (*p && *p != ','))
-			return ee_fail(err, EE_ERR_USAGE,
-			               "-k: expected comma-separated positive integers, got '%s'", s);
-		if (a->nk == MAX_KS)
-			return ee_fail(err, EE_ERR_USAGE, "-k: at most %d values", MAX_KS);
-		a->ks[a->nk++] = k;
-		if (!*p++)
-			return 0;
-	}
-}
-
 static int parse_args(int argc, char **argv, struct metrics_args *a, struct ee_err *err)
 {
 	enum { O_JSON = 256, O_COMPOSITE, O_HELP };
@@ -78,7 +47,7 @@ static int parse_args(int argc, char **argv, struct metrics_args *a, struct ee_e
 	a->ks[0] = 1, a->ks[1] = 10, a->ks[2] = 100, a->nk = 3;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "k:", longopts, NULL)) != -1) {
-		if (c == 'k' && parse_ks(optarg, a, err) < 0)
+		if (c == 'k' && cli_parse_ks(optarg, a->ks, MAX_KS, &a->nk, err) < 0)
 			return -1;
 		else if (c == O_JSON)
 			a->json_out = optarg;
@@ -98,106 +67,9 @@ static int parse_args(int argc, char **argv, struct metrics_args *a, struct ee_e
 	return 0;
 }
 
-/* ---- lines ---------------------------------------------------------------- */
-
-struct reader {
-	int fd;
-	char chunk[65536];
-	size_t pos, len;
-	int eof;
-	struct ee_buf line; /* the current line, without its newline */
-};
-
-/* 1: a line is in r->line; 0: end of file; -1: read error or over MAX_LINE. */
-static int next_line(struct reader *r, const char *name, unsigned long lineno, struct ee_err *err)
+static int add_record(void *ctx, const json_t *rec, const char *where, struct ee_err *err)
 {
-	int got = 0;
-
-	ee_buf_reset(&r->line);
-	for (;;) {
-		if (r->pos == r->len) {
-			if (r->eof)
-				return got;
-			ssize_t n = read(r->fd, r->chunk, sizeof(r->chunk));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return ee_fail_errno(err, EE_ERR_USAGE, "%s", name);
-			r->eof = n == 0;
-			r->pos = 0;
-			r->len = (size_t)n;
-			continue;
-		}
-		char *start = r->chunk + r->pos, *nl = memchr(start, '\n', r->len - r->pos);
-		size_t take = nl ? (size_t)(nl - start) : r->len - r->pos;
-		if (ee_buf_append(&r->line, start, take) < 0)
-			return ee_fail(err, EE_ERR_USAGE, "%s:%lu: line longer than %u MiB", name, lineno,
-			               MAX_LINE >> 20);
-		got = 1;
-		r->pos += take + (nl != NULL);
-		if (nl)
-			return 1;
-	}
-}
-
-static int is_blank(const struct ee_buf *b)
-{
-	for (size_t i = 0; i < b->len; i++)
-		if (!strchr(" \t\r", b->data[i]))
-			return 0;
-	return 1;
-}
-
-static int add_line(struct ee_summary *s, const struct ee_buf *line, const char *where, struct ee_err *err)
-{
-	json_error_t jerr;
-	json_t *rec = json_loadb(line->data, line->len, 0, &jerr);
-
-	if (!rec)
-		return ee_fail(err, EE_ERR_USAGE, "%s: invalid JSON at column %d: %s", where, jerr.column,
-		               jerr.text);
-	int rc = ee_summary_add(s, rec, where, err);
-	json_decref(rec);
-	return rc;
-}
-
-/* Adds every record of the file; a bad last line only warns. */
-static int read_results(struct ee_summary *s, const char *path, struct ee_err *err)
-{
-	struct reader *r = calloc(1, sizeof(*r));
-	struct ee_err pending = { 0 };
-	unsigned long lineno = 0;
-	char where[4096];
-	int rc;
-
-	if (!r)
-		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	ee_buf_init(&r->line, MAX_LINE);
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0)
-		rc = ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
-	else
-		while ((rc = next_line(r, path, lineno + 1, err)) > 0) {
-			lineno++;
-			if (is_blank(&r->line))
-				continue;
-			if (pending.code) { /* the bad line was not the last one */
-				*err = pending;
-				rc = -1;
-				break;
-			}
-			snprintf(where, sizeof(where), "%s:%lu", path, lineno);
-			add_line(s, &r->line, where, &pending);
-		}
-	if (rc == 0 && pending.code)
-		fprintf(stderr,
-		        "execeval: warning: %s; skipped the last line (torn by an interrupted run?)\n",
-		        pending.msg);
-	if (r->fd >= 0)
-		close(r->fd);
-	ee_buf_free(&r->line);
-	free(r);
-	return rc;
+	return ee_summary_add(ctx, rec, where, err);
 }
 
 /* ---- output --------------------------------------------------------------- */
@@ -222,7 +94,7 @@ static int summarize(const struct metrics_args *a, struct ee_err *err)
 
 	if (!s)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	if (read_results(s, a->results, err) < 0)
+	if (cli_read_results(a->results, add_record, s, err) < 0)
 		goto out;
 	double wall_s = ee_summary_span_s(s);
 	summary = ee_summary_json(s, a->ks, a->nk, wall_s);

@@ -1,0 +1,137 @@
+/* report.c - `execeval report`: a results file as one HTML page.
+ *
+ * Reads the results file as `execeval metrics` does (cli_read_results),
+ * gathers it (src/report/report.c), writes the page into memory (capped at
+ * EE_REPORT_MAX_BYTES) and then to -o in one go, so a failed run leaves no
+ * half page behind it. --history needs the history database, which this
+ * build does not have: the option is parsed and refused (exit 2).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "err.h"
+#include "report/out.h"
+#include "report/report.h"
+
+#define MAX_KS 32
+
+static const char usage[] =
+        "usage: execeval report RESULTS.jsonl -o REPORT.html [-k 1,10,100] [--title T] [--history DB]\n"
+        "  -o FILE         write the page here (one self-contained HTML file)\n"
+        "  -k LIST         pass@k for these k (default 1,10,100); a k is reported only\n"
+        "                  when every task has at least k samples\n"
+        "  --title T       the page's title (default: execeval report: RESULTS)\n"
+        "  --history DB    add the trend over the runs in this history database\n";
+
+struct report_args {
+	const char *results;
+	const char *out;
+	const char *title;
+	const char *history;
+	unsigned long ks[MAX_KS];
+	size_t nk;
+};
+
+static int parse_args(int argc, char **argv, struct report_args *a, struct ee_err *err)
+{
+	enum { O_TITLE = 256, O_HISTORY, O_HELP };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, O_TITLE },
+		{ "history", required_argument, NULL, O_HISTORY },
+		{ "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	a->ks[0] = 1, a->ks[1] = 10, a->ks[2] = 100, a->nk = 3;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "k:o:", longopts, NULL)) != -1) {
+		if (c == 'k' && cli_parse_ks(optarg, a->ks, MAX_KS, &a->nk, err) < 0)
+			return -1;
+		else if (c == 'o')
+			a->out = optarg;
+		else if (c == O_TITLE)
+			a->title = optarg;
+		else if (c == O_HISTORY)
+			a->history = optarg;
+		else if (c == O_HELP)
+			return 1;
+		else if (c == '?' || c == ':')
+			return ee_fail(err, EE_ERR_USAGE, "unknown option or missing value: '%s'",
+			               argv[optind - 1]);
+	}
+	if (optind != argc - 1)
+		return ee_fail(err, EE_ERR_USAGE, "expected one results file\n%s", usage);
+	a->results = argv[optind];
+	if (!a->out)
+		return ee_fail(err, EE_ERR_USAGE, "-o REPORT.html is required\n%s", usage);
+	if (a->history)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--history: not available in this build (no history database)");
+	return 0;
+}
+
+static int add_record(void *ctx, const json_t *rec, const char *where, struct ee_err *err)
+{
+	return ee_report_add(ctx, rec, where, err);
+}
+
+static int write_page(const struct ee_out *page, const char *path, struct ee_err *err)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return ee_fail_errno(err, EE_ERR_USAGE, "-o: %s", path);
+	int bad = fwrite(page->buf.data, 1, page->buf.len, f) != page->buf.len;
+	if (fclose(f) != 0 || bad)
+		return ee_fail_errno(err, EE_ERR_USAGE, "-o: %s: write failed", path);
+	return 0;
+}
+
+static int make_report(const struct report_args *a, struct ee_err *err)
+{
+	struct ee_report *r = ee_report_new();
+	struct ee_out page;
+	char title[512];
+	int rc = -1;
+
+	ee_out_init(&page, EE_REPORT_MAX_BYTES);
+	if (!r)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (!a->title) {
+		const char *base = strrchr(a->results, '/');
+		snprintf(title, sizeof(title), "execeval report: %s", base ? base + 1 : a->results);
+	}
+	struct ee_report_options opt = {
+		.title = a->title ? a->title : title,
+		.source = a->results,
+		.ks = a->ks,
+		.nk = a->nk,
+	};
+	if (cli_read_results(a->results, add_record, r, err) == 0 && ee_report_html(r, &opt, &page, err) == 0)
+		rc = write_page(&page, a->out, err);
+	ee_out_free(&page);
+	ee_report_free(r);
+	return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = { 0 };
+	struct ee_err err = { 0 };
+	int rc = parse_args(argc, argv, &a, &err);
+
+	if (rc > 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (rc < 0 || make_report(&a, &err) < 0) {
+		fprintf(stderr, "execeval report: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
