@@ -3,17 +3,22 @@
  * Reads the results file as `execeval metrics` does (cli_read_results),
  * gathers it (src/report/report.c), writes the page into memory (capped at
  * EE_REPORT_MAX_BYTES) and then to -o in one go, so a failed run leaves no
- * half page behind it. --history needs the history database, which this
- * build does not have: the option is parsed and refused (exit 2).
+ * half page behind it. --history DB adds the trend over the history's latest
+ * runs (pass@k, mean score, lint pass rate, timeout rate).
  */
 #include <getopt.h>
+#include <math.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "figures.h"
+#include "history.h"
 #include "err.h"
 #include "report/out.h"
+#include "report/svg.h"
 #include "report/report.h"
 
 #define MAX_KS 32
@@ -69,9 +74,76 @@ static int parse_args(int argc, char **argv, struct report_args *a, struct ee_er
 	a->results = argv[optind];
 	if (!a->out)
 		return ee_fail(err, EE_ERR_USAGE, "-o REPORT.html is required\n%s", usage);
-	if (a->history)
-		return ee_fail(err, EE_ERR_USAGE,
-		               "--history: not available in this build (no history database)");
+	return 0;
+}
+
+/* ---- trends from the history ---------------------------------------------- */
+
+#define TREND_RUNS 200 /* the most recent runs drawn */
+
+enum { TR_PASS, TR_MEAN, TR_LINT, TR_TIMEOUT, TR_COUNT };
+
+struct trends {
+	struct ee_svg_point pts[TR_COUNT][TREND_RUNS];
+	size_t n[TR_COUNT];
+	unsigned long k; /* of the pass@k series: the first run's */
+};
+
+static double epoch_of(const char *iso)
+{
+	struct tm tm;
+	memset(&tm, 0, sizeof(tm));
+	const char *end = iso ? strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	return end ? (double)timegm(&tm) : NAN;
+}
+
+static void add_point(struct trends *t, int series, double when, double v)
+{
+	if (isfinite(v) && t->n[series] < TREND_RUNS)
+		t->pts[series][t->n[series]++] = (struct ee_svg_point){ when, v };
+}
+
+static int visit_run(void *ctx, const struct ee_history_run *run, struct ee_err *err)
+{
+	struct trends *t = ctx;
+	struct ee_figures f;
+	json_t *summary = json_loads(run->summary, 0, NULL);
+	double when = epoch_of(run->started_at);
+
+	if (summary && ee_figures_of(summary, NULL, &f, err) == 0) {
+		if (!t->k)
+			t->k = f.k;
+		if (f.k == t->k) /* one series is one k */
+			add_point(t, TR_PASS, when, f.pass_at_k);
+		add_point(t, TR_MEAN, when, f.mean_score);
+		add_point(t, TR_LINT, when, f.lint_pass_rate);
+		add_point(t, TR_TIMEOUT, when, f.timeout_rate);
+	}
+	json_decref(summary);
+	return 0;
+}
+
+/* The series of the history's latest runs (a missing file is an error:
+ * the trend was asked for). */
+static int load_trends(const char *db, struct trends *t, struct ee_report_trend *out, size_t *n_out,
+                       char pass_label[32], struct ee_err *err)
+{
+	struct ee_history *h;
+	struct ee_history_query q = { .limit = TREND_RUNS };
+	static const char *const labels[TR_COUNT] = { NULL, "mean score", "lint pass rate", "timeout rate" };
+
+	if (ee_history_open(db, 0, &h, err) < 0)
+		return -1;
+	int rc = ee_history_list(h, &q, visit_run, t, err);
+	ee_history_close(h);
+	if (rc < 0)
+		return -1;
+	snprintf(pass_label, 32, "pass@%lu", t->k ? t->k : 1);
+	*n_out = 0;
+	for (int i = 0; i < TR_COUNT; i++)
+		if (t->n[i] > 0)
+			out[(*n_out)++] = (struct ee_report_trend){ i == TR_PASS ? pass_label : labels[i],
+				                                    t->pts[i], t->n[i], 1.0 };
 	return 0;
 }
 
@@ -112,10 +184,24 @@ static int make_report(const struct report_args *a, struct ee_err *err)
 		.ks = a->ks,
 		.nk = a->nk,
 	};
+	struct trends *t = a->history ? calloc(1, sizeof(*t)) : NULL;
+	struct ee_report_trend series[TR_COUNT];
+	char pass_label[32];
+	if (a->history) {
+		if (!t || load_trends(a->history, t, series, &opt.n_trends, pass_label, err) < 0) {
+			if (!t)
+				ee_fail(err, EE_ERR_USAGE, "out of memory");
+			free(t);
+			ee_report_free(r);
+			return -1;
+		}
+		opt.trends = series;
+	}
 	if (cli_read_results(a->results, add_record, r, err) == 0 && ee_report_html(r, &opt, &page, err) == 0)
 		rc = write_page(&page, a->out, err);
 	ee_out_free(&page);
 	ee_report_free(r);
+	free(t);
 	return rc;
 }
 

@@ -376,6 +376,33 @@ def test_the_csp_blocks_loads_even_if_markup_got_in(example_run, tmp_path, liste
 # The command's errors.
 
 
+@needs_chromium
+def test_history_trend_over_runs_is_drawn(example_run, tmp_path):
+    """Two evals stored in a history; the report draws one trend chart per
+    series (pass@k, mean score, lint pass rate, timeout rate), each a line
+    through one dot per run, in the browser."""
+    results, _ = example_run
+    db = tmp_path / "h.db"
+    for i, extra in enumerate(([], ["--lint"])):
+        argv = with_isolation([EXECEVAL, "eval", "--tasks", str(REPO / "examples" / "tasks.jsonl"), "--samples",
+                               str(REPO / "examples" / "samples.jsonl"), "-j", "2", "-q", "-k", "1,3",
+                               "-o", str(tmp_path / ("r%d.jsonl" % i)), "--history", str(db), *extra])
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+    page = tmp_path / "trend.html"
+    r = execeval("report", results, "-o", page, "-k", "1,3", "--history", db)
+    assert r.returncode == 0, r.stderr
+    dom = Dom(dump_dom(page, tmp_path))
+    trend = sorted(c for c in dom.charts if c.startswith("chart-trend-"))
+    # pass@1, mean score, timeout rate over two runs; lint only in the second: one point.
+    assert trend == ["chart-trend-0", "chart-trend-1", "chart-trend-2", "chart-trend-3"], sorted(dom.charts)
+    for c in trend:
+        assert dom.charts[c]["path"] >= 1 and dom.charts[c]["circle"] >= 1, (c, dom.charts[c])
+    text = page.read_text(encoding="utf-8")
+    for label in ("pass@1", "mean score", "lint pass rate", "timeout rate"):
+        assert label in text, label
+
+
 def test_a_bad_line_names_file_and_line(example_run, tmp_path):
     results, _ = example_run
     lines = results.read_text().splitlines()
@@ -398,7 +425,7 @@ def test_a_torn_last_line_is_skipped_with_a_warning(example_run, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--history", "h.db", "-o", "x.html"], "--history: not available in this build"),
+    (["--history", "missing.db", "-o", "x.html"], "missing.db"),
     ([], "-o REPORT.html is required"),
     (["-o", "x.html", "-k", "0"], "-k: expected comma-separated positive integers"),
     (["-o", "x.html", "--bogus"], "unknown option"),
