@@ -9,11 +9,14 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "compare.h"
 #include "err.h"
+#include "history.h"
 
 #define MAX_GATED   32
 #define MAX_CHANGED 50 /* rows of changed tasks in the table */
@@ -21,8 +24,11 @@
 
 static const char usage[] =
         "usage: execeval compare BASE NEW [--epsilon 0.01] [--metric pass@1 ...] [--json]\n"
-        "  BASE, NEW      each a summary JSON (eval --summary-json, metrics --json) or a\n"
-        "                 results JSONL (then tasks are compared pairwise too)\n"
+        "                        [--history DB]\n"
+        "  BASE, NEW      each a summary JSON (eval --summary-json, metrics --json), a\n"
+        "                 results JSONL (then tasks are compared pairwise too), or a run\n"
+        "                 id of the history (a number that is not a file: execeval history)\n"
+        "  --history DB   the history run ids refer to (default: eval's default history)\n"
         "  --epsilon E    a gated metric may get worse by at most E (default 0.01)\n"
         "  --metric M     gate on M (repeatable; default pass@1): pass@K, mean_score,\n"
         "                 lint_pass_rate, composite, timeout_rate (lower is better)\n"
@@ -32,6 +38,7 @@ static const char usage[] =
 
 struct compare_args {
 	const char *base, *new_path;
+	const char *history; /* NULL: the default path */
 	double epsilon;
 	struct ee_metric gated[MAX_GATED];
 	size_t n_gated;
@@ -58,8 +65,9 @@ static int add_metric(struct compare_args *a, const char *name, struct ee_err *e
 
 static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_err *err)
 {
-	enum { O_EPS = 256, O_METRIC, O_JSON, O_HELP };
+	enum { O_EPS = 256, O_METRIC, O_JSON, O_HISTORY, O_HELP };
 	static const struct option longopts[] = {
+		{ "history", required_argument, NULL, O_HISTORY },
 		{ "epsilon", required_argument, NULL, O_EPS },
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "json", no_argument, NULL, O_JSON },
@@ -82,6 +90,8 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 				return -1;
 		} else if (c == O_JSON) {
 			a->json = 1;
+		} else if (c == O_HISTORY) {
+			a->history = optarg;
 		} else if (c == O_HELP) {
 			return 1;
 		} else {
@@ -100,9 +110,61 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 
 /* One input. Today a file (a summary or a results file); another source
  * (a history run id) goes here. ks: pass@k to compute from results. */
-static int load_side(const char *arg, const unsigned long *ks, size_t nk, struct ee_compare_side *ret,
-                     struct ee_err *err)
+struct history_side {
+	struct ee_compare_side *side;
+	char source[64];
+	int found;
+};
+
+static int take_run(void *ctx, const struct ee_history_run *run, struct ee_err *err)
 {
+	struct history_side *h = ctx;
+	json_error_t jerr;
+	json_t *summary = json_loads(run->summary, 0, &jerr);
+
+	if (!summary)
+		return ee_fail(err, EE_ERR_USAGE, "%s: stored summary: %s", h->source, jerr.text);
+	h->found = 1;
+	return ee_compare_side_from_summary(summary, h->source, h->side, err);
+}
+
+/* A run of the history: its stored summary (no per-task pairing). */
+static int load_run(const char *db_arg, long long id, struct ee_compare_side *ret, struct ee_err *err)
+{
+	char path[4096];
+	struct ee_history *h;
+	struct history_side hs = { .side = ret };
+
+	if (!db_arg &&
+	    ee_history_default_path(getenv("XDG_DATA_HOME"), getenv("HOME"), path, sizeof(path)) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "run %lld: no history (give --history DB)", id);
+	const char *db = db_arg ? db_arg : path;
+	snprintf(hs.source, sizeof(hs.source), "history run %lld", id);
+	if (ee_history_open(db, 0, &h, err) < 0)
+		return -1;
+	int rc = ee_history_get(h, id, take_run, &hs, err);
+	ee_history_close(h);
+	if (rc == 0 && !hs.found)
+		return ee_fail(err, EE_ERR_USAGE, "%s: no run %lld", db, id);
+	return rc;
+}
+
+/* All digits, and no such file: a history run id. */
+static long long run_id_of(const char *arg)
+{
+	char *end;
+	if (!arg[0] || strspn(arg, "0123456789") != strlen(arg) || access(arg, F_OK) == 0)
+		return -1;
+	long long id = strtoll(arg, &end, 10);
+	return *end ? -1 : id;
+}
+
+static int load_side(const char *arg, const char *history, const unsigned long *ks, size_t nk,
+                     struct ee_compare_side *ret, struct ee_err *err)
+{
+	long long id = run_id_of(arg);
+	if (id >= 0)
+		return load_run(history, id, ret, err);
 	if (ee_compare_side_from_file(arg, ks, nk, ret, err) < 0)
 		return -1;
 	if (ret->torn)
@@ -133,7 +195,8 @@ static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *
 	json_t *report = NULL;
 	int rc = -1;
 
-	if (load_side(a->base, ks, nk, &base, err) < 0 || load_side(a->new_path, ks, nk, &nw, err) < 0 ||
+	if (load_side(a->base, a->history, ks, nk, &base, err) < 0 ||
+	    load_side(a->new_path, a->history, ks, nk, &nw, err) < 0 ||
 	    ee_compare(&base, &nw, &o, &report, err) < 0)
 		goto out;
 	if (a->json) {

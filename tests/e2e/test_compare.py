@@ -208,3 +208,30 @@ def test_usage_errors_and_missing_metrics_exit_2(runs):
     # a gate on a metric that did not get worse passes, however the others moved
     r = compare(runs["base"], runs["new"], "--metric", "timeout_rate")
     assert r.returncode == 0, r.stdout[-1500:]
+
+
+def test_history_run_ids_compare_like_their_summaries(runs, tmp_path):
+    """BASE and NEW as run ids of a history (numbers that are not files):
+    the stored summaries are compared, with the same verdict as the files."""
+    db = tmp_path / "h.db"
+    for name in ("base", "new"):
+        samples = tmp_path / (name + ".samples.jsonl")
+        samples.write_text(Path(runs["tmp"] / (name + ".samples.jsonl")).read_text())
+        r = execeval("eval", "--tasks", TASKS, "--samples", samples, "-j", 2, "-q", "-k", 1,
+                     "-o", tmp_path / (name + ".jsonl"), "--history", db)
+        assert r.returncode == 0, r.stderr[-2000:]
+    by_ids = compare("1", "2", "--history", db, "--json")
+    by_files = compare(runs["base_sum"], runs["new_sum"], "--json")
+    assert (by_ids.returncode, by_files.returncode) == (1, 1), (by_ids.stderr, by_files.stderr)
+    ids, files = json.loads(by_ids.stdout), json.loads(by_files.stdout)
+    assert [r["metric"] for r in ids["metrics"]] == [r["metric"] for r in files["metrics"]]
+    for a, b in zip(ids["metrics"], files["metrics"]):
+        assert (a["gated"], a["regressed"], a["ci_overlap"]) == (b["gated"], b["regressed"], b["ci_overlap"]), a
+        for key in ("base", "new", "delta"):  # the history keeps 17 digits, --summary-json 15
+            assert a[key] == pytest.approx(b[key], abs=1e-12), (a, b)
+    assert ids["tasks"] is None
+    assert compare("2", "2", "--history", db).returncode == 0
+    r = compare("1", "7", "--history", db)
+    assert r.returncode == 2 and "no run 7" in r.stderr, r.stderr
+    r = compare("1", "2", "--history", tmp_path / "missing.db")
+    assert r.returncode == 2 and "missing.db" in r.stderr, r.stderr
