@@ -523,7 +523,9 @@ Test(report, tiny_page_has_every_part)
 	cr_expect(strstr(s, ">4.0 MiB</text>"));
 	/* header: models sorted, records counted (the invalid one too) */
 	cr_expect(strstr(s, "5 records \xc2\xb7 models &lt;m2&gt;, m1"), "%.400s", strstr(s, "<header>"));
-	cr_expect(strstr(s, "No confidence intervals in this summary."));
+	/* the summary's bootstrap intervals: whiskers on the pass@k bars */
+	cr_expect(!strstr(s, "No confidence intervals in this summary."));
+	cr_expect(occurrences(s, "class=\"whisker\"") >= 1);
 	expect_finite(s);
 	free(s);
 	ee_report_free(r);
