@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "compare.h"
+#include "composite.h"
 #include "err.h"
 #include "history.h"
 
@@ -29,6 +30,9 @@ static const char usage[] =
         "                 results JSONL (then tasks are compared pairwise too), or a run\n"
         "                 id of the history (a number that is not a file: execeval history)\n"
         "  --history DB   the history run ids refer to (default: eval's default history)\n"
+        "  --composite F  compute the composite score with formula F on both sides (from\n"
+        "                 their summaries' metrics); without it, both sides' recorded\n"
+        "                 formulas must agree for composite to be compared\n"
         "  --epsilon E    a gated metric may get worse by at most E (default 0.01)\n"
         "  --metric M     gate on M (repeatable; default pass@1): pass@K, mean_score,\n"
         "                 lint_pass_rate, composite, timeout_rate (lower is better)\n"
@@ -39,6 +43,8 @@ static const char usage[] =
 struct compare_args {
 	const char *base, *new_path;
 	const char *history; /* NULL: the default path */
+	int composite;       /* --composite given: formula */
+	struct ee_composite formula;
 	double epsilon;
 	struct ee_metric gated[MAX_GATED];
 	size_t n_gated;
@@ -65,8 +71,9 @@ static int add_metric(struct compare_args *a, const char *name, struct ee_err *e
 
 static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_err *err)
 {
-	enum { O_EPS = 256, O_METRIC, O_JSON, O_HISTORY, O_HELP };
+	enum { O_EPS = 256, O_METRIC, O_JSON, O_HISTORY, O_COMPOSITE, O_HELP };
 	static const struct option longopts[] = {
+		{ "composite", required_argument, NULL, O_COMPOSITE },
 		{ "history", required_argument, NULL, O_HISTORY },
 		{ "epsilon", required_argument, NULL, O_EPS },
 		{ "metric", required_argument, NULL, O_METRIC },
@@ -92,6 +99,10 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 			a->json = 1;
 		} else if (c == O_HISTORY) {
 			a->history = optarg;
+		} else if (c == O_COMPOSITE) {
+			if (ee_composite_parse(optarg, &a->formula, err) < 0)
+				return -1;
+			a->composite = 1;
 		} else if (c == O_HELP) {
 			return 1;
 		} else {
@@ -186,6 +197,34 @@ static size_t results_ks(const struct compare_args *a, unsigned long *ks)
 	return n;
 }
 
+/* One formula on both sides: --composite's, computed from each summary's
+ * metrics; else the recorded ones, which must be the same formula and
+ * version, or composite means two different things. */
+static int reconcile_composite(const struct compare_args *a, struct ee_compare_side *base,
+                               struct ee_compare_side *nw, struct ee_err *err)
+{
+	if (a->composite) {
+		ee_composite_add(&a->formula, base->summary);
+		ee_composite_add(&a->formula, nw->summary);
+		return 0;
+	}
+	const json_t *b = json_object_get(base->summary, "composite");
+	const json_t *n = json_object_get(nw->summary, "composite");
+	const char *fb = json_string_value(json_object_get(b, "formula"));
+	const char *fn = json_string_value(json_object_get(n, "formula"));
+	if (!b || !n)
+		return 0; /* a gated composite missing on a side is compare's own error */
+	if (!fb || !fn || strcmp(fb, fn) != 0 ||
+	    json_integer_value(json_object_get(b, "version")) !=
+	            json_integer_value(json_object_get(n, "version")))
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "composite: BASE's formula '%.80s' and NEW's '%.80s' differ: give --composite F to "
+		        "compare one formula",
+		        fb ? fb : "?", fn ? fn : "?");
+	return 0;
+}
+
 static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *err)
 {
 	struct ee_compare_side base = { 0 }, nw = { 0 };
@@ -197,7 +236,7 @@ static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *
 
 	if (load_side(a->base, a->history, ks, nk, &base, err) < 0 ||
 	    load_side(a->new_path, a->history, ks, nk, &nw, err) < 0 ||
-	    ee_compare(&base, &nw, &o, &report, err) < 0)
+	    reconcile_composite(a, &base, &nw, err) < 0 || ee_compare(&base, &nw, &o, &report, err) < 0)
 		goto out;
 	if (a->json) {
 		if (json_dumpf(report, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0)

@@ -235,3 +235,29 @@ def test_history_run_ids_compare_like_their_summaries(runs, tmp_path):
     assert r.returncode == 2 and "no run 7" in r.stderr, r.stderr
     r = compare("1", "2", "--history", tmp_path / "missing.db")
     assert r.returncode == 2 and "missing.db" in r.stderr, r.stderr
+
+
+def test_composite_is_compared_under_one_formula(runs, tmp_path):
+    """--composite F computes the score on both sides (results or summaries);
+    without it, summaries whose recorded formulas differ are not compared."""
+    r = compare(runs["base"], runs["new"], "--metric", "composite", "--composite", "correctness", "--json")
+    assert r.returncode == 1, r.stderr  # the fabricated regression lowers correctness
+    row = [m for m in json.loads(r.stdout)["metrics"] if m["metric"] == "composite"][0]
+    base, new = read_jsonl(runs["base"]), read_jsonl(runs["new"])
+    share = lambda recs: sum(x["status"] == "pass" for x in recs) / len(recs)
+    assert row["base"] == pytest.approx(share(base)) and row["new"] == pytest.approx(share(new)), row
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for results, out, formula in ((runs["base"], a, "0.5*correctness+0.5*mean_score"),
+                                  (runs["new"], b, "correctness")):
+        m = execeval("metrics", results, "--json", out, "--composite", formula)
+        assert m.returncode == 0, m.stderr
+    r = compare(a, b, "--metric", "composite")
+    assert r.returncode == 2, r.stdout
+    assert "formula '0.5*correctness+0.5*mean_score' and NEW's 'correctness' differ" in r.stderr, r.stderr
+    r = compare(a, b, "--metric", "composite", "--composite", "mean_score", "--json")
+    assert r.returncode == 1, r.stderr
+    row = [m for m in json.loads(r.stdout)["metrics"] if m["metric"] == "composite"][0]
+    mean = [m for m in json.loads(r.stdout)["metrics"] if m["metric"] == "mean_score"][0]
+    assert (row["base"], row["new"]) == pytest.approx((mean["base"], mean["new"]))
+    r = compare(a, b, "--composite", "0.7*correctnes")
+    assert r.returncode == 2 and "unknown metric" in r.stderr, r.stderr
