@@ -13,6 +13,10 @@
 
 #include "err.h"
 
+/* By enum ee_cmetric; pass@ takes its k after the '@'. */
+static const char *const metric_names[] = { "correctness", "pass@",        "mean_score",
+	                                    "lint",        "timeout_rate", "error_rate" };
+
 struct parser {
 	struct ee_composite *c;
 	const char *p, *start;
@@ -55,16 +59,6 @@ static int number(struct parser *ps)
 
 static int metric(struct parser *ps)
 {
-	static const struct {
-		const char *name;
-		int metric;
-	} names[] = {
-		{ "correctness", EE_CM_CORRECTNESS },
-		{ "mean_score", EE_CM_MEAN_SCORE },
-		{ "lint", EE_CM_LINT },
-		{ "timeout_rate", EE_CM_TIMEOUT_RATE },
-		{ "error_rate", EE_CM_ERROR_RATE },
-	};
 	const char *s = ps->p;
 	size_t n = 0;
 
@@ -81,10 +75,11 @@ static int metric(struct parser *ps)
 		return node(ps, (struct ee_cnode){
 		                        .kind = EE_CN_METRIC, .metric = EE_CM_PASS_AT, .k = (unsigned)k });
 	}
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i].name) == n && strncmp(s, names[i].name, n) == 0) {
+	for (int m = 0; m < (int)(sizeof(metric_names) / sizeof(metric_names[0])); m++)
+		if (m != EE_CM_PASS_AT && strlen(metric_names[m]) == n &&
+		    strncmp(s, metric_names[m], n) == 0) {
 			ps->p += n;
-			return node(ps, (struct ee_cnode){ .kind = EE_CN_METRIC, .metric = names[i].metric });
+			return node(ps, (struct ee_cnode){ .kind = EE_CN_METRIC, .metric = m });
 		}
 	return fail(ps, "unknown metric (correctness, pass@K, mean_score, lint, timeout_rate, error_rate)");
 }
@@ -212,14 +207,11 @@ int ee_composite_eval(const struct ee_composite *c, const json_t *block, double 
 		case EE_CN_METRIC:
 			v[i] = metric_value(n, block);
 			if (isnan(v[i])) {
-				static const char *const names[] = { "correctness",  "pass@",
-					                             "mean_score",   "lint",
-					                             "timeout_rate", "error_rate" };
 				char k[16] = "";
 				if (n->metric == EE_CM_PASS_AT)
 					snprintf(k, sizeof(k), "%u", n->k);
 				return ee_fail(err, EE_ERR_USAGE, "%s%s is not in the summary%s",
-				               names[n->metric], k,
+				               metric_names[n->metric], k,
 				               n->metric == EE_CM_LINT ? " (it needs --lint)" : "");
 			}
 			break;

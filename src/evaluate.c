@@ -124,9 +124,9 @@ static int retry(struct ee_eval *ev, struct ee_err *err)
 	return launch(ev, err);
 }
 
-static json_t *sandbox_error(const struct ee_eval *ev, const char *msg)
+json_t *ee_eval_sandbox_error(const struct ee_task *task, const char *msg)
 {
-	return json_pack("{s:s, s:s, s:s}", "task_id", ev->task->task_id, "sandbox_error", msg,
+	return json_pack("{s:s, s:s, s:s}", "task_id", task->task_id, "sandbox_error", msg,
 	                 "execeval_version", EE_VERSION);
 }
 
@@ -142,7 +142,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 		ee_sandbox_free(sb);
 		if (retry(ev, &err) == 0)
 			return;
-		ev->cb(ev->ctx, sandbox_error(ev, err.msg));
+		ev->cb(ev->ctx, ee_eval_sandbox_error(ev->task, err.msg));
 		free_eval(ev);
 		return;
 	}
@@ -150,7 +150,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	if (out->interrupted) {
 		rec = NULL; /* stopped by execeval's own signal: no verdict to give */
 	} else if (out->setup_failed) {
-		rec = sandbox_error(ev, out->setup_err.msg);
+		rec = ee_eval_sandbox_error(ev->task, out->setup_err.msg);
 	} else {
 		struct ee_record_parts parts = {
 			.task = ev->task,

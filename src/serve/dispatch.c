@@ -78,13 +78,6 @@ static void on_record(void *ctx, json_t *record)
 	pump(d);
 }
 
-/* The host, not the candidate, failed: a record that says so. */
-static json_t *sandbox_error(const struct item *it, const char *msg)
-{
-	return json_pack("{s:s, s:s, s:s}", "task_id", it->c.task->task_id, "sandbox_error", msg,
-	                 "execeval_version", EE_VERSION);
-}
-
 /* Starts waiting candidates while sandbox slots are free. */
 static void pump(struct ee_dispatch *d)
 {
@@ -98,7 +91,7 @@ static void pump(struct ee_dispatch *d)
 		d->waiting--;
 		clock_gettime(CLOCK_MONOTONIC, &it->started);
 		if (ee_eval_start(d->loop, d->o, &it->c, on_record, it, &err) < 0) {
-			it->cb(it->ctx, sandbox_error(it, err.msg), 0);
+			it->cb(it->ctx, ee_eval_sandbox_error(it->c.task, err.msg), 0);
 			free(it);
 			continue;
 		}
