@@ -157,8 +157,9 @@ def run(runs_dir):
         feed `stdin` to execeval. task: a dict written as JSON; task_text: a
         task file's raw text."""
         counter[0] += 1
-        d = runs_dir / ("r%04d-%s" % (counter[0], secrets.token_hex(3)))
-        d.mkdir()
+        # mkdtemp, not a random name: every test's first run is r0001, and a
+        # 3-byte suffix collided once in ~300 tests (birthday odds).
+        d = Path(tempfile.mkdtemp(prefix="r%04d-" % counter[0], dir=runs_dir))
         argv = [EXECEVAL, command]
         for a in asserts or ():
             argv += ["--assert", a]
