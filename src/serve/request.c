@@ -11,6 +11,8 @@
 #include "resource_limits.h"
 
 static const char *const run_fields[] = { "task", "candidate", "limits", "model", "sample", "extract" };
+/* A batch's own fields besides "runs": defaults for the runs that lack them. */
+static const char *const batch_defaults[] = { "task", "limits", "model", "extract" };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -205,6 +207,57 @@ static int alloc_runs(struct ee_request *r, size_t n, struct ee_err *err)
 	return 0;
 }
 
+static int is_batch_field(const char *key)
+{
+	if (strcmp(key, "runs") == 0)
+		return 1;
+	for (size_t i = 0; i < COUNT(batch_defaults); i++)
+		if (strcmp(key, batch_defaults[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The batch's defaults are read once on their own, so that a fault in one
+ * is named where it is ("task.tests[0].kind"), not in every run. */
+static int check_defaults(const json_t *root, const struct ee_request_rules *rules, struct ee_err *err)
+{
+	struct ee_run probe = { 0 };
+	enum ee_extract_mode mode = rules->extract;
+	int rc = 0;
+
+	if (json_object_get(root, "task"))
+		rc = read_task(root, "", &probe, err) < 0 ||
+		                     check_ceiling(&probe.task.limits, rules->ceiling, "", "task.limits", err) < 0
+		             ? -1
+		             : 0;
+	if (rc == 0)
+		rc = read_limits(root, "", rules->ceiling, &probe.task.limits, err);
+	if (rc == 0)
+		rc = read_options(root, "", &probe, &mode, err);
+	ee_task_free(&probe.task);
+	free(probe.model);
+	return rc;
+}
+
+/* A run with the batch's defaults for the fields it does not have (a
+ * run's own field replaces the default whole: its "limits" are not merged
+ * key by key with the batch's). NULL when out of memory. */
+static json_t *with_defaults(const json_t *run, const json_t *root)
+{
+	if (!json_is_object(run))
+		return json_incref((json_t *)run);
+	json_t *merged = json_copy((json_t *)run);
+	for (size_t i = 0; merged && i < COUNT(batch_defaults); i++) {
+		json_t *v = json_object_get(root, batch_defaults[i]);
+		if (v && !json_object_get(run, batch_defaults[i]) &&
+		    json_object_set(merged, batch_defaults[i], v) < 0) {
+			json_decref(merged);
+			merged = NULL;
+		}
+	}
+	return merged;
+}
+
 static int read_batch(const json_t *root, const struct ee_request_rules *rules, struct ee_request *r,
                       struct ee_err *err)
 {
@@ -214,8 +267,8 @@ static int read_batch(const json_t *root, const struct ee_request_rules *rules, 
 	const json_t *runs = json_object_get(root, "runs");
 
 	json_object_foreach ((json_t *)root, key, v)
-		if (strcmp(key, "runs") != 0)
-			return fail(err, "", key, "unknown field (expected runs)");
+		if (!is_batch_field(key))
+			return fail(err, "", key, "unknown field (expected runs, task, limits, model, extract)");
 	if (!runs)
 		return fail(err, "", "runs", "required (an array of run objects)");
 	if (!json_is_array(runs) || json_array_size(runs) == 0)
@@ -225,12 +278,17 @@ static int read_batch(const json_t *root, const struct ee_request_rules *rules, 
 		     max_runs);
 		return -2;
 	}
-	if (alloc_runs(r, json_array_size(runs), err) < 0)
+	if (check_defaults(root, rules, err) < 0 || alloc_runs(r, json_array_size(runs), err) < 0)
 		return -1;
 	for (size_t i = 0; i < r->n_runs; i++) {
 		char prefix[32];
+		json_t *run = with_defaults(json_array_get(runs, i), root);
 		snprintf(prefix, sizeof(prefix), "runs[%zu]", i);
-		if (read_run(json_array_get(runs, i), prefix, rules, &r->runs[i], err) < 0)
+		if (!run)
+			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+		int rc = read_run(run, prefix, rules, &r->runs[i], err);
+		json_decref(run);
+		if (rc < 0)
 			return -1;
 	}
 	return 0;

@@ -2,7 +2,9 @@
  * programs (docs/api.md).
  *
  * A run is {"task", "candidate", "limits"?, "model"?, "sample"?, "extract"?};
- * a batch is {"runs": [run, ...]}. Reading is strict: an unknown field, a
+ * a batch is {"runs": [run, ...]} with optional "task", "limits", "model"
+ * and "extract" that apply to each run without its own (a run's own field
+ * replaces the batch's whole). Reading is strict: an unknown field, a
  * wrong type or an invalid task fails with a message and err->field set to
  * the JSON path at fault ("runs[3].task.tests[0].kind"), so a client learns
  * exactly what to fix. The request's limits override the task's, which

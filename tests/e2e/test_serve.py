@@ -395,6 +395,38 @@ def test_batch_with_an_invalid_run_is_400_and_runs_nothing(serve, bad_run, field
         "an invalid batch was (partly) evaluated"
 
 
+def test_batch_with_one_task_for_many_candidates(serve):
+    """n samples of one prompt: the task (and limits, model, extract) sent
+    once for the batch; a run's own field wins over the batch's."""
+    s = serve()
+    runs = [{"candidate": ADD_OK if i % 3 else ADD_BAD, "sample": i} for i in range(12)]
+    runs.append({"candidate": SPIN, "sample": 12})
+    runs.append({"candidate": ADD_OK, "sample": 13, "model": "own", "limits": {"timeout_s": 2}})
+    runs.append({"candidate": "def mul(a, b):\n    return a * b\n", "sample": 14,
+                 "task": {"task_id": "serve/mul", "tests": [{"kind": "assert", "code": "assert mul(2, 3) == 6"}]}})
+    a = s.post("/v1/batch", {"task": ADD_TASK, "limits": {"timeout_s": 0.5}, "model": "shared",
+                             "extract": "auto", "runs": runs})
+    assert a.status == 200, a
+    recs = a.json["records"]
+    assert [r["sample"] for r in recs] == list(range(15))
+    assert [r["task_id"] for r in recs] == ["serve/add"] * 14 + ["serve/mul"]
+    assert [r["status"] for r in recs[:12]] == ["assertion_fail" if i % 3 == 0 else "pass" for i in range(12)]
+    assert recs[12]["status"] == "timeout" and recs[12]["resources"]["wall_ms"] < 1500, recs[12]
+    assert [r["model"] for r in recs] == ["shared"] * 13 + ["own", "shared"]
+    assert recs[13]["status"] == "pass" and recs[14]["status"] == "pass", recs[13:]
+
+
+def test_batch_default_errors_name_the_batch_field(serve):
+    s = serve()
+    bad_task = dict(ADD_TASK, tests=[{"kind": "nope", "code": "x"}])
+    cases = [({"task": bad_task, "runs": [{"candidate": ADD_OK}]}, "task.tests[0].kind"),
+             ({"task": ADD_TASK, "limits": {"timeout_s": 99}, "runs": [{"candidate": ADD_OK}]}, "limits.timeout_s"),
+             ({"task": ADD_TASK, "sample": 1, "runs": [{"candidate": ADD_OK}]}, "sample"),
+             ({"runs": [{"candidate": ADD_OK}]}, "runs[0].task")]
+    for req, field in cases:
+        assert error_of(s.post("/v1/batch", req), 400)["field"] == field, req
+
+
 def test_batch_body_errors(serve):
     s = serve()
     assert error_of(s.batch([]), 400)["field"] == "runs"

@@ -125,6 +125,22 @@ static const struct bad_case bad[] = {
 	{ "{}", EE_REQUEST_BATCH, "runs", "required" },
 	{ "{\"runs\": []}", EE_REQUEST_BATCH, "runs", "non-empty" },
 	{ "{\"runs\": [], \"x\": 1}", EE_REQUEST_BATCH, "x", "unknown field" },
+	{ "{\"runs\": [{\"candidate\": \"x\"}], \"sample\": 1}", EE_REQUEST_BATCH, "sample", "unknown field" },
+	{ "{\"runs\": [{\"candidate\": \"x\"}], \"candidate\": \"x\"}", EE_REQUEST_BATCH, "candidate",
+	  "unknown field" },
+	{ "{\"runs\": [{\"candidate\": \"x\"}]}", EE_REQUEST_BATCH, "runs[0].task", "required" },
+	{ "{\"task\": {\"task_id\": \"t\", \"tests\": [{\"kind\": \"nope\"}]}, \"runs\": [{\"candidate\": "
+	  "\"x\"}]}",
+	  EE_REQUEST_BATCH, "task.tests[0].kind", "expected one of" },
+	{ "{\"task\": " TASK ", \"limits\": {\"timeout_s\": 9}, \"runs\": [{\"candidate\": \"x\"}]}",
+	  EE_REQUEST_BATCH, "limits.timeout_s", "ceiling 3" },
+	{ "{\"task\": " TASK ", \"model\": 7, \"runs\": [{\"candidate\": \"x\"}]}", EE_REQUEST_BATCH,
+	  "model", "expected a string" },
+	{ "{\"task\": " TASK ", \"extract\": \"all\", \"runs\": [{\"candidate\": \"x\"}]}",
+	  EE_REQUEST_BATCH, "extract", "" },
+	{ "{\"task\": 3, \"runs\": [{\"candidate\": \"x\"}]}", EE_REQUEST_BATCH, "task", "expected an object" },
+	{ "{\"task\": " TASK ", \"runs\": [{\"candidate\": \"x\"}, {\"candidate\": 1}]}", EE_REQUEST_BATCH,
+	  "runs[1].candidate", "expected a string" },
 	{ "{\"runs\": [{\"task\": " TASK ", \"candidate\": \"x\"}, 7]}", EE_REQUEST_BATCH, "runs[1]",
 	  "expected an object" },
 	{ "{\"runs\": [{\"task\": " TASK ", \"candidate\": \"x\"}, {\"task\": " TASK "}]}", EE_REQUEST_BATCH,
@@ -144,6 +160,40 @@ Test(request, malformed_bodies_name_the_field)
 		cr_expect(strstr(err.msg, bad[i].in_msg) != NULL, "case %zu: message '%s'", i, err.msg);
 		cr_expect_null(r.runs, "case %zu: half-built request returned", i);
 	}
+	no_leaks();
+}
+
+/* One task for many candidates (n samples of one prompt): each run without
+ * its own task, limits, model or extract takes the batch's; a run's own
+ * field replaces the batch's whole. */
+Test(request, batch_defaults_apply_to_runs_without_their_own)
+{
+	struct ee_request r;
+	struct ee_err err;
+	const char *body =
+	        "{\"task\": " TASK ", \"limits\": {\"timeout_s\": 0.5}, \"model\": \"m\", \"extract\": \"none\","
+	        " \"runs\": [{\"candidate\": \"a\"},"
+	        " {\"candidate\": \"b\", \"model\": \"own\", \"sample\": 1, \"limits\": {\"memory_mb\": 64}},"
+	        " {\"candidate\": \"```python\\nc\\n```\", \"extract\": \"fenced\","
+	        "  \"task\": {\"task_id\": \"other\", \"tests\": [{\"kind\": \"assert\", \"code\": \"assert 1\"}]}}]}";
+
+	cr_assert_eq(parse(body, EE_REQUEST_BATCH, &r, &err), 0, "%s", err.msg);
+	cr_assert_eq(r.n_runs, 3);
+	cr_expect_str_eq(r.runs[0].task.task_id, "t");
+	cr_expect_str_eq(r.runs[0].model, "m");
+	cr_expect_str_eq(r.runs[0].program, "a");
+	cr_expect(r.runs[0].task.limits.has_timeout);
+	cr_expect_float_eq(r.runs[0].task.limits.timeout_s, 0.5, 1e-9);
+	cr_expect_str_eq(r.runs[1].task.task_id, "t");
+	cr_expect_str_eq(r.runs[1].model, "own");
+	cr_expect_eq(r.runs[1].sample, 1);
+	cr_expect_not(r.runs[1].task.limits.has_timeout, "a run's own limits replace the batch's whole");
+	cr_expect(r.runs[1].task.limits.has_memory);
+	cr_expect_str_eq(r.runs[2].task.task_id, "other");
+	cr_expect_str_eq(r.runs[2].program, "c\n");
+	cr_expect_str_eq(r.runs[2].model, "m");
+	cr_expect(r.runs[2].task.limits.has_timeout, "the batch's limits apply over a run's own task");
+	ee_request_free(&r);
 	no_leaks();
 }
 
