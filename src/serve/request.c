@@ -226,8 +226,8 @@ static int check_defaults(const json_t *root, const struct ee_request_rules *rul
 	int rc = 0;
 
 	if (json_object_get(root, "task"))
-		rc = read_task(root, "", &probe, err) < 0 ||
-		                     check_ceiling(&probe.task.limits, rules->ceiling, "", "task.limits", err) < 0
+		rc = read_task(root, "", &probe, err) < 0 || check_ceiling(&probe.task.limits, rules->ceiling,
+		                                                           "", "task.limits", err) < 0
 		             ? -1
 		             : 0;
 	if (rc == 0)
@@ -268,7 +268,8 @@ static int read_batch(const json_t *root, const struct ee_request_rules *rules, 
 
 	json_object_foreach ((json_t *)root, key, v)
 		if (!is_batch_field(key))
-			return fail(err, "", key, "unknown field (expected runs, task, limits, model, extract)");
+			return fail(err, "", key,
+			            "unknown field (expected runs, task, limits, model, extract)");
 	if (!runs)
 		return fail(err, "", "runs", "required (an array of run objects)");
 	if (!json_is_array(runs) || json_array_size(runs) == 0)

@@ -125,7 +125,8 @@ static const struct bad_case bad[] = {
 	{ "{}", EE_REQUEST_BATCH, "runs", "required" },
 	{ "{\"runs\": []}", EE_REQUEST_BATCH, "runs", "non-empty" },
 	{ "{\"runs\": [], \"x\": 1}", EE_REQUEST_BATCH, "x", "unknown field" },
-	{ "{\"runs\": [{\"candidate\": \"x\"}], \"sample\": 1}", EE_REQUEST_BATCH, "sample", "unknown field" },
+	{ "{\"runs\": [{\"candidate\": \"x\"}], \"sample\": 1}", EE_REQUEST_BATCH, "sample",
+	  "unknown field" },
 	{ "{\"runs\": [{\"candidate\": \"x\"}], \"candidate\": \"x\"}", EE_REQUEST_BATCH, "candidate",
 	  "unknown field" },
 	{ "{\"runs\": [{\"candidate\": \"x\"}]}", EE_REQUEST_BATCH, "runs[0].task", "required" },
@@ -134,11 +135,12 @@ static const struct bad_case bad[] = {
 	  EE_REQUEST_BATCH, "task.tests[0].kind", "expected one of" },
 	{ "{\"task\": " TASK ", \"limits\": {\"timeout_s\": 9}, \"runs\": [{\"candidate\": \"x\"}]}",
 	  EE_REQUEST_BATCH, "limits.timeout_s", "ceiling 3" },
-	{ "{\"task\": " TASK ", \"model\": 7, \"runs\": [{\"candidate\": \"x\"}]}", EE_REQUEST_BATCH,
-	  "model", "expected a string" },
-	{ "{\"task\": " TASK ", \"extract\": \"all\", \"runs\": [{\"candidate\": \"x\"}]}",
-	  EE_REQUEST_BATCH, "extract", "" },
-	{ "{\"task\": 3, \"runs\": [{\"candidate\": \"x\"}]}", EE_REQUEST_BATCH, "task", "expected an object" },
+	{ "{\"task\": " TASK ", \"model\": 7, \"runs\": [{\"candidate\": \"x\"}]}", EE_REQUEST_BATCH, "model",
+	  "expected a string" },
+	{ "{\"task\": " TASK ", \"extract\": \"all\", \"runs\": [{\"candidate\": \"x\"}]}", EE_REQUEST_BATCH,
+	  "extract", "" },
+	{ "{\"task\": 3, \"runs\": [{\"candidate\": \"x\"}]}", EE_REQUEST_BATCH, "task",
+	  "expected an object" },
 	{ "{\"task\": " TASK ", \"runs\": [{\"candidate\": \"x\"}, {\"candidate\": 1}]}", EE_REQUEST_BATCH,
 	  "runs[1].candidate", "expected a string" },
 	{ "{\"runs\": [{\"task\": " TASK ", \"candidate\": \"x\"}, 7]}", EE_REQUEST_BATCH, "runs[1]",
@@ -171,11 +173,13 @@ Test(request, batch_defaults_apply_to_runs_without_their_own)
 	struct ee_request r;
 	struct ee_err err;
 	const char *body =
-	        "{\"task\": " TASK ", \"limits\": {\"timeout_s\": 0.5}, \"model\": \"m\", \"extract\": \"none\","
+	        "{\"task\": " TASK
+	        ", \"limits\": {\"timeout_s\": 0.5}, \"model\": \"m\", \"extract\": \"none\","
 	        " \"runs\": [{\"candidate\": \"a\"},"
 	        " {\"candidate\": \"b\", \"model\": \"own\", \"sample\": 1, \"limits\": {\"memory_mb\": 64}},"
 	        " {\"candidate\": \"```python\\nc\\n```\", \"extract\": \"fenced\","
-	        "  \"task\": {\"task_id\": \"other\", \"tests\": [{\"kind\": \"assert\", \"code\": \"assert 1\"}]}}]}";
+	        "  \"task\": {\"task_id\": \"other\", \"tests\": [{\"kind\": \"assert\", \"code\": \"assert "
+	        "1\"}]}}]}";
 
 	cr_assert_eq(parse(body, EE_REQUEST_BATCH, &r, &err), 0, "%s", err.msg);
 	cr_assert_eq(r.n_runs, 3);
