@@ -23,6 +23,9 @@ static const char usage[] =
         "  --max-buffered MB      request bodies held at once, all clients (default 256)\n"
         "  --max-connections N    open connections at once (default 1024); more wait in the\n"
         "                         kernel's listen backlog until one closes\n"
+        "  --max-connections-per-ip N   open connections from one address (default 0: no\n"
+        "                         limit; behind a proxy every client has the proxy's address);\n"
+        "                         more are closed as soon as accepted\n"
         "  --idle-timeout S       close a connection idle this long (default 60)\n"
         "  --token-file FILE      require 'Authorization: Bearer TOKEN'; TOKEN is the file's\n"
         "                         content less a trailing newline: 16 to 4096 printable ASCII\n"
@@ -39,7 +42,7 @@ static const char usage[] =
 struct serve_args {
 	const char *listen;
 	const char *token_file;
-	unsigned long jobs, queue, max_body, max_buffered_mb, max_connections, idle_timeout;
+	unsigned long jobs, queue, max_body, max_buffered_mb, max_connections, per_ip, idle_timeout;
 	double grace;
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
@@ -47,7 +50,18 @@ struct serve_args {
 
 static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 {
-	enum { O_LISTEN = 256, O_QUEUE, O_BODY, O_BUFFERED, O_CONNS, O_IDLE, O_TOKEN, O_GRACE, O_HELP };
+	enum {
+		O_LISTEN = 256,
+		O_QUEUE,
+		O_BODY,
+		O_BUFFERED,
+		O_CONNS,
+		O_IDLE,
+		O_TOKEN,
+		O_GRACE,
+		O_HELP,
+		O_PER_IP
+	};
 
 	if (c >= CLI_COMMON && c < CLI_COMMON_END)
 		return cli_common_option(c, optarg, &a->opt, &a->extract, err);
@@ -59,6 +73,7 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 	case O_BUFFERED: return cli_parse_uint("--max-buffered", optarg, 1u << 20, &a->max_buffered_mb, err);
 	case O_CONNS: return cli_parse_uint("--max-connections", optarg, 1u << 16, &a->max_connections, err);
 	case O_IDLE: return cli_parse_uint("--idle-timeout", optarg, 86400, &a->idle_timeout, err);
+	case O_PER_IP: return cli_parse_uint("--max-connections-per-ip", optarg, 1u << 16, &a->per_ip, err);
 	case O_TOKEN: a->token_file = optarg; return 0;
 	case O_GRACE:
 		if (cli_parse_double("--grace", optarg, &a->grace, err) < 0)
@@ -85,6 +100,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 		{ "token-file", required_argument, NULL, 262 },
 		{ "grace", required_argument, NULL, 263 },
 		{ "help", no_argument, NULL, 264 },
+		{ "max-connections-per-ip", required_argument, NULL, 265 },
 		CLI_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -230,6 +246,7 @@ int cmd_serve(int argc, char **argv)
 	cfg.max_body = a.max_body;
 	cfg.max_buffered = (size_t)a.max_buffered_mb << 20;
 	cfg.max_connections = (unsigned)a.max_connections;
+	cfg.max_connections_per_ip = (unsigned)a.per_ip;
 	cfg.idle_timeout_s = (unsigned)a.idle_timeout;
 	cfg.grace_s = a.grace;
 	cfg.jobs = (unsigned)a.jobs;

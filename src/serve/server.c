@@ -575,7 +575,8 @@ int ee_server_new(struct ee_loop *loop, const struct ee_eval_options *o, const s
 		flags |= MHD_USE_IPv6;
 	srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
 	                               (const struct sockaddr *)&cfg->addr.sa, MHD_OPTION_CONNECTION_LIMIT,
-	                               cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+	                               cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	                               cfg->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
 	                               cfg->idle_timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 	                               MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
 	if (!srv->daemon) {

@@ -33,14 +33,15 @@ struct ee_server;
 
 struct ee_server_config {
 	struct ee_listen_addr addr;
-	const char *token;        /* bearer token, or NULL: no authentication */
-	size_t max_body;          /* bytes of one request body */
-	size_t max_buffered;      /* bytes of bodies held at once, all requests */
-	unsigned max_connections; /* open at once */
-	unsigned idle_timeout_s;  /* an idle connection is closed after this */
-	double grace_s;           /* after SIGTERM, time to finish accepted work */
-	unsigned jobs;            /* sandboxes at once */
-	size_t queue;             /* evaluations that may wait */
+	const char *token;               /* bearer token, or NULL: no authentication */
+	size_t max_body;                 /* bytes of one request body */
+	size_t max_buffered;             /* bytes of bodies held at once, all requests */
+	unsigned max_connections;        /* open at once */
+	unsigned max_connections_per_ip; /* from one address; 0: no limit */
+	unsigned idle_timeout_s;         /* an idle connection is closed after this */
+	double grace_s;                  /* after SIGTERM, time to finish accepted work */
+	unsigned jobs;                   /* sandboxes at once */
+	size_t queue;                    /* evaluations that may wait */
 	enum ee_extract_mode extract;
 	const char *isolation;             /* "warm" or "cold", for /healthz */
 	void (*log)(const char *fmt, ...); /* one line about the server's life, or NULL */

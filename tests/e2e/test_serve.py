@@ -701,6 +701,43 @@ def test_max_connections(serve):
             c.close()
 
 
+def test_max_connections_per_ip(serve):
+    """Over --max-connections-per-ip, a further connection from the same
+    address is closed at once; another address (127.0.0.2) is still served,
+    and so is the first address once one of its connections closes."""
+    s = serve("--max-connections-per-ip", "2")
+    conns = [s.connection() for _ in range(2)]
+    try:
+        for c in conns:
+            assert health(s, conn=c)["status"] == "ok"
+        third = s.connection(timeout=10)
+        try:
+            with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)):
+                third.request("GET", "/healthz")
+                third.getresponse()
+        finally:
+            third.close()
+        other = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10, source_address=("127.0.0.2", 0))
+        try:
+            other.request("GET", "/healthz")
+            a = other.getresponse()
+            assert a.status == 200 and json.loads(a.read())["status"] == "ok"
+        finally:
+            other.close()
+        conns.pop().close()
+        deadline = time.monotonic() + 10
+        while True:  # the server notices the close on its next loop turn
+            try:
+                assert ok_record(s.run(body(ADD_OK)))["status"] == "pass"
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                assert time.monotonic() < deadline, "a closed connection's place was never given back"
+                time.sleep(0.05)
+    finally:
+        for c in conns:
+            c.close()
+
+
 # ---------------------------------------------------------------------------
 # Token
 
