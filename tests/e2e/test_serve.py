@@ -12,6 +12,7 @@ Run it (alone, inside the safety net):
     tests/e2e/safety-net /usr/bin/python3 -m pytest -q tests/e2e/test_serve.py
 """
 import base64
+import contextlib
 import http.client
 import json
 import re
@@ -671,14 +672,24 @@ def test_full_queue_is_429_with_retry_after(serve):
         "a batch of 2 runs with --queue 1 can never fit: 413, not %r" % too_large
 
 
+@contextlib.contextmanager
+def open_connections(s, n):
+    """n keep-alive connections, each shown served by a /healthz."""
+    conns = [s.connection() for _ in range(n)]
+    try:
+        for c in conns:
+            assert health(s, conn=c)["status"] == "ok"
+        yield conns
+    finally:
+        for c in conns:
+            c.close()
+
+
 def test_max_connections(serve):
     """Over --max-connections, a new connection waits in the listen backlog
     (TCP backpressure, docs/api.md) and is served as soon as one closes."""
     s = serve("--max-connections", "4")
-    conns = [s.connection() for _ in range(4)]
-    try:
-        for c in conns:
-            assert health(s, conn=c)["status"] == "ok"
+    with open_connections(s, 4) as conns:
         extra = s.connection(timeout=10)
         try:
             extra.connect()
@@ -696,9 +707,6 @@ def test_max_connections(serve):
         assert ok_record(s.run(body(ADD_OK)))["status"] == "pass"
         for c in conns:
             assert health(s, conn=c)["status"] == "ok"
-    finally:
-        for c in conns:
-            c.close()
 
 
 def test_max_connections_per_ip(serve):
@@ -706,10 +714,7 @@ def test_max_connections_per_ip(serve):
     address is closed at once; another address (127.0.0.2) is still served,
     and so is the first address once one of its connections closes."""
     s = serve("--max-connections-per-ip", "2")
-    conns = [s.connection() for _ in range(2)]
-    try:
-        for c in conns:
-            assert health(s, conn=c)["status"] == "ok"
+    with open_connections(s, 2) as conns:
         third = s.connection(timeout=10)
         try:
             with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)):
@@ -733,9 +738,6 @@ def test_max_connections_per_ip(serve):
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 assert time.monotonic() < deadline, "a closed connection's place was never given back"
                 time.sleep(0.05)
-    finally:
-        for c in conns:
-            c.close()
 
 
 # ---------------------------------------------------------------------------
