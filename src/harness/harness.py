@@ -1359,12 +1359,21 @@ def _scan_phase(emit, mode, tree, policy):
     return not failed
 
 
+# A warm worker's lint module, loaded and prepared once: (source, namespace).
+_warm_lint = None
+
+
 def _lint_phase(emit, lint_source, source, tree):
-    """Static analysis (lint.py, sent in the job) before any candidate code runs."""
+    """Static analysis (lint.py, sent in the job) before any candidate code runs.
+    A warm candidate uses its copy of the worker's lint module when the job
+    sends the same source (always, unless the binary changed under it)."""
     start = _now()
-    namespace = {"__name__": "__execeval_lint__", "__builtins__": _builtins}
     try:
-        exec(compile(lint_source, "<execeval-lint>", "exec", dont_inherit=True), namespace)
+        if _warm_lint is not None and _warm_lint[0] == lint_source:
+            namespace = _warm_lint[1]
+        else:
+            namespace = {"__name__": "__execeval_lint__", "__builtins__": _builtins}
+            exec(compile(lint_source, "<execeval-lint>", "exec", dont_inherit=True), namespace)
         findings, tools = namespace["run"](source, tree)
         event = {"ev": "phase", "name": "lint", "status": "ok", "findings": findings, "tools": tools}
     except Exception as exc:  # a tool missing or failing: no verdict on lint
@@ -1536,6 +1545,7 @@ def warm_up(lint_source=None):
     types built, then every object moved out of the collector's reach so
     children do not copy pages by merely collecting (gc.freeze)."""
     import gc
+    global _warm_lint
     _extend_sys_path()
     for name in _WARM_MODULES:
         try:
@@ -1548,6 +1558,8 @@ def warm_up(lint_source=None):
             exec(compile(lint_source, "<execeval-lint>", "exec", dont_inherit=True), namespace)
             # A dry run loads what the tools load lazily (plugins, entry points).
             namespace["run"]("x = 1\n", compile("x = 1\n", "<warm>", "exec", _ONLY_AST, dont_inherit=True))
+            namespace["prepare"]()
+            _warm_lint = (lint_source, namespace)
         except Exception:
             pass  # the candidate's lint phase will say what is missing
     compile("pass", "<warm>", "exec", _ONLY_AST, dont_inherit=True)

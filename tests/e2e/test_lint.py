@@ -75,6 +75,39 @@ def test_flake8_and_bandit_when_installed(tmp_path):
     assert rec["lint"]["status"] == "fail"
 
 
+@pytest.mark.skipif(not TOOLS_INSTALLED, reason="python3-flake8 and python3-bandit are not installed")
+def test_warm_lint_matches_cold_and_carries_nothing_between_candidates(tmp_path):
+    """A warm worker builds flake8's style guide once (lint.prepare) and each
+    candidate forked from it uses its own unused copy: the findings equal a
+    cold start's, and a clean candidate after a dirty one on the same worker
+    (-j 1) has none of the dirty one's."""
+    dirty = "import os\ndef f(x):\n  return eval(x)   \n"
+    clean = "def f(x):\n    return x\n"
+    t = tmp_path / "tasks.jsonl"
+    t.write_text(json.dumps({"task_id": "lint/f", "entry_point": "f",
+                             "tests": [{"kind": "assert", "code": "assert True"}]}) + "\n")
+    s = tmp_path / "samples.jsonl"
+    s.write_text("".join(json.dumps({"task_id": "lint/f", "code": dirty if i % 2 == 0 else clean}) + "\n"
+                         for i in range(6)))
+    found = {}
+    for isolation in ISOLATIONS:
+        out = tmp_path / (isolation + ".jsonl")
+        r = subprocess.run([EXECEVAL, "eval", "-q", "-j", "1", "--no-history", "--lint", "--isolation", isolation,
+                            "--tasks", str(t), "--samples", str(s), "-o", str(out)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        recs = sorted(map(json.loads, out.read_text().splitlines()), key=lambda x: x["sample"])
+        assert all(x["lint"]["tools"] == ["pyflakes", "flake8", "bandit"] for x in recs), recs
+        found[isolation] = [[(f["tool"], f["code"], f["line"]) for f in x["lint"]["findings"]] for x in recs]
+    assert found["warm"] == found["cold"]
+    for i, findings in enumerate(found["warm"]):
+        codes_ = sorted(c for _, c, _ in findings)
+        if i % 2:
+            assert codes_ == [], (i, findings)
+        else:
+            assert {"E111", "W291", "B307", "F401"} <= set(codes_), (i, findings)
+
+
 def test_no_lint_phase_without_the_flag_and_not_run_on_a_syntax_error(tmp_path):
     cand = tmp_path / "c.py"
     cand.write_text("import os\n")
