@@ -21,12 +21,39 @@ static void controller(const char *name, const struct ee_cg_controller *c, const
 	char what[PATH_MAX + 64];
 	if (c->version && c->writable)
 		snprintf(what, sizeof(what), "cgroup v%d at %.4000s", c->version, c->dir);
+	else if (c->why[0])
+		snprintf(what, sizeof(what), "unusable: %s; %s", c->why, fallback);
 	else if (c->version)
 		snprintf(what, sizeof(what), "cgroup v%d at %.4000s is not writable: %s", c->version, c->dir,
 		         fallback);
 	else
 		snprintf(what, sizeof(what), "no %s controller: %s", name, fallback);
 	printf("%-22s %-4s %s\n", name, c->version && c->writable ? "yes" : "no", what);
+}
+
+/* As root the sandbox needs five capabilities (host.c): one line per
+ * missing one, since a container runtime or pod spec grants them one by
+ * one. Unprivileged, the user namespace gives the sandbox its own. */
+static void capabilities(const struct ee_host *h)
+{
+	int missing = 0;
+
+	if (!h->is_root)
+		return;
+	for (int i = 0; i < EE_HOST_N_CAPS; i++) {
+		const struct ee_cap_need *c = &ee_host_caps[i];
+		char name[32], what[256];
+		if (h->cap_eff >> c->cap & 1)
+			continue;
+		snprintf(name, sizeof(name), "CAP_%s", c->name);
+		snprintf(what, sizeof(what), "missing, needed for %s: execeval refuses to run (exit 3)",
+		         c->used_for);
+		line(name, 0, "", what);
+		missing++;
+	}
+	if (!missing)
+		line("capabilities", 1, "SYS_ADMIN, SETUID, SETGID, SETPCAP and KILL, all the sandbox needs",
+		     "");
 }
 
 static void keep_record(void *ctx, json_t *record)
@@ -108,6 +135,7 @@ int cmd_doctor(int argc, char **argv)
 	printf("execeval %s on this host:\n", EE_VERSION);
 	line("running as root", h.is_root, "candidates run as uid/gid 65534, no user namespace needed",
 	     "a user namespace maps the sandbox's 65534 to your uid");
+	capabilities(&h);
 	line("user namespaces", h.userns, "available",
 	     h.is_root ? "unavailable (not needed as root)"
 	               : "unavailable: execeval cannot run unprivileged");

@@ -232,6 +232,12 @@ static void on_worker(struct ee_sandbox *sb)
 			sb->out.have_status = 1;
 			sb->out.status = m.status;
 		}
+		/* The worker's own failure ended the candidate: no verdict. */
+		m.err.msg[sizeof(m.err.msg) - 1] = '\0';
+		if (m.err.msg[0] && !sb->out.setup_failed) {
+			sb->out.setup_failed = 1;
+			sb->out.setup_err = m.err;
+		}
 	} else if (sb->worker_hung || (!sb->out.have_status && !sb->out.setup_failed && !sb->out.killed &&
 	                               !sb->out.timed_out && !sb->out.output_overflow)) {
 		/* Not the candidate's doing: the caller may run it again. */

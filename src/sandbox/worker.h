@@ -50,7 +50,8 @@ struct ee_worker_msg {
 	long maxrss_kb;          /* DONE: from wait4 */
 	double cpu_ms;           /* DONE: from wait4 */
 	struct ee_limits limits; /* RUN (with 6 fds: ctl, job, out, err, result, gate) */
-	struct ee_err err;       /* FAILED */
+	struct ee_err err;       /* FAILED; DONE: the sandbox failed, not the candidate
+	                            (msg "" when it did not) */
 };
 
 /* What a worker reads from its fd 3 at start: the same binary wrote it. */

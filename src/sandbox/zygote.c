@@ -214,6 +214,7 @@ static struct {
 	volatile int payload;      /* its pid, or -errno */
 	volatile int status_known; /* the init saw the payload end */
 	volatile int status;       /* the payload's wait status */
+	volatile int init_errno;   /* the init could not drop its privileges */
 } shared;
 
 static const struct ee_child_args *payload_args;
@@ -287,10 +288,15 @@ static int namespace_init(void *arg)
 
 	/* As unprivileged as the candidate, like a cold init. */
 	RAW(SYS_close_range, 0, ~0U, 0, 0);
-	if (RAW(SYS_setgroups, 0, 0, 0, 0) < 0 || RAW(SYS_setresgid, 65534, 65534, 65534, 0) < 0 ||
-	    RAW(SYS_setresuid, 65534, 65534, 65534, 0) < 0 || RAW(SYS_capset, &hdr, none, 0, 0) < 0)
-		RAW(SYS_exit, 1, 0, 0, 0); /* never a candidate beside a privileged init: the
-		                              namespace dies with it, the outcome is unknown */
+	long e = RAW(SYS_setgroups, 0, 0, 0, 0);
+	e = e < 0 ? e : RAW(SYS_setresgid, 65534, 65534, 65534, 0);
+	e = e < 0 ? e : RAW(SYS_setresuid, 65534, 65534, 65534, 0);
+	e = e < 0 ? e : RAW(SYS_capset, &hdr, none, 0, 0);
+	if (e < 0) {
+		shared.init_errno = (int)-e; /* the sandbox's failure, never the candidate's */
+		RAW(SYS_exit, 1, 0, 0, 0);   /* never a candidate beside a privileged init: the
+		                                namespace dies with it */
+	}
 	for (;;) {
 		int status;
 		long got = RAW(SYS_wait4, -1, &status, __WALL, 0);
@@ -372,7 +378,7 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	/* A new pid namespace for the next children; its init forks the
 	 * payload while this worker waits, quiet, for the copy to be made. */
 	payload_args = &a;
-	shared.forked = shared.status_known = 0;
+	shared.forked = shared.status_known = shared.init_errno = 0;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid_t init = -1;
@@ -422,6 +428,11 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 		.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 		          (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3,
 	};
+	if (shared.init_errno) {
+		errno = shared.init_errno;
+		ee_fail_errno(&done.err, EE_ERR_SANDBOX,
+		              "the candidate's init could not become uid/gid 65534");
+	}
 	send_msg(&done, -1);
 }
 
