@@ -290,6 +290,14 @@ def sandbox_running():
     return [pid for pid, state, uids, _, _ in processes() if NOBODY in uids and state not in ("Z", "X")]
 
 
+def _pool_in_use(d):
+    """A warm pool whose worker cgroup holds a process: live, even when its
+    candidate cgroup is empty between candidates (as execeval's own sweep
+    judges it; the pid in its name may be another namespace's execeval)."""
+    procs = _read(os.path.join(d, "worker", "cgroup.procs"), "r") or ""
+    return bool(procs.split())
+
+
 def clean_up_after_a_dead_execeval(dead_pids=()):
     """When execeval itself died (killed, or a bug), its sandbox and cgroups
     may be left: kill what is left (ours: it runs in our namespace) by pid,
@@ -323,6 +331,9 @@ def clean_up_after_a_dead_execeval(dead_pids=()):
         left = []
         for pid in dead_pids:
             for d in sorted(execeval_cgroups_of(pid), key=len, reverse=True):
+                if _pool_in_use(d):  # its worker may still be dying; or it is another
+                    left.append(d)   # suite's execeval of the same pid: not ours to remove
+                    continue
                 for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
                     try:
                         os.rmdir(sub)
