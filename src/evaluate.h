@@ -45,6 +45,8 @@ struct ee_eval_options {
 	int isolation;                    /* enum ee_isolation, as asked for */
 	int lint;                         /* run the lint phase (--lint) */
 	int lint_severity;                /* enum ee_severity: lint fails at or above it */
+	int strict_asserts;               /* --strict-asserts: the loader converts literal asserts
+	                                   * (ee_task_strict_asserts); evaluation itself ignores it */
 };
 
 struct ee_candidate {

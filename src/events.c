@@ -278,6 +278,20 @@ static void judge_call(const struct ee_test *t, const json_t *ev, struct ee_test
 		fail_test(r, why);
 }
 
+/* A strict assert: Python's == between the literal and the canonical value. */
+static void judge_strict(const struct ee_test *t, const json_t *ev, struct ee_test_result *r)
+{
+	const char *status = get_str(ev, "status");
+	char why[256];
+
+	if (!status || strcmp(status, "returned") != 0 || !json_object_get(ev, "value"))
+		return fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "the call raised");
+	if (ee_judge_pyeq(t->expected, json_object_get(ev, "value"), why, sizeof(why)))
+		r->state = EE_T_PASS;
+	else
+		fail_test(r, why);
+}
+
 static void on_test(struct ee_stream *s, const json_t *ev)
 {
 	json_t *idx = json_object_get(ev, "index");
@@ -296,6 +310,8 @@ static void on_test(struct ee_stream *s, const json_t *ev)
 	r->duration_ms = get_ms(ev);
 	r->exited = json_is_true(json_object_get(ev, "exit"));
 	r->denied = dup_text(get_str(ev, "denied"));
+	if (t->strict)
+		return judge_strict(t, ev, r);
 	if (t->kind == EE_TEST_IO)
 		return judge_io(t, ev, r);
 	if (t->kind == EE_TEST_CALL)

@@ -20,7 +20,11 @@ static json_t *job_test(const struct ee_test *t, size_t index)
 	if (!o)
 		return NULL;
 	int rc = 0;
-	if (t->kind == EE_TEST_IO)
+	if (t->strict) /* an assert become a call; its code holds the expected value */
+		rc = json_object_set_new(o, "kind", json_string("call")) |
+		     json_object_set_new(o, "fn", json_string(t->fn)) | json_object_set(o, "args", t->args) |
+		     json_object_set(o, "kwargs", t->kwargs) | json_object_set_new(o, "strict", json_true());
+	else if (t->kind == EE_TEST_IO)
 		rc = json_object_set_new(o, "stdin", json_string(t->stdin_text ? t->stdin_text : ""));
 	else if (t->kind == EE_TEST_CALL)
 		rc = json_object_set_new(o, "fn", json_string(t->fn)) |

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "text.h"
 
 #define MAX_DEPTH      100               /* beyond this a value is a mismatch */
@@ -410,7 +411,20 @@ static bool num_equal(const struct num *e, const struct num *a, double tol)
 
 /* ------------------------------------------------------- canonical values */
 
-enum kind { K_NULL, K_BOOL, K_STR, K_INT, K_FLOAT, K_LIST, K_TUPLE, K_DICT, K_OTHER, K_BAD };
+enum kind {
+	K_NULL,
+	K_BOOL,
+	K_STR,
+	K_INT,
+	K_FLOAT,
+	K_LIST,
+	K_TUPLE,
+	K_DICT,
+	K_SET,
+	K_FROZENSET,
+	K_OTHER,
+	K_BAD
+};
 
 /* The tagged forms of docs/protocol.md: one key, a value of one type. */
 static const struct {
@@ -418,9 +432,14 @@ static const struct {
 	enum kind kind;
 	json_type type;
 } tags[] = {
-	{ "int", K_INT, JSON_STRING },  { "float", K_FLOAT, JSON_STRING },
-	{ "list", K_LIST, JSON_ARRAY }, { "tuple", K_TUPLE, JSON_ARRAY },
-	{ "dict", K_DICT, JSON_ARRAY }, { "other", K_OTHER, JSON_STRING },
+	{ "int", K_INT, JSON_STRING },
+	{ "float", K_FLOAT, JSON_STRING },
+	{ "list", K_LIST, JSON_ARRAY },
+	{ "tuple", K_TUPLE, JSON_ARRAY },
+	{ "dict", K_DICT, JSON_ARRAY },
+	{ "set", K_SET, JSON_ARRAY },
+	{ "frozenset", K_FROZENSET, JSON_ARRAY },
+	{ "other", K_OTHER, JSON_STRING },
 };
 
 /* The kind of canonical value a; *inner is the tagged payload. */
@@ -484,7 +503,11 @@ static void show_expected(char dst[SHOWN_LEN], const json_t *e)
 
 static void show_actual(char dst[SHOWN_LEN], const json_t *a)
 {
-	static const char *const seq_names[] = { [K_LIST] = "list", [K_TUPLE] = "tuple", [K_DICT] = "dict" };
+	static const char *const seq_names[] = { [K_LIST] = "list",
+		                                 [K_TUPLE] = "tuple",
+		                                 [K_DICT] = "dict",
+		                                 [K_SET] = "set",
+		                                 [K_FROZENSET] = "frozenset" };
 	const json_t *in;
 	enum kind k = kind_of(a, &in);
 	char q[QUOTED_LEN];
@@ -499,7 +522,9 @@ static void show_actual(char dst[SHOWN_LEN], const json_t *a)
 	case K_FLOAT: quote(dst, json_string_value(in), json_string_length(in), QUOTE_BYTES); break;
 	case K_LIST:
 	case K_TUPLE:
-	case K_DICT: snprintf(dst, SHOWN_LEN, "%s of %zu", seq_names[k], json_array_size(in)); break;
+	case K_DICT:
+	case K_SET:
+	case K_FROZENSET: snprintf(dst, SHOWN_LEN, "%s of %zu", seq_names[k], json_array_size(in)); break;
 	case K_OTHER:
 		quote(q, json_string_value(in), json_string_length(in), TYPE_BYTES);
 		snprintf(dst, SHOWN_LEN, "unsupported type '%s'", q);
@@ -698,4 +723,315 @@ bool ee_judge_call(const json_t *expected, const json_t *actual, double float_to
 	if (!expected || !actual)
 		return say(why, why_len, "missing value");
 	return match(&c, expected, actual, 0) && clear_reason(why, why_len);
+}
+
+/* --------------------------------------------------- Python's == (strict) */
+
+#define KEY_CAP  (4u << 20) /* bytes of one hashable value's key */
+#define REPR_CAP 100        /* bytes of one value shown in a reason */
+
+static bool is_number_kind(enum kind k)
+{
+	return k == K_BOOL || k == K_INT || k == K_FLOAT;
+}
+
+/* bool, int or float as a struct num (True is the integer 1). */
+static bool num_from_canonical(struct num *x, const json_t *v, enum kind k, const json_t *in)
+{
+	if (k == K_BOOL) {
+		snprintf(x->store, sizeof(x->store), "%d", json_is_true(v) ? 1 : 0);
+		return set_integer(x, x->store, 1);
+	}
+	return k == K_INT ? num_from_int_text(x, in) : num_from_float_text(x, in);
+}
+
+static int key_int(struct ee_buf *out, const struct num *x)
+{
+	if (ee_buf_append(out, x->neg ? "I-" : "I", x->neg ? 2 : 1) < 0 ||
+	    ee_buf_append(out, x->dig, x->ndig) < 0)
+		return -1;
+	return ee_buf_append(out, ";", 1);
+}
+
+/* Equal numbers share a key: integral floats take the integer's. */
+static int key_number(struct ee_buf *out, const json_t *v, enum kind k, const json_t *in)
+{
+	struct num x, whole;
+	char text[64];
+
+	if (!num_from_canonical(&x, v, k, in))
+		return -1;
+	if (!x.is_float)
+		return key_int(out, &x);
+	if (isnan(x.f))
+		return -1; /* equal to nothing, not even itself */
+	if (isfinite(x.f) && x.f == trunc(x.f)) {
+		int n = snprintf(whole.store, sizeof(whole.store), "%.0f", x.f);
+		if (n < 0 || (size_t)n >= sizeof(whole.store) || !set_integer(&whole, whole.store, (size_t)n))
+			return -1;
+		return key_int(out, &whole);
+	}
+	int n = snprintf(text, sizeof(text), "F%a;", x.f);
+	return ee_buf_append(out, text, (size_t)n);
+}
+
+static int pykey(const json_t *v, struct ee_buf *out, int depth)
+{
+	const json_t *in;
+	enum kind k = kind_of(v, &in);
+	char head[32];
+
+	if (depth > MAX_DEPTH)
+		return -1;
+	if (is_number_kind(k))
+		return key_number(out, v, k, in);
+	if (k == K_NULL)
+		return ee_buf_append(out, "N", 1);
+	if (k == K_STR) {
+		int n = snprintf(head, sizeof(head), "S%zu:", json_string_length(v));
+		if (ee_buf_append(out, head, (size_t)n) < 0)
+			return -1;
+		return ee_buf_append(out, json_string_value(v), json_string_length(v));
+	}
+	if (k != K_TUPLE)
+		return -1; /* unhashable, "other" (never equal here) or malformed */
+	if (ee_buf_append(out, "T(", 2) < 0)
+		return -1;
+	for (size_t i = 0; i < json_array_size(in); i++)
+		if (pykey(json_array_get(in, i), out, depth + 1) < 0)
+			return -1;
+	return ee_buf_append(out, ")", 1);
+}
+
+int ee_judge_pykey(const json_t *v, struct ee_buf *out)
+{
+	return v && out ? pykey(v, out, 0) : -1;
+}
+
+static bool pyeq(const json_t *e, const json_t *a, int depth);
+
+/* Maps the key of every expected element to its index; NULL when one is
+ * unhashable or two are equal (pyliteral.c never produces either). */
+static json_t *index_keys(const json_t *items, bool pairs)
+{
+	json_t *index = json_object();
+	struct ee_buf key;
+
+	ee_buf_init(&key, KEY_CAP);
+	for (size_t i = 0; index && i < json_array_size(items); i++) {
+		const json_t *item = json_array_get(items, i);
+		if (pairs)
+			item = json_is_array(item) && json_array_size(item) == 2 ? json_array_get(item, 0)
+			                                                         : NULL;
+		ee_buf_reset(&key);
+		if (!item || pykey(item, &key, 0) < 0 || json_object_getn(index, key.data, key.len) ||
+		    json_object_setn_new_nocheck(index, key.data, key.len, json_integer((json_int_t)i)) < 0) {
+			json_decref(index);
+			index = NULL;
+		}
+	}
+	ee_buf_free(&key);
+	return index;
+}
+
+/* Dicts (pairs) or sets: same size, and each actual element (key) equals a
+ * distinct expected one, whose value then must equal too. */
+static bool pyeq_unordered(const json_t *e, const json_t *a, bool pairs, int depth)
+{
+	size_t n = json_array_size(e);
+	struct ee_buf key;
+	bool ok = n == json_array_size(a);
+
+	if (!ok)
+		return false;
+	json_t *index = index_keys(e, pairs);
+	bool *used = calloc(n + 1, sizeof(*used));
+	ee_buf_init(&key, KEY_CAP);
+	ok = index && used;
+	for (size_t i = 0; ok && i < n; i++) {
+		const json_t *item = json_array_get(a, i), *val = NULL;
+		if (pairs) {
+			ok = json_is_array(item) && json_array_size(item) == 2;
+			val = ok ? json_array_get(item, 1) : NULL;
+			item = ok ? json_array_get(item, 0) : NULL;
+		}
+		ee_buf_reset(&key);
+		const json_t *at =
+		        ok && pykey(item, &key, 0) == 0 ? json_object_getn(index, key.data, key.len) : NULL;
+		size_t j = at ? (size_t)json_integer_value(at) : n;
+		ok = at && !used[j];
+		if (ok)
+			used[j] = true;
+		if (ok && pairs)
+			ok = pyeq(json_array_get(json_array_get(e, j), 1), val, depth + 1);
+	}
+	ee_buf_free(&key);
+	free(used);
+	json_decref(index);
+	return ok;
+}
+
+static bool pyeq(const json_t *e, const json_t *a, int depth)
+{
+	const json_t *ei, *ai;
+	enum kind ek = kind_of(e, &ei), ak = kind_of(a, &ai);
+
+	if (depth > MAX_DEPTH || ek == K_BAD || ak == K_BAD || ek == K_OTHER || ak == K_OTHER)
+		return false;
+	if (is_number_kind(ek) && is_number_kind(ak)) {
+		struct num x, y;
+		return num_from_canonical(&x, e, ek, ei) && num_from_canonical(&y, a, ak, ai) &&
+		       num_equal(&x, &y, -1.0);
+	}
+	bool sets = (ek == K_SET || ek == K_FROZENSET) && (ak == K_SET || ak == K_FROZENSET);
+	if (ek != ak && !sets)
+		return false;
+	switch (ek) {
+	case K_NULL: return true;
+	case K_STR:
+		return json_string_length(e) == json_string_length(a) &&
+		       memcmp(json_string_value(e), json_string_value(a), json_string_length(e)) == 0;
+	case K_LIST:
+	case K_TUPLE:
+		if (json_array_size(ei) != json_array_size(ai))
+			return false;
+		for (size_t i = 0; i < json_array_size(ei); i++)
+			if (!pyeq(json_array_get(ei, i), json_array_get(ai, i), depth + 1))
+				return false;
+		return true;
+	case K_DICT: return pyeq_unordered(ei, ai, true, depth);
+	case K_SET:
+	case K_FROZENSET: return pyeq_unordered(ei, ai, false, depth);
+	default: return false;
+	}
+}
+
+/* ---- Python-style repr of a canonical value, cut at REPR_CAP bytes ---- */
+
+static void put(struct ee_buf *b, const char *s, size_t n)
+{
+	ee_buf_append_some(b, s, n);
+}
+
+static void puts_(struct ee_buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+static void repr_str(struct ee_buf *b, const char *s, size_t n)
+{
+	char esc[8];
+
+	put(b, "'", 1);
+	for (size_t i = 0; i < n && b->len < b->cap; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '\\' || ch == '\'') {
+			esc[0] = '\\';
+			esc[1] = (char)ch;
+			put(b, esc, 2);
+		} else if (ch < 0x20 || ch == 0x7f) {
+			const char *c = control_escape(ch);
+			if (c[1])
+				puts_(b, c);
+			else {
+				snprintf(esc, sizeof(esc), "\\x%02x", ch);
+				puts_(b, esc);
+			}
+		} else {
+			put(b, s + i, 1);
+		}
+	}
+	put(b, "'", 1);
+}
+
+static void repr(struct ee_buf *b, const json_t *v, int depth);
+
+static void repr_items(struct ee_buf *b, const json_t *items, bool pairs, int depth)
+{
+	for (size_t i = 0; i < json_array_size(items) && b->len < b->cap; i++) {
+		const json_t *item = json_array_get(items, i);
+		if (i)
+			puts_(b, ", ");
+		if (pairs && json_is_array(item) && json_array_size(item) == 2) {
+			repr(b, json_array_get(item, 0), depth + 1);
+			puts_(b, ": ");
+			repr(b, json_array_get(item, 1), depth + 1);
+		} else {
+			repr(b, item, depth + 1);
+		}
+	}
+}
+
+static void repr(struct ee_buf *b, const json_t *v, int depth)
+{
+	const json_t *in;
+	enum kind k = kind_of(v, &in);
+	char q[QUOTED_LEN];
+	size_t n = in && json_is_array(in) ? json_array_size(in) : 0;
+
+	if (depth > MAX_DEPTH || b->len >= b->cap)
+		return puts_(b, "...");
+	switch (k) {
+	case K_NULL: return puts_(b, "None");
+	case K_BOOL: return puts_(b, json_is_true(v) ? "True" : "False");
+	case K_STR: return repr_str(b, json_string_value(v), json_string_length(v));
+	case K_INT:
+	case K_FLOAT:
+		quote(q, json_string_value(in), json_string_length(in), QUOTE_BYTES);
+		return puts_(b, q);
+	case K_LIST:
+		puts_(b, "[");
+		repr_items(b, in, false, depth);
+		return puts_(b, "]");
+	case K_TUPLE:
+		puts_(b, "(");
+		repr_items(b, in, false, depth);
+		return puts_(b, n == 1 ? ",)" : ")");
+	case K_DICT:
+		puts_(b, "{");
+		repr_items(b, in, true, depth);
+		return puts_(b, "}");
+	case K_SET:
+	case K_FROZENSET:
+		if (n == 0)
+			return puts_(b, k == K_SET ? "set()" : "frozenset()");
+		puts_(b, k == K_SET ? "{" : "frozenset({");
+		repr_items(b, in, false, depth);
+		return puts_(b, k == K_SET ? "}" : "})");
+	case K_OTHER:
+		quote(q, json_string_value(in), json_string_length(in), TYPE_BYTES);
+		puts_(b, "<unsupported type '");
+		puts_(b, q);
+		return puts_(b, "'>");
+	case K_BAD: return puts_(b, "<malformed canonical value>");
+	}
+}
+
+/* The repr into dst, cut between characters with "..." when too long. */
+static void show_repr(char *dst, size_t size, const json_t *v)
+{
+	struct ee_buf b;
+
+	ee_buf_init(&b, REPR_CAP);
+	repr(&b, v, 0);
+	bool cut = b.len >= b.cap;
+	snprintf(dst, size, "%.*s", (int)b.len, b.data ? b.data : "");
+	if (cut) {
+		trim_partial_char(dst);
+		strncat(dst, "...", size - strlen(dst) - 1);
+	}
+	ee_buf_free(&b);
+}
+
+bool ee_judge_pyeq(const json_t *expected, const json_t *actual, char *why, size_t why_len)
+{
+	char es[REPR_CAP + 8], as[REPR_CAP + 8];
+
+	if (!expected || !actual)
+		return say(why, why_len, "missing value");
+	if (pyeq(expected, actual, 0))
+		return clear_reason(why, why_len);
+	show_repr(es, sizeof(es), expected);
+	show_repr(as, sizeof(as), actual);
+	return say(why, why_len, "expected %s, got %s", es, as);
 }

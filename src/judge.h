@@ -39,4 +39,26 @@ bool ee_judge_io(const char *expected, size_t expected_len, const char *actual, 
  * Both borrowed. A malformed canonical value is a mismatch, never a crash. */
 bool ee_judge_call(const json_t *expected, const json_t *actual, double float_tol, char *why, size_t why_len);
 
+/* ---- strict asserts (--strict-asserts; pyliteral.h) ----------------------
+ *
+ * Python's == between two canonical values (docs/protocol.md): expected is
+ * the canonical form of an assert's literal, actual the harness's report.
+ * None; bool, int and float compare by value across types (True == 1 ==
+ * 1.0, nan equals nothing); str exactly; list with list and tuple with
+ * tuple element-wise (a list never equals a tuple); dict with dict
+ * regardless of order, keys matched by Python's equality (1, 1.0 and True
+ * are one key); set and frozenset with either, as sets. "other" (subclasses,
+ * Decimal, numpy scalars, ...) equals nothing: the one intended difference
+ * from running the assert. No tolerance. On a mismatch why reads like an
+ * assert's: "expected (4, 5), got [4, 5]". Both borrowed; a malformed value
+ * is a mismatch. */
+bool ee_judge_pyeq(const json_t *expected, const json_t *actual, char *why, size_t why_len);
+
+struct ee_buf;
+/* Appends to out a key that two hashable canonical values share exactly
+ * when Python finds them equal (None, bool, int, float, str, tuples of
+ * these). Returns 0, or -1 for anything else (unhashable, nan, "other",
+ * malformed, deeper than 100) or when out is full. */
+int ee_judge_pykey(const json_t *v, struct ee_buf *out);
+
 #endif

@@ -113,6 +113,10 @@ static json_t *tests_json(const struct ee_record_parts *ev)
 		                     t->hidden ? "hidden" : "public", "tier", ee_tier_name(t->tier), "status",
 		                     test_state_name(r->state), "weight", t->weight, "duration_ms",
 		                     ms_value(r->duration_ms), "message", opt_text(r->message)));
+		if (ev->task->strict_asserts)
+			json_object_set_new(
+			        json_array_get(a, i), "judged_by",
+			        json_string(ee_test_judged_by_supervisor(t) ? "supervisor" : "sandbox"));
 	}
 	return a;
 }

@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "pyliteral.h"
 
 /* Setup joined from MBPP's test_imports and test_setup_code stays below this. */
 #define SETUP_CAP (16u << 20)
@@ -303,6 +304,7 @@ static void test_free(struct ee_test *t)
 	free(t->fn);
 	json_decref(t->args);
 	json_decref(t->expected);
+	json_decref(t->kwargs);
 }
 
 static int parse_io(const struct ctx *c, const json_t *obj, struct ee_test *t)
@@ -756,4 +758,40 @@ void ee_sample_free(struct ee_sample *s)
 	free(s->text);
 	json_decref(s->extra);
 	memset(s, 0, sizeof(*s));
+}
+
+/* ---- Strict asserts ------------------------------------------------------- */
+
+int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err)
+{
+	int converted = 0;
+
+	t->strict_asserts = 1;
+	for (size_t i = 0; i < t->n_tests; i++) {
+		struct ee_test *test = &t->tests[i];
+		struct ee_pycall call;
+		if (test->kind != EE_TEST_ASSERT || test->strict)
+			continue;
+		int rc = ee_pyassert_convert(test->code, &call);
+		if (rc < 0)
+			return ee_fail(err, EE_ERR_USAGE, "%s: tests[%zu]: out of memory", t->task_id, i);
+		if (rc == 0)
+			continue;
+		json_decref(test->args);
+		json_decref(test->kwargs);
+		json_decref(test->expected);
+		free(test->fn);
+		test->fn = call.fn;
+		test->args = call.args;
+		test->kwargs = call.kwargs;
+		test->expected = call.expected;
+		test->strict = 1;
+		converted++;
+	}
+	return converted;
+}
+
+int ee_test_judged_by_supervisor(const struct ee_test *t)
+{
+	return t->strict || t->kind == EE_TEST_IO || t->kind == EE_TEST_CALL;
 }

@@ -28,8 +28,12 @@ struct ee_test {
 	char *stdout_text; /* io: expected output */
 	char *fn;          /* call: function name */
 	json_t *args;      /* call: JSON array (owned reference) */
-	json_t *expected;  /* call: expected value (owned reference) */
+	json_t *expected;  /* call: expected value (owned reference); strict: canonical */
 	double float_tol;  /* io and call: -1 = exact (default) */
+	int strict;        /* an assert judged by the supervisor (--strict-asserts):
+	                    * fn, args, kwargs and expected hold its call, args and
+	                    * expected in canonical form; code is kept */
+	json_t *kwargs;    /* strict: array of [name, canonical value] */
 };
 
 /* Per-task overrides; has_* says which were given. */
@@ -50,6 +54,7 @@ struct ee_task {
 	struct ee_test *tests;
 	size_t n_tests;
 	struct ee_task_limits limits;
+	int strict_asserts; /* ee_task_strict_asserts ran: the record says who judged each test */
 };
 
 /* Detects the format of obj from its fields (native: "tests"; HumanEval:
@@ -72,6 +77,17 @@ int ee_task_limits_from_json(const json_t *obj, const char *where, struct ee_tas
 int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *ret, struct ee_err *err);
 
 void ee_task_free(struct ee_task *t);
+
+/* --strict-asserts: converts every assert test whose code has the literal
+ * shape of pyliteral.h into a supervisor-judged call (strict = 1), keeping
+ * its index, visibility, weight and tier; other tests are left alone.
+ * Returns how many were converted, or -1 (out of memory; the task is then
+ * unchanged but for the tests converted so far, each still consistent). */
+int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err);
+
+/* Whether a test's verdict is the supervisor's own (io, call, strict
+ * assert) rather than reported from inside the sandbox. */
+int ee_test_judged_by_supervisor(const struct ee_test *t);
 
 /* Name of a kind/tier ("assert", "canonical", ...). */
 const char *ee_test_kind_name(int kind);

@@ -61,6 +61,7 @@ enum {
 	CLI_O_ISOLATION,
 	CLI_O_LINT,
 	CLI_O_LINT_SEVERITY,
+	CLI_O_STRICT_ASSERTS,
 	CLI_COMMON_END
 };
 #define CLI_COMMON_OPTIONS                                                                                   \
@@ -74,6 +75,7 @@ enum {
 	        { "isolation", required_argument, NULL, CLI_O_ISOLATION },                                   \
 	        { "lint", no_argument, NULL, CLI_O_LINT },                                                   \
 	        { "lint-severity", required_argument, NULL, CLI_O_LINT_SEVERITY },                           \
+	        { "strict-asserts", no_argument, NULL, CLI_O_STRICT_ASSERTS },                               \
 	{                                                                                                    \
 		"run-hidden", no_argument, NULL, CLI_O_HIDDEN                                                \
 	}

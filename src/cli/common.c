@@ -147,6 +147,7 @@ int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee
 			               "--isolation: expected warm, cold or auto, got '%s'", arg);
 		return 0;
 	case CLI_O_LINT: o->lint = 1; return 0;
+	case CLI_O_STRICT_ASSERTS: o->strict_asserts = 1; return 0;
 	case CLI_O_LINT_SEVERITY: {
 		static const char *const names[] = { "low", "medium", "high" };
 		for (int i = 0; i < 3; i++)

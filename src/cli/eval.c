@@ -45,6 +45,7 @@ static const char usage[] =
         "  --stop                 cut completions at HumanEval's stop sequences\n"
         "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
         "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
+        "  --strict-asserts       literal asserts judged by the supervisor, as for run\n"
         "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
         "                         (default auto: warm where the host allows it)\n"
         "  --resume               skip samples already in the results file\n"
@@ -441,6 +442,9 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 
 	if (ee_dataset_load(r->a->tasks, r->a->format, &r->tasks, err) < 0)
 		return -1;
+	for (size_t i = 0; r->a->opt.strict_asserts && i < r->tasks.n; i++)
+		if (ee_task_strict_asserts(&r->tasks.entries[i].task, err) < 0)
+			return -1;
 	r->summary = ee_summary_new();
 	if (!r->summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");

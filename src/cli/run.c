@@ -13,23 +13,26 @@
 #define MAX_CANDIDATE (16u << 20)
 #define MAX_ASSERTS   1024
 
-static const char usage[] = "usage: execeval run [OPTIONS] [CANDIDATE]\n"
-                            "  CANDIDATE            a file, or - / absent for standard input\n"
-                            "  --task FILE          one task (JSON object: native, HumanEval or MBPP)\n"
-                            "  --assert 'STMT'      an assertion, one test each (repeatable)\n"
-                            "  --timeout S          wall clock in seconds (default 3, clamped to [0.1, 30])\n"
-                            "  --memory MB          memory limit (default 512)\n"
-                            "  --procs N            process limit (default 64)\n"
-                            "  --output-cap BYTES   stdout+stderr cap (default 262144)\n"
-                            "  --extract MODE       auto|fenced|none (default auto)\n"
-                            "  --scan MODE          off|report|block (default report)\n"
-                            "  --allow-imports      turn the import denylist off\n"
-                            "  --run-hidden         run hidden tests even when a public test failed\n"
-                            "  --isolation MODE     cold (default) or warm: see execeval eval\n"
-                            "  --lint               lint phase: pyflakes, and flake8/bandit when installed\n"
-                            "  --lint-severity S    low|medium|high: lint fails at a finding this severe\n"
-                            "                       or worse (default medium; implies --lint)\n"
-                            "  --model NAME         copied into the record\n";
+static const char usage[] =
+        "usage: execeval run [OPTIONS] [CANDIDATE]\n"
+        "  CANDIDATE            a file, or - / absent for standard input\n"
+        "  --task FILE          one task (JSON object: native, HumanEval or MBPP)\n"
+        "  --assert 'STMT'      an assertion, one test each (repeatable)\n"
+        "  --timeout S          wall clock in seconds (default 3, clamped to [0.1, 30])\n"
+        "  --memory MB          memory limit (default 512)\n"
+        "  --procs N            process limit (default 64)\n"
+        "  --output-cap BYTES   stdout+stderr cap (default 262144)\n"
+        "  --extract MODE       auto|fenced|none (default auto)\n"
+        "  --scan MODE          off|report|block (default report)\n"
+        "  --allow-imports      turn the import denylist off\n"
+        "  --run-hidden         run hidden tests even when a public test failed\n"
+        "  --isolation MODE     cold (default) or warm: see execeval eval\n"
+        "  --lint               lint phase: pyflakes, and flake8/bandit when installed\n"
+        "  --lint-severity S    low|medium|high: lint fails at a finding this severe\n"
+        "                       or worse (default medium; implies --lint)\n"
+        "  --strict-asserts     judge `assert f(LITERALS) == LITERAL` in the supervisor:\n"
+        "                       the candidate cannot forge those (docs/threat-model.md)\n"
+        "  --model NAME         copied into the record\n";
 
 struct run_args {
 	const char *task_file;
@@ -87,7 +90,7 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *
 	return 0;
 }
 
-static int load_task(const struct run_args *a, struct ee_task *t, struct ee_err *err)
+static int read_task(const struct run_args *a, struct ee_task *t, struct ee_err *err)
 {
 	if (!a->task_file)
 		return ee_task_from_asserts(a->asserts, a->n_asserts, t, err);
@@ -101,6 +104,17 @@ static int load_task(const struct run_args *a, struct ee_task *t, struct ee_err 
 	int rc = ee_task_from_json(obj, EE_FORMAT_AUTO, where, t, err);
 	json_decref(obj);
 	return rc;
+}
+
+static int load_task(const struct run_args *a, struct ee_task *t, struct ee_err *err)
+{
+	if (read_task(a, t, err) < 0)
+		return -1;
+	if (a->opt.strict_asserts && ee_task_strict_asserts(t, err) < 0) {
+		ee_task_free(t);
+		return -1;
+	}
+	return 0;
 }
 
 static void print_record(void *ctx, json_t *record)

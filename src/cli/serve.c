@@ -36,6 +36,7 @@ static const char usage[] =
         "  --extract auto|fenced|none   default extraction of candidates (default auto)\n"
         "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
         "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
+        "  --strict-asserts       literal asserts judged by the supervisor, as for run\n"
         "  --isolation warm|cold|auto   as for eval (default auto)\n"
         "Endpoints: POST /v1/run, POST /v1/batch, GET /healthz, GET /metrics (docs/api.md).\n";
 
@@ -147,12 +148,15 @@ static void keep_record(void *ctx, json_t *record)
 static int self_check(struct cli_context *ctx, const struct ee_eval_options *o, struct ee_err *err)
 {
 	static const char *const asserts[] = { "assert add(1, 2) == 3" };
-	struct ee_task task;
+	struct ee_task task = { 0 };
 	json_t *rec = NULL;
 	int rc = -1;
 
-	if (ee_task_from_asserts(asserts, 1, &task, err) < 0)
+	if (ee_task_from_asserts(asserts, 1, &task, err) < 0 ||
+	    (o->strict_asserts && ee_task_strict_asserts(&task, err) < 0)) {
+		ee_task_free(&task);
 		return -1;
+	}
 	struct ee_candidate cand = { .task = &task,
 		                     .program = "def add(a, b):\n    return a + b\n",
 		                     .sample = -1 };

@@ -270,12 +270,15 @@ def _canonical(value):
             continue
         t = type(v)
         nodes += 1
-        if t is list or t is tuple or t is dict:
+        if t is list or t is tuple or t is dict or t is set or t is frozenset:
             if depth >= _MAX_DEPTH or nodes + len(v) > _MAX_NODES:
                 return _TOO_LARGE
             if t is dict:
                 out.append('{"dict":[')
                 _push_pairs(todo, list(dict.items(v)), depth + 1)
+            elif t is set or t is frozenset:
+                out.append('{"set":[' if t is set else '{"frozenset":[')
+                _push_items(todo, list(v), depth + 1)
             else:
                 out.append('{"list":[' if t is list else '{"tuple":[')
                 _push_items(todo, v, depth + 1)
@@ -357,6 +360,35 @@ def _field(obj, key, kind, default=None):
     return value
 
 
+def _decode(v, depth):
+    """A canonical value (docs/protocol.md) back into the Python value: the
+    arguments of a strict assert, as the supervisor read them."""
+    t = type(v)
+    if v is None or t is bool or t is str:
+        return v
+    if t is not dict or len(v) != 1 or depth > _MAX_DEPTH:
+        raise _HarnessError("job: bad canonical value")
+    ((tag, inner),) = dict.items(v)
+    if tag == "int" and type(inner) is str:
+        old = _get_int_digits()
+        _set_int_digits(0)
+        try:
+            return int(inner)
+        finally:
+            _set_int_digits(old)
+    if tag == "float" and type(inner) is str:
+        return float(inner)
+    if type(inner) is not list:
+        raise _HarnessError("job: bad canonical value")
+    if tag == "dict":
+        return {_decode(k, depth + 1): _decode(x, depth + 1) for k, x in inner}
+    items = [_decode(x, depth + 1) for x in inner]
+    kinds = {"list": list, "tuple": tuple, "set": set}
+    if tag not in kinds:
+        raise _HarnessError("job: bad canonical value")
+    return kinds[tag](items)
+
+
 def _parse_test(raw):
     if type(raw) is not dict:
         raise _HarnessError("job: a test must be an object")
@@ -370,6 +402,14 @@ def _parse_test(raw):
     elif kind == "call":
         test["fn"] = _field(raw, "fn", str)
         test["args"] = _field(raw, "args", list, [])
+        test["strict"] = raw.get("strict") is True
+        test["kwargs"] = {}
+        if test["strict"]:  # a strict assert: canonical values, keywords
+            test["args"] = [_decode(v, 0) for v in test["args"]]
+            for pair in _field(raw, "kwargs", list, []):
+                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+                    raise _HarnessError("job: bad kwargs")
+                test["kwargs"][pair[0]] = _decode(pair[1], 0)
     elif kind == "io":
         test["stdin"] = _field(raw, "stdin", str, "")
     else:
@@ -991,9 +1031,11 @@ def _run_call(test, ctx):
     """call tests: the function's return value, canonically serialised."""
     try:
         fn = ctx.globals.get(test["fn"], _MISSING)
+        if fn is _MISSING and test["strict"]:  # as the assert would: builtins next
+            fn = _builtins.__dict__.get(test["fn"], _MISSING)
         if fn is _MISSING:
             raise NameError("name '%s' is not defined" % test["fn"])
-        value = fn(*test["args"])
+        value = fn(*test["args"], **test["kwargs"])
     except BaseException as exc:
         event = _test_event(test, "raised")
         event.update(_error_fields(exc, ctx.policy, "<candidate>", ctx.source))

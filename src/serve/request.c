@@ -67,7 +67,8 @@ static int task_error(struct ee_err *err, const char *task_path)
 	return -1;
 }
 
-static int read_task(const json_t *obj, const char *prefix, struct ee_run *run, struct ee_err *err)
+static int read_task(const json_t *obj, const char *prefix, int strict, struct ee_run *run,
+                     struct ee_err *err)
 {
 	const json_t *task = json_object_get(obj, "task");
 	char path[96];
@@ -77,7 +78,8 @@ static int read_task(const json_t *obj, const char *prefix, struct ee_run *run, 
 		return fail(err, prefix, "task", "required (a task object: native, HumanEval or MBPP)");
 	if (!json_is_object(task))
 		return fail(err, prefix, "task", "expected an object");
-	if (ee_task_from_json(task, EE_FORMAT_AUTO, path, &run->task, err) < 0)
+	if (ee_task_from_json(task, EE_FORMAT_AUTO, path, &run->task, err) < 0 ||
+	    (strict && ee_task_strict_asserts(&run->task, err) < 0))
 		return task_error(err, path);
 	return 0;
 }
@@ -186,7 +188,7 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 		return fail(err, prefix, "candidate", "required (program text or a model's generation)");
 	if (!json_is_string(v))
 		return fail(err, prefix, "candidate", "expected a string");
-	if (read_task(obj, prefix, run, err) < 0 ||
+	if (read_task(obj, prefix, rules->strict_asserts, run, err) < 0 ||
 	    check_ceiling(&run->task.limits, rules->ceiling, prefix, "task.limits", err) < 0 ||
 	    read_limits(obj, prefix, rules->ceiling, &run->task.limits, err) < 0 ||
 	    read_options(obj, prefix, run, &mode, err) < 0)
@@ -226,8 +228,9 @@ static int check_defaults(const json_t *root, const struct ee_request_rules *rul
 	int rc = 0;
 
 	if (json_object_get(root, "task"))
-		rc = read_task(root, "", &probe, err) < 0 || check_ceiling(&probe.task.limits, rules->ceiling,
-		                                                           "", "task.limits", err) < 0
+		rc = read_task(root, "", rules->strict_asserts, &probe, err) < 0 ||
+		                     check_ceiling(&probe.task.limits, rules->ceiling, "", "task.limits",
+		                                   err) < 0
 		             ? -1
 		             : 0;
 	if (rc == 0)

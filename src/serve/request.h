@@ -47,6 +47,7 @@ struct ee_request_rules {
 	size_t max_runs;
 	enum ee_extract_mode extract;
 	const struct ee_limits *ceiling;
+	int strict_asserts; /* convert literal asserts (ee_task_strict_asserts) */
 };
 
 /* Reads body[0..len) as a run (one run) or a batch (1..max_runs runs).

@@ -298,7 +298,8 @@ static enum MHD_Result on_body_complete(struct conn *c)
 	if (srv->draining)
 		return refuse(c, 503, EE_REJ_DRAINING, "the server is shutting down", NULL);
 	int kind = c->endpoint == EE_EP_BATCH ? EE_REQUEST_BATCH : EE_REQUEST_RUN;
-	struct ee_request_rules rules = { srv->cfg->queue, srv->cfg->extract, &srv->o->limits };
+	struct ee_request_rules rules = { srv->cfg->queue, srv->cfg->extract, &srv->o->limits,
+		                          srv->o->strict_asserts };
 	int rc = ee_request_parse(c->body.data ? c->body.data : "", c->body.len, kind, &rules, &c->req, &err);
 	ee_buf_free(&c->body);
 	if (rc == -2)

@@ -528,8 +528,10 @@ def test_scan_findings_are_capped():
     ("()", {"tuple": []}),
     ("{'a': 1, 2: (None,)}", {"dict": [["a", {"int": "1"}], [{"int": "2"}, {"tuple": [None]}]]}),
     ("{}", {"dict": []}),
-    ("{1, 2}", {"other": "set"}),
-    ("frozenset()", {"other": "frozenset"}),
+    ("{1, 2}", {"set": [{"int": "1"}, {"int": "2"}]}),
+    ("frozenset()", {"frozenset": []}),
+    ("{(1, 'a')}", {"set": [{"tuple": [{"int": "1"}, "a"]}]}),
+    ("MySet({1})", {"other": "MySet"}),
     ("b'x'", {"other": "bytes"}),
     ("1j", {"other": "complex"}),
     ("object()", {"other": "object"}),
@@ -544,7 +546,7 @@ def test_scan_findings_are_capped():
 def test_canonical_values(expr, expected):
     code = ("class MyInt(int):\n    def __eq__(self, other):\n        return True\n"
             "class MyStr(str): pass\nclass MyList(list): pass\n"
-            "class MyDict(dict): pass\nclass MyTuple(tuple): pass\n"
+            "class MyDict(dict): pass\nclass MyTuple(tuple): pass\nclass MySet(set): pass\n"
             "def f():\n    return " + expr + "\n")
     assert value_of(code) == expected
 

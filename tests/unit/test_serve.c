@@ -22,7 +22,7 @@ static int parse_max(const char *body, int kind, size_t max_runs, struct ee_requ
 {
 	struct ee_limits ceiling;
 	ee_limits_default(&ceiling);
-	struct ee_request_rules rules = { max_runs, EE_EXTRACT_AUTO, &ceiling };
+	struct ee_request_rules rules = { max_runs, EE_EXTRACT_AUTO, &ceiling, 0 };
 	memset(r, 0, sizeof(*r));
 	memset(err, 0, sizeof(*err));
 	return ee_request_parse(body, strlen(body), kind, &rules, r, err);
