@@ -67,6 +67,7 @@ removes: run_job() is the entry point such an interpreter calls once per
 forked child.
 """
 
+import _collections
 import _imp
 import _io
 import atexit as _atexit
@@ -118,6 +119,10 @@ _exc_context = BaseException.__context__.__get__
 _exc_traceback = BaseException.__traceback__.__get__
 _exit_code = SystemExit.code.__get__
 _type_name = type.__dict__["__name__"].__get__
+_type_mro = type.__dict__["__mro__"].__get__
+_dict_len = dict.__len__
+_ORDERED_DICT = _collections.OrderedDict
+_DEFAULT_DICT = _collections.defaultdict
 
 _PYTHON = "%d.%d.%d" % _sys.version_info[:3]
 _EXIT_TYPES = (SystemExit, KeyboardInterrupt, GeneratorExit)
@@ -255,11 +260,27 @@ def _scalar(v, t):
     return '{"other":' + _json_str(_type_name(t)) + "}"
 
 
-def _canonical(value):
+def _like_a_dict(t):
+    """collections' OrderedDict, defaultdict and Counter: each equals a dict
+    literal exactly when its items do (their == against a plain dict is
+    dict's), so a strict assert compares them by content. Decided without
+    running any code of t's: OrderedDict and defaultdict by identity, Counter
+    (pure Python, maybe not imported by the harness) by name and base. A
+    class that only claims to be a Counter is still compared by what its
+    dict holds, read with dict.items, never by its own __eq__."""
+    if t is _ORDERED_DICT or t is _DEFAULT_DICT:
+        return True
+    name, mro = _type_name(t), _type_mro(t)
+    return type(name) is str and str.__eq__(name, "Counter") is True and \
+        len(mro) == 3 and mro[1] is dict and mro[2] is object
+
+
+def _canonical(value, dict_like=False):
     """Canonical JSON text of a return value.
 
-    Exact type checks make subclasses (a forged __eq__) "other"; the walk is
-    iterative so a lowered recursion limit cannot break it."""
+    Exact type checks make subclasses (a forged __eq__) "other" (with
+    dict_like, for strict asserts, collections' dict types are dicts); the
+    walk is iterative so a lowered recursion limit cannot break it."""
     out = []
     todo = [(0, value)]  # (depth, value); depth -1 marks literal JSON text
     nodes = size = 0
@@ -270,8 +291,10 @@ def _canonical(value):
             continue
         t = type(v)
         nodes += 1
+        if dict_like and t is not dict and _like_a_dict(t):
+            t = dict
         if t is list or t is tuple or t is dict or t is set or t is frozenset:
-            if depth >= _MAX_DEPTH or nodes + len(v) > _MAX_NODES:
+            if depth >= _MAX_DEPTH or nodes + (_dict_len(v) if t is dict else len(v)) > _MAX_NODES:
                 return _TOO_LARGE
             if t is dict:
                 out.append('{"dict":[')
@@ -1041,7 +1064,7 @@ def _run_call(test, ctx):
         event.update(_error_fields(exc, ctx.policy, "<candidate>", ctx.source))
         return event, None
     event = _test_event(test, "returned")
-    event["value"] = _Raw(_canonical(value))
+    event["value"] = _Raw(_canonical(value, test["strict"]))
     fallback = _test_event(test, "returned")
     fallback["value"] = _Raw(_TOO_LARGE)
     return event, fallback

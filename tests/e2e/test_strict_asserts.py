@@ -4,7 +4,8 @@ Every hostile candidate here runs inside execeval's sandbox. The tests show
 (1) the frame-walking attacks that forge in-sandbox asserts (test_hostile.py,
 DETERMINED) forge a pass without the flag and fail with it; (2) a forged
 __eq__ passes the in-sandbox assert and fails the strict one (the documented
-difference); (3) for honest candidates the verdict is the same with and
+difference; collections' Counter, OrderedDict and defaultdict are compared by
+content, as Python's == against a dict literal does); (3) for honest candidates the verdict is the same with and
 without the flag, rule by rule of Python's ==; (4) on MBPP, the reference
 solutions and two perturbed variants get the same status and score either
 way.
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EXECEVAL
+from test_eval import find_datasets
 from test_hostile import ADD_WRONG, ASSERTS, DETERMINED, assert_verdict
 
 ADD_RIGHT = "def add(a, b):\n    return a + b\n"
@@ -66,6 +68,55 @@ def test_forged_eq_passes_in_sandbox_but_not_strict(run):
     assert run(FORGED_EQ, asserts=ASSERTS).record["status"] == "pass"
     r = run(FORGED_EQ, asserts=ASSERTS, args=STRICT)
     assert_verdict(r, "assertion_fail", "test 0 failed: expected 3, got <unsupported type 'Liar'>", score=0.0)
+
+
+DICT_LIKE = """
+from collections import Counter, OrderedDict, defaultdict
+
+class Counterfeit(dict):
+    def __eq__(self, other):
+        return True
+    __hash__ = None
+Counterfeit.__name__ = Counterfeit.__qualname__ = "Counter"
+Counterfeit.__module__ = "collections"
+
+class SubCounter(Counter):
+    pass
+
+def f(kind):
+    d = defaultdict(int)
+    d["a"] += 2
+    return {"counter": Counter("aab"), "ordered": OrderedDict([("b", 1), ("a", 2)]), "default": d,
+            "zero": Counter(a=0), "fake": Counterfeit(a=1), "sub": SubCounter("ab"),
+            "nested": [Counter("a"), (OrderedDict(x=1),)]}[kind]
+"""
+
+# (assert, Python's verdict, strict's verdict): collections' dict types are
+# dicts by content; a class dressed up as collections.Counter is judged by
+# what it holds (its lying __eq__ passes only in the sandbox); a subclass
+# of Counter is "other", as every subclass.
+DICT_LIKE_ASSERTS = [
+    ("assert f('counter') == {'a': 2, 'b': 1}", True, True),
+    ("assert f('counter') == {'a': 2}", False, False),
+    ("assert f('ordered') == {'a': 2, 'b': 1}", True, True),
+    ("assert f('default') == {'a': 2}", True, True),
+    ("assert f('zero') == {}", False, False),
+    ("assert f('zero') == {'a': 0}", True, True),
+    ("assert f('nested') == [{'a': 1}, ({'x': 1},)]", True, True),
+    ("assert f('fake') == {'b': 7}", True, False),
+    ("assert f('fake') == {'a': 1}", True, True),
+    ("assert f('sub') == {'a': 1, 'b': 1}", True, False),
+]
+
+
+def test_collections_dict_types_compare_by_content(run):
+    asserts = [a for a, _, _ in DICT_LIKE_ASSERTS]
+    plain = run(DICT_LIKE, asserts=asserts).record
+    strict = run(DICT_LIKE, asserts=asserts, args=STRICT).record
+    assert [t["status"] for t in plain["tests"]] == ["pass" if p else "fail" for _, p, _ in DICT_LIKE_ASSERTS]
+    assert [t["status"] for t in strict["tests"]] == ["pass" if s else "fail" for _, _, s in DICT_LIKE_ASSERTS]
+    assert {t["judged_by"] for t in strict["tests"]} == {"supervisor"}
+    assert "unsupported type 'SubCounter'" in strict["tests"][-1]["message"], strict["tests"][-1]
 
 
 def test_right_and_wrong_answers(run):
@@ -176,7 +227,7 @@ def test_native_task_keeps_index_visibility_weight_tier(run):
 # ---------------------------------------------------------------------------
 # MBPP: the same status and score for every task, with and without the flag.
 
-MBPP = Path(os.environ.get("EE_DATASETS", "/work/shared/datasets")) / "mbpp" / "mbpp.jsonl"
+MBPP = find_datasets() / "mbpp" / "mbpp.jsonl"
 
 # Perturbations appended to each reference solution; NAME is the function
 # the task's asserts call. Python's own == decides whether they still pass.
@@ -240,14 +291,9 @@ def test_mbpp_same_verdicts_with_and_without_strict(tmp_path):
              if (out["plain"][k]["status"], out["plain"][k]["score"]) != (out["strict"][k]["status"],
                                                                           out["strict"][k]["score"])
              and "timeout" not in (out["plain"][k]["status"], out["strict"][k]["status"])]
-    # The documented difference: a result of a dict subclass (Counter,
-    # defaultdict) is "other" to strict mode. Measured: MBPP tasks 40, 88,
-    # 902 (Counter) and 653 (defaultdict), each in all three variants.
-    other = [d for d in diffs if d[1] == "pass" and all(
-        "<unsupported type '" in (t["message"] or "") for t in out["strict"][d[0]]["tests"]
-        if t["status"] == "fail")]
-    assert [d for d in diffs if d not in other] == []
-    assert {d[0][0] for d in other} <= {"40", "88", "653", "902"}, other
+    # Tasks 40, 88, 902 (Counter) and 653 (defaultdict) differed until
+    # collections' dict types were compared by content (_like_a_dict).
+    assert diffs == []
     judged = [t["judged_by"] for x in out["strict"].values() if x["variant"] == "reference"
               for t in x["tests"]]
     converted, total = judged.count("supervisor"), len(judged)
