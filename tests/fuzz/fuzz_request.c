@@ -1,5 +1,5 @@
 /* fuzz_request.c - libFuzzer target for request.h: any bytes as a run body
- * and as a batch body; each must parse or fail with a one-line message
+ * and as a batch body, with and without strict asserts; each must parse or fail with a one-line message
  * (printable: keys are echoed), never crash or leak. */
 #include <stddef.h>
 #include <stdint.h>
@@ -15,9 +15,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ee_limits ceiling;
 	ee_limits_default(&ceiling);
-	struct ee_request_rules rules = { 8, EE_EXTRACT_AUTO, &ceiling };
-
-	for (int kind = EE_REQUEST_RUN; kind <= EE_REQUEST_BATCH; kind++) {
+	for (int i = 0; i < 4; i++) {
+		int kind = i & 1 ? EE_REQUEST_BATCH : EE_REQUEST_RUN;
+		struct ee_request_rules rules = { .max_runs = 8,
+			                          .extract = EE_EXTRACT_AUTO,
+			                          .ceiling = &ceiling,
+			                          .strict_asserts = i >> 1 };
 		struct ee_request r;
 		struct ee_err err;
 		memset(&r, 0, sizeof(r));
