@@ -70,7 +70,8 @@ static const char STYLE[] =
 "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td a{overflow-wrap:anywhere}"
 "th button{font:inherit;font-weight:600;color:inherit;background:none;border:0;padding:0;cursor:pointer}"
 "th[aria-sort=ascending] button::after{content:' \\25B2'}th[aria-sort=descending] button::after{content:' \\25BC'}"
-".task{border-top:1px solid #dde1e7;padding:6px 0 10px}.task:target{background:#fff8dc}"
+".task{border-top:1px solid #dde1e7;padding:6px 0 10px;content-visibility:auto;contain-intrinsic-size:auto 160px}"
+".task:target{background:#fff8dc}"
 ".task h3{overflow-wrap:anywhere}.cls{color:#5b6472;font-weight:400}"
 ".failure{margin:8px 0 0 12px}.failure h4{margin:0;font-size:13px;font-weight:600}"
 ".failure p,.failure ul{margin:4px 0}.failure p.detail{white-space:pre-wrap;overflow-wrap:anywhere}"
@@ -105,7 +106,7 @@ static const char SCRIPT[] =
 /* clang-format on */
 
 /* base64 of the SHA-256 of STYLE and of SCRIPT. */
-#define STYLE_HASH  "sha256-YoS4WX7SYbbYK0utP4GnUpEuPwX3hfF6Z5iSdscNOuM="
+#define STYLE_HASH  "sha256-ECkDovnQfoHUqVMN7ak6P2kBlO+vzClzIlBMYh6t4gQ="
 #define SCRIPT_HASH "sha256-Q6Qpy1Y09rVRyBVZB48bObHNBoWTLfRxNIQclM9aUME="
 
 static const char CSP[] = "default-src 'none'; style-src '" STYLE_HASH "'; script-src '" SCRIPT_HASH
