@@ -317,12 +317,14 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 	size_t n = json_array_size(t->calls), k = s->call_next;
 	char why[256], msg[400];
 
-	if (!json_is_integer(number) || json_integer_value(number) != (json_int_t)k || k >= n) {
-		violate(s, "call out of order");
-		return 0;
-	}
+	/* An honest harness numbers every call; an event that does not (a
+	 * forged "pass") reports no value: the test fails there, as a strict
+	 * assert's does. */
+	if (!json_is_integer(number) || json_integer_value(number) != (json_int_t)k)
+		status = NULL;
 	if (status && strcmp(status, "returned") == 0 && value &&
-	    ee_judge_pyeq(json_object_get(json_array_get(t->calls, k), "expected"), value, why, sizeof(why))) {
+	    ee_judge_pyeq(json_object_get(json_array_get(t->calls, k), "expected"), value, why,
+	                  sizeof(why))) {
 		if (k + 1 < n) {
 			s->call_next++;
 			s->reply = 'c';
@@ -331,9 +333,11 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 		r->state = EE_T_PASS;
 	} else {
 		int returned = status && strcmp(status, "returned") == 0 && value;
-		const char *raised = get_str(ev, "message");
+		const char *raised = status ? get_str(ev, "message") : NULL;
 		snprintf(msg, sizeof(msg), "assert %zu of %zu: %s", k + 1, n,
-		         returned ? why : raised ? raised : "the call raised");
+		         returned ? why
+		         : raised ? raised
+		                  : "the call raised");
 		r->exited = json_is_true(json_object_get(ev, "exit"));
 		r->denied = dup_text(get_str(ev, "denied"));
 		if (!returned)

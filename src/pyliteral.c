@@ -894,8 +894,9 @@ static bool read_body_statement(struct reader *r, struct program *p)
 {
 	int ch = peek(r, 0);
 
-	if (ch == '\'' || ch == '"' || ((ch == 'r' || ch == 'R' || ch == 'u' || ch == 'U') &&
-	                                (peek(r, 1) == '\'' || peek(r, 1) == '"'))) {
+	if (ch == '\'' || ch == '"' ||
+	    ((ch == 'r' || ch == 'R' || ch == 'u' || ch == 'U') &&
+	     (peek(r, 1) == '\'' || peek(r, 1) == '"'))) {
 		json_t *v = read_value(r);
 		bool ok = json_is_string(v);
 		json_decref(v);
@@ -942,9 +943,9 @@ static bool read_body_statement(struct reader *r, struct program *p)
 		if (json_array_size(p->calls) >= EE_PYPROG_MAX_CALLS)
 			ok = false;
 		else
-			ok = json_array_append_new(p->calls, json_pack("{s:O, s:O, s:O}", "args", c.args,
-			                                               "kwargs", c.kwargs, "expected",
-			                                               c.expected)) == 0;
+			ok = json_array_append_new(p->calls,
+			                           json_pack("{s:O, s:O, s:O}", "args", c.args, "kwargs",
+			                                     c.kwargs, "expected", c.expected)) == 0;
 	}
 out:
 	ee_pycall_free(&c);
@@ -1004,8 +1005,7 @@ static int read_top_statement(struct reader *r, struct program *p)
 	if (peek(r, 0) == '=' && peek(r, 1) != '=') {
 		r->pos++;
 		json_t *v = read_value(r);
-		bool ok = v && at_line_end(r) &&
-		          json_object_set_new(p->assigned, name, json_null()) == 0;
+		bool ok = v && at_line_end(r) && json_object_set_new(p->assigned, name, json_null()) == 0;
 		json_decref(v);
 		return ok ? 0 : -1;
 	}

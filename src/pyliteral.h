@@ -39,7 +39,7 @@
  *
  *     METADATA = {'author': 'jt'}        top level: NAME = LITERAL, strings
  *     def check(candidate):              one def, one plain parameter
- *         """docstring"""                 body: strings, `assert TRUE_LITERAL`
+ *         """docstring"""                body: strings, `assert TRUE_LITERAL`
  *         assert candidate(1, 2) == 3    (no-ops), and the assert shape on
  *         assert candidate(0, 0) == 0    the parameter, in order
  *     check(add)                         last: the def called with a name
@@ -59,12 +59,12 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#define EE_PYLIT_MAX_DEPTH  50     /* well under the harness's 100 */
-#define EE_PYLIT_MAX_NODES  10000  /* well under the harness's 100,000 */
-#define EE_PYLIT_MAX_CODE   100000 /* bytes of a test's code */
-#define EE_PYLIT_MAX_DIGITS 4300   /* sys.get_int_max_str_digits() default */
-#define EE_PYPROG_MAX_CALLS  1000 /* asserts of one check program */
-#define EE_PYPROG_MAX_INDENT 100  /* spaces of indentation */
+#define EE_PYLIT_MAX_DEPTH   50     /* well under the harness's 100 */
+#define EE_PYLIT_MAX_NODES   10000  /* well under the harness's 100,000 */
+#define EE_PYLIT_MAX_CODE    100000 /* bytes of a test's code */
+#define EE_PYLIT_MAX_DIGITS  4300   /* sys.get_int_max_str_digits() default */
+#define EE_PYPROG_MAX_CALLS  1000   /* asserts of one check program */
+#define EE_PYPROG_MAX_INDENT 100    /* spaces of indentation */
 
 /* An assert converted to a supervisor-judged call. Owns everything. */
 struct ee_pycall {

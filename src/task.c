@@ -792,7 +792,8 @@ int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err)
 		if (test->kind == EE_TEST_PROGRAM) {
 			int rc = strict_program(test);
 			if (rc < 0)
-				return ee_fail(err, EE_ERR_USAGE, "%s: tests[%zu]: out of memory", t->task_id, i);
+				return ee_fail(err, EE_ERR_USAGE, "%s: tests[%zu]: out of memory", t->task_id,
+				               i);
 			converted += rc;
 			continue;
 		}

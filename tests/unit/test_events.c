@@ -314,13 +314,13 @@ Test(events_program, a_mismatch_stops_the_test, .init = setup_program, .fini = t
 	cr_expect_str_eq(s.violation, "test out of order or unknown");
 }
 
-Test(events_program, an_exception_ends_the_test_at_that_call, .init = setup_program,
-     .fini = teardown_program)
+Test(events_program, an_exception_ends_the_test_at_that_call, .init = setup_program, .fini = teardown_program)
 {
 	good_prefix();
 	send_ev(NONCE, CALL(0, 0, "{\"int\":\"1\"}"));
-	cr_assert_eq(send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"call\":1,\"status\":\"raised\","
-	                            "\"error_type\":\"ZeroDivisionError\",\"message\":\"ZeroDivisionError: x\""),
+	cr_assert_eq(send_ev(NONCE,
+	                     "\"ev\":\"test\",\"index\":0,\"call\":1,\"status\":\"raised\","
+	                     "\"error_type\":\"ZeroDivisionError\",\"message\":\"ZeroDivisionError: x\""),
 	             0, "an exception asks nothing");
 	cr_expect_str_eq(s.tests[0].message, "assert 2 of 3: ZeroDivisionError: x");
 	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
@@ -331,11 +331,15 @@ Test(events_program, an_exception_ends_the_test_at_that_call, .init = setup_prog
 	cr_expect_eq(s.tests[1].state, EE_T_SKIPPED);
 }
 
-Test(events_program, forged_sequences_are_violations, .init = setup_program, .fini = teardown_program)
+Test(events_program, a_call_out_of_order_fails_the_test, .init = setup_program, .fini = teardown_program)
 {
 	good_prefix();
-	send_ev(NONCE, CALL(0, 1, "{\"int\":\"1\"}"));
-	cr_expect_str_eq(s.violation, "call out of order");
+	cr_expect_eq(send_ev(NONCE, CALL(0, 1, "{\"int\":\"1\"}")), 0);
+	cr_assert_null(s.violation, "%s", s.violation);
+	cr_expect_eq(s.tests[0].state, EE_T_FAIL);
+	cr_expect_str_eq(s.tests[0].message, "assert 1 of 3: the call raised");
+	send_ev(NONCE, CALL(0, 1, "{\"tuple\":[{\"int\":\"4\"},{\"int\":\"5\"}]}"));
+	cr_expect_str_eq(s.violation, "test out of order or unknown", "the test is over");
 }
 
 Test(events_program, done_in_the_middle_is_a_violation, .init = setup_program, .fini = teardown_program)
@@ -346,12 +350,12 @@ Test(events_program, done_in_the_middle_is_a_violation, .init = setup_program, .
 	cr_expect_str_eq(s.violation, "done in the middle of a test");
 }
 
-Test(events_program, a_call_without_a_number_is_a_violation, .init = setup_program,
-     .fini = teardown_program)
+Test(events_program, a_forged_pass_without_a_call_fails, .init = setup_program, .fini = teardown_program)
 {
 	good_prefix();
-	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"returned\",\"value\":{\"int\":\"1\"}");
-	cr_expect_str_eq(s.violation, "call out of order");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\",\"message\":\"fine\"");
+	cr_assert_null(s.violation, "%s", s.violation);
+	cr_expect_str_eq(s.tests[0].message, "assert 1 of 3: the call raised");
 }
 
 Test(events_program, two_questions_in_one_read_are_a_violation, .init = setup_program,
@@ -363,8 +367,10 @@ Test(events_program, two_questions_in_one_read_are_a_violation, .init = setup_pr
 	good_prefix();
 	for (int k = 0; k < 2; k++) {
 		snprintf(payload[k], sizeof(payload[k]), "{\"nonce\":\"%s\",\"seq\":%d,%s}", NONCE, seq++,
-		         k ? CALL(0, 1, "{\"tuple\":[{\"int\":\"4\"},{\"int\":\"5\"}]}") : CALL(0, 0, "{\"int\":\"1\"}"));
-		n += snprintf(frames + n, sizeof(frames) - (size_t)n, "%zu:%s,", strlen(payload[k]), payload[k]);
+		         k ? CALL(0, 1, "{\"tuple\":[{\"int\":\"4\"},{\"int\":\"5\"}]}")
+		           : CALL(0, 0, "{\"int\":\"1\"}"));
+		n += snprintf(frames + n, sizeof(frames) - (size_t)n, "%zu:%s,", strlen(payload[k]),
+		              payload[k]);
 	}
 	cr_expect_eq(ee_stream_feed(&s, frames, (size_t)n), 0);
 	cr_expect_str_eq(s.violation, "a question before the last answer");

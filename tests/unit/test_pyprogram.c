@@ -160,10 +160,11 @@ Test(pyprogram, reads_calls_in_order_with_keywords_and_messages)
 	cr_assert_eq(ee_pyprogram_convert(code, &p), 1);
 	cr_expect_str_eq(p.fn, "solve");
 	char *text = json_dumps(p.calls, JSON_COMPACT | JSON_SORT_KEYS);
-	cr_expect_str_eq(text, "[{\"args\":[{\"int\":\"1\"}],\"expected\":{\"int\":\"3\"},"
-	                       "\"kwargs\":[[\"k\",{\"tuple\":[{\"int\":\"2\"}]}]]},"
-	                       "{\"args\":[\"x\"],\"expected\":{\"dict\":[[{\"int\":\"1\"},{\"int\":\"2\"}]]},"
-	                       "\"kwargs\":[]}]");
+	cr_expect_str_eq(text,
+	                 "[{\"args\":[{\"int\":\"1\"}],\"expected\":{\"int\":\"3\"},"
+	                 "\"kwargs\":[[\"k\",{\"tuple\":[{\"int\":\"2\"}]}]]},"
+	                 "{\"args\":[\"x\"],\"expected\":{\"dict\":[[{\"int\":\"1\"},{\"int\":\"2\"}]]},"
+	                 "\"kwargs\":[]}]");
 	free(text);
 	ee_pyprogram_free(&p);
 	ee_pyprogram_free(&p); /* a freed program is zeroed: freeing again is harmless */
