@@ -73,8 +73,6 @@ ATTACKS_STRICT = {
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_attacks_forge_a_program_test_without_the_flag(run, name):
     """The control: the attack is live on the in-sandbox program test."""
-    if name == "frame_walk_swaps_the_strict_runner":
-        pytest.skip("aimed at the strict runner only")
     r = run(ATTACKS[name] + ADD_WRONG, task=HE_TASK)
     assert r.record["status"] == "pass", r.record
     assert "judged_by" not in r.record["tests"][0]
