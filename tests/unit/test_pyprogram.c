@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
+#include "job.h"
 #include "judge.h"
 #include "pyliteral.h"
+#include "task.h"
 
 struct prog_case {
 	const char *name;
@@ -168,4 +171,45 @@ Test(pyprogram, reads_calls_in_order_with_keywords_and_messages)
 	free(text);
 	ee_pyprogram_free(&p);
 	ee_pyprogram_free(&p); /* a freed program is zeroed: freeing again is harmless */
+}
+
+/* A HumanEval task: its one program test converts in place (kind, index,
+ * weight kept) and its job carries the entry name and the arguments, never
+ * the program's code nor an expected value. */
+Test(pyprogram, a_humaneval_task_converts_and_its_job_holds_no_expected_value)
+{
+	const char *line =
+	        "{\"task_id\":\"HumanEval/x\",\"prompt\":\"def add(a, b):\\n\",\"entry_point\":\"add\","
+	        "\"test\":\"METADATA = {}\\n\\ndef check(candidate):\\n"
+	        "    assert candidate(1, 2) == 31337\\n    assert candidate(2, b=2) == 'sekrit'\\n\"}";
+	json_error_t jerr;
+	struct ee_err err;
+	struct ee_task task;
+	json_t *o = json_loads(line, 0, &jerr);
+
+	cr_assert(o, "%s", jerr.text);
+	cr_assert_eq(ee_task_from_json(o, EE_FORMAT_AUTO, "he.jsonl:1", &task, &err), 0, "%s", err.msg);
+	json_decref(o);
+	cr_assert_eq(ee_task_strict_asserts(&task, &err), 1);
+	cr_assert_eq(task.n_tests, 1);
+	const struct ee_test *t = &task.tests[0];
+	cr_expect_eq(t->kind, EE_TEST_PROGRAM);
+	cr_expect(t->strict && ee_test_judged_by_supervisor(t));
+	cr_expect_str_eq(t->fn, "add");
+	cr_expect_eq(json_array_size(t->calls), 2);
+	cr_expect_eq(ee_task_strict_asserts(&task, &err), 0, "converting twice changes nothing");
+
+	struct ee_job_spec spec = { .task = &task,
+		                    .program = "def add(a, b):\n    return a + b\n",
+		                    .nonce = "0123456789abcdef0123456789abcdef" };
+	size_t len;
+	char *job = ee_job_build(&spec, &len);
+	cr_assert(job);
+	cr_expect(strstr(job, "\"kind\":\"calls\"") && strstr(job, "\"fn\":\"add\""), "%s", job);
+	cr_expect(strstr(job, "[[\"b\",{\"int\":\"2\"}]]"), "%s", job);
+	cr_expect_null(strstr(job, "31337"), "an expected value entered the job: %s", job);
+	cr_expect_null(strstr(job, "sekrit"), "an expected value entered the job: %s", job);
+	cr_expect_null(strstr(job, "check"), "the program's code entered the job: %s", job);
+	free(job);
+	ee_task_free(&task);
 }
