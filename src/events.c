@@ -358,7 +358,6 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 static int on_test(struct ee_stream *s, const json_t *ev)
 {
 	json_t *idx = json_object_get(ev, "index");
-
 	const char *why = NULL;
 
 	if (!s->hello || s->import.state == EE_PH_NOT_RUN || s->import.state == EE_PH_FAIL)
