@@ -93,8 +93,11 @@ Test(pyprogram, agrees_with_python_on_every_case)
 			converted += prog_cases[i].fn != NULL;
 		}
 	}
-	cr_expect_eq(humaneval, 164);
+	/* 164 when the build found HumanEval (the Makefile), else 0. */
+	cr_expect_eq(humaneval, PROG_HUMANEVAL_TOTAL);
 	cr_expect_eq(converted, PROG_HUMANEVAL_CONVERTED);
+	if (!humaneval)
+		cr_log_warn("HumanEval not found at build time: hostile programs only");
 }
 
 static char *repeat(const char *head, const char *unit, size_t times, const char *tail)
