@@ -60,7 +60,16 @@ $(BUILD)/execeval-san: $(call san_obj,$(LIB_SRC) $(CLI_SRC)) $(BUILD)/san/embed.
 # Unit tests: Criterion, built and run under ASan+UBSan.
 $(BUILD)/unit/%: tests/unit/%.c $(call san_obj,$(LIB_SRC)) $(BUILD)/san/embed.o $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	@echo "  LD      $@"; $(CC) $(BASE) $(SAN) $(filter-out %.h,$^) -o $@ $(LIBS) -lcriterion
+	@echo "  LD      $@"; $(CC) $(BASE) -iquote $(BUILD)/unit $(SAN) $(filter-out %.h,$^) -o $@ $(LIBS) -lcriterion
+# Python's reading of HumanEval's test programs, the oracle of test_pyprogram:
+# generated from the data set where this machine has it (never copied into
+# the repository), else from the hand-written hostile programs alone.
+HUMANEVAL_JSONL := $(firstword $(wildcard $(EE_DATASETS)/humaneval/HumanEval.jsonl \
+                     ../shared/datasets/humaneval/HumanEval.jsonl /work/shared/datasets/humaneval/HumanEval.jsonl))
+$(BUILD)/unit/pyprogram_cases.h: tests/unit/pyprogram_ref.py tests/unit/pyliteral_ref.py $(HUMANEVAL_JSONL)
+	@mkdir -p $(dir $@)
+	PYTHONHASHSEED=0 $(PYTHON) -W ignore::SyntaxWarning tests/unit/pyprogram_ref.py $(or $(HUMANEVAL_JSONL),-) > $@.tmp && mv $@.tmp $@
+$(BUILD)/unit/test_pyprogram: $(BUILD)/unit/pyprogram_cases.h
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 
 unit: $(UNIT_BIN)

@@ -82,7 +82,7 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 	struct ee_eval *ev = ctx;
 
 	if (ee_stream_feed(&ev->stream, p, n))
-		ee_sandbox_gate(sb, (char)ev->stream.gate_answer);
+		ee_sandbox_gate(sb, (char)ev->stream.reply, ev->stream.reply_last);
 	/* The clock started with LINT_BUDGET_MS more than the timeout; once the
 	 * lint phase is over (or cannot come: the syntax or scan phase failed),
 	 * the part of it lint did not use is taken back, so the candidate gets

@@ -292,30 +292,9 @@ static void judge_strict(const struct ee_test *t, const json_t *ev, struct ee_te
 		fail_test(r, why);
 }
 
-static void on_test(struct ee_stream *s, const json_t *ev)
+/* assert, program, unittest: the sandbox's own verdict. */
+static void judge_reported(struct ee_stream *s, const json_t *ev, struct ee_test_result *r)
 {
-	json_t *idx = json_object_get(ev, "index");
-
-	if (!s->hello || s->import.state == EE_PH_NOT_RUN || s->import.state == EE_PH_FAIL)
-		return violate(s, "test before the import phase");
-	if (s->n_run >= s->task->n_tests || !json_is_integer(idx) ||
-	    (size_t)json_integer_value(idx) != s->order[s->n_run])
-		return violate(s, "test out of order or unknown");
-	size_t i = s->order[s->n_run];
-	const struct ee_test *t = &s->task->tests[i];
-	if (t->hidden && s->gate && s->gate_answer != 'c')
-		return violate(s, "hidden test without the gate's consent");
-	struct ee_test_result *r = &s->tests[i];
-	s->n_run++;
-	r->duration_ms = get_ms(ev);
-	r->exited = json_is_true(json_object_get(ev, "exit"));
-	r->denied = dup_text(get_str(ev, "denied"));
-	if (t->strict)
-		return judge_strict(t, ev, r);
-	if (t->kind == EE_TEST_IO)
-		return judge_io(t, ev, r);
-	if (t->kind == EE_TEST_CALL)
-		return judge_call(t, ev, r);
 	const char *status = get_str(ev, "status");
 	if (status && strcmp(status, "pass") == 0 && !r->exited)
 		r->state = EE_T_PASS;
@@ -324,6 +303,92 @@ static void on_test(struct ee_stream *s, const json_t *ev)
 		fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "failed");
 	} else
 		violate(s, "bad test status");
+}
+
+/* One call of a strict program (a check program become calls): judged at
+ * once, as its assert would be. Returns 1 when the harness waits for the
+ * reply: 'c' for the next call, 's' to stop (a mismatch). The test ends
+ * at its first mismatch or exception, or after its last call. */
+static int judge_program_call(struct ee_stream *s, const struct ee_test *t, struct ee_test_result *r,
+                              const json_t *ev)
+{
+	const char *status = get_str(ev, "status");
+	json_t *number = json_object_get(ev, "call"), *value = json_object_get(ev, "value");
+	size_t n = json_array_size(t->calls), k = s->call_next;
+	char why[256], msg[400];
+
+	/* An honest harness numbers every call; an event that does not (a
+	 * forged "pass") reports no value: the test fails there, as a strict
+	 * assert's does. */
+	if (!json_is_integer(number) || json_integer_value(number) != (json_int_t)k)
+		status = NULL;
+	if (status && strcmp(status, "returned") == 0 && value &&
+	    ee_judge_pyeq(json_object_get(json_array_get(t->calls, k), "expected"), value, why,
+	                  sizeof(why))) {
+		if (k + 1 < n) {
+			s->call_next++;
+			s->reply = 'c';
+			return 1;
+		}
+		r->state = EE_T_PASS;
+	} else {
+		int returned = status && strcmp(status, "returned") == 0 && value;
+		const char *raised = status ? get_str(ev, "message") : NULL;
+		snprintf(msg, sizeof(msg), "assert %zu of %zu: %s", k + 1, n,
+		         returned ? why
+		         : raised ? raised
+		                  : "the call raised");
+		r->exited = json_is_true(json_object_get(ev, "exit"));
+		r->denied = dup_text(get_str(ev, "denied"));
+		if (!returned)
+			note_memory_error(s, ev);
+		fail_test(r, msg);
+		if (returned && k + 1 < n) {
+			s->reply = 's';
+			s->call_next = 0;
+			s->n_run++;
+			return 1;
+		}
+	}
+	s->call_next = 0;
+	s->n_run++;
+	return 0;
+}
+
+static int on_test(struct ee_stream *s, const json_t *ev)
+{
+	json_t *idx = json_object_get(ev, "index");
+	const char *why = NULL;
+
+	if (!s->hello || s->import.state == EE_PH_NOT_RUN || s->import.state == EE_PH_FAIL)
+		why = "test before the import phase";
+	else if (s->n_run >= s->task->n_tests || !json_is_integer(idx) ||
+	         (size_t)json_integer_value(idx) != s->order[s->n_run])
+		why = "test out of order or unknown";
+	else if (s->task->tests[s->order[s->n_run]].hidden && s->gate && s->gate_answer != 'c')
+		why = "hidden test without the gate's consent";
+	if (why) {
+		violate(s, why);
+		return 0;
+	}
+	size_t i = s->order[s->n_run];
+	const struct ee_test *t = &s->task->tests[i];
+	struct ee_test_result *r = &s->tests[i];
+	if (t->strict && t->calls)
+		return judge_program_call(s, t, r, ev);
+	s->n_run++;
+	r->duration_ms = get_ms(ev);
+	r->exited = json_is_true(json_object_get(ev, "exit"));
+	r->denied = dup_text(get_str(ev, "denied"));
+	if (t->strict)
+		judge_strict(t, ev, r);
+	else if (t->kind == EE_TEST_IO)
+		judge_io(t, ev, r);
+	else if (t->kind == EE_TEST_CALL)
+		judge_call(t, ev, r);
+	else
+		judge_reported(s, ev, r);
+	return 0;
 }
 
 int ee_stream_public_failed(const struct ee_stream *s)
@@ -346,12 +411,14 @@ static size_t count_public(const struct ee_task *t)
 
 static int on_gate(struct ee_stream *s)
 {
-	if (!s->gate || s->gate_asked || s->n_run != count_public(s->task) || s->n_run == s->task->n_tests) {
+	if (!s->gate || s->gate_asked || s->n_run != count_public(s->task) || s->n_run == s->task->n_tests ||
+	    s->call_next > 0) {
 		violate(s, "unexpected gate");
 		return 0;
 	}
 	s->gate_asked = 1;
 	s->gate_answer = (!ee_stream_public_failed(s) || s->run_hidden_on_fail) ? 'c' : 's';
+	s->reply = s->gate_answer;
 	return 1;
 }
 
@@ -371,7 +438,7 @@ static int on_event(struct ee_stream *s, const char *payload, size_t len)
 {
 	json_error_t jerr;
 	json_t *ev = json_loadb(payload, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
-	int wants_gate = 0;
+	int wants_reply = 0;
 
 	if (!json_is_object(ev)) {
 		json_decref(ev);
@@ -395,9 +462,11 @@ static int on_event(struct ee_stream *s, const char *payload, size_t len)
 	else if (strcmp(kind, "phase") == 0)
 		on_phase(s, ev);
 	else if (strcmp(kind, "test") == 0)
-		on_test(s, ev);
+		wants_reply = on_test(s, ev);
 	else if (strcmp(kind, "gate") == 0)
-		wants_gate = on_gate(s);
+		wants_reply = on_gate(s);
+	else if (strcmp(kind, "done") == 0 && s->call_next > 0)
+		violate(s, "done in the middle of a test");
 	else if (strcmp(kind, "done") == 0) {
 		s->done = 1;
 		settle_unreported(s);
@@ -405,7 +474,25 @@ static int on_event(struct ee_stream *s, const char *payload, size_t len)
 		violate(s, "unknown event");
 	s->next_seq++;
 	json_decref(ev);
-	return wants_gate;
+	return wants_reply;
+}
+
+/* Whether the harness may still ask anything once it has s->reply: the
+ * rest of a strict program, a strict program still to run, or the gate. */
+static int more_questions(const struct ee_stream *s)
+{
+	if (s->call_next > 0)
+		return 1;
+	if (s->gate_asked && s->gate_answer != 'c')
+		return 0;
+	int hidden_left = 0;
+	for (size_t k = s->n_run; k < s->task->n_tests; k++) {
+		const struct ee_test *t = &s->task->tests[s->order[k]];
+		if (t->strict && t->calls && json_array_size(t->calls) > 1)
+			return 1; /* a one-call program asks nothing */
+		hidden_left |= t->hidden;
+	}
+	return s->gate && !s->gate_asked && hidden_left;
 }
 
 int ee_stream_feed(struct ee_stream *s, const char *p, size_t n)
@@ -413,7 +500,7 @@ int ee_stream_feed(struct ee_stream *s, const char *p, size_t n)
 	struct ee_err err;
 	const char *payload;
 	size_t len;
-	int wants_gate = 0;
+	int wants_reply = 0;
 
 	if (s->violation)
 		return 0;
@@ -427,11 +514,16 @@ int ee_stream_feed(struct ee_stream *s, const char *p, size_t n)
 			violate(s, err.msg);
 		if (rc <= 0 || s->violation)
 			break;
-		wants_gate |= on_event(s, payload, len);
+		int asks = on_event(s, payload, len);
+		if (asks && wants_reply) /* the harness waits after each question */
+			violate(s, "a question before the last answer");
+		wants_reply |= asks;
 		if (s->violation)
 			break;
 	}
-	return s->violation ? 0 : wants_gate;
+	if (wants_reply)
+		s->reply_last = !more_questions(s);
+	return s->violation ? 0 : wants_reply;
 }
 
 void ee_stream_finish(struct ee_stream *s)

@@ -64,6 +64,9 @@ struct ee_stream {
 	struct ee_test_result *tests; /* by task index */
 	int gate_asked;               /* the harness sent "gate" */
 	int gate_answer;              /* 'c' or 's' once decided */
+	size_t call_next;             /* strict program under way: its next call's number */
+	int reply;                    /* the byte the harness waits for on the gate fd */
+	int reply_last;               /* no question can follow it: close the gate fd */
 };
 
 /* Prepares a stream for task; nonce is the job's. */
@@ -71,9 +74,12 @@ int ee_stream_init(struct ee_stream *s, const struct ee_task *task, const char *
                    int run_hidden_on_fail);
 void ee_stream_free(struct ee_stream *s);
 
-/* Feeds result-channel bytes. Returns 1 when the harness waits for a gate
- * answer (read s->gate_answer), else 0. A violation is recorded, never
- * returned as an error: the caller kills the sandbox when s->violation. */
+/* Feeds result-channel bytes. Returns 1 when the harness waits for a byte
+ * on the gate fd (write s->reply, then close the fd when s->reply_last):
+ * the gate's answer, or after a strict program's call whether to go on
+ * ('c', the value matched) or stop ('s').
+ * Else 0. A violation is recorded, never returned as an error: the caller
+ * kills the sandbox when s->violation. */
 int ee_stream_feed(struct ee_stream *s, const char *p, size_t n);
 
 /* Call at end of stream (EOF). A cut-off last frame only leaves the

@@ -13,6 +13,23 @@ const char *const ee_default_denylist[] = {
 	"asyncio.subprocess", NULL,
 };
 
+/* A strict program's calls as the job holds them: arguments only. */
+static json_t *job_calls(const json_t *calls)
+{
+	json_t *out = json_array(), *c;
+	size_t i;
+
+	json_array_foreach (calls, i, c) {
+		json_t *o = json_pack("{s:O, s:O}", "args", json_object_get(c, "args"), "kwargs",
+		                      json_object_get(c, "kwargs"));
+		if (!o || json_array_append_new(out, o) < 0) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
 static json_t *job_test(const struct ee_test *t, size_t index)
 {
 	json_t *o = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)index, "kind",
@@ -20,7 +37,12 @@ static json_t *job_test(const struct ee_test *t, size_t index)
 	if (!o)
 		return NULL;
 	int rc = 0;
-	if (t->strict) /* an assert become a call; its code holds the expected value */
+	if (t->strict && t->calls) /* a check program become calls; expected values stay */
+		rc = json_object_set_new(o, "kind", json_string("calls")) |
+		     json_object_set_new(o, "fn", json_string(t->fn)) |
+		     json_object_set_new(o, "calls", job_calls(t->calls)) |
+		     json_object_set_new(o, "strict", json_true());
+	else if (t->strict) /* an assert become a call; its code holds the expected value */
 		rc = json_object_set_new(o, "kind", json_string("call")) |
 		     json_object_set_new(o, "fn", json_string(t->fn)) | json_object_set(o, "args", t->args) |
 		     json_object_set(o, "kwargs", t->kwargs) | json_object_set_new(o, "strict", json_true());

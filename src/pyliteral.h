@@ -33,6 +33,25 @@
  * Values come out in the canonical tagged form of docs/protocol.md
  * ({"int":"12"}, {"float":"0.5"}, {"tuple":[...]}, {"set":[...]}, ...),
  * newly allocated and owned by the caller.
+ *
+ * The check-program shape (ee_pyprogram_convert) extends this to a whole
+ * `program` test such as HumanEval's `{test}\ncheck({entry_point})`:
+ *
+ *     METADATA = {'author': 'jt'}        top level: NAME = LITERAL, strings
+ *     def check(candidate):              one def, one plain parameter
+ *         """docstring"""                body: strings, `assert TRUE_LITERAL`
+ *         assert candidate(1, 2) == 3    (no-ops), and the assert shape on
+ *         assert candidate(0, 0) == 0    the parameter, in order
+ *     check(add)                         last: the def called with a name
+ *
+ * Indentation is spaces only, every body statement at one indentation;
+ * blank and comment-only lines anywhere. Anything else (decorators,
+ * defaults, annotations, a second def, loops, imports, `global`, `;`,
+ * `assert False`, a tab in indentation, a carriage return, statements after
+ * the final call, a final call naming the def or a name the program
+ * assigns, a body without a call) is not of the shape. At most
+ * EE_PYPROG_MAX_CALLS asserts; the code and literal bounds above apply to
+ * the whole program.
  */
 #ifndef EE_PYLITERAL_H
 #define EE_PYLITERAL_H
@@ -40,10 +59,12 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#define EE_PYLIT_MAX_DEPTH  50     /* well under the harness's 100 */
-#define EE_PYLIT_MAX_NODES  10000  /* well under the harness's 100,000 */
-#define EE_PYLIT_MAX_CODE   100000 /* bytes of a test's code */
-#define EE_PYLIT_MAX_DIGITS 4300   /* sys.get_int_max_str_digits() default */
+#define EE_PYLIT_MAX_DEPTH   50     /* well under the harness's 100 */
+#define EE_PYLIT_MAX_NODES   10000  /* well under the harness's 100,000 */
+#define EE_PYLIT_MAX_CODE    100000 /* bytes of a test's code */
+#define EE_PYLIT_MAX_DIGITS  4300   /* sys.get_int_max_str_digits() default */
+#define EE_PYPROG_MAX_CALLS  1000   /* asserts of one check program */
+#define EE_PYPROG_MAX_INDENT 100    /* spaces of indentation */
 
 /* An assert converted to a supervisor-judged call. Owns everything. */
 struct ee_pycall {
@@ -64,5 +85,19 @@ int ee_pyassert_convert(const char *code, struct ee_pycall *ret);
 
 /* Accepts a zeroed or half-built call. */
 void ee_pycall_free(struct ee_pycall *c);
+
+/* A check program converted to supervisor-judged calls. Owns everything. */
+struct ee_pyprogram {
+	char *fn;      /* the name check() is called with (the entry point) */
+	json_t *calls; /* in order: [{"args": [...], "kwargs": [[name, v], ...],
+	                * "expected": v}, ...], canonical values, at least one */
+};
+
+/* Returns 1 and fills *ret when code has the check-program shape, 0 when
+ * it has not (*ret zeroed), -1 when memory ran out. */
+int ee_pyprogram_convert(const char *code, struct ee_pyprogram *ret);
+
+/* Accepts a zeroed program. */
+void ee_pyprogram_free(struct ee_pyprogram *p);
 
 #endif

@@ -305,6 +305,7 @@ static void test_free(struct ee_test *t)
 	json_decref(t->args);
 	json_decref(t->expected);
 	json_decref(t->kwargs);
+	json_decref(t->calls);
 }
 
 static int parse_io(const struct ctx *c, const json_t *obj, struct ee_test *t)
@@ -762,6 +763,22 @@ void ee_sample_free(struct ee_sample *s)
 
 /* ---- Strict asserts ------------------------------------------------------- */
 
+/* A program test of the check-program shape: 1 converted, 0 left alone. */
+static int strict_program(struct ee_test *test)
+{
+	struct ee_pyprogram prog;
+	int rc = ee_pyprogram_convert(test->code, &prog);
+
+	if (rc <= 0)
+		return rc;
+	free(test->fn);
+	json_decref(test->calls);
+	test->fn = prog.fn;
+	test->calls = prog.calls;
+	test->strict = 1;
+	return 1;
+}
+
 int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err)
 {
 	int converted = 0;
@@ -770,7 +787,17 @@ int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err)
 	for (size_t i = 0; i < t->n_tests; i++) {
 		struct ee_test *test = &t->tests[i];
 		struct ee_pycall call;
-		if (test->kind != EE_TEST_ASSERT || test->strict)
+		if (test->strict)
+			continue;
+		if (test->kind == EE_TEST_PROGRAM) {
+			int rc = strict_program(test);
+			if (rc < 0)
+				return ee_fail(err, EE_ERR_USAGE, "%s: tests[%zu]: out of memory", t->task_id,
+				               i);
+			converted += rc;
+			continue;
+		}
+		if (test->kind != EE_TEST_ASSERT)
 			continue;
 		int rc = ee_pyassert_convert(test->code, &call);
 		if (rc < 0)

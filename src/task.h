@@ -34,6 +34,9 @@ struct ee_test {
 	                    * fn, args, kwargs and expected hold its call, args and
 	                    * expected in canonical form; code is kept */
 	json_t *kwargs;    /* strict: array of [name, canonical value] */
+	json_t *calls;     /* strict program (kind stays program): fn is the entry
+	                    * name and calls its calls in order, each
+	                    * {"args", "kwargs", "expected"} in canonical form */
 };
 
 /* Per-task overrides; has_* says which were given. */
@@ -79,8 +82,10 @@ int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *r
 void ee_task_free(struct ee_task *t);
 
 /* --strict-asserts: converts every assert test whose code has the literal
- * shape of pyliteral.h into a supervisor-judged call (strict = 1), keeping
- * its index, visibility, weight and tier; other tests are left alone.
+ * shape of pyliteral.h into a supervisor-judged call (strict = 1), and
+ * every program test of the check-program shape into a supervisor-judged
+ * sequence of calls (strict = 1, calls set), keeping each test's kind,
+ * index, visibility, weight and tier; other tests are left alone.
  * Returns how many were converted, or -1 (out of memory; the task is then
  * unchanged but for the tests converted so far, each still consistent). */
 int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err);

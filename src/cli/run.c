@@ -30,8 +30,9 @@ static const char usage[] =
         "  --lint               lint phase: pyflakes, and flake8/bandit when installed\n"
         "  --lint-severity S    low|medium|high: lint fails at a finding this severe\n"
         "                       or worse (default medium; implies --lint)\n"
-        "  --strict-asserts     judge `assert f(LITERALS) == LITERAL` in the supervisor:\n"
-        "                       the candidate cannot forge those (docs/threat-model.md)\n"
+        "  --strict-asserts     judge `assert f(LITERALS) == LITERAL` in the supervisor,\n"
+        "                       also inside a program's def check(candidate): the\n"
+        "                       candidate cannot forge those (docs/threat-model.md)\n"
         "  --model NAME         copied into the record\n";
 
 struct run_args {

@@ -433,6 +433,20 @@ def _parse_test(raw):
                 if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
                     raise _HarnessError("job: bad kwargs")
                 test["kwargs"][pair[0]] = _decode(pair[1], 0)
+    elif kind == "calls":  # a check program under --strict-asserts
+        test["fn"] = _field(raw, "fn", str)
+        test["calls"] = []
+        for call in _field(raw, "calls", list):
+            if type(call) is not dict:
+                raise _HarnessError("job: bad calls")
+            kwargs = {}
+            for pair in _field(call, "kwargs", list, []):
+                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+                    raise _HarnessError("job: bad kwargs")
+                kwargs[pair[0]] = _decode(pair[1], 0)
+            test["calls"].append(([_decode(v, 0) for v in _field(call, "args", list, [])], kwargs))
+        if not test["calls"]:
+            raise _HarnessError("job: calls must not be empty")
     elif kind == "io":
         test["stdin"] = _field(raw, "stdin", str, "")
     else:
@@ -1070,6 +1084,45 @@ def _run_call(test, ctx):
     return event, fallback
 
 
+def _run_calls(emit, test, ctx):
+    """A check program under --strict-asserts: the entry point, looked up once
+    as check(NAME) would, called with each argument list in order; one event
+    per call.  After a returned value the supervisor, which alone holds the
+    expected values, answers on the gate fd: c (it matched) for the next call,
+    anything else to stop, as check() stops at its first failing assert.  An
+    exception ends the test at that call.  False when a call tried to end the
+    interpreter."""
+    calls = test["calls"]
+    fn = ctx.globals.get(test["fn"], _MISSING)
+    if fn is _MISSING:
+        fn = _builtins.__dict__.get(test["fn"], _MISSING)
+    for number, (args, kwargs) in enumerate(calls):
+        event = _test_event(test, "returned")
+        event["call"] = number
+        try:
+            if fn is _MISSING:
+                raise NameError("name '%s' is not defined" % test["fn"])
+            value = fn(*args, **kwargs)
+        except BaseException as exc:
+            event["status"] = "raised"
+            event.update(_error_fields(exc, ctx.policy, "<candidate>", ctx.source))
+            emit(event)
+            return not event.get("exit")
+        event["value"] = _Raw(_canonical(value, True))
+        fallback = dict(event)
+        fallback["value"] = _Raw(_TOO_LARGE)
+        emit(event, fallback)
+        if number + 1 == len(calls):
+            break
+        try:
+            answer = _read(ctx.channel_fds[1], 1)
+        except OSError:
+            answer = b""
+        if answer != b"c":
+            break
+    return True
+
+
 class _UnittestKit:
     """unittest's classes, bound when it is imported (before candidate code)."""
 
@@ -1477,6 +1530,10 @@ def _import_phase(emit, job, ctx):
 def _run_tests(emit, tests, ctx):
     """One event per test; False when a test tried to end the interpreter."""
     for test in tests:
+        if test["kind"] == "calls":
+            if not _run_calls(emit, test, ctx):
+                return False
+            continue
         event, fallback = _RUNNERS[test["kind"]](test, ctx)
         emit(event, fallback)
         if event.get("exit"):

@@ -124,8 +124,10 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret,
                      struct ee_err *err);
 
-/* Answers the harness's gate: 'c' continue, 's' skip. */
-int ee_sandbox_gate(struct ee_sandbox *sb, char answer);
+/* Writes one byte on the gate fd: the gate's answer ('c' continue, 's'
+ * skip), or a strict program's go-on/stop after a call; last closes the fd
+ * after it (no question can follow). */
+int ee_sandbox_gate(struct ee_sandbox *sb, char answer, int last);
 
 /* Moves the wall-clock deadline ms later (earlier when negative: at most to
  * now); nothing once the clock ran out or the sandbox is dying. */

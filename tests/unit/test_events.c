@@ -248,3 +248,130 @@ Test(events, a_nul_in_program_output_is_data_not_a_violation)
 	cr_assert_null(s.violation, "%s", s.violation);
 	cr_assert_eq(s.tests[2].state, EE_T_FAIL, "3\\0 is not 3");
 }
+
+/* ---- strict programs: a check program judged call by call ------------- */
+
+static struct ee_task ptask;
+
+/* A strict program of three calls (public), then a hidden strict program
+ * of one call, behind the gate. */
+static void setup_program(void)
+{
+	const char *json = "{\"task_id\":\"p\",\"tests\":["
+	                   "{\"kind\":\"program\",\"code\":\"def check(c):\\n    assert c(1) == 1\\n"
+	                   "    assert c(2) == (4, 5)\\n    assert c(3) == 9\\ncheck(f)\\n\"},"
+	                   "{\"kind\":\"program\",\"visibility\":\"hidden\","
+	                   "\"code\":\"def check(c):\\n    assert c(0) == 0\\ncheck(f)\\n\"}]}";
+	json_error_t jerr;
+	struct ee_err err;
+	json_t *o = json_loads(json, 0, &jerr);
+	cr_assert_not_null(o);
+	cr_assert_eq(ee_task_from_json(o, EE_FORMAT_AUTO, "p.json:1", &ptask, &err), 0, "%s", err.msg);
+	json_decref(o);
+	cr_assert_eq(ee_task_strict_asserts(&ptask, &err), 2);
+	cr_assert(ptask.tests[0].strict && ptask.tests[0].calls);
+	cr_assert_eq(ee_stream_init(&s, &ptask, NONCE, 1, 0), 0);
+}
+
+static void teardown_program(void)
+{
+	ee_stream_free(&s);
+	ee_task_free(&ptask);
+}
+
+#define CALL(i, k, v) "\"ev\":\"test\",\"index\":" #i ",\"call\":" #k ",\"status\":\"returned\",\"value\":" v
+
+Test(events_program, every_call_matches, .init = setup_program, .fini = teardown_program)
+{
+	good_prefix();
+	cr_assert_eq(send_ev(NONCE, CALL(0, 0, "{\"float\":\"1.0\"}")), 1, "asks after a match");
+	cr_expect_eq(s.reply, 'c');
+	cr_expect_eq(s.reply_last, 0);
+	cr_assert_eq(send_ev(NONCE, CALL(0, 1, "{\"tuple\":[{\"int\":\"4\"},{\"int\":\"5\"}]}")), 1);
+	cr_assert_eq(send_ev(NONCE, CALL(0, 2, "{\"int\":\"9\"}")), 0, "no question after the last call");
+	cr_expect_eq(s.tests[0].state, EE_T_PASS);
+	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
+	cr_expect_eq(s.reply, 'c');
+	cr_expect_eq(s.reply_last, 1, "the hidden strict program has one call: it asks nothing");
+	cr_assert_eq(send_ev(NONCE, CALL(1, 0, "{\"int\":\"0\"}")), 0);
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_assert_null(s.violation, "%s", s.violation);
+	cr_expect_eq(s.tests[1].state, EE_T_PASS);
+	cr_expect_eq(s.tests[0].duration_ms, -1);
+}
+
+Test(events_program, a_mismatch_stops_the_test, .init = setup_program, .fini = teardown_program)
+{
+	good_prefix();
+	send_ev(NONCE, CALL(0, 0, "{\"int\":\"1\"}"));
+	cr_assert_eq(send_ev(NONCE, CALL(0, 1, "{\"list\":[{\"int\":\"4\"},{\"int\":\"5\"}]}")), 1);
+	cr_expect_eq(s.reply, 's');
+	cr_expect_eq(s.reply_last, 0, "the gate is still to come");
+	cr_expect_eq(s.tests[0].state, EE_T_FAIL);
+	cr_expect_str_eq(s.tests[0].message, "assert 2 of 3: expected (4, 5), got [4, 5]");
+	/* the third call must not come: the test is over */
+	send_ev(NONCE, CALL(0, 2, "{\"int\":\"9\"}"));
+	cr_expect_str_eq(s.violation, "test out of order or unknown");
+}
+
+Test(events_program, an_exception_ends_the_test_at_that_call, .init = setup_program, .fini = teardown_program)
+{
+	good_prefix();
+	send_ev(NONCE, CALL(0, 0, "{\"int\":\"1\"}"));
+	cr_assert_eq(send_ev(NONCE,
+	                     "\"ev\":\"test\",\"index\":0,\"call\":1,\"status\":\"raised\","
+	                     "\"error_type\":\"ZeroDivisionError\",\"message\":\"ZeroDivisionError: x\""),
+	             0, "an exception asks nothing");
+	cr_expect_str_eq(s.tests[0].message, "assert 2 of 3: ZeroDivisionError: x");
+	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
+	cr_expect_eq(s.reply, 's');
+	cr_expect_eq(s.reply_last, 1, "skipping the hidden tests: nothing more to ask");
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_assert_null(s.violation, "%s", s.violation);
+	cr_expect_eq(s.tests[1].state, EE_T_SKIPPED);
+}
+
+Test(events_program, a_call_out_of_order_fails_the_test, .init = setup_program, .fini = teardown_program)
+{
+	good_prefix();
+	cr_expect_eq(send_ev(NONCE, CALL(0, 1, "{\"int\":\"1\"}")), 0);
+	cr_assert_null(s.violation, "%s", s.violation);
+	cr_expect_eq(s.tests[0].state, EE_T_FAIL);
+	cr_expect_str_eq(s.tests[0].message, "assert 1 of 3: the call raised");
+	send_ev(NONCE, CALL(0, 1, "{\"tuple\":[{\"int\":\"4\"},{\"int\":\"5\"}]}"));
+	cr_expect_str_eq(s.violation, "test out of order or unknown", "the test is over");
+}
+
+Test(events_program, done_in_the_middle_is_a_violation, .init = setup_program, .fini = teardown_program)
+{
+	good_prefix();
+	send_ev(NONCE, CALL(0, 0, "{\"int\":\"1\"}"));
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_expect_str_eq(s.violation, "done in the middle of a test");
+}
+
+Test(events_program, a_forged_pass_without_a_call_fails, .init = setup_program, .fini = teardown_program)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\",\"message\":\"fine\"");
+	cr_assert_null(s.violation, "%s", s.violation);
+	cr_expect_str_eq(s.tests[0].message, "assert 1 of 3: the call raised");
+}
+
+Test(events_program, two_questions_in_one_read_are_a_violation, .init = setup_program,
+     .fini = teardown_program)
+{
+	char payload[2][256], frames[600];
+	int n = 0;
+
+	good_prefix();
+	for (int k = 0; k < 2; k++) {
+		snprintf(payload[k], sizeof(payload[k]), "{\"nonce\":\"%s\",\"seq\":%d,%s}", NONCE, seq++,
+		         k ? CALL(0, 1, "{\"tuple\":[{\"int\":\"4\"},{\"int\":\"5\"}]}")
+		           : CALL(0, 0, "{\"int\":\"1\"}"));
+		n += snprintf(frames + n, sizeof(frames) - (size_t)n, "%zu:%s,", strlen(payload[k]),
+		              payload[k]);
+	}
+	cr_expect_eq(ee_stream_feed(&s, frames, (size_t)n), 0);
+	cr_expect_str_eq(s.violation, "a question before the last answer");
+}
