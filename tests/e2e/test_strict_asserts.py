@@ -11,9 +11,7 @@ solutions and two perturbed variants get the same status and score either
 way.
 """
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -263,6 +261,30 @@ def called_name(task):
     return None
 
 
+def plain_and_strict(tmp_path, tasks, rows):
+    """The samples `rows` (with a "variant" each) evaluated without and with
+    --strict-asserts: ({"plain": records, "strict": records} keyed by (task,
+    sample), the samples whose status or score differ). A timeout on one
+    side only is the clock, not the judge (MBPP/123's and HumanEval/75's
+    references are slow), so it is not a difference."""
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = {}
+    for mode, extra in (("plain", []), ("strict", ["--strict-asserts"])):
+        path = tmp_path / ("%s.jsonl" % mode)
+        r = subprocess.run([EXECEVAL, "eval", "--tasks", tasks, "--samples", samples, "-o", path, "-j", "2", "-q",
+                            "-k", "1", *extra], capture_output=True, text=True, timeout=1800)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out[mode] = {(x["task_id"], x["sample"]): x for x in map(json.loads, path.read_text().splitlines())}
+    assert out["plain"].keys() == out["strict"].keys()
+    plain, strict = out["plain"], out["strict"]
+    diffs = [(k, plain[k]["status"], plain[k]["score"], strict[k]["status"], strict[k]["score"],
+              strict[k]["variant"]) for k in plain
+             if (plain[k]["status"], plain[k]["score"]) != (strict[k]["status"], strict[k]["score"])
+             and "timeout" not in (plain[k]["status"], strict[k]["status"])]
+    return out, diffs
+
+
 @pytest.mark.skipif(not MBPP.exists(), reason="MBPP not found")
 def test_mbpp_same_verdicts_with_and_without_strict(tmp_path):
     tasks = [json.loads(line) for line in MBPP.read_text().splitlines()]
@@ -274,23 +296,7 @@ def test_mbpp_same_verdicts_with_and_without_strict(tmp_path):
             for variant, tpl in (("flip", FLIP_TYPES), ("off_by_one", OFF_BY_ONE)):
                 rows.append({"task_id": t["task_id"], "code": t["code"] + "\n" + tpl.format(name=name),
                              "variant": variant})
-    samples = tmp_path / "s.jsonl"
-    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = {}
-    for mode, extra in (("plain", []), ("strict", ["--strict-asserts"])):
-        path = tmp_path / ("%s.jsonl" % mode)
-        r = subprocess.run([EXECEVAL, "eval", "--tasks", MBPP, "--samples", samples, "-o", path, "-j", "2", "-q",
-                            "-k", "1", *extra], capture_output=True, text=True, timeout=1800)
-        assert r.returncode == 0, r.stderr[-2000:]
-        out[mode] = {(x["task_id"], x["sample"]): x for x in map(json.loads, path.read_text().splitlines())}
-    assert out["plain"].keys() == out["strict"].keys()
-    # Task 123's reference is a known 3 s borderline timeout (test_eval.py): a
-    # timeout on one side only is the clock, not the judge.
-    diffs = [(k, out["plain"][k]["status"], out["plain"][k]["score"], out["strict"][k]["status"],
-              out["strict"][k]["score"], out["strict"][k]["variant"]) for k in out["plain"]
-             if (out["plain"][k]["status"], out["plain"][k]["score"]) != (out["strict"][k]["status"],
-                                                                          out["strict"][k]["score"])
-             and "timeout" not in (out["plain"][k]["status"], out["strict"][k]["status"])]
+    out, diffs = plain_and_strict(tmp_path, MBPP, rows)
     # Tasks 40, 88, 902 (Counter) and 653 (defaultdict) differed until
     # collections' dict types were compared by content (_like_a_dict).
     assert diffs == []

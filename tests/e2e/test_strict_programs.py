@@ -11,14 +11,12 @@ the 164 canonical solutions and two perturbed variants of each get the
 same status and score with and without the flag.
 """
 import json
-import subprocess
 
 import pytest
 
-from conftest import EXECEVAL
 from test_eval import find_datasets
 from test_hostile import ADD_WRONG, DETERMINED, assert_verdict, dedent
-from test_strict_asserts import FLIP_TYPES, OFF_BY_ONE
+from test_strict_asserts import FLIP_TYPES, OFF_BY_ONE, plain_and_strict
 
 STRICT = ("--strict-asserts",)
 ADD_RIGHT = "def add(a, b):\n    return a + b\n"
@@ -194,23 +192,7 @@ def test_humaneval_same_verdicts_with_and_without_strict(tmp_path):
         for variant, tpl in (("flip", FLIP_TYPES), ("off_by_one", OFF_BY_ONE)):
             rows.append({"task_id": t["task_id"], "code": program + "\n" + tpl.format(name=t["entry_point"]),
                          "variant": variant})
-    samples = tmp_path / "s.jsonl"
-    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = {}
-    for mode, extra in (("plain", []), ("strict", ["--strict-asserts"])):
-        path = tmp_path / ("%s.jsonl" % mode)
-        r = subprocess.run([EXECEVAL, "eval", "--tasks", HUMANEVAL, "--samples", samples, "-o", path, "-j", "2",
-                            "-q", "-k", "1", *extra], capture_output=True, text=True, timeout=1800)
-        assert r.returncode == 0, r.stderr[-2000:]
-        out[mode] = {(x["task_id"], x["sample"]): x for x in map(json.loads, path.read_text().splitlines())}
-    assert out["plain"].keys() == out["strict"].keys()
-    # A timeout on one side only is the clock, not the judge (HumanEval/75's
-    # reference is slow).
-    diffs = [(k, out["plain"][k]["status"], out["plain"][k]["score"], out["strict"][k]["status"],
-              out["strict"][k]["score"], out["strict"][k]["variant"]) for k in out["plain"]
-             if (out["plain"][k]["status"], out["plain"][k]["score"]) != (out["strict"][k]["status"],
-                                                                          out["strict"][k]["score"])
-             and "timeout" not in (out["plain"][k]["status"], out["strict"][k]["status"])]
+    out, diffs = plain_and_strict(tmp_path, HUMANEVAL, rows)
     assert diffs == []
     refs = [x for x in out["strict"].values() if x["variant"] == "reference"]
     converted = sum(x["tests"][0]["judged_by"] == "supervisor" for x in refs)
