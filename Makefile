@@ -144,6 +144,7 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 	$(PYTHON) bench/eval-memory 100000 2
 	$(PYTHON) bench/fork-floor 300
 	$(PYTHON) bench/serve-load 60 200 2
+	$(PYTHON) bench/strict-overhead 3 2
 
 install: $(BUILD)/execeval
 	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval
