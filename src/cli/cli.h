@@ -40,6 +40,12 @@ void cli_context_zero(struct cli_context *c);
 int cli_context_init(struct cli_context *c, struct ee_eval_options *o, unsigned workers, struct ee_err *err);
 void cli_context_free(struct cli_context *c);
 
+/* The proof that matters (doctor, serve's start-up): one trivial candidate
+ * through ctx's real sandbox with o's options. 0 when it passed, *wall_ms
+ * its wall time; else -1, err (EE_ERR_SANDBOX) saying why. */
+int cli_check_sandbox(struct cli_context *ctx, const struct ee_eval_options *o, double *wall_ms,
+                      struct ee_err *err);
+
 /* Strict option values: the whole string must parse; messages name the flag. */
 int cli_parse_double(const char *flag, const char *s, double *ret, struct ee_err *err);
 int cli_parse_uint(const char *flag, const char *s, unsigned long max, unsigned long *ret,

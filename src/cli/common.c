@@ -13,6 +13,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/worker.h"
+#include "task.h"
 
 void cli_context_zero(struct cli_context *c)
 {
@@ -203,4 +204,51 @@ fail:
 		close(fd);
 	ee_buf_free(&b);
 	return -1;
+}
+
+static void keep_record(void *ctx, json_t *record)
+{
+	*(json_t **)ctx = record;
+}
+
+int cli_check_sandbox(struct cli_context *ctx, const struct ee_eval_options *o, double *wall_ms,
+                      struct ee_err *err)
+{
+	static const char *const asserts[] = { "assert add(1, 2) == 3" };
+	struct ee_task task = { 0 };
+	json_t *rec = NULL;
+	int rc = -1;
+
+	if (ee_task_from_asserts(asserts, 1, &task, err) < 0 ||
+	    (o->strict_asserts && ee_task_strict_asserts(&task, err) < 0)) {
+		ee_task_free(&task);
+		return -1;
+	}
+	struct ee_candidate cand = { .task = &task,
+		                     .program = "def add(a, b):\n    return a + b\n",
+		                     .sample = -1 };
+	int sig = ee_eval_start(ctx->loop, o, &cand, keep_record, &rec, err) < 0
+	                  ? -1
+	                  : ee_loop_run(ctx->loop, err);
+	if (sig > 0) {
+		ee_fail(err, EE_ERR_SANDBOX, "interrupted by signal %d", sig);
+	} else if (sig == 0) {
+		const char *status = json_string_value(json_object_get(rec, "status"));
+		const char *why = json_string_value(json_object_get(rec, "sandbox_error"));
+		if (!why)
+			why = json_string_value(json_object_get(rec, "detail"));
+		if (status && strcmp(status, "pass") == 0) {
+			*wall_ms = json_number_value(
+			        json_object_get(json_object_get(rec, "resources"), "wall_ms"));
+			rc = 0;
+		} else {
+			ee_fail(err, EE_ERR_SANDBOX, "a trivial candidate did not pass: %s",
+			        why      ? why
+			        : status ? status
+			                 : "no record");
+		}
+	}
+	json_decref(rec);
+	ee_task_free(&task);
+	return rc;
 }

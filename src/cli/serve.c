@@ -11,7 +11,6 @@
 #include "sandbox/sandbox.h"
 #include "serve/auth.h"
 #include "serve/server.h"
-#include "task.h"
 
 static const char usage[] =
         "usage: execeval serve [OPTIONS]\n"
@@ -136,52 +135,20 @@ __attribute__((format(printf, 1, 2))) static void log_line(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static void keep_record(void *ctx, json_t *record)
-{
-	*(json_t **)ctx = record;
-}
-
 /* One trivial candidate through the real sandbox before listening: a host
  * that cannot run sandboxes (a missing capability, no cgroup access) fails
  * here with exit 3, instead of passing readiness probes and answering every
  * request 500. */
 static int self_check(struct cli_context *ctx, const struct ee_eval_options *o, struct ee_err *err)
 {
-	static const char *const asserts[] = { "assert add(1, 2) == 3" };
-	struct ee_task task = { 0 };
-	json_t *rec = NULL;
-	int rc = -1;
+	double ms;
 
-	if (ee_task_from_asserts(asserts, 1, &task, err) < 0 ||
-	    (o->strict_asserts && ee_task_strict_asserts(&task, err) < 0)) {
-		ee_task_free(&task);
-		return -1;
-	}
-	struct ee_candidate cand = { .task = &task,
-		                     .program = "def add(a, b):\n    return a + b\n",
-		                     .sample = -1 };
-	int sig = ee_eval_start(ctx->loop, o, &cand, keep_record, &rec, err) < 0
-	                  ? -1
-	                  : ee_loop_run(ctx->loop, err);
-	if (sig > 0) {
-		ee_fail(err, EE_ERR_SANDBOX, "interrupted by signal %d during the self-check", sig);
-	} else if (sig == 0) {
-		const char *status = json_string_value(json_object_get(rec, "status"));
-		const char *why = json_string_value(json_object_get(rec, "sandbox_error"));
-		if (!why)
-			why = json_string_value(json_object_get(rec, "detail"));
-		if (status && strcmp(status, "pass") == 0)
-			rc = 0;
-		else
-			ee_fail(err, EE_ERR_SANDBOX,
-			        "self-check: a trivial candidate did not pass: %s (see execeval doctor)",
-			        why      ? why
-			        : status ? status
-			                 : "no record");
-	}
-	json_decref(rec);
-	ee_task_free(&task);
-	return rc;
+	if (cli_check_sandbox(ctx, o, &ms, err) == 0)
+		return 0;
+	char why[sizeof(err->msg)];
+	snprintf(why, sizeof(why), "%s", err->msg);
+	ee_fail(err, EE_ERR_SANDBOX, "self-check: %.200s (see execeval doctor)", why);
+	return -1;
 }
 
 static int serve(struct serve_args *a, struct ee_server_config *cfg, struct ee_err *err)
