@@ -265,28 +265,18 @@ static void judge_io(const struct ee_test *t, const json_t *ev, struct ee_test_r
 		fail_test(r, why);
 }
 
+/* A call test, or a strict assert (Python's == between its literal and the
+ * canonical value). */
 static void judge_call(const struct ee_test *t, const json_t *ev, struct ee_test_result *r)
 {
 	const char *status = get_str(ev, "status");
+	const json_t *value = json_object_get(ev, "value");
 	char why[256];
 
-	if (!status || strcmp(status, "returned") != 0 || !json_object_get(ev, "value"))
+	if (!status || strcmp(status, "returned") != 0 || !value)
 		return fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "the call raised");
-	if (ee_judge_call(t->expected, json_object_get(ev, "value"), t->float_tol, why, sizeof(why)))
-		r->state = EE_T_PASS;
-	else
-		fail_test(r, why);
-}
-
-/* A strict assert: Python's == between the literal and the canonical value. */
-static void judge_strict(const struct ee_test *t, const json_t *ev, struct ee_test_result *r)
-{
-	const char *status = get_str(ev, "status");
-	char why[256];
-
-	if (!status || strcmp(status, "returned") != 0 || !json_object_get(ev, "value"))
-		return fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "the call raised");
-	if (ee_judge_pyeq(t->expected, json_object_get(ev, "value"), why, sizeof(why)))
+	if (t->strict ? ee_judge_pyeq(t->expected, value, why, sizeof(why))
+	              : ee_judge_call(t->expected, value, t->float_tol, why, sizeof(why)))
 		r->state = EE_T_PASS;
 	else
 		fail_test(r, why);
@@ -322,9 +312,9 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 	 * assert's does. */
 	if (!json_is_integer(number) || json_integer_value(number) != (json_int_t)k)
 		status = NULL;
-	if (status && strcmp(status, "returned") == 0 && value &&
-	    ee_judge_pyeq(json_object_get(json_array_get(t->calls, k), "expected"), value, why,
-	                  sizeof(why))) {
+	int returned = status && strcmp(status, "returned") == 0 && value, asks = 0;
+	if (returned && ee_judge_pyeq(json_object_get(json_array_get(t->calls, k), "expected"), value, why,
+	                              sizeof(why))) {
 		if (k + 1 < n) {
 			s->call_next++;
 			s->reply = 'c';
@@ -332,7 +322,6 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 		}
 		r->state = EE_T_PASS;
 	} else {
-		int returned = status && strcmp(status, "returned") == 0 && value;
 		const char *raised = status ? get_str(ev, "message") : NULL;
 		snprintf(msg, sizeof(msg), "assert %zu of %zu: %s", k + 1, n,
 		         returned ? why
@@ -343,16 +332,15 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 		if (!returned)
 			note_memory_error(s, ev);
 		fail_test(r, msg);
+		/* The harness waits after a returned value: tell it to stop. */
 		if (returned && k + 1 < n) {
 			s->reply = 's';
-			s->call_next = 0;
-			s->n_run++;
-			return 1;
+			asks = 1;
 		}
 	}
 	s->call_next = 0;
 	s->n_run++;
-	return 0;
+	return asks;
 }
 
 static int on_test(struct ee_stream *s, const json_t *ev)
@@ -380,11 +368,9 @@ static int on_test(struct ee_stream *s, const json_t *ev)
 	r->duration_ms = get_ms(ev);
 	r->exited = json_is_true(json_object_get(ev, "exit"));
 	r->denied = dup_text(get_str(ev, "denied"));
-	if (t->strict)
-		judge_strict(t, ev, r);
-	else if (t->kind == EE_TEST_IO)
+	if (t->kind == EE_TEST_IO)
 		judge_io(t, ev, r);
-	else if (t->kind == EE_TEST_CALL)
+	else if (t->strict || t->kind == EE_TEST_CALL)
 		judge_call(t, ev, r);
 	else
 		judge_reported(s, ev, r);
