@@ -779,6 +779,26 @@ static int strict_program(struct ee_test *test)
 	return 1;
 }
 
+/* An assert test of the literal shape: 1 converted, 0 left alone. */
+static int strict_assert(struct ee_test *test)
+{
+	struct ee_pycall call;
+	int rc = ee_pyassert_convert(test->code, &call);
+
+	if (rc <= 0)
+		return rc;
+	json_decref(test->args);
+	json_decref(test->kwargs);
+	json_decref(test->expected);
+	free(test->fn);
+	test->fn = call.fn;
+	test->args = call.args;
+	test->kwargs = call.kwargs;
+	test->expected = call.expected;
+	test->strict = 1;
+	return 1;
+}
+
 int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err)
 {
 	int converted = 0;
@@ -786,34 +806,13 @@ int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err)
 	t->strict_asserts = 1;
 	for (size_t i = 0; i < t->n_tests; i++) {
 		struct ee_test *test = &t->tests[i];
-		struct ee_pycall call;
-		if (test->strict)
-			continue;
-		if (test->kind == EE_TEST_PROGRAM) {
-			int rc = strict_program(test);
-			if (rc < 0)
-				return ee_fail(err, EE_ERR_USAGE, "%s: tests[%zu]: out of memory", t->task_id,
-				               i);
-			converted += rc;
-			continue;
-		}
-		if (test->kind != EE_TEST_ASSERT)
-			continue;
-		int rc = ee_pyassert_convert(test->code, &call);
+		int rc = test->strict                    ? 0
+		         : test->kind == EE_TEST_PROGRAM ? strict_program(test)
+		         : test->kind == EE_TEST_ASSERT  ? strict_assert(test)
+		                                         : 0;
 		if (rc < 0)
 			return ee_fail(err, EE_ERR_USAGE, "%s: tests[%zu]: out of memory", t->task_id, i);
-		if (rc == 0)
-			continue;
-		json_decref(test->args);
-		json_decref(test->kwargs);
-		json_decref(test->expected);
-		free(test->fn);
-		test->fn = call.fn;
-		test->args = call.args;
-		test->kwargs = call.kwargs;
-		test->expected = call.expected;
-		test->strict = 1;
-		converted++;
+		converted += rc;
 	}
 	return converted;
 }

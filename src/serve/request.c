@@ -227,12 +227,10 @@ static int check_defaults(const json_t *root, const struct ee_request_rules *rul
 	enum ee_extract_mode mode = rules->extract;
 	int rc = 0;
 
-	if (json_object_get(root, "task"))
-		rc = read_task(root, "", rules->strict_asserts, &probe, err) < 0 ||
-		                     check_ceiling(&probe.task.limits, rules->ceiling, "", "task.limits",
-		                                   err) < 0
-		             ? -1
-		             : 0;
+	if (json_object_get(root, "task") &&
+	    (read_task(root, "", rules->strict_asserts, &probe, err) < 0 ||
+	     check_ceiling(&probe.task.limits, rules->ceiling, "", "task.limits", err) < 0))
+		rc = -1;
 	if (rc == 0)
 		rc = read_limits(root, "", rules->ceiling, &probe.task.limits, err);
 	if (rc == 0)
