@@ -412,6 +412,16 @@ def _decode(v, depth):
     return kinds[tag](items)
 
 
+def _decode_call(raw):
+    """(args, kwargs) of a strict call: canonical "args" and "kwargs" pairs."""
+    kwargs = {}
+    for pair in _field(raw, "kwargs", list, []):
+        if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+            raise _HarnessError("job: bad kwargs")
+        kwargs[pair[0]] = _decode(pair[1], 0)
+    return [_decode(v, 0) for v in _field(raw, "args", list, [])], kwargs
+
+
 def _parse_test(raw):
     if type(raw) is not dict:
         raise _HarnessError("job: a test must be an object")
@@ -428,23 +438,14 @@ def _parse_test(raw):
         test["strict"] = raw.get("strict") is True
         test["kwargs"] = {}
         if test["strict"]:  # a strict assert: canonical values, keywords
-            test["args"] = [_decode(v, 0) for v in test["args"]]
-            for pair in _field(raw, "kwargs", list, []):
-                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
-                    raise _HarnessError("job: bad kwargs")
-                test["kwargs"][pair[0]] = _decode(pair[1], 0)
+            test["args"], test["kwargs"] = _decode_call(raw)
     elif kind == "calls":  # a check program under --strict-asserts
         test["fn"] = _field(raw, "fn", str)
         test["calls"] = []
         for call in _field(raw, "calls", list):
             if type(call) is not dict:
                 raise _HarnessError("job: bad calls")
-            kwargs = {}
-            for pair in _field(call, "kwargs", list, []):
-                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
-                    raise _HarnessError("job: bad kwargs")
-                kwargs[pair[0]] = _decode(pair[1], 0)
-            test["calls"].append(([_decode(v, 0) for v in _field(call, "args", list, [])], kwargs))
+            test["calls"].append(_decode_call(call))
         if not test["calls"]:
             raise _HarnessError("job: calls must not be empty")
     elif kind == "io":
@@ -1064,12 +1065,19 @@ def _run_assert(test, ctx):
     return _test_event(test, "pass", start), None
 
 
+def _callee(ctx, name, builtins):
+    """The candidate's global `name`; with builtins, as a Python expression
+    would find it (the candidate's globals, then builtins); else _MISSING."""
+    fn = ctx.globals.get(name, _MISSING)
+    if fn is _MISSING and builtins:
+        fn = _builtins.__dict__.get(name, _MISSING)
+    return fn
+
+
 def _run_call(test, ctx):
     """call tests: the function's return value, canonically serialised."""
     try:
-        fn = ctx.globals.get(test["fn"], _MISSING)
-        if fn is _MISSING and test["strict"]:  # as the assert would: builtins next
-            fn = _builtins.__dict__.get(test["fn"], _MISSING)
+        fn = _callee(ctx, test["fn"], test["strict"])  # a strict assert finds builtins too
         if fn is _MISSING:
             raise NameError("name '%s' is not defined" % test["fn"])
         value = fn(*test["args"], **test["kwargs"])
@@ -1093,9 +1101,7 @@ def _run_calls(emit, test, ctx):
     exception ends the test at that call.  False when a call tried to end the
     interpreter."""
     calls = test["calls"]
-    fn = ctx.globals.get(test["fn"], _MISSING)
-    if fn is _MISSING:
-        fn = _builtins.__dict__.get(test["fn"], _MISSING)
+    fn = _callee(ctx, test["fn"], True)
     for number, (args, kwargs) in enumerate(calls):
         event = _test_event(test, "returned")
         event["call"] = number
