@@ -72,17 +72,34 @@ static void skip_comment(struct reader *r)
 		r->pos++;
 }
 
+/* The width of a backslash continuation at pos, 0 when there is none or
+ * Python might not read it as one: Python 3.11 refuses `\` + newline at the
+ * end of the text but takes it before a blank line, so a continuation
+ * counts only when the next line goes on with a token on it. */
+static size_t continuation_at(const struct reader *r)
+{
+	if (peek(r, 0) != '\\')
+		return 0;
+	size_t width = peek(r, 1) == '\n' ? 2 : peek(r, 1) == '\r' ? (peek(r, 2) == '\n' ? 3 : 2) : 0;
+	if (width == 0)
+		return 0;
+	size_t at = width;
+	while (peek(r, at) == ' ' || peek(r, at) == '\t' || peek(r, at) == '\f')
+		at++;
+	int next = peek(r, at);
+	return next < 0 || next == '\n' || next == '\r' || next == '#' || next == '\\' ? 0 : width;
+}
+
 /* Skips blanks; newlines and comments only inside brackets. */
 static void skip_blanks(struct reader *r)
 {
 	for (;;) {
 		int ch = peek(r, 0);
+		size_t continuation = continuation_at(r);
 		if (ch == ' ' || ch == '\t' || ch == '\f')
 			r->pos++;
-		else if (ch == '\\' && peek(r, 1) == '\n')
-			r->pos += 2;
-		else if (ch == '\\' && peek(r, 1) == '\r')
-			r->pos += peek(r, 2) == '\n' ? 3 : 2;
+		else if (continuation > 0)
+			r->pos += continuation;
 		else if ((ch == '\n' || ch == '\r') && r->brackets > 0)
 			r->pos++;
 		else if (ch == '#' && r->brackets > 0)

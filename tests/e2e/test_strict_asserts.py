@@ -204,6 +204,20 @@ def test_other_shapes_stay_in_the_sandbox(run):
     assert [t["judged_by"] for t in r.record["tests"]] == ["sandbox", "sandbox", "sandbox", "supervisor", "sandbox"]
 
 
+@pytest.mark.parametrize("code", ["assert add(1, 2) == 3\\\n", "assert add(1, 2) == 3\\",
+                                  "assert add(1, 2) == 3\\\n\\\n", "assert add(1, 2) == 3\\\nadd(0, 0)\n"])
+def test_a_test_python_refuses_fails_with_and_without_the_flag(run, code):
+    """A trailing backslash continuation is a SyntaxError in Python 3.11: the
+    test fails in the sandbox by default, and must not pass under the flag."""
+    plain = run(ADD_RIGHT, asserts=[code])
+    strict = run(ADD_RIGHT, asserts=[code], args=STRICT)
+    assert_verdict(plain, "assertion_fail", score=0.0)
+    assert_verdict(strict, "assertion_fail", score=0.0)
+    assert plain.record["tests"][0]["message"] == strict.record["tests"][0]["message"]
+    assert strict.record["tests"][0]["judged_by"] == "sandbox"
+    assert "SyntaxError" in strict.record["tests"][0]["message"], strict.record["tests"][0]
+
+
 def test_native_task_keeps_index_visibility_weight_tier(run):
     task = {"task_id": "strict/native", "tests": [
         {"kind": "assert", "code": "assert add(1, 2) == 3", "weight": 2.0, "tier": "edge"},

@@ -445,6 +445,16 @@ static const struct shape_case shape_cases[] = {
 	{ "assert 'a' == f('b')", 1 },
 	{ "assert r'a' == f()", 1 },
 	{ "assert g_2(1) == -3.5", 1 },
+	{ "assert f(1) == 1\\\012", 0 },
+	{ "assert f(1) == 1\\", 0 },
+	{ "assert f(1) == 1 \\\012", 0 },
+	{ "assert f(1) == 1\\\012\\\012", 0 },
+	{ "assert f(1) == 1\\\012x = 1\012", 0 },
+	{ "assert f(1) \\\012== 1\012", 1 },
+	{ "assert f(1) == \\\012  1\012", 1 },
+	{ "assert \\\012 f(1) == 1", 1 },
+	{ "assert f(\\\0121) == 1\012", 1 },
+	{ "assert f(1) == 1, \\\012'm'\012", 1 },
 	{ "assert f(1)", 0 },
 	{ "assert not f(1)", 0 },
 	{ "assert f(1) != 2", 0 },
@@ -484,11 +494,14 @@ static const struct shape_case shape_cases[] = {
 	{ "assert f(1) == 1 + 2", 0 },
 	{ "assert f(1) == 2 ** 3", 0 },
 	{ "assert f(1) == -2 ** 2", 0 },
-	{ "assert (f(1) == 2)", 0 },          /* Python's shape, declined */
-	{ "assert f(1) == b'x'", 0 },         /* Python's shape, declined */
-	{ "assert f(1) == 'a' 'b'", 0 },      /* Python's shape, declined */
-	{ "assert f(0x10) == 16", 0 },        /* Python's shape, declined */
-	{ "assert f(1) == {1: 2, 1: 3}", 0 }, /* Python's shape, declined */
-	{ "assert f(1) == 2, 'a' 'b'", 0 },   /* Python's shape, declined */
-	{ "assert f('\\d') == 1", 0 },        /* Python's shape, declined */
+	{ "assert (f(1) == 2)", 0 },            /* Python's shape, declined */
+	{ "assert f(1) == b'x'", 0 },           /* Python's shape, declined */
+	{ "assert f(1) == 'a' 'b'", 0 },        /* Python's shape, declined */
+	{ "assert f(0x10) == 16", 0 },          /* Python's shape, declined */
+	{ "assert f(1) == {1: 2, 1: 3}", 0 },   /* Python's shape, declined */
+	{ "assert f(1) == 2, 'a' 'b'", 0 },     /* Python's shape, declined */
+	{ "assert f('\\d') == 1", 0 },          /* Python's shape, declined */
+	{ "assert f(1) == 1\\\012\012", 0 },    /* Python's shape, declined */
+	{ "assert f(1) == 1\\\012# c\012", 0 }, /* Python's shape, declined */
+	{ "assert f(1) == 1\\\012   ", 0 },     /* Python's shape, declined */
 };

@@ -152,6 +152,10 @@ SHAPES = [
     "assert f(1) == \\\n 2", "assert\tf(1) == 2", "assert f([1, 2], {'a': (1,)}) == {1: 'x'}",
     "assert True == f(1)", "assert (1, 2) == f()", "assert 'a' == f('b')", "assert r'a' == f()",
     "assert g_2(1) == -3.5",
+    # backslash continuations: Python 3.11 refuses one at the end of the text
+    "assert f(1) == 1\\\n", "assert f(1) == 1\\", "assert f(1) == 1 \\\n", "assert f(1) == 1\\\n\\\n",
+    "assert f(1) == 1\\\nx = 1\n", "assert f(1) \\\n== 1\n", "assert f(1) == \\\n  1\n",
+    "assert \\\n f(1) == 1", "assert f(\\\n1) == 1\n", "assert f(1) == 1, \\\n'm'\n",
     # not the shape
     "assert f(1)", "assert not f(1)", "assert f(1) != 2", "assert f(1) == 2 == 2", "assert f(1) == g(2)",
     "assert f(x) == 2", "assert f(1)[0] == 2", "assert f(1).a == 2", "assert f(1)(2) == 3", "assert m.f(1) == 2",
@@ -169,6 +173,8 @@ SHAPES = [
 DECLINED_SHAPES = [
     "assert (f(1) == 2)", "assert f(1) == b'x'", "assert f(1) == 'a' 'b'", "assert f(0x10) == 16",
     "assert f(1) == {1: 2, 1: 3}", "assert f(1) == 2, 'a' 'b'", "assert f('\\d') == 1",
+    # continuations Python takes but the reader cannot be sure of
+    "assert f(1) == 1\\\n\n", "assert f(1) == 1\\\n# c\n", "assert f(1) == 1\\\n   ",
 ]
 
 
