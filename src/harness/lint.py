@@ -12,12 +12,30 @@ the supervisor, not here.
 Installed tools live in Debian's dist-packages, which the harness's isolated
 interpreter (-I -S) does not search: it is put on sys.path for the imports
 only, then taken off, so the candidate sees the same sys.path as without lint.
+
+The tools run with a high recursion limit (the AST is no deeper than the
+harness's compile() allowed, ~1,000 levels; measured: the tools need well
+under 8 MB of C stack at three times that) and under a deadline. A text
+that makes a tool raise (RecursionError on a 500-term `0 + 0 + ...` at
+Python's default limit) or grind is a finding of its own, `lint-crash` or
+`lint-timeout` (high), so lint fails instead of dropping out of the lint
+pass rate. The phase fails (lint not_run) only for faults of the sandbox's
+own: a tool missing, or a tool that also fails on a trivial program (it is
+broken, whatever the candidate wrote). In-process, not in a forked child:
+a fork of the interpreter holding the tools cost 15-50 ms a candidate.
 """
 import sys
 
 DIST_PACKAGES = "/usr/lib/python3/dist-packages"
 MAX_FINDINGS = 200
 SCRATCH = "/tmp/.execeval-lint.py"  # the sandbox's private /tmp
+TRIVIAL = "x = 1\n"                 # what a working tool never fails on
+TRIVIAL_SCRATCH = "/tmp/.execeval-lint-trivial.py"
+# Under the supervisor's lint budget (LINT_BUDGET_MS, 10 s, src/evaluate.c):
+# a tool that grinds becomes a finding before the clock could end the sandbox.
+DEADLINE_S = 8.0
+REFIRE_S = 0.05  # past the deadline, again and again: a tool may swallow one
+RECURSION_LIMIT = 20000
 
 # pyflakes message classes -> (code, severity). The codes are the ones flake8
 # reports for them; high: the program will raise (undefined names, misplaced
@@ -184,20 +202,87 @@ def _bandit(mods, path):
             for i in m.get_issue_list()]
 
 
-def run(source, tree):
-    """(findings, tools that ran) for the candidate's source and its AST."""
-    tools = _import_tools()
-    findings = _pyflakes(tools["pyflakes"], tree)
-    ran = ["pyflakes"]
-    if "flake8" in tools or "bandit" in tools:
-        with open(SCRATCH, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(source)
+class _Deadline(BaseException):
+    """Raised into a tool past the deadline; not an Exception, so a tool's
+    own `except Exception` does not swallow it."""
+
+
+def _crash(tool, exc):
+    return _finding(tool, "lint-crash", 0, "%s crashed on the program: %s: %s" % (tool, type(exc).__name__, exc),
+                    "high")
+
+
+def _checks(tools):
+    """(name, check(tools[name], path, tree)) for each tool there is."""
+    checks = [("pyflakes", lambda t, path, tree: _pyflakes(t, tree))]
+    for name, check in (("flake8", _flake8), ("bandit", _bandit)):
+        if name in tools:
+            checks.append((name, lambda t, path, tree, c=check: c(t, path)))
+    return checks
+
+
+def _run_tools(tools, tree, findings, ran):
+    """Fills findings and ran; raises RuntimeError for a broken tool."""
+    for name, check in _checks(tools):
+        ran.append(name)
         try:
-            for name, check in (("flake8", _flake8), ("bandit", _bandit)):
-                if name in tools:
-                    findings.extend(check(tools[name], SCRATCH))
-                    ran.append(name)
+            findings.extend(check(tools[name], SCRATCH, tree))
+        except _Deadline:
+            findings.append(_finding(name, "lint-timeout", 0, "%s did not finish on the program in %g s"
+                                     % (name, DEADLINE_S), "high"))
+            return
+        except Exception as exc:
+            try:  # the tool's own fault when it fails on a trivial program too
+                import ast
+                check(tools[name], TRIVIAL_SCRATCH, ast.parse(TRIVIAL))
+            except _Deadline:
+                findings.append(_crash(name, exc))
+                return
+            except Exception as broken:
+                raise RuntimeError("%s: %s: %s" % (name, type(broken).__name__, broken)) from None
+            findings.append(_crash(name, exc))
+
+
+def run(source, tree):
+    """(findings, tools that ran) for the candidate's source and its AST.
+    Raises when lint could not run through no fault of the program's."""
+    import _signal
+    import os
+
+    tools = _import_tools()
+    need_files = "flake8" in tools or "bandit" in tools
+    findings, ran, armed = [], [], [True]
+
+    def on_alarm(signum, frame):
+        if armed[0]:
+            raise _Deadline()
+
+    def disarm():
+        armed[0] = False  # first: from here a late alarm only returns
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+        _signal.signal(_signal.SIGALRM, old_handler)
+        sys.setrecursionlimit(old_limit)
+
+    old_limit = sys.getrecursionlimit()
+    old_handler = _signal.signal(_signal.SIGALRM, on_alarm)
+    try:
+        try:
+            if need_files:
+                for path, text in ((SCRATCH, source), (TRIVIAL_SCRATCH, TRIVIAL)):
+                    with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+                        f.write(text)
+            sys.setrecursionlimit(RECURSION_LIMIT)
+            _signal.setitimer(_signal.ITIMER_REAL, DEADLINE_S, REFIRE_S)
+            _run_tools(tools, tree, findings, ran)
         finally:
-            import os
-            os.unlink(SCRATCH)
+            disarm()
+    except _Deadline:  # it fired as the tools were done, before disarm() ran
+        disarm()
+    finally:
+        if need_files:
+            for path in (SCRATCH, TRIVIAL_SCRATCH):
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
     return findings[:MAX_FINDINGS], ran

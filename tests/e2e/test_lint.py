@@ -210,3 +210,54 @@ def test_metrics_recomputes_lint_and_composite_and_refuses_bad_formulas(tmp_path
     plain = subprocess.run([EXECEVAL, "metrics", str(tmp_path / "lint.jsonl"), "--composite", "pass@1000"],
                            capture_output=True, text=True)
     assert plain.returncode == 0 and "pass@1000 is not in the summary" in plain.stdout, plain.stdout
+
+
+# ---------------------------------------------------------------------------
+# A program that crashes or stalls the linters fails lint; it cannot drop out.
+
+DEEP_SUM = "x = " + " + ".join(["0"] * 500) + "\n"
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_crashing_the_linters_does_not_dodge_the_lint_pass_rate(tmp_path, isolation):
+    """A 500-term `0 + 0 + ...` made pyflakes, flake8 and bandit raise
+    RecursionError: lint was not_run for the bad samples and the pass rate
+    counted the clean ones only (3 clean + 3 bad: 1.0, composite 1.0). Now
+    the tools finish on the lint child's big stack and the findings count."""
+    clean = "def f(x):\n    return x\n"
+    bad = DEEP_SUM + "def f(x):\n    return undefined_name\n"
+    t = tmp_path / "tasks.jsonl"
+    t.write_text(json.dumps({"task_id": "lint/deep", "entry_point": "f",
+                             "tests": [{"kind": "assert", "code": "assert True"}]}) + "\n")
+    s = tmp_path / "samples.jsonl"
+    s.write_text("".join(json.dumps({"task_id": "lint/deep", "code": bad if i % 2 else clean}) + "\n"
+                         for i in range(6)))
+    out, summ = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    r = subprocess.run([EXECEVAL, "eval", "-q", "-j", "2", "--no-history", "--lint", "--isolation", isolation,
+                        "--composite", "0.5*correctness + 0.5*lint", "--tasks", str(t), "--samples", str(s),
+                        "-o", str(out), "--summary-json", str(summ)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    recs = sorted(map(json.loads, out.read_text().splitlines()), key=lambda x: x["sample"])
+    assert [x["status"] for x in recs] == ["pass"] * 6
+    assert [x["lint"]["status"] for x in recs] == ["pass", "fail"] * 3, [x["lint"] for x in recs]
+    for x in recs[1::2]:
+        assert "F821" in codes(x, "pyflakes"), x["lint"]
+    summary = json.loads(summ.read_text())
+    assert (summary["lint"]["samples"], summary["lint"]["pass_rate"]) == (6, 0.5)
+    assert summary["composite"]["value"] == pytest.approx(0.75)
+
+
+@pytest.mark.skipif(not TOOLS_INSTALLED, reason="python3-bandit is not installed")
+def test_a_program_that_stalls_a_linter_gets_lint_timeout(tmp_path):
+    """bandit needs ~4 s per 950-term sum (the deepest the harness compiles):
+    four of them are cut off at the lint deadline (8 s, inside the lint
+    budget), the finding is high, and the functional verdict and the
+    candidate's own timeout are untouched."""
+    code = "".join("x%d = " % i + " + ".join(["0"] * 950) + "\n" for i in range(4)) + "def f():\n    return 1\n"
+    rec = run_lint(tmp_path, code, asserts=["assert f() == 1"])
+    assert rec["status"] == "pass", rec
+    timeouts = [f for f in rec["lint"]["findings"] if f["code"] == "lint-timeout"]
+    assert [(f["tool"], f["severity"]) for f in timeouts] == [("bandit", "high")], rec["lint"]
+    assert rec["lint"]["status"] == "fail"
+    assert rec["lint"]["tools"] == ["pyflakes", "flake8", "bandit"]
+    assert 7500 <= rec["lint"]["duration_ms"] < 9900, rec["lint"]
