@@ -2,7 +2,8 @@
  * the kernel enforces them. Probes are side-effect free: a refused call fails
  * with EPERM/ENOSYS, the same call allowed would fail with EBADF/EINVAL/EFAULT
  * on its bad arguments. They run in a forked child, so the filter never
- * touches the test runner. */
+ * touches the test runner. The limits --weak-limits fits are checked here
+ * too. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "resource_limits.h"
 #include "sandbox/mount.h"
 #include "sandbox/seccomp.h"
 
@@ -327,4 +329,33 @@ Test(mount, plan_has_a_step_for_usr)
 	for (size_t i = 0; i < plan.n; i++)
 		usr |= plan.steps[i].kind == EE_MNT_BIND_RO && !strcmp(plan.steps[i].target, "/usr");
 	cr_assert(usr);
+}
+
+/* ---- limits under --weak-limits ---------------------------------------- */
+
+Test(limits, weak_fits_tmp_and_file_size_x_open_files_inside_memory)
+{
+	static const struct {
+		unsigned memory, tmp, files, file_mb; /* in */
+		unsigned want_tmp, want_files, want_file_mb;
+	} cases[] = {
+		{ 512, 64, 256, 64, 64, 256, 2 },          /* the defaults: 2 MB files */
+		{ 128, 64, 256, 64, 64, 128, 1 },          /* 1 MB files, then fewer of them */
+		{ 16, 64, 256, 64, 16, 16, 1 },            /* the smallest memory */
+		{ 65536, 4096, 16, 4096, 4096, 16, 4096 }, /* already inside: unchanged */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ee_limits l;
+		ee_limits_default(&l);
+		l.memory_mb = cases[i].memory;
+		l.tmp_mb = cases[i].tmp;
+		l.open_files = cases[i].files;
+		l.file_mb = cases[i].file_mb;
+		ee_limits_fit_weak(&l);
+		cr_expect_eq(l.tmp_mb, cases[i].want_tmp, "case %zu: tmp %u", i, l.tmp_mb);
+		cr_expect_eq(l.open_files, cases[i].want_files, "case %zu: open files %u", i, l.open_files);
+		cr_expect_eq(l.file_mb, cases[i].want_file_mb, "case %zu: file size %u", i, l.file_mb);
+		cr_expect_leq((unsigned long)l.file_mb * l.open_files, l.memory_mb, "case %zu", i);
+		cr_expect_leq(l.tmp_mb, l.memory_mb, "case %zu", i);
+	}
 }
