@@ -45,7 +45,8 @@ static int start_pool(struct cli_context *c, struct ee_eval_options *o, unsigned
 
 /* Without a memory cgroup --memory is only RLIMIT_AS, which the pages of
  * files (memfd, /tmp) never touch: run there only when told to, with
- * memfd_create refused and /tmp and file sizes fitted inside --memory. */
+ * memfd_create refused and /tmp and file sizes fitted inside --memory.
+ * The message fits ee_err; doctor says why the cgroup is unusable. */
 static int check_memory_limit(const struct ee_host *h, struct ee_eval_options *o, struct ee_err *err)
 {
 	if (ee_host_has_memory_cgroup(h)) {
@@ -54,11 +55,10 @@ static int check_memory_limit(const struct ee_host *h, struct ee_eval_options *o
 	}
 	if (!o->weak_limits)
 		return ee_fail(err, EE_ERR_SANDBOX,
-		               "no writable memory cgroup%s%s: --memory would be only RLIMIT_AS, which "
-		               "memfd and /tmp pages escape; run as root, or in a cgroup delegated to this "
-		               "user (systemd-run --user --scope -p Delegate=yes), or pass --weak-limits "
-		               "(RLIMIT_AS, memfd_create refused, /tmp and file sizes within --memory)",
-		               h->memory.why[0] ? ": " : "", h->memory.why);
+		               "no writable memory cgroup: --memory would be RLIMIT_AS only, which memfd "
+		               "and /tmp pages escape; give execeval one (docker --cgroupns=private; "
+		               "unprivileged: systemd-run --user --scope -p Delegate=yes) or pass "
+		               "--weak-limits");
 	ee_limits_fit_weak(&o->limits);
 	return 0;
 }

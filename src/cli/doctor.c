@@ -150,9 +150,9 @@ int cmd_doctor(int argc, char **argv)
 		return EXIT_SANDBOX;
 	}
 	if (weak) {
-		printf("\nexeceval runs candidates here only with --weak-limits: no writable memory "
-		       "cgroup, so --memory cannot bound /tmp and memfd pages; run as root or in a "
-		       "delegated cgroup for the full limits\n");
+		printf("\nexeceval runs candidates here only with --weak-limits: without a writable "
+		       "memory cgroup (see the memory line) --memory cannot bound /tmp and memfd "
+		       "pages\n");
 		return EXIT_SANDBOX;
 	}
 	printf("\nexeceval can run candidates here.\n");

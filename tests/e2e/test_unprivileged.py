@@ -123,7 +123,7 @@ def test_no_network_no_host_files_no_secret():
 def test_without_a_memory_cgroup_it_refuses_unless_weak_limits():
     code, rec, err = run_unprivileged(ADD, weak=False)
     assert (code, rec) == (3, None), err
-    assert "no writable memory cgroup" in err and "--weak-limits" in err and "delegated" in err, err
+    assert "no writable memory cgroup" in err and "--weak-limits" in err and "Delegate=yes" in err, err
 
 
 def test_weak_limits_fit_tmp_and_file_sizes_inside_memory():
