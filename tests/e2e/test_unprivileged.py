@@ -17,7 +17,7 @@ from textwrap import dedent
 
 import pytest
 
-from conftest import EXECEVAL, SECRET, execeval_env
+from conftest import EXECEVAL, REPO, SECRET, execeval_env
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to uid 65534 with setpriv"),
@@ -206,3 +206,49 @@ def test_weak_limits_hold_shmem_within_memory():
     # Other processes move Shmem a little; 960 MB would not hide in that.
     assert (peak - before) >> 10 < 128, ("Shmem grew by %d MB under --memory 128" % ((peak - before) >> 10))
     assert (after - before) >> 10 < 32, ("Shmem still %d MB higher after the run" % ((after - before) >> 10))
+
+
+def test_eval_and_serve_refuse_too_and_accept_weak_limits():
+    # uid 65534 reads the files and writes the results: a directory it can
+    # reach, outside the host temp dirs the host-evidence check watches.
+    import tempfile
+    from pathlib import Path
+    tmp_path = Path(tempfile.mkdtemp(prefix="unpriv-eval-", dir=str(REPO / "build")))
+    os.chmod(tmp_path, 0o777)
+    try:
+        eval_and_serve(tmp_path)
+    finally:
+        shutil.rmtree(tmp_path)
+
+
+def eval_and_serve(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task_id": "t", "prompt": "", "tests": [
+        {"kind": "assert", "code": "assert add(1, 2) == 3"}]}) + "\n")
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(json.dumps({"task_id": "t", "completion": ADD}) + "\n")
+    for f in (tasks, samples):
+        os.chmod(f, 0o644)
+    argv = AS_NOBODY + [EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-q", "-k", "1",
+                        "--no-history", "--isolation", "cold"]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=execeval_env(), cwd="/")
+    assert r.returncode == 3 and "--weak-limits" in r.stderr, (r.returncode, r.stderr)
+    r = subprocess.run(argv + ["--weak-limits"], capture_output=True, text=True, timeout=60, env=execeval_env(),
+                       cwd="/")
+    assert r.returncode == 0, r.stderr
+    with open(str(samples) + ".results.jsonl") as f:
+        assert [json.loads(line)["status"] for line in f] == ["pass"]
+
+    serve = AS_NOBODY + [EXECEVAL, "serve", "--listen", "127.0.0.1:0", "--isolation", "cold", "-j", "1"]
+    r = subprocess.run(serve, capture_output=True, text=True, timeout=60, env=execeval_env(), cwd="/")
+    assert r.returncode == 3 and "--weak-limits" in r.stderr, (r.returncode, r.stderr)
+    p = subprocess.Popen(serve + ["--weak-limits"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         env=execeval_env(), cwd="/")
+    try:
+        line = p.stderr.readline().decode()
+        while line and "listening on" not in line:
+            line = p.stderr.readline().decode()
+        assert "listening on http://127.0.0.1:" in line, line
+    finally:
+        p.terminate()
+        p.wait(timeout=60)
