@@ -1686,3 +1686,37 @@ def test_honest_file_calls_still_work_and_locks_fail_with_enolck(run):
     assert report(assert_verdict(r, "pass")) == {
         "preadv": 4, "pwritev": 3, "flags": True, "flock /tmp": "ENOLCK", "sqlite :memory:": 42,
         "sqlite /tmp": "database is locked", "sqlite /tmp nolock": 1}
+
+
+# The rest of the page-cache and lock surface, probed side-effect free as
+# SYSCALL_PROBES does (bad fds and empty ranges: an allowed call fails with
+# EBADF or succeeds, a refused one with EPERM/ENOLCK).
+SHARED_STATE_PROBES = [
+    ("fadvise64(-1, SEQUENTIAL)", 221, (-1, 0, 0, 2), "EBADF"),
+    ("fadvise64(-1, DONTNEED)", 221, (-1, 0, 0, 4), "EPERM"),
+    ("fadvise64(-1, DONTNEED | 1<<32)", 221, (-1, 0, 0, 4 | (1 << 32)), "EPERM"),
+    ("readahead(-1)", 187, (-1, 0, 0), "EPERM"),
+    ("preadv2(-1, flags 0)", 327, (-1, 0, 0, 0, 0, 0), "EBADF"),
+    ("preadv2(-1, RWF_NOWAIT)", 327, (-1, 0, 0, 0, 0, 8), "EPERM"),
+    ("pwritev2(-1, RWF_NOWAIT)", 328, (-1, 0, 0, 0, 0, 8), "EPERM"),
+    ("mincore(NULL, 0)", 27, (0, 0, 0), "EPERM"),
+    ("cachestat(-1)", 451, (-1, 0, 0, 0), "EPERM"),
+    ("madvise(NULL, 0, DONTNEED)", 28, (0, 0, 4), "ok"),
+    ("madvise(NULL, 0, COLD)", 28, (0, 0, 20), "EPERM"),
+    ("madvise(NULL, 0, PAGEOUT)", 28, (0, 0, 21), "EPERM"),
+    ("madvise(NULL, 0, MERGEABLE)", 28, (0, 0, 12), "EPERM"),
+    ("sync_file_range(-1)", 277, (-1, 0, 0, 0), "EPERM"),
+    ("flock(-1, LOCK_EX)", 73, (-1, 2), "ENOLCK"),
+    ("fcntl(-1, F_GETFD)", 72, (-1, 1), "EBADF"),
+    ("fcntl(-1, F_SETLK)", 72, (-1, 6, 0), "ENOLCK"),
+    ("fcntl(-1, F_GETLK | 1<<32)", 72, (-1, 5 | (1 << 32), 0), "ENOLCK"),
+    ("fcntl(-1, F_OFD_SETLKW)", 72, (-1, 38, 0), "ENOLCK"),
+    ("fcntl(-1, F_SETLEASE)", 72, (-1, 1024, 0), "EPERM"),
+    ("memfd_create(NULL)", 319, (0, 0), "EFAULT"),  # allowed with a memory cgroup
+]
+
+
+def test_shared_state_syscalls_are_refused_in_the_sandbox(run):
+    code = seccomp_probe_code().replace(repr(SYSCALL_PROBES), repr(SHARED_STATE_PROBES))
+    seen = report(assert_verdict(run(code, asserts=ASSERTS, args=["--allow-imports"]), "pass"))
+    assert seen == {name: want for name, _, _, want in SHARED_STATE_PROBES}
