@@ -124,9 +124,8 @@ int cmd_doctor(int argc, char **argv)
 	line("seccomp filter", h.seccomp, "allow-list of system calls", "missing: execeval refuses to run");
 	int weak = !ee_host_has_memory_cgroup(&h);
 	controller("memory", &h.memory,
-	           "execeval refuses to run without --weak-limits (then RLIMIT_AS per process, which "
-	           "file pages escape: memfd_create refused, /tmp and file size x open files within "
-	           "--memory)");
+	           "execeval refuses to run without --weak-limits (with it: RLIMIT_AS per process, "
+	           "memfd_create refused, /tmp and file size x open files within --memory)");
 	controller("pids", &h.pids,
 	           h.is_root ? "falls back to RLIMIT_NPROC for uid 65534 (shared by concurrent sandboxes)"
 	                     : "falls back to RLIMIT_NPROC, counted per user namespace (kernel >= 5.14)");
