@@ -73,6 +73,8 @@ void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, st
 	if (t->limits.has_output_cap)
 		ret->output_cap = t->limits.output_cap;
 	ee_limits_clamp(ret);
+	if (o->weak_limits)
+		ee_limits_fit_weak(ret); /* a task's own memory limit may be lower */
 }
 
 /* ---- sandbox callbacks -------------------------------------------------- */

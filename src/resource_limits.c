@@ -27,3 +27,16 @@ void ee_limits_clamp(struct ee_limits *lim)
 	lim->open_files = CLAMP(lim->open_files, 16u, 4096u);
 	lim->file_mb = CLAMP(lim->file_mb, 1u, 4096u);
 }
+
+void ee_limits_fit_weak(struct ee_limits *lim)
+{
+	/* With memfd_create refused every file a candidate writes lives in
+	 * its /tmp: the two bounds cover the same pages, so each fits alone. */
+	if (lim->tmp_mb > lim->memory_mb)
+		lim->tmp_mb = lim->memory_mb;
+	unsigned per_file = lim->memory_mb / lim->open_files;
+	if (lim->file_mb > per_file)
+		lim->file_mb = per_file ? per_file : 1;
+	if ((unsigned long)lim->file_mb * lim->open_files > lim->memory_mb)
+		lim->open_files = lim->memory_mb / lim->file_mb; /* >= 16: memory_mb >= 16 */
+}

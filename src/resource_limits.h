@@ -23,4 +23,9 @@ struct ee_limits {
 void ee_limits_default(struct ee_limits *lim);
 void ee_limits_clamp(struct ee_limits *lim);
 
+/* The fallback without a memory cgroup (--weak-limits): nothing counts the
+ * pages of files, so the private /tmp and file size x open files each fit
+ * inside memory_mb (lowering tmp_mb, then file_mb, then open_files). */
+void ee_limits_fit_weak(struct ee_limits *lim);
+
 #endif

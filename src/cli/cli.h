@@ -32,7 +32,10 @@ struct cli_context {
 /* Makes c safe to free before (or without) cli_context_init. */
 void cli_context_zero(struct cli_context *c);
 
-/* Probes the host, plans the mounts for o->limits.tmp_mb, compiles seccomp,
+/* Probes the host, refuses a host without a writable memory cgroup unless
+ * o->weak_limits (then fits o->limits to the fallback and keeps
+ * o->weak_limits set; with a cgroup it clears it), plans the mounts for
+ * o->limits.tmp_mb, compiles seccomp,
  * prepares the harness and the loop, starts `workers` warm workers when
  * o->isolation asks for warm (auto: where the host allows it, else cold with
  * a note on stderr), and points o's host, mounts, seccomp, harness and pool
@@ -68,6 +71,7 @@ enum {
 	CLI_O_LINT,
 	CLI_O_LINT_SEVERITY,
 	CLI_O_STRICT_ASSERTS,
+	CLI_O_WEAK_LIMITS,
 	CLI_COMMON_END
 };
 #define CLI_COMMON_OPTIONS                                                                                   \
@@ -82,6 +86,7 @@ enum {
 	        { "lint", no_argument, NULL, CLI_O_LINT },                                                   \
 	        { "lint-severity", required_argument, NULL, CLI_O_LINT_SEVERITY },                           \
 	        { "strict-asserts", no_argument, NULL, CLI_O_STRICT_ASSERTS },                               \
+	        { "weak-limits", no_argument, NULL, CLI_O_WEAK_LIMITS },                                     \
 	{                                                                                                    \
 		"run-hidden", no_argument, NULL, CLI_O_HIDDEN                                                \
 	}

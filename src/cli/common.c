@@ -43,15 +43,37 @@ static int start_pool(struct cli_context *c, struct ee_eval_options *o, unsigned
 	return 0;
 }
 
+/* Without a memory cgroup --memory is only RLIMIT_AS, which the pages of
+ * files (memfd, /tmp) never touch: run there only when told to, with
+ * memfd_create refused and /tmp and file sizes fitted inside --memory.
+ * The message fits ee_err; doctor says why the cgroup is unusable. */
+static int check_memory_limit(const struct ee_host *h, struct ee_eval_options *o, struct ee_err *err)
+{
+	if (ee_host_has_memory_cgroup(h)) {
+		o->weak_limits = 0;
+		return 0;
+	}
+	if (!o->weak_limits)
+		return ee_fail(err, EE_ERR_SANDBOX,
+		               "no writable memory cgroup: --memory would be RLIMIT_AS only, which memfd "
+		               "and /tmp pages escape; give execeval one (docker --cgroupns=private; "
+		               "unprivileged: systemd-run --user --scope -p Delegate=yes) or pass "
+		               "--weak-limits");
+	ee_limits_fit_weak(&o->limits);
+	return 0;
+}
+
 int cli_context_init(struct cli_context *c, struct ee_eval_options *o, unsigned workers, struct ee_err *err)
 {
 	cli_context_zero(c);
-	if (ee_host_probe(&c->host, err) < 0 || ee_host_usable(&c->host, err) < 0)
+	if (ee_host_probe(&c->host, err) < 0 || ee_host_usable(&c->host, err) < 0 ||
+	    check_memory_limit(&c->host, o, err) < 0)
 		return -1;
 	ee_cgroup_sweep_stale(&c->host);
 	if (ee_mount_plan(o->limits.tmp_mb, &c->mounts, err) < 0 ||
 	    ee_harness_prepare(c->host.python, &c->harness, err) < 0 ||
-	    ee_seccomp_compile(&c->seccomp, err) < 0 || ee_loop_new(&c->loop, err) < 0)
+	    ee_seccomp_compile(o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0, &c->seccomp, err) < 0 ||
+	    ee_loop_new(&c->loop, err) < 0)
 		return -1;
 	o->host = &c->host;
 	o->mounts = &c->mounts;
@@ -149,6 +171,7 @@ int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee
 		return 0;
 	case CLI_O_LINT: o->lint = 1; return 0;
 	case CLI_O_STRICT_ASSERTS: o->strict_asserts = 1; return 0;
+	case CLI_O_WEAK_LIMITS: o->weak_limits = 1; return 0;
 	case CLI_O_LINT_SEVERITY: {
 		static const char *const names[] = { "low", "medium", "high" };
 		for (int i = 0; i < 3; i++)

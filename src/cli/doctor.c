@@ -1,6 +1,7 @@
 /* doctor.c - `execeval doctor`: which isolation features this host offers,
- * and what execeval does without each. Exit 0 when candidates can run,
- * 3 when they cannot (the message says how to fix it). */
+ * and what execeval does without each. Exit 0 when candidates can run with
+ * the default options, 3 when they cannot (the message says how to fix it;
+ * without a memory cgroup the live check runs as --weak-limits would). */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -57,7 +58,7 @@ static void capabilities(const struct ee_host *h)
 
 /* The proof that matters: one trivial candidate through the real sandbox,
  * cold or from a warm worker. */
-static int live_check(int isolation, struct ee_err *err)
+static int live_check(int isolation, int weak_limits, struct ee_err *err)
 {
 	struct cli_context ctx;
 	struct ee_eval_options o = { 0 };
@@ -68,6 +69,7 @@ static int live_check(int isolation, struct ee_err *err)
 	o.deny_imports = 1;
 	o.scan = EE_SCAN_REPORT;
 	o.isolation = isolation;
+	o.weak_limits = weak_limits;
 	if (cli_context_init(&ctx, &o, 1, err) < 0 || cli_check_sandbox(&ctx, &o, &ms, err) < 0)
 		goto out;
 	if (isolation == EE_ISOLATION_WARM)
@@ -120,7 +122,10 @@ int cmd_doctor(int argc, char **argv)
 	               : "unavailable: execeval cannot run unprivileged");
 	line("pid/mount/net/ipc/uts", 1, "new namespaces per candidate (always required)", "");
 	line("seccomp filter", h.seccomp, "allow-list of system calls", "missing: execeval refuses to run");
-	controller("memory", &h.memory, "falls back to RLIMIT_AS (address space, coarser)");
+	int weak = !ee_host_has_memory_cgroup(&h);
+	controller("memory", &h.memory,
+	           "execeval refuses to run without --weak-limits (with it: RLIMIT_AS per process, "
+	           "memfd_create refused, /tmp and file size x open files within --memory)");
 	controller("pids", &h.pids,
 	           h.is_root ? "falls back to RLIMIT_NPROC for uid 65534 (shared by concurrent sandboxes)"
 	                     : "falls back to RLIMIT_NPROC, counted per user namespace (kernel >= 5.14)");
@@ -135,12 +140,18 @@ int cmd_doctor(int argc, char **argv)
 	int warm = ee_pool_supported(&h, &why) == 0;
 	line("warm isolation", warm, "eval forks each candidate from a warm worker (--isolation warm)",
 	     why.msg);
-	if (ee_host_usable(&h, &err) < 0 || live_check(EE_ISOLATION_COLD, &err) < 0) {
+	if (ee_host_usable(&h, &err) < 0 || live_check(EE_ISOLATION_COLD, weak, &err) < 0) {
 		printf("\nexeceval cannot run candidates here: %s\n", err.msg);
 		return EXIT_SANDBOX;
 	}
-	if (warm && live_check(EE_ISOLATION_WARM, &err) < 0) {
+	if (warm && live_check(EE_ISOLATION_WARM, weak, &err) < 0) {
 		printf("\nexeceval runs candidates here, but only cold (--isolation cold): %s\n", err.msg);
+		return EXIT_SANDBOX;
+	}
+	if (weak) {
+		printf("\nexeceval runs candidates here only with --weak-limits: without a writable "
+		       "memory cgroup (see the memory line) --memory cannot bound /tmp and memfd "
+		       "pages\n");
 		return EXIT_SANDBOX;
 	}
 	printf("\nexeceval can run candidates here.\n");

@@ -46,6 +46,7 @@ static const char usage[] =
         "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
         "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
         "  --strict-asserts       literal asserts judged by the supervisor, as for run\n"
+        "  --weak-limits          run without a memory cgroup (RLIMIT_AS), as for run\n"
         "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
         "                         (default auto: warm where the host allows it)\n"
         "  --resume               skip samples already in the results file\n"

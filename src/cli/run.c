@@ -33,6 +33,8 @@ static const char usage[] =
         "  --strict-asserts     judge `assert f(LITERALS) == LITERAL` in the supervisor,\n"
         "                       also inside a program's def check(candidate): the\n"
         "                       candidate cannot forge those (docs/threat-model.md)\n"
+        "  --weak-limits        run even without a memory cgroup: RLIMIT_AS stands in,\n"
+        "                       memfd_create is refused, /tmp and file sizes fit --memory\n"
         "  --model NAME         copied into the record\n";
 
 struct run_args {

@@ -36,6 +36,7 @@ static const char usage[] =
         "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
         "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
         "  --strict-asserts       literal asserts judged by the supervisor, as for run\n"
+        "  --weak-limits          run without a memory cgroup (RLIMIT_AS), as for run\n"
         "  --isolation warm|cold|auto   as for eval (default auto)\n"
         "Endpoints: POST /v1/run, POST /v1/batch, GET /healthz, GET /metrics (docs/api.md).\n";
 

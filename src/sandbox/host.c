@@ -384,6 +384,11 @@ int ee_host_missing_caps(unsigned long long cap_eff, char *ret, size_t len)
 	return n;
 }
 
+int ee_host_has_memory_cgroup(const struct ee_host *h)
+{
+	return h->memory.version && h->memory.writable;
+}
+
 int ee_host_usable(const struct ee_host *h, struct ee_err *err)
 {
 	if (!h->seccomp)

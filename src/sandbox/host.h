@@ -51,6 +51,9 @@ extern const struct ee_cap_need ee_host_caps[EE_HOST_N_CAPS];
 /* Fills h. Fails only when /proc is unreadable or capget fails. */
 int ee_host_probe(struct ee_host *h, struct ee_err *err);
 
+/* Whether sandboxes get a memory cgroup (else RLIMIT_AS, --weak-limits). */
+int ee_host_has_memory_cgroup(const struct ee_host *h);
+
 /* Whether the sandbox can run at all on this host, with a fix in err. */
 int ee_host_usable(const struct ee_host *h, struct ee_err *err);
 

@@ -8,6 +8,15 @@
  * calls, mount and friends, unshare/setns, chroot, personality, keyctl,
  * init_module, kexec, reboot, swapon, setuid-family (credentials are
  * final), chown, mknod, TIOCSTI and every ioctl but a few terminal queries.
+ *
+ * Channels between sandboxes through state they share (docs/threat-model.md,
+ * "Channels through shared files"): a page of a read-only /usr file is one
+ * bit in the host's page cache, so nothing may evict one (fadvise DONTNEED,
+ * madvise COLD/PAGEOUT), warm one without reading it (fadvise WILLNEED,
+ * readahead) or test residency without timing it (preadv2 RWF_NOWAIT,
+ * mincore, cachestat); and a lock on such a file, or on a /dev node, is
+ * seen by every other sandbox, so flock and the fcntl record locks fail
+ * with ENOLCK (seccomp sees no path: /tmp files cannot be told apart).
  */
 #include "sandbox/seccomp.h"
 
@@ -39,8 +48,6 @@ const char *const ee_seccomp_allowed[] = {
 	"pwrite64",
 	"preadv",
 	"pwritev",
-	"preadv2",
-	"pwritev2",
 	"open",
 	"openat",
 	"creat",
@@ -61,15 +68,11 @@ const char *const ee_seccomp_allowed[] = {
 	"readlinkat",
 	"getdents",
 	"getdents64",
-	"fcntl",
-	"flock",
 	"fsync",
 	"fdatasync",
 	"truncate",
 	"ftruncate",
 	"fallocate",
-	"fadvise64",
-	"readahead",
 	"dup",
 	"dup2",
 	"dup3",
@@ -102,7 +105,6 @@ const char *const ee_seccomp_allowed[] = {
 	"utimes",
 	"utimensat",
 	"futimesat",
-	"memfd_create",
 	"eventfd",
 	"eventfd2",
 	/* memory */
@@ -111,9 +113,7 @@ const char *const ee_seccomp_allowed[] = {
 	"munmap",
 	"mremap",
 	"mprotect",
-	"madvise",
 	"msync",
-	"mincore",
 	"get_mempolicy",
 	"membarrier",
 	/* waiting and time */
@@ -242,23 +242,119 @@ static const int allowed_prctls[] = {
 
 #define LOW32 0xffffffffULL
 
-static int rule(scmp_filter_ctx ctx, const char *name, unsigned n, const struct scmp_arg_cmp *cmp,
-                struct ee_err *err)
+/* fcntl commands an honest program uses; lock commands fail with ENOLCK
+ * (below), leases, F_NOTIFY and anything newer with EPERM. */
+static const unsigned allowed_fcntls[] = {
+	F_DUPFD,      F_GETFD,      F_SETFD,     F_GETFL,     F_SETFL,     F_GETOWN,
+	F_SETOWN,     F_GETSIG,     F_SETSIG,    F_GETOWN_EX, F_SETOWN_EX, F_DUPFD_CLOEXEC,
+	F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS,
+};
+
+/* Record locks (F_*LK64 are the same numbers on 64-bit): a lock on a file
+ * every sandbox opens (/usr, /dev/null) is a bit the next one can test.
+ * ENOLCK is what a filesystem without locks answers. */
+static const unsigned lock_fcntls[] = { F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW };
+
+/* fadvise advice that changes nothing outside this file description;
+ * DONTNEED evicts shared pages, WILLNEED loads them, NOREUSE is a no-op. */
+static const unsigned allowed_fadvice[] = { POSIX_FADV_NORMAL, POSIX_FADV_RANDOM, POSIX_FADV_SEQUENTIAL };
+
+/* madvise advice, an allow-list so a new value is refused until judged.
+ * Left out: MADV_COLD and MADV_PAGEOUT (age or evict file pages other
+ * sandboxes share), MADV_MERGEABLE (KSM merges identical pages across
+ * sandboxes: a copy-on-write timing channel), MADV_HWPOISON and
+ * MADV_SOFT_OFFLINE (privileged). */
+static const unsigned allowed_madvice[] = {
+	MADV_NORMAL,
+	MADV_RANDOM,
+	MADV_SEQUENTIAL,
+	MADV_WILLNEED,
+	MADV_DONTNEED,
+	MADV_FREE,
+	MADV_REMOVE,
+	MADV_DONTFORK,
+	MADV_DOFORK,
+	MADV_UNMERGEABLE,
+	MADV_HUGEPAGE,
+	MADV_NOHUGEPAGE,
+	MADV_DONTDUMP,
+	MADV_DODUMP,
+	MADV_WIPEONFORK,
+	MADV_KEEPONFORK,
+	22 /* POPULATE_READ */,
+	23 /* POPULATE_WRITE */,
+	24 /* DONTNEED_LOCKED */,
+	25 /* COLLAPSE */,
+	102 /* GUARD_INSTALL */,
+	103 /* GUARD_REMOVE */,
+};
+
+/* One argument-checked rule: name(... args[arg] == value (low 32 bits) ...). */
+struct arg_rule {
+	const char *name;
+	unsigned arg;
+	const unsigned *values;
+	size_t n;
+	int deny_errno; /* 0: allow */
+};
+
+#define VALUES(a) a, sizeof(a) / sizeof(a[0])
+
+/* preadv2/pwritev2 only with flags 0 (argument 5, an int): RWF_NOWAIT
+ * answers EAGAIN for an uncached page, a residency test of shared files. */
+static const unsigned zero[] = { 0 };
+
+static const struct arg_rule arg_rules[] = {
+	{ "fcntl", 1, VALUES(allowed_fcntls), 0 },
+	{ "fcntl", 1, VALUES(lock_fcntls), ENOLCK },
+	{ "fadvise64", 3, VALUES(allowed_fadvice), 0 },
+	{ "madvise", 2, VALUES(allowed_madvice), 0 },
+	{ "preadv2", 5, VALUES(zero), 0 },
+	{ "pwritev2", 5, VALUES(zero), 0 },
+};
+
+static int rule_as(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
+                   const struct scmp_arg_cmp *cmp, struct ee_err *err)
 {
 	int nr = seccomp_syscall_resolve_name(name);
 	if (nr == __NR_SCMP_ERROR)
 		return 0; /* not on this architecture (e.g. "open" elsewhere): nothing to allow */
-	int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, n, cmp);
+	int rc = seccomp_rule_add_array(ctx, action, nr, n, cmp);
 	if (rc < 0)
-		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: cannot allow %s: %s", name, strerror(-rc));
+		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: cannot add a rule for %s: %s", name,
+		               strerror(-rc));
 	return 0;
 }
 
-static int add_rules(scmp_filter_ctx ctx, struct ee_err *err)
+static int rule(scmp_filter_ctx ctx, const char *name, unsigned n, const struct scmp_arg_cmp *cmp,
+                struct ee_err *err)
+{
+	return rule_as(ctx, SCMP_ACT_ALLOW, name, n, cmp, err);
+}
+
+static int add_arg_rules(scmp_filter_ctx ctx, struct ee_err *err)
+{
+	for (size_t i = 0; i < sizeof(arg_rules) / sizeof(arg_rules[0]); i++) {
+		const struct arg_rule *r = &arg_rules[i];
+		uint32_t action = r->deny_errno ? SCMP_ACT_ERRNO((uint32_t)r->deny_errno) : SCMP_ACT_ALLOW;
+		for (size_t j = 0; j < r->n; j++) {
+			struct scmp_arg_cmp c = { r->arg, SCMP_CMP_MASKED_EQ, LOW32, r->values[j] };
+			if (rule_as(ctx, action, r->name, 1, &c, err) < 0)
+				return -1;
+		}
+	}
+	return rule_as(ctx, SCMP_ACT_ERRNO(ENOLCK), "flock", 0, NULL, err);
+}
+
+static int add_rules(scmp_filter_ctx ctx, unsigned flags, struct ee_err *err)
 {
 	for (size_t i = 0; ee_seccomp_allowed[i]; i++)
 		if (rule(ctx, ee_seccomp_allowed[i], 0, NULL, err) < 0)
 			return -1;
+	if (!(flags & EE_SECCOMP_NO_MEMFD) && rule(ctx, "memfd_create", 0, NULL, err) < 0)
+		return -1;
+	if (add_arg_rules(ctx, err) < 0)
+		return -1;
 	for (size_t i = 0; i < sizeof(allowed_ioctls) / sizeof(allowed_ioctls[0]); i++) {
 		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, allowed_ioctls[i]);
 		if (rule(ctx, "ioctl", 1, &c, err) < 0)
@@ -306,7 +402,7 @@ static int export(scmp_filter_ctx ctx, struct ee_seccomp_prog *ret, struct ee_er
 	return 0;
 }
 
-int ee_seccomp_compile(struct ee_seccomp_prog *ret, struct ee_err *err)
+int ee_seccomp_compile(unsigned flags, struct ee_seccomp_prog *ret, struct ee_err *err)
 {
 	memset(ret, 0, sizeof(*ret));
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
@@ -324,7 +420,7 @@ int ee_seccomp_compile(struct ee_seccomp_prog *ret, struct ee_err *err)
 		seccomp_release(ctx);
 		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: attributes: %s", strerror(-rc));
 	}
-	rc = add_rules(ctx, err);
+	rc = add_rules(ctx, flags, err);
 	if (rc == 0)
 		rc = export(ctx, ret, err);
 	seccomp_release(ctx);

@@ -7,7 +7,10 @@
  * can read (namespace flags are refused); a foreign architecture (a 32-bit
  * int 0x80 from a 64-bit process) kills the process. Arguments the kernel
  * truncates to 32 bits (ioctl requests, socket families) are compared masked
- * to 32 bits, or TIOCSTI | 1 << 32 would slip through.
+ * to 32 bits, or TIOCSTI | 1 << 32 would slip through. Some calls are
+ * allowed only with certain arguments (fcntl commands, fadvise and madvise
+ * advice, preadv2/pwritev2 flags 0) and flock and record locks fail with
+ * ENOLCK: seccomp.c says why.
  *
  * The filter is compiled once in the supervisor (ee_seccomp_compile) and
  * loaded in the sandbox with one prctl (ee_seccomp_load): no allocation and
@@ -27,11 +30,16 @@ struct ee_seccomp_prog {
 };
 
 /* The plain allow-list (calls allowed with any arguments), NULL-terminated;
- * for doctor and tests. */
+ * for doctor and tests. Argument-checked calls and memfd_create are not in it. */
 extern const char *const ee_seccomp_allowed[];
 
-/* Compiles the policy. The result is owned by the caller (ee_seccomp_free). */
-int ee_seccomp_compile(struct ee_seccomp_prog *ret, struct ee_err *err);
+/* Policy variants. NO_MEMFD (--weak-limits, no memory cgroup): memfd pages
+ * count against no rlimit, so memfd_create fails with EPERM. */
+enum { EE_SECCOMP_NO_MEMFD = 1 };
+
+/* Compiles the policy (flags: EE_SECCOMP_*). The result is owned by the
+ * caller (ee_seccomp_free). */
+int ee_seccomp_compile(unsigned flags, struct ee_seccomp_prog *ret, struct ee_err *err);
 void ee_seccomp_free(struct ee_seccomp_prog *p);
 
 /* Installs p on the calling thread. Requires no_new_privs or CAP_SYS_ADMIN. */

@@ -210,9 +210,11 @@ def test_a_cgroup_outside_the_mount_is_unusable_and_said_so(marker):
         p = doctor_with_bind(sibling, point)
     finally:
         os.rmdir(sibling)
-    assert p.returncode == 0, (p.stdout, p.stderr)  # the rlimit fallback still runs candidates
+    # The rlimit fallback runs candidates, but only with --weak-limits (exit 3).
+    assert p.returncode == 3, (p.stdout, p.stderr)
     line = memory_line(p.stdout)
     assert line.split()[:2] == ["memory", "no"], line
     assert "%s is outside the hierarchy's mount at %s" % (own, point) in line, line
-    assert "--cgroupns=private" in line and "RLIMIT_AS" in line, line
+    assert "--cgroupns=private" in line and "RLIMIT_AS" in line and "--weak-limits" in line, line
     assert "live check             yes" in p.stdout, p.stdout
+    assert "only with --weak-limits" in p.stdout, p.stdout

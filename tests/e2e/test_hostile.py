@@ -1423,3 +1423,300 @@ def test_doctor_reports_the_isolation_features():
     for word in ("seccomp", "memory", "pids", "namespace"):
         assert word in out, (word, out)
     assert "can run candidates here" in out
+
+
+# ---------------------------------------------------------------------------
+# Channels through files every sandbox shares (issue 11, items 2 and 6): the
+# page cache of a read-only /usr file and locks on it. Sender and receiver are
+# separate sandboxes; the host checks the shared state itself.
+
+PAGE = 4096
+CACHE_BITS = 128
+CACHE_STRIDE = 4  # pages between bits: readahead of one never reaches the next
+
+
+def shared_usr_file(min_bytes=CACHE_BITS * CACHE_STRIDE * PAGE):
+    """A world-readable regular file under /usr/share of at least min_bytes
+    (the first in sorted order: every run picks the same one)."""
+    for root, dirs, files in os.walk("/usr/share"):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if os.path.isfile(path) and not os.path.islink(path) and st.st_mode & 0o004 and \
+                    min_bytes <= st.st_size <= 64 << 20:
+                return path
+    pytest.skip("no world-readable file of %d bytes under /usr/share" % min_bytes)
+
+
+def host_cached_pages(path, pages):
+    """Which of the pages are in the host's page cache: mincore on a mapping,
+    which (unlike a RWF_NOWAIT read) loads nothing; the host's view of the
+    channel. Root may: the kernel reports residency to whoever could write."""
+    import ctypes
+    import mmap
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = os.path.getsize(path)
+    vec = ctypes.create_string_buffer((size + PAGE - 1) // PAGE)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        assert addr not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+        try:
+            assert libc.mincore(addr, size, vec) == 0, ctypes.get_errno()
+        finally:
+            libc.munmap(addr, size)
+    finally:
+        os.close(fd)
+    return [vec.raw[p] & 1 for p in pages]
+
+
+CACHE_SENDER = dedent("""
+    import errno, json, os
+    fd = os.open(PATH, os.O_RDONLY)
+    errs = set()
+    for i, bit in enumerate(BITS):
+        if not bit:  # a 0 is an evicted page
+            try:
+                os.posix_fadvise(fd, i * STRIDE * 4096, 4096, os.POSIX_FADV_DONTNEED)
+                errs.add("ok")
+            except OSError as e:
+                errs.add(errno.errorcode[e.errno])
+    for advice in ("POSIX_FADV_WILLNEED", "POSIX_FADV_NOREUSE"):
+        try:
+            os.posix_fadvise(fd, 0, 4096, getattr(os, advice))
+            errs.add(advice + " ok")
+        except OSError as e:
+            errs.add(advice + " " + errno.errorcode[e.errno])
+    print("REPORT " + json.dumps(sorted(errs)))
+    """)
+
+CACHE_RECEIVER = dedent("""
+    import errno, json, os
+    fd = os.open(PATH, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # allowed: honest code may call it
+    bits, errs = [], set()
+    for i in range(N):
+        try:
+            os.preadv(fd, [bytearray(1)], i * STRIDE * 4096, os.RWF_NOWAIT)
+            bits.append(1)
+        except BlockingIOError:
+            bits.append(0)
+        except OSError as e:
+            bits.append(None)
+            errs.add(errno.errorcode[e.errno])
+    assert os.preadv(fd, [bytearray(1)], 0) == 1  # flags 0: allowed
+    print("REPORT " + json.dumps({"bits": bits, "errors": sorted(errs)}))
+    """)
+
+
+def test_page_cache_of_a_usr_file_carries_no_bits_between_runs(run):
+    path = shared_usr_file()
+    pages = [i * CACHE_STRIDE for i in range(CACHE_BITS)]
+    bits = [secrets.randbits(1) for _ in range(CACHE_BITS)]
+    bits[0], bits[1] = 0, 1  # both values present
+    with open(path, "rb") as f:  # every bit starts at 1: cached
+        while f.read(1 << 20):
+            pass
+    assert host_cached_pages(path, pages) == [1] * CACHE_BITS
+    consts = "PATH = %r\nBITS = %r\nN = %d\nSTRIDE = %d\n" % (path, bits, CACHE_BITS, CACHE_STRIDE)
+    sent = report(assert_verdict(run(consts + CACHE_SENDER + ADD_OK, asserts=ASSERTS), "pass"))
+    # Host evidence: the sender evicted nothing.
+    after = host_cached_pages(path, pages)
+    got = report(assert_verdict(run(consts + CACHE_RECEIVER + ADD_OK, asserts=ASSERTS), "pass"))
+    crossed = sum(g == b for g, b in zip(got["bits"], bits))
+    assert after == [1] * CACHE_BITS, "the sender evicted %d pages; %d of %d bits crossed" % (
+        after.count(0), crossed, CACHE_BITS)
+    assert got == {"bits": [None] * CACHE_BITS, "errors": ["EPERM"]}, (crossed, got)
+    assert sent == ["EPERM", "POSIX_FADV_NOREUSE EPERM", "POSIX_FADV_WILLNEED EPERM"], sent
+
+
+LOCK_BITS = 16
+
+
+def shared_usr_files(n):
+    """n world-readable regular files of /usr/lib/python3*/ (sorted)."""
+    import glob
+    out = sorted(p for p in glob.glob("/usr/lib/python3*/*.py") if os.stat(p).st_mode & 0o004)[:n]
+    if len(out) < n:
+        pytest.skip("fewer than %d .py files under /usr/lib/python3*" % n)
+    return out
+
+
+LOCK_SENDER = dedent("""
+    import errno, fcntl, json, os, struct, time
+    errs = set()
+    fds = [os.open(p, os.O_RDONLY) for p in FILES]
+    for i, bit in enumerate(BITS):
+        if bit:
+            for how, call in (("flock", lambda: fcntl.flock(fds[i], fcntl.LOCK_EX | fcntl.LOCK_NB)),
+                              ("F_SETLK", lambda: fcntl.lockf(fds[0], fcntl.LOCK_SH | fcntl.LOCK_NB, 1, i)),
+                              ("F_OFD_SETLK", lambda: fcntl.fcntl(fds[1], fcntl.F_OFD_SETLK,
+                                                                  struct.pack("hhqqi", fcntl.F_RDLCK, 0, i, 1, 0)))):
+                try:
+                    call()
+                    errs.add(how + " ok")
+                except OSError as e:
+                    errs.add(how + " " + errno.errorcode[e.errno])
+    time.sleep(HOLD)
+    print("REPORT " + json.dumps(sorted(errs)))
+    """)
+
+LOCK_RECEIVER = dedent("""
+    import errno, fcntl, json, os, struct, time
+    time.sleep(WAIT)
+    fds = [os.open(p, os.O_RDONLY) for p in FILES]
+    out = {"flock": [], "F_GETLK": [], "F_OFD_GETLK": []}
+    def probe(key, call):
+        try:
+            out[key].append(call())
+        except OSError as e:
+            out[key].append(errno.errorcode[e.errno])
+    def getlk(cmd, i):
+        lk = struct.pack("hhqqi", fcntl.F_WRLCK, 0, i, 1, 0)
+        return int(struct.unpack("hhqqi", fcntl.fcntl(fds[0 if cmd == fcntl.F_GETLK else 1], cmd, lk))[0]
+                   != fcntl.F_UNLCK)
+    def flock_probe(i):
+        try:
+            fcntl.flock(fds[i], fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return 1
+        fcntl.flock(fds[i], fcntl.LOCK_UN)
+        return 0
+    for i in range(len(FILES)):
+        probe("flock", lambda: flock_probe(i))
+        probe("F_GETLK", lambda: getlk(fcntl.F_GETLK, i))
+        probe("F_OFD_GETLK", lambda: getlk(fcntl.F_OFD_GETLK, i))
+    print("REPORT " + json.dumps(out))
+    """)
+
+
+def lock_key(path):
+    """How /proc/locks names the file: MAJ:MIN:INODE, the numbers in hex, hex, decimal."""
+    st = os.stat(path)
+    return "%02x:%02x:%d" % (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+
+
+def host_locks_on(keys):
+    """Lines of the host's /proc/locks on any of the files (keys: lock_key)."""
+    with open("/proc/locks") as f:
+        return [line.strip() for line in f if keys & set(line.split())]
+
+
+def test_locks_on_usr_files_carry_no_bits_between_concurrent_sandboxes(tmp_path):
+    files = shared_usr_files(LOCK_BITS)
+    keys = {lock_key(p) for p in files}
+    bits = [secrets.randbits(1) for _ in range(LOCK_BITS)]
+    bits[0], bits[1] = 1, 0
+    consts = "FILES = %r\nBITS = %r\nHOLD = 3.0\nWAIT = 1.0\n" % (files, bits)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task_id": "t", "prompt": "", "tests": [
+        {"kind": "assert", "code": a} for a in ASSERTS]}) + "\n")
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": "t", "completion": consts + code + ADD_OK}) + "\n"
+                               for code in (LOCK_SENDER, LOCK_RECEIVER)))
+    argv = with_isolation([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-j", "2", "-q",
+                           "-k", "1", "--allow-imports", "--no-history", "--timeout", "8"])
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=execeval_env())
+    seen = []
+    while p.poll() is None:  # host evidence while both sandboxes run
+        seen += host_locks_on(keys)
+        time.sleep(0.05)
+    out, err = p.communicate()
+    assert p.returncode == 0, err.decode()[-2000:]
+    with open(str(samples) + ".results.jsonl") as f:
+        recs = sorted((json.loads(line) for line in f), key=lambda r: r["sample"])
+    assert [r["status"] for r in recs] == ["pass", "pass"], recs
+    sent, got = report(recs[0]), report(recs[1])
+    crossed = {k: sum(g == b for g, b in zip(v, bits)) for k, v in got.items()}
+    assert seen == [] and host_locks_on(keys) == [], ("%d lock lines seen on the host; bits crossed: %s" % (
+        len(seen), crossed), seen[:3])
+    assert got == {k: ["ENOLCK"] * LOCK_BITS for k in ("flock", "F_GETLK", "F_OFD_GETLK")}, got
+    assert sent == ["F_OFD_SETLK ENOLCK", "F_SETLK ENOLCK", "flock ENOLCK"], sent
+
+
+HONEST_FILE_CALLS = dedent("""
+    import errno, fcntl, json, mmap, os, sqlite3, tempfile
+    out = {}
+    fd = os.open("/usr/lib/os-release" if os.path.exists("/usr/lib/os-release") else "/etc/passwd", os.O_RDONLY)
+    for advice in ("NORMAL", "SEQUENTIAL", "RANDOM"):
+        os.posix_fadvise(fd, 0, 0, getattr(os, "POSIX_FADV_" + advice))
+    out["preadv"] = os.preadv(fd, [bytearray(4)], 0)
+    m = mmap.mmap(-1, 1 << 20)
+    m.madvise(mmap.MADV_DONTNEED)
+    m.madvise(mmap.MADV_HUGEPAGE)
+    with tempfile.TemporaryFile() as f:
+        out["pwritev"] = os.pwritev(f.fileno(), [b"abc"], 0)
+        out["flags"] = fcntl.fcntl(f.fileno(), fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDWR
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+            out["flock /tmp"] = "ok"
+        except OSError as e:
+            out["flock /tmp"] = errno.errorcode[e.errno]
+    db = sqlite3.connect(":memory:")
+    out["sqlite :memory:"] = db.execute("select 6 * 7").fetchone()[0]
+    try:
+        db = sqlite3.connect("/tmp/t.db", timeout=0)  # the default, 5 s of retries, is a timeout
+        db.execute("create table t (x)")
+        out["sqlite /tmp"] = "ok"
+    except sqlite3.Error as e:
+        out["sqlite /tmp"] = str(e)
+    db = sqlite3.connect("file:/tmp/u.db?nolock=1", uri=True)
+    db.execute("create table t (x)")
+    db.execute("insert into t values (1)")
+    out["sqlite /tmp nolock"] = db.execute("select x from t").fetchone()[0]
+    print("REPORT " + json.dumps(out))
+    """)
+
+
+def test_honest_file_calls_still_work_and_locks_fail_with_enolck(run):
+    """fadvise NORMAL/SEQUENTIAL/RANDOM, preadv/pwritev (flags 0), madvise
+    of anonymous memory and fcntl's plain commands are unchanged. Locks fail
+    everywhere, /tmp included (seccomp sees no path): sqlite3 on a file says
+    "database is locked" once its busy timeout has passed; :memory: and
+    ?nolock=1 work."""
+    r = run(HONEST_FILE_CALLS + ADD_OK, asserts=ASSERTS, args=["--allow-imports"])
+    assert report(assert_verdict(r, "pass")) == {
+        "preadv": 4, "pwritev": 3, "flags": True, "flock /tmp": "ENOLCK", "sqlite :memory:": 42,
+        "sqlite /tmp": "database is locked", "sqlite /tmp nolock": 1}
+
+
+# The rest of the page-cache and lock surface, probed side-effect free as
+# SYSCALL_PROBES does (bad fds and empty ranges: an allowed call fails with
+# EBADF or succeeds, a refused one with EPERM/ENOLCK).
+SHARED_STATE_PROBES = [
+    ("fadvise64(-1, SEQUENTIAL)", 221, (-1, 0, 0, 2), "EBADF"),
+    ("fadvise64(-1, DONTNEED)", 221, (-1, 0, 0, 4), "EPERM"),
+    ("fadvise64(-1, DONTNEED | 1<<32)", 221, (-1, 0, 0, 4 | (1 << 32)), "EPERM"),
+    ("readahead(-1)", 187, (-1, 0, 0), "EPERM"),
+    ("preadv2(-1, flags 0)", 327, (-1, 0, 0, 0, 0, 0), "EBADF"),
+    ("preadv2(-1, RWF_NOWAIT)", 327, (-1, 0, 0, 0, 0, 8), "EPERM"),
+    ("pwritev2(-1, RWF_NOWAIT)", 328, (-1, 0, 0, 0, 0, 8), "EPERM"),
+    ("mincore(NULL, 0)", 27, (0, 0, 0), "EPERM"),
+    ("cachestat(-1)", 451, (-1, 0, 0, 0), "EPERM"),
+    ("madvise(NULL, 0, DONTNEED)", 28, (0, 0, 4), "ok"),
+    ("madvise(NULL, 0, COLD)", 28, (0, 0, 20), "EPERM"),
+    ("madvise(NULL, 0, PAGEOUT)", 28, (0, 0, 21), "EPERM"),
+    ("madvise(NULL, 0, MERGEABLE)", 28, (0, 0, 12), "EPERM"),
+    ("sync_file_range(-1)", 277, (-1, 0, 0, 0), "EPERM"),
+    ("flock(-1, LOCK_EX)", 73, (-1, 2), "ENOLCK"),
+    ("fcntl(-1, F_GETFD)", 72, (-1, 1), "EBADF"),
+    ("fcntl(-1, F_SETLK)", 72, (-1, 6, 0), "ENOLCK"),
+    ("fcntl(-1, F_GETLK | 1<<32)", 72, (-1, 5 | (1 << 32), 0), "ENOLCK"),
+    ("fcntl(-1, F_OFD_SETLKW)", 72, (-1, 38, 0), "ENOLCK"),
+    ("fcntl(-1, F_SETLEASE)", 72, (-1, 1024, 0), "EPERM"),
+    ("memfd_create(NULL)", 319, (0, 0), "EFAULT"),  # allowed with a memory cgroup
+]
+
+
+def test_shared_state_syscalls_are_refused_in_the_sandbox(run):
+    code = seccomp_probe_code().replace(repr(SYSCALL_PROBES), repr(SHARED_STATE_PROBES))
+    seen = report(assert_verdict(run(code, asserts=ASSERTS, args=["--allow-imports"]), "pass"))
+    assert seen == {name: want for name, _, _, want in SHARED_STATE_PROBES}

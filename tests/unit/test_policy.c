@@ -2,14 +2,19 @@
  * the kernel enforces them. Probes are side-effect free: a refused call fails
  * with EPERM/ENOSYS, the same call allowed would fail with EBADF/EINVAL/EFAULT
  * on its bad arguments. They run in a forked child, so the filter never
- * touches the test runner. */
+ * touches the test runner. The limits --weak-limits fits are checked here
+ * too. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -18,6 +23,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "resource_limits.h"
 #include "sandbox/mount.h"
 #include "sandbox/seccomp.h"
 
@@ -59,7 +65,43 @@ static int run_probe(int i)
 	case 22: rc = P(SYS_setuid, 0); break;
 	case 23: rc = P(SYS_chroot, NULL); break;
 	case 24: rc = P(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0); break;
-	case 25: rc = P(SYS_prctl, PR_SET_NAME, NULL, 0, 0, 0); break; /* allowed: EFAULT */
+	case 25:
+		rc = P(SYS_prctl, PR_SET_NAME, NULL, 0, 0, 0);
+		break; /* allowed: EFAULT */
+	/* the page cache of shared files (issue 11, item 2) */
+	case 26: rc = P(SYS_fadvise64, -1, 0, 0, POSIX_FADV_SEQUENTIAL); break; /* allowed */
+	case 27: rc = P(SYS_fadvise64, -1, 0, 0, POSIX_FADV_DONTNEED); break;
+	case 28: rc = P(SYS_fadvise64, -1, 0, 0, POSIX_FADV_WILLNEED); break;
+	case 29: rc = P(SYS_fadvise64, -1, 0, 0, POSIX_FADV_DONTNEED | (1ul << 32)); break;
+	case 30: rc = P(SYS_fadvise64, -1, 0, 0, POSIX_FADV_NORMAL | (1ul << 32)); break; /* int 0 */
+	case 31: rc = P(SYS_readahead, -1, 0, 0); break;
+	case 32: rc = P(SYS_preadv2, -1, NULL, 0, 0, 0, 0); break; /* allowed */
+	case 33: rc = P(SYS_preadv2, -1, NULL, 0, 0, 0, 0x8 /* RWF_NOWAIT */); break;
+	case 34: rc = P(SYS_preadv2, -1, NULL, 0, 0, 0, 0x8 | (1ul << 32)); break;
+	case 35: rc = P(SYS_pwritev2, -1, NULL, 0, 0, 0, 0x1 /* RWF_HIPRI */); break;
+	case 36: rc = P(SYS_pwritev2, -1, NULL, 0, 0, 0, 0); break; /* allowed */
+	case 37: rc = P(SYS_mincore, NULL, 0, NULL); break;
+	case 38: rc = P(451 /* cachestat */, -1, NULL, NULL, 0); break;
+	case 39: rc = P(SYS_madvise, NULL, 0, MADV_DONTNEED); break; /* allowed: 0 */
+	case 40: rc = P(SYS_madvise, NULL, 0, 21 /* MADV_PAGEOUT */); break;
+	case 41: rc = P(SYS_madvise, NULL, 0, 20 /* MADV_COLD */); break;
+	case 42: rc = P(SYS_madvise, NULL, 0, MADV_MERGEABLE); break;
+	case 43: rc = P(SYS_madvise, NULL, 0, 21 | (1ul << 32)); break;
+	case 44: rc = P(SYS_sync_file_range, -1, 0, 0, 0); break;
+	/* locks on shared files (issue 11, item 6) */
+	case 45: rc = P(SYS_flock, -1, LOCK_SH); break;
+	case 46: rc = P(SYS_fcntl, -1, F_GETFD); break;            /* allowed */
+	case 47: rc = P(SYS_fcntl, -1, F_DUPFD_CLOEXEC, 0); break; /* allowed */
+	case 48: rc = P(SYS_fcntl, -1, F_SETLK, NULL); break;
+	case 49: rc = P(SYS_fcntl, -1, F_SETLKW, NULL); break;
+	case 50: rc = P(SYS_fcntl, -1, F_GETLK, NULL); break;
+	case 51: rc = P(SYS_fcntl, -1, F_OFD_SETLK, NULL); break;
+	case 52: rc = P(SYS_fcntl, -1, F_OFD_SETLKW, NULL); break;
+	case 53: rc = P(SYS_fcntl, -1, F_OFD_GETLK, NULL); break;
+	case 54: rc = P(SYS_fcntl, -1, (unsigned long)F_GETLK | (1ul << 32), NULL); break;
+	case 55: rc = P(SYS_fcntl, -1, F_SETLEASE, 0); break;
+	case 56: rc = P(SYS_fcntl, -1, (unsigned long)F_GETFL | (1ul << 32)); break; /* int F_GETFL */
+	case 57: rc = P(SYS_memfd_create, NULL, 0); break;                           /* allowed: EFAULT */
 	}
 	return rc >= 0 ? 0 : errno;
 }
@@ -91,6 +133,38 @@ static const struct probe probes[] = {
 	{ "chroot", EPERM },
 	{ "prctl(SET_DUMPABLE)", EPERM },
 	{ "prctl(SET_NAME, NULL)", EFAULT },
+	{ "fadvise64(SEQUENTIAL)", EBADF },
+	{ "fadvise64(DONTNEED)", EPERM },
+	{ "fadvise64(WILLNEED)", EPERM },
+	{ "fadvise64(DONTNEED|1<<32)", EPERM },
+	{ "fadvise64(NORMAL|1<<32)", EBADF },
+	{ "readahead", EPERM },
+	{ "preadv2(flags 0)", EBADF },
+	{ "preadv2(RWF_NOWAIT)", EPERM },
+	{ "preadv2(RWF_NOWAIT|1<<32)", EPERM },
+	{ "pwritev2(RWF_HIPRI)", EPERM },
+	{ "pwritev2(flags 0)", EBADF },
+	{ "mincore", EPERM },
+	{ "cachestat", EPERM },
+	{ "madvise(DONTNEED)", 0 },
+	{ "madvise(PAGEOUT)", EPERM },
+	{ "madvise(COLD)", EPERM },
+	{ "madvise(MERGEABLE)", EPERM },
+	{ "madvise(PAGEOUT|1<<32)", EPERM },
+	{ "sync_file_range", EPERM },
+	{ "flock", ENOLCK },
+	{ "fcntl(F_GETFD)", EBADF },
+	{ "fcntl(F_DUPFD_CLOEXEC)", EBADF },
+	{ "fcntl(F_SETLK)", ENOLCK },
+	{ "fcntl(F_SETLKW)", ENOLCK },
+	{ "fcntl(F_GETLK)", ENOLCK },
+	{ "fcntl(F_OFD_SETLK)", ENOLCK },
+	{ "fcntl(F_OFD_SETLKW)", ENOLCK },
+	{ "fcntl(F_OFD_GETLK)", ENOLCK },
+	{ "fcntl(F_GETLK|1<<32)", ENOLCK },
+	{ "fcntl(F_SETLEASE)", EPERM },
+	{ "fcntl(F_GETFL|1<<32)", EBADF },
+	{ "memfd_create(NULL)", EFAULT },
 };
 #define N_PROBES (sizeof(probes) / sizeof(probes[0]))
 
@@ -98,101 +172,89 @@ Test(seccomp, compiles_to_a_small_filter)
 {
 	struct ee_seccomp_prog prog;
 	struct ee_err err;
-	cr_assert_eq(ee_seccomp_compile(&prog, &err), 0, "%s", err.msg);
+	cr_assert_eq(ee_seccomp_compile(0, &prog, &err), 0, "%s", err.msg);
 	cr_assert_gt(prog.len, 50);
 	cr_assert_lt(prog.len, 1024);
+	printf("filter: %u instructions\n", prog.len);
 	ee_seccomp_free(&prog);
 	ee_seccomp_free(NULL);
 }
 
 Test(seccomp, the_allow_list_leaves_out_the_dangerous_calls)
 {
-	static const char *const never[] = { "ptrace",
-		                             "process_vm_readv",
-		                             "process_vm_writev",
-		                             "io_uring_setup",
-		                             "io_uring_enter",
-		                             "userfaultfd",
-		                             "bpf",
-		                             "perf_event_open",
-		                             "add_key",
-		                             "keyctl",
-		                             "request_key",
-		                             "mount",
-		                             "umount2",
-		                             "pivot_root",
-		                             "unshare",
-		                             "setns",
-		                             "chroot",
-		                             "init_module",
-		                             "finit_module",
-		                             "kexec_load",
-		                             "reboot",
-		                             "swapon",
-		                             "setuid",
-		                             "setgid",
-		                             "setresuid",
-		                             "setgroups",
-		                             "chown",
-		                             "fchown",
-		                             "mknod",
-		                             "mknodat",
-		                             "personality",
-		                             "clone3",
-		                             "socket",
-		                             "ioctl",
-		                             "prctl",
-		                             "clone",
-		                             "open_by_handle_at",
-		                             "name_to_handle_at",
-		                             "fsopen",
-		                             "fsmount",
-		                             "move_mount",
-		                             "open_tree",
-		                             "mount_setattr",
-		                             "quotactl",
-		                             NULL };
+	static const char *const never[] = {
+		"ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter",
+		"userfaultfd", "bpf", "perf_event_open", "add_key", "keyctl", "request_key", "mount",
+		"umount2", "pivot_root", "unshare", "setns", "chroot", "init_module", "finit_module",
+		"kexec_load", "reboot", "swapon", "setuid", "setgid", "setresuid", "setgroups", "chown",
+		"fchown", "mknod", "mknodat", "personality", "clone3", "socket", "ioctl", "prctl", "clone",
+		"open_by_handle_at", "name_to_handle_at", "fsopen", "fsmount", "move_mount", "open_tree",
+		"mount_setattr", "quotactl",
+		/* argument-checked, or shared state */
+		"fcntl", "flock", "fadvise64", "readahead", "preadv2", "pwritev2", "madvise", "mincore",
+		"cachestat", "sync_file_range", "memfd_create", NULL
+	};
 	for (size_t i = 0; ee_seccomp_allowed[i]; i++)
 		for (size_t j = 0; never[j]; j++)
 			cr_expect_neq(strcmp(ee_seccomp_allowed[i], never[j]), 0,
 			              "%s is allowed unconditionally", never[j]);
 }
 
-Test(seccomp, the_kernel_enforces_it)
+/* Runs every probe in a child under the filter compiled with flags. */
+static void run_probes(unsigned flags, int results[N_PROBES])
 {
 	struct ee_seccomp_prog prog;
 	struct ee_err err;
 	int fds[2];
-	cr_assert_eq(ee_seccomp_compile(&prog, &err), 0, "%s", err.msg);
+	cr_assert_eq(ee_seccomp_compile(flags, &prog, &err), 0, "%s", err.msg);
 	cr_assert_eq(pipe(fds), 0);
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		int results[N_PROBES];
+		int got[N_PROBES];
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 		if (ee_seccomp_load(&prog, &err) < 0)
 			_exit(2);
 		for (size_t i = 0; i < N_PROBES; i++)
-			results[i] = run_probe((int)i);
-		ssize_t n = write(fds[1], results, sizeof(results));
-		_exit(n == (ssize_t)sizeof(results) ? 0 : 3);
+			got[i] = run_probe((int)i);
+		ssize_t n = write(fds[1], got, sizeof(got));
+		_exit(n == (ssize_t)sizeof(got) ? 0 : 3);
 	}
 	close(fds[1]);
-	int results[N_PROBES], status;
-	cr_assert_eq(read(fds[0], results, sizeof(results)), (ssize_t)sizeof(results));
+	int status;
+	cr_assert_eq(read(fds[0], results, N_PROBES * sizeof(int)), (ssize_t)(N_PROBES * sizeof(int)));
+	close(fds[0]);
 	waitpid(pid, &status, 0);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ee_seccomp_free(&prog);
+}
+
+Test(seccomp, the_kernel_enforces_it)
+{
+	int results[N_PROBES];
+	run_probes(0, results);
 	for (size_t i = 0; i < N_PROBES; i++)
 		cr_expect_eq(results[i], probes[i].expect, "%s: errno %d (%s), want %d", probes[i].name,
 		             results[i], strerror(results[i]), probes[i].expect);
-	ee_seccomp_free(&prog);
+}
+
+/* --weak-limits without a memory cgroup: memfd pages escape RLIMIT_AS. */
+Test(seccomp, no_memfd_refuses_memfd_create_and_changes_nothing_else)
+{
+	int results[N_PROBES];
+	run_probes(EE_SECCOMP_NO_MEMFD, results);
+	for (size_t i = 0; i < N_PROBES; i++) {
+		int want = strcmp(probes[i].name, "memfd_create(NULL)") == 0 ? EPERM : probes[i].expect;
+		cr_expect_eq(results[i], want, "%s: errno %d (%s), want %d", probes[i].name, results[i],
+		             strerror(results[i]), want);
+	}
 }
 
 Test(seccomp, a_foreign_architecture_is_killed)
 {
 	struct ee_seccomp_prog prog;
 	struct ee_err err;
-	cr_assert_eq(ee_seccomp_compile(&prog, &err), 0, "%s", err.msg);
+	cr_assert_eq(ee_seccomp_compile(0, &prog, &err), 0, "%s", err.msg);
 	pid_t pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
@@ -267,4 +329,33 @@ Test(mount, plan_has_a_step_for_usr)
 	for (size_t i = 0; i < plan.n; i++)
 		usr |= plan.steps[i].kind == EE_MNT_BIND_RO && !strcmp(plan.steps[i].target, "/usr");
 	cr_assert(usr);
+}
+
+/* ---- limits under --weak-limits ---------------------------------------- */
+
+Test(limits, weak_fits_tmp_and_file_size_x_open_files_inside_memory)
+{
+	static const struct {
+		unsigned memory, tmp, files, file_mb; /* in */
+		unsigned want_tmp, want_files, want_file_mb;
+	} cases[] = {
+		{ 512, 64, 256, 64, 64, 256, 2 },          /* the defaults: 2 MB files */
+		{ 128, 64, 256, 64, 64, 128, 1 },          /* 1 MB files, then fewer of them */
+		{ 16, 64, 256, 64, 16, 16, 1 },            /* the smallest memory */
+		{ 65536, 4096, 16, 4096, 4096, 16, 4096 }, /* already inside: unchanged */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ee_limits l;
+		ee_limits_default(&l);
+		l.memory_mb = cases[i].memory;
+		l.tmp_mb = cases[i].tmp;
+		l.open_files = cases[i].files;
+		l.file_mb = cases[i].file_mb;
+		ee_limits_fit_weak(&l);
+		cr_expect_eq(l.tmp_mb, cases[i].want_tmp, "case %zu: tmp %u", i, l.tmp_mb);
+		cr_expect_eq(l.open_files, cases[i].want_files, "case %zu: open files %u", i, l.open_files);
+		cr_expect_eq(l.file_mb, cases[i].want_file_mb, "case %zu: file size %u", i, l.file_mb);
+		cr_expect_leq((unsigned long)l.file_mb * l.open_files, l.memory_mb, "case %zu", i);
+		cr_expect_leq(l.tmp_mb, l.memory_mb, "case %zu", i);
+	}
 }
