@@ -315,8 +315,8 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 		status = NULL;
 	int returned = status && strcmp(status, "returned") == 0 && value;
 	if (r->state != EE_T_FAIL) { /* else a mismatch came before (no oracle) */
-		if (returned && ee_judge_pyeq(json_object_get(json_array_get(t->calls, k), "expected"),
-		                              value, why, sizeof(why))) {
+		if (returned && ee_judge_pyeq(json_object_get(json_array_get(t->calls, k), "expected"), value,
+		                              why, sizeof(why))) {
 			if (k + 1 == n)
 				r->state = EE_T_PASS;
 		} else {

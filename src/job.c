@@ -173,6 +173,7 @@ char *ee_job_hidden(const struct ee_task *task, size_t *len)
 		int head = snprintf(out, room, "c%zu:", n);
 		memcpy(out + head, text, n);
 		out[head + n] = ',';
+		out[head + n + 1] = '\0';
 		*len = (size_t)head + n + 1;
 	}
 	free(text);
@@ -227,8 +228,11 @@ static int render(struct ee_buf *b, const json_t *v, char q, int depth)
 		return ee_buf_append(b, json_string_value(inner), json_string_length(inner));
 	static const struct {
 		const char *tag, *open, *close;
-	} shapes[] = { { "list", "[", "]" },      { "tuple", "(", ")" }, { "dict", "{", "}" },
-		       { "set", "{", "}" },       { "frozenset", "frozenset({", "})" } };
+	} shapes[] = { { "list", "[", "]" },
+		       { "tuple", "(", ")" },
+		       { "dict", "{", "}" },
+		       { "set", "{", "}" },
+		       { "frozenset", "frozenset({", "})" } };
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		if (strcmp(tag, shapes[s].tag) != 0)
 			continue;
@@ -296,7 +300,8 @@ int ee_job_expected_visible(const struct ee_task *task, size_t index)
 		/* In the sandbox while t runs: code sent as code, public from
 		 * the start, hidden only after the gate (so with hidden t). */
 		if (i != index && !u->strict && u->code && (!u->hidden || t->hidden) &&
-		    (u->kind == EE_TEST_ASSERT || u->kind == EE_TEST_PROGRAM || u->kind == EE_TEST_UNITTEST) &&
+		    (u->kind == EE_TEST_ASSERT || u->kind == EE_TEST_PROGRAM ||
+		     u->kind == EE_TEST_UNITTEST) &&
 		    expected_in(t, u->code))
 			return 1;
 	}

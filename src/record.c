@@ -90,7 +90,8 @@ static json_t *tests_phase(const struct ee_record_parts *ev, int hidden)
 	/* gated: hidden tests only after every public one passed (an oracle
 	 * to the candidate); always: whatever the public verdict. */
 	if (o && hidden && total > 0)
-		json_object_set_new(o, "mode", json_string(ev->stream->run_hidden_on_fail ? "always" : "gated"));
+		json_object_set_new(o, "mode",
+		                    json_string(ev->stream->run_hidden_on_fail ? "always" : "gated"));
 	return o;
 }
 

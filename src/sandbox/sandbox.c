@@ -85,8 +85,8 @@ struct ee_sandbox {
 	pid_t pid;
 	int fd[W_COUNT]; /* -1 when closed */
 	struct watch watch[W_COUNT];
-	int gate_fd;     /* write end of the gate pipe */
-	char *gate_out;  /* answers not yet written (the hidden tests can pass the pipe's size) */
+	int gate_fd;    /* write end of the gate pipe */
+	char *gate_out; /* answers not yet written (the hidden tests can pass the pipe's size) */
 	size_t gate_len, gate_off;
 	int gate_last;   /* close gate_fd once gate_out is written */
 	int lifeline_fd; /* write end of the sync pipe, held until the end */
@@ -200,7 +200,8 @@ static void flush_gate(struct ee_sandbox *sb)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
-			struct epoll_event ev = { .events = EPOLLOUT, .data.u64 = GATE_TAG | (unsigned)sb->gate_fd };
+			struct epoll_event ev = { .events = EPOLLOUT,
+				                  .data.u64 = GATE_TAG | (unsigned)sb->gate_fd };
 			if (epoll_ctl(sb->loop->epfd, EPOLL_CTL_MOD, sb->gate_fd, &ev) < 0)
 				epoll_ctl(sb->loop->epfd, EPOLL_CTL_ADD, sb->gate_fd, &ev);
 			return;

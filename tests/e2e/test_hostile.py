@@ -1524,3 +1524,26 @@ def test_hidden_tests_larger_than_a_pipe_arrive_whole(run):
          "visibility": "hidden"} for i in range(40)]}
     rec = assert_verdict(run("print(len(input()))\n", task=task), "pass")
     assert rec["phases"][-1] == {"name": "hidden", "status": "ok", "passed": 40, "total": 40, "mode": "gated"}
+
+
+# serve's routes are RL-facing: by default the gate opens whatever the
+# public verdict (no candidate learns it while running); --gate-hidden
+# brings the gate back.
+def test_serve_runs_hidden_tests_by_default_and_gates_on_request():
+    from serve_client import Server
+    tag = secrets.token_hex(4)
+    marks, task = hidden_marker_task(False, tag)
+    candidate = HIDDEN_WALK.replace("TOKENS", json.dumps([m[::-1] for m in marks]))
+    for args, mode, statuses in (((), "always", ["fail", "pass", "pass", "pass", "fail"]),
+                                 (("--gate-hidden",), "gated", ["fail"] + ["skipped"] * 4)):
+        s = Server(list(args), jobs=1)
+        try:
+            for a in (s.run({"task": task, "candidate": candidate}),
+                      s.batch([{"task": task, "candidate": candidate}])):
+                assert a.status == 200, a
+                rec = a.json if "status" in a.json else a.json["records"][0]
+                assert rec["phases"][-1]["mode"] == mode, rec
+                assert [t["status"] for t in rec["tests"]] == statuses, rec
+                assert report(rec) == []
+        finally:
+            s.stop()
