@@ -185,20 +185,25 @@ static int is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-/* Whether text, all whitespace removed, holds needle (whitespace-free). */
+/* Whether t starts with needle n (which has no whitespace), t's
+ * whitespace skipped. */
+static int matches_at(const char *t, const char *n)
+{
+	for (; *n; t++, n++) {
+		while (is_blank(*t))
+			t++;
+		if (*t != *n) /* the end of t too */
+			return 0;
+	}
+	return 1;
+}
+
 static int contains_squeezed(const char *text, const char *needle)
 {
-	size_t n = strlen(text), k = 0;
-	char *sq = malloc(n + 1);
-	if (!sq)
-		return 1; /* out of memory: say visible rather than hide a leak */
-	for (size_t i = 0; i < n; i++)
-		if (!is_blank(text[i]))
-			sq[k++] = text[i];
-	sq[k] = '\0';
-	int found = needle[0] && strstr(sq, needle) != NULL;
-	free(sq);
-	return found;
+	for (; needle[0] && *text; text++)
+		if (*text == needle[0] && matches_at(text, needle))
+			return 1;
+	return 0;
 }
 
 /* Appends v as Python source (no whitespace), strings in quote q. */
@@ -228,11 +233,13 @@ static int render(struct ee_buf *b, const json_t *v, char q, int depth)
 		return ee_buf_append(b, json_string_value(inner), json_string_length(inner));
 	static const struct {
 		const char *tag, *open, *close;
-	} shapes[] = { { "list", "[", "]" },
-		       { "tuple", "(", ")" },
-		       { "dict", "{", "}" },
-		       { "set", "{", "}" },
-		       { "frozenset", "frozenset({", "})" } };
+		int pairs;     /* items are [key, value] */
+		int comma_one; /* (x,) */
+	} shapes[] = { { "list", "[", "]", 0, 0 },
+		       { "tuple", "(", ")", 0, 1 },
+		       { "dict", "{", "}", 1, 0 },
+		       { "set", "{", "}", 0, 0 },
+		       { "frozenset", "frozenset({", "})", 0, 0 } };
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		if (strcmp(tag, shapes[s].tag) != 0)
 			continue;
@@ -242,13 +249,13 @@ static int render(struct ee_buf *b, const json_t *v, char q, int depth)
 		json_array_foreach (inner, i, x) {
 			if (rc == 0 && i > 0)
 				rc = ee_buf_append(b, ",", 1);
-			if (rc == 0 && s == 2) /* a dict's [key, value] */
+			if (rc == 0 && shapes[s].pairs)
 				rc = render(b, json_array_get(x, 0), q, depth + 1) |
 				     ee_buf_append(b, ":", 1) | render(b, json_array_get(x, 1), q, depth + 1);
 			else if (rc == 0)
 				rc = render(b, x, q, depth + 1);
 		}
-		if (rc == 0 && s == 1 && json_array_size(inner) == 1)
+		if (rc == 0 && shapes[s].comma_one && json_array_size(inner) == 1)
 			rc = ee_buf_append(b, ",", 1);
 		return rc ? rc : ee_buf_append(b, shapes[s].close, strlen(shapes[s].close));
 	}
