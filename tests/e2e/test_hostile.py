@@ -1547,3 +1547,17 @@ def test_serve_runs_hidden_tests_by_default_and_gates_on_request():
                 assert report(rec) == []
         finally:
             s.stop()
+
+
+def test_a_gate_held_open_but_never_read_does_not_stall_the_supervisor(run):
+    # The candidate keeps the gate's read end (as fd 50) and puts /dev/null
+    # on fd 5: the harness reads EOF, the 2.5 MiB of hidden tests stay queued
+    # in the supervisor (EPOLLOUT) until the sandbox is gone.
+    big = "x" * 65536
+    task = {"task_id": "gate/held", "tests": [{"kind": "assert", "code": "assert add(1, 2) == 3"}] + [
+        {"kind": "io", "stdin": big + "\n", "stdout": "65536\n", "visibility": "hidden"} for _ in range(40)]}
+    hold = "import os\nos.dup2(5, 50)\nos.dup2(os.open('/dev/null', os.O_RDONLY), 5)\n"
+    for _ in range(3):
+        rec = assert_verdict(run(hold + ADD_OK, task=task), "error", "premature exit")
+        assert [t["status"] for t in rec["tests"]] == ["pass"] + ["not_run"] * 40
+        assert rec["resources"]["wall_ms"] < 2000, rec["resources"]
