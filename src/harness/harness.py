@@ -11,10 +11,14 @@ netstring events, the canonical values.
 Phases, in order, each one event: syntax (compile), scan (AST lint), lint
 (only with --lint: lint.py, sent in the job, before any candidate code), import
 (the candidate's top level, then the task's setup, in one namespace), the
-public tests, the gate, the hidden tests, done.  assert/program/unittest
-tests run in the candidate's namespace, one try/except each; call tests
-return a canonical value the supervisor compares; io tests run the program as
-__main__ in a forked child with the test's stdin and a capped stdout pipe.
+public tests, the gate, the hidden tests, done.  The job holds the public
+tests only: the hidden ones arrive on the gate fd when the gate opens (a
+netstring after its "c"), so the candidate's process never holds one at
+import, during the public phase, or at all when the gate stays shut.
+assert/program/unittest tests run in the candidate's namespace, one
+try/except each; call tests return a canonical value the supervisor
+compares; io tests run the program as __main__ in a forked child with the
+test's stdin and a capped stdout pipe.
 
 The candidate runs in this interpreter, so a determined one can reach
 anything here; the harness defeats the crude tricks:
