@@ -52,7 +52,6 @@ int ee_stream_init(struct ee_stream *s, const struct ee_task *task, const char *
 	snprintf(s->nonce, sizeof(s->nonce), "%s", nonce);
 	s->gate = gate;
 	s->run_hidden_on_fail = run_hidden_on_fail;
-	s->oracle = !run_hidden_on_fail;
 	ee_ns_init(&s->dec, MAX_FRAME, MAX_STREAM);
 	s->findings = json_array();
 	s->lint_findings = json_array();
@@ -337,7 +336,7 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 	 * answer is 'c' after a mismatch too, so that no running candidate
 	 * learns a verdict; the test's verdict stays its first mismatch's. */
 	int asks = returned && k + 1 < n;
-	if (asks && (r->state != EE_T_FAIL || !s->oracle)) {
+	if (asks && (r->state != EE_T_FAIL || s->run_hidden_on_fail)) {
 		s->call_next++;
 		s->reply = 'c';
 		return 1;

@@ -45,9 +45,8 @@ struct ee_stream {
 	const struct ee_task *task; /* borrowed */
 	char nonce[33];
 	int gate; /* the task has hidden tests: the harness asks for them after the public ones */
-	int run_hidden_on_fail; /* the gate opens whatever the public verdict */
-	int oracle;             /* answers may depend on a verdict (!run_hidden_on_fail): the
-	                         * gate's, and 's' after a strict program's mismatch */
+	int run_hidden_on_fail; /* no oracle: the gate opens whatever the public verdict,
+	                         * a strict program's calls get 'c' after a mismatch too */
 	struct ee_ns_decoder dec;
 	long next_seq;
 	int hello, done;
