@@ -79,12 +79,34 @@ void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, st
 
 /* ---- sandbox callbacks -------------------------------------------------- */
 
+/* The byte the harness waits for; an opening gate brings the hidden tests
+ * with it: they enter the sandbox only now (docs/protocol.md, Gate). */
+static void answer(struct ee_eval *ev, struct ee_sandbox *sb)
+{
+	char byte = (char)ev->stream.reply;
+	int last = ev->stream.reply_last;
+
+	if (!ev->stream.reply_gate || byte != 'c') {
+		ee_sandbox_gate(sb, &byte, 1, last);
+		return;
+	}
+	size_t len = 0;
+	char *hidden = ee_job_hidden(ev->task, &len);
+	if (!hidden) {
+		ee_sandbox_kill(sb); /* out of memory: no verdict without its tests */
+		return;
+	}
+	/* A gate the candidate closed takes nothing: the harness reads EOF. */
+	ee_sandbox_gate(sb, hidden, len, last);
+	free(hidden);
+}
+
 static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 {
 	struct ee_eval *ev = ctx;
 
 	if (ee_stream_feed(&ev->stream, p, n))
-		ee_sandbox_gate(sb, (char)ev->stream.reply, ev->stream.reply_last);
+		answer(ev, sb);
 	/* The clock started with LINT_BUDGET_MS more than the timeout; once the
 	 * lint phase is over (or cannot come: the syntax or scan phase failed),
 	 * the part of it lint did not use is taken back, so the candidate gets
@@ -198,7 +220,9 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 	size_t n_hidden = 0;
 	for (size_t i = 0; i < c->task->n_tests; i++)
 		n_hidden += c->task->tests[i].hidden;
-	ev->gate = n_hidden > 0 && !o->run_hidden_on_fail;
+	/* Hidden tests always come after the public ones, through the gate; with
+	 * run_hidden_on_fail it opens whatever the public verdict. */
+	ev->gate = n_hidden > 0;
 	if (ee_stream_init(&ev->stream, c->task, ev->nonce, ev->gate, o->run_hidden_on_fail) < 0) {
 		free_eval(ev);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");

@@ -44,8 +44,9 @@ struct ee_phase_result {
 struct ee_stream {
 	const struct ee_task *task; /* borrowed */
 	char nonce[33];
-	int gate; /* the job asked for a gate before hidden tests */
-	int run_hidden_on_fail;
+	int gate; /* the task has hidden tests: the harness asks for them after the public ones */
+	int run_hidden_on_fail; /* no oracle: the gate opens whatever the public verdict,
+	                         * a strict program's calls get 'c' after a mismatch too */
 	struct ee_ns_decoder dec;
 	long next_seq;
 	int hello, done;
@@ -67,6 +68,7 @@ struct ee_stream {
 	size_t call_next;             /* strict program under way: its next call's number */
 	int reply;                    /* the byte the harness waits for on the gate fd */
 	int reply_last;               /* no question can follow it: close the gate fd */
+	int reply_gate;               /* the reply is the gate's: 'c' goes with the hidden tests */
 };
 
 /* Prepares a stream for task; nonce is the job's. */
@@ -78,7 +80,8 @@ void ee_stream_free(struct ee_stream *s);
  * on the gate fd (write s->reply, then close the fd when s->reply_last):
  * the gate's answer, or after a strict program's call whether to go on
  * ('c', the value matched) or stop ('s').
- * Else 0. A violation is recorded, never returned as an error: the caller
+ * When s->reply_gate and s->reply is 'c', the hidden tests go with it
+ * (ee_job_hidden). Else 0. A violation is recorded, never returned as an error: the caller
  * kills the sandbox when s->violation. */
 int ee_stream_feed(struct ee_stream *s, const char *p, size_t n);
 

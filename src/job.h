@@ -1,6 +1,6 @@
 /* job.h - the job the harness reads from fd 3 (docs/protocol.md).
  *
- * The job holds the program, the task's setup and its tests without the
+ * The job holds the program, the task's setup and its public tests without the
  * expected values of io and call tests (those never enter the sandbox), the
  * import denylist, the scan mode, the gate flag and the io output cap. A
  * program that is not valid UTF-8 goes as code_b64, so Python's own rules
@@ -27,8 +27,20 @@ struct ee_job_spec {
 	int lint; /* run the lint phase (lint.py travels in the job) */
 };
 
-/* The job as compact JSON (malloc'd, owned by the caller), *ret_len its
+/* The job as compact JSON (public tests only: hidden ones follow the gate) (malloc'd, owned by the caller), *ret_len its
  * length; NULL when out of memory or the task holds invalid UTF-8. */
 char *ee_job_build(const struct ee_job_spec *spec, size_t *ret_len);
+
+/* The gate's opening as the harness reads it on fd 5: 'c', then a netstring
+ * of {"tests": [the hidden tests, as the job's]} (malloc'd, owned by the
+ * caller), *ret_len its length; NULL when out of memory. */
+char *ee_job_hidden(const struct ee_task *task, size_t *ret_len);
+
+/* Whether strict test index's expected literal (any, for a strict program)
+ * appears, whitespace and quote style aside, in test code the sandbox holds
+ * while the test runs: the setup and the code of unconverted assert,
+ * program and unittest tests (public ones; hidden ones too when the test
+ * is hidden). 0 for a test that is not strict. */
+int ee_job_expected_visible(const struct ee_task *task, size_t index);
 
 #endif

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "job.h"
 #include "sandbox/sandbox.h"
 #include "score.h"
 #include "task.h"
@@ -84,8 +85,14 @@ static json_t *tests_phase(const struct ee_record_parts *ev, int hidden)
 	                     : ran < total && passed == ran ? "not_run"
 	                     : passed == total              ? "ok"
 	                                                    : "fail";
-	return json_pack("{s:s, s:s, s:I, s:I}", "name", hidden ? "hidden" : "public", "status", status,
-	                 "passed", (json_int_t)passed, "total", (json_int_t)total);
+	json_t *o = json_pack("{s:s, s:s, s:I, s:I}", "name", hidden ? "hidden" : "public", "status", status,
+	                      "passed", (json_int_t)passed, "total", (json_int_t)total);
+	/* gated: hidden tests only after every public one passed (an oracle
+	 * to the candidate); always: whatever the public verdict. */
+	if (o && hidden && total > 0)
+		json_object_set_new(o, "mode",
+		                    json_string(ev->stream->run_hidden_on_fail ? "always" : "gated"));
+	return o;
 }
 
 static json_t *phases_json(const struct ee_record_parts *ev)
@@ -117,6 +124,9 @@ static json_t *tests_json(const struct ee_record_parts *ev)
 			json_object_set_new(
 			        json_array_get(a, i), "judged_by",
 			        json_string(ee_test_judged_by_supervisor(t) ? "supervisor" : "sandbox"));
+		if (t->strict) /* its literal's text is in test code the sandbox held */
+			json_object_set_new(json_array_get(a, i), "expected_visible",
+			                    json_boolean(ee_job_expected_visible(ev->task, i)));
 	}
 	return a;
 }

@@ -33,7 +33,10 @@ static const char usage[] =
         "  --timeout S --memory MB --procs N --output-cap BYTES   default limits (a request's\n"
         "                         and its task's limits override them)\n"
         "  --extract auto|fenced|none   default extraction of candidates (default auto)\n"
-        "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
+        "  --scan off|report|block, --allow-imports   as for run\n"
+        "  --gate-hidden          hidden tests only after every public test passed, as run and\n"
+        "                         eval do; by default serve runs them whatever the public\n"
+        "                         verdict, so no candidate learns it while running (--run-hidden)\n"
         "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
         "  --strict-asserts       literal asserts judged by the supervisor, as for run\n"
         "  --weak-limits          run without a memory cgroup (RLIMIT_AS), as for run\n"
@@ -61,7 +64,8 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 		O_TOKEN,
 		O_GRACE,
 		O_HELP,
-		O_PER_IP
+		O_PER_IP,
+		O_GATE_HIDDEN
 	};
 
 	if (c >= CLI_COMMON && c < CLI_COMMON_END)
@@ -76,6 +80,7 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 	case O_IDLE: return cli_parse_uint("--idle-timeout", optarg, 86400, &a->idle_timeout, err);
 	case O_PER_IP: return cli_parse_uint("--max-connections-per-ip", optarg, 1u << 16, &a->per_ip, err);
 	case O_TOKEN: a->token_file = optarg; return 0;
+	case O_GATE_HIDDEN: a->opt.run_hidden_on_fail = 0; return 0;
 	case O_GRACE:
 		if (cli_parse_double("--grace", optarg, &a->grace, err) < 0)
 			return -1;
@@ -102,6 +107,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 		{ "grace", required_argument, NULL, 263 },
 		{ "help", no_argument, NULL, 264 },
 		{ "max-connections-per-ip", required_argument, NULL, 265 },
+		{ "gate-hidden", no_argument, NULL, 266 },
 		CLI_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -202,6 +208,8 @@ int cmd_serve(int argc, char **argv)
 	a.opt.lint_severity = EE_SEV_MEDIUM;
 	a.opt.scan = EE_SCAN_REPORT;
 	a.opt.isolation = EE_ISOLATION_AUTO;
+	/* RL-facing: the gate would tell a running candidate its public verdict. */
+	a.opt.run_hidden_on_fail = 1;
 	memset(&cfg, 0, sizeof(cfg));
 	if (parse_args(argc, argv, &a, &err) < 0 || ee_listen_parse(a.listen, &cfg.addr, &err) < 0 ||
 	    (a.token_file && ee_token_load(a.token_file, &token, &err) < 0)) {

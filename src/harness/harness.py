@@ -11,10 +11,14 @@ netstring events, the canonical values.
 Phases, in order, each one event: syntax (compile), scan (AST lint), lint
 (only with --lint: lint.py, sent in the job, before any candidate code), import
 (the candidate's top level, then the task's setup, in one namespace), the
-public tests, the gate, the hidden tests, done.  assert/program/unittest
-tests run in the candidate's namespace, one try/except each; call tests
-return a canonical value the supervisor compares; io tests run the program as
-__main__ in a forked child with the test's stdin and a capped stdout pipe.
+public tests, the gate, the hidden tests, done.  The job holds the public
+tests only: the hidden ones arrive on the gate fd when the gate opens (a
+netstring after its "c"), so the candidate's process never holds one at
+import, during the public phase, or at all when the gate stays shut.
+assert/program/unittest tests run in the candidate's namespace, one
+try/except each; call tests return a canonical value the supervisor
+compares; io tests run the program as __main__ in a forked child with the
+test's stdin and a capped stdout pipe.
 
 The candidate runs in this interpreter, so a determined one can reach
 anything here; the harness defeats the crude tricks:
@@ -480,9 +484,65 @@ def _parse_job(job_bytes):
         "deny": deny,
         "scan": scan,
         "gate": _field(job, "gate", bool, False),
+        "hidden_kinds": _hidden_kinds(job),
         "io_cap": cap,
         "lint": _field(job, "lint", str, ""),  # lint.py's source, "" for no lint phase
     }
+
+
+def _hidden_kinds(job):
+    """The kinds of the hidden tests to come (they follow the gate): whether
+    the import phase runs and unittest is bound depend on them."""
+    kinds = _field(job, "hidden_kinds", list, [])
+    if [k for k in kinds if k not in ("assert", "io", "call", "calls", "program", "unittest")]:
+        raise _HarnessError("job: bad hidden_kinds")
+    return kinds
+
+
+def _read_exactly(fd, n):
+    chunks, got = [], 0
+    while got < n:
+        chunk = _read(fd, min(n - got, 1 << 16))
+        if not chunk:
+            raise _HarnessError("the gate closed in the middle of the hidden tests")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _read_hidden(fd):
+    """After the gate event: the supervisor's answer, b"c" then a netstring
+    of {"tests": [...]} (the hidden tests, in the job's shape), or anything
+    else (b"s", EOF) to skip them.  None when skipped."""
+    try:
+        answer = _read(fd, 1)
+    except OSError:
+        answer = b""
+    if answer != b"c":
+        return None
+    digits = b""
+    while True:
+        byte = _read_exactly(fd, 1)
+        if byte == b":":
+            break
+        if not b"0" <= byte <= b"9" or len(digits) >= 12 or (digits == b"0"):
+            raise _HarnessError("bad hidden-tests frame")
+        digits += byte
+    if not digits:
+        raise _HarnessError("bad hidden-tests frame")
+    payload = _read_exactly(fd, int(digits) + 1)
+    if payload[-1:] != b",":
+        raise _HarnessError("bad hidden-tests frame")
+    try:
+        raw = _json_loads(bytes.decode(payload[:-1], "utf-8"))
+    except UnicodeDecodeError:
+        raise _HarnessError("the hidden tests are not UTF-8") from None
+    if type(raw) is not dict:
+        raise _HarnessError("hidden tests: not an object")
+    tests = [_parse_test(t) for t in _field(raw, "tests", list)]
+    if [t for t in tests if not t["hidden"]]:
+        raise _HarnessError("hidden tests: a public test")
+    return tests
 
 
 def _job_code(job):
@@ -1572,25 +1632,24 @@ def _run_phases(emit, job, fds):
     ctx = _Context()
     ctx.globals, ctx.policy, ctx.code, ctx.source = None, policy, compiled[0], source
     ctx.io_cap, ctx.channel_fds = job["io_cap"], fds
-    ctx.unittest = _UnittestKit() if [t for t in tests if t["kind"] == "unittest"] else None
+    kinds = [t["kind"] for t in tests] + job["hidden_kinds"]
+    ctx.unittest = _UnittestKit() if "unittest" in kinds else None
     _prepare_interpreter(policy)
 
     # From here on candidate code runs.
-    if tests and not [t for t in tests if t["kind"] != "io"]:
+    if kinds and not [k for k in kinds if k != "io"]:
         emit({"ev": "phase", "name": "import", "status": "skipped"})
     elif not _import_phase(emit, job, ctx):
         return
     if not _run_tests(emit, [t for t in tests if not t["hidden"]], ctx):
         return
-    hidden = [t for t in tests if t["hidden"]]
-    if hidden and job["gate"]:
+    hidden = [t for t in tests if t["hidden"]]  # the supervisor sends none in the job
+    if job["gate"] and (hidden or job["hidden_kinds"]):
         emit({"ev": "gate"})
-        try:
-            answer = _read(fds[1], 1)
-        except OSError:
-            answer = b""
-        if answer != b"c":
+        more = _read_hidden(fds[1])  # the hidden tests enter the process only now
+        if more is None:
             return
+        hidden += more
     _run_tests(emit, hidden, ctx)
 
 

@@ -124,10 +124,11 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret,
                      struct ee_err *err);
 
-/* Writes one byte on the gate fd: the gate's answer ('c' continue, 's'
- * skip), or a strict program's go-on/stop after a call; last closes the fd
- * after it (no question can follow). */
-int ee_sandbox_gate(struct ee_sandbox *sb, char answer, int last);
+/* Sends p[0..n) on the gate fd, from the loop without blocking (copied;
+ * what the pipe does not take waits for EPOLLOUT): the gate's answer ('c'
+ * and the hidden tests, or 's'), or a strict program's go-on/stop after a
+ * call; last closes the fd once it is written (no question can follow). */
+int ee_sandbox_gate(struct ee_sandbox *sb, const char *p, size_t n, int last);
 
 /* Moves the wall-clock deadline ms later (earlier when negative: at most to
  * now); nothing once the clock ran out or the sandbox is dying. */

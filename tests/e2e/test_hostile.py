@@ -1720,3 +1720,141 @@ def test_shared_state_syscalls_are_refused_in_the_sandbox(run):
     code = seccomp_probe_code().replace(repr(SYSCALL_PROBES), repr(SHARED_STATE_PROBES))
     seen = report(assert_verdict(run(code, asserts=ASSERTS, args=["--allow-imports"]), "pass"))
     assert seen == {name: want for name, _, _, want in SHARED_STATE_PROBES}
+
+
+# ---------------------------------------------------------------------------
+# Hidden tests enter the sandbox only after the gate (issue 11, item 3)
+
+# At import, outside an io test's child: every string and bytes object the
+# collector or any frame's locals can reach, searched for the markers.
+HIDDEN_WALK = dedent("""
+    import gc, json, sys
+
+    def add(a, b):
+        return a + b
+
+    def _walk(reversed_tokens):
+        # Built here, their objects skipped: the source holds them reversed.
+        tokens = [t[::-1] for t in reversed_tokens]
+        found, seen, todo = set(), set(map(id, tokens)), list(gc.get_objects())
+        f = sys._getframe()
+        while f is not None:
+            todo.append(f.f_locals)
+            todo.append(f.f_globals)
+            f = f.f_back
+        while todo:
+            o = todo.pop()
+            if id(o) in seen:
+                continue
+            seen.add(id(o))
+            if isinstance(o, (bytes, bytearray)):
+                o = bytes(o).decode("latin-1")
+            if isinstance(o, str):
+                found.update(t for t in tokens if t in o)
+            elif isinstance(o, dict):
+                todo.extend(o.keys())
+                todo.extend(o.values())
+            elif isinstance(o, (list, tuple, set, frozenset)):
+                todo.extend(o)
+        return sorted(found)
+
+    if __name__ != "__main__":
+        print("REPORT " + json.dumps(_walk(TOKENS)))
+    else:
+        print(input().lower())
+    """)
+
+
+def hidden_marker_task(public_ok, tag):
+    marks = ["HMARK_A_" + tag, "HMARK_B_" + tag, "HMARK_C_" + tag]
+    public = "assert add(1, 2) == %d" % (3 if public_ok else 4)
+    return marks, {"task_id": "hidden-walk", "entry_point": "add", "tests": [
+        {"kind": "assert", "code": public},
+        {"kind": "assert", "code": "assert add(2, 2) == 4  # " + marks[0], "visibility": "hidden"},
+        {"kind": "io", "stdin": marks[1] + "\n", "stdout": marks[1].lower() + "\n", "visibility": "hidden"},
+        {"kind": "call", "fn": "add", "args": [marks[2], "!"], "expected": marks[2] + "!",
+         "visibility": "hidden"},
+        {"kind": "assert", "code": "assert add(2, 2) == 5", "visibility": "hidden"}]}
+
+
+def test_a_candidate_walking_gc_at_import_finds_no_hidden_test(run):
+    # A public test is about to fail: the hidden tests never enter the sandbox.
+    tag = secrets.token_hex(4)
+    marks, task = hidden_marker_task(False, tag)
+    candidate = HIDDEN_WALK.replace("TOKENS", json.dumps([m[::-1] for m in marks]))
+    rec = assert_verdict(run(candidate, task=task), "assertion_fail", score=0.0)
+    assert report(rec) == [], "the candidate read hidden tests at import"
+    assert [t["status"] for t in rec["tests"]] == ["fail", "skipped", "skipped", "skipped", "skipped"]
+    assert rec["phases"][-1] == {"name": "hidden", "status": "skipped", "passed": 0, "total": 4,
+                                 "mode": "gated"}
+
+
+def test_hidden_tests_arrive_through_the_open_gate_and_are_judged(run):
+    # Public passes: the gate opens, the hidden tests arrive then (not at
+    # import) and each is judged as before, io and call by the supervisor.
+    tag = secrets.token_hex(4)
+    marks, task = hidden_marker_task(True, tag)
+    candidate = HIDDEN_WALK.replace("TOKENS", json.dumps([m[::-1] for m in marks]))
+    rec = assert_verdict(run(candidate, task=task), "assertion_fail", score=0.8)
+    assert report(rec) == [], "the candidate read hidden tests at import"
+    assert [t["status"] for t in rec["tests"]] == ["pass", "pass", "pass", "pass", "fail"]
+    assert rec["phases"][-1] == {"name": "hidden", "status": "fail", "passed": 3, "total": 4, "mode": "gated"}
+
+
+def test_run_hidden_still_sends_the_hidden_tests_after_the_public_ones(run):
+    # --run-hidden: no verdict to hide, yet nothing hidden is there at import.
+    tag = secrets.token_hex(4)
+    marks, task = hidden_marker_task(False, tag)
+    candidate = HIDDEN_WALK.replace("TOKENS", json.dumps([m[::-1] for m in marks]))
+    rec = assert_verdict(run(candidate, task=task, args=("--run-hidden",)), "assertion_fail", score=0.6)
+    assert report(rec) == []
+    assert [t["status"] for t in rec["tests"]] == ["fail", "pass", "pass", "pass", "fail"]
+    assert rec["phases"][-1]["mode"] == "always"
+
+
+def test_hidden_tests_larger_than_a_pipe_arrive_whole(run):
+    # 40 hidden io tests of 64 KiB stdin each: 2.5 MiB through the gate,
+    # written from the event loop as the harness reads.
+    big = "x" * 65536
+    task = {"task_id": "big-hidden", "tests": [{"kind": "io", "stdin": "1\n", "stdout": "1\n"}] + [
+        {"kind": "io", "stdin": big + "%d\n" % i, "stdout": "%d\n" % (65536 + len(str(i))),
+         "visibility": "hidden"} for i in range(40)]}
+    rec = assert_verdict(run("print(len(input()))\n", task=task), "pass")
+    assert rec["phases"][-1] == {"name": "hidden", "status": "ok", "passed": 40, "total": 40, "mode": "gated"}
+
+
+# serve's routes are RL-facing: by default the gate opens whatever the
+# public verdict (no candidate learns it while running); --gate-hidden
+# brings the gate back.
+def test_serve_runs_hidden_tests_by_default_and_gates_on_request():
+    from serve_client import Server
+    tag = secrets.token_hex(4)
+    marks, task = hidden_marker_task(False, tag)
+    candidate = HIDDEN_WALK.replace("TOKENS", json.dumps([m[::-1] for m in marks]))
+    for args, mode, statuses in (((), "always", ["fail", "pass", "pass", "pass", "fail"]),
+                                 (("--gate-hidden",), "gated", ["fail"] + ["skipped"] * 4)):
+        s = Server(list(args), jobs=1)
+        try:
+            for a in (s.run({"task": task, "candidate": candidate}),
+                      s.batch([{"task": task, "candidate": candidate}])):
+                assert a.status == 200, a
+                rec = a.json if "status" in a.json else a.json["records"][0]
+                assert rec["phases"][-1]["mode"] == mode, rec
+                assert [t["status"] for t in rec["tests"]] == statuses, rec
+                assert report(rec) == []
+        finally:
+            s.stop()
+
+
+def test_a_gate_held_open_but_never_read_does_not_stall_the_supervisor(run):
+    # The candidate keeps the gate's read end (as fd 50) and puts /dev/null
+    # on fd 5: the harness reads EOF, the 2.5 MiB of hidden tests stay queued
+    # in the supervisor (EPOLLOUT) until the sandbox is gone.
+    big = "x" * 65536
+    task = {"task_id": "gate/held", "tests": [{"kind": "assert", "code": "assert add(1, 2) == 3"}] + [
+        {"kind": "io", "stdin": big + "\n", "stdout": "65536\n", "visibility": "hidden"} for _ in range(40)]}
+    hold = "import os\nos.dup2(5, 50)\nos.dup2(os.open('/dev/null', os.O_RDONLY), 5)\n"
+    for _ in range(3):
+        rec = assert_verdict(run(hold + ADD_OK, task=task), "error", "premature exit")
+        assert [t["status"] for t in rec["tests"]] == ["pass"] + ["not_run"] * 40
+        assert rec["resources"]["wall_ms"] < 2000, rec["resources"]

@@ -319,3 +319,52 @@ def test_mbpp_same_verdicts_with_and_without_strict(tmp_path):
     converted, total = judged.count("supervisor"), len(judged)
     print("MBPP: %d of %d assert tests converted (%.1f%%)" % (converted, total, 100.0 * converted / total))
     assert converted > 0.8 * total
+
+
+# ---------------------------------------------------------------------------
+# Sibling code that holds a converted literal (issue 11, item 3).
+
+# No implementation: f answers from a table found in any test code the
+# process holds (the harness's parsed tests, reached through gc).
+TABLE_THIEF = '''
+import gc, re
+
+def f(x):
+    # Dicts of strings only are not tracked by gc: look in the lists too.
+    for o in gc.get_objects():
+        for d in (o if isinstance(o, list) else [o]):
+            if isinstance(d, dict) and isinstance(d.get("code"), str) and "TABLE" in d["code"]:
+                m = re.search(r"TABLE = (\\{.*?\\})", d["code"])
+                if m:
+                    return eval(m.group(1)).get(x)
+    return None
+'''
+
+
+def sibling_task(unittest_visibility, tag):
+    table = {1: "alpha-" + tag, 2: "beta-" + tag}
+    return {"task_id": "strict/sibling", "tests": [
+        {"kind": "assert", "code": "assert f(1) == %r" % table[1]},
+        {"kind": "assert", "code": "assert f(2) == %r" % table[2], "visibility": "hidden"},
+        {"kind": "unittest", "visibility": unittest_visibility, "code":
+            "import unittest\nTABLE = %r\nclass T(unittest.TestCase):\n"
+            "    def test_a(self):\n        for k, v in TABLE.items(): self.assertEqual(f(k), v)\n" % table}]}
+
+
+def test_a_hidden_siblings_literals_are_not_there_for_public_strict_asserts(run):
+    import secrets
+    task = sibling_task("hidden", secrets.token_hex(4))
+    # Before the fix every hidden test was in the job: the thief passed all three.
+    rec = assert_verdict(run(TABLE_THIEF, task=task, args=STRICT), "assertion_fail", score=0.0)
+    assert [(t["status"], t["judged_by"], t.get("expected_visible")) for t in rec["tests"]] == [
+        ("fail", "supervisor", False), ("skipped", "supervisor", True), ("skipped", "sandbox", None)]
+    assert rec["tests"][0]["message"].startswith("expected 'alpha-"), rec["tests"][0]
+
+
+def test_a_public_siblings_literals_stay_visible_and_the_record_says_so(run):
+    import secrets
+    task = sibling_task("public", secrets.token_hex(4))
+    # The leak that remains: the table is test code the sandbox must run.
+    rec = assert_verdict(run(TABLE_THIEF, task=task, args=STRICT), "pass")
+    assert [(t["judged_by"], t.get("expected_visible")) for t in rec["tests"]] == [
+        ("supervisor", True), ("supervisor", True), ("sandbox", None)]

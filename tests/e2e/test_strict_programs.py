@@ -203,3 +203,37 @@ def test_humaneval_same_verdicts_with_and_without_strict(tmp_path):
           % (converted, len(refs), failed, timeouts))
     assert converted == 135  # tests/unit/pyprogram_cases.h, from Python's ast
     assert failed["off_by_one"] > 100  # the variants are live
+
+
+# ---------------------------------------------------------------------------
+# No oracle with --run-hidden (issue 11, item 2): the answer after a call
+# does not depend on whether its value matched.
+
+# Returns 0 (wrong) first, then prints which calls it saw: a candidate that
+# learns "my first value was wrong" by never being called again.
+PROBE_ORACLE = dedent("""
+    calls = []
+    def add(a, b):
+        calls.append((a, b))
+        print("CALLS %d" % len(calls), flush=True)
+        return 0 if len(calls) == 1 else a + b
+    """)
+
+
+def test_run_hidden_answers_strict_program_calls_without_a_verdict(run):
+    prog = ("def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(2, 2) == 4\n"
+            "    assert candidate(3, 3) == 6\ncheck(add)\n")
+    task = {"task_id": "p/oracle", "tests": [{"kind": "program", "code": prog},
+                                             {"kind": "assert", "code": "assert True", "visibility": "hidden"}]}
+    # gated (the default): check() stops at its first failing assert
+    rec = assert_verdict(run(PROBE_ORACLE, task=task, args=STRICT), "assertion_fail", score=0.0)
+    assert rec["stdout"] == "CALLS 1\n"
+    assert rec["phases"][-1]["mode"] == "gated"
+    # --run-hidden: the same 'c' after a mismatch, so every call runs; the
+    # verdict is still the first mismatch's
+    rec = assert_verdict(run(PROBE_ORACLE, task=task, args=STRICT + ("--run-hidden",)), "assertion_fail",
+                         score=0.5)
+    assert rec["stdout"] == "CALLS 1\nCALLS 2\nCALLS 3\n", "the candidate learnt its verdict while running"
+    assert [t["status"] for t in rec["tests"]] == ["fail", "pass"]
+    assert rec["tests"][0]["message"] == "assert 1 of 3: expected 3, got 0"
+    assert rec["phases"][-1]["mode"] == "always"

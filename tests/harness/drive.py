@@ -101,7 +101,9 @@ def run(job, gate="c", timeout=30.0, cwd=None, job_bytes=None, source=None, scri
 
     gate: "c" or "s" is written when the gate event arrives, "eof" closes the
     pipe, None leaves it open (the harness then waits until `timeout`)."""
+    hidden = b""
     if job_bytes is None:
+        job, hidden = _split_hidden(job)
         job_bytes = json.dumps(job).encode()
     if source is None and script is None:
         source = HARNESS.read_text()
@@ -129,10 +131,26 @@ def run(job, gate="c", timeout=30.0, cwd=None, job_bytes=None, source=None, scri
             os._exit(127)
     for fd in child_fds:
         os.close(fd)
-    return _collect(pid, result_r, out_r, err_r, gate_w, gate, timeout)
+    return _collect(pid, result_r, out_r, err_r, gate_w, gate, timeout, hidden)
 
 
-def _collect(pid, result_r, out_r, err_r, gate_w, gate, timeout):
+def _split_hidden(job):
+    """As the supervisor does: a gated job's hidden tests leave the job and
+    follow the gate's "c" as a netstring of {"tests": [...]}."""
+    hidden = [t for t in job.get("tests", []) if t.get("visibility") == "hidden"]
+    if not job.get("gate") or not hidden or type(job.get("tests")) is not list:
+        return job, b""
+    job = dict(job, tests=[t for t in job["tests"] if t.get("visibility") != "hidden"])
+    kinds = []
+    for t in hidden:
+        if t["kind"] not in kinds:
+            kinds.append(t["kind"])
+    job["hidden_kinds"] = kinds
+    payload = json.dumps({"tests": hidden}).encode()
+    return job, b"%d:%s," % (len(payload), payload)
+
+
+def _collect(pid, result_r, out_r, err_r, gate_w, gate, timeout, hidden=b""):
     buffers = {result_r: bytearray(), out_r: bytearray(), err_r: bytearray()}
     open_fds = set(buffers)
     gate_answered = False
@@ -153,7 +171,7 @@ def _collect(pid, result_r, out_r, err_r, gate_w, gate, timeout):
             if not gate_answered and [e for e in events if e.get("ev") == "gate"]:
                 gate_answered = True
                 if gate in ("c", "s"):
-                    os.write(gate_w, gate.encode())
+                    os.write(gate_w, gate.encode() + (hidden if gate == "c" else b""))
                 if gate is not None:
                     os.close(gate_w)
                     gate_w = None

@@ -974,3 +974,39 @@ def test_program_bytes_follow_python_file_rules(raw, ok):
     assert (syntax["status"] == "ok") is ok, syntax
     if ok:
         assert result.tests()[0]["status"] == "pass"
+
+
+# ------------------------------------------- hidden tests after the gate
+
+def test_hidden_tests_arrive_only_after_the_gate_and_kinds_decide_the_import():
+    # Every public test is io and a hidden one is not: the import runs, and
+    # unittest is bound, although no hidden test is in the job.
+    job = make_job(ADD, [io("1\n"), A("assert add(1, 1) == 2", visibility="hidden"),
+                         {"kind": "unittest", "visibility": "hidden", "code":
+                          "import unittest\nclass T(unittest.TestCase):\n"
+                          "    def test_a(self): self.assertEqual(add(1, 2), 3)\n"}], gate=True)
+    result = run(job, gate="c")
+    phases = [e for e in result.events if e["ev"] == "phase" and e["name"] == "import"]
+    assert phases[0]["status"] == "ok"
+    assert [(e["index"], e["status"]) for e in result.events if e["ev"] == "test"][1:] == [
+        (1, "pass"), (2, "pass")]
+
+
+@pytest.mark.parametrize("frame", [b"c", b"c12:{\"tests\":[]}", b"c01:{},", b"cx:{},",
+                                   b'c13:{"tests":[1]},', b'c13:{"tests":[]}.'])
+def test_a_broken_hidden_tests_frame_is_a_harness_failure(frame):
+    job = make_job(ADD, [A("assert True")], gate=True, hidden_kinds=["assert"])
+    result = _run_with_gate_bytes(job, frame)
+    assert result.returncode == 70, result
+    assert result.stderr.startswith("execeval harness: "), result
+    assert "done" not in [e["ev"] for e in result.events]
+
+
+def _run_with_gate_bytes(job, raw):
+    """The harness with `raw` written on the gate at the gate event, then EOF."""
+    real = drive._split_hidden
+    drive._split_hidden = lambda j: (j, raw[1:])
+    try:
+        return drive.run(job, gate="c", timeout=10)
+    finally:
+        drive._split_hidden = real

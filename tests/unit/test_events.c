@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "events.h"
+#include "job.h"
 #include "task.h"
 
 #define NONCE "0123456789abcdef0123456789abcdef"
@@ -374,4 +375,108 @@ Test(events_program, two_questions_in_one_read_are_a_violation, .init = setup_pr
 	}
 	cr_expect_eq(ee_stream_feed(&s, frames, (size_t)n), 0);
 	cr_expect_str_eq(s.violation, "a question before the last answer");
+}
+
+/* ---- the gate without an oracle (--run-hidden; serve's default) -------- */
+
+Test(events, run_hidden_opens_the_gate_after_a_public_failure)
+{
+	ee_stream_free(&s);
+	cr_assert_eq(ee_stream_init(&s, &task, NONCE, 1, 1), 0);
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"fail\",\"message\":\"AssertionError\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
+	cr_expect_eq(s.reply, 'c', "the answer does not depend on the public verdict");
+	cr_expect_eq(s.reply_gate, 1, "the hidden tests go with it");
+	cr_expect_eq(s.reply_last, 1);
+	send_ev(NONCE,
+	        "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3\\n\",\"exit_code\":0");
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_assert_null(s.violation, "%s", s.violation);
+	cr_expect_eq(s.tests[2].state, EE_T_PASS);
+}
+
+Test(events, a_gated_skip_sends_no_hidden_tests)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"fail\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
+	cr_expect_eq(s.reply, 's');
+	cr_expect_eq(s.reply_gate, 1);
+	/* the next read carries no answer of the gate's */
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_expect_eq(s.reply_gate, 0);
+}
+
+Test(events_program, without_the_oracle_a_mismatch_still_answers_c, .init = setup_program,
+     .fini = teardown_program)
+{
+	ee_stream_free(&s);
+	cr_assert_eq(ee_stream_init(&s, &ptask, NONCE, 1, 1), 0);
+	good_prefix();
+	cr_assert_eq(send_ev(NONCE, CALL(0, 0, "{\"int\":\"7\"}")), 1, "the harness waits");
+	cr_expect_eq(s.reply, 'c', "a mismatch answers as a match does");
+	cr_expect_eq(s.reply_gate, 0, "a call's answer brings no hidden tests");
+	cr_expect_eq(s.tests[0].state, EE_T_FAIL);
+	cr_assert_eq(send_ev(NONCE, CALL(0, 1, "{\"tuple\":[{\"int\":\"4\"},{\"int\":\"5\"}]}")), 1);
+	cr_expect_eq(s.reply, 'c');
+	cr_assert_eq(send_ev(NONCE, CALL(0, 2, "{\"int\":\"9\"}")), 0, "no question after the last call");
+	cr_expect_eq(s.tests[0].state, EE_T_FAIL, "later matches do not undo the first mismatch");
+	cr_expect_str_eq(s.tests[0].message, "assert 1 of 3: expected 1, got 7");
+	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
+	cr_expect_eq(s.reply, 'c');
+	cr_expect_eq(s.reply_gate, 1);
+	cr_assert_eq(send_ev(NONCE, CALL(1, 0, "{\"int\":\"0\"}")), 0);
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_assert_null(s.violation, "%s", s.violation);
+	cr_expect_eq(s.tests[1].state, EE_T_PASS);
+}
+
+/* ---- the job and the gate's payload (job.h) ---------------------------- */
+
+Test(events, the_job_holds_no_hidden_test_and_the_gate_brings_them)
+{
+	struct ee_job_spec spec = { .task = &task, .program = "x = 1\n", .nonce = NONCE, .gate = 1 };
+	size_t len = 0;
+	char *job = ee_job_build(&spec, &len);
+	cr_assert_not_null(job);
+	cr_expect_null(strstr(job, "1 2"), "a hidden io test's stdin is in the job: %s", job);
+	cr_expect(strstr(job, "\"hidden_kinds\":[\"io\"]"), "%s", job);
+	cr_expect(strstr(job, "\"code\":\"assert 2\""), "%s", job);
+	free(job);
+	char *gate = ee_job_hidden(&task, &len);
+	cr_assert_not_null(gate);
+	const char *want = "c71:{\"tests\":[{\"index\":2,\"kind\":\"io\",\"visibility\":\"hidden\","
+	                   "\"stdin\":\"1 2\"}]},";
+	cr_expect_eq(len, strlen(want));
+	cr_expect(len == strlen(want) && memcmp(gate, want, len) == 0, "%.*s", (int)len, gate);
+	cr_expect_null(strstr(gate, "3\\n"), "an expected value went to the sandbox");
+	free(gate);
+}
+
+/* A strict assert whose literal a sibling's code holds, and one whose
+ * literal no code holds; whitespace and quotes do not hide it. */
+Test(events, a_strict_literal_in_a_sibling_is_visible)
+{
+	const char *json = "{\"task_id\":\"v\",\"tests\":["
+	                   "{\"kind\":\"assert\",\"code\":\"assert f(1) == [2, 'a b']\"},"
+	                   "{\"kind\":\"assert\",\"code\":\"assert f(2) == 77\"},"
+	                   "{\"kind\":\"assert\",\"code\":\"assert f(3) == 'zz'\",\"visibility\":\"hidden\"},"
+	                   "{\"kind\":\"unittest\",\"visibility\":\"hidden\",\"code\":"
+	                   "\"T = {1: [2,\\\"ab\\\"], 3: \\\"zz\\\"}\"}]}";
+	struct ee_task v;
+	json_error_t jerr;
+	struct ee_err err;
+	json_t *o = json_loads(json, 0, &jerr);
+	cr_assert_not_null(o, "%s", jerr.text);
+	cr_assert_eq(ee_task_from_json(o, EE_FORMAT_AUTO, "v.json:1", &v, &err), 0, "%s", err.msg);
+	json_decref(o);
+	cr_assert_eq(ee_task_strict_asserts(&v, &err), 3);
+	cr_expect_eq(ee_job_expected_visible(&v, 0), 0, "public: the hidden unittest comes after it ran");
+	cr_expect_eq(ee_job_expected_visible(&v, 1), 0);
+	cr_expect_eq(ee_job_expected_visible(&v, 2), 1, "hidden: the hidden unittest holds \"zz\"");
+	cr_expect_eq(ee_job_expected_visible(&v, 3), 0, "not a strict test");
+	ee_task_free(&v);
 }
