@@ -64,11 +64,20 @@ struct ee_loop_fd {
 	int fd;
 	ee_loop_fd_cb cb;
 	void *ctx;
+	int removed;                  /* during a batch: its memory waits */
+	struct ee_loop_fd *next_dead; /* in the loop's dead list */
 };
 
+/* One epoll_wait batch may hold several events of one sandbox (its pidfd
+ * and its timer, say): the first can end it and its owner free it. Memory
+ * freed during a batch is kept on the dead lists until the batch is over,
+ * and events of what is dead are skipped. */
 struct ee_loop {
 	int epfd;
 	int sigfd;
+	int dispatching;
+	struct ee_sandbox *dead;
+	struct ee_loop_fd *dead_fds;
 	int (*signal_hook)(void *ctx, int signo);
 	void *signal_ctx;
 	sigset_t old_mask;
@@ -100,6 +109,8 @@ struct ee_sandbox {
 	struct timespec started;
 	struct ee_sandbox_outcome out;
 	struct ee_sandbox *next, *prev;
+	int freed;                    /* during a batch: its memory waits */
+	struct ee_sandbox *next_dead; /* in the loop's dead list */
 };
 
 static double ms_since(const struct timespec *t0)
@@ -470,6 +481,21 @@ void ee_loop_on_signal(struct ee_loop *loop, int (*hook)(void *ctx, int signo), 
 	loop->signal_ctx = ctx;
 }
 
+/* Frees what was freed during the batch just dispatched. */
+static void bury(struct ee_loop *loop)
+{
+	while (loop->dead) {
+		struct ee_sandbox *sb = loop->dead;
+		loop->dead = sb->next_dead;
+		free(sb);
+	}
+	while (loop->dead_fds) {
+		struct ee_loop_fd *x = loop->dead_fds;
+		loop->dead_fds = x->next_dead;
+		free(x);
+	}
+}
+
 int ee_loop_wait(struct ee_loop *loop, int timeout_ms, struct ee_err *err)
 {
 	struct epoll_event evs[64];
@@ -477,6 +503,7 @@ int ee_loop_wait(struct ee_loop *loop, int timeout_ms, struct ee_err *err)
 	int n = epoll_wait(loop->epfd, evs, 64, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : ee_fail_errno(err, EE_ERR_SANDBOX, "epoll_wait");
+	loop->dispatching = 1;
 	for (int i = 0; i < n; i++) {
 		struct watch *w = evs[i].data.ptr;
 		if (evs[i].data.u64 & GATE_TAG) {
@@ -485,11 +512,14 @@ int ee_loop_wait(struct ee_loop *loop, int timeout_ms, struct ee_err *err)
 			on_signal(loop);
 		} else if (!w->sb) {
 			struct ee_loop_fd *x = (struct ee_loop_fd *)w;
-			x->cb(x->ctx);
-		} else {
+			if (!x->removed)
+				x->cb(x->ctx);
+		} else if (!w->sb->freed) {
 			dispatch(w);
 		}
 	}
+	loop->dispatching = 0;
+	bury(loop);
 	return 0;
 }
 
@@ -522,6 +552,12 @@ void ee_loop_remove_fd(struct ee_loop_fd *x)
 	if (!x)
 		return;
 	epoll_ctl(x->loop->epfd, EPOLL_CTL_DEL, x->fd, NULL);
+	if (x->loop->dispatching) {
+		x->removed = 1;
+		x->next_dead = x->loop->dead_fds;
+		x->loop->dead_fds = x;
+		return;
+	}
 	free(x);
 }
 
@@ -812,5 +848,11 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 	ee_cgroup_destroy(&sb->cg, NULL);
 	ee_buf_free(&sb->out.out);
 	ee_buf_free(&sb->out.err);
+	if (sb->loop && sb->loop->dispatching) {
+		sb->freed = 1;
+		sb->next_dead = sb->loop->dead;
+		sb->loop->dead = sb;
+		return;
+	}
 	free(sb);
 }
