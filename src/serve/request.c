@@ -67,20 +67,41 @@ static int task_error(struct ee_err *err, const char *task_path)
 	return -1;
 }
 
-static int read_task(const json_t *obj, const char *prefix, int strict, struct ee_run *run,
-                     struct ee_err *err)
+/* Tests a task object carries, counted in its JSON before it is built:
+ * native "tests", MBPP's two lists, HumanEval's one "test". */
+static size_t json_tests(const json_t *task)
 {
-	const json_t *task = json_object_get(obj, "task");
-	char path[96];
+	static const char *const lists[] = { "tests", "test_list", "challenge_test_list" };
+	size_t n = json_object_get(task, "test") ? 1 : 0;
 
-	join_path(path, sizeof(path), prefix, "task");
-	if (!task)
-		return fail(err, prefix, "task", "required (a task object: native, HumanEval or MBPP)");
+	for (size_t i = 0; i < COUNT(lists); i++) {
+		const json_t *v = json_object_get(task, lists[i]);
+		if (json_is_array(v))
+			n += json_array_size(v);
+	}
+	return n;
+}
+
+static int too_many_tests(struct ee_err *err, const char *task_path, size_t n, size_t max)
+{
+	fail(err, task_path, "tests", "%zu tests, more than this server's --max-tests-per-task (%zu)", n,
+	     max);
+	return -2;
+}
+
+/* Builds obj's "task" (path: where it is, for messages). -2 over max_tests. */
+static int read_task(const json_t *task, const char *path, const struct ee_request_rules *rules,
+                     struct ee_task *ret, struct ee_err *err)
+{
 	if (!json_is_object(task))
-		return fail(err, prefix, "task", "expected an object");
-	if (ee_task_from_json(task, EE_FORMAT_AUTO, path, &run->task, err) < 0 ||
-	    (strict && ee_task_strict_asserts(&run->task, err) < 0))
+		return fail(err, path, "", "expected an object");
+	if (json_tests(task) > rules->max_tests)
+		return too_many_tests(err, path, json_tests(task), rules->max_tests);
+	if (ee_task_from_json(task, EE_FORMAT_AUTO, path, ret, err) < 0 ||
+	    (rules->strict_asserts && ee_task_strict_asserts(ret, err) < 0))
 		return task_error(err, path);
+	if (ret->n_tests > rules->max_tests)
+		return too_many_tests(err, path, ret->n_tests, rules->max_tests);
 	return 0;
 }
 
@@ -166,13 +187,44 @@ static int read_options(const json_t *obj, const char *prefix, struct ee_run *ru
 	return 0;
 }
 
-static int read_run(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
-                    struct ee_run *run, struct ee_err *err)
+/* What a batch gives the runs that lack a field: read once (check_defaults). */
+struct batch_defaults {
+	const json_t *root;         /* the batch object, for its "limits" */
+	const struct ee_task *task; /* the shared task, or NULL */
+	char *model;                /* the shared model, or NULL */
+	enum ee_extract_mode mode;  /* the batch's "extract", else the server's */
+};
+
+/* The run's task: its own, built here, or a shallow copy of the batch's. */
+static int run_task(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
+                    const struct batch_defaults *d, struct ee_run *run, struct ee_err *err)
 {
-	enum ee_extract_mode mode = rules->extract;
+	const json_t *task = json_object_get(obj, "task");
+	char path[96];
+
+	join_path(path, sizeof(path), prefix, "task");
+	if (!task && d && d->task) {
+		run->task = *d->task; /* its limits are the run's own from here on */
+		run->shared_task = 1;
+		return 0;
+	}
+	if (!task)
+		return fail(err, prefix, "task", "required (a task object: native, HumanEval or MBPP)");
+	int rc = read_task(task, path, rules, &run->task, err);
+	if (rc < 0)
+		return rc;
+	return check_ceiling(&run->task.limits, rules->ceiling, prefix, "task.limits", err);
+}
+
+static int read_run(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
+                    const struct batch_defaults *d, struct ee_run *run, struct ee_err *err)
+{
+	enum ee_extract_mode mode = d ? d->mode : rules->extract;
+	const json_t *limits_from = obj;
+	const char *limits_prefix = prefix;
 	const char *key;
 	const json_t *v;
-	int found = 0;
+	int found = 0, rc;
 	size_t len;
 
 	run->sample = 0; /* as `execeval run`: one candidate is sample 0 */
@@ -188,11 +240,19 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 		return fail(err, prefix, "candidate", "required (program text or a model's generation)");
 	if (!json_is_string(v))
 		return fail(err, prefix, "candidate", "expected a string");
-	if (read_task(obj, prefix, rules->strict_asserts, run, err) < 0 ||
-	    check_ceiling(&run->task.limits, rules->ceiling, prefix, "task.limits", err) < 0 ||
-	    read_limits(obj, prefix, rules->ceiling, &run->task.limits, err) < 0 ||
+	if ((rc = run_task(obj, prefix, rules, d, run, err)) < 0)
+		return rc;
+	if (d && !json_object_get(obj, "limits")) { /* the batch's, checked once already */
+		limits_from = d->root;
+		limits_prefix = "";
+	}
+	if (read_limits(limits_from, limits_prefix, rules->ceiling, &run->task.limits, err) < 0 ||
 	    read_options(obj, prefix, run, &mode, err) < 0)
 		return -1;
+	if (!run->model && d && d->model) {
+		run->model = d->model;
+		run->shared_model = 1;
+	}
 	if (ee_extract(json_string_value(v), json_string_length(v), mode, &run->program, &len, &found, err) <
 	    0)
 		return -1;
@@ -220,52 +280,70 @@ static int is_batch_field(const char *key)
 }
 
 /* The batch's defaults are read once on their own, so that a fault in one
- * is named where it is ("task.tests[0].kind"), not in every run. */
-static int check_defaults(const json_t *root, const struct ee_request_rules *rules, struct ee_err *err)
+ * is named where it is ("task.tests[0].kind"), not in every run; its task
+ * becomes the request's shared task and its model the shared model. */
+static int read_defaults(const json_t *root, const struct ee_request_rules *rules, struct ee_request *r,
+                         struct batch_defaults *d, struct ee_err *err)
 {
 	struct ee_run probe = { 0 };
-	enum ee_extract_mode mode = rules->extract;
-	int rc = 0;
+	const json_t *task = json_object_get(root, "task");
+	int rc;
 
-	if (json_object_get(root, "task") &&
-	    (read_task(root, "", rules->strict_asserts, &probe, err) < 0 ||
-	     check_ceiling(&probe.task.limits, rules->ceiling, "", "task.limits", err) < 0))
-		rc = -1;
-	if (rc == 0)
-		rc = read_limits(root, "", rules->ceiling, &probe.task.limits, err);
-	if (rc == 0)
-		rc = read_options(root, "", &probe, &mode, err);
-	ee_task_free(&probe.task);
-	free(probe.model);
+	*d = (struct batch_defaults){ .root = root, .mode = rules->extract };
+	if (task) {
+		if ((rc = read_task(task, "task", rules, &r->shared, err)) < 0)
+			return rc;
+		r->has_shared = 1;
+		d->task = &r->shared;
+		if (check_ceiling(&r->shared.limits, rules->ceiling, "", "task.limits", err) < 0)
+			return -1;
+	}
+	if (read_limits(root, "", rules->ceiling, &probe.task.limits, err) < 0)
+		return -1;
+	rc = read_options(root, "", &probe, &d->mode, err);
+	r->model = d->model = probe.model;
 	return rc;
 }
 
-/* A run with the batch's defaults for the fields it does not have (a
- * run's own field replaces the default whole: its "limits" are not merged
- * key by key with the batch's). NULL when out of memory. */
-static json_t *with_defaults(const json_t *run, const json_t *root)
+/* The request's tests, counted in the JSON before any task is built: each
+ * run's own task, or the batch's once per run without one. -2 over a bound. */
+static int count_tests(const json_t *root, const json_t *runs, const struct ee_request_rules *rules,
+                       struct ee_request *r, struct ee_err *err)
 {
-	if (!json_is_object(run))
-		return json_incref((json_t *)run);
-	json_t *merged = json_copy((json_t *)run);
-	for (size_t i = 0; merged && i < COUNT(batch_defaults); i++) {
-		json_t *v = json_object_get(root, batch_defaults[i]);
-		if (v && !json_object_get(run, batch_defaults[i]) &&
-		    json_object_set(merged, batch_defaults[i], v) < 0) {
-			json_decref(merged);
-			merged = NULL;
+	const json_t *shared = json_object_get(root, "task");
+	size_t shared_n = json_is_object(shared) ? json_tests(shared) : 0, total = 0;
+
+	if (shared_n > rules->max_tests)
+		return too_many_tests(err, "task", shared_n, rules->max_tests);
+	for (size_t i = 0; i < json_array_size(runs); i++) {
+		const json_t *task = json_object_get(json_array_get(runs, i), "task");
+		size_t n = json_is_object(task) ? json_tests(task) : task ? 0 : shared_n;
+		if (n > rules->max_tests) {
+			char path[48];
+			snprintf(path, sizeof(path), "runs[%zu].task", i);
+			return too_many_tests(err, path, n, rules->max_tests);
 		}
+		total += n;
 	}
-	return merged;
+	if (total > rules->max_request_tests) {
+		fail(err, "", "runs",
+		     "%zu runs carry %zu tests in all, more than this server's --max-request-tests (%zu)",
+		     json_array_size(runs), total, rules->max_request_tests);
+		return -2;
+	}
+	r->tests = total;
+	return 0;
 }
 
 static int read_batch(const json_t *root, const struct ee_request_rules *rules, struct ee_request *r,
                       struct ee_err *err)
 {
 	size_t max_runs = rules->max_runs;
+	struct batch_defaults d;
 	const char *key;
 	const json_t *v;
 	const json_t *runs = json_object_get(root, "runs");
+	int rc;
 
 	json_object_foreach ((json_t *)root, key, v)
 		if (!is_batch_field(key))
@@ -280,18 +358,35 @@ static int read_batch(const json_t *root, const struct ee_request_rules *rules, 
 		     max_runs);
 		return -2;
 	}
-	if (check_defaults(root, rules, err) < 0 || alloc_runs(r, json_array_size(runs), err) < 0)
+	if ((rc = count_tests(root, runs, rules, r, err)) < 0 ||
+	    (rc = read_defaults(root, rules, r, &d, err)) < 0)
+		return rc;
+	if (alloc_runs(r, json_array_size(runs), err) < 0)
 		return -1;
 	for (size_t i = 0; i < r->n_runs; i++) {
 		char prefix[32];
-		json_t *run = with_defaults(json_array_get(runs, i), root);
 		snprintf(prefix, sizeof(prefix), "runs[%zu]", i);
-		if (!run)
-			return ee_fail(err, EE_ERR_USAGE, "out of memory");
-		int rc = read_run(run, prefix, rules, &r->runs[i], err);
-		json_decref(run);
-		if (rc < 0)
-			return -1;
+		if ((rc = read_run(json_array_get(runs, i), prefix, rules, &d, &r->runs[i], err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* One run: its task's tests bound the request's too. */
+static int read_single(const json_t *root, const struct ee_request_rules *rules, struct ee_request *r,
+                       struct ee_err *err)
+{
+	int rc;
+
+	if (alloc_runs(r, 1, err) < 0)
+		return -1;
+	if ((rc = read_run(root, "", rules, NULL, &r->runs[0], err)) < 0)
+		return rc;
+	r->tests = r->runs[0].task.n_tests;
+	if (r->tests > rules->max_request_tests) {
+		fail(err, "task", "tests", "%zu tests, more than this server's --max-request-tests (%zu)",
+		     r->tests, rules->max_request_tests);
+		return -2;
 	}
 	return 0;
 }
@@ -299,7 +394,7 @@ static int read_batch(const json_t *root, const struct ee_request_rules *rules, 
 int ee_request_parse(const char *body, size_t len, int kind, const struct ee_request_rules *rules,
                      struct ee_request *ret, struct ee_err *err)
 {
-	struct ee_request r = { NULL, 0 };
+	struct ee_request r = { 0 };
 	json_error_t jerr;
 	int rc;
 
@@ -313,8 +408,8 @@ int ee_request_parse(const char *body, size_t len, int kind, const struct ee_req
 		rc = fail(err, "", "", "the body must be a JSON object");
 	else if (kind == EE_REQUEST_BATCH)
 		rc = read_batch(root, rules, &r, err);
-	else if ((rc = alloc_runs(&r, 1, err)) == 0)
-		rc = read_run(root, "", rules, &r.runs[0], err);
+	else
+		rc = read_single(root, rules, &r, err);
 	json_decref(root);
 	if (rc < 0) {
 		printable(err->msg); /* jansson quotes the body as it is */
@@ -326,14 +421,60 @@ int ee_request_parse(const char *body, size_t len, int kind, const struct ee_req
 	return 0;
 }
 
+/* malloc's own overhead on each block, about */
+#define BLOCK 16
+
+static size_t str_cost(const char *s)
+{
+	return s ? strlen(s) + 1 + BLOCK : 0;
+}
+
+/* A JSON value as jansson holds it: about twice its compact text. */
+static size_t json_cost(const json_t *v)
+{
+	return v ? 2 * json_dumpb(v, NULL, 0, JSON_COMPACT) + 64 : 0;
+}
+
+static size_t task_cost(const struct ee_task *t)
+{
+	size_t n = sizeof(*t) + str_cost(t->task_id) + str_cost(t->class_name) + str_cost(t->prompt) +
+	           str_cost(t->entry_point) + str_cost(t->setup);
+
+	for (size_t i = 0; i < t->n_tests; i++) {
+		const struct ee_test *x = &t->tests[i];
+		n += sizeof(*x) + str_cost(x->code) + str_cost(x->stdin_text) + str_cost(x->stdout_text) +
+		     str_cost(x->fn) + json_cost(x->args) + json_cost(x->expected) + json_cost(x->kwargs) +
+		     json_cost(x->calls);
+	}
+	return n;
+}
+
+size_t ee_request_cost(const struct ee_request *r)
+{
+	size_t n = sizeof(*r) + str_cost(r->model) + (r->has_shared ? task_cost(&r->shared) : 0);
+
+	for (size_t i = 0; i < r->n_runs; i++) {
+		const struct ee_run *run = &r->runs[i];
+		n += sizeof(*run) + str_cost(run->program);
+		if (!run->shared_model)
+			n += str_cost(run->model);
+		if (!run->shared_task)
+			n += task_cost(&run->task);
+	}
+	return n;
+}
+
 void ee_request_free(struct ee_request *r)
 {
 	for (size_t i = 0; i < r->n_runs; i++) {
-		ee_task_free(&r->runs[i].task);
+		if (!r->runs[i].shared_task)
+			ee_task_free(&r->runs[i].task);
 		free(r->runs[i].program);
-		free(r->runs[i].model);
+		if (!r->runs[i].shared_model)
+			free(r->runs[i].model);
 	}
 	free(r->runs);
-	r->runs = NULL;
-	r->n_runs = 0;
+	ee_task_free(&r->shared); /* also half-built, when has_shared is still 0 */
+	free(r->model);
+	memset(r, 0, sizeof(*r));
 }
