@@ -27,6 +27,8 @@ static const char usage[] =
         "  --max-tests-per-task N tests in one task (default 10000): 413 above\n"
         "  --max-request-tests N  tests over all runs of one request, a batch's shared task\n"
         "                         once per run (default 500000): 413 above\n"
+        "  --max-body-values N    JSON values in one body (default 250000): 413 above, read\n"
+        "                         before the body is parsed, so no body holds the loop long\n"
         "  --body-min-rate KIB    a body must arrive at this many KiB/s on average once\n"
         "                         --body-grace has passed, else its connection is closed\n"
         "                         (default 16)\n"
@@ -54,7 +56,7 @@ struct serve_args {
 	const char *listen;
 	const char *token_file;
 	unsigned long jobs, queue, max_body, max_buffered_mb, max_connections, per_ip, idle_timeout;
-	unsigned long per_ip_mb, max_tests, max_request_tests, min_rate_kib;
+	unsigned long per_ip_mb, max_tests, max_request_tests, max_values, min_rate_kib;
 	double grace, body_grace;
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
@@ -77,7 +79,8 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 		O_MAX_TESTS,
 		O_REQUEST_TESTS,
 		O_MIN_RATE,
-		O_BODY_GRACE
+		O_BODY_GRACE,
+		O_MAX_VALUES
 	};
 
 	if (c >= CLI_COMMON && c < CLI_COMMON_END)
@@ -96,6 +99,7 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 	case O_MAX_TESTS: return cli_parse_uint("--max-tests-per-task", optarg, 1u << 24, &a->max_tests, err);
 	case O_REQUEST_TESTS:
 		return cli_parse_uint("--max-request-tests", optarg, 1u << 30, &a->max_request_tests, err);
+	case O_MAX_VALUES: return cli_parse_uint("--max-body-values", optarg, 1u << 30, &a->max_values, err);
 	case O_MIN_RATE: return cli_parse_uint("--body-min-rate", optarg, 1u << 20, &a->min_rate_kib, err);
 	case O_BODY_GRACE:
 		if (cli_parse_double("--body-grace", optarg, &a->body_grace, err) < 0)
@@ -136,6 +140,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 		{ "max-request-tests", required_argument, NULL, 268 },
 		{ "body-min-rate", required_argument, NULL, 269 },
 		{ "body-grace", required_argument, NULL, 270 },
+		{ "max-body-values", required_argument, NULL, 271 },
 		CLI_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -153,11 +158,13 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 	if (optind < argc)
 		return ee_fail(err, EE_ERR_USAGE, "unexpected argument '%s'", argv[optind]);
 	if (a->jobs == 0 || a->max_body == 0 || a->max_buffered_mb == 0 || a->max_connections == 0 ||
-	    a->per_ip_mb == 0 || a->max_tests == 0 || a->max_request_tests == 0 || a->min_rate_kib == 0)
+	    a->per_ip_mb == 0 || a->max_tests == 0 || a->max_request_tests == 0 || a->max_values == 0 ||
+	    a->min_rate_kib == 0)
 		return ee_fail(
 		        err, EE_ERR_USAGE,
 		        "--jobs, --max-body, --max-buffered, --max-buffered-per-ip, --max-connections, "
-		        "--max-tests-per-task, --max-request-tests and --body-min-rate must be at least 1");
+		        "--max-tests-per-task, --max-request-tests, --max-body-values and --body-min-rate "
+		        "must be at least 1");
 	return 0;
 }
 
@@ -227,6 +234,7 @@ int cmd_serve(int argc, char **argv)
 		.per_ip_mb = ULONG_MAX, /* a quarter of --max-buffered, below */
 		.max_tests = 10000,
 		.max_request_tests = 500000,
+		.max_values = 250000,
 		.min_rate_kib = 16,
 		.body_grace = 10,
 		.extract = EE_EXTRACT_AUTO,
@@ -261,6 +269,7 @@ int cmd_serve(int argc, char **argv)
 	cfg.max_buffered_per_ip = a.per_ip_mb == ULONG_MAX ? cfg.max_buffered / 4 : (size_t)a.per_ip_mb << 20;
 	cfg.max_tests_per_task = a.max_tests;
 	cfg.max_request_tests = a.max_request_tests;
+	cfg.max_body_values = a.max_values;
 	cfg.body_min_rate = (double)a.min_rate_kib * 1024;
 	cfg.body_grace_s = a.body_grace;
 	cfg.max_connections = (unsigned)a.max_connections;

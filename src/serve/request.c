@@ -9,6 +9,7 @@
 
 #include "err.h"
 #include "resource_limits.h"
+#include "serve/prescan.h"
 
 static const char *const run_fields[] = { "task", "candidate", "limits", "model", "sample", "extract" };
 /* A batch's own fields besides "runs": defaults for the runs that lack them. */
@@ -305,34 +306,71 @@ static int read_defaults(const json_t *root, const struct ee_request_rules *rule
 	return rc;
 }
 
-/* The request's tests, counted in the JSON before any task is built: each
- * run's own task, or the batch's once per run without one. -2 over a bound. */
-static int count_tests(const json_t *root, const json_t *runs, const struct ee_request_rules *rules,
-                       struct ee_request *r, struct ee_err *err)
+/* The bounds on runs and tests, checked on counts of the body: from its
+ * bytes before it is parsed (prescan.h), and again from its tree. A run's
+ * own task counts its tests; a batch's task counts once per run without
+ * one. -2 over a bound. */
+static int check_counts(const struct ee_prescan *c, int kind, const struct ee_request_rules *rules,
+                        struct ee_err *err)
 {
-	const json_t *shared = json_object_get(root, "task");
-	size_t shared_n = json_is_object(shared) ? json_tests(shared) : 0, total = 0;
-
-	if (shared_n > rules->max_tests)
-		return too_many_tests(err, "task", shared_n, rules->max_tests);
-	for (size_t i = 0; i < json_array_size(runs); i++) {
-		const json_t *task = json_object_get(json_array_get(runs, i), "task");
-		size_t n = json_is_object(task) ? json_tests(task) : task ? 0 : shared_n;
-		if (n > rules->max_tests) {
-			char path[48];
-			snprintf(path, sizeof(path), "runs[%zu].task", i);
-			return too_many_tests(err, path, n, rules->max_tests);
-		}
-		total += n;
+	if (c->has_task && c->task_tests > rules->max_tests)
+		return too_many_tests(err, "task", c->task_tests, rules->max_tests);
+	if (kind == EE_REQUEST_RUN) {
+		if (c->task_tests <= rules->max_request_tests)
+			return 0;
+		fail(err, "task", "tests", "%zu tests, more than this server's --max-request-tests (%zu)",
+		     c->task_tests, rules->max_request_tests);
+		return -2;
 	}
+	if (c->runs > rules->max_runs) {
+		fail(err, "", "runs", "%zu runs, more than the queue holds (%zu)", c->runs, rules->max_runs);
+		return -2;
+	}
+	if (c->max_own > rules->max_tests) {
+		char path[48];
+		snprintf(path, sizeof(path), "runs[%zu].task", c->max_own_index);
+		return too_many_tests(err, path, c->max_own, rules->max_tests);
+	}
+	size_t total = c->own_tests + c->runs_without_task * (c->has_task ? c->task_tests : 0);
 	if (total > rules->max_request_tests) {
 		fail(err, "", "runs",
 		     "%zu runs carry %zu tests in all, more than this server's --max-request-tests (%zu)",
-		     json_array_size(runs), total, rules->max_request_tests);
+		     c->runs, total, rules->max_request_tests);
 		return -2;
 	}
-	r->tests = total;
 	return 0;
+}
+
+/* The counts of check_counts, from the parsed tree. */
+static void counts_of_tree(const json_t *root, const json_t *runs, struct ee_prescan *c)
+{
+	const json_t *shared = json_object_get(root, "task");
+
+	memset(c, 0, sizeof(*c));
+	c->has_task = json_is_object(shared);
+	c->task_tests = c->has_task ? json_tests(shared) : 0;
+	c->runs = json_array_size(runs);
+	for (size_t i = 0; i < c->runs; i++) {
+		const json_t *task = json_object_get(json_array_get(runs, i), "task");
+		size_t n = json_is_object(task) ? json_tests(task) : 0;
+		if (!json_is_object(task))
+			c->runs_without_task++;
+		c->own_tests += n;
+		if (n > c->max_own) {
+			c->max_own = n;
+			c->max_own_index = i;
+		}
+	}
+}
+
+static int count_tests(const json_t *root, const json_t *runs, int kind, const struct ee_request_rules *rules,
+                       struct ee_request *r, struct ee_err *err)
+{
+	struct ee_prescan c;
+
+	counts_of_tree(root, runs, &c);
+	r->tests = c.own_tests + c.runs_without_task * (c.has_task ? c.task_tests : 0);
+	return check_counts(&c, kind, rules, err);
 }
 
 static int read_batch(const json_t *root, const struct ee_request_rules *rules, struct ee_request *r,
@@ -358,7 +396,7 @@ static int read_batch(const json_t *root, const struct ee_request_rules *rules, 
 		     max_runs);
 		return -2;
 	}
-	if ((rc = count_tests(root, runs, rules, r, err)) < 0 ||
+	if ((rc = count_tests(root, runs, EE_REQUEST_BATCH, rules, r, err)) < 0 ||
 	    (rc = read_defaults(root, rules, r, &d, err)) < 0)
 		return rc;
 	if (alloc_runs(r, json_array_size(runs), err) < 0)
@@ -378,16 +416,34 @@ static int read_single(const json_t *root, const struct ee_request_rules *rules,
 {
 	int rc;
 
+	if ((rc = count_tests(root, NULL, EE_REQUEST_RUN, rules, r, err)) < 0)
+		return rc;
 	if (alloc_runs(r, 1, err) < 0)
 		return -1;
 	if ((rc = read_run(root, "", rules, NULL, &r->runs[0], err)) < 0)
 		return rc;
 	r->tests = r->runs[0].task.n_tests;
-	if (r->tests > rules->max_request_tests) {
-		fail(err, "task", "tests", "%zu tests, more than this server's --max-request-tests (%zu)",
-		     r->tests, rules->max_request_tests);
+	return 0;
+}
+
+/* The bounds checked on the body's bytes, before jansson spends a second
+ * on 16 MiB of small values (prescan.h). A body the scan cannot follow is
+ * left to jansson, which says where it is malformed. */
+static int prescan(const char *body, size_t len, int kind, const struct ee_request_rules *rules,
+                   struct ee_prescan *pre, struct ee_err *err)
+{
+	int scan = ee_prescan(body, len, pre);
+
+	if (scan == EE_PRESCAN_OK && check_counts(pre, kind, rules, err) < 0)
+		return -2; /* tests first: they name the field to shrink */
+	if (pre->values > rules->max_values) {
+		fail(err, "", "", "more than %zu JSON values (this server's --max-body-values)",
+		     rules->max_values);
 		return -2;
 	}
+	if (scan == EE_PRESCAN_ESCAPED)
+		return fail(err, pre->escaped, "",
+		            "a field name written with an escape sequence (write it plainly)");
 	return 0;
 }
 
@@ -395,9 +451,12 @@ int ee_request_parse(const char *body, size_t len, int kind, const struct ee_req
                      struct ee_request *ret, struct ee_err *err)
 {
 	struct ee_request r = { 0 };
+	struct ee_prescan pre;
 	json_error_t jerr;
 	int rc;
 
+	if ((rc = prescan(body, len, kind, rules, &pre, err)) != 0)
+		return rc;
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		ee_fail(err, EE_ERR_USAGE, "body: line %d column %d: %s", jerr.line, jerr.column, jerr.text);

@@ -20,8 +20,10 @@
  * max_tests tests in one task ("task.tests", "runs[3].task.tests"), and
  * max_request_tests tests over all runs together, a shared task counted
  * once per run ("runs"), since each run's record lists every test.
- * Tests are counted in the JSON before a task is built, so an oversized
- * task costs its parse only.
+ * A body holds at most max_values JSON values (413, no field: its parse
+ * would hold the server's only thread for seconds). Values and tests are
+ * counted from the body's bytes before it is parsed (prescan.h), so a
+ * body over a bound costs one pass over its bytes.
  *
  * Ownership: a parsed request owns its tasks (the shared one included),
  * programs and models; a run's task and model may borrow the request's
@@ -70,6 +72,7 @@ struct ee_request_rules {
 	int strict_asserts;       /* convert literal asserts (ee_task_strict_asserts) */
 	size_t max_tests;         /* tests in one task */
 	size_t max_request_tests; /* tests over all runs of a request */
+	size_t max_values;        /* JSON values in a body (prescan.h) */
 };
 
 /* Reads body[0..len) as a run (one run) or a batch (1..max_runs runs).

@@ -562,7 +562,8 @@ static enum MHD_Result on_body_complete(struct conn *c)
 		                          &srv->o->limits,
 		                          srv->o->strict_asserts,
 		                          srv->cfg->max_tests_per_task,
-		                          srv->cfg->max_request_tests };
+		                          srv->cfg->max_request_tests,
+		                          srv->cfg->max_body_values };
 	int rc = ee_request_parse(c->body.data ? c->body.data : "", c->body.len, kind, &rules, &c->req, &err);
 	ee_buf_free(&c->body);
 	ee_budget_release(&srv->budget, c->share, c->charged);
@@ -730,6 +731,9 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 	*con_cls = NULL;
 	if (c->answered)
 		srv->answering--;
+	/* MHD closed a POST whose body stopped short: the minimum rate (pace). */
+	if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED && c->share && !c->answered && !c->req.n_runs)
+		srv->stats.rejected[EE_REJ_TOO_SLOW]++;
 	if (c->pending > 0) {
 		c->orphaned = 1; /* its evaluations still run; on_record frees it */
 		return;

@@ -50,6 +50,7 @@ struct ee_server_config {
 	size_t max_buffered_per_ip; /* of which bodies and parsed requests of one address */
 	size_t max_tests_per_task;  /* tests in one task (413 above) */
 	size_t max_request_tests;   /* tests over all runs of one request (413 above) */
+	size_t max_body_values;     /* JSON values in one body (413 above) */
 	double body_min_rate;       /* bytes/s a body must keep up after body_grace_s */
 	double body_grace_s;
 	unsigned max_connections;        /* open at once */

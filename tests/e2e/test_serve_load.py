@@ -25,6 +25,7 @@ import http.client
 import json
 import os
 import socket
+import subprocess
 import threading
 import time
 
@@ -211,42 +212,50 @@ def test_load(serve):
 MIB = 1 << 20
 
 
-class Watch(threading.Thread):
-    """Samples the server's VmRSS and /healthz's latency every 50 ms while
-    it runs (on its own keep-alive connection, as a readiness probe does)."""
+WATCH_SCRIPT = r"""
+import http.client, json, select, sys, time
+pid, host, port = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+rss, lat, errors, t_start = [], [], [], time.monotonic()
+conn = http.client.HTTPConnection(host, port, timeout=30)
+while not select.select([sys.stdin], [], [], 0.05)[0]:
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            rss += [int(l.split()[1]) for l in f if l.startswith("VmRSS:")]
+    except OSError:
+        pass
+    t0 = time.monotonic()
+    try:
+        conn.request("GET", "/healthz")
+        r = conn.getresponse()
+        r.read()
+        if r.status != 200:
+            errors.append("healthz %d" % r.status)
+    except Exception as e:
+        errors.append("%s: %s" % (type(e).__name__, e))
+        conn.close()
+        conn = http.client.HTTPConnection(host, port, timeout=30)
+    lat.append(time.monotonic() - t0)
+    if lat[-1] > 0.5:
+        errors.append("slow /healthz at %.2f s: %.3f s" % (t0 - t_start, lat[-1]))
+print(json.dumps({"rss": rss, "lat": lat, "errors": errors}))
+"""
+
+
+class Watch:
+    """Samples the server's VmRSS and /healthz's latency every 50 ms, from
+    another process (this one's GIL is busy reading big answers), on its
+    own keep-alive connection as a readiness probe does."""
 
     def __init__(self, server):
-        super().__init__(daemon=True)
-        self.server, self.stop_event = server, threading.Event()
-        self.rss, self.health_s, self.errors = [], [], []
-        self.t0 = time.monotonic()
-        self.start()
-
-    def run(self):
-        conn = self.server.connection(30)
-        while not self.stop_event.is_set():
-            v = self.server.rss_kib()
-            if v is not None:
-                self.rss.append(v)
-            t0 = time.monotonic()
-            try:
-                conn.request("GET", "/healthz")
-                a = answer_of(conn.getresponse())
-                if a.status != 200:
-                    self.errors.append(repr(a))
-            except Exception as e:  # noqa: B902 - reported by the test
-                self.errors.append("%s: %s" % (type(e).__name__, e))
-                conn.close()
-                conn = self.server.connection(30)
-            self.health_s.append(time.monotonic() - t0)
-            if self.health_s[-1] > 0.5:
-                self.errors.append("slow /healthz at %.2f s: %.3f s" % (t0 - self.t0, self.health_s[-1]))
-            self.stop_event.wait(0.05)
-        conn.close()
+        import sys
+        self.proc = subprocess.Popen([sys.executable, "-c", WATCH_SCRIPT, str(server.pid), server.connect_host,
+                                      str(server.port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        time.sleep(0.2)
 
     def finish(self):
-        self.stop_event.set()
-        self.join(40)
+        out, _ = self.proc.communicate(b"stop\n", timeout=60)
+        v = json.loads(out)
+        self.rss, self.health_s, self.errors = v["rss"], v["lat"], v["errors"]
         return {"max_rss_mib": round(max(self.rss) / 1024, 1) if self.rss else None,
                 "max_healthz_s": round(max(self.health_s), 3) if self.health_s else None,
                 "healthz_probes": len(self.health_s)}
