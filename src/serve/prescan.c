@@ -99,13 +99,15 @@ static int walk_object(struct scan *s, member_fn member, void *ctx, const char *
 		if (peek(s) != '"')
 			return EE_PRESCAN_MALFORMED;
 		const char *key = s->p + 1;
-		if (skip_string(s, &escaped) < 0 || peek(s) != ':')
+		if (skip_string(s, &escaped) < 0)
+			return EE_PRESCAN_MALFORMED;
+		size_t len = (size_t)(s->p - 1 - key); /* before the blanks up to the colon */
+		if (peek(s) != ':')
 			return EE_PRESCAN_MALFORMED;
 		if (escaped) {
 			snprintf(s->r->escaped, sizeof(s->r->escaped), "%s", where[0] ? where : "body");
 			return EE_PRESCAN_ESCAPED;
 		}
-		size_t len = (size_t)(s->p - 1 - key);
 		s->p++;
 		int rc = member(s, key, len, ctx);
 		if (rc < 0)

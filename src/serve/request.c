@@ -369,7 +369,9 @@ static int count_tests(const json_t *root, const json_t *runs, int kind, const s
 	struct ee_prescan c;
 
 	counts_of_tree(root, runs, &c);
-	r->tests = c.own_tests + c.runs_without_task * (c.has_task ? c.task_tests : 0);
+	r->tests = kind == EE_REQUEST_RUN
+	                   ? c.task_tests
+	                   : c.own_tests + c.runs_without_task * (c.has_task ? c.task_tests : 0);
 	return check_counts(&c, kind, rules, err);
 }
 
@@ -422,7 +424,6 @@ static int read_single(const json_t *root, const struct ee_request_rules *rules,
 		return -1;
 	if ((rc = read_run(root, "", rules, NULL, &r->runs[0], err)) < 0)
 		return rc;
-	r->tests = r->runs[0].task.n_tests;
 	return 0;
 }
 

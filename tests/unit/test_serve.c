@@ -361,7 +361,7 @@ Test(prescan, counts_values_and_tests_as_the_parser_reads_them)
 	 * candidate, task, task_id, tests and 1, [2, {"k": 3}], "x": 11), 7,
 	 * run 3 (2): 29; keys are not values. */
 	cr_expect_eq(c.values, 29, "%zu", c.values);
-	const char *humaneval = "{\"task\": {\"test\": \"def check(c): pass\", \"entry_point\": \"f\"}}";
+	const char *humaneval = "{\"task\" :\n{\"test\"\t: \"def check(c): pass\", \"entry_point\": \"f\"}}";
 	cr_assert_eq(ee_prescan(humaneval, strlen(humaneval), &c), EE_PRESCAN_OK);
 	cr_expect_eq(c.task_tests, 1);
 	const char *escaped = "{\"runs\": [{\"candidate\": \"a\"}, {\"t\\u0061sk\": {}}]}";
