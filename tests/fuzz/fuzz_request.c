@@ -1,7 +1,8 @@
 /* fuzz_request.c - libFuzzer target for request.h: any bytes as a run body
  * and as a batch body, with and without strict asserts; each must parse or fail with a one-line message
  * (printable: keys are echoed), never crash or leak; a body that parses has
- * the tests its prescan (prescan.h) counted from its bytes. */
+ * the tests its prescan (prescan.h) counted from its bytes, and the scan
+ * follows it to its end. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -37,7 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc == 0 && (r.n_runs == 0 || r.n_runs > 8 || !r.runs[0].program))
 			__builtin_trap();
 		struct ee_prescan pre;
-		if (rc == 0 && ee_prescan((const char *)data, size, &pre) == EE_PRESCAN_OK) {
+		if (rc == 0) { /* a body that parsed is one the scan follows, with the same tests */
+			if (ee_prescan((const char *)data, size, &pre) != EE_PRESCAN_OK)
+				__builtin_trap();
 			size_t want = kind == EE_REQUEST_RUN
 			                      ? pre.task_tests
 			                      : pre.own_tests + pre.runs_without_task * pre.task_tests;
