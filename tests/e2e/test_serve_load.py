@@ -454,3 +454,34 @@ def test_one_address_holds_at_most_its_share(serve):
     m = s.metrics()
     assert m.value("execeval_rejected_total", reason="over_budget") == 1, m.text
     assert m.get("execeval_buffered_bytes") == 0, m.text
+
+
+def test_records_are_charged_to_max_buffered(serve):
+    """--max-buffered 1 (MiB). A batch whose records could never fit (12 runs
+    of a 1000-test task: at least 12 x 96 KB) is a 413 naming runs before
+    anything runs; 80 runs whose records (each ~16 KB of stdout and stderr)
+    outgrow the budget while they run get a 503 with Retry-After, not an
+    unbounded answer; the server holds nothing afterwards and serves the
+    next request."""
+    s = serve("--max-buffered", "1", jobs=2)
+    task = {"task_id": "amp/1000", "tests": [{"kind": "io", "stdout": "%d\n" % i} for i in range(1000)]}
+    a = s.post("/v1/batch", {"task": task, "runs": [{"candidate": "x = (\n", "sample": i} for i in range(12)]})
+    assert a.status == 413 and a.json["field"] == "runs", a
+    assert "more than this server's --max-buffered" in a.json["error"], a
+    m = s.metrics()
+    assert m.total("execeval_evaluations_total") == 0, m.text
+
+    loud = "import sys\nprint('o' * 9000)\nprint('e' * 9000, file=sys.stderr)\ndef add(a, b):\n    return a + b\n"
+    a = s.post("/v1/batch", {"task": ADD_TASK, "runs": [{"candidate": loud, "sample": i} for i in range(80)]},
+               timeout=300)
+    assert a.status == 503, a
+    assert "outgrew the server's --max-buffered" in a.json["error"], a
+    assert (a.header("Retry-After") or "").strip().isdigit(), a
+    m = s.metrics()
+    assert m.total("execeval_evaluations_total") == 80, m.text
+    assert m.value("execeval_rejected_total", reason="over_budget") == 1, m.text
+    assert m.get("execeval_buffered_bytes") == 0, m.text
+    # Fewer runs fit.
+    a = s.post("/v1/batch", {"task": ADD_TASK, "runs": [{"candidate": loud, "sample": i} for i in range(8)]})
+    assert a.status == 200 and [r["status"] for r in a.json["records"]] == ["pass"] * 8, a
+    assert len(a.json["records"][0]["stdout"]) >= 8000, a.json["records"][0]["stdout"][:100]
