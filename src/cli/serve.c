@@ -1,5 +1,6 @@
 /* serve.c - `execeval serve`: the evaluator as an HTTP service (docs/api.md). */
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,19 @@ static const char usage[] =
         "  --queue N              evaluations that may wait for a sandbox (default 1024);\n"
         "                         a request that does not fit gets 429 with Retry-After\n"
         "  --max-body BYTES       largest request body (default 16777216): 413 above\n"
-        "  --max-buffered MB      request bodies held at once, all clients (default 256)\n"
+        "  --max-buffered MB      bytes held at once for all clients: bodies as they arrive,\n"
+        "                         parsed requests, records awaiting their answer (default 256)\n"
+        "  --max-buffered-per-ip MB   of which bodies and parsed requests of one client\n"
+        "                         address (default: a quarter of --max-buffered)\n"
+        "  --max-tests-per-task N tests in one task (default 10000): 413 above\n"
+        "  --max-request-tests N  tests over all runs of one request, a batch's shared task\n"
+        "                         once per run (default 500000): 413 above\n"
+        "  --max-body-values N    JSON values in one body (default 250000): 413 above, read\n"
+        "                         before the body is parsed, so no body holds the loop long\n"
+        "  --body-min-rate KIB    a body must arrive at this many KiB/s on average once\n"
+        "                         --body-grace has passed, else its connection is closed\n"
+        "                         (default 16)\n"
+        "  --body-grace S         seconds a body may take before the rate counts (default 10)\n"
         "  --max-connections N    open connections at once (default 1024); more wait in the\n"
         "                         kernel's listen backlog until one closes\n"
         "  --max-connections-per-ip N   open connections from one address (default 0: no\n"
@@ -47,7 +60,8 @@ struct serve_args {
 	const char *listen;
 	const char *token_file;
 	unsigned long jobs, queue, max_body, max_buffered_mb, max_connections, per_ip, idle_timeout;
-	double grace;
+	unsigned long per_ip_mb, max_tests, max_request_tests, max_values, min_rate_kib;
+	double grace, body_grace;
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
 };
@@ -65,6 +79,12 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 		O_GRACE,
 		O_HELP,
 		O_PER_IP,
+		O_BUFFERED_PER_IP,
+		O_MAX_TESTS,
+		O_REQUEST_TESTS,
+		O_MIN_RATE,
+		O_BODY_GRACE,
+		O_MAX_VALUES,
 		O_GATE_HIDDEN
 	};
 
@@ -79,6 +99,20 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 	case O_CONNS: return cli_parse_uint("--max-connections", optarg, 1u << 16, &a->max_connections, err);
 	case O_IDLE: return cli_parse_uint("--idle-timeout", optarg, 86400, &a->idle_timeout, err);
 	case O_PER_IP: return cli_parse_uint("--max-connections-per-ip", optarg, 1u << 16, &a->per_ip, err);
+	case O_BUFFERED_PER_IP:
+		return cli_parse_uint("--max-buffered-per-ip", optarg, 1u << 20, &a->per_ip_mb, err);
+	case O_MAX_TESTS: return cli_parse_uint("--max-tests-per-task", optarg, 1u << 24, &a->max_tests, err);
+	case O_REQUEST_TESTS:
+		return cli_parse_uint("--max-request-tests", optarg, 1u << 30, &a->max_request_tests, err);
+	case O_MAX_VALUES: return cli_parse_uint("--max-body-values", optarg, 1u << 30, &a->max_values, err);
+	case O_MIN_RATE: return cli_parse_uint("--body-min-rate", optarg, 1u << 20, &a->min_rate_kib, err);
+	case O_BODY_GRACE:
+		if (cli_parse_double("--body-grace", optarg, &a->body_grace, err) < 0)
+			return -1;
+		if (!(a->body_grace >= 0 && a->body_grace <= 3600))
+			return ee_fail(err, EE_ERR_USAGE,
+			               "--body-grace: expected seconds in [0, 3600], got '%s'", optarg);
+		return 0;
 	case O_TOKEN: a->token_file = optarg; return 0;
 	case O_GATE_HIDDEN: a->opt.run_hidden_on_fail = 0; return 0;
 	case O_GRACE:
@@ -107,7 +141,13 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 		{ "grace", required_argument, NULL, 263 },
 		{ "help", no_argument, NULL, 264 },
 		{ "max-connections-per-ip", required_argument, NULL, 265 },
-		{ "gate-hidden", no_argument, NULL, 266 },
+		{ "max-buffered-per-ip", required_argument, NULL, 266 },
+		{ "max-tests-per-task", required_argument, NULL, 267 },
+		{ "max-request-tests", required_argument, NULL, 268 },
+		{ "body-min-rate", required_argument, NULL, 269 },
+		{ "body-grace", required_argument, NULL, 270 },
+		{ "max-body-values", required_argument, NULL, 271 },
+		{ "gate-hidden", no_argument, NULL, 272 },
 		CLI_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -124,10 +164,14 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 	}
 	if (optind < argc)
 		return ee_fail(err, EE_ERR_USAGE, "unexpected argument '%s'", argv[optind]);
-	if (a->jobs == 0 || a->max_body == 0 || a->max_buffered_mb == 0 || a->max_connections == 0)
-		return ee_fail(err, EE_ERR_USAGE,
-		               "--jobs, --max-body, --max-buffered and --max-connections "
-		               "must be at least 1");
+	if (a->jobs == 0 || a->max_body == 0 || a->max_buffered_mb == 0 || a->max_connections == 0 ||
+	    a->per_ip_mb == 0 || a->max_tests == 0 || a->max_request_tests == 0 || a->max_values == 0 ||
+	    a->min_rate_kib == 0)
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "--jobs, --max-body, --max-buffered, --max-buffered-per-ip, --max-connections, "
+		        "--max-tests-per-task, --max-request-tests, --max-body-values and --body-min-rate "
+		        "must be at least 1");
 	return 0;
 }
 
@@ -194,6 +238,12 @@ int cmd_serve(int argc, char **argv)
 		.max_connections = 1024,
 		.idle_timeout = 60,
 		.grace = 30,
+		.per_ip_mb = ULONG_MAX, /* a quarter of --max-buffered, below */
+		.max_tests = 10000,
+		.max_request_tests = 500000,
+		.max_values = 250000,
+		.min_rate_kib = 16,
+		.body_grace = 10,
 		.extract = EE_EXTRACT_AUTO,
 	};
 	struct ee_server_config cfg;
@@ -225,6 +275,12 @@ int cmd_serve(int argc, char **argv)
 	cfg.token = token;
 	cfg.max_body = a.max_body;
 	cfg.max_buffered = (size_t)a.max_buffered_mb << 20;
+	cfg.max_buffered_per_ip = a.per_ip_mb == ULONG_MAX ? cfg.max_buffered / 4 : (size_t)a.per_ip_mb << 20;
+	cfg.max_tests_per_task = a.max_tests;
+	cfg.max_request_tests = a.max_request_tests;
+	cfg.max_body_values = a.max_values;
+	cfg.body_min_rate = (double)a.min_rate_kib * 1024;
+	cfg.body_grace_s = a.body_grace;
 	cfg.max_connections = (unsigned)a.max_connections;
 	cfg.max_connections_per_ip = (unsigned)a.per_ip;
 	cfg.idle_timeout_s = (unsigned)a.idle_timeout;

@@ -9,6 +9,7 @@
 
 #include "err.h"
 #include "resource_limits.h"
+#include "serve/prescan.h"
 
 static const char *const run_fields[] = { "task", "candidate", "limits", "model", "sample", "extract" };
 /* A batch's own fields besides "runs": defaults for the runs that lack them. */
@@ -67,20 +68,41 @@ static int task_error(struct ee_err *err, const char *task_path)
 	return -1;
 }
 
-static int read_task(const json_t *obj, const char *prefix, int strict, struct ee_run *run,
-                     struct ee_err *err)
+/* Tests a task object carries, counted in its JSON before it is built:
+ * native "tests", MBPP's two lists, HumanEval's one "test". */
+static size_t json_tests(const json_t *task)
 {
-	const json_t *task = json_object_get(obj, "task");
-	char path[96];
+	static const char *const lists[] = { "tests", "test_list", "challenge_test_list" };
+	size_t n = json_object_get(task, "test") ? 1 : 0;
 
-	join_path(path, sizeof(path), prefix, "task");
-	if (!task)
-		return fail(err, prefix, "task", "required (a task object: native, HumanEval or MBPP)");
+	for (size_t i = 0; i < COUNT(lists); i++) {
+		const json_t *v = json_object_get(task, lists[i]);
+		if (json_is_array(v))
+			n += json_array_size(v);
+	}
+	return n;
+}
+
+static int too_many_tests(struct ee_err *err, const char *task_path, size_t n, size_t max)
+{
+	fail(err, task_path, "tests", "%zu tests, more than this server's --max-tests-per-task (%zu)", n,
+	     max);
+	return -2;
+}
+
+/* Builds obj's "task" (path: where it is, for messages). -2 over max_tests. */
+static int read_task(const json_t *task, const char *path, const struct ee_request_rules *rules,
+                     struct ee_task *ret, struct ee_err *err)
+{
 	if (!json_is_object(task))
-		return fail(err, prefix, "task", "expected an object");
-	if (ee_task_from_json(task, EE_FORMAT_AUTO, path, &run->task, err) < 0 ||
-	    (strict && ee_task_strict_asserts(&run->task, err) < 0))
+		return fail(err, path, "", "expected an object");
+	if (json_tests(task) > rules->max_tests)
+		return too_many_tests(err, path, json_tests(task), rules->max_tests);
+	if (ee_task_from_json(task, EE_FORMAT_AUTO, path, ret, err) < 0 ||
+	    (rules->strict_asserts && ee_task_strict_asserts(ret, err) < 0))
 		return task_error(err, path);
+	if (ret->n_tests > rules->max_tests)
+		return too_many_tests(err, path, ret->n_tests, rules->max_tests);
 	return 0;
 }
 
@@ -166,13 +188,44 @@ static int read_options(const json_t *obj, const char *prefix, struct ee_run *ru
 	return 0;
 }
 
-static int read_run(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
-                    struct ee_run *run, struct ee_err *err)
+/* What a batch gives the runs that lack a field: read once (check_defaults). */
+struct batch_defaults {
+	const json_t *root;         /* the batch object, for its "limits" */
+	const struct ee_task *task; /* the shared task, or NULL */
+	char *model;                /* the shared model, or NULL */
+	enum ee_extract_mode mode;  /* the batch's "extract", else the server's */
+};
+
+/* The run's task: its own, built here, or a shallow copy of the batch's. */
+static int run_task(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
+                    const struct batch_defaults *d, struct ee_run *run, struct ee_err *err)
 {
-	enum ee_extract_mode mode = rules->extract;
+	const json_t *task = json_object_get(obj, "task");
+	char path[96];
+
+	join_path(path, sizeof(path), prefix, "task");
+	if (!task && d && d->task) {
+		run->task = *d->task; /* its limits are the run's own from here on */
+		run->shared_task = 1;
+		return 0;
+	}
+	if (!task)
+		return fail(err, prefix, "task", "required (a task object: native, HumanEval or MBPP)");
+	int rc = read_task(task, path, rules, &run->task, err);
+	if (rc < 0)
+		return rc;
+	return check_ceiling(&run->task.limits, rules->ceiling, prefix, "task.limits", err);
+}
+
+static int read_run(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
+                    const struct batch_defaults *d, struct ee_run *run, struct ee_err *err)
+{
+	enum ee_extract_mode mode = d ? d->mode : rules->extract;
+	const json_t *limits_from = obj;
+	const char *limits_prefix = prefix;
 	const char *key;
 	const json_t *v;
-	int found = 0;
+	int found = 0, rc;
 	size_t len;
 
 	run->sample = 0; /* as `execeval run`: one candidate is sample 0 */
@@ -188,11 +241,19 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 		return fail(err, prefix, "candidate", "required (program text or a model's generation)");
 	if (!json_is_string(v))
 		return fail(err, prefix, "candidate", "expected a string");
-	if (read_task(obj, prefix, rules->strict_asserts, run, err) < 0 ||
-	    check_ceiling(&run->task.limits, rules->ceiling, prefix, "task.limits", err) < 0 ||
-	    read_limits(obj, prefix, rules->ceiling, &run->task.limits, err) < 0 ||
+	if ((rc = run_task(obj, prefix, rules, d, run, err)) < 0)
+		return rc;
+	if (d && !json_object_get(obj, "limits")) { /* the batch's, checked once already */
+		limits_from = d->root;
+		limits_prefix = "";
+	}
+	if (read_limits(limits_from, limits_prefix, rules->ceiling, &run->task.limits, err) < 0 ||
 	    read_options(obj, prefix, run, &mode, err) < 0)
 		return -1;
+	if (!run->model && d && d->model) {
+		run->model = d->model;
+		run->shared_model = 1;
+	}
 	if (ee_extract(json_string_value(v), json_string_length(v), mode, &run->program, &len, &found, err) <
 	    0)
 		return -1;
@@ -220,52 +281,109 @@ static int is_batch_field(const char *key)
 }
 
 /* The batch's defaults are read once on their own, so that a fault in one
- * is named where it is ("task.tests[0].kind"), not in every run. */
-static int check_defaults(const json_t *root, const struct ee_request_rules *rules, struct ee_err *err)
+ * is named where it is ("task.tests[0].kind"), not in every run; its task
+ * becomes the request's shared task and its model the shared model. */
+static int read_defaults(const json_t *root, const struct ee_request_rules *rules, struct ee_request *r,
+                         struct batch_defaults *d, struct ee_err *err)
 {
 	struct ee_run probe = { 0 };
-	enum ee_extract_mode mode = rules->extract;
-	int rc = 0;
+	const json_t *task = json_object_get(root, "task");
+	int rc;
 
-	if (json_object_get(root, "task") &&
-	    (read_task(root, "", rules->strict_asserts, &probe, err) < 0 ||
-	     check_ceiling(&probe.task.limits, rules->ceiling, "", "task.limits", err) < 0))
-		rc = -1;
-	if (rc == 0)
-		rc = read_limits(root, "", rules->ceiling, &probe.task.limits, err);
-	if (rc == 0)
-		rc = read_options(root, "", &probe, &mode, err);
-	ee_task_free(&probe.task);
-	free(probe.model);
+	*d = (struct batch_defaults){ .root = root, .mode = rules->extract };
+	if (task) {
+		if ((rc = read_task(task, "task", rules, &r->shared, err)) < 0)
+			return rc;
+		r->has_shared = 1;
+		d->task = &r->shared;
+		if (check_ceiling(&r->shared.limits, rules->ceiling, "", "task.limits", err) < 0)
+			return -1;
+	}
+	if (read_limits(root, "", rules->ceiling, &probe.task.limits, err) < 0)
+		return -1;
+	rc = read_options(root, "", &probe, &d->mode, err);
+	r->model = d->model = probe.model;
 	return rc;
 }
 
-/* A run with the batch's defaults for the fields it does not have (a
- * run's own field replaces the default whole: its "limits" are not merged
- * key by key with the batch's). NULL when out of memory. */
-static json_t *with_defaults(const json_t *run, const json_t *root)
+/* The bounds on runs and tests, checked on counts of the body: from its
+ * bytes before it is parsed (prescan.h), and again from its tree. A run's
+ * own task counts its tests; a batch's task counts once per run without
+ * one. -2 over a bound. */
+static int check_counts(const struct ee_prescan *c, int kind, const struct ee_request_rules *rules,
+                        struct ee_err *err)
 {
-	if (!json_is_object(run))
-		return json_incref((json_t *)run);
-	json_t *merged = json_copy((json_t *)run);
-	for (size_t i = 0; merged && i < COUNT(batch_defaults); i++) {
-		json_t *v = json_object_get(root, batch_defaults[i]);
-		if (v && !json_object_get(run, batch_defaults[i]) &&
-		    json_object_set(merged, batch_defaults[i], v) < 0) {
-			json_decref(merged);
-			merged = NULL;
+	if (c->has_task && c->task_tests > rules->max_tests)
+		return too_many_tests(err, "task", c->task_tests, rules->max_tests);
+	if (kind == EE_REQUEST_RUN) {
+		if (c->task_tests <= rules->max_request_tests)
+			return 0;
+		fail(err, "task", "tests", "%zu tests, more than this server's --max-request-tests (%zu)",
+		     c->task_tests, rules->max_request_tests);
+		return -2;
+	}
+	if (c->runs > rules->max_runs) {
+		fail(err, "", "runs", "%zu runs, more than the queue holds (%zu)", c->runs, rules->max_runs);
+		return -2;
+	}
+	if (c->max_own > rules->max_tests) {
+		char path[48];
+		snprintf(path, sizeof(path), "runs[%zu].task", c->max_own_index);
+		return too_many_tests(err, path, c->max_own, rules->max_tests);
+	}
+	size_t total = c->own_tests + c->runs_without_task * (c->has_task ? c->task_tests : 0);
+	if (total > rules->max_request_tests) {
+		fail(err, "", "runs",
+		     "%zu runs carry %zu tests in all, more than this server's --max-request-tests (%zu)",
+		     c->runs, total, rules->max_request_tests);
+		return -2;
+	}
+	return 0;
+}
+
+/* The counts of check_counts, from the parsed tree. */
+static void counts_of_tree(const json_t *root, const json_t *runs, struct ee_prescan *c)
+{
+	const json_t *shared = json_object_get(root, "task");
+
+	memset(c, 0, sizeof(*c));
+	c->has_task = json_is_object(shared);
+	c->task_tests = c->has_task ? json_tests(shared) : 0;
+	c->runs = json_array_size(runs);
+	for (size_t i = 0; i < c->runs; i++) {
+		const json_t *task = json_object_get(json_array_get(runs, i), "task");
+		size_t n = json_is_object(task) ? json_tests(task) : 0;
+		if (!json_is_object(task))
+			c->runs_without_task++;
+		c->own_tests += n;
+		if (n > c->max_own) {
+			c->max_own = n;
+			c->max_own_index = i;
 		}
 	}
-	return merged;
+}
+
+static int count_tests(const json_t *root, const json_t *runs, int kind, const struct ee_request_rules *rules,
+                       struct ee_request *r, struct ee_err *err)
+{
+	struct ee_prescan c;
+
+	counts_of_tree(root, runs, &c);
+	r->tests = kind == EE_REQUEST_RUN
+	                   ? c.task_tests
+	                   : c.own_tests + c.runs_without_task * (c.has_task ? c.task_tests : 0);
+	return check_counts(&c, kind, rules, err);
 }
 
 static int read_batch(const json_t *root, const struct ee_request_rules *rules, struct ee_request *r,
                       struct ee_err *err)
 {
 	size_t max_runs = rules->max_runs;
+	struct batch_defaults d;
 	const char *key;
 	const json_t *v;
 	const json_t *runs = json_object_get(root, "runs");
+	int rc;
 
 	json_object_foreach ((json_t *)root, key, v)
 		if (!is_batch_field(key))
@@ -280,29 +398,66 @@ static int read_batch(const json_t *root, const struct ee_request_rules *rules, 
 		     max_runs);
 		return -2;
 	}
-	if (check_defaults(root, rules, err) < 0 || alloc_runs(r, json_array_size(runs), err) < 0)
+	if ((rc = count_tests(root, runs, EE_REQUEST_BATCH, rules, r, err)) < 0 ||
+	    (rc = read_defaults(root, rules, r, &d, err)) < 0)
+		return rc;
+	if (alloc_runs(r, json_array_size(runs), err) < 0)
 		return -1;
 	for (size_t i = 0; i < r->n_runs; i++) {
 		char prefix[32];
-		json_t *run = with_defaults(json_array_get(runs, i), root);
 		snprintf(prefix, sizeof(prefix), "runs[%zu]", i);
-		if (!run)
-			return ee_fail(err, EE_ERR_USAGE, "out of memory");
-		int rc = read_run(run, prefix, rules, &r->runs[i], err);
-		json_decref(run);
-		if (rc < 0)
-			return -1;
+		if ((rc = read_run(json_array_get(runs, i), prefix, rules, &d, &r->runs[i], err)) < 0)
+			return rc;
 	}
+	return 0;
+}
+
+/* One run: its task's tests bound the request's too. */
+static int read_single(const json_t *root, const struct ee_request_rules *rules, struct ee_request *r,
+                       struct ee_err *err)
+{
+	int rc;
+
+	if ((rc = count_tests(root, NULL, EE_REQUEST_RUN, rules, r, err)) < 0)
+		return rc;
+	if (alloc_runs(r, 1, err) < 0)
+		return -1;
+	if ((rc = read_run(root, "", rules, NULL, &r->runs[0], err)) < 0)
+		return rc;
+	return 0;
+}
+
+/* The bounds checked on the body's bytes, before jansson spends a second
+ * on 16 MiB of small values (prescan.h). A body the scan cannot follow is
+ * left to jansson, which says where it is malformed. */
+static int prescan(const char *body, size_t len, int kind, const struct ee_request_rules *rules,
+                   struct ee_prescan *pre, struct ee_err *err)
+{
+	int scan = ee_prescan(body, len, pre);
+
+	if (scan == EE_PRESCAN_OK && check_counts(pre, kind, rules, err) < 0)
+		return -2; /* tests first: they name the field to shrink */
+	if (pre->values > rules->max_values) {
+		fail(err, "", "", "more than %zu JSON values (this server's --max-body-values)",
+		     rules->max_values);
+		return -2;
+	}
+	if (scan == EE_PRESCAN_ESCAPED)
+		return fail(err, pre->escaped, "",
+		            "a field name written with an escape sequence (write it plainly)");
 	return 0;
 }
 
 int ee_request_parse(const char *body, size_t len, int kind, const struct ee_request_rules *rules,
                      struct ee_request *ret, struct ee_err *err)
 {
-	struct ee_request r = { NULL, 0 };
+	struct ee_request r = { 0 };
+	struct ee_prescan pre;
 	json_error_t jerr;
 	int rc;
 
+	if ((rc = prescan(body, len, kind, rules, &pre, err)) != 0)
+		return rc;
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		ee_fail(err, EE_ERR_USAGE, "body: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
@@ -313,8 +468,8 @@ int ee_request_parse(const char *body, size_t len, int kind, const struct ee_req
 		rc = fail(err, "", "", "the body must be a JSON object");
 	else if (kind == EE_REQUEST_BATCH)
 		rc = read_batch(root, rules, &r, err);
-	else if ((rc = alloc_runs(&r, 1, err)) == 0)
-		rc = read_run(root, "", rules, &r.runs[0], err);
+	else
+		rc = read_single(root, rules, &r, err);
 	json_decref(root);
 	if (rc < 0) {
 		printable(err->msg); /* jansson quotes the body as it is */
@@ -326,14 +481,60 @@ int ee_request_parse(const char *body, size_t len, int kind, const struct ee_req
 	return 0;
 }
 
+/* malloc's own overhead on each block, about */
+#define BLOCK 16
+
+static size_t str_cost(const char *s)
+{
+	return s ? strlen(s) + 1 + BLOCK : 0;
+}
+
+/* A JSON value as jansson holds it: about twice its compact text. */
+static size_t json_cost(const json_t *v)
+{
+	return v ? 2 * json_dumpb(v, NULL, 0, JSON_COMPACT) + 64 : 0;
+}
+
+static size_t task_cost(const struct ee_task *t)
+{
+	size_t n = sizeof(*t) + str_cost(t->task_id) + str_cost(t->class_name) + str_cost(t->prompt) +
+	           str_cost(t->entry_point) + str_cost(t->setup);
+
+	for (size_t i = 0; i < t->n_tests; i++) {
+		const struct ee_test *x = &t->tests[i];
+		n += sizeof(*x) + str_cost(x->code) + str_cost(x->stdin_text) + str_cost(x->stdout_text) +
+		     str_cost(x->fn) + json_cost(x->args) + json_cost(x->expected) + json_cost(x->kwargs) +
+		     json_cost(x->calls);
+	}
+	return n;
+}
+
+size_t ee_request_cost(const struct ee_request *r)
+{
+	size_t n = sizeof(*r) + str_cost(r->model) + (r->has_shared ? task_cost(&r->shared) : 0);
+
+	for (size_t i = 0; i < r->n_runs; i++) {
+		const struct ee_run *run = &r->runs[i];
+		n += sizeof(*run) + str_cost(run->program);
+		if (!run->shared_model)
+			n += str_cost(run->model);
+		if (!run->shared_task)
+			n += task_cost(&run->task);
+	}
+	return n;
+}
+
 void ee_request_free(struct ee_request *r)
 {
 	for (size_t i = 0; i < r->n_runs; i++) {
-		ee_task_free(&r->runs[i].task);
+		if (!r->runs[i].shared_task)
+			ee_task_free(&r->runs[i].task);
 		free(r->runs[i].program);
-		free(r->runs[i].model);
+		if (!r->runs[i].shared_model)
+			free(r->runs[i].model);
 	}
 	free(r->runs);
-	r->runs = NULL;
-	r->n_runs = 0;
+	ee_task_free(&r->shared); /* also half-built, when has_shared is still 0 */
+	free(r->model);
+	memset(r, 0, sizeof(*r));
 }

@@ -11,8 +11,24 @@
  * override the server's (ee_eval_limits clamps the result); none may ask
  * for more than the server's ceiling.
  *
- * Ownership: a parsed request owns its tasks, programs and models;
- * ee_request_free releases them and accepts a zeroed request.
+ * A batch's own task is read once: every run without a task of its own
+ * holds a shallow copy of it (its own limits over the shared tests and
+ * strings), so 1000 runs of one 2000-test task cost one task, not 1000.
+ * The batch's model is likewise one string all its runs point to.
+ *
+ * Bounds (413, err->field naming what to shrink): at most max_runs runs,
+ * max_tests tests in one task ("task.tests", "runs[3].task.tests"), and
+ * max_request_tests tests over all runs together, a shared task counted
+ * once per run ("runs"), since each run's record lists every test.
+ * A body holds at most max_values JSON values (413, no field: its parse
+ * would hold the server's only thread for seconds). Values and tests are
+ * counted from the body's bytes before it is parsed (prescan.h), so a
+ * body over a bound costs one pass over its bytes.
+ *
+ * Ownership: a parsed request owns its tasks (the shared one included),
+ * programs and models; a run's task and model may borrow the request's
+ * shared ones, which live as long as the request. ee_request_free releases
+ * them and accepts a zeroed request.
  */
 #ifndef EE_SERVE_REQUEST_H
 #define EE_SERVE_REQUEST_H
@@ -26,16 +42,22 @@ struct ee_err;
 struct ee_limits;
 
 struct ee_run {
-	struct ee_task task;
-	char *program; /* extracted from "candidate" */
-	char *model;   /* NULL when absent */
-	long sample;   /* 0 when absent, as for `execeval run` */
+	struct ee_task task; /* own, or a shallow copy of the request's shared task */
+	char *program;       /* extracted from "candidate" */
+	char *model;         /* NULL when absent; may be the request's shared model */
+	long sample;         /* 0 when absent, as for `execeval run` */
 	int no_code_block;
+	int shared_task;  /* task's strings and tests are the request's shared task's */
+	int shared_model; /* model is the request's */
 };
 
 struct ee_request {
 	struct ee_run *runs;
 	size_t n_runs;
+	struct ee_task shared; /* a batch's own "task", when has_shared */
+	int has_shared;
+	char *model;  /* a batch's own "model", or NULL */
+	size_t tests; /* tests over all runs (a shared task's once per run) */
 };
 
 enum ee_request_kind { EE_REQUEST_RUN, EE_REQUEST_BATCH };
@@ -47,14 +69,22 @@ struct ee_request_rules {
 	size_t max_runs;
 	enum ee_extract_mode extract;
 	const struct ee_limits *ceiling;
-	int strict_asserts; /* convert literal asserts (ee_task_strict_asserts) */
+	int strict_asserts;       /* convert literal asserts (ee_task_strict_asserts) */
+	size_t max_tests;         /* tests in one task */
+	size_t max_request_tests; /* tests over all runs of a request */
+	size_t max_values;        /* JSON values in a body (prescan.h) */
 };
 
 /* Reads body[0..len) as a run (one run) or a batch (1..max_runs runs).
- * Returns 0; -1 for a malformed body; -2 for a batch of more than max_runs
- * (err says how many). */
+ * Returns 0; -1 for a malformed body; -2 for a request over one of the
+ * bounds above (err says which and how many, err->field names it). */
 int ee_request_parse(const char *body, size_t len, int kind, const struct ee_request_rules *rules,
                      struct ee_request *ret, struct ee_err *err);
+
+/* Bytes the parsed request holds, about (its tasks, programs, models and
+ * run structs; a shared task once): what the server charges to its
+ * --max-buffered while the request lives. */
+size_t ee_request_cost(const struct ee_request *r);
 
 void ee_request_free(struct ee_request *r);
 

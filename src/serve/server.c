@@ -1,8 +1,10 @@
 /* server.c - the HTTP front of the evaluator (see server.h). */
 #include "serve/server.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <signal.h>
@@ -17,6 +19,7 @@
 #include "evaluate.h"
 #include "sandbox/sandbox.h"
 #include "serve/auth.h"
+#include "serve/budget.h"
 #include "serve/dispatch.h"
 #include "serve/request.h"
 #include "serve/stats.h"
@@ -31,12 +34,12 @@ struct ee_server {
 	struct ee_loop_fd *watch;
 	struct ee_dispatch *dispatch;
 	struct ee_serve_stats stats;
-	size_t buffered;    /* body bytes held by all requests */
-	unsigned suspended; /* connections waiting for records */
-	unsigned answering; /* responses queued and not yet completed */
-	double eval_s_avg;  /* moving average of an evaluation's seconds */
-	int draining;       /* a signal asked to stop */
-	int forced;         /* signal number of a forced stop */
+	struct ee_budget budget; /* bytes held for every client (budget.h) */
+	unsigned suspended;      /* connections waiting for records */
+	unsigned answering;      /* responses queued and not yet completed */
+	double eval_s_avg;       /* moving average of an evaluation's seconds */
+	int draining;            /* a signal asked to stop */
+	int forced;              /* signal number of a forced stop */
 	struct timespec deadline;
 };
 
@@ -47,15 +50,22 @@ struct conn {
 	int endpoint;
 	struct timespec arrived;
 	struct ee_buf body;
-	size_t charged; /* bytes counted in srv->buffered */
-	int answered;   /* a response was queued */
+	size_t received;               /* body bytes arrived, kept or not */
+	struct ee_budget_share *share; /* its address's (POSTs) */
+	size_t charged;                /* body, then parsed request: budget and share */
+	size_t reserved;               /* records, reserved then held: budget only */
+	int answered;                  /* a response was queued */
 	int suspended;
-	int submitting;   /* inside the submit loop: callbacks may come */
-	int interrupted;  /* an evaluation ended without a verdict */
-	unsigned refused; /* 413 or 429 decided mid-body, answered at its end */
-	size_t discarded; /* body bytes dropped since */
+	int submitting;     /* inside the submit loop: callbacks may come */
+	int interrupted;    /* an evaluation ended without a verdict */
+	int overflow;       /* a record outgrew the budget: the answer is a 503 */
+	unsigned refused;   /* 413 or 429 decided mid-body, answered at its end */
+	int refused_reason; /* 429: which cap (enum ee_budget_result) */
+	size_t discarded;   /* body bytes dropped since */
 	struct ee_request req;
-	json_t **records; /* one per run, filled by the callbacks */
+	char **texts; /* each run's record as JSON text (/v1/run: the answer), filled by the callbacks */
+	size_t *lens;
+	unsigned run_code; /* /v1/run: 200, or 500 when its sandbox could not be set up */
 	struct slot *slots;
 	size_t pending; /* evaluations not back yet */
 	int orphaned;   /* MHD completed the request first: free when pending is 0 */
@@ -84,17 +94,14 @@ struct header {
 	const char *name, *value;
 };
 
-/* Queues text (malloc'd; taken) as the answer. */
-static enum MHD_Result answer(struct conn *c, unsigned code, char *text, size_t len, const char *type,
-                              const struct header *extra)
+/* Queues r (its reference taken) as the answer. */
+static enum MHD_Result queue(struct conn *c, unsigned code, struct MHD_Response *r, const char *type,
+                             const struct header *extra)
 {
 	struct ee_server *srv = c->srv;
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 
-	if (!r) {
-		free(text);
+	if (!r)
 		return MHD_NO;
-	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	for (; extra && extra->name; extra++)
 		MHD_add_response_header(r, extra->name, extra->value);
@@ -111,6 +118,17 @@ static enum MHD_Result answer(struct conn *c, unsigned code, char *text, size_t 
 			                 now_s() - ts_s(&c->arrived));
 	}
 	return ok;
+}
+
+/* Queues text (malloc'd; taken) as the answer. */
+static enum MHD_Result answer(struct conn *c, unsigned code, char *text, size_t len, const char *type,
+                              const struct header *extra)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+
+	if (!r)
+		free(text);
+	return queue(c, code, r, type, extra);
 }
 
 /* Answers a JSON value (taken). */
@@ -176,6 +194,8 @@ static enum MHD_Result answer_metrics(struct conn *c)
 		.running = ee_dispatch_running(srv->dispatch),
 		.workers = srv->cfg->jobs,
 		.draining = srv->draining,
+		.buffered = srv->budget.held,
+		.buffered_capacity = srv->budget.total,
 	};
 	size_t len;
 	char *text = ee_stats_render(&srv->stats, &g, &len);
@@ -184,29 +204,185 @@ static enum MHD_Result answer_metrics(struct conn *c)
 	return answer(c, 200, text, len, "text/plain; version=0.0.4; charset=utf-8", NULL);
 }
 
+/* A batch's answer, {"records": [...]}, sent from its records' texts as
+ * they are (no copy of the whole); each text is freed, and its bytes given
+ * back to the budget, once sent. Owned by its response. */
+struct stream {
+	struct ee_server *srv;
+	char **texts;
+	size_t *lens, n;
+	size_t piece, off; /* the next byte: piece (head, text, ",", ..., tail) at off */
+	size_t charged;    /* of the budget, for the texts not yet freed */
+};
+
+static const char stream_head[] = "{\"records\":[", stream_tail[] = "]}";
+
+/* Piece k of 2n + 1: the head, then texts with "," between, then the tail. */
+static const char *stream_piece(const struct stream *st, size_t k, size_t *len)
+{
+	if (k == 0 || k == 2 * st->n) {
+		*len = k == 0 ? sizeof(stream_head) - 1 : sizeof(stream_tail) - 1;
+		return k == 0 ? stream_head : stream_tail;
+	}
+	if (k % 2 == 0) {
+		*len = 1;
+		return ",";
+	}
+	*len = st->lens[(k - 1) / 2];
+	return st->texts[(k - 1) / 2];
+}
+
+static void stream_drop_text(struct stream *st, size_t i)
+{
+	ee_budget_release(&st->srv->budget, NULL, st->lens[i]);
+	st->charged -= st->lens[i] < st->charged ? st->lens[i] : st->charged;
+	free(st->texts[i]);
+	st->texts[i] = NULL;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct stream *st = cls;
+	size_t done = 0;
+
+	(void)pos;
+	while (done < max && st->piece <= 2 * st->n) {
+		size_t len;
+		const char *p = stream_piece(st, st->piece, &len);
+		size_t take = len - st->off < max - done ? len - st->off : max - done;
+		memcpy(buf + done, p + st->off, take);
+		done += take;
+		st->off += take;
+		if (st->off == len) {
+			if (st->piece % 2 == 1)
+				stream_drop_text(st, (st->piece - 1) / 2);
+			st->piece++;
+			st->off = 0;
+		}
+	}
+	return done ? (ssize_t)done : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void stream_free(void *cls)
+{
+	struct stream *st = cls;
+
+	for (size_t i = 0; i < st->n; i++)
+		free(st->texts[i]);
+	ee_budget_release(&st->srv->budget, NULL, st->charged);
+	free(st->texts);
+	free(st->lens);
+	free(st);
+}
+
+/* Moves c's record texts, and their charge, into a response. */
+static enum MHD_Result answer_batch(struct conn *c)
+{
+	struct stream *st = calloc(1, sizeof(*st));
+	uint64_t size = sizeof(stream_head) - 1 + sizeof(stream_tail) - 1 + c->req.n_runs - 1;
+
+	if (!st)
+		return MHD_NO;
+	*st = (struct stream){ c->srv, c->texts, c->lens, c->req.n_runs, 0, 0, c->reserved };
+	c->texts = NULL;
+	c->lens = NULL;
+	c->reserved = 0;
+	for (size_t i = 0; i < st->n; i++)
+		size += st->lens[i];
+	struct MHD_Response *r =
+	        MHD_create_response_from_callback(size, 64 * 1024, stream_read, st, stream_free);
+	if (!r)
+		stream_free(st);
+	return queue(c, 200, r, "application/json", NULL);
+}
+
 /* The records are all back: the request's answer. */
 static enum MHD_Result answer_records(struct conn *c)
 {
 	if (c->interrupted)
 		return answer_error(c, 503, "the server stopped before this evaluation finished; retry", NULL,
 		                    NULL);
+	if (c->overflow)
+		return refuse(
+		        c, 503, EE_REJ_OVER_BUDGET,
+		        "the records outgrew the server's --max-buffered; retry, or send fewer runs or tests",
+		        NULL);
 	if (c->endpoint == EE_EP_RUN) {
-		json_t *rec = c->records[0];
-		const char *failure = json_string_value(json_object_get(rec, "sandbox_error"));
-		c->records[0] = NULL;
-		if (!failure)
-			return answer_json(c, 200, rec, NULL);
-		char msg[300];
-		snprintf(msg, sizeof(msg), "sandbox setup failed: %s", failure);
-		json_t *v = json_pack("{s:s, s:n, s:o}", "error", msg, "field", "record", rec);
-		return answer_json(c, 500, v, NULL);
+		char *text = c->texts[0];
+		c->texts[0] = NULL;
+		return answer(c, c->run_code, text, c->lens[0], "application/json", NULL);
 	}
-	json_t *list = json_array();
-	for (size_t i = 0; list && i < c->req.n_runs; i++) {
-		json_array_append_new(list, c->records[i]);
-		c->records[i] = NULL;
-	}
-	return answer_json(c, 200, json_pack("{s:o}", "records", list), NULL);
+	return answer_batch(c);
+}
+
+/* ---- budget and pace -------------------------------------------------- */
+
+/* Whether the body has fallen under body_min_rate: after the grace, the
+ * bytes arrived must keep up with rate x (time since the headers - grace). */
+static int too_slow(const struct conn *c)
+{
+	const struct ee_server_config *cfg = c->srv->cfg;
+	double late = now_s() - ts_s(&c->arrived) - cfg->body_grace_s;
+
+	return late > 0 && (double)c->received < cfg->body_min_rate * late;
+}
+
+/* The connection's idle timeout, cut to when the body would fall under
+ * the minimum rate without another byte: libmicrohttpd then closes it,
+ * so a silent trickler is cut as well as a slow one. */
+static void pace(struct conn *c)
+{
+	const struct ee_server_config *cfg = c->srv->cfg;
+	double due = cfg->body_grace_s + (double)c->received / cfg->body_min_rate;
+	double left = ceil(due - (now_s() - ts_s(&c->arrived)));
+	unsigned t = left < 1 ? 1 : left > 86400 ? 86400 : (unsigned)left;
+
+	if (cfg->idle_timeout_s && t > cfg->idle_timeout_s)
+		t = cfg->idle_timeout_s;
+	MHD_set_connection_option(c->mc, MHD_CONNECTION_OPTION_TIMEOUT, t);
+}
+
+/* The client's address, numeric ("127.0.0.1", "::1"). */
+static void client_address(struct MHD_Connection *mc, char *buf, size_t size)
+{
+	const union MHD_ConnectionInfo *info =
+	        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = info ? info->client_addr : NULL;
+
+	snprintf(buf, size, "unknown");
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)size);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)size);
+}
+
+static int join_share(struct conn *c)
+{
+	char address[INET6_ADDRSTRLEN];
+
+	client_address(c->mc, address, sizeof(address));
+	c->share = ee_budget_join(&c->srv->budget, address);
+	return c->share ? 0 : -1;
+}
+
+static enum MHD_Result refuse_budget(struct conn *c, int over)
+{
+	if (over == EE_BUDGET_SHARE)
+		return refuse(c, 429, EE_REJ_OVER_BUDGET,
+		              "this client address holds its share of the server's memory "
+		              "(--max-buffered-per-ip); retry later",
+		              NULL);
+	return refuse(c, 429, EE_REJ_OVER_BUDGET, "too many request bodies held; retry later", NULL);
+}
+
+/* Drops the body read so far; the request is answered code at its end. */
+static void refuse_body(struct conn *c, unsigned code, int reason)
+{
+	c->refused = code;
+	c->refused_reason = reason;
+	ee_buf_free(&c->body);
+	ee_budget_release(&c->srv->budget, c->share, c->charged);
+	c->charged = 0;
 }
 
 /* ---- evaluations -------------------------------------------------------- */
@@ -215,14 +391,68 @@ static void free_conn(struct conn *c)
 {
 	struct ee_server *srv = c->srv;
 
-	srv->buffered -= c->charged;
+	ee_budget_release(&srv->budget, c->share, c->charged);
+	ee_budget_release(&srv->budget, NULL, c->reserved);
+	ee_budget_leave(&srv->budget, c->share);
 	ee_buf_free(&c->body);
-	for (size_t i = 0; c->records && i < c->req.n_runs; i++)
-		json_decref(c->records[i]);
-	free(c->records);
+	for (size_t i = 0; c->texts && i < c->req.n_runs; i++)
+		free(c->texts[i]);
+	free(c->texts);
+	free(c->lens);
 	free(c->slots);
 	ee_request_free(&c->req);
 	free(c);
+}
+
+/* A lower bound of a record's text: what admission reserves for it (a test
+ * is at least ~120 bytes of the record's "tests", the rest ~600). */
+#define RECORD_MIN      512
+#define RECORD_MIN_TEST 96
+
+static size_t record_reserve(const struct ee_task *t)
+{
+	return RECORD_MIN + RECORD_MIN_TEST * t->n_tests;
+}
+
+/* /v1/run's answer: the record, or a 500 carrying it when its sandbox failed. */
+static char *run_answer_text(json_t *rec, unsigned *code)
+{
+	const char *failure = json_string_value(json_object_get(rec, "sandbox_error"));
+
+	*code = failure ? 500 : 200;
+	if (!failure)
+		return json_dumps(rec, JSON_FLAGS);
+	char msg[300];
+	snprintf(msg, sizeof(msg), "sandbox setup failed: %s", failure);
+	json_t *v = json_pack("{s:s, s:n, s:O}", "error", msg, "field", "record", rec);
+	char *text = v ? json_dumps(v, JSON_FLAGS) : NULL;
+	json_decref(v);
+	return text;
+}
+
+/* Keeps rec (taken) as its text, charging what it outgrows of its
+ * reservation (or giving back what it does not use). */
+static void keep_record(struct conn *c, size_t i, json_t *rec)
+{
+	struct ee_budget *b = &c->srv->budget;
+	size_t want = record_reserve(&c->req.runs[i].task);
+	char *text =
+	        c->endpoint == EE_EP_RUN ? run_answer_text(rec, &c->run_code) : json_dumps(rec, JSON_FLAGS);
+	size_t len = text ? strlen(text) : 0;
+
+	json_decref(rec);
+	if (text && !c->overflow && len > want && ee_budget_charge(b, NULL, len - want) == EE_BUDGET_OK) {
+		c->reserved += len - want;
+	} else if (text && !c->overflow && len <= want) {
+		ee_budget_release(b, NULL, want - len);
+		c->reserved -= want - len;
+	} else {
+		c->overflow = 1; /* out of memory, or over the budget: its reservation stays until the end */
+		free(text);
+		return;
+	}
+	c->texts[i] = text;
+	c->lens[i] = len;
 }
 
 static void on_record(void *ctx, json_t *rec, double run_s)
@@ -237,10 +467,10 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 			ee_stats_observe(&srv->stats.evaluation_s, run_s);
 			srv->eval_s_avg += (run_s - srv->eval_s_avg) / 16;
 		}
+		keep_record(c, slot->index, rec);
 	} else {
 		c->interrupted = 1;
 	}
-	c->records[slot->index] = rec;
 	if (--c->pending > 0 || c->submitting)
 		return;
 	if (c->orphaned) {
@@ -250,6 +480,32 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 		 * (answer_records): a drain must not end in between. */
 		MHD_resume_connection(c->mc);
 	}
+}
+
+/* Reserves the smallest size of every record c's request will hold: its
+ * answer must fit in the budget before anything of it runs. */
+static enum MHD_Result reserve_records(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+	size_t want = 0;
+
+	for (size_t i = 0; i < c->req.n_runs; i++)
+		want += record_reserve(&c->req.runs[i].task);
+	if (want > srv->cfg->max_buffered) {
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+		         "runs: the records of %zu runs (%zu tests) need at least %zu MiB, more than this "
+		         "server's --max-buffered",
+		         c->req.n_runs, c->req.tests, (want >> 20) + 1);
+		return refuse(c, 413, EE_REJ_TOO_LARGE, msg, "runs");
+	}
+	if (ee_budget_charge(&srv->budget, NULL, want) != EE_BUDGET_OK)
+		return refuse(c, 429, EE_REJ_OVER_BUDGET,
+		              "the server holds too many records and request bodies; retry after "
+		              "Retry-After seconds",
+		              NULL);
+	c->reserved = want;
+	return MHD_YES;
 }
 
 /* Admits every run of c's request or none; answers at once when none is left
@@ -262,9 +518,12 @@ static enum MHD_Result submit(struct conn *c)
 	if (ee_dispatch_room(srv->dispatch) < n)
 		return refuse(c, 429, EE_REJ_QUEUE_FULL, "the queue is full; retry after Retry-After seconds",
 		              NULL);
-	c->records = calloc(n, sizeof(*c->records));
+	if (reserve_records(c) != MHD_YES || c->answered)
+		return c->answered ? MHD_YES : MHD_NO;
+	c->texts = calloc(n, sizeof(*c->texts));
+	c->lens = calloc(n, sizeof(*c->lens));
 	c->slots = calloc(n, sizeof(*c->slots));
-	if (!c->records || !c->slots)
+	if (!c->texts || !c->lens || !c->slots)
 		return MHD_NO;
 	c->submitting = 1;
 	for (size_t i = 0; i < n; i++) {
@@ -298,14 +557,29 @@ static enum MHD_Result on_body_complete(struct conn *c)
 	if (srv->draining)
 		return refuse(c, 503, EE_REJ_DRAINING, "the server is shutting down", NULL);
 	int kind = c->endpoint == EE_EP_BATCH ? EE_REQUEST_BATCH : EE_REQUEST_RUN;
-	struct ee_request_rules rules = { srv->cfg->queue, srv->cfg->extract, &srv->o->limits,
-		                          srv->o->strict_asserts };
+	struct ee_request_rules rules = { srv->cfg->queue,
+		                          srv->cfg->extract,
+		                          &srv->o->limits,
+		                          srv->o->strict_asserts,
+		                          srv->cfg->max_tests_per_task,
+		                          srv->cfg->max_request_tests,
+		                          srv->cfg->max_body_values };
 	int rc = ee_request_parse(c->body.data ? c->body.data : "", c->body.len, kind, &rules, &c->req, &err);
 	ee_buf_free(&c->body);
+	ee_budget_release(&srv->budget, c->share, c->charged);
+	if (c->charged > (1u << 20))
+		malloc_trim(0); /* give a large body's parse back to the system, not only to malloc */
+	c->charged = 0;
 	if (rc == -2)
 		return refuse(c, 413, EE_REJ_TOO_LARGE, err.msg, err.field);
 	if (rc < 0)
 		return refuse(c, 400, EE_REJ_BAD_REQUEST, err.msg, err.field);
+	/* The parsed request is held until its answer: charged like its body. */
+	size_t cost = ee_request_cost(&c->req);
+	int over = ee_budget_charge(&srv->budget, c->share, cost);
+	if (over != EE_BUDGET_OK)
+		return refuse_budget(c, over);
+	c->charged = cost;
 	return submit(c);
 }
 
@@ -354,13 +628,13 @@ static enum MHD_Result on_headers(struct conn *c, const char *method)
 	if (declared > srv->cfg->max_body)
 		return refuse(c, 413, EE_REJ_TOO_LARGE, "the body is larger than the server's --max-body",
 		              NULL);
-	/* A full queue is answered after the body (submit): an answer queued
-	 * now would close the connection, and a batch that can never fit
-	 * deserves its 413 rather than a 429. */
-	if (srv->buffered + declared > srv->cfg->max_buffered)
-		return refuse(c, 429, EE_REJ_QUEUE_FULL, "too many request bodies held; retry later", NULL);
-	c->charged = declared;
-	srv->buffered += declared;
+	/* Nothing is charged for a declared length: a client that declares
+	 * 16 MiB and sends a byte holds a byte. A full queue or budget is
+	 * answered after the body (an answer queued now would close the
+	 * connection, and a batch that can never fit deserves its 413). */
+	if (join_share(c) < 0)
+		return MHD_NO;
+	pace(c);
 	return MHD_YES;
 }
 
@@ -373,25 +647,26 @@ static enum MHD_Result on_upload(struct conn *c, const char *data, size_t n)
 {
 	struct ee_server *srv = c->srv;
 
+	c->received += n;
+	if (too_slow(c)) {
+		srv->stats.rejected[EE_REJ_TOO_SLOW]++;
+		return MHD_NO; /* closes it: no answer can be queued mid-body */
+	}
+	pace(c);
 	if (c->refused) {
 		c->discarded += n;
 		return c->discarded > DISCARD_MAX ? MHD_NO : MHD_YES;
 	}
 	if (c->body.len + n > srv->cfg->max_body) {
-		c->refused = 413;
-		ee_buf_free(&c->body);
+		refuse_body(c, 413, EE_REJ_TOO_LARGE);
 		return MHD_YES;
 	}
-	if (c->body.len + n > c->charged) {
-		size_t more = c->body.len + n - c->charged;
-		if (srv->buffered + more > srv->cfg->max_buffered) {
-			c->refused = 429;
-			ee_buf_free(&c->body);
-			return MHD_YES;
-		}
-		srv->buffered += more;
-		c->charged += more;
+	int over = ee_budget_charge(&srv->budget, c->share, n);
+	if (over != EE_BUDGET_OK) {
+		refuse_body(c, 429, over);
+		return MHD_YES;
 	}
+	c->charged += n;
 	if (ee_buf_append(&c->body, data, n) < 0)
 		return MHD_NO;
 	return MHD_YES;
@@ -428,12 +703,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		return answer_health(c);
 	if (c->endpoint == EE_EP_METRICS)
 		return answer_metrics(c);
+	if (c->share) /* the body is in: back to the idle timeout */
+		MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, srv->cfg->idle_timeout_s);
 	if (c->refused == 413)
 		return refuse(c, 413, EE_REJ_TOO_LARGE, "the body is larger than the server's --max-body",
 		              NULL);
 	if (c->refused == 429)
-		return refuse(c, 429, EE_REJ_QUEUE_FULL, "too many request bodies held; retry later", NULL);
-	if (c->records) { /* resumed: every record is back */
+		return refuse_budget(c, c->refused_reason);
+	if (c->texts) { /* resumed: every record is back */
 		if (c->suspended) {
 			c->suspended = 0;
 			srv->suspended--;
@@ -454,6 +731,9 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 	*con_cls = NULL;
 	if (c->answered)
 		srv->answering--;
+	/* MHD closed a POST whose body stopped short: the minimum rate (pace). */
+	if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED && c->share && !c->answered && !c->req.n_runs)
+		srv->stats.rejected[EE_REJ_TOO_SLOW]++;
 	if (c->pending > 0) {
 		c->orphaned = 1; /* its evaluations still run; on_record frees it */
 		return;
@@ -567,6 +847,7 @@ int ee_server_new(struct ee_loop *loop, const struct ee_eval_options *o, const s
 	srv->o = o;
 	srv->cfg = cfg;
 	srv->eval_s_avg = 0.05;
+	ee_budget_init(&srv->budget, cfg->max_buffered, cfg->max_buffered_per_ip);
 	if (ee_dispatch_new(loop, o, cfg->jobs, cfg->queue, &srv->dispatch, err) < 0) {
 		free(srv);
 		return -1;
@@ -619,5 +900,6 @@ void ee_server_free(struct ee_server *srv)
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	ee_dispatch_free(srv->dispatch);
+	ee_budget_free(&srv->budget);
 	free(srv);
 }

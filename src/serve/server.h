@@ -4,11 +4,22 @@
  * its external-epoll mode; its epoll fd is one more fd on the sandboxes' loop
  * (sandbox.h), so HTTP and sandboxes are driven by the same epoll_wait and
  * nothing is shared between threads. A request is read whole (bounded by
- * max_body and by max_buffered across all requests), parsed (request.h),
- * admitted only if all its evaluations fit in the bounded queue (dispatch.h;
- * else 429 with Retry-After), and its connection is suspended until the last
- * of its records is back, then answered. Every accepted request gets its
- * records; nothing is answered twice.
+ * max_body), parsed (request.h), admitted only if all its evaluations fit
+ * in the bounded queue (dispatch.h; else 429 with Retry-After), and its
+ * connection is suspended until the last of its records is back, then
+ * answered. Every accepted request gets its records; nothing is answered
+ * twice.
+ *
+ * Memory (budget.h): what a request holds is charged to max_buffered as it
+ * comes to be held: body bytes as they arrive (never a declared length),
+ * then its parsed tasks (request.h's cost), then its records, each kept as
+ * its JSON text (a fraction of a jansson tree) and reserved at admission
+ * at a lower bound of its size, so a batch whose answer cannot fit is
+ * refused before it runs. Bodies and parsed requests of one client address
+ * are bounded by max_buffered_per_ip too. A body must keep arriving at
+ * body_min_rate after body_grace_s, else its connection is closed: a
+ * trickle cannot hold a connection and its bytes for the idle timeout
+ * after every byte.
  *
  * Shutdown: the first SIGTERM/SIGINT closes the listening socket, answers new
  * requests on open connections with 503, and lets accepted work finish; after
@@ -33,9 +44,15 @@ struct ee_server;
 
 struct ee_server_config {
 	struct ee_listen_addr addr;
-	const char *token;               /* bearer token, or NULL: no authentication */
-	size_t max_body;                 /* bytes of one request body */
-	size_t max_buffered;             /* bytes of bodies held at once, all requests */
+	const char *token;          /* bearer token, or NULL: no authentication */
+	size_t max_body;            /* bytes of one request body */
+	size_t max_buffered;        /* bytes held at once, all requests (budget.h) */
+	size_t max_buffered_per_ip; /* of which bodies and parsed requests of one address */
+	size_t max_tests_per_task;  /* tests in one task (413 above) */
+	size_t max_request_tests;   /* tests over all runs of one request (413 above) */
+	size_t max_body_values;     /* JSON values in one body (413 above) */
+	double body_min_rate;       /* bytes/s a body must keep up after body_grace_s */
+	double body_grace_s;
 	unsigned max_connections;        /* open at once */
 	unsigned max_connections_per_ip; /* from one address; 0: no limit */
 	unsigned idle_timeout_s;         /* an idle connection is closed after this */

@@ -10,11 +10,12 @@
 
 static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run", "/v1/batch", "/healthz", "/metrics",
 	                                                 "other" };
-static const unsigned codes[EE_HTTP_CODES - 1] = { 200, 400, 401, 404, 405, 413, 429, 500, 503 };
+static const unsigned codes[EE_HTTP_CODES - 1] = { 200, 400, 401, 404, 405, 408, 413, 429, 500, 503 };
 static const char *const status_names[EE_STATUSES] = { "pass", "assertion_fail", "syntax_error", "timeout",
 	                                               "error" };
-static const char *const reject_names[EE_REJ_COUNT] = { "queue_full", "too_large", "unauthorized",
-	                                                "bad_request", "draining" };
+static const char *const reject_names[EE_REJ_COUNT] = { "queue_full",  "too_large", "unauthorized",
+	                                                "bad_request", "draining",  "over_budget",
+	                                                "too_slow" };
 /* Seconds: a trivial warm candidate takes ~5 ms, the longest timeout 30 s. */
 static const double bounds[EE_BUCKETS] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 	                                   1,     2.5,  5,     10,   30,  60,   120 };
@@ -141,6 +142,10 @@ char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gaug
 	gauge(&o, "execeval_queue_capacity", "Evaluations that may wait.", g->queue_capacity);
 	gauge(&o, "execeval_evaluations_running", "Evaluations in a sandbox now.", g->running);
 	gauge(&o, "execeval_workers", "Sandboxes that run at once (-j).", g->workers);
+	gauge(&o, "execeval_buffered_bytes",
+	      "Bytes held for clients: bodies arrived, parsed requests, records awaiting their answer.",
+	      g->buffered);
+	gauge(&o, "execeval_buffered_capacity_bytes", "The server's --max-buffered.", g->buffered_capacity);
 	gauge(&o, "execeval_draining", "1 after SIGTERM: finishing accepted work, refusing new.",
 	      (unsigned long long)g->draining);
 	head(&o, "execeval_request_duration_seconds", "histogram",

@@ -17,10 +17,12 @@ enum ee_reject {
 	EE_REJ_UNAUTHORIZED,
 	EE_REJ_BAD_REQUEST,
 	EE_REJ_DRAINING,
+	EE_REJ_OVER_BUDGET, /* 429: --max-buffered or an address's share of it is held */
+	EE_REJ_TOO_SLOW,    /* a body slower than --body-min-rate: closed */
 	EE_REJ_COUNT
 };
 
-#define EE_HTTP_CODES 10 /* 200 400 401 404 405 413 429 500 503, other */
+#define EE_HTTP_CODES 11 /* 200 400 401 404 405 408 413 429 500 503, other */
 #define EE_STATUSES   5
 #define EE_BUCKETS    14
 
@@ -42,6 +44,7 @@ struct ee_serve_gauges {
 	size_t queue_depth, queue_capacity;
 	unsigned running, workers;
 	int draining;
+	size_t buffered, buffered_capacity; /* bytes held for clients (budget.h), --max-buffered */
 };
 
 /* The endpoint a path counts under. */

@@ -843,8 +843,12 @@ def test_a_host_that_cannot_run_sandboxes_fails_at_start_not_per_request(isolati
 
 
 @pytest.mark.parametrize("args", [["--bogus-flag"], ["--max-body", "abc"], ["--queue", "-5"], ["-j", "x"],
-                                  ["--grace", "soon"], ["--listen"], ["--isolation", "tepid"]],
-                         ids=["bogus", "max_body", "queue", "jobs", "grace", "listen_no_value", "isolation"])
+                                  ["--grace", "soon"], ["--listen"], ["--isolation", "tepid"],
+                                  ["--max-tests-per-task", "0"], ["--max-request-tests", "x"],
+                                  ["--max-body-values", "0"], ["--max-buffered-per-ip", "0"],
+                                  ["--body-min-rate", "0"], ["--body-grace", "-1"]],
+                         ids=["bogus", "max_body", "queue", "jobs", "grace", "listen_no_value", "isolation",
+                              "max_tests", "request_tests", "body_values", "per_ip", "min_rate", "body_grace"])
 def test_bad_flags_are_usage_errors(args):
     code, err = usage_run(["--listen", "127.0.0.1:0"] + args if args != ["--listen"] else args)
     assert code == 2, (args, code, err)

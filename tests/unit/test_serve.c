@@ -1,5 +1,6 @@
-/* test_serve.c - the server's pure parts: request bodies (request.h), the
- * token (auth.h), listen addresses (listen.h) and the metrics text (stats.h).
+/* test_serve.c - the server's pure parts: request bodies (request.h), their
+ * counts before parsing (prescan.h), the memory budget (budget.h), the token
+ * (auth.h), listen addresses (listen.h) and the metrics text (stats.h).
  * The HTTP side itself is tested black-box (tests/e2e/test_serve.py). */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -11,21 +12,33 @@
 #include "leakcheck.h"
 #include "resource_limits.h"
 #include "serve/auth.h"
+#include "serve/budget.h"
 #include "serve/listen.h"
+#include "serve/prescan.h"
 #include "serve/request.h"
 #include "serve/stats.h"
 
 #define TASK "{\"task_id\": \"t\", \"tests\": [{\"kind\": \"assert\", \"code\": \"assert f() == 1\"}]}"
 
-/* The server's defaults as ceiling: timeout 3 s, memory 512 MB, 64 procs. */
-static int parse_max(const char *body, int kind, size_t max_runs, struct ee_request *r, struct ee_err *err)
+/* The server's defaults as ceiling: timeout 3 s, memory 512 MB, 64 procs;
+ * at most max_tests tests a task, max_request_tests a request, max_values
+ * JSON values a body. */
+static int parse_bounded(const char *body, int kind, size_t max_runs, size_t max_tests,
+                         size_t max_request_tests, size_t max_values, struct ee_request *r,
+                         struct ee_err *err)
 {
 	struct ee_limits ceiling;
 	ee_limits_default(&ceiling);
-	struct ee_request_rules rules = { max_runs, EE_EXTRACT_AUTO, &ceiling, 0 };
+	struct ee_request_rules rules = { max_runs,  EE_EXTRACT_AUTO,   &ceiling,  0,
+		                          max_tests, max_request_tests, max_values };
 	memset(r, 0, sizeof(*r));
 	memset(err, 0, sizeof(*err));
 	return ee_request_parse(body, strlen(body), kind, &rules, r, err);
+}
+
+static int parse_max(const char *body, int kind, size_t max_runs, struct ee_request *r, struct ee_err *err)
+{
+	return parse_bounded(body, kind, max_runs, 10000, 500000, 250000, r, err);
 }
 
 static int parse(const char *body, int kind, struct ee_request *r, struct ee_err *err)
@@ -226,6 +239,195 @@ Test(request, batch_in_order_and_bounded)
 		cr_expect_eq(r.runs[i].sample, (long)i);
 	}
 	ee_request_free(&r);
+	no_leaks();
+}
+
+/* A batch of n runs without a task of their own, sharing TASK2 (two tests). */
+#define TASK2                                                                                                \
+	"{\"task_id\": \"s\", \"tests\": [{\"kind\": \"io\", \"stdin\": \"1\", \"stdout\": \"1\"}, "         \
+	"{\"kind\": "                                                                                        \
+	"\"io\", \"stdout\": \"\"}]}"
+
+static char *shared_batch(size_t n)
+{
+	size_t size = 256 + n * 64;
+	char *body = malloc(size);
+	int len = snprintf(body, size, "{\"task\": " TASK2 ", \"model\": \"m\", \"runs\": [");
+	for (size_t i = 0; i < n; i++)
+		len += snprintf(body + len, size - (size_t)len,
+		                "%s{\"candidate\": \"x = %zu\", \"sample\": %zu%s}", i ? ", " : "", i, i,
+		                i == 1 ? ", \"limits\": {\"timeout_s\": 0.25}" : "");
+	snprintf(body + len, size - (size_t)len, "]}");
+	return body;
+}
+
+Test(request, a_batch_task_is_parsed_once_and_shared)
+{
+	struct ee_request r, one;
+	struct ee_err err;
+	char *body = shared_batch(100);
+
+	cr_assert_eq(parse_max(body, EE_REQUEST_BATCH, 100, &r, &err), 0, "%s", err.msg);
+	cr_assert_eq(r.n_runs, 100);
+	cr_assert(r.has_shared);
+	cr_expect_eq(r.tests, 200);
+	for (size_t i = 0; i < r.n_runs; i++) {
+		cr_expect(r.runs[i].shared_task && r.runs[i].task.tests == r.shared.tests, "run %zu", i);
+		cr_expect(r.runs[i].shared_model && r.runs[i].model == r.model, "run %zu", i);
+	}
+	/* Each run keeps its own limits over the shared tests. */
+	cr_expect(r.runs[1].task.limits.has_timeout);
+	cr_expect_float_eq(r.runs[1].task.limits.timeout_s, 0.25, 1e-9);
+	cr_expect_not(r.runs[0].task.limits.has_timeout);
+	cr_expect_not(r.shared.limits.has_timeout);
+	/* 100 runs cost one task and 100 small runs, not 100 tasks. */
+	const char *single = "{\"task\": " TASK2 ", \"candidate\": \"x = 0\"}";
+	cr_assert_eq(parse(single, EE_REQUEST_RUN, &one, &err), 0, "%s", err.msg);
+	size_t task = ee_request_cost(&one), batch = ee_request_cost(&r);
+	cr_expect(batch > task, "%zu %zu", batch, task);
+	cr_expect(batch < task + 100 * (sizeof(struct ee_run) + 64), "batch %zu, one run %zu", batch, task);
+	ee_request_free(&one);
+	ee_request_free(&r);
+	free(body);
+	no_leaks();
+}
+
+Test(request, tests_bounded_per_task_and_per_request)
+{
+	static const struct {
+		const char *body;
+		int kind;
+		const char *field, *text;
+	} cases[] = {
+		{ "{\"task\": " TASK2 ", \"candidate\": \"x\"}", EE_REQUEST_RUN, "task.tests",
+		  "2 tests, more than this server's --max-tests-per-task (1)" },
+		{ "{\"runs\": [{\"task\": " TASK ", \"candidate\": \"x\"}, {\"task\": " TASK2
+		  ", \"candidate\": \"y\"}]}",
+		  EE_REQUEST_BATCH, "runs[1].task.tests", "--max-tests-per-task (1)" },
+		{ "{\"task\": " TASK2 ", \"runs\": [{\"candidate\": \"x\"}]}", EE_REQUEST_BATCH, "task.tests",
+		  "--max-tests-per-task (1)" },
+		/* HumanEval's one test and MBPP's lists count as tests too. */
+		{ "{\"task\": {\"task_id\": 1, \"text\": \"\", \"code\": \"\", \"test_list\": [\"assert 1\", "
+		  "\"assert 2\"]}, \"candidate\": \"x\"}",
+		  EE_REQUEST_RUN, "task.tests", "2 tests" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ee_request r;
+		struct ee_err err;
+		cr_expect_eq(parse_bounded(cases[i].body, cases[i].kind, 8, 1, 100, 1000, &r, &err), -2,
+		             "case %zu", i);
+		cr_expect_str_eq(err.field, cases[i].field, "case %zu: %s", i, err.msg);
+		cr_expect(strstr(err.msg, cases[i].text) != NULL, "case %zu: %s", i, err.msg);
+	}
+	/* Runs x tests: a shared task counts once per run. */
+	struct ee_request r;
+	struct ee_err err;
+	char *body = shared_batch(6);
+	cr_expect_eq(parse_bounded(body, EE_REQUEST_BATCH, 8, 2, 11, 1000, &r, &err), -2);
+	cr_expect_str_eq(err.field, "runs");
+	cr_expect(strstr(err.msg,
+	                 "6 runs carry 12 tests in all, more than this server's --max-request-tests (11)"),
+	          "%s", err.msg);
+	cr_expect_eq(parse_bounded(body, EE_REQUEST_BATCH, 8, 2, 12, 1000, &r, &err), 0, "%s", err.msg);
+	ee_request_free(&r);
+	/* JSON values: the body's, before it is parsed. */
+	cr_expect_eq(parse_bounded(body, EE_REQUEST_BATCH, 8, 2, 12, 20, &r, &err), -2);
+	cr_expect_str_eq(err.field, "");
+	cr_expect(strstr(err.msg, "more than 20 JSON values (this server's --max-body-values)"), "%s",
+	          err.msg);
+	free(body);
+	no_leaks();
+}
+
+Test(prescan, counts_values_and_tests_as_the_parser_reads_them)
+{
+	struct ee_prescan c;
+	const char *batch =
+	        "{\"task\": " TASK2 ", \"model\": \"m\", \"runs\": [{\"candidate\": \"a\"}, "
+	        "{\"candidate\": \"b\", \"task\": {\"task_id\": \"o\", \"tests\": [1, [2, {\"k\": 3}], "
+	        "\"x\"]}}, 7, {\"task\": 5}]}";
+
+	cr_assert_eq(ee_prescan(batch, strlen(batch), &c), EE_PRESCAN_OK);
+	cr_expect(c.has_task);
+	cr_expect_eq(c.task_tests, 2);
+	cr_expect_eq(c.runs, 4);
+	cr_expect_eq(c.runs_without_task, 3,
+	             "a run without a task, one not an object, one whose task is not one");
+	cr_expect_eq(c.own_tests, 3);
+	cr_expect_eq(c.max_own, 3);
+	cr_expect_eq(c.max_own_index, 1);
+	/* Values: the root, the task (its object, task_id, tests and the two
+	 * tests' 3 + 4 values: 9), model, runs, run 0 (2), run 1 (its object,
+	 * candidate, task, task_id, tests and 1, [2, {"k": 3}], "x": 11), 7,
+	 * run 3 (2): 29; keys are not values. */
+	cr_expect_eq(c.values, 29, "%zu", c.values);
+	const char *humaneval = "{\"task\" :\n{\"test\"\t: \"def check(c): pass\", \"entry_point\": \"f\"}}";
+	cr_assert_eq(ee_prescan(humaneval, strlen(humaneval), &c), EE_PRESCAN_OK);
+	cr_expect_eq(c.task_tests, 1);
+	const char *escaped = "{\"runs\": [{\"candidate\": \"a\"}, {\"t\\u0061sk\": {}}]}";
+	cr_expect_eq(ee_prescan(escaped, strlen(escaped), &c), EE_PRESCAN_ESCAPED);
+	cr_expect_str_eq(c.escaped, "runs[1]");
+	/* Escapes in values are fine; in keys below the matched levels too. */
+	const char *deep = "{\"candidate\": \"a\\\"b\", \"task\": {\"tests\": [{\"c\\u006fde\": \"x\"}]}}";
+	cr_expect_eq(ee_prescan(deep, strlen(deep), &c), EE_PRESCAN_OK);
+	cr_expect_eq(c.task_tests, 1);
+	static const char *const malformed[] = {
+		"", "{\"runs\": [1 2]}", "{\"a\": \"unterminated}", "{\"a\": 1} x", "{\"a\": }", "{\"a\" 1}"
+	};
+	for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++)
+		cr_expect_eq(ee_prescan(malformed[i], strlen(malformed[i]), &c), EE_PRESCAN_MALFORMED, "%s",
+		             malformed[i]);
+	/* Deep nesting is skipped without recursing. */
+	size_t depth = 100000;
+	char *deep_body = malloc(2 * depth + 16);
+	int len = sprintf(deep_body, "{\"a\": ");
+	memset(deep_body + len, '[', depth);
+	memset(deep_body + len + depth, ']', depth);
+	strcpy(deep_body + len + 2 * depth, "}");
+	cr_expect_eq(ee_prescan(deep_body, strlen(deep_body), &c), EE_PRESCAN_OK);
+	cr_expect_eq(c.values, depth + 1);
+	free(deep_body);
+}
+
+Test(budget, charges_the_total_and_each_address_share)
+{
+	struct ee_budget b;
+
+	ee_budget_init(&b, 1000, 250);
+	struct ee_budget_share *a1 = ee_budget_join(&b, "10.0.0.1"), *a2 = ee_budget_join(&b, "10.0.0.1");
+	struct ee_budget_share *other = ee_budget_join(&b, "10.0.0.2");
+	cr_assert(a1 && a2 && other);
+	cr_expect_eq(a1, a2, "two connections from one address hold one share");
+	cr_expect_eq(a1->conns, 2);
+	cr_expect_eq(ee_budget_charge(&b, a1, 200), EE_BUDGET_OK);
+	cr_expect_eq(ee_budget_charge(&b, a2, 51), EE_BUDGET_SHARE, "the address's quarter is used up");
+	cr_expect_eq(ee_budget_charge(&b, a2, 50), EE_BUDGET_OK);
+	cr_expect_eq(ee_budget_charge(&b, other, 250), EE_BUDGET_OK, "another address is still served");
+	cr_expect_eq(b.held, 500);
+	/* Records go to the total only; the total still binds. */
+	cr_expect_eq(ee_budget_charge(&b, NULL, 500), EE_BUDGET_OK);
+	cr_expect_eq(ee_budget_charge(&b, NULL, 1), EE_BUDGET_TOTAL);
+	cr_expect_eq(ee_budget_charge(&b, ee_budget_join(&b, "10.0.0.3"), 1), EE_BUDGET_TOTAL);
+	ee_budget_release(&b, NULL, 500);
+	ee_budget_release(&b, a1, 250);
+	cr_expect_eq(a1->held, 0);
+	cr_expect_eq(b.held, 250);
+	ee_budget_release(&b, a1, 10); /* never below zero */
+	cr_expect_eq(a1->held, 0);
+	ee_budget_leave(&b, a1);
+	ee_budget_leave(&b, a2);
+	ee_budget_leave(&b, NULL);
+	/* The last connection of an address frees its share: the table holds
+	 * no more entries than connections. */
+	size_t n = 0;
+	for (struct ee_budget_share *s = b.shares; s; s = s->next)
+		n++;
+	cr_expect_eq(n, 2, "10.0.0.2 and 10.0.0.3 remain");
+	ee_budget_free(&b);
+	/* A share larger than the total is the total. */
+	ee_budget_init(&b, 100, 1000);
+	cr_expect_eq(b.share, 100);
+	ee_budget_free(&b);
 	no_leaks();
 }
 
