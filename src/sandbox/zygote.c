@@ -30,6 +30,7 @@
 #include <ucontext.h>
 #include <stdint.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -219,6 +220,9 @@ static struct {
 
 static const struct ee_child_args *payload_args;
 static char *payload_stack;
+/* The worker's stack from its lowest mapped address to the serving loop's
+ * frame: all of it dead while a payload is being forked. */
+static char *worker_stack_lo, *worker_stack_top;
 #define PAYLOAD_STACK_SIZE (8u << 20)
 
 static long raw_syscall5(long nr, long a1, long a2, long a3, long a4, long a5)
@@ -248,11 +252,42 @@ static long raw_syscall5(long nr, long a1, long a2, long a3, long a4, long a5)
 
 #define RAW(nr, a1, a2, a3, a4) raw_syscall5((nr), (long)(a1), (long)(a2), (long)(a3), (long)(a4), 0)
 
+/* Zeroes [lo, hi) of this process's memory: whole pages are dropped (they
+ * read as zero again, without the fault and copy a write would cost in a
+ * fresh fork), the partial pages at the ends are written. */
+static void scrub(char *lo, char *hi)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	char *a = (char *)(((uintptr_t)lo + page - 1) & ~(page - 1));
+	char *b = (char *)((uintptr_t)hi & ~(page - 1));
+
+	if (hi <= lo)
+		return;
+	if (a >= b) {
+		explicit_bzero(lo, (size_t)(hi - lo));
+		return;
+	}
+	explicit_bzero(lo, (size_t)(a - lo));
+	if (madvise(a, (size_t)(b - a), MADV_DONTNEED) < 0)
+		explicit_bzero(a, (size_t)(b - a));
+	explicit_bzero(b, (size_t)(hi - b));
+}
+
 /* The payload, on its own stack in its own copy of memory: from here on
- * it is an ordinary process and may use libc. */
+ * it is an ordinary process and may use libc. Its copy of the worker's
+ * stack below the serving loop (dead frames: earlier candidates' DONE
+ * messages and rusage, receive buffers, the interpreter's start-up) and of
+ * the init's stack is scrubbed before anything of the candidate runs; what
+ * it needs of them is copied to its own stack first. */
 __attribute__((noreturn)) static void payload_main(void)
 {
-	ee_child_main(payload_args);
+	struct ee_child_args a = *payload_args;
+	struct ee_seccomp_prog prog = *a.seccomp;
+
+	a.seccomp = &prog;
+	scrub(worker_stack_lo, worker_stack_top);
+	scrub(init_stack, init_stack + sizeof(init_stack));
+	ee_child_main(&a);
 }
 
 __attribute__((noreturn)) static void run_payload(void)
@@ -378,7 +413,10 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	/* A new pid namespace for the next children; its init forks the
 	 * payload while this worker waits, quiet, for the copy to be made. */
 	payload_args = &a;
-	shared.forked = shared.status_known = shared.init_errno = 0;
+	/* Nothing of the previous candidate may be in the memory the payload
+	 * copies: its status (shared) and its init's frames. */
+	explicit_bzero((void *)&shared, sizeof(shared));
+	explicit_bzero(init_stack, sizeof(init_stack));
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid_t init = -1;
@@ -434,6 +472,48 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 		              "the candidate's init could not become uid/gid 65534");
 	}
 	send_msg(&done, -1);
+	explicit_bzero(&done, sizeof(done));
+	explicit_bzero(&ru, sizeof(ru));
+}
+
+__attribute__((noinline, noreturn)) static void serve(void)
+{
+	struct ee_err err = { 0 };
+
+	for (;;) {
+		struct ee_worker_msg req;
+		int fds[6];
+		if (receive_run(&req, fds) < 0) {
+			ee_fail(&err, EE_ERR_SANDBOX, "malformed request");
+			send_failed(&err);
+			continue;
+		}
+		serve_one(&req, fds);
+		explicit_bzero(&req, sizeof(req));
+	}
+}
+
+/* The lowest address of the main thread's stack, once warm: the deepest
+ * it ever was (the interpreter's start-up), as serving one candidate goes
+ * far less deep. */
+static int find_stack(struct ee_err *err)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "open /proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			worker_stack_lo = (char *)lo;
+			break;
+		}
+	}
+	fclose(f);
+	if (!worker_stack_lo)
+		return ee_fail(err, EE_ERR_SANDBOX, "no [stack] in /proc/self/maps");
+	return 0;
 }
 
 void ee_zygote_main(const char *n_cgroup_fds)
@@ -482,16 +562,13 @@ void ee_zygote_main(const char *n_cgroup_fds)
 		fail(&err);
 	}
 
+	if (find_stack(&err) < 0)
+		fail(&err);
+	/* Everything the serving loop puts on the stack lies below this frame
+	 * (serve is not inlined into it). */
+	worker_stack_top = __builtin_frame_address(0);
+
 	struct ee_worker_msg ready = { .type = EE_W_READY };
 	send_msg(&ready, -1);
-	for (;;) {
-		struct ee_worker_msg req;
-		int fds[6];
-		if (receive_run(&req, fds) < 0) {
-			ee_fail(&err, EE_ERR_SANDBOX, "malformed request");
-			send_failed(&err);
-			continue;
-		}
-		serve_one(&req, fds);
-	}
+	serve();
 }
