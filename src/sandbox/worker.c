@@ -30,6 +30,7 @@
 #include "sandbox/child.h"
 #include "sandbox/memfd.h"
 #include "sandbox/seccomp.h"
+#include "sandbox/uid.h"
 #include "sandbox/wire.h"
 
 #ifndef CLONE_PIDFD
@@ -51,6 +52,7 @@ struct ee_worker {
 	struct ee_cgroup_pool cgs;  /* the slot's: the worker in one, candidates in the other */
 	struct ee_limits cg_limits; /* what the candidate cgroup's files say now */
 	struct ee_cgroup_stats base;
+	struct ee_uid uid; /* the slot's, claimed for the worker's lifetime */
 };
 
 struct ee_pool {
@@ -169,6 +171,9 @@ static void worker_stop(struct ee_worker *w)
 	if (w->sock >= 0)
 		close(w->sock);
 	ee_cgroup_pool_destroy(&w->cgs, NULL);
+	/* Reaped, the worker (its pid namespace's init) took every candidate
+	 * of its slot with it. */
+	ee_uid_release(&w->uid);
 	w->pid = 0;
 	w->pidfd = w->sock = -1;
 	w->ready = w->dead = w->busy = 0;
@@ -178,8 +183,12 @@ static int worker_start(struct ee_pool *p, struct ee_worker *w, struct ee_err *e
 {
 	int sv[2] = { -1, -1 }, cg_fds[4] = { -1 }, pidfd = -1;
 
-	if (ee_cgroup_pool_create(p->host, &p->limits, &w->cgs, err) < 0)
+	if (ee_uid_claim(&w->uid, err) < 0)
 		return -1;
+	if (ee_cgroup_pool_create(p->host, &p->limits, &w->cgs, err) < 0) {
+		ee_uid_release(&w->uid);
+		return -1;
+	}
 	w->cg_limits = p->limits;
 	if (ee_cgroup_open_attach(&w->cgs.candidate, cg_fds, err) < 0)
 		goto fail;
@@ -210,6 +219,7 @@ fail:
 	for (int *fd = cg_fds; *fd >= 0; fd++)
 		close(*fd);
 	ee_cgroup_pool_destroy(&w->cgs, NULL);
+	ee_uid_release(&w->uid);
 	return -1;
 }
 
@@ -238,7 +248,7 @@ static int worker_wait_ready(struct ee_worker *w, struct ee_err *err)
 static int worker_run(struct ee_worker *w, const struct ee_limits *lim, const int fds[6], int *pidfd,
                       struct ee_err *err)
 {
-	struct ee_worker_msg m = { .type = EE_W_RUN, .limits = *lim };
+	struct ee_worker_msg m = { .type = EE_W_RUN, .limits = *lim, .uid = w->uid.id };
 	int got[1], nfds;
 
 	if (lim->memory_mb != w->cg_limits.memory_mb || lim->procs != w->cg_limits.procs) {
@@ -315,6 +325,7 @@ int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret,
 	p->n = n ? n : 1;
 	for (unsigned i = 0; i < p->n; i++) {
 		p->workers[i].pidfd = p->workers[i].sock = -1;
+		p->workers[i].uid = EE_UID_NONE;
 	}
 	p->config_fd = write_config(s, err);
 	if (p->config_fd < 0) {

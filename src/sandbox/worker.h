@@ -50,6 +50,7 @@ struct ee_worker_msg {
 	long maxrss_kb;          /* DONE: from wait4 */
 	double cpu_ms;           /* DONE: from wait4 */
 	struct ee_limits limits; /* RUN (with 6 fds: ctl, job, out, err, result, gate) */
+	unsigned uid;            /* RUN: the slot's uid and gid for the candidate (uid.h) */
 	struct ee_err err;       /* FAILED; DONE: the sandbox failed, not the candidate
 	                            (msg "" when it did not) */
 };

@@ -185,7 +185,7 @@ static int receive_run(struct ee_worker_msg *m, int fds[6])
 
 	if (rc == 0 || (rc < 0 && errno != EPROTO))
 		_exit(0); /* the supervisor is done with this worker */
-	if (rc < 0 || m->type != EE_W_RUN || nfds != 6) {
+	if (rc < 0 || m->type != EE_W_RUN || nfds != 6 || m->uid < 65536) {
 		while (nfds > 0)
 			close(fds[--nfds]);
 		return -1;
@@ -197,7 +197,7 @@ static int receive_run(struct ee_worker_msg *m, int fds[6])
 
 /* As in a cold sandbox, the candidate's pid namespace has an init that is
  * the payload's parent: it reaps orphans, reports the payload's status, runs
- * as uid 65534 without capabilities, and exits when the payload does, which
+ * as the slot's uid (uid.h) without capabilities, and exits when the payload does, which
  * makes the kernel kill whatever the candidate left. A fork of the worker
  * would copy the interpreter's memory only to discard it, so this init
  * shares the worker's memory (CLONE_VM) instead: it runs on its own stack
@@ -219,6 +219,7 @@ static struct {
 } shared;
 
 static const struct ee_child_args *payload_args;
+static unsigned candidate_uid; /* the slot's uid and gid, from RUN */
 static char *payload_stack;
 /* The worker's stack from its lowest mapped address to the serving loop's
  * frame: all of it dead while a payload is being forked. */
@@ -324,8 +325,8 @@ static int namespace_init(void *arg)
 	/* As unprivileged as the candidate, like a cold init. */
 	RAW(SYS_close_range, 0, ~0U, 0, 0);
 	long e = RAW(SYS_setgroups, 0, 0, 0, 0);
-	e = e < 0 ? e : RAW(SYS_setresgid, 65534, 65534, 65534, 0);
-	e = e < 0 ? e : RAW(SYS_setresuid, 65534, 65534, 65534, 0);
+	e = e < 0 ? e : RAW(SYS_setresgid, candidate_uid, candidate_uid, candidate_uid, 0);
+	e = e < 0 ? e : RAW(SYS_setresuid, candidate_uid, candidate_uid, candidate_uid, 0);
 	e = e < 0 ? e : RAW(SYS_capset, &hdr, none, 0, 0);
 	if (e < 0) {
 		shared.init_errno = (int)-e; /* the sandbox's failure, never the candidate's */
@@ -397,6 +398,7 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 		.use_cgroup_ns = cfg.use_cgroup_ns,
 		.have_memory_cg = cfg.have_memory_cg,
 		.have_pids_cg = cfg.have_pids_cg,
+		.uid = req->uid,
 		.fds = { .sync = -1,
 		         .ctl = fds[0],
 		         .job = fds[1],
@@ -413,6 +415,7 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	/* A new pid namespace for the next children; its init forks the
 	 * payload while this worker waits, quiet, for the copy to be made. */
 	payload_args = &a;
+	candidate_uid = req->uid;
 	/* Nothing of the previous candidate may be in the memory the payload
 	 * copies: its status (shared) and its init's frames. */
 	explicit_bzero((void *)&shared, sizeof(shared));
@@ -468,8 +471,8 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	};
 	if (shared.init_errno) {
 		errno = shared.init_errno;
-		ee_fail_errno(&done.err, EE_ERR_SANDBOX,
-		              "the candidate's init could not become uid/gid 65534");
+		ee_fail_errno(&done.err, EE_ERR_SANDBOX, "the candidate's init could not become uid/gid %u",
+		              candidate_uid);
 	}
 	send_msg(&done, -1);
 	explicit_bzero(&done, sizeof(done));
