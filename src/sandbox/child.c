@@ -306,7 +306,8 @@ static int enter_sandbox(const struct ee_child_args *a, struct ee_err *err)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "unshare cgroup namespace");
 	if (sethostname("sandbox", 7) < 0 || setdomainname("sandbox", 7) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "sethostname");
-	if (ee_mount_apply(a->mounts, err) < 0 || drop_privileges(a, err) < 0)
+	if (ee_mount_apply(a->mounts, a->host->is_root ? a->uid : 65534, err) < 0 ||
+	    drop_privileges(a, err) < 0)
 		return -1;
 	/* The kernel clears the parent-death signal on any change of
 	 * credentials: arm it again, then make sure the supervisor did not die

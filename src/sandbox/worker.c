@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -129,11 +130,12 @@ __attribute__((noreturn)) static void worker_exec(const struct ee_worker *w, int
                                                   const int *cg_fds)
 {
 	struct ee_err err;
-	char count[2] = { '0', '\0' };
-	char *const argv[] = { "execeval", "__worker", count, NULL };
+	char count[2] = { '0', '\0' }, uid[16];
+	char *const argv[] = { "execeval", "__worker", count, uid, NULL };
 	int src[8], n = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	snprintf(uid, sizeof(uid), "%u", w->uid.id);
 	if (ee_cgroup_attach_self(&w->cgs.worker, &err) < 0)
 		_exit(127);
 	src[n++] = config_fd;
@@ -248,7 +250,7 @@ static int worker_wait_ready(struct ee_worker *w, struct ee_err *err)
 static int worker_run(struct ee_worker *w, const struct ee_limits *lim, const int fds[6], int *pidfd,
                       struct ee_err *err)
 {
-	struct ee_worker_msg m = { .type = EE_W_RUN, .limits = *lim, .uid = w->uid.id };
+	struct ee_worker_msg m = { .type = EE_W_RUN, .limits = *lim };
 	int got[1], nfds;
 
 	if (lim->memory_mb != w->cg_limits.memory_mb || lim->procs != w->cg_limits.procs) {

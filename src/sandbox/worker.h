@@ -50,7 +50,6 @@ struct ee_worker_msg {
 	long maxrss_kb;          /* DONE: from wait4 */
 	double cpu_ms;           /* DONE: from wait4 */
 	struct ee_limits limits; /* RUN (with 6 fds: ctl, job, out, err, result, gate) */
-	unsigned uid;            /* RUN: the slot's uid and gid for the candidate (uid.h) */
 	struct ee_err err;       /* FAILED; DONE: the sandbox failed, not the candidate
 	                            (msg "" when it did not) */
 };
@@ -75,9 +74,10 @@ struct ee_worker_config {
 /* Descriptors of a worker process. */
 enum { EE_WFD_CONFIG = 3, EE_WFD_SOCKET = 4, EE_WFD_CGROUP = 5 };
 
-/* The worker process: `execeval __worker N`, N the number of cgroup files
- * at fds 5, 6, ... Never returns. */
-__attribute__((noreturn)) void ee_zygote_main(const char *n_cgroup_fds);
+/* The worker process: `execeval __worker N UID`, N the number of cgroup
+ * files at fds 5, 6, ..., UID the slot's uid and gid its candidates run as
+ * (uid.h). Never returns. */
+__attribute__((noreturn)) void ee_zygote_main(const char *n_cgroup_fds, const char *uid);
 
 /* ---- the supervisor's side --------------------------------------------- */
 

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -185,7 +186,7 @@ static int receive_run(struct ee_worker_msg *m, int fds[6])
 
 	if (rc == 0 || (rc < 0 && errno != EPROTO))
 		_exit(0); /* the supervisor is done with this worker */
-	if (rc < 0 || m->type != EE_W_RUN || nfds != 6 || m->uid < 65536) {
+	if (rc < 0 || m->type != EE_W_RUN || nfds != 6) {
 		while (nfds > 0)
 			close(fds[--nfds]);
 		return -1;
@@ -219,7 +220,7 @@ static struct {
 } shared;
 
 static const struct ee_child_args *payload_args;
-static unsigned candidate_uid; /* the slot's uid and gid, from RUN */
+static unsigned candidate_uid; /* the slot's uid and gid (uid.h) */
 static char *payload_stack;
 /* The worker's stack from its lowest mapped address to the serving loop's
  * frame: all of it dead while a payload is being forked. */
@@ -398,7 +399,7 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 		.use_cgroup_ns = cfg.use_cgroup_ns,
 		.have_memory_cg = cfg.have_memory_cg,
 		.have_pids_cg = cfg.have_pids_cg,
-		.uid = req->uid,
+		.uid = candidate_uid,
 		.fds = { .sync = -1,
 		         .ctl = fds[0],
 		         .job = fds[1],
@@ -415,7 +416,6 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	/* A new pid namespace for the next children; its init forks the
 	 * payload while this worker waits, quiet, for the copy to be made. */
 	payload_args = &a;
-	candidate_uid = req->uid;
 	/* Nothing of the previous candidate may be in the memory the payload
 	 * copies: its status (shared) and its init's frames. */
 	explicit_bzero((void *)&shared, sizeof(shared));
@@ -519,9 +519,11 @@ static int find_stack(struct ee_err *err)
 	return 0;
 }
 
-void ee_zygote_main(const char *n_cgroup_fds)
+void ee_zygote_main(const char *n_cgroup_fds, const char *uid)
 {
 	struct ee_err err = { 0 };
+	char *end;
+	unsigned long id = strtoul(uid, &end, 10);
 	int n = n_cgroup_fds[0] >= '0' && n_cgroup_fds[0] <= '3' && !n_cgroup_fds[1] ? n_cgroup_fds[0] - '0'
 	                                                                             : -1;
 
@@ -531,11 +533,13 @@ void ee_zygote_main(const char *n_cgroup_fds)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	unsetenv("ASAN_OPTIONS"); /* read already, by an ASan build (worker.c) */
 	if (pread(EE_WFD_CONFIG, &cfg, sizeof(cfg), 0) != (ssize_t)sizeof(cfg) ||
-	    cfg.magic != EE_WORKER_MAGIC || cfg.size != sizeof(cfg) || n < 0 || getpid() != 1) {
+	    cfg.magic != EE_WORKER_MAGIC || cfg.size != sizeof(cfg) || n < 0 || getpid() != 1 || *end ||
+	    id < 65536 || id > 0x7fffffffUL) {
 		ee_fail(&err, EE_ERR_SANDBOX, "started without a worker configuration");
 		fail(&err);
 	}
 	close(EE_WFD_CONFIG);
+	candidate_uid = (unsigned)id;
 	for (int i = 0; i < n; i++)
 		cgroup_fds[i] = EE_WFD_CGROUP + i;
 	cgroup_fds[n] = -1;
@@ -548,7 +552,8 @@ void ee_zygote_main(const char *n_cgroup_fds)
 		ee_fail_errno(&err, EE_ERR_SANDBOX, "sethostname");
 		fail(&err);
 	}
-	if (ee_mount_apply(&cfg.mounts, &err) < 0 || start_python(&err) < 0 || load_harness(&err) < 0)
+	if (ee_mount_apply(&cfg.mounts, candidate_uid, &err) < 0 || start_python(&err) < 0 ||
+	    load_harness(&err) < 0)
 		fail(&err);
 	/* Each payload's stack (its copy of these pages; the worker never
 	 * touches them), with a guard page below. */

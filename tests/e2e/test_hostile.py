@@ -1533,3 +1533,19 @@ def test_a_pipe_hog_does_not_shrink_a_concurrent_sandboxs_pipes(tmp_path):
     left = [pid for pid, state, uids, _, _ in processes()
             if state not in ("Z", "X") and {h["uid"], n["uid"]} & set(uids)]
     assert left == [], "processes of the sandboxes' uids are left: %s" % left
+
+
+def test_the_sandboxs_own_uid_has_a_name(run):
+    """The uid of its own (issue 11 item 6) is in the sandbox's /etc/passwd
+    and /etc/group, so getpass.getuser() and pwd work as they did for 65534."""
+    code = ADD_OK + dedent("""
+        import getpass, grp, json, os, pwd
+        print("REPORT " + json.dumps({"uid": os.getuid(), "user": getpass.getuser(),
+                                      "home": pwd.getpwuid(os.getuid()).pw_dir,
+                                      "group": grp.getgrgid(os.getgid()).gr_name}))
+        """)
+    seen = report(assert_verdict(run(code, asserts=ASSERTS), "pass"))
+    name = "sandbox" if seen["uid"] != NOBODY else "nobody"
+    assert seen == {"uid": seen["uid"], "user": name, "home": "/tmp", "group": name if name == "sandbox" else
+                    "nogroup"}, seen
+    assert is_sandbox_uid(seen["uid"])
