@@ -183,9 +183,12 @@ static int tmpfs(const char *dst, const char *size_mb, const char *mode, struct 
 	return 0;
 }
 
+/* 0644 as a host's /etc/passwd: writable by its owner (root) so that
+ * add_account can append without CAP_DAC_OVERRIDE; the root is remounted
+ * read-only before anything of the sandbox runs. */
 static int write_content(const char *path, const char *content, struct ee_err *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "create %s", path);
 	size_t len = strlen(content);
