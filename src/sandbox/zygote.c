@@ -221,6 +221,10 @@ static struct {
 
 static const struct ee_child_args *payload_args;
 static unsigned candidate_uid; /* the slot's uid and gid (uid.h) */
+/* A pipe from the init to its payload: one byte once the init has dropped
+ * its privileges. Without it a quick payload signalled a still-root init
+ * (EPERM) and could run beside it. */
+static int init_gate[2];
 static char *payload_stack;
 /* The worker's stack from its lowest mapped address to the serving loop's
  * frame: all of it dead while a payload is being forked. */
@@ -289,6 +293,13 @@ __attribute__((noreturn)) static void payload_main(void)
 	a.seccomp = &prog;
 	scrub(worker_stack_lo, worker_stack_top);
 	scrub(init_stack, init_stack + sizeof(init_stack));
+	char go = 0;
+	close(init_gate[1]);
+	while (read(init_gate[0], &go, 1) < 0 && errno == EINTR)
+		;
+	if (go != 'g')
+		_exit(127); /* the init could not drop: the namespace dies with it */
+	close(init_gate[0]);
 	ee_child_main(&a);
 }
 
@@ -314,7 +325,13 @@ static int namespace_init(void *arg)
 	 * it forks are there from their first instruction. */
 	for (const int *fd = cgroup; *fd >= 0; fd++)
 		RAW(SYS_pwrite64, *fd, "0", 1, 0);
-	long pid = RAW(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0);
+	int gate[2];
+	long pid = RAW(SYS_pipe2, gate, O_CLOEXEC, 0, 0);
+	if (pid == 0) {
+		init_gate[0] = gate[0];
+		init_gate[1] = gate[1];
+		pid = RAW(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0);
+	}
 	if (pid == 0)
 		run_payload();
 	shared.payload = (int)pid;
@@ -323,8 +340,11 @@ static int namespace_init(void *arg)
 	if (pid < 0)
 		RAW(SYS_exit, 1, 0, 0, 0);
 
-	/* As unprivileged as the candidate, like a cold init. */
-	RAW(SYS_close_range, 0, ~0U, 0, 0);
+	/* As unprivileged as the candidate, like a cold init; then the gate
+	 * opens (the byte is the sign it dropped: its death says nothing). */
+	if (gate[1] > 0)
+		RAW(SYS_close_range, 0, gate[1] - 1, 0, 0);
+	RAW(SYS_close_range, gate[1] + 1, ~0U, 0, 0);
 	long e = RAW(SYS_setgroups, 0, 0, 0, 0);
 	e = e < 0 ? e : RAW(SYS_setresgid, candidate_uid, candidate_uid, candidate_uid, 0);
 	e = e < 0 ? e : RAW(SYS_setresuid, candidate_uid, candidate_uid, candidate_uid, 0);
@@ -334,6 +354,8 @@ static int namespace_init(void *arg)
 		RAW(SYS_exit, 1, 0, 0, 0);   /* never a candidate beside a privileged init: the
 		                                namespace dies with it */
 	}
+	RAW(SYS_write, gate[1], "g", 1, 0);
+	RAW(SYS_close, gate[1], 0, 0, 0);
 	for (;;) {
 		int status;
 		long got = RAW(SYS_wait4, -1, &status, __WALL, 0);
