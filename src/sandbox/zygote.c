@@ -197,9 +197,9 @@ static int receive_run(struct ee_worker_msg *m, int fds[6])
 /* ---- the candidate's pid namespace init ------------------------------ */
 
 /* As in a cold sandbox, the candidate's pid namespace has an init that is
- * the payload's parent: it reaps orphans, reports the payload's status, runs
- * as the slot's uid (uid.h) without capabilities, and exits when the payload does, which
- * makes the kernel kill whatever the candidate left. A fork of the worker
+ * the payload's parent: it reaps orphans, reports the payload's status,
+ * runs as the slot's uid (uid.h) without capabilities, and exits when the
+ * payload does, which makes the kernel kill whatever the candidate left. A fork of the worker
  * would copy the interpreter's memory only to discard it, so this init
  * shares the worker's memory (CLONE_VM) instead: it runs on its own stack
  * with every signal blocked (no handler of the interpreter's can ever run
@@ -326,7 +326,7 @@ static int namespace_init(void *arg)
 	for (const int *fd = cgroup; *fd >= 0; fd++)
 		RAW(SYS_pwrite64, *fd, "0", 1, 0);
 	int gate[2];
-	long pid = RAW(SYS_pipe2, gate, O_CLOEXEC, 0, 0);
+	long pid = RAW(SYS_pipe2, gate, O_CLOEXEC, 0, 0); /* -errno: reported as the clone's */
 	if (pid == 0) {
 		init_gate[0] = gate[0];
 		init_gate[1] = gate[1];
