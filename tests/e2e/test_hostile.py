@@ -1521,7 +1521,7 @@ def test_a_pipe_hog_does_not_shrink_a_concurrent_sandboxs_pipes(tmp_path):
     hog, neighbour = recs[0], recs[1]
     assert (hog["status"], neighbour["status"]) == ("pass", "pass"), (hog, neighbour)
     h, n = report(hog), report(neighbour)
-    assert h["grown"] == 64, h
+    assert h["grown"] >= 60, h  # the hog holds (about) its uid's whole soft limit
     assert n["sizes"] == [65536] * 4 and n["errors"] == [None] * 4, n
     # The candidates saw their own uids, both of the range and different.
     assert h["uid"] != n["uid"] and is_sandbox_uid(h["uid"]) and is_sandbox_uid(n["uid"]), (h, n)
