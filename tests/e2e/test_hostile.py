@@ -1549,3 +1549,48 @@ def test_the_sandboxs_own_uid_has_a_name(run):
     assert seen == {"uid": seen["uid"], "user": name, "home": "/tmp", "group": name if name == "sandbox" else
                     "nogroup"}, seen
     assert is_sandbox_uid(seen["uid"])
+
+
+NOBODY_PIPE_PROBE = dedent("""
+    import fcntl, json, os
+    r, w = os.pipe()
+    size = fcntl.fcntl(w, fcntl.F_GETPIPE_SZ)
+    try:
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 20)
+        error = None
+    except OSError as e:
+        error = e.errno
+    print(json.dumps({"size": size, "error": error}))
+""")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the host's probe as nobody")
+def test_a_pipe_hog_leaves_the_hosts_nobody_alone(tmp_path):
+    """Issue 11 item 6, the host's side: a host process running as nobody
+    shared uid 65534's pipe quota with every sandbox, so a hog shrank its
+    pipes too. Now it probes while the hog holds its pipes: full size."""
+    soft = read_pipe_soft_limit()
+    if not soft or soft > 16384:
+        pytest.skip("fs.pipe-user-pages-soft is %d: 64 pipes of 1 MiB do not reach it" % soft)
+    cf = tmp_path / "hog.py"
+    cf.write_text(PIPE_HOG)
+    argv = with_isolation([EXECEVAL, "run", "--timeout", "10", "--assert", ASSERTS[0], str(cf)])
+    with open(tmp_path / "out", "w+b") as out:
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=execeval_env())
+        try:
+            deadline = time.monotonic() + 30
+            # The record comes at the end: wait for the sandbox's processes.
+            while p.poll() is None and time.monotonic() < deadline and not any(
+                    is_sandbox_uid(uids[0]) for _, st, uids, _, _ in processes() if st not in ("Z", "X") and uids):
+                time.sleep(0.02)
+            time.sleep(1.0)  # the hog's 64 pipes are set up by now
+            assert p.poll() is None, "the hog ended early"
+            probe = subprocess.run(["/usr/bin/python3", "-I", "-c", NOBODY_PIPE_PROBE], user=NOBODY, group=NOBODY,
+                                   capture_output=True, text=True, timeout=30)
+        finally:
+            p.wait(timeout=60)
+        out.seek(0)
+        rec = parse_record(out.read().decode())
+    assert probe.returncode == 0, probe.stderr
+    assert json.loads(probe.stdout) == {"size": 65536, "error": None}, probe.stdout
+    assert rec and rec["status"] == "pass" and report(rec)["grown"] >= 60, rec
