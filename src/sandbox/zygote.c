@@ -13,7 +13,10 @@
  * traces (keep_network_clean), DONE.
  *
  * The worker runs only this file's code and the harness's warm-up, never a
- * candidate's; it never reads a job. Being the init of the namespace every
+ * candidate's; it never reads a job. What it learns of a candidate's end is
+ * zeroed before the next clone, and each payload drops its copy of the
+ * worker's and the init's stacks before the harness starts (payload_main):
+ * no candidate finds its predecessor in its memory. Being the init of the namespace every
  * candidate's namespace nests in, its death (or the supervisor's, through
  * PDEATHSIG) kills every candidate with it.
  */
