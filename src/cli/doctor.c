@@ -114,7 +114,7 @@ int cmd_doctor(int argc, char **argv)
 		return EXIT_SANDBOX;
 	}
 	printf("execeval %s on this host:\n", EE_VERSION);
-	line("running as root", h.is_root, "candidates run as uid/gid 65534, no user namespace needed",
+	line("running as root", h.is_root, "candidates run as uids of their own, no user namespace needed",
 	     "a user namespace maps the sandbox's 65534 to your uid");
 	capabilities(&h);
 	line("user namespaces", h.userns, "available",
@@ -127,7 +127,7 @@ int cmd_doctor(int argc, char **argv)
 	           "execeval refuses to run without --weak-limits (with it: RLIMIT_AS per process, "
 	           "memfd_create refused, /tmp and file size x open files within --memory)");
 	controller("pids", &h.pids,
-	           h.is_root ? "falls back to RLIMIT_NPROC for uid 65534 (shared by concurrent sandboxes)"
+	           h.is_root ? "falls back to RLIMIT_NPROC for the sandbox's own uid"
 	                     : "falls back to RLIMIT_NPROC, counted per user namespace (kernel >= 5.14)");
 	/* On v1 the sandbox joins its cgroups through `tasks`, without the lock. */
 	if (h.memory.version == EE_CG_V2 || h.pids.version == EE_CG_V2)

@@ -26,8 +26,8 @@ int main(int argc, char **argv)
 	}
 	ee_child_note_argv(argv);
 	const char *cmd = argv[1];
-	if (strcmp(cmd, "__worker") == 0 && argc == 3)
-		ee_zygote_main(argv[2]); /* a warm worker, started by execeval itself */
+	if (strcmp(cmd, "__worker") == 0 && argc == 4)
+		ee_zygote_main(argv[2], argv[3]); /* a warm worker, started by execeval itself */
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("execeval %s\n", EE_VERSION);
 		return 0;

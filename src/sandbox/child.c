@@ -10,7 +10,8 @@
  *      rooted there, names the host;
  *   4. builds the root filesystem and pivots into it (mount.c);
  *   5. drops privileges for good: bounding set, supplementary groups,
- *      uid/gid 65534, capabilities, no_new_privs, non-dumpable;
+ *      the sandbox's own uid/gid (as root, uid.h; 65534 in a user
+ *      namespace otherwise), capabilities, no_new_privs, non-dumpable;
  *   6. loads the seccomp filter (inherited by everything it forks);
  *   7. forks the payload and reaps until the payload ends.
  * The payload starts a new session (no controlling terminal: TIOCSTI), resets
@@ -41,8 +42,6 @@
 #include "sandbox/mount.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/seccomp.h"
-
-#define NOBODY 65534
 
 extern char **environ;
 
@@ -109,11 +108,15 @@ static int drop_privileges(const struct ee_child_args *a, struct ee_err *err)
 		return -1;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "clear ambient capabilities");
+	/* As root, a uid and gid of this sandbox's own: no quota of the
+	 * kernel's per-user ones is shared with another sandbox. */
 	if (a->host->is_root) {
 		if (setgroups(0, NULL) < 0)
 			return ee_fail_errno(err, EE_ERR_SANDBOX, "setgroups");
-		if (setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "become uid/gid %d", NOBODY);
+		if (a->uid < 65536) /* never a host account's: root, nobody */
+			return ee_fail(err, EE_ERR_SANDBOX, "internal: no uid claimed for the sandbox");
+		if (setresgid(a->uid, a->uid, a->uid) < 0 || setresuid(a->uid, a->uid, a->uid) < 0)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "become uid/gid %u", a->uid);
 	}
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2];
@@ -156,10 +159,10 @@ static int set_rlimits(const struct ee_child_args *a, struct ee_err *err)
 		if (set_limit(RLIMIT_AS, as, as, "AS", err) < 0)
 			return -1;
 	}
-	/* Without a pids cgroup, RLIMIT_NPROC stands in. As root it counts every
-	 * process of uid 65534 on the host (shared by concurrent sandboxes);
-	 * unprivileged, the kernel (>= 5.14) counts it per user namespace, so
-	 * it bounds this sandbox alone. */
+	/* Without a pids cgroup, RLIMIT_NPROC stands in. As root it counts the
+	 * processes of the sandbox's own uid (uid.h); unprivileged, the kernel
+	 * (>= 5.14) counts it per user namespace: either way this sandbox
+	 * alone. */
 	if (!a->have_pids_cg && set_limit(RLIMIT_NPROC, l->procs, l->procs, "NPROC", err) < 0)
 		return -1;
 	return 0;
@@ -303,7 +306,8 @@ static int enter_sandbox(const struct ee_child_args *a, struct ee_err *err)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "unshare cgroup namespace");
 	if (sethostname("sandbox", 7) < 0 || setdomainname("sandbox", 7) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "sethostname");
-	if (ee_mount_apply(a->mounts, err) < 0 || drop_privileges(a, err) < 0)
+	if (ee_mount_apply(a->mounts, a->host->is_root ? a->uid : 65534, err) < 0 ||
+	    drop_privileges(a, err) < 0)
 		return -1;
 	/* The kernel clears the parent-death signal on any change of
 	 * credentials: arm it again, then make sure the supervisor did not die

@@ -50,6 +50,7 @@ struct ee_child_args {
 	int use_cgroup_ns;              /* unshare a cgroup namespace after being attached */
 	int have_memory_cg;             /* else RLIMIT_AS stands in for the memory limit */
 	int have_pids_cg;               /* else RLIMIT_NPROC stands in (root only) */
+	unsigned uid;                   /* as root: the host uid and gid to run as (uid.h) */
 	struct ee_child_fds fds;
 
 	/* Warm (zygote.c): this process was cloned by a worker that already

@@ -27,10 +27,10 @@
  * and warm pass and time out correctly). */
 const struct ee_cap_need ee_host_caps[EE_HOST_N_CAPS] = {
 	{ CAP_SYS_ADMIN, "SYS_ADMIN", "namespaces, mounts and pivot_root for every sandbox" },
-	{ CAP_SETUID, "SETUID", "running candidates as uid 65534" },
-	{ CAP_SETGID, "SETGID", "running candidates as gid 65534 without groups" },
+	{ CAP_SETUID, "SETUID", "running candidates as uids of their own" },
+	{ CAP_SETGID, "SETGID", "running candidates as gids of their own without groups" },
 	{ CAP_SETPCAP, "SETPCAP", "emptying the sandbox's capability bounding set" },
-	{ CAP_KILL, "KILL", "killing a sandbox (uid 65534) at its timeout" },
+	{ CAP_KILL, "KILL", "killing a sandbox (its own uid) at its timeout" },
 };
 
 /* ---- cgroup hierarchies (pure: texts in, paths out) ------------------- */

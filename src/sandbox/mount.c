@@ -183,9 +183,12 @@ static int tmpfs(const char *dst, const char *size_mb, const char *mode, struct 
 	return 0;
 }
 
+/* 0644 as a host's /etc/passwd: writable by its owner (root) so that
+ * add_account can append without CAP_DAC_OVERRIDE; the root is remounted
+ * read-only before anything of the sandbox runs. */
 static int write_content(const char *path, const char *content, struct ee_err *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "create %s", path);
 	size_t len = strlen(content);
@@ -240,7 +243,34 @@ static int remount_ro(const char *path, struct ee_err *err)
 	return 0;
 }
 
-int ee_mount_apply(const struct ee_mount_plan *plan, struct ee_err *err)
+static int append(const char *path, const char *line, struct ee_err *err)
+{
+	size_t len = strlen(line);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "open %s", path);
+	ssize_t n = write(fd, line, len);
+	close(fd);
+	if (n != (ssize_t)len)
+		return ee_fail(err, EE_ERR_SANDBOX, "write %s: short write", path);
+	return 0;
+}
+
+/* The sandbox's own uid by a name, for getpass.getuser() and pwd. */
+static int add_account(unsigned uid, struct ee_err *err)
+{
+	char user[96], grp[64];
+
+	if (uid == 65534)
+		return 0;
+	snprintf(user, sizeof(user), "sandbox:x:%u:%u:sandbox:/tmp:/usr/sbin/nologin\n", uid, uid);
+	snprintf(grp, sizeof(grp), "sandbox:x:%u:\n", uid);
+	if (append(SKELETON "/etc/passwd", user, err) < 0 || append(SKELETON "/etc/group", grp, err) < 0)
+		return -1;
+	return 0;
+}
+
+int ee_mount_apply(const struct ee_mount_plan *plan, unsigned uid, struct ee_err *err)
 {
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "make mounts private");
@@ -249,6 +279,8 @@ int ee_mount_apply(const struct ee_mount_plan *plan, struct ee_err *err)
 	for (size_t i = 0; i < plan->n; i++)
 		if (apply_step(&plan->steps[i], err) < 0)
 			return -1;
+	if (add_account(uid, err) < 0)
+		return -1;
 	if (chdir(SKELETON) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "chdir to the new root");
 	/* pivot_root(".", ".") stacks the old root under the new one; detaching

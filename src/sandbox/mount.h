@@ -49,8 +49,10 @@ struct ee_mount_plan {
 int ee_mount_plan(unsigned tmp_mb, struct ee_mount_plan *plan, struct ee_err *err);
 
 /* Executes plan in the current (new, private) mount namespace, then
- * pivot_roots into it and makes / read-only; cwd is /tmp afterwards. */
-int ee_mount_apply(const struct ee_mount_plan *plan, struct ee_err *err);
+ * pivot_roots into it and makes / read-only; cwd is /tmp afterwards. uid
+ * is the sandbox's (uid.h): /etc/passwd and /etc/group name it `sandbox`
+ * besides nobody (65534 adds nothing). */
+int ee_mount_apply(const struct ee_mount_plan *plan, unsigned uid, struct ee_err *err);
 
 /* For a candidate forked from a warm worker, which already lives in an
  * applied plan: in its own new mount namespace, mounts a fresh /proc (of

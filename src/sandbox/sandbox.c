@@ -35,6 +35,7 @@
 #include "sandbox/child.h"
 #include "sandbox/host.h"
 #include "sandbox/memfd.h"
+#include "sandbox/uid.h"
 #include "sandbox/worker.h"
 
 #ifndef CLONE_PIDFD
@@ -105,6 +106,7 @@ struct ee_sandbox {
 	int done;
 	size_t output_cap;
 	struct ee_cgroup cg;      /* cold: its own */
+	struct ee_uid uid;        /* cold, as root: its own, until its init is reaped */
 	struct ee_worker *worker; /* warm: the worker that forked it */
 	struct timespec started;
 	struct ee_sandbox_outcome out;
@@ -325,6 +327,8 @@ static void finish_if_done(struct ee_sandbox *sb)
 		close(sb->lifeline_fd);
 		sb->lifeline_fd = -1;
 	}
+	/* Every process of the namespace is gone with its init. */
+	ee_uid_release(&sb->uid);
 	if (sb->worker) {
 		ee_worker_release(sb->worker, &sb->out.cg);
 		sb->worker = NULL;
@@ -663,7 +667,8 @@ static pid_t clone_child(const struct ee_host *h, int *pidfd)
 static int launch_cold(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, int p[P_COUNT][2], int job,
                        int *pidfd, struct ee_err *err)
 {
-	if (ee_cgroup_create(cfg->host, cfg->limits, &sb->cg, err) < 0)
+	if (ee_cgroup_create(cfg->host, cfg->limits, &sb->cg, err) < 0 ||
+	    (cfg->host->is_root && ee_uid_claim(&sb->uid, err) < 0))
 		return -1;
 	pid_t pid = clone_child(cfg->host, pidfd);
 	if (pid < 0)
@@ -679,6 +684,7 @@ static int launch_cold(struct ee_sandbox *sb, const struct ee_sandbox_config *cf
 			.use_cgroup_ns = sb->cg.mem[0] || sb->cg.pids[0],
 			.have_memory_cg = sb->cg.mem[0] != '\0',
 			.have_pids_cg = sb->cg.pids[0] != '\0',
+			.uid = sb->uid.id,
 			.fds = { .sync = p[P_SYNC][0],
 			         .ctl = p[P_CTL][1],
 			         .job = job,
@@ -717,6 +723,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		sb->fd[i] = -1;
 	sb->gate_fd = -1;
 	sb->lifeline_fd = -1;
+	sb->uid = EE_UID_NONE;
 	sb->loop = loop;
 	sb->ops = ops;
 	sb->ctx = ctx;
@@ -803,6 +810,7 @@ fail:
 		close(pidfd);
 	for (int i = 0; i < P_COUNT; i++)
 		close_pair(p[i]);
+	ee_uid_release(&sb->uid); /* a failed clone, or its child reaped */
 	ee_cgroup_destroy(&sb->cg, NULL);
 	ee_buf_free(&sb->out.out);
 	ee_buf_free(&sb->out.err);
@@ -845,6 +853,10 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 	close_gate(sb);
 	if (sb->lifeline_fd >= 0)
 		close(sb->lifeline_fd);
+	/* Not reaped, its processes may live on: the claim stays held (its fd
+	 * open) until this process exits, so no sandbox gets that uid meanwhile. */
+	if (sb->reaped)
+		ee_uid_release(&sb->uid);
 	ee_cgroup_destroy(&sb->cg, NULL);
 	ee_buf_free(&sb->out.out);
 	ee_buf_free(&sb->out.err);

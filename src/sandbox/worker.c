@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,6 +31,7 @@
 #include "sandbox/child.h"
 #include "sandbox/memfd.h"
 #include "sandbox/seccomp.h"
+#include "sandbox/uid.h"
 #include "sandbox/wire.h"
 
 #ifndef CLONE_PIDFD
@@ -51,6 +53,7 @@ struct ee_worker {
 	struct ee_cgroup_pool cgs;  /* the slot's: the worker in one, candidates in the other */
 	struct ee_limits cg_limits; /* what the candidate cgroup's files say now */
 	struct ee_cgroup_stats base;
+	struct ee_uid uid; /* the slot's, claimed for the worker's lifetime */
 };
 
 struct ee_pool {
@@ -127,11 +130,12 @@ __attribute__((noreturn)) static void worker_exec(const struct ee_worker *w, int
                                                   const int *cg_fds)
 {
 	struct ee_err err;
-	char count[2] = { '0', '\0' };
-	char *const argv[] = { "execeval", "__worker", count, NULL };
+	char count[2] = { '0', '\0' }, uid[16];
+	char *const argv[] = { "execeval", "__worker", count, uid, NULL };
 	int src[8], n = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	snprintf(uid, sizeof(uid), "%u", w->uid.id);
 	if (ee_cgroup_attach_self(&w->cgs.worker, &err) < 0)
 		_exit(127);
 	src[n++] = config_fd;
@@ -169,6 +173,9 @@ static void worker_stop(struct ee_worker *w)
 	if (w->sock >= 0)
 		close(w->sock);
 	ee_cgroup_pool_destroy(&w->cgs, NULL);
+	/* Reaped, the worker (its pid namespace's init) took every candidate
+	 * of its slot with it. */
+	ee_uid_release(&w->uid);
 	w->pid = 0;
 	w->pidfd = w->sock = -1;
 	w->ready = w->dead = w->busy = 0;
@@ -178,8 +185,12 @@ static int worker_start(struct ee_pool *p, struct ee_worker *w, struct ee_err *e
 {
 	int sv[2] = { -1, -1 }, cg_fds[4] = { -1 }, pidfd = -1;
 
-	if (ee_cgroup_pool_create(p->host, &p->limits, &w->cgs, err) < 0)
+	if (ee_uid_claim(&w->uid, err) < 0)
 		return -1;
+	if (ee_cgroup_pool_create(p->host, &p->limits, &w->cgs, err) < 0) {
+		ee_uid_release(&w->uid);
+		return -1;
+	}
 	w->cg_limits = p->limits;
 	if (ee_cgroup_open_attach(&w->cgs.candidate, cg_fds, err) < 0)
 		goto fail;
@@ -210,6 +221,7 @@ fail:
 	for (int *fd = cg_fds; *fd >= 0; fd++)
 		close(*fd);
 	ee_cgroup_pool_destroy(&w->cgs, NULL);
+	ee_uid_release(&w->uid);
 	return -1;
 }
 
@@ -315,6 +327,7 @@ int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret,
 	p->n = n ? n : 1;
 	for (unsigned i = 0; i < p->n; i++) {
 		p->workers[i].pidfd = p->workers[i].sock = -1;
+		p->workers[i].uid = EE_UID_NONE;
 	}
 	p->config_fd = write_config(s, err);
 	if (p->config_fd < 0) {

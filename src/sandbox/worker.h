@@ -74,9 +74,10 @@ struct ee_worker_config {
 /* Descriptors of a worker process. */
 enum { EE_WFD_CONFIG = 3, EE_WFD_SOCKET = 4, EE_WFD_CGROUP = 5 };
 
-/* The worker process: `execeval __worker N`, N the number of cgroup files
- * at fds 5, 6, ... Never returns. */
-__attribute__((noreturn)) void ee_zygote_main(const char *n_cgroup_fds);
+/* The worker process: `execeval __worker N UID`, N the number of cgroup
+ * files at fds 5, 6, ..., UID the slot's uid and gid its candidates run as
+ * (uid.h). Never returns. */
+__attribute__((noreturn)) void ee_zygote_main(const char *n_cgroup_fds, const char *uid);
 
 /* ---- the supervisor's side --------------------------------------------- */
 

@@ -13,7 +13,10 @@
  * traces (keep_network_clean), DONE.
  *
  * The worker runs only this file's code and the harness's warm-up, never a
- * candidate's; it never reads a job. Being the init of the namespace every
+ * candidate's; it never reads a job. What it learns of a candidate's end is
+ * zeroed before the next clone, and each payload drops its copy of the
+ * worker's and the init's stacks before the harness starts (payload_main):
+ * no candidate finds its predecessor in its memory. Being the init of the namespace every
  * candidate's namespace nests in, its death (or the supervisor's, through
  * PDEATHSIG) kills every candidate with it.
  */
@@ -30,6 +33,8 @@
 #include <ucontext.h>
 #include <stdint.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -195,9 +200,9 @@ static int receive_run(struct ee_worker_msg *m, int fds[6])
 /* ---- the candidate's pid namespace init ------------------------------ */
 
 /* As in a cold sandbox, the candidate's pid namespace has an init that is
- * the payload's parent: it reaps orphans, reports the payload's status, runs
- * as uid 65534 without capabilities, and exits when the payload does, which
- * makes the kernel kill whatever the candidate left. A fork of the worker
+ * the payload's parent: it reaps orphans, reports the payload's status,
+ * runs as the slot's uid (uid.h) without capabilities, and exits when the
+ * payload does, which makes the kernel kill whatever the candidate left. A fork of the worker
  * would copy the interpreter's memory only to discard it, so this init
  * shares the worker's memory (CLONE_VM) instead: it runs on its own stack
  * with every signal blocked (no handler of the interpreter's can ever run
@@ -218,7 +223,15 @@ static struct {
 } shared;
 
 static const struct ee_child_args *payload_args;
+static unsigned candidate_uid; /* the slot's uid and gid (uid.h) */
+/* A pipe from the init to its payload: one byte once the init has dropped
+ * its privileges. Without it a quick payload signalled a still-root init
+ * (EPERM) and could run beside it. */
+static int init_gate[2];
 static char *payload_stack;
+/* The worker's stack from its lowest mapped address to the serving loop's
+ * frame: all of it dead while a payload is being forked. */
+static char *worker_stack_lo, *worker_stack_top;
 #define PAYLOAD_STACK_SIZE (8u << 20)
 
 static long raw_syscall5(long nr, long a1, long a2, long a3, long a4, long a5)
@@ -248,11 +261,49 @@ static long raw_syscall5(long nr, long a1, long a2, long a3, long a4, long a5)
 
 #define RAW(nr, a1, a2, a3, a4) raw_syscall5((nr), (long)(a1), (long)(a2), (long)(a3), (long)(a4), 0)
 
+/* Zeroes [lo, hi) of this process's memory: whole pages are dropped (they
+ * read as zero again, without the fault and copy a write would cost in a
+ * fresh fork), the partial pages at the ends are written. */
+static void scrub(char *lo, char *hi)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	char *a = (char *)(((uintptr_t)lo + page - 1) & ~(page - 1));
+	char *b = (char *)((uintptr_t)hi & ~(page - 1));
+
+	if (hi <= lo)
+		return;
+	if (a >= b) {
+		explicit_bzero(lo, (size_t)(hi - lo));
+		return;
+	}
+	explicit_bzero(lo, (size_t)(a - lo));
+	if (madvise(a, (size_t)(b - a), MADV_DONTNEED) < 0)
+		explicit_bzero(a, (size_t)(b - a));
+	explicit_bzero(b, (size_t)(hi - b));
+}
+
 /* The payload, on its own stack in its own copy of memory: from here on
- * it is an ordinary process and may use libc. */
+ * it is an ordinary process and may use libc. Its copy of the worker's
+ * stack below the serving loop (dead frames: earlier candidates' DONE
+ * messages and rusage, receive buffers, the interpreter's start-up) and of
+ * the init's stack is scrubbed before anything of the candidate runs; what
+ * it needs of them is copied to its own stack first. */
 __attribute__((noreturn)) static void payload_main(void)
 {
-	ee_child_main(payload_args);
+	struct ee_child_args a = *payload_args;
+	struct ee_seccomp_prog prog = *a.seccomp;
+
+	a.seccomp = &prog;
+	scrub(worker_stack_lo, worker_stack_top);
+	scrub(init_stack, init_stack + sizeof(init_stack));
+	char go = 0;
+	close(init_gate[1]);
+	while (read(init_gate[0], &go, 1) < 0 && errno == EINTR)
+		;
+	if (go != 'g')
+		_exit(127); /* the init could not drop: the namespace dies with it */
+	close(init_gate[0]);
+	ee_child_main(&a);
 }
 
 __attribute__((noreturn)) static void run_payload(void)
@@ -277,7 +328,13 @@ static int namespace_init(void *arg)
 	 * it forks are there from their first instruction. */
 	for (const int *fd = cgroup; *fd >= 0; fd++)
 		RAW(SYS_pwrite64, *fd, "0", 1, 0);
-	long pid = RAW(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0);
+	int gate[2];
+	long pid = RAW(SYS_pipe2, gate, O_CLOEXEC, 0, 0); /* -errno: reported as the clone's */
+	if (pid == 0) {
+		init_gate[0] = gate[0];
+		init_gate[1] = gate[1];
+		pid = RAW(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0);
+	}
 	if (pid == 0)
 		run_payload();
 	shared.payload = (int)pid;
@@ -286,17 +343,22 @@ static int namespace_init(void *arg)
 	if (pid < 0)
 		RAW(SYS_exit, 1, 0, 0, 0);
 
-	/* As unprivileged as the candidate, like a cold init. */
-	RAW(SYS_close_range, 0, ~0U, 0, 0);
+	/* As unprivileged as the candidate, like a cold init; then the gate
+	 * opens (the byte is the sign it dropped: its death says nothing). */
+	if (gate[1] > 0)
+		RAW(SYS_close_range, 0, gate[1] - 1, 0, 0);
+	RAW(SYS_close_range, gate[1] + 1, ~0U, 0, 0);
 	long e = RAW(SYS_setgroups, 0, 0, 0, 0);
-	e = e < 0 ? e : RAW(SYS_setresgid, 65534, 65534, 65534, 0);
-	e = e < 0 ? e : RAW(SYS_setresuid, 65534, 65534, 65534, 0);
+	e = e < 0 ? e : RAW(SYS_setresgid, candidate_uid, candidate_uid, candidate_uid, 0);
+	e = e < 0 ? e : RAW(SYS_setresuid, candidate_uid, candidate_uid, candidate_uid, 0);
 	e = e < 0 ? e : RAW(SYS_capset, &hdr, none, 0, 0);
 	if (e < 0) {
 		shared.init_errno = (int)-e; /* the sandbox's failure, never the candidate's */
 		RAW(SYS_exit, 1, 0, 0, 0);   /* never a candidate beside a privileged init: the
 		                                namespace dies with it */
 	}
+	RAW(SYS_write, gate[1], "g", 1, 0);
+	RAW(SYS_close, gate[1], 0, 0, 0);
 	for (;;) {
 		int status;
 		long got = RAW(SYS_wait4, -1, &status, __WALL, 0);
@@ -362,6 +424,7 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 		.use_cgroup_ns = cfg.use_cgroup_ns,
 		.have_memory_cg = cfg.have_memory_cg,
 		.have_pids_cg = cfg.have_pids_cg,
+		.uid = candidate_uid,
 		.fds = { .sync = -1,
 		         .ctl = fds[0],
 		         .job = fds[1],
@@ -378,7 +441,10 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	/* A new pid namespace for the next children; its init forks the
 	 * payload while this worker waits, quiet, for the copy to be made. */
 	payload_args = &a;
-	shared.forked = shared.status_known = shared.init_errno = 0;
+	/* Nothing of the previous candidate may be in the memory the payload
+	 * copies: its status (shared) and its init's frames. */
+	explicit_bzero((void *)&shared, sizeof(shared));
+	explicit_bzero(init_stack, sizeof(init_stack));
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid_t init = -1;
@@ -430,15 +496,59 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	};
 	if (shared.init_errno) {
 		errno = shared.init_errno;
-		ee_fail_errno(&done.err, EE_ERR_SANDBOX,
-		              "the candidate's init could not become uid/gid 65534");
+		ee_fail_errno(&done.err, EE_ERR_SANDBOX, "the candidate's init could not become uid/gid %u",
+		              candidate_uid);
 	}
 	send_msg(&done, -1);
+	explicit_bzero(&done, sizeof(done));
+	explicit_bzero(&ru, sizeof(ru));
 }
 
-void ee_zygote_main(const char *n_cgroup_fds)
+__attribute__((noinline, noreturn)) static void serve(void)
 {
 	struct ee_err err = { 0 };
+
+	for (;;) {
+		struct ee_worker_msg req;
+		int fds[6];
+		if (receive_run(&req, fds) < 0) {
+			ee_fail(&err, EE_ERR_SANDBOX, "malformed request");
+			send_failed(&err);
+			continue;
+		}
+		serve_one(&req, fds);
+		explicit_bzero(&req, sizeof(req));
+	}
+}
+
+/* The lowest address of the main thread's stack, once warm: the deepest
+ * it ever was (the interpreter's start-up), as serving one candidate goes
+ * far less deep. */
+static int find_stack(struct ee_err *err)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "open /proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			worker_stack_lo = (char *)lo;
+			break;
+		}
+	}
+	fclose(f);
+	if (!worker_stack_lo)
+		return ee_fail(err, EE_ERR_SANDBOX, "no [stack] in /proc/self/maps");
+	return 0;
+}
+
+void ee_zygote_main(const char *n_cgroup_fds, const char *uid)
+{
+	struct ee_err err = { 0 };
+	char *end;
+	unsigned long id = strtoul(uid, &end, 10);
 	int n = n_cgroup_fds[0] >= '0' && n_cgroup_fds[0] <= '3' && !n_cgroup_fds[1] ? n_cgroup_fds[0] - '0'
 	                                                                             : -1;
 
@@ -448,11 +558,13 @@ void ee_zygote_main(const char *n_cgroup_fds)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	unsetenv("ASAN_OPTIONS"); /* read already, by an ASan build (worker.c) */
 	if (pread(EE_WFD_CONFIG, &cfg, sizeof(cfg), 0) != (ssize_t)sizeof(cfg) ||
-	    cfg.magic != EE_WORKER_MAGIC || cfg.size != sizeof(cfg) || n < 0 || getpid() != 1) {
+	    cfg.magic != EE_WORKER_MAGIC || cfg.size != sizeof(cfg) || n < 0 || getpid() != 1 || *end ||
+	    id < 65536 || id > 0x7fffffffUL) {
 		ee_fail(&err, EE_ERR_SANDBOX, "started without a worker configuration");
 		fail(&err);
 	}
 	close(EE_WFD_CONFIG);
+	candidate_uid = (unsigned)id;
 	for (int i = 0; i < n; i++)
 		cgroup_fds[i] = EE_WFD_CGROUP + i;
 	cgroup_fds[n] = -1;
@@ -465,7 +577,8 @@ void ee_zygote_main(const char *n_cgroup_fds)
 		ee_fail_errno(&err, EE_ERR_SANDBOX, "sethostname");
 		fail(&err);
 	}
-	if (ee_mount_apply(&cfg.mounts, &err) < 0 || start_python(&err) < 0 || load_harness(&err) < 0)
+	if (ee_mount_apply(&cfg.mounts, candidate_uid, &err) < 0 || start_python(&err) < 0 ||
+	    load_harness(&err) < 0)
 		fail(&err);
 	/* Each payload's stack (its copy of these pages; the worker never
 	 * touches them), with a guard page below. */
@@ -482,16 +595,13 @@ void ee_zygote_main(const char *n_cgroup_fds)
 		fail(&err);
 	}
 
+	if (find_stack(&err) < 0)
+		fail(&err);
+	/* Everything the serving loop puts on the stack lies below this frame
+	 * (serve is not inlined into it). */
+	worker_stack_top = __builtin_frame_address(0);
+
 	struct ee_worker_msg ready = { .type = EE_W_READY };
 	send_msg(&ready, -1);
-	for (;;) {
-		struct ee_worker_msg req;
-		int fds[6];
-		if (receive_run(&req, fds) < 0) {
-			ee_fail(&err, EE_ERR_SANDBOX, "malformed request");
-			send_failed(&err);
-			continue;
-		}
-		serve_one(&req, fds);
-	}
+	serve();
 }

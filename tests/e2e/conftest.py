@@ -26,8 +26,8 @@ Fixtures:
              execeval's stdout or stderr
   marker     a unique string per test, for hostile candidates to put into
              file names and argv; the host-evidence check looks for it
-  host_evidence (autouse) after every test: no surviving sandbox process (uid
-             65534, the harness's command line, an execeval process, the
+  host_evidence (autouse) after every test: no surviving sandbox process (a
+             sandbox uid: is_sandbox_uid(), the harness's command line, an execeval process, the
              marker), no execeval.* cgroup left, no new mount, no new file
              owned by the sandbox's uid (or named with the marker) in the
              host's /tmp, /var/tmp or /dev/shm.
@@ -54,6 +54,10 @@ REPO = Path(__file__).resolve().parents[2]
 EXECEVAL = os.path.abspath(os.environ.get("EXECEVAL") or str(REPO / "build" / "execeval"))
 OUTER_TIMEOUT = 60
 NOBODY = 65534
+# As root each sandbox runs as a host uid/gid of its own from this range
+# (src/sandbox/uid.h); unprivileged, as the caller (65534 inside).
+SANDBOX_UID_BASE = int(os.environ.get("EXECEVAL_UID_BASE") or "0x7ee00000", 0)
+SANDBOX_UID_COUNT = 65536
 SECRET = "ee-secret-" + secrets.token_hex(16)
 HOST_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 ISOLATION = os.environ.get("EXECEVAL_ISOLATION") or None
@@ -233,6 +237,11 @@ def processes():
     return out
 
 
+def is_sandbox_uid(uid):
+    """A uid sandboxes run as: the range's, or 65534 (execeval run as nobody)."""
+    return uid == NOBODY or SANDBOX_UID_BASE <= uid < SANDBOX_UID_BASE + SANDBOX_UID_COUNT
+
+
 def reap_zombies():
     """pytest is pid 1 of the net's namespace: orphans end up as its zombies."""
     if os.getpid() != 1:
@@ -259,8 +268,8 @@ def sandbox_leftovers(markers=(), exclude=()):
         if pid == me or pid in exclude or state in ("Z", "X"):
             continue
         why = None
-        if NOBODY in uids:
-            why = "runs as uid 65534"
+        if any(is_sandbox_uid(u) for u in uids):
+            why = "runs as a sandbox's uid %s" % (uids,)
         elif cmdline.startswith(HARNESS_ARGV):
             why = "is a harness"
         elif exe and os.path.realpath(exe.replace(" (deleted)", "")) == real_execeval:
@@ -286,8 +295,9 @@ def wait_no_leftovers(markers=(), exclude=(), seconds=3.0):
 
 
 def sandbox_running():
-    """Live processes of the sandbox's uid (the sandboxes run as 65534)."""
-    return [pid for pid, state, uids, _, _ in processes() if NOBODY in uids and state not in ("Z", "X")]
+    """Live processes of a sandbox's uid."""
+    return [pid for pid, state, uids, _, _ in processes()
+            if any(is_sandbox_uid(u) for u in uids) and state not in ("Z", "X")]
 
 
 def _pool_in_use(d):
@@ -417,7 +427,7 @@ def host_tmp_entries(markers=()):
                 uid = os.lstat(p).st_uid
             except OSError:
                 continue
-            if uid == NOBODY or any(m in n for m in markers):
+            if is_sandbox_uid(uid) or any(m in n for m in markers):
                 found[p] = uid
     return found
 

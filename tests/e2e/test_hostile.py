@@ -21,8 +21,8 @@ import time
 
 import pytest
 
-from conftest import EXECEVAL, NOBODY, REPO, SECRET, clean_up_after_a_dead_execeval, execeval_env, parse_record, \
-    processes, wait_no_leftovers, with_isolation
+from conftest import EXECEVAL, NOBODY, REPO, SANDBOX_UID_BASE, SECRET, clean_up_after_a_dead_execeval, \
+    execeval_env, is_sandbox_uid, parse_record, processes, wait_no_leftovers, with_isolation
 
 ADD_OK = "def add(a, b):\n    return a + b\n"
 ADD_WRONG = "def add(a, b):\n    return 0\n"
@@ -149,7 +149,7 @@ def test_cpu_time_of_a_timed_out_candidate_is_reported(run):
 
 
 def sandbox_uid(pid, uids, cmd):
-    return NOBODY in uids
+    return any(is_sandbox_uid(u) for u in uids)
 
 
 FORK_BOMBS = {
@@ -205,7 +205,7 @@ def test_fork_bomb_is_capped_by_the_pids_limit(name, tmp_path):
     detail = "timeout" if expected_status == "timeout" else "process limit"
     rec = assert_verdict(r, expected_status, detail, score=0.0)
     # Host evidence: at no moment did the sandbox hold more than --procs
-    # processes (every sandbox process runs as uid 65534), and the bomb did
+    # processes (every sandbox process runs as a sandbox uid), and the bomb did
     # get going (it reached the limit's neighbourhood at some sample).
     counts = [len(s) for s in samples]
     assert max(counts) <= procs, max(counts)
@@ -660,9 +660,10 @@ def test_host_unix_sockets_are_unreachable(run, marker):
 
 @pytest.fixture
 def canary(request):
-    """A host process of the sandbox's own uid: what kill(-1) would reach if
+    """A host process of the sandbox's own uid (the first of the range: a
+    lone sandbox claims the lowest free one): what kill(-1) would reach if
     the pid namespace did not hold."""
-    p = subprocess.Popen(["sleep", "987.321"], user=NOBODY, group=NOBODY)
+    p = subprocess.Popen(["sleep", "987.321"], user=SANDBOX_UID_BASE, group=SANDBOX_UID_BASE)
     request.node.allowed_pids = (p.pid,)
     yield p
     p.kill()
@@ -1336,7 +1337,11 @@ def test_credentials_inside(run):
         print("REPORT " + json.dumps(out))
         """)
     seen = report(assert_verdict(run(code, asserts=ASSERTS), "pass"))
-    assert seen["uid"] == [NOBODY] * 3 and seen["gid"] == [NOBODY] * 3 and seen["groups"] == []
+    # As root, a uid and gid of the sandbox's own (one number); else 65534 in
+    # a user namespace.
+    uid = seen["uid"][0]
+    assert is_sandbox_uid(uid) and (uid != NOBODY or os.geteuid() != 0), seen["uid"]
+    assert seen["uid"] == [uid] * 3 and seen["gid"] == [uid] * 3 and seen["groups"] == []
     for cap in ("CapEff", "CapBnd", "CapAmb", "CapPrm"):
         assert int(seen[cap], 16) == 0, (cap, seen[cap])
     assert seen["NoNewPrivs"] == "1" and seen["Seccomp"] == "2"
@@ -1858,3 +1863,169 @@ def test_a_gate_held_open_but_never_read_does_not_stall_the_supervisor(run):
         rec = assert_verdict(run(hold + ADD_OK, task=task), "error", "premature exit")
         assert [t["status"] for t in rec["tests"]] == ["pass"] + ["not_run"] * 40
         assert rec["resources"]["wall_ms"] < 2000, rec["resources"]
+
+
+# ---------------------------------------------------------------------------
+# Issue 11 item 6 (uids): no per-user kernel quota shared between sandboxes.
+
+PIPE_HOG = dedent("""
+    import fcntl, json, os, time
+    pipes, grown = [], 0
+    for i in range(64):
+        r, w = os.pipe()
+        pipes.append((r, w))
+        try:
+            fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 20)
+            grown += 1
+        except OSError:
+            pass
+    print("REPORT " + json.dumps({"grown": grown, "uid": os.getuid()}), flush=True)
+    time.sleep(4)
+""") + ADD_OK
+PIPE_NEIGHBOUR = dedent("""
+    import fcntl, json, os, time
+    time.sleep(1.5)  # the hog holds its 64 MiB of pipe buffers by now
+    sizes, errors = [], []
+    for i in range(4):
+        r, w = os.pipe()
+        sizes.append(fcntl.fcntl(w, fcntl.F_GETPIPE_SZ))
+        try:
+            fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 20)
+            errors.append(None)
+        except OSError as e:
+            errors.append(e.errno)
+    print("REPORT " + json.dumps({"sizes": sizes, "errors": errors, "uid": os.getuid()}), flush=True)
+    time.sleep(1.5)  # alive while the host looks at both
+""") + ADD_OK
+
+
+def read_pipe_soft_limit():
+    try:
+        with open("/proc/sys/fs/pipe-user-pages-soft") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 0
+
+
+def eval_sampled(tmp_path, samples, *args, jobs=2, timeout=120):
+    """`execeval eval` over ADD tasks with /proc sampled every 10 ms while it
+    runs: (returncode, records by sample, stderr, [set of sandbox uids seen
+    at one moment])."""
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task_id": "t/add", "prompt": "", "tests": [
+        {"kind": "assert", "code": a} for a in ASSERTS]}) + "\n")
+    sf = tmp_path / "samples.jsonl"
+    sf.write_text("".join(json.dumps({"task_id": "t/add", "code": c}) + "\n" for c in samples))
+    out = tmp_path / "results.jsonl"
+    argv = with_isolation([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(sf), "-o", str(out),
+                           "-j", str(jobs), "-q", "-k", "1"] + list(args))
+    seen = []
+    with open(tmp_path / "stderr", "w+b") as err:
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=execeval_env())
+        deadline = time.monotonic() + timeout
+        try:
+            while p.poll() is None and time.monotonic() < deadline:
+                seen.append({u for _, state, uids, _, _ in processes() if state not in ("Z", "X")
+                             for u in uids[:1] if is_sandbox_uid(u)})
+                time.sleep(0.01)
+            assert p.poll() is not None, "execeval eval did not finish within %d s" % timeout
+        finally:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        err.seek(0)
+        stderr = err.read().decode("utf-8", "replace")
+    records = {r["sample"]: r for r in map(json.loads, out.read_text().splitlines())} if out.exists() else {}
+    return p.returncode, records, stderr, seen
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="unprivileged sandboxes all run as the caller's uid")
+def test_a_pipe_hog_does_not_shrink_a_concurrent_sandboxs_pipes(tmp_path):
+    """Issue 11 item 6: the kernel counts pipe buffers per uid (soft limit
+    fs.pipe-user-pages-soft, 64 MiB here). With every sandbox as uid 65534
+    a hog holding 64 pipes of 1 MiB made a concurrent neighbour's new pipes
+    8 KiB and its F_SETPIPE_SZ fail (EPERM): a channel and a functional
+    difference. Each sandbox now runs as a uid of its own. Host evidence: the
+    two sandboxes' processes ran as two different uids of the range, and no
+    process of either is left."""
+    soft = read_pipe_soft_limit()
+    if not soft or soft > 16384:
+        pytest.skip("fs.pipe-user-pages-soft is %d: 64 pipes of 1 MiB do not reach it" % soft)
+    code, recs, stderr, seen = eval_sampled(tmp_path, [PIPE_HOG, PIPE_NEIGHBOUR], "--timeout", "10")
+    assert code == 0, stderr[-3000:]
+    hog, neighbour = recs[0], recs[1]
+    assert (hog["status"], neighbour["status"]) == ("pass", "pass"), (hog, neighbour)
+    h, n = report(hog), report(neighbour)
+    assert h["grown"] >= 60, h  # the hog holds (about) its uid's whole soft limit
+    assert n["sizes"] == [65536] * 4 and n["errors"] == [None] * 4, n
+    # The candidates saw their own uids, both of the range and different.
+    assert h["uid"] != n["uid"] and is_sandbox_uid(h["uid"]) and is_sandbox_uid(n["uid"]), (h, n)
+    assert NOBODY not in (h["uid"], n["uid"])
+    # The host saw the same: at one moment both sandboxes ran, as those uids.
+    assert any(s >= {h["uid"], n["uid"]} for s in seen), "never saw both sandboxes at once: %s" % (
+        sorted({u for s in seen for u in s}),)
+    assert wait_no_leftovers() == []
+    left = [pid for pid, state, uids, _, _ in processes()
+            if state not in ("Z", "X") and {h["uid"], n["uid"]} & set(uids)]
+    assert left == [], "processes of the sandboxes' uids are left: %s" % left
+
+
+def test_the_sandboxs_own_uid_has_a_name(run):
+    """The uid of its own (issue 11 item 6) is in the sandbox's /etc/passwd
+    and /etc/group, so getpass.getuser() and pwd work as they did for 65534."""
+    code = ADD_OK + dedent("""
+        import getpass, grp, json, os, pwd
+        print("REPORT " + json.dumps({"uid": os.getuid(), "user": getpass.getuser(),
+                                      "home": pwd.getpwuid(os.getuid()).pw_dir,
+                                      "group": grp.getgrgid(os.getgid()).gr_name}))
+        """)
+    seen = report(assert_verdict(run(code, asserts=ASSERTS), "pass"))
+    name = "sandbox" if seen["uid"] != NOBODY else "nobody"
+    assert seen == {"uid": seen["uid"], "user": name, "home": "/tmp", "group": name if name == "sandbox" else
+                    "nogroup"}, seen
+    assert is_sandbox_uid(seen["uid"])
+
+
+NOBODY_PIPE_PROBE = dedent("""
+    import fcntl, json, os
+    r, w = os.pipe()
+    size = fcntl.fcntl(w, fcntl.F_GETPIPE_SZ)
+    try:
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 20)
+        error = None
+    except OSError as e:
+        error = e.errno
+    print(json.dumps({"size": size, "error": error}))
+""")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the host's probe as nobody")
+def test_a_pipe_hog_leaves_the_hosts_nobody_alone(tmp_path):
+    """Issue 11 item 6, the host's side: a host process running as nobody
+    shared uid 65534's pipe quota with every sandbox, so a hog shrank its
+    pipes too. Now it probes while the hog holds its pipes: full size."""
+    soft = read_pipe_soft_limit()
+    if not soft or soft > 16384:
+        pytest.skip("fs.pipe-user-pages-soft is %d: 64 pipes of 1 MiB do not reach it" % soft)
+    cf = tmp_path / "hog.py"
+    cf.write_text(PIPE_HOG)
+    argv = with_isolation([EXECEVAL, "run", "--timeout", "10", "--assert", ASSERTS[0], str(cf)])
+    with open(tmp_path / "out", "w+b") as out:
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=execeval_env())
+        try:
+            deadline = time.monotonic() + 30
+            # The record comes at the end: wait for the sandbox's processes.
+            while p.poll() is None and time.monotonic() < deadline and not any(
+                    is_sandbox_uid(uids[0]) for _, st, uids, _, _ in processes() if st not in ("Z", "X") and uids):
+                time.sleep(0.02)
+            time.sleep(1.0)  # the hog's 64 pipes are set up by now
+            assert p.poll() is None, "the hog ended early"
+            probe = subprocess.run(["/usr/bin/python3", "-I", "-c", NOBODY_PIPE_PROBE], user=NOBODY, group=NOBODY,
+                                   capture_output=True, text=True, timeout=30)
+        finally:
+            p.wait(timeout=60)
+        out.seek(0)
+        rec = parse_record(out.read().decode())
+    assert probe.returncode == 0, probe.stderr
+    assert json.loads(probe.stdout) == {"size": 65536, "error": None}, probe.stdout
+    assert rec and rec["status"] == "pass" and report(rec)["grown"] >= 60, rec

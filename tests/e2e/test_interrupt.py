@@ -31,7 +31,7 @@ def start(tmp_path, code):
 
 def wait_until_settled(code, t0):
     """Until the candidate sleeps in its top level: the harness and
-    (STUBBORN) its three children run as uid 65534, and so does a cold
+    (STUBBORN) its three children run as the sandbox's uid, and so does a cold
     sandbox's init (a warm candidate's init is the worker's, root, with no
     code of the candidate's); and at least 0.5 s after the start."""
     want = (4 if code is STUBBORN else 1) + (0 if ISOLATION in ("warm", "auto") else 1)

@@ -934,3 +934,72 @@ def test_a_later_execeval_sweeps_a_dead_warm_pools_cgroups(tmp_path):
         assert execeval_cgroups_of(e.p.pid) == []
     finally:
         clean_up_after_a_dead_execeval(dead_pids=[e.p.pid])
+
+
+# ---------------------------------------------------------------------------
+# Issue 11 item 5: nothing of the previous candidate in the next one's memory.
+
+# The sender leaves distinctive figures: exit code 0x42 (wait status 0x4200)
+# and a peak RSS of about 90 MB.
+LEAK_SENDER = dedent("""
+    import os
+    junk = bytearray(77 << 20)
+    for i in range(0, len(junk), 4096):
+        junk[i] = 1
+    os._exit(0x42)
+""")
+# The receiver reads its own memory (ctypes: --allow-imports) where a copy of
+# its worker's lies: the execeval binary's data and bss, and the stack. A DONE
+# message (type 5, has_status 1, status 0x4200, then maxrss_kb) or the
+# worker's `shared` (status_known 0, status 0x4200, init_errno 0) found there
+# is the sender's. Python objects live elsewhere (the heap, mmaps), so the
+# receiver's own patterns and copies are never scanned.
+LEAK_RECEIVER = dedent("""
+    import ctypes, json, os, struct
+    DONE = struct.pack("<iii", 5, 1, 0x4200)
+    SHARED = struct.pack("<iii", 0, 0x4200, 0)
+    exe = os.readlink("/proc/self/exe")
+    hits, regions, prev = [], [], ""
+    for line in open("/proc/self/maps").read().splitlines():
+        parts = line.split(None, 5)
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        name = parts[5] if len(parts) > 5 else ""
+        mine = name == "[stack]" or name == exe or (not name and prev == exe)
+        prev = name if name else ""
+        if not mine or not parts[1].startswith("rw"):
+            continue
+        regions.append("exe" if name == exe else name or "bss")
+        data = ctypes.string_at(lo, hi - lo)
+        for what, pat in (("done", DONE), ("shared", SHARED)):
+            i = data.find(pat)
+            while i >= 0:
+                rss = struct.unpack_from("<q", data, i + 16)[0] if what == "done" else None
+                hits.append([what, name or "bss", rss])
+                i = data.find(pat, i + 1)
+    print("SCAN " + json.dumps({"regions": regions, "hits": hits}))
+    def add(a, b):
+        return a + b
+""")
+
+
+def test_a_warm_candidate_finds_nothing_of_its_predecessor_in_its_memory(tmp_path):
+    """Issue 11 item 5: a candidate is a copy of its worker's memory, which
+    held the previous candidate's exit status (`shared`) and its DONE
+    message and rusage (dead frames of the worker's stack). Before the fix
+    the receiver read the sender's wait status 0x4200 twice and its exact
+    peak RSS; now the worker zeroes them before each clone and the payload
+    drops its copy of the worker's dead stack and of the init's stack."""
+    if EXECEVAL.endswith("-san"):
+        pytest.skip("ASan's memcpy interceptor stops the receiver at the first redzone it reads")
+    samples = [{"task_id": "warm/add", "code": LEAK_SENDER}, {"task_id": "warm/add", "code": LEAK_RECEIVER}]
+    e = evaluate(tmp_path, [ADD_TASK], samples, "--allow-imports", jobs=1, check=None)
+    assert len(e.workers) <= 1, "both candidates must run on one worker: %s" % e.workers
+    sender, receiver = sorted(e.records(), key=lambda r: r["sample"])
+    assert (sender["status"], sender["detail"]) == ("error", "premature exit"), sender
+    assert sender["resources"]["peak_rss_kb"] > 77 << 10, sender["resources"]
+    assert receiver["status"] == "pass", (receiver["status"], receiver["detail"], receiver["stderr"][-2000:])
+    scan = report(receiver, "SCAN")
+    # The scan looked where the copies were (else an empty result proves nothing).
+    assert {"exe", "bss", "[stack]"} <= set(scan["regions"]), scan
+    assert scan["hits"] == [], "the sender's exit status / peak RSS (%d kB) leaked: %s" % (
+        sender["resources"]["peak_rss_kb"], scan["hits"])
