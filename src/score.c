@@ -92,11 +92,27 @@ static int all_passed(const struct ee_verdict_in *in)
 	return in->n_tests > 0;
 }
 
+/* A timeout not of the candidate's making: its threads were runnable but
+ * waited for a CPU longer than they ran, and it ran for less than half of
+ * its wall time (neighbours or an overloaded host took the rest). A sleeper
+ * or a deadlock waits on no run queue; a candidate's own threads competing
+ * for its one-CPU quota run a whole CPU's worth. A trainer can mask it. */
+#define STARVED_CPU_FRACTION 0.5
+
+static int starved(const struct ee_verdict_in *in)
+{
+	return in->runq_wait_ms > 0 && in->wall_ms > 0 && in->cpu_ms >= 0 && in->runq_wait_ms > in->cpu_ms &&
+	       in->cpu_ms < STARVED_CPU_FRACTION * in->wall_ms;
+}
+
 static void decide_status(const struct ee_verdict_in *in, struct ee_verdict *v)
 {
 	int complete = in->done && !in->protocol_error;
 
-	if (in->timed_out)
+	if (in->timed_out && starved(in)) {
+		v->status = EE_TIMEOUT;
+		snprintf(v->detail, sizeof(v->detail), "timeout (starved: %.0f ms of CPU)", in->cpu_ms);
+	} else if (in->timed_out)
 		set(v, EE_TIMEOUT, "timeout", NULL);
 	else if (in->output_overflow)
 		set(v, EE_ERROR, "output overflow", NULL);

@@ -1423,3 +1423,70 @@ def test_doctor_reports_the_isolation_features():
     for word in ("seccomp", "memory", "pids", "namespace"):
         assert word in out, (word, out)
     assert "can run candidates here" in out
+
+
+# ---------------------------------------------------------------------------
+# Issue 11 (cgroup helper): cgroups of a dead execeval, starvation of a
+# neighbour, memory pinned past the sandbox.
+
+def cgroups_named_for_pid(pid):
+    """Every execeval.<pid>.* cgroup under our own cgroups, deepest first."""
+    from conftest import execeval_cgroups_of
+    return sorted(execeval_cgroups_of(pid), key=len, reverse=True)
+
+
+def in_fresh_pid_namespace(argv):
+    """argv run as pid 1 of a new pid namespace, as in a container: every
+    start gets the same pid."""
+    return ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"] + argv
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_a_restart_with_the_same_pid_runs_beside_a_dead_execevals_cgroups(tmp_path, isolation):
+    """An execeval that is pid 1 of its pid namespace is killed with SIGKILL
+    while its sandbox runs: its cgroups stay (empty). The next execeval in a
+    fresh pid namespace is pid 1 again; its cgroup names must not collide
+    ("cannot create cgroup ...: File exists" and no record), and once the
+    dead one's cgroups are old enough its sweep removes them although their
+    pid (1) is alive: it judges a name by the start time in it too."""
+    cand = tmp_path / "sleepy.py"
+    cand.write_text("import time\ntime.sleep(30)\nx = 1\n")
+    run_argv = [EXECEVAL, "run", "--isolation", isolation, "--timeout", "20", "--assert", "assert x == 1"]
+    dead = subprocess.Popen(in_fresh_pid_namespace(run_argv + [str(cand)]), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=execeval_env())
+    try:
+        deadline = time.monotonic() + 30
+        while not cgroups_named_for_pid(1) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # the sandbox is inside them
+        left = cgroups_named_for_pid(1)
+        assert left, "the first execeval made no cgroup named execeval.1.*"
+        dead.kill()  # unshare: its --kill-child sends execeval SIGKILL
+        dead.wait(timeout=30)
+        assert wait_no_leftovers(seconds=5.0) == []
+        born = time.monotonic()
+        assert set(cgroups_named_for_pid(1)) == set(left), "the dead execeval's cgroups are not there to collide"
+        ok = tmp_path / "ok.py"
+        ok.write_text("x = 1\n")
+        fresh = subprocess.run(in_fresh_pid_namespace(run_argv + [str(ok)]), capture_output=True, timeout=60,
+                               env=execeval_env())
+        assert fresh.returncode == 0, fresh.stderr.decode()
+        rec = parse_record(fresh.stdout.decode())
+        assert rec is not None and rec["status"] == "pass", fresh.stdout
+        # Its own cgroups are gone; the dead one's are still there (too young).
+        assert set(cgroups_named_for_pid(1)) == set(left)
+        time.sleep(max(0.0, born + 10.5 - time.monotonic()))
+        sweeper = subprocess.run(in_fresh_pid_namespace(run_argv + [str(ok)]), capture_output=True, timeout=60,
+                                 env=execeval_env())
+        assert sweeper.returncode == 0, sweeper.stderr.decode()
+        assert cgroups_named_for_pid(1) == [], "the sweep left a dead pid-1 execeval's cgroups"
+    finally:
+        if dead.poll() is None:
+            dead.kill()
+            dead.wait()
+        for d in cgroups_named_for_pid(1):
+            for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
+                try:
+                    os.rmdir(sub)
+                except OSError:
+                    pass
