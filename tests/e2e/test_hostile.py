@@ -1490,3 +1490,95 @@ def test_a_restart_with_the_same_pid_runs_beside_a_dead_execevals_cgroups(tmp_pa
                     os.rmdir(sub)
                 except OSError:
                     pass
+
+
+# CPU starvation of a neighbour: each sandbox is one session, so the
+# scheduler's autogroups give it one share, but setsid() is allowed: 50
+# children that each call setsid() and spin took 50 of 51 shares from an
+# honest concurrent candidate (before: it timed out with ~130 ms of CPU in
+# 3 s). Each sandbox (warm: each slot) is in a cpu cgroup: equal shares, at
+# most one CPU.
+SPINNER = dedent("""
+    import os, time
+    for _ in range(50):
+        if os.fork() == 0:
+            os.setsid()
+            while True:
+                pass
+    time.sleep(60)
+    """) + ADD_OK
+CPU_BOUND = dedent("""
+    import time
+    time.sleep(0.3)  # the spinner's children are up by now
+    while time.process_time() < 0.8:
+        pass
+    """) + ADD_OK
+
+
+def cpu_controls(pid):
+    """{cgroup: (shares, quota_us, n_tasks)} of the cpu-controller cgroups of
+    the execeval of that pid (v1 cpu.shares/cpu.cfs_quota_us; v2 cpu.weight/
+    cpu.max), read now."""
+    from conftest import execeval_cgroups_of
+    found = {}
+    for top in execeval_cgroups_of(pid):
+        for d, _, files in os.walk(top):
+            if "cpu.shares" in files:
+                share, quota = "cpu.shares", "cpu.cfs_quota_us"
+            elif "cpu.weight" in files:
+                share, quota = "cpu.weight", "cpu.max"
+            else:
+                continue
+            try:
+                with open(os.path.join(d, share)) as f1, open(os.path.join(d, quota)) as f2:
+                    with open(os.path.join(d, "cgroup.procs" if share == "cpu.weight" else "tasks")) as f3:
+                        found[d] = (f1.read().strip(), f2.read().strip(), len(f3.read().split()))
+            except OSError:
+                pass  # removed meanwhile
+    return found
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_a_spinner_with_setsid_children_cannot_starve_its_neighbour(tmp_path, isolation):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task_id": "cpu/add", "prompt": "", "tests": [
+        {"kind": "assert", "code": a} for a in ASSERTS]}) + "\n")
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": "cpu/add", "code": c}) + "\n" for c in (SPINNER, CPU_BOUND)))
+    out = tmp_path / "results.jsonl"
+    argv = [EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out), "-j", "2", "-q",
+            "--timeout", "3", "--isolation", isolation]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=execeval_env())
+    seen = {}
+    try:
+        deadline = time.monotonic() + 60
+        while p.poll() is None and time.monotonic() < deadline:
+            for d, v in cpu_controls(p.pid).items():
+                if v[2] >= seen.get(d, (0, 0, -1))[2]:
+                    seen[d] = v
+            time.sleep(0.05)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    recs = {json.loads(line)["sample"]: json.loads(line) for line in out.read_text().splitlines()}
+    spinner, honest = recs[0], recs[1]
+    # On a loaded host even the spinner gets less than its CPU: "starved" is
+    # a fact about the CPU it got, not about the candidate.
+    assert spinner["status"] == "timeout" and spinner["detail"].startswith("timeout"), spinner
+    if honest["status"] == "timeout":  # a loaded host: then it must say so
+        assert honest["detail"].startswith("timeout (starved: "), honest
+    else:
+        assert (honest["status"], honest["detail"]) == ("pass", None), honest
+        assert honest["resources"]["cpu_ms"] >= 790, honest["resources"]
+    # Host evidence, read while it ran: every sandbox (cold) or slot (warm)
+    # had equal shares and a quota of one CPU; the spinner's 50 children
+    # were inside one of them.
+    limited = {d: v for d, v in seen.items() if v[0] in ("1024", "100") and v[1] in ("100000", "100000 100000")}
+    assert limited, "no cpu cgroup with shares and a one-CPU quota was seen: %s" % seen
+    assert all(v[0] in ("1024", "100") for v in seen.values()), seen
+    crowded = [d for d, v in seen.items() if v[2] >= 50]
+    assert crowded, "the spinner's children were in no cpu cgroup of execeval: %s" % seen
+    assert all(d == c or c.startswith(d + os.sep) for c in crowded for d in limited if c.startswith(d)), seen

@@ -1019,3 +1019,58 @@ def test_memory_pinned_by_a_candidate_is_released_before_the_next_one(tmp_path, 
     assert host_flocks_on(LOCKED_FILE) == []
     for r in (recs[1], recs[3]):
         assert report_lines(r, "FLOCK") in (["free"], ["refused"]), r["stdout"]
+
+
+# The same cycle holding only the flock: no counter shows it, so the
+# collector runs after every cold sandbox, and after every warm candidate
+# that left a socket behind. It runs as queued work: the next candidate
+# may wait a moment for the lock.
+FLOCK_PINNER = dedent("""
+    import array, fcntl, os
+    import multiprocessing.connection as mc
+    sk = mc.socket
+    try:
+        lk = os.open(LOCKED, os.O_RDONLY)
+        fcntl.flock(lk, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        print("LOCKED 1", flush=True)
+    except OSError as e:
+        print("LOCKED 0", flush=True)
+        lk = os.open("/dev/null", os.O_RDONLY)
+    a, b = sk.socketpair()
+    for fd in (lk, a.fileno(), b.fileno()):
+        for end in (a, b):
+            end.sendmsg([b"x"], [(sk.SOL_SOCKET, sk.SCM_RIGHTS, array.array("i", [fd]))])
+    """) + ADD_OK
+FLOCK_WAITER = dedent("""
+    import errno, fcntl, os, time
+    t0 = time.monotonic()
+    state = "held"
+    while state == "held" and time.monotonic() - t0 < 0.25:
+        try:
+            lk = os.open(LOCKED, os.O_RDONLY)
+            fcntl.flock(lk, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            state = "free"
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EWOULDBLOCK):
+                state = "refused"
+            else:
+                os.close(lk)
+                time.sleep(0.005)
+    print("FLOCK " + state, flush=True)
+    print("WAITED %d" % ((time.monotonic() - t0) * 1000), flush=True)
+    """) + ADD_OK
+
+
+@pytest.mark.parametrize("isolation", ["warm", "cold"])
+def test_a_flock_pinned_by_a_candidate_is_released_for_the_next_one(tmp_path, isolation):
+    prefix = "LOCKED = %r\n" % LOCKED_FILE
+    assert host_flocks_on(LOCKED_FILE) == [], "someone else holds a flock on %s" % LOCKED_FILE
+    codes = [FLOCK_PINNER, FLOCK_WAITER] * 2
+    e = evaluate(tmp_path, [ADD_TASK], [{"task_id": "warm/add", "code": prefix + c} for c in codes],
+                 "--timeout", 10, isolation=isolation)
+    recs = e.records()
+    assert [(r["status"], r["detail"]) for r in recs] == [("pass", None)] * 4
+    assert report_lines(recs[0], "LOCKED") in (["1"], ["0"]), recs[0]["stdout"]
+    assert host_flocks_on(LOCKED_FILE) == [], "a dead candidate's flock is still held on the host"
+    for r in (recs[1], recs[3]):
+        assert report_lines(r, "FLOCK") in (["free"], ["refused"]), r["stdout"]
