@@ -5,8 +5,9 @@
  * stream, its own judgement of io/call tests); nothing a candidate printed.
  *
  * Precedence, first match wins (docs/statuses.md lists every detail):
- *   timeout ("timeout", or "timeout (starved: N ms of CPU)" when it waited
- *   for a CPU longer than it ran and ran under half its wall time) >
+ *   timeout ("timeout", or "timeout (starved: N ms of CPU)" when a thread
+ *   of it waited for a CPU for over half its wall time and it ran for
+ *   under a quarter of it) >
  *   output overflow > memory limit (an OOM kill or a MemoryError,
  *   unless everything passed) >
  *   protocol violation > syntax > scan block > import failure >
@@ -47,8 +48,8 @@ struct ee_verdict_in {
 	const struct ee_test_outcome *tests; /* in run order: public, then hidden */
 	size_t n_tests;
 	/* A timeout's evidence of starvation (0 or negative: unknown): CPU of
-	 * the whole sandbox, how long its threads waited for a CPU at the
-	 * deadline, and the wall time it had. */
+	 * the whole sandbox, the longest one of its threads had waited for a
+	 * CPU at the deadline, and the wall time it had. */
 	double cpu_ms, runq_wait_ms, wall_ms;
 };
 

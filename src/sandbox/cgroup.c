@@ -752,17 +752,15 @@ double ee_cgroup_runq_wait_ms(const struct ee_cgroup *cg)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
-	long long sum = 0;
+	long long longest = -1;
 	int tid, seen = 0;
-	while (seen < RUNQ_MAX_THREADS && fscanf(f, "%d", &tid) == 1) {
+	while (seen++ < RUNQ_MAX_THREADS && fscanf(f, "%d", &tid) == 1) {
 		long long ns = run_delay_ns(tid);
-		if (ns >= 0) {
-			sum += ns;
-			seen++;
-		}
+		if (ns > longest)
+			longest = ns;
 	}
 	fclose(f);
-	return seen ? (double)sum / 1e6 : -1;
+	return longest < 0 ? -1 : (double)longest / 1e6;
 }
 
 /* How old a stale-looking cgroup must be before it is removed: the pid in

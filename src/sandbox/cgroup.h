@@ -108,10 +108,10 @@ long long ee_cgroup_held(const struct ee_cgroup *cg);
  * so its effect shows a little later). Returns 0 or -1 (errno). */
 int ee_unix_gc_kick(void);
 
-/* How long the cgroup's live threads have waited, runnable, for a CPU
- * (/proc/<tid>/schedstat; at most 512 threads read), in ms; -1 when none
- * could be read. Read at a timeout, before the kill: a candidate that
- * waited longer than it ran was starved, not slow. */
+/* The longest time one of the cgroup's live threads has waited, runnable,
+ * for a CPU (/proc/<tid>/schedstat; at most 512 threads read), in ms; -1
+ * when none could be read. Read at a timeout, before the kill: a candidate
+ * with a thread that waited for most of its time was starved, not slow. */
 double ee_cgroup_runq_wait_ms(const struct ee_cgroup *cg);
 
 /* Removes sandbox cgroups left by execeval processes that no longer exist

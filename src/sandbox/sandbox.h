@@ -73,7 +73,7 @@ struct ee_sandbox_outcome {
 	double wall_ms;      /* clone to teardown */
 	double cpu_ms;       /* user + system of every sandbox process (the
 	                              cgroup's count when there is one) */
-	double runq_wait_ms; /* timed out: how long its live threads had waited
+	double runq_wait_ms; /* timed out: the longest a live thread of it had waited
 	                        for a CPU at the deadline; -1 unknown or no timeout */
 	long maxrss_kb;      /* largest resident set of any process; -1 when
 	                              the sandbox was killed before it reported */
