@@ -1576,11 +1576,12 @@ def test_a_spinner_with_setsid_children_cannot_starve_its_neighbour(tmp_path, is
         assert (honest["status"], honest["detail"]) == ("pass", None), honest
         assert honest["resources"]["cpu_ms"] >= 490, honest["resources"]
     # Host evidence, read while it ran: every sandbox (cold) or slot (warm)
-    # had equal shares and a quota of one CPU; the spinner's 50 children
-    # were inside one of them.
+    # had equal shares and a quota of one CPU; the spinner's children were
+    # inside one of them (20 or more at once: an ASan build forks slowly).
     limited = {d: v for d, v in seen.items() if v[0] in ("1024", "100") and v[1] in ("100000", "100000 100000")}
     assert limited, "no cpu cgroup with shares and a one-CPU quota was seen: %s" % seen
     assert all(v[0] in ("1024", "100") for v in seen.values()), seen
-    crowded = [d for d, v in seen.items() if v[2] >= 50]
+    crowded = [d for d, v in seen.items() if v[2] >= 20]
     assert crowded, "the spinner's children were in no cpu cgroup of execeval: %s" % seen
-    assert all(d == c or c.startswith(d + os.sep) for c in crowded for d in limited if c.startswith(d)), seen
+    # ... and each cgroup holding them is a limited one or lies below one.
+    assert all(any(c == d or c.startswith(d + os.sep) for d in limited) for c in crowded), seen
