@@ -92,11 +92,30 @@ static int all_passed(const struct ee_verdict_in *in)
 	return in->n_tests > 0;
 }
 
+/* A timeout not of the candidate's making: a thread of it was runnable
+ * but waited for a CPU for more than half of its wall time, and the whole
+ * sandbox ran for less than a quarter of it (neighbours or a busy host took
+ * the rest; with -j at most the cores and equal shares a sandbox gets a
+ * whole CPU). A sleeper or a deadlock waits on no run queue (what it waited
+ * at start-up under load is far less); a candidate's own threads competing
+ * for its one-CPU quota run a whole CPU's worth. A trainer can mask it. */
+#define STARVED_WAIT_FRACTION 0.5
+#define STARVED_CPU_FRACTION  0.25
+
+static int starved(const struct ee_verdict_in *in)
+{
+	return in->wall_ms > 0 && in->cpu_ms >= 0 && in->runq_wait_ms > STARVED_WAIT_FRACTION * in->wall_ms &&
+	       in->cpu_ms < STARVED_CPU_FRACTION * in->wall_ms;
+}
+
 static void decide_status(const struct ee_verdict_in *in, struct ee_verdict *v)
 {
 	int complete = in->done && !in->protocol_error;
 
-	if (in->timed_out)
+	if (in->timed_out && starved(in)) {
+		v->status = EE_TIMEOUT;
+		snprintf(v->detail, sizeof(v->detail), "timeout (starved: %.0f ms of CPU)", in->cpu_ms);
+	} else if (in->timed_out)
 		set(v, EE_TIMEOUT, "timeout", NULL);
 	else if (in->output_overflow)
 		set(v, EE_ERROR, "output overflow", NULL);

@@ -5,7 +5,10 @@
  * stream, its own judgement of io/call tests); nothing a candidate printed.
  *
  * Precedence, first match wins (docs/statuses.md lists every detail):
- *   timeout > output overflow > memory limit (an OOM kill or a MemoryError,
+ *   timeout ("timeout", or "timeout (starved: N ms of CPU)" when a thread
+ *   of it waited for a CPU for over half its wall time and it ran for
+ *   under a quarter of it) >
+ *   output overflow > memory limit (an OOM kill or a MemoryError,
  *   unless everything passed) >
  *   protocol violation > syntax > scan block > import failure >
  *   incomplete stream (signal, cpu/file limits, premature exit) >
@@ -44,6 +47,10 @@ struct ee_verdict_in {
 	const char *import_denied, *import_message;
 	const struct ee_test_outcome *tests; /* in run order: public, then hidden */
 	size_t n_tests;
+	/* A timeout's evidence of starvation (0 or negative: unknown): CPU of
+	 * the whole sandbox, the longest one of its threads had waited for a
+	 * CPU at the deadline, and the wall time it had. */
+	double cpu_ms, runq_wait_ms, wall_ms;
 };
 
 struct ee_verdict {

@@ -143,6 +143,7 @@ void ee_summary_detail_class(const char *d, char *out, size_t size)
 {
 	static const char *const prefixes[] = { "syntax error", "import error", "setup failed" };
 	static const char pv[] = "protocol violation: ";
+	static const char starved[] = "timeout (starved"; /* ": N ms of CPU)" varies */
 	size_t n = strlen(d);
 
 	if (size == 0)
@@ -159,6 +160,10 @@ void ee_summary_detail_class(const char *d, char *out, size_t size)
 			copy_cut(out, size, d, len);
 			return;
 		}
+	}
+	if (strncmp(d, starved, sizeof(starved) - 1) == 0) {
+		copy_cut(out, size, "timeout (starved)", 17);
+		return;
 	}
 	if (strncmp(d, pv, sizeof(pv) - 1) == 0) {
 		const char *colon = strchr(d + sizeof(pv) - 1, ':');

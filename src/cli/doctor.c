@@ -129,6 +129,9 @@ int cmd_doctor(int argc, char **argv)
 	controller("pids", &h.pids,
 	           h.is_root ? "falls back to RLIMIT_NPROC for the sandbox's own uid"
 	                     : "falls back to RLIMIT_NPROC, counted per user namespace (kernel >= 5.14)");
+	controller("cpu", &h.cpu,
+	           "no CPU share per sandbox: a candidate's processes (setsid, many of them) can starve "
+	           "a concurrent one; its timeout then says \"starved\"");
 	/* On v1 the sandbox joins its cgroups through `tasks`, without the lock. */
 	if (h.memory.version == EE_CG_V2 || h.pids.version == EE_CG_V2)
 		line("cgroup favordynmods", favordynmods(), "cgroup moves skip an RCU grace period",

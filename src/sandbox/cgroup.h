@@ -1,9 +1,11 @@
-/* cgroup.h - one cgroup per sandbox: memory (no swap) and pids limits.
+/* cgroup.h - one cgroup per sandbox: memory (no swap), pids and CPU limits.
  *
  * Works on v1 hierarchies (one directory per controller) and on v2 (one
  * directory for both). A sandbox cgroup is created under this process's own
- * cgroup, named "execeval.<supervisor pid>.<serial>", so limits of an outer
- * cgroup still apply and stale ones are recognisable. The struct owns the
+ * cgroup, named "execeval.<supervisor pid>.<start>-<random>.<serial>"
+ * (the supervisor's start time and a random token, since a pid repeats
+ * across pid namespaces), so limits of an outer cgroup still apply and stale
+ * ones are recognisable. The struct owns the
  * directories it names: ee_cgroup_destroy removes them and accepts a zeroed
  * or half-built struct. A controller the host lacks is left empty, and the
  * sandbox falls back to rlimits (see doctor).
@@ -19,11 +21,14 @@ struct ee_host;
 struct ee_limits;
 
 struct ee_cgroup {
-	int mem_version;     /* 0 when no memory cgroup */
-	int pids_version;    /* 0 when no pids cgroup */
-	char mem[PATH_MAX];  /* directory, "" when none */
-	char pids[PATH_MAX]; /* directory, "" when none (same as mem on v2) */
-	char cpu[PATH_MAX];  /* v1 cpuacct directory, "" when none (v2: mem's cpu.stat) */
+	int mem_version;      /* 0 when no memory cgroup */
+	int pids_version;     /* 0 when no pids cgroup */
+	char mem[PATH_MAX];   /* directory, "" when none */
+	char pids[PATH_MAX];  /* directory, "" when none (same as mem on v2) */
+	char cpu[PATH_MAX];   /* v1 cpuacct directory, "" when none (v2: mem's cpu.stat) */
+	int sched_version;    /* the cpu controller's hierarchy, 0 when none */
+	char sched[PATH_MAX]; /* its directory (shares, quota): v1 its own or cpu's when
+	                         mounted together, v2 mem's; "" when none */
 };
 
 struct ee_cgroup_stats {
@@ -62,7 +67,7 @@ int ee_cgroup_set_limits(struct ee_cgroup *cg, const struct ee_limits *lim, stru
 
 /* Opens the file a process writes "0" to to join each created cgroup (v1
  * `tasks`, v2 `cgroup.procs`): fds ends with -1. Close-on-exec. */
-int ee_cgroup_open_attach(const struct ee_cgroup *cg, int fds[4], struct ee_err *err);
+int ee_cgroup_open_attach(const struct ee_cgroup *cg, int fds[5], struct ee_err *err);
 
 /* Joins through such files (fds ends with -1), heap-free: the calling
  * process, single-threaded, moves into each cgroup. */
@@ -82,8 +87,37 @@ void ee_cgroup_stats(const struct ee_cgroup *cg, struct ee_cgroup_stats *st);
  * (a directory that would not go; err says which). */
 int ee_cgroup_destroy(struct ee_cgroup *cg, struct ee_err *err);
 
+/* Memory left behind. When every process of a sandbox has ended, its
+ * memory cgroup should hold only what reclaim gives back (page cache).
+ * Descriptors in flight in a cycle of unix sockets (SCM_RIGHTS) outlive
+ * their processes until the kernel's unix garbage collector runs, which on
+ * an idle host may be minutes away: memfds, a flock, pipes full of data,
+ * charged to the cgroup (or, once it is removed, to its parent). */
+
+/* Bytes charged to the memory cgroup (v1 memory.usage_in_bytes, v2
+ * memory.current), -1 when there is none. */
+long long ee_cgroup_usage(const struct ee_cgroup *cg);
+long long ee_cgroup_pool_usage(const struct ee_cgroup_pool *p); /* the candidate cgroup's */
+
+/* Those bytes less the file pages of memory.stat: what reclaim would not
+ * give back. -1 when unknown. */
+long long ee_cgroup_held(const struct ee_cgroup *cg);
+
+/* Schedules the kernel's unix garbage collector (a socket released while
+ * descriptors are in flight does; since 6.10 it then runs as queued work,
+ * so its effect shows a little later). Returns 0 or -1 (errno). */
+int ee_unix_gc_kick(void);
+
+/* The longest time one of the cgroup's live threads has waited, runnable,
+ * for a CPU (/proc/<tid>/schedstat; at most 512 threads read), in ms; -1
+ * when none could be read. Read at a timeout, before the kill: a candidate
+ * with a thread that waited for most of its time was starved, not slow. */
+double ee_cgroup_runq_wait_ms(const struct ee_cgroup *cg);
+
 /* Removes sandbox cgroups left by execeval processes that no longer exist
- * (killed with SIGKILL, power loss). Best effort. */
+ * (killed with SIGKILL, power loss), judged by the pid and start time in
+ * the name, and only when empty and older than a few seconds (the owner
+ * may live in another pid namespace). Best effort. */
 void ee_cgroup_sweep_stale(const struct ee_host *h);
 
 #endif

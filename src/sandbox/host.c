@@ -304,6 +304,7 @@ static int probe_cgroups(struct ee_host *h, struct ee_err *err)
 	probe_controller("memory", mi.data, cg.data, &h->memory);
 	probe_controller("pids", mi.data, cg.data, &h->pids);
 	probe_controller("cpuacct", mi.data, cg.data, &h->cpuacct);
+	probe_controller("cpu", mi.data, cg.data, &h->cpu);
 out:
 	ee_buf_free(&mi);
 	ee_buf_free(&cg);

@@ -35,6 +35,7 @@ struct ee_host {
 	struct ee_cg_controller memory;
 	struct ee_cg_controller pids;
 	struct ee_cg_controller cpuacct; /* v1 only; on v2 cpu.stat is always there */
+	struct ee_cg_controller cpu;     /* the scheduler's: shares and quota per sandbox */
 	char python[PATH_MAX];           /* the interpreter candidates run with */
 };
 

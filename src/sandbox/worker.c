@@ -53,7 +53,9 @@ struct ee_worker {
 	struct ee_cgroup_pool cgs;  /* the slot's: the worker in one, candidates in the other */
 	struct ee_limits cg_limits; /* what the candidate cgroup's files say now */
 	struct ee_cgroup_stats base;
-	struct ee_uid uid; /* the slot's, claimed for the worker's lifetime */
+	struct ee_uid uid;     /* the slot's, claimed for the worker's lifetime */
+	long long usage_begin; /* the candidate cgroup's charge before the candidate */
+	long long held_clean;  /* its unreclaimable part when the slot was new */
 };
 
 struct ee_pool {
@@ -183,7 +185,7 @@ static void worker_stop(struct ee_worker *w)
 
 static int worker_start(struct ee_pool *p, struct ee_worker *w, struct ee_err *err)
 {
-	int sv[2] = { -1, -1 }, cg_fds[4] = { -1 }, pidfd = -1;
+	int sv[2] = { -1, -1 }, cg_fds[5] = { -1 }, pidfd = -1;
 
 	if (ee_uid_claim(&w->uid, err) < 0)
 		return -1;
@@ -192,6 +194,7 @@ static int worker_start(struct ee_pool *p, struct ee_worker *w, struct ee_err *e
 		return -1;
 	}
 	w->cg_limits = p->limits;
+	w->held_clean = ee_cgroup_held(&w->cgs.candidate);
 	if (ee_cgroup_open_attach(&w->cgs.candidate, cg_fds, err) < 0)
 		goto fail;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -261,6 +264,7 @@ static int worker_run(struct ee_worker *w, const struct ee_limits *lim, const in
 		w->cg_limits = *lim;
 	}
 	ee_cgroup_pool_begin(&w->cgs, &w->base);
+	w->usage_begin = ee_cgroup_pool_usage(&w->cgs);
 	if (send_msg(w->sock, &m, fds, 6) < 0 || wait_readable(w->sock, STARTED_TIMEOUT_MS) <= 0) {
 		w->dead = 1;
 		return ee_fail(err, EE_ERR_SANDBOX, "a warm worker stopped answering");
@@ -419,4 +423,28 @@ void ee_worker_release(struct ee_worker *w, struct ee_cgroup_stats *st)
 {
 	ee_cgroup_pool_stats(&w->cgs, &w->base, st);
 	w->busy = 0;
+}
+
+/* The candidate cgroup is back at its baseline when its charge did not
+ * grow (one read of an open file: the common case), or grew by file pages
+ * only (memory.stat, read only then). Its unreclaimable part is compared
+ * with the slot's when new, not with the last candidate's, so nothing
+ * pinned can creep up a candidate at a time. */
+int ee_worker_holds_pinned(const struct ee_worker *w, long long tolerance)
+{
+	long long usage = ee_cgroup_pool_usage(&w->cgs);
+	if (usage < 0 || w->usage_begin < 0 || usage <= w->usage_begin + tolerance)
+		return 0;
+	long long held = ee_cgroup_held(&w->cgs.candidate);
+	return held > (w->held_clean > 0 ? w->held_clean : 0) + tolerance;
+}
+
+void ee_worker_retire(struct ee_worker *w)
+{
+	ee_worker_kill(w);
+}
+
+const struct ee_cgroup *ee_worker_cgroup(const struct ee_worker *w)
+{
+	return &w->cgs.candidate;
 }

@@ -118,4 +118,16 @@ void ee_worker_kill(struct ee_worker *w);
 /* Once the candidate has ended: its cgroup figures, and the worker is idle. */
 void ee_worker_release(struct ee_worker *w, struct ee_cgroup_stats *st);
 
+/* Whether the slot's candidate cgroup holds more than tolerance bytes
+ * above its baseline that reclaim would not give back (sandbox.c, after a
+ * candidate: memory pinned by descriptors in flight). */
+int ee_worker_holds_pinned(const struct ee_worker *w, long long tolerance);
+
+/* The cgroup its candidates join (borrowed). */
+const struct ee_cgroup *ee_worker_cgroup(const struct ee_worker *w);
+
+/* Ends the worker; the next candidate of its slot gets a fresh worker and
+ * fresh pooled cgroups. */
+void ee_worker_retire(struct ee_worker *w);
+
 #endif

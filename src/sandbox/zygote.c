@@ -401,7 +401,12 @@ static int network_has_sockets(void)
 
 static void keep_network_clean(void)
 {
-	if (network_has_sockets() && unshare(CLONE_NEWNET) < 0)
+	if (!network_has_sockets())
+		return;
+	/* A socket outlived its candidate: a cycle in flight, which may hold
+	 * a flock or memfds; only the kernel's unix collector ends it. */
+	(void)ee_unix_gc_kick();
+	if (unshare(CLONE_NEWNET) < 0)
 		_exit(1); /* cannot promise a clean one: the supervisor replaces this worker */
 }
 

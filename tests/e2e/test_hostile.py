@@ -2029,3 +2029,165 @@ def test_a_pipe_hog_leaves_the_hosts_nobody_alone(tmp_path):
     assert probe.returncode == 0, probe.stderr
     assert json.loads(probe.stdout) == {"size": 65536, "error": None}, probe.stdout
     assert rec and rec["status"] == "pass" and report(rec)["grown"] >= 60, rec
+
+
+# ---------------------------------------------------------------------------
+# Issue 11 (cgroup helper): cgroups of a dead execeval, starvation of a
+# neighbour, memory pinned past the sandbox.
+
+def cgroups_named_for_pid(pid):
+    """Every execeval.<pid>.* cgroup under our own cgroups, deepest first."""
+    from conftest import execeval_cgroups_of
+    return sorted(execeval_cgroups_of(pid), key=len, reverse=True)
+
+
+def in_fresh_pid_namespace(argv):
+    """argv run as pid 1 of a new pid namespace, as in a container: every
+    start gets the same pid."""
+    return ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"] + argv
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_a_restart_with_the_same_pid_runs_beside_a_dead_execevals_cgroups(tmp_path, isolation):
+    """An execeval that is pid 1 of its pid namespace is killed with SIGKILL
+    while its sandbox runs: its cgroups stay (empty). The next execeval in a
+    fresh pid namespace is pid 1 again; its cgroup names must not collide
+    ("cannot create cgroup ...: File exists" and no record), and once the
+    dead one's cgroups are old enough its sweep removes them although their
+    pid (1) is alive: it judges a name by the start time in it too."""
+    cand = tmp_path / "sleepy.py"
+    cand.write_text("import time\ntime.sleep(30)\nx = 1\n")
+    run_argv = [EXECEVAL, "run", "--isolation", isolation, "--timeout", "20", "--assert", "assert x == 1"]
+    dead = subprocess.Popen(in_fresh_pid_namespace(run_argv + [str(cand)]), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=execeval_env())
+    try:
+        deadline = time.monotonic() + 30
+        while not cgroups_named_for_pid(1) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # the sandbox is inside them
+        left = cgroups_named_for_pid(1)
+        assert left, "the first execeval made no cgroup named execeval.1.*"
+        dead.kill()  # unshare: its --kill-child sends execeval SIGKILL
+        dead.wait(timeout=30)
+        assert wait_no_leftovers(seconds=5.0) == []
+        born = time.monotonic()
+        assert set(cgroups_named_for_pid(1)) == set(left), "the dead execeval's cgroups are not there to collide"
+        ok = tmp_path / "ok.py"
+        ok.write_text("x = 1\n")
+        fresh = subprocess.run(in_fresh_pid_namespace(run_argv + [str(ok)]), capture_output=True, timeout=60,
+                               env=execeval_env())
+        assert fresh.returncode == 0, fresh.stderr.decode()
+        rec = parse_record(fresh.stdout.decode())
+        assert rec is not None and rec["status"] == "pass", fresh.stdout
+        # Its own cgroups are gone; the dead one's are still there (too young).
+        assert set(cgroups_named_for_pid(1)) == set(left)
+        time.sleep(max(0.0, born + 10.5 - time.monotonic()))
+        sweeper = subprocess.run(in_fresh_pid_namespace(run_argv + [str(ok)]), capture_output=True, timeout=60,
+                                 env=execeval_env())
+        assert sweeper.returncode == 0, sweeper.stderr.decode()
+        assert cgroups_named_for_pid(1) == [], "the sweep left a dead pid-1 execeval's cgroups"
+    finally:
+        if dead.poll() is None:
+            dead.kill()
+            dead.wait()
+        for d in cgroups_named_for_pid(1):
+            for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
+                try:
+                    os.rmdir(sub)
+                except OSError:
+                    pass
+
+
+# CPU starvation of a neighbour: each sandbox is one session, so the
+# scheduler's autogroups give it one share, but setsid() is allowed: 50
+# children that each call setsid() and spin took 50 of 51 shares from an
+# honest concurrent candidate (before: it timed out with 38 ms of CPU in
+# 3 s). It needs 0.5 s of CPU in 4 s: when a busy host makes it time out
+# anyway, it got less than a quarter of its wall time, and its detail must
+# say it was starved. Each sandbox (warm: each slot) is in a cpu cgroup: equal shares, at
+# most one CPU.
+SPINNER = dedent("""
+    import os, time
+    for _ in range(50):
+        if os.fork() == 0:
+            os.setsid()
+            while True:
+                pass
+    time.sleep(60)
+    """) + ADD_OK
+CPU_BOUND = dedent("""
+    import time
+    time.sleep(0.3)  # the spinner's children are up by now
+    while time.process_time() < 0.5:
+        pass
+    """) + ADD_OK
+
+
+def cpu_controls(pid):
+    """{cgroup: (shares, quota_us, n_tasks)} of the cpu-controller cgroups of
+    the execeval of that pid (v1 cpu.shares/cpu.cfs_quota_us; v2 cpu.weight/
+    cpu.max), read now."""
+    from conftest import execeval_cgroups_of
+    found = {}
+    for top in execeval_cgroups_of(pid):
+        for d, _, files in os.walk(top):
+            if "cpu.shares" in files:
+                share, quota = "cpu.shares", "cpu.cfs_quota_us"
+            elif "cpu.weight" in files:
+                share, quota = "cpu.weight", "cpu.max"
+            else:
+                continue
+            try:
+                with open(os.path.join(d, share)) as f1, open(os.path.join(d, quota)) as f2:
+                    with open(os.path.join(d, "cgroup.procs" if share == "cpu.weight" else "tasks")) as f3:
+                        found[d] = (f1.read().strip(), f2.read().strip(), len(f3.read().split()))
+            except OSError:
+                pass  # removed meanwhile
+    return found
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_a_spinner_with_setsid_children_cannot_starve_its_neighbour(tmp_path, isolation):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task_id": "cpu/add", "prompt": "", "tests": [
+        {"kind": "assert", "code": a} for a in ASSERTS]}) + "\n")
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": "cpu/add", "code": c}) + "\n" for c in (SPINNER, CPU_BOUND)))
+    out = tmp_path / "results.jsonl"
+    argv = [EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out), "-j", "2", "-q",
+            "--timeout", "4", "--isolation", isolation]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=execeval_env())
+    seen = {}
+    try:
+        deadline = time.monotonic() + 60
+        while p.poll() is None and time.monotonic() < deadline:
+            for d, v in cpu_controls(p.pid).items():
+                if v[2] >= seen.get(d, (0, 0, -1))[2]:
+                    seen[d] = v
+            time.sleep(0.05)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    recs = {json.loads(line)["sample"]: json.loads(line) for line in out.read_text().splitlines()}
+    spinner, honest = recs[0], recs[1]
+    # On a loaded host even the spinner gets less than its CPU: "starved" is
+    # a fact about the CPU it got, not about the candidate.
+    assert spinner["status"] == "timeout" and spinner["detail"].startswith("timeout"), spinner
+    if honest["status"] == "timeout":  # a loaded host: then it must say so
+        assert honest["detail"].startswith("timeout (starved: "), honest
+    else:
+        assert (honest["status"], honest["detail"]) == ("pass", None), honest
+        assert honest["resources"]["cpu_ms"] >= 490, honest["resources"]
+    # Host evidence, read while it ran: every sandbox (cold) or slot (warm)
+    # had equal shares and a quota of one CPU; the spinner's children were
+    # inside one of them (20 or more at once: an ASan build forks slowly).
+    limited = {d: v for d, v in seen.items() if v[0] in ("1024", "100") and v[1] in ("100000", "100000 100000")}
+    assert limited, "no cpu cgroup with shares and a one-CPU quota was seen: %s" % seen
+    assert all(v[0] in ("1024", "100") for v in seen.values()), seen
+    crowded = [d for d, v in seen.items() if v[2] >= 20]
+    assert crowded, "the spinner's children were in no cpu cgroup of execeval: %s" % seen
+    # ... and each cgroup holding them is a limited one or lies below one.
+    assert all(any(c == d or c.startswith(d + os.sep) for d in limited) for c in crowded), seen

@@ -70,6 +70,43 @@ Test(score, timeout_scores_zero_even_with_passed_tests)
 	cr_assert_eq(v.passed, 1);
 }
 
+/* A timeout is "starved" only when a thread of it waited for a CPU for
+ * more than half of its wall time and it ran for less than a quarter. */
+Test(score, starved_timeouts)
+{
+	static const struct {
+		double cpu_ms, wait_ms, wall_ms;
+		const char *detail;
+	} cases[] = {
+		{ 133, 1800, 2010, "timeout (starved: 133 ms of CPU)" }, /* the victim */
+		{ 0.4, 1990, 2000, "timeout (starved: 0 ms of CPU)" },
+		{ 3, 1, 2000, "timeout" },       /* a sleeper or a deadlock: no run-queue wait */
+		{ 26, 300, 3000, "timeout" },    /* a sleeper that waited at start-up on a busy host */
+		{ 2000, 1900, 2010, "timeout" }, /* its own threads share its one-CPU quota */
+		{ 1100, 1500, 2000, "timeout" }, /* more than half of the wall time on a CPU */
+		{ 600, 1390, 2000, "timeout" },  /* slowed (30 %), not starved */
+		{ 490, 1500, 2000, "timeout (starved: 490 ms of CPU)" },
+		{ 133, -1, 2000, "timeout" },   /* no schedstat: no claim */
+		{ -1, 1800, 2000, "timeout" },  /* no CPU figure */
+		{ 133, 1800, 0, "timeout" },    /* no wall time */
+		{ 300, 1000, 2000, "timeout" }, /* waited exactly half of it: not more */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ee_verdict v = decide((struct ee_verdict_in){ .timed_out = 1,
+		                                                     .pids_limit_hit = 1,
+		                                                     .cpu_ms = cases[i].cpu_ms,
+		                                                     .runq_wait_ms = cases[i].wait_ms,
+		                                                     .wall_ms = cases[i].wall_ms });
+		cr_expect_eq(v.status, EE_TIMEOUT, "case %zu", i);
+		cr_expect_str_eq(v.detail, cases[i].detail, "case %zu: detail '%s'", i, v.detail);
+		cr_expect_float_eq(v.score, 0.0, 1e-12, "case %zu", i);
+	}
+	/* Without a timeout the figures say nothing. */
+	struct ee_verdict v =
+	        decide((struct ee_verdict_in){ .cpu_ms = 133, .runq_wait_ms = 1800, .wall_ms = 2010 });
+	cr_expect_str_eq(v.detail, "premature exit");
+}
+
 Test(score, precedence_table)
 {
 	static const struct {

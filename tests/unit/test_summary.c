@@ -360,6 +360,7 @@ Test(summary, detail_classes)
 		{ "killed by signal SIGSEGV", "killed by signal SIGSEGV" },
 		{ "blocked by scan: os.system", "blocked by scan: os.system" },
 		{ "timeout", "timeout" },
+		{ "timeout (starved: 133 ms of CPU)", "timeout (starved)" },
 		{ "output overflow", "output overflow" },
 		{ "", "" },
 	};
