@@ -366,19 +366,27 @@ struct name_token {
 	unsigned rnd;
 };
 
+/* /proc/<pid>/<name>, one read, NUL-terminated; its length or -1. */
+static ssize_t read_proc_file(int pid, const char *name, char *text, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, text, size - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n >= 0)
+		text[n] = '\0';
+	return n;
+}
+
 /* Field 22 of /proc/<pid>/stat, after the command's closing parenthesis
  * (a command may hold spaces and parentheses). 0 when unreadable. */
 static unsigned long long start_time_of(int pid)
 {
-	char path[64], text[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
+	char text[1024];
+	if (read_proc_file(pid, "stat", text, sizeof(text)) <= 0)
 		return 0;
-	text[n] = '\0';
 	const char *p = strrchr(text, ')');
 	unsigned long long start = 0;
 	/* After ')': state (3) ... starttime (22) is the 20th field. */
@@ -728,15 +736,9 @@ int ee_unix_gc_kick(void)
  * without a CPU. -1 when unreadable (the thread ended, no SCHED_INFO). */
 static long long run_delay_ns(int tid)
 {
-	char path[64], text[128];
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
+	char text[128];
+	if (read_proc_file(tid, "schedstat", text, sizeof(text)) <= 0)
 		return -1;
-	text[n] = '\0';
 	unsigned long long run, wait;
 	return sscanf(text, "%llu %llu", &run, &wait) == 2 ? (long long)wait : -1;
 }
