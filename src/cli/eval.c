@@ -9,11 +9,14 @@
  * complete and its summary written, it is stored in the run history
  * (eval_history.c; --no-history turns that off).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +27,7 @@
 #include "err.h"
 #include "lines.h"
 #include "extract.h"
+#include "outpath.h"
 #include "results.h"
 #include "sandbox/sandbox.h"
 #include "scheduler.h"
@@ -50,6 +54,7 @@ static const char usage[] =
         "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
         "                         (default auto: warm where the host allows it)\n"
         "  --resume               skip samples already in the results file\n"
+        "  --force                write through an output that is a symbolic link\n"
         "  --shard I/N            evaluate shard I (0-based) of N\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
         "  --summary-json FILE    also write the summary as JSON\n"
@@ -70,8 +75,9 @@ struct eval_args {
 	unsigned long jobs;
 	unsigned long ks[MAX_KS];
 	size_t nk;
-	int format, resume, skip_invalid, quiet, stop, humaneval_compat;
-	int composite; /* --composite given: formula */
+	int format, resume, skip_invalid, quiet, stop, humaneval_compat, force;
+	char compat_out[4096]; /* SAMPLES_results.jsonl, with --humaneval-compat */
+	int composite;         /* --composite given: formula */
 	struct ee_composite formula;
 	unsigned long shard_i, shard_n;
 	enum ee_extract_mode extract;
@@ -165,6 +171,7 @@ enum {
 	O_COMPOSITE,
 	O_HISTORY,
 	O_NO_HISTORY,
+	O_FORCE,
 	O_HELP
 };
 
@@ -184,6 +191,7 @@ static const struct option longopts[] = {
 	{ "composite", required_argument, NULL, O_COMPOSITE },
 	{ "history", required_argument, NULL, O_HISTORY },
 	{ "no-history", no_argument, NULL, O_NO_HISTORY },
+	{ "force", no_argument, NULL, O_FORCE },
 	{ "help", no_argument, NULL, O_HELP },
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
@@ -219,6 +227,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 		break;
 	case O_HISTORY: a->history = optarg, a->no_history = 0; break; /* the last one says */
 	case O_NO_HISTORY: a->no_history = 1; break;
+	case O_FORCE: a->force = 1; break;
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 	default:
 		rc = ee_fail(err, EE_ERR_USAGE,
@@ -257,9 +266,12 @@ static void progress(struct eval_run *r, int final)
 	r->last_progress = t;
 	double rate = r->finished / (t - r->t0 > 1e-9 ? t - r->t0 : 1e-9);
 	unsigned long left = r->total > r->finished + r->skipped ? r->total - r->finished - r->skipped : 0;
-	fprintf(stderr, "\r%lu/%lu done, pass %.1f%%, %.1f/s, ETA %.0fs   ", r->finished + r->skipped,
-	        r->total, r->finished ? 100.0 * r->passed / r->finished : 0.0, rate,
-	        rate > 0 ? left / rate : 0.0);
+	double pass = r->finished ? 100.0 * r->passed / r->finished : 0.0;
+	if (r->total) /* a regular file: the total is known */
+		fprintf(stderr, "\r%lu/%lu done, pass %.1f%%, %.1f/s, ETA %.0fs   ", r->finished + r->skipped,
+		        r->total, pass, rate, rate > 0 ? left / rate : 0.0);
+	else
+		fprintf(stderr, "\r%lu done, pass %.1f%%, %.1f/s   ", r->finished + r->skipped, pass, rate);
 	if (final)
 		fputc('\n', stderr);
 }
@@ -414,13 +426,11 @@ static const struct ee_sched_source source = { next_sample, on_done };
 
 /* ---- the run ------------------------------------------------------------ */
 
-static unsigned long count_lines(const char *path)
+/* The lines of a regular file, for the ETA; f is rewound. */
+static unsigned long count_lines(FILE *f)
 {
-	FILE *f = fopen(path, "re");
 	unsigned long n = 0;
 	int c, last = '\n';
-	if (!f)
-		return 0;
 	while ((c = getc(f)) != EOF) {
 		if (c == '\n' && last != '\n')
 			n++;
@@ -428,7 +438,7 @@ static unsigned long count_lines(const char *path)
 	}
 	if (last != '\n')
 		n++;
-	fclose(f);
+	rewind(f);
 	return n;
 }
 
@@ -437,10 +447,63 @@ static int visit_old(void *ctx, const json_t *rec, const char *where, struct ee_
 	return ee_summary_add(ctx, rec, where, err);
 }
 
+static int is_regular(const char *path)
+{
+	struct stat st;
+	return (strcmp(path, "-") == 0 ? fstat(0, &st) : stat(path, &st)) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Before anything is read or written: no output is an input or another
+ * output, none is a symlink (unless --force), each can be created. */
+static int check_paths(const struct eval_args *a, struct ee_err *err)
+{
+	const struct ee_path_role in[] = { { "--tasks", a->tasks },
+		                           { "--samples", a->samples },
+		                           { "--history", a->history ? a->history : "-" } };
+	struct ee_path_role out[3] = { { "-o", a->out } };
+	size_t n = 1;
+
+	if (a->humaneval_compat && !is_regular(a->samples))
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--humaneval-compat: --samples %s is not a regular file (the compat file "
+		               "is written from a second reading of it)",
+		               a->samples);
+	if (a->summary_json)
+		out[n++] = (struct ee_path_role){ "--summary-json", a->summary_json };
+	if (a->humaneval_compat)
+		out[n++] = (struct ee_path_role){ "--humaneval-compat", a->compat_out };
+	return ee_outputs_check(in, a->history ? 3 : 2, out, n, a->force, err);
+}
+
+/* Opens the results file and holds an exclusive lock on it for the whole
+ * run (one writer per file); only then is it read (--resume) or emptied. */
+static int open_results(struct eval_run *r, int *repaired, struct ee_err *err)
+{
+	const char *out = r->a->out;
+
+	r->out_fd = ee_output_open(out, O_WRONLY | O_CREAT | O_APPEND, r->a->force, err);
+	if (r->out_fd < 0)
+		return -1;
+	if (flock(r->out_fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK
+		               ? ee_fail(err, EE_ERR_USAGE,
+		                         "-o %s: another execeval eval is writing this results file "
+		                         "(one writer per file)",
+		                         out)
+		               : ee_fail_errno(err, EE_ERR_USAGE, "-o %s: lock", out);
+	if (r->a->resume)
+		return ee_results_resume(out, &r->done, visit_old, r->summary, repaired, err);
+	if (ftruncate(r->out_fd, 0) < 0)
+		return ee_fail_errno(err, EE_ERR_USAGE, "-o %s", out);
+	return 0;
+}
+
 static int prepare(struct eval_run *r, struct ee_err *err)
 {
 	int repaired = 0;
 
+	if (check_paths(r->a, err) < 0)
+		return -1;
 	if (ee_dataset_load(r->a->tasks, r->a->format, &r->tasks, err) < 0)
 		return -1;
 	for (size_t i = 0; r->a->opt.strict_asserts && i < r->tasks.n; i++)
@@ -449,17 +512,15 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 	r->summary = ee_summary_new();
 	if (!r->summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	if (r->a->resume && ee_results_resume(r->a->out, &r->done, visit_old, r->summary, &repaired, err) < 0)
+	r->samples = strcmp(r->a->samples, "-") == 0 ? stdin : fopen(r->a->samples, "re");
+	if (!r->samples)
+		return ee_fail_errno(err, EE_ERR_USAGE, "%s", r->a->samples);
+	if (open_results(r, &repaired, err) < 0)
 		return -1;
 	if (repaired)
 		fprintf(stderr, "execeval eval: %s: cut a torn last line\n", r->a->out);
-	r->samples = fopen(r->a->samples, "re");
-	if (!r->samples)
-		return ee_fail_errno(err, EE_ERR_USAGE, "%s", r->a->samples);
-	r->out_fd = ee_results_open(r->a->out, !r->a->resume, err);
-	if (r->out_fd < 0)
-		return -1;
-	r->total = count_lines(r->a->samples);
+	/* A pipe is read once: no second pass to count it, no ETA. */
+	r->total = is_regular(r->a->samples) ? count_lines(r->samples) : 0;
 	if (r->a->shard_n > 1)
 		r->total = (r->total + r->a->shard_n - 1) / r->a->shard_n; /* about: for the ETA */
 	r->progress = !r->a->quiet && isatty(2);
@@ -468,12 +529,18 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 
 static int write_outputs(struct eval_run *r, const json_t *summary, struct ee_err *err)
 {
-	if (r->a->summary_json &&
-	    json_dump_file(summary, r->a->summary_json, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0)
-		return ee_fail(err, EE_ERR_USAGE, "%s: cannot write the summary", r->a->summary_json);
+	if (r->a->summary_json) {
+		char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+		int rc = text ? ee_write_atomic(r->a->summary_json, text, strlen(text), r->a->force, err)
+		              : ee_fail(err, EE_ERR_USAGE, "out of memory");
+		free(text);
+		if (rc < 0)
+			return -1;
+	}
 	if (r->a->humaneval_compat) {
 		fdatasync(r->out_fd);
-		return cli_write_humaneval_compat(r->a->samples, r->a->out, &r->tasks, err);
+		return cli_write_humaneval_compat(r->a->samples, r->a->out, r->a->compat_out, r->a->force,
+		                                  &r->tasks, err);
 	}
 	return 0;
 }
@@ -527,7 +594,7 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 
 static void release(struct eval_run *r)
 {
-	if (r->samples)
+	if (r->samples && r->samples != stdin)
 		fclose(r->samples);
 	if (r->out_fd >= 0) {
 		fdatasync(r->out_fd);
@@ -609,10 +676,19 @@ int cmd_eval(int argc, char **argv)
 		a.history = NULL;
 	else if (!a.history && cli_history_default(history_default, sizeof(history_default)) == 0)
 		a.history = history_default;
+	if (!a.out && !is_regular(a.samples)) {
+		fprintf(stderr,
+		        "execeval eval: --samples %s is not a regular file: give the results file "
+		        "with -o FILE\n",
+		        a.samples);
+		json_decref(a.argv);
+		return EXIT_USAGE;
+	}
 	if (!a.out) {
 		snprintf(out_default, sizeof(out_default), "%s.results.jsonl", a.samples);
 		a.out = out_default;
 	}
+	snprintf(a.compat_out, sizeof(a.compat_out), "%.4000s_results.jsonl", a.samples);
 	ee_limits_clamp(&a.opt.limits);
 	r.a = &a;
 	int code = evaluate_all(&r, &a);

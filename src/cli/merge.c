@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "err.h"
+#include "outpath.h"
 #include "results.h"
 
 struct merge {
@@ -43,26 +44,62 @@ static int copy_record(void *ctx, const json_t *rec, const char *where, struct e
 	return ee_results_append(m->fd, rec, m->tmp, err);
 }
 
+static const char usage[] = "usage: execeval merge -o OUT [--force] RESULTS...\n"
+                            "  -o, --out FILE   the merged results file (written whole, then renamed)\n"
+                            "  --force          write through an OUT that is a symbolic link\n";
+
+/* No input is OUT, OUT is no symlink (unless force), its directory takes it. */
+static int check_paths(const char *out, char **inputs, int n, int force, struct ee_err *err)
+{
+	struct ee_path_role in[64];
+	const struct ee_path_role o = { "-o", out };
+
+	for (int done = 0; done < n;) {
+		int batch = n - done < 64 ? n - done : 64;
+		for (int i = 0; i < batch; i++)
+			in[i] = (struct ee_path_role){ "input", inputs[done + i] };
+		if (ee_outputs_check(in, (size_t)batch, &o, 1, force, err) < 0)
+			return -1;
+		done += batch;
+	}
+	return 0;
+}
+
 int cmd_merge(int argc, char **argv)
 {
+	enum { O_FORCE = 256, O_HELP };
 	static const struct option longopts[] = { { "out", required_argument, NULL, 'o' },
+		                                  { "force", no_argument, NULL, O_FORCE },
+		                                  { "help", no_argument, NULL, O_HELP },
 		                                  { NULL, 0, NULL, 0 } };
 	struct merge m = { .fd = -1 };
 	struct ee_err err = { 0 };
 	const char *out = NULL;
 	char tmp[4096];
-	int c, code = EXIT_USAGE;
+	int c, force = 0, code = EXIT_USAGE;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		if (c == O_HELP) {
+			fputs(usage, stdout);
+			return EXIT_PASS;
+		}
+		if (c == O_FORCE) {
+			force = 1;
+			continue;
+		}
 		if (c != 'o') {
-			fprintf(stderr, "execeval merge: usage: execeval merge -o OUT RESULTS...\n");
+			fprintf(stderr, "execeval merge: %s", usage);
 			return EXIT_USAGE;
 		}
 		out = optarg;
 	}
 	if (!out || optind >= argc) {
-		fprintf(stderr, "execeval merge: usage: execeval merge -o OUT RESULTS...\n");
+		fprintf(stderr, "execeval merge: %s", usage);
+		return EXIT_USAGE;
+	}
+	if (check_paths(out, argv + optind, argc - optind, force, &err) < 0) {
+		fprintf(stderr, "execeval merge: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
 	snprintf(tmp, sizeof(tmp), "%.4000s.tmp.%d", out, (int)getpid());

@@ -347,3 +347,149 @@ def test_a_progress_line_on_a_terminal_and_none_otherwise(tmp_path):
     assert "done, pass" not in piped.stderr
     quiet = subprocess.run(["script", "-qec", cmd + " -q", "/dev/null"], capture_output=True, text=True, timeout=60)
     assert "done, pass" not in quiet.stdout
+
+
+# ---------------------------------------------------------------------------
+# Data must never be lost (issue 12): outputs never destroy inputs or each
+# other, are checked before the first sample runs, one writer per results
+# file, duplicate keys refused, samples streamed once, empty runs are errors.
+
+
+def lossless_set(tmp_path, n=2):
+    """A tiny native task and n passing samples, as files whose bytes the
+    tests compare before and after."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "v.jsonl", [{"task_id": "t/sq", "completion": SQ_OK}] * n)
+    return tasks, samples
+
+
+def snapshot(*paths):
+    return {str(p): Path(p).read_bytes() for p in paths}
+
+
+@pytest.mark.parametrize("case", ["out=samples", "out=./samples", "out=hardlink-of-samples", "out=tasks",
+                                  "out=symlink-to-tasks+force", "summary=samples", "summary=tasks",
+                                  "out=compat-file"])
+def test_an_eval_output_that_is_an_input_is_refused_and_nothing_is_touched(tmp_path, case):
+    tasks, samples = lossless_set(tmp_path)
+    os.link(samples, tmp_path / "hard.jsonl")
+    os.symlink(tasks, tmp_path / "link.jsonl")
+    before = snapshot(tasks, samples)
+    out = tmp_path / "r.jsonl"
+    extra = []
+    what, target = case.split("=")
+    named = {"samples": samples, "./samples": "%s/./v.jsonl" % tmp_path, "hardlink-of-samples": tmp_path / "hard.jsonl",
+             "tasks": tasks, "symlink-to-tasks+force": tmp_path / "link.jsonl",
+             "compat-file": str(samples) + "_results.jsonl"}[target]
+    if target.endswith("+force"):
+        extra.append("--force")
+    if target == "compat-file":
+        extra.append("--humaneval-compat")
+    if what == "out":
+        out = named
+    else:
+        extra += ["--summary-json", named]
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", *extra)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert str(named) in r.stderr and ("is the input" in r.stderr or "same file" in r.stderr), r.stderr
+    assert snapshot(tasks, samples) == before
+    assert not (tmp_path / "r.jsonl").exists() and not Path(str(samples) + "_results.jsonl").exists()
+
+
+def test_an_output_symlink_is_refused_unless_force_and_its_target_kept(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    keep = tmp_path / "keep.txt"
+    keep.write_text("precious\n")
+    os.symlink(keep, tmp_path / "out.jsonl")
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "out.jsonl", "-q",
+                 "--no-history")
+    assert r.returncode == 2 and "out.jsonl: is a symbolic link" in r.stderr and "--force" in r.stderr, r.stderr
+    assert keep.read_text() == "precious\n"
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "out.jsonl", "-q",
+                 "--no-history", "--force", check=0)
+    assert [x["status"] for x in records(keep)] == ["pass", "pass"]
+
+
+def test_summary_json_equal_to_out_is_refused_and_the_results_kept(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", check=0)
+    before = out.read_bytes()
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "--summary-json",
+                 "%s/./r.jsonl" % tmp_path, "-q", "--no-history", "--resume")
+    assert r.returncode == 2 and "are the same file" in r.stderr and str(out) in r.stderr, r.stderr
+    assert out.read_bytes() == before
+
+
+def test_the_summary_and_compat_files_are_replaced_whole_not_written_in_place(tmp_path):
+    """A hard link to the old summary keeps the old bytes: the new summary
+    was written to a temporary file and renamed, never truncated in place."""
+    tasks, samples = lossless_set(tmp_path)
+    summary, compat = tmp_path / "s.json", Path(str(samples) + "_results.jsonl")
+    summary.write_text("old summary\n")
+    compat.write_text("old compat\n")
+    os.link(summary, tmp_path / "s.old")
+    os.link(compat, tmp_path / "c.old")
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "r.jsonl", "--summary-json",
+             summary, "--humaneval-compat", "-q", "--no-history", check=0)
+    assert (tmp_path / "s.old").read_text() == "old summary\n"
+    assert (tmp_path / "c.old").read_text() == "old compat\n"
+    assert json.loads(summary.read_text())["samples"] == 2
+    assert [json.loads(x)["passed"] for x in compat.read_text().splitlines()] == [True, True]
+    assert not [p.name for p in tmp_path.iterdir() if ".tmp." in p.name]
+
+
+@pytest.mark.parametrize("flag", ["-o", "--summary-json", "--humaneval-compat"])
+def test_every_output_path_is_checked_before_the_first_sample_runs(tmp_path, flag):
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    args = ["-o", out]
+    if flag == "-o":
+        args = ["-o", tmp_path / "missing" / "r.jsonl"]
+    elif flag == "--summary-json":
+        args += ["--summary-json", tmp_path / "missing" / "s.json"]
+    else:  # the compat file is SAMPLES_results.jsonl: make that a directory
+        os.mkdir(str(samples) + "_results.jsonl")
+        args += ["--humaneval-compat"]
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--no-history", *args)
+    assert r.returncode == 2 and flag in r.stderr, r.stderr
+    assert not out.exists()  # nothing ran: no record was written
+
+
+def test_merge_and_report_and_metrics_refuse_an_output_that_is_their_input(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", check=0)
+    os.link(out, tmp_path / "r.hard")
+    before = out.read_bytes()
+    for argv in (["merge", "-o", out, out], ["merge", "-o", tmp_path / "r.hard", tmp_path / "x.jsonl", out],
+                 ["report", out, "-o", tmp_path / "r.hard"], ["metrics", out, "--json", "%s/./r.jsonl" % tmp_path]):
+        r = execeval(*argv)
+        assert r.returncode == 2 and "is the input" in r.stderr, (argv, r.stderr)
+        assert out.read_bytes() == before, argv
+    r = execeval("report", out, "-o", tmp_path / "missing" / "r.html")
+    assert r.returncode == 2 and "missing" in r.stderr
+
+
+def test_a_second_eval_on_a_results_file_being_written_is_refused(tmp_path):
+    """One writer per results file: a retried job's --resume while the first
+    run still writes would duplicate every record still in flight."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    slow = "    import time\n    time.sleep(1.5)\n" + SQ_OK
+    samples = write_jsonl(tmp_path / "v.jsonl", [{"task_id": "t/sq", "completion": slow}] * 4)
+    out = tmp_path / "r.jsonl"
+    argv = [EXECEVAL, "eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history",
+            "-j", 2, "--timeout", 10]
+    first = subprocess.Popen(list(map(str, argv)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 20
+        while not out.exists() and time.time() < deadline:
+            time.sleep(0.05)
+        r = execeval(*argv[1:], "--resume")
+        assert r.returncode == 2, (r.returncode, r.stderr)
+        assert "-o %s: another execeval eval is writing" % out in r.stderr, r.stderr
+    finally:
+        assert first.wait(timeout=60) == 0, first.stderr.read()
+    recs = records(out)
+    assert len(recs) == 4 and sorted(x["sample"] for x in recs) == [0, 1, 2, 3]
+    assert {x["status"] for x in recs} == {"pass"}
