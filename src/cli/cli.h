@@ -103,7 +103,8 @@ typedef int (*cli_record_visit)(void *ctx, const json_t *record, const char *whe
 /* Visits every record of the results file at path (borrowed for the call;
  * where is "path:line"). A line that is not JSON or that visit rejects is an
  * error naming file:line, unless it is the last non-blank line (a torn
- * line): that one is skipped with a warning on stderr. */
+ * line): that one is skipped with a warning on stderr. A (task_id, sample)
+ * key on two lines is an error naming it and both lines. */
 int cli_read_results(const char *path, cli_record_visit visit, void *ctx, struct ee_err *err);
 /* "1,10,100" into ks[0..max): positive decimal integers, nothing else. */
 int cli_parse_ks(const char *s, unsigned long *ks, size_t max, size_t *ret_n, struct ee_err *err);

@@ -1,13 +1,16 @@
 /* merge.c - `execeval merge -o OUT SHARD...`: join shard result files.
  *
- * Records are copied in input order; a (task_id, sample) pair seen before is
- * dropped (a shard re-run with --resume cannot duplicate a record, but a
- * file given twice could). A torn last line of an input is skipped with a
- * warning, as after a killed shard; any other invalid line is an error
- * naming file:line, and OUT is not left half-written (it is written to a
- * temporary file and renamed).
+ * Records are copied in input order. A (task_id, sample) key seen before is
+ * dropped when the record is an exact copy of the first (a file given
+ * twice), with a count on stderr; a different record of the same key (the
+ * sample evaluated twice, by two runs) is an error naming both places: which
+ * one counts is not merge's to guess. A torn last line of an input is
+ * skipped with a warning, as after a killed shard; any other invalid line is
+ * an error naming file:line, and OUT is not left half-written (it is written
+ * to a temporary file and renamed).
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,29 +20,86 @@
 #include "err.h"
 #include "outpath.h"
 #include "results.h"
+#include "strmap.h"
+
+/* Where a key was first seen and what its record was. */
+struct first_seen {
+	uint64_t hash; /* of the record's canonical text */
+	char where[128];
+};
 
 struct merge {
-	struct ee_done_set seen;
+	struct ee_strmap seen; /* key -> index in first */
+	struct first_seen *first;
+	size_t n, cap;
 	int fd;
 	const char *tmp;
 	unsigned long kept, dropped;
 };
 
+static void merge_free(struct merge *m)
+{
+	ee_strmap_free(&m->seen);
+	free(m->first);
+}
+
+/* FNV-1a of the record with sorted keys: equal records, equal hashes. */
+static int record_hash(const json_t *rec, uint64_t *ret)
+{
+	char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	uint64_t h = 1469598103934665603ull;
+	if (!text)
+		return -1;
+	for (const char *p = text; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	free(text);
+	*ret = h;
+	return 0;
+}
+
+static int grow(struct merge *m)
+{
+	if (m->n < m->cap)
+		return 0;
+	size_t cap = m->cap ? m->cap * 2 : 1024;
+	struct first_seen *p = realloc(m->first, cap * sizeof(*p));
+	if (!p)
+		return -1;
+	m->first = p;
+	m->cap = cap;
+	return 0;
+}
+
 static int copy_record(void *ctx, const json_t *rec, const char *where, struct ee_err *err)
 {
 	struct merge *m = ctx;
 	const char *id = json_string_value(json_object_get(rec, "task_id"));
+	long sample = (long)json_integer_value(json_object_get(rec, "sample"));
+	char key[4096];
+	uint64_t h;
+	int added;
+
 	if (!id)
 		id = ""; /* an invalid sample whose task was unknown */
-	long sample = (long)json_integer_value(json_object_get(rec, "sample"));
-
-	(void)where;
-	if (ee_done_contains(&m->seen, id, sample)) {
+	snprintf(key, sizeof(key), "%s\x1f%ld", id, sample);
+	if (record_hash(rec, &h) < 0 || grow(m) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	size_t *at = ee_strmap_put(&m->seen, key, m->n, &added);
+	if (!at)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (!added) {
+		const struct first_seen *f = &m->first[*at];
+		if (f->hash != h)
+			return ee_fail(err, EE_ERR_USAGE,
+			               "%.100s: task_id '%.60s' sample %ld differs from its record at %.100s "
+			               "(evaluated twice?)",
+			               where, id, sample, f->where);
 		m->dropped++;
 		return 0;
 	}
-	if (ee_done_insert(&m->seen, id, sample) < 0)
-		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	m->first[m->n].hash = h;
+	snprintf(m->first[m->n].where, sizeof(m->first[m->n].where), "%s", where);
+	m->n++;
 	m->kept++;
 	return ee_results_append(m->fd, rec, m->tmp, err);
 }
@@ -120,7 +180,7 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	m.fd = -1;
-	fprintf(stderr, "execeval merge: %lu records to %s (%lu duplicates dropped)\n", m.kept, out,
+	fprintf(stderr, "execeval merge: %lu records to %s (%lu exact duplicates dropped)\n", m.kept, out,
 	        m.dropped);
 	code = EXIT_PASS;
 out:
@@ -130,6 +190,6 @@ out:
 			close(m.fd);
 		unlink(tmp);
 	}
-	ee_done_free(&m.seen);
+	merge_free(&m);
 	return code;
 }

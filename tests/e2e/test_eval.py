@@ -493,3 +493,42 @@ def test_a_second_eval_on_a_results_file_being_written_is_refused(tmp_path):
     recs = records(out)
     assert len(recs) == 4 and sorted(x["sample"] for x in recs) == [0, 1, 2, 3]
     assert {x["status"] for x in recs} == {"pass"}
+
+
+def test_a_results_file_with_a_repeated_key_is_refused_naming_it_and_its_lines(tmp_path):
+    """A passing record repeated 3 times would move pass@1 without a word."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "v.jsonl", [{"task_id": "t/sq", "completion": SQ_OK},
+                                                 {"task_id": "t/sq", "completion": "    return 0\n"}])
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", "-j", 1, check=0)
+    lines = out.read_text().splitlines()
+    passing = next(x for x in lines if json.loads(x)["status"] == "pass")
+    sample = json.loads(passing)["sample"]
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text("\n".join(lines + [passing, passing]) + "\n")
+    want = "%s:3: repeated record: task_id 't/sq' sample %d is already on line %d" % (
+        dup, sample, lines.index(passing) + 1)
+    for argv in (["metrics", dup], ["report", dup, "-o", tmp_path / "r.html"], ["compare", out, dup]):
+        r = execeval(*argv)
+        assert r.returncode == 2 and want in r.stderr, (argv, r.returncode, r.stderr)
+    assert not (tmp_path / "r.html").exists()
+    # eval --resume would add the old records to its summary twice too
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", dup, "-q", "--no-history", "--resume")
+    assert r.returncode == 2 and want in r.stderr, r.stderr
+
+
+def test_merge_drops_exact_copies_with_a_count_and_fails_on_two_different_records_of_one_key(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for out in (a, b):
+        execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", "-j", 1,
+                 check=0)
+    r = execeval("merge", "-o", tmp_path / "m.jsonl", a, a, check=0)
+    assert "2 records to %s (2 exact duplicates dropped)" % (tmp_path / "m.jsonl") in r.stderr, r.stderr
+    assert records(tmp_path / "m.jsonl") == records(a)
+    # b evaluated the same samples again: other timestamps, other wall times
+    r = execeval("merge", "-o", tmp_path / "m2.jsonl", a, b)
+    assert r.returncode == 2, r.stderr
+    assert "%s:1: task_id 't/sq' sample 0 differs from its record at %s:1" % (b, a) in r.stderr, r.stderr
+    assert not (tmp_path / "m2.jsonl").exists()
