@@ -126,6 +126,7 @@ struct cli_history_row {
 	const char *db;                 /* the history file */
 	const json_t *argv;             /* the command line, a JSON array */
 	const char *tasks, *samples;    /* the files, as given */
+	const char *samples_sha256;     /* of the samples as read (NULL: hash the file) */
 	const struct ee_limits *limits; /* the command line's */
 	const struct ee_strmap *models; /* the distinct model names seen */
 	time_t started, finished;

@@ -31,6 +31,7 @@
 #include "results.h"
 #include "sandbox/sandbox.h"
 #include "scheduler.h"
+#include "sha256.h"
 #include "strmap.h"
 #include "summary.h"
 #include "task.h"
@@ -90,6 +91,7 @@ struct eval_run {
 	struct ee_done_set done;
 	struct ee_summary *summary;
 	FILE *samples;
+	struct ee_sha256 samples_sha; /* of the bytes read: a pipe cannot be read again */
 	char *line;
 	size_t line_alloc;
 	long line_no;
@@ -385,6 +387,11 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 	}
 	while ((len = ee_read_line(r->samples, &r->line, &r->line_alloc, MAX_SAMPLE_LINE, &nl)) != -1) {
 		r->line_no++;
+		if (len >= 0) {
+			ee_sha256_update(&r->samples_sha, r->line, (size_t)len);
+			if (nl)
+				ee_sha256_update(&r->samples_sha, "\n", 1);
+		}
 		if (len >= 0 && strspn(r->line, " \t\r") == (size_t)len)
 			continue;
 		struct ee_dataset_entry *e = NULL;
@@ -515,6 +522,7 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 	r->samples = strcmp(r->a->samples, "-") == 0 ? stdin : fopen(r->a->samples, "re");
 	if (!r->samples)
 		return ee_fail_errno(err, EE_ERR_USAGE, "%s", r->a->samples);
+	ee_sha256_init(&r->samples_sha);
 	if (open_results(r, &repaired, err) < 0)
 		return -1;
 	if (repaired)
@@ -558,9 +566,14 @@ static void store_history(struct eval_run *r, const json_t *summary)
 		                       .finished = time(NULL) };
 	struct ee_err err = { 0 };
 	long long id;
+	uint8_t digest[EE_SHA256_LEN];
+	char samples_sha[EE_SHA256_HEX];
 
 	if (!r->a->history)
 		return;
+	ee_sha256_final(&r->samples_sha, digest);
+	ee_sha256_hex(digest, samples_sha);
+	row.samples_sha256 = samples_sha;
 	fdatasync(r->out_fd);
 	if (r->models_full)
 		fprintf(stderr, "execeval eval: history: more than %d models; %d are stored\n",

@@ -5,6 +5,7 @@ with the rest of tests/e2e). Real data sets come from ../shared/datasets
 (override with EE_DATASETS); tests that need them are skipped, saying so,
 when the folder is absent.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -532,3 +533,46 @@ def test_merge_drops_exact_copies_with_a_count_and_fails_on_two_different_record
     assert r.returncode == 2, r.stderr
     assert "%s:1: task_id 't/sq' sample 0 differs from its record at %s:1" % (b, a) in r.stderr, r.stderr
     assert not (tmp_path / "m2.jsonl").exists()
+
+
+@pytest.mark.parametrize("how", ["-", "/dev/stdin", "process-substitution"])
+def test_samples_from_a_pipe_are_read_once_and_all_evaluated(tmp_path, how):
+    """count_lines used to read the file a second time: a pipe was drained
+    before the run, which then evaluated 0 samples and exited 0."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    rows = [{"task_id": "t/sq", "completion": SQ_OK}] * 3
+    body = "".join(json.dumps(r) + "\n" for r in rows)
+    (tmp_path / "s.jsonl").write_text(body)
+    out, hist = tmp_path / "r.jsonl", tmp_path / "h.db"
+    base = "%s eval --tasks %s -o %s -q -k 1 --history %s" % (EXECEVAL, tasks, out, hist)
+    if how == "process-substitution":
+        cmd = "%s --samples <(cat %s)" % (base, tmp_path / "s.jsonl")
+    else:
+        cmd = "cat %s | %s --samples %s" % (tmp_path / "s.jsonl", base, how)
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [x["status"] for x in records(out)] == ["pass"] * 3
+    # the history keeps the sha256 of the bytes read, not of an empty second reading
+    h = execeval("history", "--db", hist, "--json", check=0)
+    assert hashlib.sha256(body.encode()).hexdigest() in h.stdout, h.stdout[-1000:]
+
+
+def test_samples_from_a_pipe_need_an_explicit_results_file(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    r = subprocess.run([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", "-", "-q"], input="",
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--samples - is not a regular file" in r.stderr and "-o FILE" in r.stderr, r.stderr
+    assert not Path("-.results.jsonl").exists()
+
+
+@pytest.mark.skipif(not shutil.which("script"), reason="script (util-linux) not installed")
+def test_a_progress_line_without_a_known_total_has_count_and_rate_and_no_eta(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "completion": SQ_OK}] * 3)
+    cmd = "cat %s | %s eval --tasks %s --samples - -k 1 -o %s --no-history" % (
+        tmp_path / "s.jsonl", EXECEVAL, tasks, tmp_path / "a.jsonl")
+    tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True, timeout=60)
+    assert tty.returncode == 0, tty.stdout
+    last = tty.stdout.split("\r")[-2] if "\r" in tty.stdout else tty.stdout
+    assert "3 done, pass 100.0%" in tty.stdout and "/s" in last, tty.stdout
+    assert "ETA" not in tty.stdout and "/0 done" not in tty.stdout, tty.stdout
