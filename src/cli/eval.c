@@ -101,6 +101,10 @@ struct eval_run {
 	int sandbox_failed; /* the host failed a sandbox: stop, keep the rest */
 	struct ee_err sandbox_err;
 	unsigned long total, finished, passed, skipped;
+	unsigned long lines;       /* non-blank sample lines read */
+	unsigned long invalid;     /* of them: error records (--skip-invalid) this run */
+	unsigned long other_shard; /* of them: left to the other shards */
+	long first_invalid;        /* its line number, 0: none */
 	double t0;
 	double last_progress;
 	int progress;
@@ -310,9 +314,18 @@ static void on_done(void *ctx, void *token, json_t *rec)
 }
 
 /* An invalid sample under --skip-invalid: a counted error record. */
+/* The task_id an invalid line's record carries: NULL unless it names a task
+ * of the tasks file (an unknown id must not become a task of its own). */
+static const char *known_task_id(struct eval_run *r, const json_t *obj)
+{
+	const char *id = obj ? json_string_value(json_object_get(obj, "task_id")) : NULL;
+	return id && ee_dataset_find(&r->tasks, id) ? id : NULL;
+}
+
 static void invalid_record(struct eval_run *r, const json_t *obj, const struct ee_err *why)
 {
-	json_t *id = obj ? json_object_get(obj, "task_id") : NULL;
+	const char *known = known_task_id(r, obj);
+	json_t *id = known ? json_object_get(obj, "task_id") : NULL;
 	/* sample = -line: unique per invalid line, never a real index. */
 	json_t *rec = json_pack("{s:O?, s:I, s:s, s:s, s:f, s:i, s:i, s:i, s:b, s:I}", "task_id",
 	                        json_is_string(id) ? id : NULL, "sample", -(json_int_t)r->line_no, "status",
@@ -320,6 +333,9 @@ static void invalid_record(struct eval_run *r, const json_t *obj, const struct e
 	                        "reward", -1, "invalid", 1, "line", (json_int_t)r->line_no);
 	if (rec) {
 		json_object_set_new(rec, "message", json_string(why->msg));
+		r->invalid++;
+		if (!r->first_invalid)
+			r->first_invalid = r->line_no;
 		write_record(r, rec);
 		json_decref(rec);
 	}
@@ -365,8 +381,10 @@ static int read_sample(struct eval_run *r, long len, struct ee_dataset_entry **r
 	if (r->sample.index < 0)
 		r->sample.index = (long)position;
 	*ret = e;
-	if (r->a->shard_n > 1 && fnv1a(r->sample.task_id, r->sample.index) % r->a->shard_n != r->a->shard_i)
+	if (r->a->shard_n > 1 && fnv1a(r->sample.task_id, r->sample.index) % r->a->shard_n != r->a->shard_i) {
+		r->other_shard++;
 		return 0;
+	}
 	if (r->a->resume && ee_done_contains(&r->done, r->sample.task_id, r->sample.index)) {
 		r->skipped++;
 		return 0;
@@ -405,8 +423,9 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 		if (rc == 1 && ee_compose_program(&e->task, &r->sample, r->a->extract, r->a->stop,
 		                                  &r->program, &no_block, err) < 0)
 			rc = -1;
+		r->lines++;
 		if (rc < 0 && r->a->skip_invalid) {
-			const char *id = obj ? json_string_value(json_object_get(obj, "task_id")) : NULL;
+			const char *id = known_task_id(r, obj);
 			if (r->a->resume && ee_done_contains(&r->done, id ? id : "", -r->line_no))
 				r->skipped++;
 			else
@@ -622,6 +641,27 @@ static void release(struct eval_run *r)
 	ee_strmap_free(&r->models);
 }
 
+/* A run that evaluated no sample is an error, saying why, unless --resume
+ * found every sample already done (then the summary is the earlier runs'). */
+static int nothing_evaluated(const struct eval_run *r, struct ee_err *err)
+{
+	const char *s = r->a->samples;
+	if (r->finished > r->invalid || r->skipped > 0)
+		return 0;
+	if (r->lines == 0)
+		return ee_fail(err, EE_ERR_USAGE, "--samples %s: no samples (the file has no non-blank line)",
+		               s);
+	if (r->invalid == r->lines)
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "--samples %s: no sample evaluated: all %lu lines are invalid (first: line %ld)", s,
+		        r->lines, r->first_invalid);
+	return ee_fail(err, EE_ERR_USAGE,
+	               "--samples %s: no sample evaluated: --shard %lu/%lu selects none of its %lu lines "
+	               "(%lu invalid)",
+	               s, r->a->shard_i, r->a->shard_n, r->lines, r->invalid);
+}
+
 static int evaluate_all(struct eval_run *r, struct eval_args *a)
 {
 	struct cli_context ctx;
@@ -651,9 +691,16 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	} else if (rc < 0) {
 		code = err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
 		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);
+	} else if (nothing_evaluated(r, &err) < 0) {
+		code = EXIT_USAGE;
 	} else {
 		code = finish(r, now_s() - r->t0, &err) < 0 ? EXIT_USAGE : EXIT_PASS;
 	}
+	if (r->invalid)
+		fprintf(stderr,
+		        "execeval eval: --skip-invalid: %lu invalid line%s of %s skipped (first: line %ld), "
+		        "each an error record\n",
+		        r->invalid, r->invalid == 1 ? "" : "s", a->samples, r->first_invalid);
 out:
 	if (err.msg[0])
 		fprintf(stderr, "execeval eval: %s\n", err.msg);

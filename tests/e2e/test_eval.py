@@ -576,3 +576,58 @@ def test_a_progress_line_without_a_known_total_has_count_and_rate_and_no_eta(tmp
     last = tty.stdout.split("\r")[-2] if "\r" in tty.stdout else tty.stdout
     assert "3 done, pass 100.0%" in tty.stdout and "/s" in last, tty.stdout
     assert "ETA" not in tty.stdout and "/0 done" not in tty.stdout, tty.stdout
+
+
+@pytest.mark.parametrize("case, rows, args, says", [
+    ("empty file", [], [], "no samples (the file has no non-blank line)"),
+    ("blank lines only", None, [], "no samples (the file has no non-blank line)"),
+    ("every line invalid", [{"task_id": "t/sq", "completion": 42}] * 2, ["--skip-invalid"],
+     "no sample evaluated: all 2 lines are invalid (first: line 1)"),
+    ("every line in another shard", [{"task_id": "t/sq", "completion": SQ_OK}], ["--shard", "SHARD"],
+     "no sample evaluated: --shard SHARD selects none of its 1 lines"),
+])
+def test_a_run_that_evaluates_no_sample_is_an_error_saying_why(tmp_path, case, rows, args, says):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = tmp_path / "v.jsonl"
+    if rows is None:
+        samples.write_text("\n  \n\n")
+    else:
+        write_jsonl(samples, rows)
+    if "SHARD" in args:  # the shard that does not hold the one sample
+        r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "a.jsonl", "-q",
+                     "--no-history", "--shard", "0/2")
+        shard = "1/2" if len(records(tmp_path / "a.jsonl")) else "0/2"
+        args = ["--shard", shard]
+        says = says.replace("SHARD", shard)
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "r.jsonl", "-q",
+                 "--no-history", "--summary-json", tmp_path / "s.json", *args)
+    assert r.returncode == 2 and ("--samples %s: %s" % (samples, says)) in r.stderr, (r.returncode, r.stderr)
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_resume_with_every_sample_already_done_is_not_an_error(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", check=0)
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", "--resume",
+                 check=0)
+    assert "this run: 0 samples evaluated" in r.stdout and "2 already in %s" % out in r.stdout, r.stdout
+    assert len(records(out)) == 2
+
+
+def test_skip_invalid_counts_its_lines_and_an_unknown_task_id_is_an_error_line_not_a_task(tmp_path):
+    tasks, _ = lossless_set(tmp_path)
+    samples = write_jsonl(tmp_path / "v.jsonl", [{"task_id": "t/sq", "completion": SQ_OK},
+                                                 {"task_id": "t/typo", "completion": SQ_OK},
+                                                 {"task_id": "t/sq", "completion": 42}])
+    out = tmp_path / "r.jsonl"
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", "-k", 1,
+                 "--skip-invalid", "--summary-json", tmp_path / "s.json", check=0)
+    assert ("--skip-invalid: 2 invalid lines of %s skipped (first: line 2)" % samples) in r.stderr, r.stderr
+    unknown = [x for x in records(out) if x.get("line") == 2]
+    assert len(unknown) == 1 and unknown[0]["task_id"] is None and unknown[0]["status"] == "error"
+    assert "'t/typo' is not in" in unknown[0]["message"]
+    summary = json.loads((tmp_path / "s.json").read_text())
+    # t/sq has one pass and one invalid line: pass@1 0.5; t/typo is no task of its own
+    assert summary["pass_at_k"]["1"] == 0.5 and summary["samples"] == 3, summary
+    assert summary["tasks"] == 1 and summary["samples_without_task"] == 1, summary
