@@ -119,6 +119,19 @@ int cli_write_humaneval_compat(const char *samples, const char *results, const c
                                struct ee_dataset *tasks, struct ee_err *err);
 int cmd_merge(int argc, char **argv);
 
+/* <results>.run.json, what a results file was made from (eval_run.c). */
+void cli_run_file_path(const char *results, char *buf, size_t size);
+/* {"tasks_sha256", "samples_sha256" (null unless samples_regular), "options"};
+ * takes options (a new reference) even on failure. */
+json_t *cli_run_describe(const char *tasks, const char *samples, int samples_regular, json_t *options,
+                         struct ee_err *err);
+/* Writes run beside results (a temporary file renamed). */
+int cli_run_write(const char *results, const json_t *run, int force, struct ee_err *err);
+/* --resume: 0 when the run file beside results describes run (a pipe's
+ * samples are not compared) or is absent (*ret_missing = 1); else -1 naming
+ * the first difference, or, when anyway, 0 and a warning. */
+int cli_run_check(const char *results, const json_t *run, int anyway, int *ret_missing, struct ee_err *err);
+
 /* The run history, as eval stores into it (eval_history.c). */
 #define CLI_HISTORY_MAX_MODELS 256 /* distinct model names stored per run */
 struct ee_strmap;

@@ -55,6 +55,8 @@ static const char usage[] =
         "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
         "                         (default auto: warm where the host allows it)\n"
         "  --resume               skip samples already in the results file\n"
+        "  --resume-anyway        --resume even when the tasks, samples or judging options\n"
+        "                         differ from those in RESULTS.run.json\n"
         "  --force                write through an output that is a symbolic link\n"
         "  --shard I/N            evaluate shard I (0-based) of N\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
@@ -76,7 +78,8 @@ struct eval_args {
 	unsigned long jobs;
 	unsigned long ks[MAX_KS];
 	size_t nk;
-	int format, resume, skip_invalid, quiet, stop, humaneval_compat, force;
+	int format, resume, resume_anyway, skip_invalid, quiet, stop, humaneval_compat, force;
+	char run_file[4096];   /* RESULTS.run.json */
 	char compat_out[4096]; /* SAMPLES_results.jsonl, with --humaneval-compat */
 	int composite;         /* --composite given: formula */
 	struct ee_composite formula;
@@ -178,6 +181,7 @@ enum {
 	O_HISTORY,
 	O_NO_HISTORY,
 	O_FORCE,
+	O_RESUME_ANYWAY,
 	O_HELP
 };
 
@@ -198,6 +202,7 @@ static const struct option longopts[] = {
 	{ "history", required_argument, NULL, O_HISTORY },
 	{ "no-history", no_argument, NULL, O_NO_HISTORY },
 	{ "force", no_argument, NULL, O_FORCE },
+	{ "resume-anyway", no_argument, NULL, O_RESUME_ANYWAY },
 	{ "help", no_argument, NULL, O_HELP },
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
@@ -234,6 +239,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_HISTORY: a->history = optarg, a->no_history = 0; break; /* the last one says */
 	case O_NO_HISTORY: a->no_history = 1; break;
 	case O_FORCE: a->force = 1; break;
+	case O_RESUME_ANYWAY: a->resume = a->resume_anyway = 1; break;
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 	default:
 		rc = ee_fail(err, EE_ERR_USAGE,
@@ -486,8 +492,8 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 	const struct ee_path_role in[] = { { "--tasks", a->tasks },
 		                           { "--samples", a->samples },
 		                           { "--history", a->history ? a->history : "-" } };
-	struct ee_path_role out[3] = { { "-o", a->out } };
-	size_t n = 1;
+	struct ee_path_role out[4] = { { "-o", a->out }, { "-o (its run file)", a->run_file } };
+	size_t n = 2;
 
 	if (a->humaneval_compat && !is_regular(a->samples))
 		return ee_fail(err, EE_ERR_USAGE,
@@ -499,6 +505,51 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 	if (a->humaneval_compat)
 		out[n++] = (struct ee_path_role){ "--humaneval-compat", a->compat_out };
 	return ee_outputs_check(in, a->history ? 3 : 2, out, n, a->force, err);
+}
+
+/* What decides the verdicts besides the files, for RESULTS.run.json (the
+ * command line's values: cli_context_init may fit them to the host later). */
+static json_t *judging_options(const struct eval_args *a)
+{
+	const struct ee_limits *l = &a->opt.limits;
+	char shard[64];
+	snprintf(shard, sizeof(shard), "%lu/%lu", a->shard_i, a->shard_n);
+	return json_pack(
+	        "{s:{s:f, s:I, s:I, s:I, s:I, s:I, s:I}, s:i, s:i, s:b, s:i, s:b, s:b, s:b, s:i, s:b, "
+	        "s:b, s:s?}",
+	        "limits", "timeout_s", l->timeout_s, "memory_mb", (json_int_t)l->memory_mb, "procs",
+	        (json_int_t)l->procs, "output_cap", (json_int_t)l->output_cap, "tmp_mb",
+	        (json_int_t)l->tmp_mb, "open_files", (json_int_t)l->open_files, "file_mb",
+	        (json_int_t)l->file_mb, "format", a->format, "extract", (int)a->extract, "stop", a->stop,
+	        "scan", a->opt.scan, "deny_imports", a->opt.deny_imports, "run_hidden",
+	        a->opt.run_hidden_on_fail, "lint", a->opt.lint, "lint_severity", a->opt.lint_severity,
+	        "strict_asserts", a->opt.strict_asserts, "weak_limits", a->opt.weak_limits, "shard",
+	        a->shard_n > 1 ? shard : NULL);
+}
+
+/* --resume continues the same run, or says what changed; a fresh run (or
+ * a results file from before run files) records what it is made from. */
+static int check_run_file(struct eval_run *r, struct ee_err *err)
+{
+	const struct eval_args *a = r->a;
+	struct stat st;
+	int missing = 1, rc = 0;
+	json_t *run = cli_run_describe(a->tasks, a->samples, is_regular(a->samples), judging_options(a), err);
+
+	if (!run)
+		return -1;
+	if (a->resume)
+		rc = cli_run_check(a->out, run, a->resume_anyway, &missing, err);
+	if (rc == 0 && missing) {
+		if (a->resume && fstat(r->out_fd, &st) == 0 && st.st_size > 0)
+			fprintf(stderr,
+			        "execeval eval: warning: --resume: no %s: the run it continues cannot be "
+			        "checked\n",
+			        a->run_file);
+		rc = cli_run_write(a->out, run, a->force, err);
+	}
+	json_decref(run);
+	return rc;
 }
 
 /* Opens the results file and holds an exclusive lock on it for the whole
@@ -517,11 +568,11 @@ static int open_results(struct eval_run *r, int *repaired, struct ee_err *err)
 		                         "(one writer per file)",
 		                         out)
 		               : ee_fail_errno(err, EE_ERR_USAGE, "-o %s: lock", out);
-	if (r->a->resume)
-		return ee_results_resume(out, &r->done, visit_old, r->summary, repaired, err);
-	if (ftruncate(r->out_fd, 0) < 0)
+	if (!r->a->resume && ftruncate(r->out_fd, 0) < 0)
 		return ee_fail_errno(err, EE_ERR_USAGE, "-o %s", out);
-	return 0;
+	if (check_run_file(r, err) < 0)
+		return -1;
+	return r->a->resume ? ee_results_resume(out, &r->done, visit_old, r->summary, repaired, err) : 0;
 }
 
 static int prepare(struct eval_run *r, struct ee_err *err)
@@ -749,6 +800,7 @@ int cmd_eval(int argc, char **argv)
 		a.out = out_default;
 	}
 	snprintf(a.compat_out, sizeof(a.compat_out), "%.4000s_results.jsonl", a.samples);
+	cli_run_file_path(a.out, a.run_file, sizeof(a.run_file));
 	ee_limits_clamp(&a.opt.limits);
 	r.a = &a;
 	int code = evaluate_all(&r, &a);

@@ -631,3 +631,39 @@ def test_skip_invalid_counts_its_lines_and_an_unknown_task_id_is_an_error_line_n
     # t/sq has one pass and one invalid line: pass@1 0.5; t/typo is no task of its own
     assert summary["pass_at_k"]["1"] == 0.5 and summary["samples"] == 3, summary
     assert summary["tasks"] == 1 and summary["samples_without_task"] == 1, summary
+
+
+@pytest.mark.parametrize("change, says", [
+    ("samples", "samples_sha256 was "),
+    ("tasks", "tasks_sha256 was "),
+    ("timeout", "options.limits.timeout_s was 3.0, now 5.0"),
+    ("strict", "options.strict_asserts was false, now true"),
+])
+def test_resume_refuses_another_run_unless_resume_anyway(tmp_path, change, says):
+    """Fixed samples used to keep their stale records: "0 samples evaluated,
+    2 already done"."""
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", check=0)
+    want = {"tasks_sha256": hashlib.sha256(tasks.read_bytes()).hexdigest(),
+            "samples_sha256": hashlib.sha256(samples.read_bytes()).hexdigest()}
+    extra = []
+    if change == "samples":
+        write_jsonl(samples, [{"task_id": "t/sq", "completion": "    return 0\n"}] * 2)
+    elif change == "tasks":
+        write_jsonl(tasks, [dict(NATIVE, tests=NATIVE["tests"][:1])])
+    elif change == "timeout":
+        extra = ["--timeout", "5"]
+    else:
+        extra = ["--strict-asserts"]
+    before = out.read_bytes()
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", "--resume", *extra)
+    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr)
+    assert "--resume: %s.run.json: %s" % (out, says) in r.stderr and "--resume-anyway" in r.stderr, r.stderr
+    assert out.read_bytes() == before
+    run = json.loads(Path(str(out) + ".run.json").read_text())
+    assert {k: run[k] for k in want} == want and run["options"]["limits"]["timeout_s"] == 3.0
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history",
+                 "--resume-anyway", *extra, check=0)
+    assert "warning: --resume-anyway" in r.stderr and says in r.stderr, r.stderr
+    assert "2 already in %s" % out in r.stdout
