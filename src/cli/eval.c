@@ -485,6 +485,14 @@ static int is_regular(const char *path)
 	return (strcmp(path, "-") == 0 ? fstat(0, &st) : stat(path, &st)) == 0 && S_ISREG(st.st_mode);
 }
 
+/* -o names a regular file, or one to create (not /dev/null, a fifo): it
+ * then has a run file and can be emptied. */
+static int results_is_a_file(const struct eval_args *a)
+{
+	struct stat st;
+	return stat(a->out, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+}
+
 /* Before anything is read or written: no output is an input or another
  * output, none is a symlink (unless --force), each can be created. */
 static int check_paths(const struct eval_args *a, struct ee_err *err)
@@ -493,7 +501,7 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 		                           { "--samples", a->samples },
 		                           { "--history", a->history ? a->history : "-" } };
 	struct ee_path_role out[4] = { { "-o", a->out }, { "-o (its run file)", a->run_file } };
-	size_t n = 2;
+	size_t n = results_is_a_file(a) ? 2 : 1;
 
 	if (a->humaneval_compat && !is_regular(a->samples))
 		return ee_fail(err, EE_ERR_USAGE,
@@ -568,6 +576,9 @@ static int open_results(struct eval_run *r, int *repaired, struct ee_err *err)
 		                         "(one writer per file)",
 		                         out)
 		               : ee_fail_errno(err, EE_ERR_USAGE, "-o %s: lock", out);
+	if (!results_is_a_file(r->a)) /* /dev/null: nothing to empty, nothing to resume */
+		return r->a->resume ? ee_fail(err, EE_ERR_USAGE, "--resume: -o %s is not a regular file", out)
+		                    : 0;
 	if (!r->a->resume && ftruncate(r->out_fd, 0) < 0)
 		return ee_fail_errno(err, EE_ERR_USAGE, "-o %s", out);
 	if (check_run_file(r, err) < 0)
