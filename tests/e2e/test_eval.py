@@ -667,3 +667,9 @@ def test_resume_refuses_another_run_unless_resume_anyway(tmp_path, change, says)
                  "--resume-anyway", *extra, check=0)
     assert "warning: --resume-anyway" in r.stderr and says in r.stderr, r.stderr
     assert "2 already in %s" % out in r.stdout
+
+
+def test_results_to_dev_null_still_work_and_leave_no_run_file_in_dev(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", "/dev/null", "-q", "--no-history", check=0)
+    assert "pass" in r.stdout and not os.path.exists("/dev/null.run.json")
