@@ -32,8 +32,8 @@ struct merge {
 	struct ee_strmap seen; /* key -> index in first */
 	struct first_seen *first;
 	size_t n, cap;
-	int fd;
-	const char *tmp;
+	int fd;          /* the temporary file (owned by the caller's struct ee_atomic) */
+	const char *tmp; /* its name, for messages */
 	unsigned long kept, dropped;
 };
 
@@ -135,7 +135,7 @@ int cmd_merge(int argc, char **argv)
 	struct merge m = { .fd = -1 };
 	struct ee_err err = { 0 };
 	const char *out = NULL;
-	char tmp[4096];
+	struct ee_atomic tmp = { .fd = -1 };
 	int c, force = 0, code = EXIT_USAGE;
 
 	opterr = 0;
@@ -162,11 +162,10 @@ int cmd_merge(int argc, char **argv)
 		fprintf(stderr, "execeval merge: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
-	snprintf(tmp, sizeof(tmp), "%.4000s.tmp.%d", out, (int)getpid());
-	m.tmp = tmp;
-	m.fd = ee_results_open(tmp, 1, &err);
-	if (m.fd < 0)
+	if (ee_atomic_begin(&tmp, out, force, &err) < 0)
 		goto out;
+	m.fd = tmp.fd;
+	m.tmp = tmp.tmp;
 	for (int i = optind; i < argc; i++) {
 		int torn = 0;
 		if (ee_results_read(argv[i], copy_record, &m, &torn, &err) < 0)
@@ -174,21 +173,15 @@ int cmd_merge(int argc, char **argv)
 		if (torn)
 			fprintf(stderr, "execeval merge: %s: skipped a torn last line\n", argv[i]);
 	}
-	if (fsync(m.fd) < 0 || close(m.fd) < 0 || rename(tmp, out) < 0) {
-		m.fd = -1;
-		ee_fail_errno(&err, EE_ERR_USAGE, "%s", out);
+	if (ee_atomic_commit(&tmp, &err) < 0)
 		goto out;
-	}
-	m.fd = -1;
 	fprintf(stderr, "execeval merge: %lu records to %s (%lu exact duplicates dropped)\n", m.kept, out,
 	        m.dropped);
 	code = EXIT_PASS;
 out:
 	if (code != EXIT_PASS) {
 		fprintf(stderr, "execeval merge: %s\n", err.msg);
-		if (m.fd >= 0)
-			close(m.fd);
-		unlink(tmp);
+		ee_atomic_abort(&tmp);
 	}
 	merge_free(&m);
 	return code;
