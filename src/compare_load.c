@@ -313,7 +313,7 @@ static int from_results(const char *path, const unsigned long *ks, size_t nk, st
 	ret->counts = ee_summary_new();
 	if (!ret->counts)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	if (ee_results_read(path, add_record, ret->counts, &ret->torn, err) < 0)
+	if (ee_results_read_unique(path, add_record, ret->counts, &ret->torn, err) < 0)
 		return -1;
 	ret->summary = ee_summary_json(ret->counts, ks, nk, 0.0);
 	ret->tasks = ee_summary_tasks(ret->counts, &ret->n_tasks);

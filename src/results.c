@@ -44,6 +44,31 @@ static const char *record_task(const json_t *rec)
 	return id ? id : "";
 }
 
+int ee_keys_note(struct ee_key_lines *k, const json_t *rec, const char *path, unsigned long line,
+                 struct ee_err *err)
+{
+	char key[4096];
+	int added;
+	long sample = (long)json_integer_value(json_object_get(rec, "sample"));
+
+	make_key(key, sizeof(key), record_task(rec), sample);
+	size_t *first = ee_strmap_put(&k->lines, key, line, &added);
+	if (!first)
+		return ee_fail(err, EE_ERR_USAGE, "%s:%lu: out of memory", path, line);
+	if (!added)
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "%.120s:%lu: repeated record: task_id '%.60s' sample %ld is already on line %zu "
+		        "(one record per sample; merge drops exact copies)",
+		        path, line, record_task(rec), sample, *first);
+	return 0;
+}
+
+void ee_keys_free(struct ee_key_lines *k)
+{
+	ee_strmap_free(&k->lines);
+}
+
 /* One line: a record with a task_id and a sample index (an invalid-sample
  * record may have a null task_id). */
 static json_t *parse_record(const char *buf, long len)
@@ -58,9 +83,10 @@ static json_t *parse_record(const char *buf, long len)
 	return rec;
 }
 
-/* Reads records from f; *good is the offset after the last good line. */
-static int read_records(FILE *f, const char *path, ee_record_visit visit, void *ctx, int *ret_torn,
-                        off_t *good, struct ee_err *err)
+/* Reads records from f; *good is the offset after the last good line;
+ * keys, when not NULL, refuses a repeated (task_id, sample). */
+static int read_records(FILE *f, const char *path, ee_record_visit visit, void *ctx,
+                        struct ee_key_lines *keys, int *ret_torn, off_t *good, struct ee_err *err)
 {
 	char *buf = NULL, where[512];
 	size_t alloc = 0;
@@ -82,7 +108,9 @@ static int read_records(FILE *f, const char *path, ee_record_visit visit, void *
 			break;
 		}
 		snprintf(where, sizeof(where), "%.480s:%ld", path, line);
-		rc = visit ? visit(ctx, rec, where, err) : 0;
+		rc = keys ? ee_keys_note(keys, rec, path, (unsigned long)line, err) : 0;
+		if (rc == 0 && visit)
+			rc = visit(ctx, rec, where, err);
 		json_decref(rec);
 		*good = ftello(f);
 	}
@@ -90,15 +118,29 @@ static int read_records(FILE *f, const char *path, ee_record_visit visit, void *
 	return rc;
 }
 
-int ee_results_read(const char *path, ee_record_visit visit, void *ctx, int *ret_torn, struct ee_err *err)
+static int read_file(const char *path, ee_record_visit visit, void *ctx, int unique, int *ret_torn,
+                     struct ee_err *err)
 {
+	struct ee_key_lines keys = { 0 };
 	off_t good;
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
-	int rc = read_records(f, path, visit, ctx, ret_torn, &good, err);
+	int rc = read_records(f, path, visit, ctx, unique ? &keys : NULL, ret_torn, &good, err);
 	fclose(f);
+	ee_keys_free(&keys);
 	return rc;
+}
+
+int ee_results_read(const char *path, ee_record_visit visit, void *ctx, int *ret_torn, struct ee_err *err)
+{
+	return read_file(path, visit, ctx, 0, ret_torn, err);
+}
+
+int ee_results_read_unique(const char *path, ee_record_visit visit, void *ctx, int *ret_torn,
+                           struct ee_err *err)
+{
+	return read_file(path, visit, ctx, 1, ret_torn, err);
 }
 
 struct resume_ctx {
@@ -120,14 +162,16 @@ int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visi
                       int *ret_repaired, struct ee_err *err)
 {
 	struct resume_ctx r = { done, visit, ctx };
+	struct ee_key_lines keys = { 0 };
 	off_t good;
 	FILE *f = fopen(path, "re");
 
 	*ret_repaired = 0;
 	if (!f)
 		return errno == ENOENT ? 0 : ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
-	int rc = read_records(f, path, remember, &r, ret_repaired, &good, err);
+	int rc = read_records(f, path, remember, &r, &keys, ret_repaired, &good, err);
 	fclose(f);
+	ee_keys_free(&keys);
 	if (rc == 0 && *ret_repaired && truncate(path, good) < 0)
 		rc = ee_fail_errno(err, EE_ERR_USAGE, "%s: cannot cut the torn last line", path);
 	return rc;

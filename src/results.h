@@ -33,6 +33,23 @@ int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visi
  * it; *ret_torn = 1 when the last line is torn (it is skipped). */
 int ee_results_read(const char *path, ee_record_visit visit, void *ctx, int *ret_torn, struct ee_err *err);
 
+/* Every (task_id, sample) key of a results file and the line it is on: a
+ * file that holds one key twice would count a sample twice. Zero it to
+ * start; ee_keys_free. */
+struct ee_key_lines {
+	struct ee_strmap lines; /* key -> line */
+};
+/* Notes record's key at line of path: 0 the first time; -1 when the key was
+ * seen before, err naming the key and both lines. */
+int ee_keys_note(struct ee_key_lines *k, const json_t *record, const char *path, unsigned long line,
+                 struct ee_err *err);
+void ee_keys_free(struct ee_key_lines *k);
+
+/* As ee_results_read, but a (task_id, sample) key on two lines is an error
+ * naming it and both line numbers (metrics, compare, report). */
+int ee_results_read_unique(const char *path, ee_record_visit visit, void *ctx, int *ret_torn,
+                           struct ee_err *err);
+
 int ee_done_contains(const struct ee_done_set *done, const char *task_id, long sample);
 int ee_done_insert(struct ee_done_set *done, const char *task_id, long sample);
 void ee_done_free(struct ee_done_set *done);

@@ -103,7 +103,8 @@ typedef int (*cli_record_visit)(void *ctx, const json_t *record, const char *whe
 /* Visits every record of the results file at path (borrowed for the call;
  * where is "path:line"). A line that is not JSON or that visit rejects is an
  * error naming file:line, unless it is the last non-blank line (a torn
- * line): that one is skipped with a warning on stderr. */
+ * line): that one is skipped with a warning on stderr. A (task_id, sample)
+ * key on two lines is an error naming it and both lines. */
 int cli_read_results(const char *path, cli_record_visit visit, void *ctx, struct ee_err *err);
 /* "1,10,100" into ks[0..max): positive decimal integers, nothing else. */
 int cli_parse_ks(const char *s, unsigned long *ks, size_t max, size_t *ret_n, struct ee_err *err);
@@ -112,10 +113,24 @@ int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 
 struct ee_dataset;
-/* Writes SAMPLES_results.jsonl as human-eval does (eval --humaneval-compat). */
-int cli_write_humaneval_compat(const char *samples, const char *results, struct ee_dataset *tasks,
-                               struct ee_err *err);
+/* Writes out (SAMPLES_results.jsonl) as human-eval does (eval
+ * --humaneval-compat), through a temporary file renamed over it. */
+int cli_write_humaneval_compat(const char *samples, const char *results, const char *out, int force,
+                               struct ee_dataset *tasks, struct ee_err *err);
 int cmd_merge(int argc, char **argv);
+
+/* <results>.run.json, what a results file was made from (eval_run.c). */
+void cli_run_file_path(const char *results, char *buf, size_t size);
+/* {"tasks_sha256", "samples_sha256" (null unless samples_regular), "options"};
+ * takes options (a new reference) even on failure. */
+json_t *cli_run_describe(const char *tasks, const char *samples, int samples_regular, json_t *options,
+                         struct ee_err *err);
+/* Writes run beside results (a temporary file renamed). */
+int cli_run_write(const char *results, const json_t *run, int force, struct ee_err *err);
+/* --resume: 0 when the run file beside results describes run (a pipe's
+ * samples are not compared) or is absent (*ret_missing = 1); else -1 naming
+ * the first difference, or, when anyway, 0 and a warning. */
+int cli_run_check(const char *results, const json_t *run, int anyway, int *ret_missing, struct ee_err *err);
 
 /* The run history, as eval stores into it (eval_history.c). */
 #define CLI_HISTORY_MAX_MODELS 256 /* distinct model names stored per run */
@@ -124,6 +139,7 @@ struct cli_history_row {
 	const char *db;                 /* the history file */
 	const json_t *argv;             /* the command line, a JSON array */
 	const char *tasks, *samples;    /* the files, as given */
+	const char *samples_sha256;     /* of the samples as read (NULL: hash the file) */
 	const struct ee_limits *limits; /* the command line's */
 	const struct ee_strmap *models; /* the distinct model names seen */
 	time_t started, finished;

@@ -6,14 +6,17 @@
  * out of order, so they are read back from the results file at the end and
  * matched by (task_id, sample), numbering samples exactly as eval does.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "dataset.h"
 #include "err.h"
 #include "lines.h"
+#include "outpath.h"
 #include "results.h"
 #include "strmap.h"
 #include "task.h"
@@ -106,11 +109,12 @@ static json_t *annotate(json_t *obj, struct ee_dataset *tasks, const struct outc
 	return obj;
 }
 
-int cli_write_humaneval_compat(const char *samples, const char *results, struct ee_dataset *tasks,
-                               struct ee_err *err)
+int cli_write_humaneval_compat(const char *samples, const char *results, const char *out, int force,
+                               struct ee_dataset *tasks, struct ee_err *err)
 {
 	struct outcomes o;
-	char out[4096], *line = NULL;
+	struct ee_atomic tmp = { .fd = -1 };
+	char *line = NULL;
 	size_t alloc = 0;
 	long len;
 	int torn, nl, rc = -1;
@@ -119,13 +123,18 @@ int cli_write_humaneval_compat(const char *samples, const char *results, struct 
 	memset(&o, 0, sizeof(o));
 	for (size_t i = 0; i < tasks->n; i++)
 		tasks->entries[i].seen = 0;
-	snprintf(out, sizeof(out), "%.4000s_results.jsonl", samples);
 	if (ee_results_read(results, remember, &o, &torn, err) < 0)
 		goto done;
 	in = fopen(samples, "re");
-	f = fopen(out, "we");
-	if (!in || !f) {
-		ee_fail_errno(err, EE_ERR_USAGE, "%s", in ? out : samples);
+	if (!in) {
+		ee_fail_errno(err, EE_ERR_USAGE, "%s", samples);
+		goto done;
+	}
+	if (ee_atomic_begin(&tmp, out, force, err) < 0)
+		goto done;
+	f = fdopen(tmp.fd, "w");
+	if (!f) {
+		ee_fail_errno(err, EE_ERR_USAGE, "%s", out);
 		goto done;
 	}
 	while ((len = ee_read_line(in, &line, &alloc, 64u << 20, &nl)) >= 0) {
@@ -138,12 +147,24 @@ int cli_write_humaneval_compat(const char *samples, const char *results, struct 
 		}
 		json_decref(obj);
 	}
-	rc = fflush(f) == 0 ? 0 : ee_fail_errno(err, EE_ERR_USAGE, "%s", out);
+	int ok = fflush(f) == 0;
+	tmp.fd = ok ? fcntl(fileno(f), F_DUPFD_CLOEXEC, 0)
+	            : -1; /* commit fsyncs and closes an fd of its own */
+	fclose(f);
+	f = NULL;
+	if (!ok || tmp.fd < 0)
+		ee_fail_errno(err, EE_ERR_USAGE, "%s", out);
+	else
+		rc = ee_atomic_commit(&tmp, err);
 done:
 	if (in)
 		fclose(in);
-	if (f && fclose(f) != 0 && rc == 0)
-		rc = ee_fail_errno(err, EE_ERR_USAGE, "%s", out);
+	if (f) { /* it owns tmp.fd */
+		fclose(f);
+		tmp.fd = -1;
+	}
+	if (rc < 0)
+		ee_atomic_abort(&tmp);
 	free(line);
 	free_outcomes(&o);
 	return rc;

@@ -9,11 +9,14 @@
  * complete and its summary written, it is stored in the run history
  * (eval_history.c; --no-history turns that off).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,9 +27,11 @@
 #include "err.h"
 #include "lines.h"
 #include "extract.h"
+#include "outpath.h"
 #include "results.h"
 #include "sandbox/sandbox.h"
 #include "scheduler.h"
+#include "sha256.h"
 #include "strmap.h"
 #include "summary.h"
 #include "task.h"
@@ -50,6 +55,9 @@ static const char usage[] =
         "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
         "                         (default auto: warm where the host allows it)\n"
         "  --resume               skip samples already in the results file\n"
+        "  --resume-anyway        --resume even when the tasks, samples or judging options\n"
+        "                         differ from those in RESULTS.run.json\n"
+        "  --force                write through an output that is a symbolic link\n"
         "  --shard I/N            evaluate shard I (0-based) of N\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
         "  --summary-json FILE    also write the summary as JSON\n"
@@ -70,8 +78,10 @@ struct eval_args {
 	unsigned long jobs;
 	unsigned long ks[MAX_KS];
 	size_t nk;
-	int format, resume, skip_invalid, quiet, stop, humaneval_compat;
-	int composite; /* --composite given: formula */
+	int format, resume, resume_anyway, skip_invalid, quiet, stop, humaneval_compat, force;
+	char run_file[4096];   /* RESULTS.run.json */
+	char compat_out[4096]; /* SAMPLES_results.jsonl, with --humaneval-compat */
+	int composite;         /* --composite given: formula */
 	struct ee_composite formula;
 	unsigned long shard_i, shard_n;
 	enum ee_extract_mode extract;
@@ -84,6 +94,7 @@ struct eval_run {
 	struct ee_done_set done;
 	struct ee_summary *summary;
 	FILE *samples;
+	struct ee_sha256 samples_sha; /* of the bytes read: a pipe cannot be read again */
 	char *line;
 	size_t line_alloc;
 	long line_no;
@@ -93,6 +104,10 @@ struct eval_run {
 	int sandbox_failed; /* the host failed a sandbox: stop, keep the rest */
 	struct ee_err sandbox_err;
 	unsigned long total, finished, passed, skipped;
+	unsigned long lines;       /* non-blank sample lines read */
+	unsigned long invalid;     /* of them: error records (--skip-invalid) this run */
+	unsigned long other_shard; /* of them: left to the other shards */
+	long first_invalid;        /* its line number, 0: none */
 	double t0;
 	double last_progress;
 	int progress;
@@ -165,6 +180,8 @@ enum {
 	O_COMPOSITE,
 	O_HISTORY,
 	O_NO_HISTORY,
+	O_FORCE,
+	O_RESUME_ANYWAY,
 	O_HELP
 };
 
@@ -184,6 +201,8 @@ static const struct option longopts[] = {
 	{ "composite", required_argument, NULL, O_COMPOSITE },
 	{ "history", required_argument, NULL, O_HISTORY },
 	{ "no-history", no_argument, NULL, O_NO_HISTORY },
+	{ "force", no_argument, NULL, O_FORCE },
+	{ "resume-anyway", no_argument, NULL, O_RESUME_ANYWAY },
 	{ "help", no_argument, NULL, O_HELP },
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
@@ -219,6 +238,8 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 		break;
 	case O_HISTORY: a->history = optarg, a->no_history = 0; break; /* the last one says */
 	case O_NO_HISTORY: a->no_history = 1; break;
+	case O_FORCE: a->force = 1; break;
+	case O_RESUME_ANYWAY: a->resume = a->resume_anyway = 1; break;
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 	default:
 		rc = ee_fail(err, EE_ERR_USAGE,
@@ -257,9 +278,12 @@ static void progress(struct eval_run *r, int final)
 	r->last_progress = t;
 	double rate = r->finished / (t - r->t0 > 1e-9 ? t - r->t0 : 1e-9);
 	unsigned long left = r->total > r->finished + r->skipped ? r->total - r->finished - r->skipped : 0;
-	fprintf(stderr, "\r%lu/%lu done, pass %.1f%%, %.1f/s, ETA %.0fs   ", r->finished + r->skipped,
-	        r->total, r->finished ? 100.0 * r->passed / r->finished : 0.0, rate,
-	        rate > 0 ? left / rate : 0.0);
+	double pass = r->finished ? 100.0 * r->passed / r->finished : 0.0;
+	if (r->total) /* a regular file: the total is known */
+		fprintf(stderr, "\r%lu/%lu done, pass %.1f%%, %.1f/s, ETA %.0fs   ", r->finished + r->skipped,
+		        r->total, pass, rate, rate > 0 ? left / rate : 0.0);
+	else
+		fprintf(stderr, "\r%lu done, pass %.1f%%, %.1f/s   ", r->finished + r->skipped, pass, rate);
 	if (final)
 		fputc('\n', stderr);
 }
@@ -296,9 +320,18 @@ static void on_done(void *ctx, void *token, json_t *rec)
 }
 
 /* An invalid sample under --skip-invalid: a counted error record. */
+/* The task_id an invalid line's record carries: NULL unless it names a task
+ * of the tasks file (an unknown id must not become a task of its own). */
+static const char *known_task_id(struct eval_run *r, const json_t *obj)
+{
+	const char *id = obj ? json_string_value(json_object_get(obj, "task_id")) : NULL;
+	return id && ee_dataset_find(&r->tasks, id) ? id : NULL;
+}
+
 static void invalid_record(struct eval_run *r, const json_t *obj, const struct ee_err *why)
 {
-	json_t *id = obj ? json_object_get(obj, "task_id") : NULL;
+	const char *known = known_task_id(r, obj);
+	json_t *id = known ? json_object_get(obj, "task_id") : NULL;
 	/* sample = -line: unique per invalid line, never a real index. */
 	json_t *rec = json_pack("{s:O?, s:I, s:s, s:s, s:f, s:i, s:i, s:i, s:b, s:I}", "task_id",
 	                        json_is_string(id) ? id : NULL, "sample", -(json_int_t)r->line_no, "status",
@@ -306,6 +339,9 @@ static void invalid_record(struct eval_run *r, const json_t *obj, const struct e
 	                        "reward", -1, "invalid", 1, "line", (json_int_t)r->line_no);
 	if (rec) {
 		json_object_set_new(rec, "message", json_string(why->msg));
+		r->invalid++;
+		if (!r->first_invalid)
+			r->first_invalid = r->line_no;
 		write_record(r, rec);
 		json_decref(rec);
 	}
@@ -351,8 +387,10 @@ static int read_sample(struct eval_run *r, long len, struct ee_dataset_entry **r
 	if (r->sample.index < 0)
 		r->sample.index = (long)position;
 	*ret = e;
-	if (r->a->shard_n > 1 && fnv1a(r->sample.task_id, r->sample.index) % r->a->shard_n != r->a->shard_i)
+	if (r->a->shard_n > 1 && fnv1a(r->sample.task_id, r->sample.index) % r->a->shard_n != r->a->shard_i) {
+		r->other_shard++;
 		return 0;
+	}
 	if (r->a->resume && ee_done_contains(&r->done, r->sample.task_id, r->sample.index)) {
 		r->skipped++;
 		return 0;
@@ -373,6 +411,11 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 	}
 	while ((len = ee_read_line(r->samples, &r->line, &r->line_alloc, MAX_SAMPLE_LINE, &nl)) != -1) {
 		r->line_no++;
+		if (len >= 0) {
+			ee_sha256_update(&r->samples_sha, r->line, (size_t)len);
+			if (nl)
+				ee_sha256_update(&r->samples_sha, "\n", 1);
+		}
 		if (len >= 0 && strspn(r->line, " \t\r") == (size_t)len)
 			continue;
 		struct ee_dataset_entry *e = NULL;
@@ -386,8 +429,9 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 		if (rc == 1 && ee_compose_program(&e->task, &r->sample, r->a->extract, r->a->stop,
 		                                  &r->program, &no_block, err) < 0)
 			rc = -1;
+		r->lines++;
 		if (rc < 0 && r->a->skip_invalid) {
-			const char *id = obj ? json_string_value(json_object_get(obj, "task_id")) : NULL;
+			const char *id = known_task_id(r, obj);
 			if (r->a->resume && ee_done_contains(&r->done, id ? id : "", -r->line_no))
 				r->skipped++;
 			else
@@ -414,13 +458,11 @@ static const struct ee_sched_source source = { next_sample, on_done };
 
 /* ---- the run ------------------------------------------------------------ */
 
-static unsigned long count_lines(const char *path)
+/* The lines of a regular file, for the ETA; f is rewound. */
+static unsigned long count_lines(FILE *f)
 {
-	FILE *f = fopen(path, "re");
 	unsigned long n = 0;
 	int c, last = '\n';
-	if (!f)
-		return 0;
 	while ((c = getc(f)) != EOF) {
 		if (c == '\n' && last != '\n')
 			n++;
@@ -428,7 +470,7 @@ static unsigned long count_lines(const char *path)
 	}
 	if (last != '\n')
 		n++;
-	fclose(f);
+	rewind(f);
 	return n;
 }
 
@@ -437,10 +479,119 @@ static int visit_old(void *ctx, const json_t *rec, const char *where, struct ee_
 	return ee_summary_add(ctx, rec, where, err);
 }
 
+static int is_regular(const char *path)
+{
+	struct stat st;
+	return (strcmp(path, "-") == 0 ? fstat(0, &st) : stat(path, &st)) == 0 && S_ISREG(st.st_mode);
+}
+
+/* -o names a regular file, or one to create (not /dev/null, a fifo): it
+ * then has a run file and can be emptied. */
+static int results_is_a_file(const struct eval_args *a)
+{
+	struct stat st;
+	return stat(a->out, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+}
+
+/* Before anything is read or written: no output is an input or another
+ * output, none is a symlink (unless --force), each can be created. */
+static int check_paths(const struct eval_args *a, struct ee_err *err)
+{
+	const struct ee_path_role in[] = { { "--tasks", a->tasks },
+		                           { "--samples", a->samples },
+		                           { "--history", a->history ? a->history : "-" } };
+	struct ee_path_role out[4] = { { "-o", a->out }, { "-o (its run file)", a->run_file } };
+	size_t n = results_is_a_file(a) ? 2 : 1;
+
+	if (a->humaneval_compat && !is_regular(a->samples))
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--humaneval-compat: --samples %s is not a regular file (the compat file "
+		               "is written from a second reading of it)",
+		               a->samples);
+	if (a->summary_json)
+		out[n++] = (struct ee_path_role){ "--summary-json", a->summary_json };
+	if (a->humaneval_compat)
+		out[n++] = (struct ee_path_role){ "--humaneval-compat", a->compat_out };
+	return ee_outputs_check(in, a->history ? 3 : 2, out, n, a->force, err);
+}
+
+/* What decides the verdicts besides the files, for RESULTS.run.json (the
+ * command line's values: cli_context_init may fit them to the host later). */
+static json_t *judging_options(const struct eval_args *a)
+{
+	const struct ee_limits *l = &a->opt.limits;
+	char shard[64];
+	snprintf(shard, sizeof(shard), "%lu/%lu", a->shard_i, a->shard_n);
+	return json_pack(
+	        "{s:{s:f, s:I, s:I, s:I, s:I, s:I, s:I}, s:i, s:i, s:b, s:i, s:b, s:b, s:b, s:i, s:b, "
+	        "s:b, s:s?}",
+	        "limits", "timeout_s", l->timeout_s, "memory_mb", (json_int_t)l->memory_mb, "procs",
+	        (json_int_t)l->procs, "output_cap", (json_int_t)l->output_cap, "tmp_mb",
+	        (json_int_t)l->tmp_mb, "open_files", (json_int_t)l->open_files, "file_mb",
+	        (json_int_t)l->file_mb, "format", a->format, "extract", (int)a->extract, "stop", a->stop,
+	        "scan", a->opt.scan, "deny_imports", a->opt.deny_imports, "run_hidden",
+	        a->opt.run_hidden_on_fail, "lint", a->opt.lint, "lint_severity", a->opt.lint_severity,
+	        "strict_asserts", a->opt.strict_asserts, "weak_limits", a->opt.weak_limits, "shard",
+	        a->shard_n > 1 ? shard : NULL);
+}
+
+/* --resume continues the same run, or says what changed; a fresh run (or
+ * a results file from before run files) records what it is made from. */
+static int check_run_file(struct eval_run *r, struct ee_err *err)
+{
+	const struct eval_args *a = r->a;
+	struct stat st;
+	int missing = 1, rc = 0;
+	json_t *run = cli_run_describe(a->tasks, a->samples, is_regular(a->samples), judging_options(a), err);
+
+	if (!run)
+		return -1;
+	if (a->resume)
+		rc = cli_run_check(a->out, run, a->resume_anyway, &missing, err);
+	if (rc == 0 && missing) {
+		if (a->resume && fstat(r->out_fd, &st) == 0 && st.st_size > 0)
+			fprintf(stderr,
+			        "execeval eval: warning: --resume: no %s: the run it continues cannot be "
+			        "checked\n",
+			        a->run_file);
+		rc = cli_run_write(a->out, run, a->force, err);
+	}
+	json_decref(run);
+	return rc;
+}
+
+/* Opens the results file and holds an exclusive lock on it for the whole
+ * run (one writer per file); only then is it read (--resume) or emptied. */
+static int open_results(struct eval_run *r, int *repaired, struct ee_err *err)
+{
+	const char *out = r->a->out;
+
+	r->out_fd = ee_output_open(out, O_WRONLY | O_CREAT | O_APPEND, r->a->force, err);
+	if (r->out_fd < 0)
+		return -1;
+	if (flock(r->out_fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK
+		               ? ee_fail(err, EE_ERR_USAGE,
+		                         "-o %s: another execeval eval is writing this results file "
+		                         "(one writer per file)",
+		                         out)
+		               : ee_fail_errno(err, EE_ERR_USAGE, "-o %s: lock", out);
+	if (!results_is_a_file(r->a)) /* /dev/null: nothing to empty, nothing to resume */
+		return r->a->resume ? ee_fail(err, EE_ERR_USAGE, "--resume: -o %s is not a regular file", out)
+		                    : 0;
+	if (!r->a->resume && ftruncate(r->out_fd, 0) < 0)
+		return ee_fail_errno(err, EE_ERR_USAGE, "-o %s", out);
+	if (check_run_file(r, err) < 0)
+		return -1;
+	return r->a->resume ? ee_results_resume(out, &r->done, visit_old, r->summary, repaired, err) : 0;
+}
+
 static int prepare(struct eval_run *r, struct ee_err *err)
 {
 	int repaired = 0;
 
+	if (check_paths(r->a, err) < 0)
+		return -1;
 	if (ee_dataset_load(r->a->tasks, r->a->format, &r->tasks, err) < 0)
 		return -1;
 	for (size_t i = 0; r->a->opt.strict_asserts && i < r->tasks.n; i++)
@@ -449,17 +600,16 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 	r->summary = ee_summary_new();
 	if (!r->summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	if (r->a->resume && ee_results_resume(r->a->out, &r->done, visit_old, r->summary, &repaired, err) < 0)
+	r->samples = strcmp(r->a->samples, "-") == 0 ? stdin : fopen(r->a->samples, "re");
+	if (!r->samples)
+		return ee_fail_errno(err, EE_ERR_USAGE, "%s", r->a->samples);
+	ee_sha256_init(&r->samples_sha);
+	if (open_results(r, &repaired, err) < 0)
 		return -1;
 	if (repaired)
 		fprintf(stderr, "execeval eval: %s: cut a torn last line\n", r->a->out);
-	r->samples = fopen(r->a->samples, "re");
-	if (!r->samples)
-		return ee_fail_errno(err, EE_ERR_USAGE, "%s", r->a->samples);
-	r->out_fd = ee_results_open(r->a->out, !r->a->resume, err);
-	if (r->out_fd < 0)
-		return -1;
-	r->total = count_lines(r->a->samples);
+	/* A pipe is read once: no second pass to count it, no ETA. */
+	r->total = is_regular(r->a->samples) ? count_lines(r->samples) : 0;
 	if (r->a->shard_n > 1)
 		r->total = (r->total + r->a->shard_n - 1) / r->a->shard_n; /* about: for the ETA */
 	r->progress = !r->a->quiet && isatty(2);
@@ -468,12 +618,18 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 
 static int write_outputs(struct eval_run *r, const json_t *summary, struct ee_err *err)
 {
-	if (r->a->summary_json &&
-	    json_dump_file(summary, r->a->summary_json, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0)
-		return ee_fail(err, EE_ERR_USAGE, "%s: cannot write the summary", r->a->summary_json);
+	if (r->a->summary_json) {
+		char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+		int rc = text ? ee_write_atomic(r->a->summary_json, text, strlen(text), r->a->force, err)
+		              : ee_fail(err, EE_ERR_USAGE, "out of memory");
+		free(text);
+		if (rc < 0)
+			return -1;
+	}
 	if (r->a->humaneval_compat) {
 		fdatasync(r->out_fd);
-		return cli_write_humaneval_compat(r->a->samples, r->a->out, &r->tasks, err);
+		return cli_write_humaneval_compat(r->a->samples, r->a->out, r->a->compat_out, r->a->force,
+		                                  &r->tasks, err);
 	}
 	return 0;
 }
@@ -491,9 +647,14 @@ static void store_history(struct eval_run *r, const json_t *summary)
 		                       .finished = time(NULL) };
 	struct ee_err err = { 0 };
 	long long id;
+	uint8_t digest[EE_SHA256_LEN];
+	char samples_sha[EE_SHA256_HEX];
 
 	if (!r->a->history)
 		return;
+	ee_sha256_final(&r->samples_sha, digest);
+	ee_sha256_hex(digest, samples_sha);
+	row.samples_sha256 = samples_sha;
 	fdatasync(r->out_fd);
 	if (r->models_full)
 		fprintf(stderr, "execeval eval: history: more than %d models; %d are stored\n",
@@ -527,7 +688,7 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 
 static void release(struct eval_run *r)
 {
-	if (r->samples)
+	if (r->samples && r->samples != stdin)
 		fclose(r->samples);
 	if (r->out_fd >= 0) {
 		fdatasync(r->out_fd);
@@ -540,6 +701,27 @@ static void release(struct eval_run *r)
 	ee_done_free(&r->done);
 	ee_dataset_free(&r->tasks);
 	ee_strmap_free(&r->models);
+}
+
+/* A run that evaluated no sample is an error, saying why, unless --resume
+ * found every sample already done (then the summary is the earlier runs'). */
+static int nothing_evaluated(const struct eval_run *r, struct ee_err *err)
+{
+	const char *s = r->a->samples;
+	if (r->finished > r->invalid || r->skipped > 0)
+		return 0;
+	if (r->lines == 0)
+		return ee_fail(err, EE_ERR_USAGE, "--samples %s: no samples (the file has no non-blank line)",
+		               s);
+	if (r->invalid == r->lines)
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "--samples %s: no sample evaluated: all %lu lines are invalid (first: line %ld)", s,
+		        r->lines, r->first_invalid);
+	return ee_fail(err, EE_ERR_USAGE,
+	               "--samples %s: no sample evaluated: --shard %lu/%lu selects none of its %lu lines "
+	               "(%lu invalid)",
+	               s, r->a->shard_i, r->a->shard_n, r->lines, r->invalid);
 }
 
 static int evaluate_all(struct eval_run *r, struct eval_args *a)
@@ -571,9 +753,16 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	} else if (rc < 0) {
 		code = err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
 		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);
+	} else if (nothing_evaluated(r, &err) < 0) {
+		code = EXIT_USAGE;
 	} else {
 		code = finish(r, now_s() - r->t0, &err) < 0 ? EXIT_USAGE : EXIT_PASS;
 	}
+	if (r->invalid)
+		fprintf(stderr,
+		        "execeval eval: --skip-invalid: %lu invalid line%s of %s skipped (first: line %ld), "
+		        "each an error record\n",
+		        r->invalid, r->invalid == 1 ? "" : "s", a->samples, r->first_invalid);
 out:
 	if (err.msg[0])
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
@@ -609,10 +798,20 @@ int cmd_eval(int argc, char **argv)
 		a.history = NULL;
 	else if (!a.history && cli_history_default(history_default, sizeof(history_default)) == 0)
 		a.history = history_default;
+	if (!a.out && !is_regular(a.samples)) {
+		fprintf(stderr,
+		        "execeval eval: --samples %s is not a regular file: give the results file "
+		        "with -o FILE\n",
+		        a.samples);
+		json_decref(a.argv);
+		return EXIT_USAGE;
+	}
 	if (!a.out) {
 		snprintf(out_default, sizeof(out_default), "%s.results.jsonl", a.samples);
 		a.out = out_default;
 	}
+	snprintf(a.compat_out, sizeof(a.compat_out), "%.4000s_results.jsonl", a.samples);
+	cli_run_file_path(a.out, a.run_file, sizeof(a.run_file));
 	ee_limits_clamp(&a.opt.limits);
 	r.a = &a;
 	int code = evaluate_all(&r, &a);

@@ -160,7 +160,8 @@ int cli_history_store(const struct cli_history_row *row, const json_t *summary, 
 	int rc = -1;
 
 	if (ee_sha256_file(row->tasks, tasks_sha, &why) < 0 ||
-	    ee_sha256_file(row->samples, samples_sha, &why) < 0) {
+	    (row->samples_sha256 ? snprintf(samples_sha, sizeof(samples_sha), "%s", row->samples_sha256) < 0
+	                         : ee_sha256_file(row->samples, samples_sha, &why) < 0)) {
 		ee_fail(err, EE_ERR_USAGE, "history %.160s: cannot hash %.80s", row->db, why.msg);
 		return -1;
 	}

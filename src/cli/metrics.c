@@ -9,10 +9,12 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "composite.h"
 #include "err.h"
+#include "outpath.h"
 #include "summary.h"
 
 #define MAX_KS 32
@@ -76,14 +78,14 @@ static int add_record(void *ctx, const json_t *rec, const char *where, struct ee
 
 static int write_json(const json_t *summary, const char *path, struct ee_err *err)
 {
-	FILE *f = fopen(path, "we");
-
-	if (!f)
-		return ee_fail_errno(err, EE_ERR_USAGE, "--json: %s", path);
-	int bad = json_dumpf(summary, f, JSON_INDENT(2)) < 0 || fputc('\n', f) == EOF;
-	if (fclose(f) != 0 || bad)
-		return ee_fail_errno(err, EE_ERR_USAGE, "--json: %s: write failed", path);
-	return 0;
+	char *text = json_dumps(summary, JSON_INDENT(2));
+	if (!text)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	size_t len = strlen(text);
+	text[len] = '\n'; /* replaces the NUL */
+	int rc = ee_write_atomic(path, text, len + 1, 0, err);
+	free(text);
+	return rc;
 }
 
 static int summarize(const struct metrics_args *a, struct ee_err *err)
@@ -92,8 +94,11 @@ static int summarize(const struct metrics_args *a, struct ee_err *err)
 	json_t *summary = NULL;
 	int rc = -1;
 
+	const struct ee_path_role in = { "results", a->results }, out = { "--json", a->json_out };
 	if (!s)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (a->json_out && ee_outputs_check(&in, 1, &out, 1, 0, err) < 0)
+		goto out;
 	if (cli_read_results(a->results, add_record, s, err) < 0)
 		goto out;
 	double wall_s = ee_summary_span_s(s);

@@ -17,6 +17,7 @@
 #include "figures.h"
 #include "history.h"
 #include "err.h"
+#include "outpath.h"
 #include "report/out.h"
 #include "report/svg.h"
 #include "report/report.h"
@@ -29,24 +30,27 @@ static const char usage[] =
         "  -k LIST         pass@k for these k (default 1,10,100); a k is reported only\n"
         "                  when every task has at least k samples\n"
         "  --title T       the page's title (default: execeval report: RESULTS)\n"
-        "  --history DB    add the trend over the runs in this history database\n";
+        "  --history DB    add the trend over the runs in this history database\n"
+        "  --force         write through a REPORT.html that is a symbolic link\n";
 
 struct report_args {
 	const char *results;
 	const char *out;
 	const char *title;
 	const char *history;
+	int force;
 	unsigned long ks[MAX_KS];
 	size_t nk;
 };
 
 static int parse_args(int argc, char **argv, struct report_args *a, struct ee_err *err)
 {
-	enum { O_TITLE = 256, O_HISTORY, O_HELP };
+	enum { O_TITLE = 256, O_HISTORY, O_FORCE, O_HELP };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "title", required_argument, NULL, O_TITLE },
 		{ "history", required_argument, NULL, O_HISTORY },
+		{ "force", no_argument, NULL, O_FORCE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -63,6 +67,8 @@ static int parse_args(int argc, char **argv, struct report_args *a, struct ee_er
 			a->title = optarg;
 		else if (c == O_HISTORY)
 			a->history = optarg;
+		else if (c == O_FORCE)
+			a->force = 1;
 		else if (c == O_HELP)
 			return 1;
 		else if (c == '?' || c == ':')
@@ -152,16 +158,19 @@ static int add_record(void *ctx, const json_t *rec, const char *where, struct ee
 	return ee_report_add(ctx, rec, where, err);
 }
 
-static int write_page(const struct ee_out *page, const char *path, struct ee_err *err)
+static int write_page(const struct ee_out *page, const char *path, int force, struct ee_err *err)
 {
-	FILE *f = fopen(path, "we");
+	return ee_write_atomic(path, page->buf.data, page->buf.len, force, err);
+}
 
-	if (!f)
-		return ee_fail_errno(err, EE_ERR_USAGE, "-o: %s", path);
-	int bad = fwrite(page->buf.data, 1, page->buf.len, f) != page->buf.len;
-	if (fclose(f) != 0 || bad)
-		return ee_fail_errno(err, EE_ERR_USAGE, "-o: %s: write failed", path);
-	return 0;
+/* Before the results are read: -o is not the input (nor the history), not
+ * a symlink (unless --force), and its directory takes it. */
+static int check_paths(const struct report_args *a, struct ee_err *err)
+{
+	const struct ee_path_role in[] = { { "results", a->results },
+		                           { "--history", a->history ? a->history : "-" } };
+	const struct ee_path_role out = { "-o", a->out };
+	return ee_outputs_check(in, a->history ? 2 : 1, &out, 1, a->force, err);
 }
 
 static int make_report(const struct report_args *a, struct ee_err *err)
@@ -174,6 +183,10 @@ static int make_report(const struct report_args *a, struct ee_err *err)
 	ee_out_init(&page, EE_REPORT_MAX_BYTES);
 	if (!r)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (check_paths(a, err) < 0) {
+		ee_report_free(r);
+		return -1;
+	}
 	if (!a->title) {
 		const char *base = strrchr(a->results, '/');
 		snprintf(title, sizeof(title), "execeval report: %s", base ? base + 1 : a->results);
@@ -198,7 +211,7 @@ static int make_report(const struct report_args *a, struct ee_err *err)
 		opt.trends = series;
 	}
 	if (cli_read_results(a->results, add_record, r, err) == 0 && ee_report_html(r, &opt, &page, err) == 0)
-		rc = write_page(&page, a->out, err);
+		rc = write_page(&page, a->out, a->force, err);
 	ee_out_free(&page);
 	ee_report_free(r);
 	free(t);

@@ -5,7 +5,8 @@
  * MAX_LINE). A line that is not JSON, or that the visitor rejects, is an
  * input error naming file:line unless it is the last non-blank line: a run
  * killed while appending leaves a torn last line, which is skipped with a
- * warning on stderr.
+ * warning on stderr. A (task_id, sample) key on two lines is an error naming
+ * both: the sample would be counted twice.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include "buf.h"
 #include "cli/cli.h"
 #include "err.h"
+#include "results.h"
 
 #define MAX_LINE (16u << 20)
 #define MAX_K    1000000000ul
@@ -90,7 +92,10 @@ static int is_blank(const struct ee_buf *b)
 	return 1;
 }
 
-static int visit_line(const struct ee_buf *line, const char *where, cli_record_visit visit, void *ctx,
+/* Visits one line; a repeated (task_id, sample) key sets *fatal: it is an
+ * error even on the last line (a torn line is never a whole record). */
+static int visit_line(const struct ee_buf *line, const char *path, unsigned long lineno, const char *where,
+                      cli_record_visit visit, void *ctx, struct ee_key_lines *keys, int *fatal,
                       struct ee_err *err)
 {
 	json_error_t jerr;
@@ -100,6 +105,8 @@ static int visit_line(const struct ee_buf *line, const char *where, cli_record_v
 		return ee_fail(err, EE_ERR_USAGE, "%s: invalid JSON at column %d: %s", where, jerr.column,
 		               jerr.text);
 	int rc = visit(ctx, rec, where, err);
+	if (rc == 0 && json_is_integer(json_object_get(rec, "sample")))
+		*fatal = rc = ee_keys_note(keys, rec, path, lineno, err);
 	json_decref(rec);
 	return rc;
 }
@@ -108,6 +115,7 @@ int cli_read_results(const char *path, cli_record_visit visit, void *ctx, struct
 {
 	struct reader *r = calloc(1, sizeof(*r));
 	struct ee_err pending = { 0 };
+	struct ee_key_lines keys = { 0 };
 	unsigned long lineno = 0;
 	char where[4096];
 	int rc;
@@ -129,7 +137,13 @@ int cli_read_results(const char *path, cli_record_visit visit, void *ctx, struct
 				break;
 			}
 			snprintf(where, sizeof(where), "%s:%lu", path, lineno);
-			visit_line(&r->line, where, visit, ctx, &pending);
+			int fatal = 0;
+			visit_line(&r->line, path, lineno, where, visit, ctx, &keys, &fatal, &pending);
+			if (fatal) {
+				*err = pending;
+				rc = -1;
+				break;
+			}
 		}
 	if (rc == 0 && pending.code)
 		fprintf(stderr,
@@ -138,6 +152,7 @@ int cli_read_results(const char *path, cli_record_visit visit, void *ctx, struct
 	if (r->fd >= 0)
 		close(r->fd);
 	ee_buf_free(&r->line);
+	ee_keys_free(&keys);
 	free(r);
 	return rc;
 }

@@ -5,6 +5,7 @@ with the rest of tests/e2e). Real data sets come from ../shared/datasets
 (override with EE_DATASETS); tests that need them are skipped, saying so,
 when the folder is absent.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -347,3 +348,328 @@ def test_a_progress_line_on_a_terminal_and_none_otherwise(tmp_path):
     assert "done, pass" not in piped.stderr
     quiet = subprocess.run(["script", "-qec", cmd + " -q", "/dev/null"], capture_output=True, text=True, timeout=60)
     assert "done, pass" not in quiet.stdout
+
+
+# ---------------------------------------------------------------------------
+# Data must never be lost (issue 12): outputs never destroy inputs or each
+# other, are checked before the first sample runs, one writer per results
+# file, duplicate keys refused, samples streamed once, empty runs are errors.
+
+
+def lossless_set(tmp_path, n=2):
+    """A tiny native task and n passing samples, as files whose bytes the
+    tests compare before and after."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "v.jsonl", [{"task_id": "t/sq", "completion": SQ_OK}] * n)
+    return tasks, samples
+
+
+def snapshot(*paths):
+    return {str(p): Path(p).read_bytes() for p in paths}
+
+
+@pytest.mark.parametrize("case", ["out=samples", "out=./samples", "out=hardlink-of-samples", "out=tasks",
+                                  "out=symlink-to-tasks+force", "summary=samples", "summary=tasks",
+                                  "out=compat-file"])
+def test_an_eval_output_that_is_an_input_is_refused_and_nothing_is_touched(tmp_path, case):
+    tasks, samples = lossless_set(tmp_path)
+    os.link(samples, tmp_path / "hard.jsonl")
+    os.symlink(tasks, tmp_path / "link.jsonl")
+    before = snapshot(tasks, samples)
+    out = tmp_path / "r.jsonl"
+    extra = []
+    what, target = case.split("=")
+    named = {"samples": samples, "./samples": "%s/./v.jsonl" % tmp_path, "hardlink-of-samples": tmp_path / "hard.jsonl",
+             "tasks": tasks, "symlink-to-tasks+force": tmp_path / "link.jsonl",
+             "compat-file": str(samples) + "_results.jsonl"}[target]
+    if target.endswith("+force"):
+        extra.append("--force")
+    if target == "compat-file":
+        extra.append("--humaneval-compat")
+    if what == "out":
+        out = named
+    else:
+        extra += ["--summary-json", named]
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", *extra)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert str(named) in r.stderr and ("is the input" in r.stderr or "same file" in r.stderr), r.stderr
+    assert snapshot(tasks, samples) == before
+    assert not (tmp_path / "r.jsonl").exists() and not Path(str(samples) + "_results.jsonl").exists()
+
+
+def test_an_output_symlink_is_refused_unless_force_and_its_target_kept(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    keep = tmp_path / "keep.txt"
+    keep.write_text("precious\n")
+    os.symlink(keep, tmp_path / "out.jsonl")
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "out.jsonl", "-q",
+                 "--no-history")
+    assert r.returncode == 2 and "out.jsonl: is a symbolic link" in r.stderr and "--force" in r.stderr, r.stderr
+    assert keep.read_text() == "precious\n"
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "out.jsonl", "-q",
+                 "--no-history", "--force", check=0)
+    assert [x["status"] for x in records(keep)] == ["pass", "pass"]
+
+
+def test_summary_json_equal_to_out_is_refused_and_the_results_kept(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", check=0)
+    before = out.read_bytes()
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "--summary-json",
+                 "%s/./r.jsonl" % tmp_path, "-q", "--no-history", "--resume")
+    assert r.returncode == 2 and "are the same file" in r.stderr and str(out) in r.stderr, r.stderr
+    assert out.read_bytes() == before
+
+
+def test_the_summary_and_compat_files_are_replaced_whole_not_written_in_place(tmp_path):
+    """A hard link to the old summary keeps the old bytes: the new summary
+    was written to a temporary file and renamed, never truncated in place."""
+    tasks, samples = lossless_set(tmp_path)
+    summary, compat = tmp_path / "s.json", Path(str(samples) + "_results.jsonl")
+    summary.write_text("old summary\n")
+    compat.write_text("old compat\n")
+    os.link(summary, tmp_path / "s.old")
+    os.link(compat, tmp_path / "c.old")
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "r.jsonl", "--summary-json",
+             summary, "--humaneval-compat", "-q", "--no-history", check=0)
+    assert (tmp_path / "s.old").read_text() == "old summary\n"
+    assert (tmp_path / "c.old").read_text() == "old compat\n"
+    assert json.loads(summary.read_text())["samples"] == 2
+    assert [json.loads(x)["passed"] for x in compat.read_text().splitlines()] == [True, True]
+    assert not [p.name for p in tmp_path.iterdir() if ".tmp." in p.name]
+
+
+@pytest.mark.parametrize("flag", ["-o", "--summary-json", "--humaneval-compat"])
+def test_every_output_path_is_checked_before_the_first_sample_runs(tmp_path, flag):
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    args = ["-o", out]
+    if flag == "-o":
+        args = ["-o", tmp_path / "missing" / "r.jsonl"]
+    elif flag == "--summary-json":
+        args += ["--summary-json", tmp_path / "missing" / "s.json"]
+    else:  # the compat file is SAMPLES_results.jsonl: make that a directory
+        os.mkdir(str(samples) + "_results.jsonl")
+        args += ["--humaneval-compat"]
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--no-history", *args)
+    assert r.returncode == 2 and flag in r.stderr, r.stderr
+    assert not out.exists()  # nothing ran: no record was written
+
+
+def test_merge_and_report_and_metrics_refuse_an_output_that_is_their_input(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", check=0)
+    os.link(out, tmp_path / "r.hard")
+    before = out.read_bytes()
+    for argv in (["merge", "-o", out, out], ["merge", "-o", tmp_path / "r.hard", tmp_path / "x.jsonl", out],
+                 ["report", out, "-o", tmp_path / "r.hard"], ["metrics", out, "--json", "%s/./r.jsonl" % tmp_path]):
+        r = execeval(*argv)
+        assert r.returncode == 2 and "is the input" in r.stderr, (argv, r.stderr)
+        assert out.read_bytes() == before, argv
+    r = execeval("report", out, "-o", tmp_path / "missing" / "r.html")
+    assert r.returncode == 2 and "missing" in r.stderr
+
+
+def test_a_second_eval_on_a_results_file_being_written_is_refused(tmp_path):
+    """One writer per results file: a retried job's --resume while the first
+    run still writes would duplicate every record still in flight."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    slow = "    import time\n    time.sleep(1.5)\n" + SQ_OK
+    samples = write_jsonl(tmp_path / "v.jsonl", [{"task_id": "t/sq", "completion": slow}] * 4)
+    out = tmp_path / "r.jsonl"
+    argv = [EXECEVAL, "eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history",
+            "-j", 2, "--timeout", 10]
+    first = subprocess.Popen(list(map(str, argv)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 20
+        while not out.exists() and time.time() < deadline:
+            time.sleep(0.05)
+        r = execeval(*argv[1:], "--resume")
+        assert r.returncode == 2, (r.returncode, r.stderr)
+        assert "-o %s: another execeval eval is writing" % out in r.stderr, r.stderr
+    finally:
+        assert first.wait(timeout=60) == 0, first.stderr.read()
+    recs = records(out)
+    assert len(recs) == 4 and sorted(x["sample"] for x in recs) == [0, 1, 2, 3]
+    assert {x["status"] for x in recs} == {"pass"}
+
+
+def test_a_results_file_with_a_repeated_key_is_refused_naming_it_and_its_lines(tmp_path):
+    """A passing record repeated 3 times would move pass@1 without a word."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "v.jsonl", [{"task_id": "t/sq", "completion": SQ_OK},
+                                                 {"task_id": "t/sq", "completion": "    return 0\n"}])
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", "-j", 1, check=0)
+    lines = out.read_text().splitlines()
+    passing = next(x for x in lines if json.loads(x)["status"] == "pass")
+    sample = json.loads(passing)["sample"]
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text("\n".join(lines + [passing, passing]) + "\n")
+    want = "%s:3: repeated record: task_id 't/sq' sample %d is already on line %d" % (
+        dup, sample, lines.index(passing) + 1)
+    for argv in (["metrics", dup], ["report", dup, "-o", tmp_path / "r.html"], ["compare", out, dup]):
+        r = execeval(*argv)
+        assert r.returncode == 2 and want in r.stderr, (argv, r.returncode, r.stderr)
+    assert not (tmp_path / "r.html").exists()
+    # eval --resume would add the old records to its summary twice too
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", dup, "-q", "--no-history", "--resume")
+    assert r.returncode == 2 and want in r.stderr, r.stderr
+
+
+def test_merge_drops_exact_copies_with_a_count_and_fails_on_two_different_records_of_one_key(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for out in (a, b):
+        execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", "-j", 1,
+                 check=0)
+    r = execeval("merge", "-o", tmp_path / "m.jsonl", a, a, check=0)
+    assert "2 records to %s (2 exact duplicates dropped)" % (tmp_path / "m.jsonl") in r.stderr, r.stderr
+    assert records(tmp_path / "m.jsonl") == records(a)
+    # b evaluated the same samples again: other timestamps, other wall times
+    r = execeval("merge", "-o", tmp_path / "m2.jsonl", a, b)
+    assert r.returncode == 2, r.stderr
+    assert "%s:1: task_id 't/sq' sample 0 differs from its record at %s:1" % (b, a) in r.stderr, r.stderr
+    assert not (tmp_path / "m2.jsonl").exists()
+
+
+@pytest.mark.parametrize("how", ["-", "/dev/stdin", "process-substitution"])
+def test_samples_from_a_pipe_are_read_once_and_all_evaluated(tmp_path, how):
+    """count_lines used to read the file a second time: a pipe was drained
+    before the run, which then evaluated 0 samples and exited 0."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    rows = [{"task_id": "t/sq", "completion": SQ_OK}] * 3
+    body = "".join(json.dumps(r) + "\n" for r in rows)
+    (tmp_path / "s.jsonl").write_text(body)
+    out, hist = tmp_path / "r.jsonl", tmp_path / "h.db"
+    base = "%s eval --tasks %s -o %s -q -k 1 --history %s" % (EXECEVAL, tasks, out, hist)
+    if how == "process-substitution":
+        cmd = "%s --samples <(cat %s)" % (base, tmp_path / "s.jsonl")
+    else:
+        cmd = "cat %s | %s --samples %s" % (tmp_path / "s.jsonl", base, how)
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [x["status"] for x in records(out)] == ["pass"] * 3
+    # the history keeps the sha256 of the bytes read, not of an empty second reading
+    h = execeval("history", "--db", hist, "--json", check=0)
+    assert hashlib.sha256(body.encode()).hexdigest() in h.stdout, h.stdout[-1000:]
+
+
+def test_samples_from_a_pipe_need_an_explicit_results_file(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    r = subprocess.run([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", "-", "-q"], input="",
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--samples - is not a regular file" in r.stderr and "-o FILE" in r.stderr, r.stderr
+    assert not Path("-.results.jsonl").exists()
+
+
+@pytest.mark.skipif(not shutil.which("script"), reason="script (util-linux) not installed")
+def test_a_progress_line_without_a_known_total_has_count_and_rate_and_no_eta(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "completion": SQ_OK}] * 3)
+    cmd = "cat %s | %s eval --tasks %s --samples - -k 1 -o %s --no-history" % (
+        tmp_path / "s.jsonl", EXECEVAL, tasks, tmp_path / "a.jsonl")
+    tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True, timeout=60)
+    assert tty.returncode == 0, tty.stdout
+    last = tty.stdout.split("\r")[-2] if "\r" in tty.stdout else tty.stdout
+    assert "3 done, pass 100.0%" in tty.stdout and "/s" in last, tty.stdout
+    assert "ETA" not in tty.stdout and "/0 done" not in tty.stdout, tty.stdout
+
+
+@pytest.mark.parametrize("case, rows, args, says", [
+    ("empty file", [], [], "no samples (the file has no non-blank line)"),
+    ("blank lines only", None, [], "no samples (the file has no non-blank line)"),
+    ("every line invalid", [{"task_id": "t/sq", "completion": 42}] * 2, ["--skip-invalid"],
+     "no sample evaluated: all 2 lines are invalid (first: line 1)"),
+    ("every line in another shard", [{"task_id": "t/sq", "completion": SQ_OK}], ["--shard", "SHARD"],
+     "no sample evaluated: --shard SHARD selects none of its 1 lines"),
+])
+def test_a_run_that_evaluates_no_sample_is_an_error_saying_why(tmp_path, case, rows, args, says):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = tmp_path / "v.jsonl"
+    if rows is None:
+        samples.write_text("\n  \n\n")
+    else:
+        write_jsonl(samples, rows)
+    if "SHARD" in args:  # the shard that does not hold the one sample
+        r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "a.jsonl", "-q",
+                     "--no-history", "--shard", "0/2")
+        shard = "1/2" if len(records(tmp_path / "a.jsonl")) else "0/2"
+        args = ["--shard", shard]
+        says = says.replace("SHARD", shard)
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "r.jsonl", "-q",
+                 "--no-history", "--summary-json", tmp_path / "s.json", *args)
+    assert r.returncode == 2 and ("--samples %s: %s" % (samples, says)) in r.stderr, (r.returncode, r.stderr)
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_resume_with_every_sample_already_done_is_not_an_error(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", check=0)
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", "--resume",
+                 check=0)
+    assert "this run: 0 samples evaluated" in r.stdout and "2 already in %s" % out in r.stdout, r.stdout
+    assert len(records(out)) == 2
+
+
+def test_skip_invalid_counts_its_lines_and_an_unknown_task_id_is_an_error_line_not_a_task(tmp_path):
+    tasks, _ = lossless_set(tmp_path)
+    samples = write_jsonl(tmp_path / "v.jsonl", [{"task_id": "t/sq", "completion": SQ_OK},
+                                                 {"task_id": "t/typo", "completion": SQ_OK},
+                                                 {"task_id": "t/sq", "completion": 42}])
+    out = tmp_path / "r.jsonl"
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", "-k", 1,
+                 "--skip-invalid", "--summary-json", tmp_path / "s.json", check=0)
+    assert ("--skip-invalid: 2 invalid lines of %s skipped (first: line 2)" % samples) in r.stderr, r.stderr
+    unknown = [x for x in records(out) if x.get("line") == 2]
+    assert len(unknown) == 1 and unknown[0]["task_id"] is None and unknown[0]["status"] == "error"
+    assert "'t/typo' is not in" in unknown[0]["message"]
+    summary = json.loads((tmp_path / "s.json").read_text())
+    # t/sq has one pass and one invalid line: pass@1 0.5; t/typo is no task of its own
+    assert summary["pass_at_k"]["1"] == 0.5 and summary["samples"] == 3, summary
+    assert summary["tasks"] == 1 and summary["samples_without_task"] == 1, summary
+
+
+@pytest.mark.parametrize("change, says", [
+    ("samples", "samples_sha256 was "),
+    ("tasks", "tasks_sha256 was "),
+    ("timeout", "options.limits.timeout_s was 3.0, now 5.0"),
+    ("strict", "options.strict_asserts was false, now true"),
+])
+def test_resume_refuses_another_run_unless_resume_anyway(tmp_path, change, says):
+    """Fixed samples used to keep their stale records: "0 samples evaluated,
+    2 already done"."""
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", check=0)
+    want = {"tasks_sha256": hashlib.sha256(tasks.read_bytes()).hexdigest(),
+            "samples_sha256": hashlib.sha256(samples.read_bytes()).hexdigest()}
+    extra = []
+    if change == "samples":
+        write_jsonl(samples, [{"task_id": "t/sq", "completion": "    return 0\n"}] * 2)
+    elif change == "tasks":
+        write_jsonl(tasks, [dict(NATIVE, tests=NATIVE["tests"][:1])])
+    elif change == "timeout":
+        extra = ["--timeout", "5"]
+    else:
+        extra = ["--strict-asserts"]
+    before = out.read_bytes()
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", "--resume", *extra)
+    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr)
+    assert "--resume: %s.run.json: %s" % (out, says) in r.stderr and "--resume-anyway" in r.stderr, r.stderr
+    assert out.read_bytes() == before
+    run = json.loads(Path(str(out) + ".run.json").read_text())
+    assert {k: run[k] for k in want} == want and run["options"]["limits"]["timeout_s"] == 3.0
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history",
+                 "--resume-anyway", *extra, check=0)
+    assert "warning: --resume-anyway" in r.stderr and says in r.stderr, r.stderr
+    assert "2 already in %s" % out in r.stdout
+
+
+def test_results_to_dev_null_still_work_and_leave_no_run_file_in_dev(tmp_path):
+    tasks, samples = lossless_set(tmp_path)
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", "/dev/null", "-q", "--no-history", check=0)
+    assert "pass" in r.stdout and not os.path.exists("/dev/null.run.json")

@@ -322,18 +322,21 @@ def test_history_usage_errors(tmp_path):
 
 def test_models_stored_are_capped(tmp_path):
     """300 distinct model names (samples for an unknown task: invalid under
-    --skip-invalid, so no sandbox runs) store the first 256 seen, sorted."""
+    --skip-invalid, so no sandbox runs for them; one valid sample, since a
+    run that evaluates nothing is an error) store the first 256 seen, sorted."""
     tasks, _ = tiny_dataset(tmp_path / "data")
     samples = tmp_path / "many.jsonl"
     names = ["model-%03d" % i for i in range(300)]
     samples.write_text("".join(json.dumps({"task_id": "nope", "model": m, "code": "x = 1"}) + "\n"
-                               for m in names))
+                               for m in names)
+                       + json.dumps({"task_id": "t/add", "model": names[0],
+                                     "code": "def add(a, b):\n    return a + b\n"}) + "\n")
     db = tmp_path / "h.db"
     r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--skip-invalid", "--history", db, check=0)
     assert "more than 256 models; 256 are stored" in r.stderr, r.stderr
     listed = history_json(db)
     assert listed[0]["models"] == names[:256]
-    assert listed[0]["samples"] == 300
+    assert listed[0]["samples"] == 301
 
 
 def test_file_names_that_are_not_utf8_are_stored_readably(tmp_path):

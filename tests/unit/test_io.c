@@ -299,3 +299,27 @@ Test(io, a_buffer_never_passes_its_cap)
 	ee_buf_free(&b);
 	ee_buf_free(&b);
 }
+
+/* ---- repeated keys (issue 12) ------------------------------------------- */
+
+Test(io, a_repeated_key_is_refused_naming_both_lines_where_asked)
+{
+	struct ee_done_set done;
+	struct ee_err err;
+	int visited = 0, torn;
+	const char *p = write_file("dup.jsonl", REC("a", 0) REC("b", 0) REC("a", 0));
+	memset(&done, 0, sizeof(done));
+	cr_expect_eq(ee_results_read(p, count_visit, &visited, &torn, &err), 0, "merge reads them all");
+	cr_expect_eq(visited, 3);
+	visited = 0;
+	cr_assert_eq(ee_results_read_unique(p, count_visit, &visited, &torn, &err), -1);
+	cr_expect_eq(visited, 2, "the repeated line is not visited");
+	cr_expect_not_null(
+	        strstr(err.msg, "dup.jsonl:3: repeated record: task_id 'a' sample 0 is already on line 1"),
+	        "%s", err.msg);
+	cr_assert_eq(ee_results_resume(p, &done, NULL, NULL, &torn, &err), -1);
+	cr_expect_not_null(strstr(err.msg, "already on line 1"), "%s", err.msg);
+	ee_done_free(&done);
+	p = write_file("ok.jsonl", REC("a", 0) REC("a", 1) REC("b", 0));
+	cr_expect_eq(ee_results_read_unique(p, NULL, NULL, &torn, &err), 0, "%s", err.msg);
+}

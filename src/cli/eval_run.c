@@ -1,0 +1,150 @@
+/* eval_run.c - `<results>.run.json`: what a results file was made from.
+ *
+ * A fresh `eval` writes, beside its results file, the sha256 of the tasks
+ * and samples files and the judging options (limits, strictness,
+ * extraction, comparison, shard). `eval --resume` compares them with the
+ * run it is about to continue: records judged on other data or by other
+ * rules must not be mixed into one file without a word, so a mismatch is
+ * refused unless --resume-anyway. Samples read from a pipe have no hash
+ * (null): that part is not checked, with a warning.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "err.h"
+#include "outpath.h"
+#include "sha256.h"
+
+#define MAX_RUN_FILE (1u << 20)
+
+void cli_run_file_path(const char *results, char *buf, size_t size)
+{
+	snprintf(buf, size, "%.4000s.run.json", results);
+}
+
+json_t *cli_run_describe(const char *tasks, const char *samples, int samples_regular, json_t *options,
+                         struct ee_err *err)
+{
+	char tasks_hex[EE_SHA256_HEX], samples_hex[EE_SHA256_HEX];
+
+	if (!options || ee_sha256_file(tasks, tasks_hex, err) < 0 ||
+	    (samples_regular && ee_sha256_file(samples, samples_hex, err) < 0)) {
+		if (!options)
+			ee_fail(err, EE_ERR_USAGE, "out of memory");
+		json_decref(options);
+		return NULL;
+	}
+	json_t *run = json_pack("{s:s, s:s?, s:o}", "tasks_sha256", tasks_hex, "samples_sha256",
+	                        samples_regular ? samples_hex : NULL, "options", options);
+	if (!run)
+		ee_fail(err, EE_ERR_USAGE, "out of memory");
+	return run;
+}
+
+int cli_run_write(const char *results, const json_t *run, int force, struct ee_err *err)
+{
+	char path[4096];
+	char *text = json_dumps(run, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+	if (!text)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	cli_run_file_path(results, path, sizeof(path));
+	size_t len = strlen(text);
+	text[len] = '\n';
+	int rc = ee_write_atomic(path, text, len + 1, force, err);
+	free(text);
+	return rc;
+}
+
+/* The first key (dotted path) where was and now differ, into buf; 0: none. */
+static int first_difference(const json_t *was, const json_t *now, const char *prefix, char *buf, size_t size)
+{
+	const char *key;
+	json_t *v;
+
+	if (json_is_object(was) && json_is_object(now)) {
+		json_object_foreach ((json_t *)now, key, v) {
+			char sub[256];
+			snprintf(sub, sizeof(sub), "%s%s%s", prefix, *prefix ? "." : "", key);
+			if (first_difference(json_object_get(was, key), v, sub, buf, size))
+				return 1;
+		}
+		json_object_foreach ((json_t *)was, key, v) {
+			if (!json_object_get(now, key)) {
+				snprintf(buf, size, "%s%s%s", prefix, *prefix ? "." : "", key);
+				return 1;
+			}
+		}
+		return 0;
+	}
+	if (was && now && json_equal(was, now))
+		return 0;
+	snprintf(buf, size, "%s", prefix);
+	return 1;
+}
+
+static char *brief(const json_t *v)
+{
+	if (json_is_string(v))
+		return strdup(json_string_value(v));
+	return v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : strdup("absent");
+}
+
+static const json_t *at_path(const json_t *root, const char *dotted)
+{
+	char copy[256], *save = NULL;
+	snprintf(copy, sizeof(copy), "%s", dotted);
+	for (char *k = strtok_r(copy, ".", &save); k && root; k = strtok_r(NULL, ".", &save))
+		root = json_object_get(root, k);
+	return root;
+}
+
+int cli_run_check(const char *results, const json_t *now, int anyway, int *ret_missing, struct ee_err *err)
+{
+	char path[4096], where[256];
+	json_error_t jerr;
+
+	*ret_missing = 0;
+	cli_run_file_path(results, path, sizeof(path));
+	json_t *was = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!was) {
+		struct stat st;
+		if (stat(path, &st) < 0 && errno == ENOENT) {
+			*ret_missing = 1;
+			return 0;
+		}
+		return ee_fail(err, EE_ERR_USAGE, "%s:%d: %s", path, jerr.line, jerr.text);
+	}
+	json_t *mine = json_deep_copy(now);
+	if (!mine) {
+		json_decref(was);
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	}
+	if (json_is_null(json_object_get(mine, "samples_sha256"))) { /* a pipe: cannot tell */
+		fprintf(stderr,
+		        "execeval eval: warning: --resume: samples read from a pipe are not checked against "
+		        "%s\n",
+		        path);
+		json_object_set(mine, "samples_sha256", json_object_get(was, "samples_sha256"));
+	}
+	int rc = 0;
+	if (first_difference(was, mine, "", where, sizeof(where))) {
+		char *a = brief(at_path(was, where)), *b = brief(at_path(mine, where));
+		rc = anyway ? 0
+		            : ee_fail(err, EE_ERR_USAGE,
+		                      "--resume: %.80s: %.40s was %.24s, now %.24s: not the same run "
+		                      "(--resume-anyway to mix them)",
+		                      path, where, a ? a : "?", b ? b : "?");
+		if (anyway)
+			fprintf(stderr, "execeval eval: warning: --resume-anyway: %s: %s was %s, now %s\n",
+			        path, where, a ? a : "?", b ? b : "?");
+		free(a);
+		free(b);
+	}
+	json_decref(mine);
+	json_decref(was);
+	return rc;
+}
