@@ -102,6 +102,7 @@ struct eval_run {
 	/* the sample in flight from next() to ee_eval_start */
 	struct ee_sample sample;
 	char *program;
+	char extraction[EE_EXTRACTION_NAME_MAX]; /* how program was found */
 };
 
 static double now_s(void)
@@ -380,12 +381,13 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 		int rc = len < 0 ? ee_fail(err, EE_ERR_USAGE, "%s:%ld: line longer than %u bytes",
 		                           r->a->samples, r->line_no, MAX_SAMPLE_LINE)
 		                 : read_sample(r, len, &e, &obj, err);
-		int no_block = 0;
+		struct ee_extract_info how = { 0 };
 		free(r->program);
 		r->program = NULL;
-		if (rc == 1 && ee_compose_program(&e->task, &r->sample, r->a->extract, r->a->stop,
-		                                  &r->program, &no_block, err) < 0)
+		if (rc == 1 &&
+		    ee_compose(&e->task, &r->sample, r->a->extract, r->a->stop, &r->program, &how, err) < 0)
 			rc = -1;
+		ee_extraction_name(&how, r->extraction, sizeof(r->extraction));
 		if (rc < 0 && r->a->skip_invalid) {
 			const char *id = obj ? json_string_value(json_object_get(obj, "task_id")) : NULL;
 			if (r->a->resume && ee_done_contains(&r->done, id ? id : "", -r->line_no))
@@ -404,7 +406,8 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 			                    .model = r->sample.model,
 			                    .sample = r->sample.index,
 			                    .extra = r->sample.extra,
-			                    .no_code_block = no_block };
+			                    .no_code_block = how.how == EE_HOW_NO_BLOCK,
+			                    .extraction = r->extraction };
 		return 1;
 	}
 	return 0;
