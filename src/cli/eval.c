@@ -515,6 +515,10 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 	json_t *summary = ee_summary_json(r->summary, r->a->ks, r->a->nk, r->a->resume ? 0.0 : wall);
 	if (!summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	const struct ee_host *host = r->a->opt.host;
+	json_object_set_new(summary, "environment",
+	                    ee_summary_environment(host ? host->python : NULL, r->a->opt.pool != NULL,
+	                                           r->a->opt.weak_limits));
 	if (r->a->composite)
 		ee_composite_add(&r->a->formula, summary);
 	ee_summary_print(summary, stdout);

@@ -419,3 +419,25 @@ def test_records_say_what_ran_for_each_sample_form(tmp_path):
     assert recs[("t/sq", 2)]["program_truncated"] is True
     assert recs[("t/sq", 2)]["program"] == long_code[:8000]
     assert [recs[("t/sq", i)]["program_truncated"] for i in range(2)] == [False, False]
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_the_summary_records_the_environment_that_produced_it(tmp_path, isolation):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "completion": SQ_OK}])
+    summary = tmp_path / "summary.json"
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "--isolation", isolation,
+                 "--summary-json", summary, check=0)
+    env = json.loads(summary.read_text())["environment"]
+    version = subprocess.run(["/usr/bin/python3", "-c", "import platform; print(platform.python_version())"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert env == {
+        "execeval_version": env["execeval_version"],
+        "interpreter": {"path": "/usr/bin/python3", "realpath": os.path.realpath("/usr/bin/python3"),
+                        "version": version},
+        "isolation": isolation, "weak_limits": False, "kernel": os.uname().release,
+    }
+    assert env["execeval_version"] == records(str(samples) + ".results.jsonl")[0]["execeval_version"]
+    line = "environment: execeval %s, python %s (/usr/bin/python3), isolation %s, kernel %s" % (
+        env["execeval_version"], version, isolation, os.uname().release)
+    assert line in r.stdout.splitlines(), r.stdout[-600:]
