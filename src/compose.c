@@ -143,22 +143,29 @@ static int add_prompt_imports(const struct ee_task *t, char **program, struct ee
 	return 0;
 }
 
+int ee_compose_generation(const struct ee_task *t, const char *text, size_t len, enum ee_extract_mode mode,
+                          char **ret, struct ee_extract_info *info, struct ee_err *err)
+{
+	size_t n;
+
+	*ret = NULL;
+	if (ee_extract_code(text, len, mode, t->entry_point, ret, &n, info, err) < 0)
+		return -1;
+	if (mode != EE_EXTRACT_NONE && add_prompt_imports(t, ret, info, err) < 0) {
+		free(*ret);
+		*ret = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 int ee_compose(const struct ee_task *t, const struct ee_sample *s, enum ee_extract_mode mode, int stop,
                char **ret, struct ee_extract_info *info, struct ee_err *err)
 {
 	*ret = NULL;
 	memset(info, 0, sizeof(*info));
-	if (s->source == EE_SAMPLE_GENERATION) {
-		size_t len;
-		if (ee_extract_code(s->text, strlen(s->text), mode, t->entry_point, ret, &len, info, err) < 0)
-			return -1;
-		if (mode != EE_EXTRACT_NONE && add_prompt_imports(t, ret, info, err) < 0) {
-			free(*ret);
-			*ret = NULL;
-			return -1;
-		}
-		return 0;
-	}
+	if (s->source == EE_SAMPLE_GENERATION)
+		return ee_compose_generation(t, s->text, strlen(s->text), mode, ret, info, err);
 	if (s->source == EE_SAMPLE_CODE) {
 		info->how = EE_HOW_CODE;
 		*ret = strdup(s->text);

@@ -31,6 +31,11 @@ struct ee_task;
 int ee_compose(const struct ee_task *t, const struct ee_sample *s, enum ee_extract_mode mode, int stop,
                char **ret, struct ee_extract_info *info, struct ee_err *err);
 
+/* The generation text[0..len) of task t: extracted, then the prompt's
+ * missing imports (above). run and serve take their candidates so. */
+int ee_compose_generation(const struct ee_task *t, const char *text, size_t len, enum ee_extract_mode mode,
+                          char **ret, struct ee_extract_info *info, struct ee_err *err);
+
 /* ee_compose, reporting only whether FENCED found no block. */
 int ee_compose_program(const struct ee_task *t, const struct ee_sample *s, enum ee_extract_mode mode,
                        int stop, char **ret, int *ret_no_block, struct ee_err *err);

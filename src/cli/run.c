@@ -181,15 +181,6 @@ out:
 	return code;
 }
 
-/* The candidate is a generation (or plain source, which extraction keeps
- * whole): composed as eval composes one (compose.h). */
-static int compose(const struct run_args *a, const struct ee_task *task, char *text, char **program,
-                   struct ee_extract_info *how, struct ee_err *err)
-{
-	struct ee_sample s = { .index = 0, .source = EE_SAMPLE_GENERATION, .text = text };
-	return ee_compose(task, &s, a->extract, 0, program, how, err);
-}
-
 int cmd_run(int argc, char **argv)
 {
 	struct run_args a;
@@ -210,7 +201,7 @@ int cmd_run(int argc, char **argv)
 	a.extract = EE_EXTRACT_AUTO;
 	if (parse_args(argc, argv, &a, &err) < 0 || load_task(&a, &task, &err) < 0 ||
 	    cli_read_file(a.candidate, MAX_CANDIDATE, &text, &len, &err) < 0 ||
-	    compose(&a, &task, text, &program, &how, &err) < 0) {
+	    ee_compose_generation(&task, text, len, a.extract, &program, &how, &err) < 0) {
 		fprintf(stderr, "execeval run: %s\n", err.msg);
 		goto out;
 	}
