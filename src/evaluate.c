@@ -30,6 +30,8 @@ struct ee_eval {
 	long sample;
 	json_t *extra;
 	int no_code_block;
+	char *program;    /* its first KEEP_OUTPUT_BYTES, for the record */
+	char *extraction; /* NULL: absent */
 	char sandbox_id[33];
 	char started_at[32];
 	ee_record_cb cb;
@@ -129,6 +131,8 @@ static void free_eval(struct ee_eval *ev)
 	ee_stream_free(&ev->stream);
 	free(ev->job);
 	free(ev->model);
+	free(ev->program);
+	free(ev->extraction);
 	json_decref(ev->extra);
 	free(ev);
 }
@@ -184,6 +188,8 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 			.sample = ev->sample,
 			.extra = ev->extra,
 			.no_code_block = ev->no_code_block,
+			.program = ev->program,
+			.extraction = ev->extraction,
 			.sandbox_id = ev->sandbox_id,
 			.started_at = ev->started_at,
 			.lint = ev->opt->lint,
@@ -210,6 +216,12 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 	ev->sample = c->sample;
 	ev->extra = c->extra ? json_deep_copy(c->extra) : NULL;
 	ev->no_code_block = c->no_code_block;
+	ev->program = strndup(c->program ? c->program : "", KEEP_OUTPUT_BYTES);
+	ev->extraction = c->extraction ? strdup(c->extraction) : NULL;
+	if (!ev->program || (c->extraction && !ev->extraction)) {
+		free_eval(ev);
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	}
 	ev->cb = cb;
 	ev->ctx = ctx;
 	random_hex(ev->nonce);

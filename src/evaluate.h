@@ -58,6 +58,7 @@ struct ee_candidate {
 	long sample;                /* index, -1: absent */
 	const json_t *extra;        /* fields copied into the record, or NULL */
 	int no_code_block;          /* --extract fenced found no block */
+	const char *extraction;     /* how program was found (extract.h); NULL: absent */
 };
 
 /* Receives the record (a new reference the callback owns), or NULL when the

@@ -239,6 +239,23 @@ static json_t *lint_json(const struct ee_record_parts *ev)
 	return lint;
 }
 
+/* "extraction", "program" and "program_truncated": what ran, capped like
+ * stdout (the caller keeps more bytes than the cap holds, so a longer
+ * program always reads as truncated). */
+static void program_json(const struct ee_record_parts *ev, json_t *rec)
+{
+	int cut = 0;
+
+	if (ev->extraction)
+		json_object_set_new(rec, "extraction", json_string(ev->extraction));
+	if (!ev->program)
+		return;
+	char *clean = ee_text_sanitize(ev->program, strlen(ev->program), EE_RECORD_TEXT_CHARS, &cut);
+	json_object_set_new(rec, "program", json_string(clean ? clean : ""));
+	json_object_set_new(rec, "program_truncated", json_boolean(cut));
+	free(clean);
+}
+
 json_t *ee_record_build(const struct ee_record_parts *ev)
 {
 	const struct ee_sandbox_outcome *out = ev->out;
@@ -279,6 +296,7 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 		json_object_set_new(rec, "lint", lint_json(ev));
 	json_object_set_new(rec, "stdout", text_value(out->out.data, out->out.len));
 	json_object_set_new(rec, "stderr", text_value(out->err.data, out->err.len));
+	program_json(ev, rec);
 	json_object_set_new(rec, "resources", resources_json(out));
 	json_object_set_new(rec, "sandbox_id", json_string(ev->sandbox_id));
 	json_object_set_new(rec, "started_at", json_string(ev->started_at));

@@ -21,10 +21,12 @@ struct ee_record_parts {
 	const struct ee_task *task;
 	const struct ee_stream *stream;
 	const struct ee_sandbox_outcome *out;
-	const char *model; /* NULL: absent */
-	long sample;       /* -1: absent */
-	json_t *extra;     /* sample fields to copy, or NULL (not modified) */
-	int no_code_block; /* --extract fenced found no block */
+	const char *model;      /* NULL: absent */
+	long sample;            /* -1: absent */
+	json_t *extra;          /* sample fields to copy, or NULL (not modified) */
+	int no_code_block;      /* --extract fenced found no block */
+	const char *program;    /* the code that ran (its first bytes), or NULL: absent */
+	const char *extraction; /* how it was found, or NULL: absent */
 	const char *sandbox_id;
 	const char *started_at;
 	int lint;          /* the lint phase was asked for: the record has "lint" */

@@ -91,6 +91,14 @@ void ee_summary_detail_class(const char *detail, char *out, size_t size);
  * so the same records in any order give the same intervals. */
 json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, double wall_s);
 
+/* The summary's "environment" (docs/summary.md): execeval's version, the
+ * interpreter that ran candidates (python: its path, NULL: unknown; its
+ * version asked of it with -I -S -V, null when it does not answer within 5
+ * s), the isolation that ran (warm: 1, cold: 0), whether --weak-limits
+ * stood in for a memory cgroup, and the kernel release. NULL when out of
+ * memory. */
+json_t *ee_summary_environment(const char *python, int warm, int weak_limits);
+
 /* The summary as an aligned, readable table. The optional key
  * "wall_from_timestamps": true says wall_s came from ee_summary_span_s. */
 void ee_summary_print(const json_t *summary, FILE *out);

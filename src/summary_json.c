@@ -9,11 +9,20 @@
  * O(tasks x ks x resamples + tasks log tasks); the memory O(tasks x ks).
  * An allocation failure anywhere sets view.oom and the result is NULL.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bootstrap.h"
 #include "metrics.h"
@@ -388,4 +397,73 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 	free(v.lo);
 	free(v.hi);
 	return root;
+}
+
+/* ---- the environment -------------------------------------------------- */
+
+#define VERSION_WAIT_MS 5000
+
+/* Reads what fd gives within VERSION_WAIT_MS into buf (NUL-terminated). */
+static void read_answer(int fd, char *buf, size_t n)
+{
+	size_t got = 0;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	while (got + 1 < n && poll(&p, 1, VERSION_WAIT_MS) == 1) {
+		ssize_t r = read(fd, buf + got, n - 1 - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = '\0';
+}
+
+/* "3.11.2" out of "Python 3.11.2\n" from `python -I -S -V` (the trusted
+ * interpreter itself, no candidate code), or "" when it gives no answer. */
+static void python_version(const char *python, char *out, size_t n)
+{
+	char *const argv[] = { (char *)python, "-I", "-S", "-V", NULL };
+	extern char **environ;
+	posix_spawn_file_actions_t fa;
+	int fds[2];
+	pid_t pid;
+	char buf[128];
+
+	out[0] = '\0';
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	int rc = posix_spawn(&pid, python, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	if (rc == 0) {
+		read_answer(fds[0], buf, sizeof(buf));
+		kill(pid, SIGKILL); /* gone already, unless it hung */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		if (strncmp(buf, "Python ", 7) == 0)
+			snprintf(out, n, "%.*s", (int)strcspn(buf + 7, " \r\n"), buf + 7);
+	}
+	close(fds[0]);
+}
+
+json_t *ee_summary_environment(const char *python, int warm, int weak_limits)
+{
+	struct utsname u;
+	char version[64] = "", real[PATH_MAX];
+	json_t *interp;
+
+	if (python) {
+		python_version(python, version, sizeof(version));
+		interp = json_pack("{s:s, s:s, s:o}", "path", python, "realpath",
+		                   realpath(python, real) ? real : python, "version",
+		                   version[0] ? json_string(version) : json_null());
+	} else {
+		interp = json_pack("{s:n, s:n, s:n}", "path", "realpath", "version");
+	}
+	return json_pack("{s:s, s:o, s:s, s:b, s:s}", "execeval_version", EE_VERSION, "interpreter", interp,
+	                 "isolation", warm ? "warm" : "cold", "weak_limits", weak_limits, "kernel",
+	                 uname(&u) == 0 ? u.release : "unknown");
 }

@@ -279,6 +279,22 @@ static void print_counts(FILE *out, const json_t *counts, const char *header, do
 		fprintf(out, "... %zu more in the JSON summary\n", json_object_size(counts) - max);
 }
 
+/* One line: what produced the summary (eval only; metrics cannot know). */
+static void print_environment(FILE *out, const json_t *env)
+{
+	const json_t *py = json_object_get(env, "interpreter");
+	const char *version = json_string_value(json_object_get(py, "version"));
+	const char *path = json_string_value(json_object_get(py, "path"));
+
+	if (!env)
+		return;
+	fprintf(out, "\nenvironment: execeval %s, python %s (%s), isolation %s%s, kernel %s\n",
+	        json_string_value(json_object_get(env, "execeval_version")), version ? version : "unknown",
+	        path ? path : "unknown", json_string_value(json_object_get(env, "isolation")),
+	        json_is_true(json_object_get(env, "weak_limits")) ? " (weak limits)" : "",
+	        json_string_value(json_object_get(env, "kernel")));
+}
+
 void ee_summary_print(const json_t *summary, FILE *out)
 {
 	double samples = json_number_value(json_object_get(summary, "samples"));
@@ -288,4 +304,5 @@ void ee_summary_print(const json_t *summary, FILE *out)
 	print_tiers(out, summary);
 	print_counts(out, json_object_get(summary, "statuses"), "status", samples, (size_t)-1);
 	print_counts(out, json_object_get(summary, "details"), "detail", samples, DETAILS_SHOWN);
+	print_environment(out, json_object_get(summary, "environment"));
 }

@@ -117,6 +117,7 @@ struct eval_run {
 	/* the sample in flight from next() to ee_eval_start */
 	struct ee_sample sample;
 	char *program;
+	char extraction[EE_EXTRACTION_NAME_MAX]; /* how program was found */
 };
 
 static double now_s(void)
@@ -423,13 +424,14 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 		int rc = len < 0 ? ee_fail(err, EE_ERR_USAGE, "%s:%ld: line longer than %u bytes",
 		                           r->a->samples, r->line_no, MAX_SAMPLE_LINE)
 		                 : read_sample(r, len, &e, &obj, err);
-		int no_block = 0;
+		struct ee_extract_info how = { 0 };
 		free(r->program);
 		r->program = NULL;
-		if (rc == 1 && ee_compose_program(&e->task, &r->sample, r->a->extract, r->a->stop,
-		                                  &r->program, &no_block, err) < 0)
+		if (rc == 1 &&
+		    ee_compose(&e->task, &r->sample, r->a->extract, r->a->stop, &r->program, &how, err) < 0)
 			rc = -1;
 		r->lines++;
+		ee_extraction_name(&how, r->extraction, sizeof(r->extraction));
 		if (rc < 0 && r->a->skip_invalid) {
 			const char *id = known_task_id(r, obj);
 			if (r->a->resume && ee_done_contains(&r->done, id ? id : "", -r->line_no))
@@ -448,7 +450,8 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 			                    .model = r->sample.model,
 			                    .sample = r->sample.index,
 			                    .extra = r->sample.extra,
-			                    .no_code_block = no_block };
+			                    .no_code_block = how.how == EE_HOW_NO_BLOCK,
+			                    .extraction = r->extraction };
 		return 1;
 	}
 	return 0;
@@ -673,6 +676,10 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 	json_t *summary = ee_summary_json(r->summary, r->a->ks, r->a->nk, r->a->resume ? 0.0 : wall);
 	if (!summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	const struct ee_host *host = r->a->opt.host;
+	json_object_set_new(summary, "environment",
+	                    ee_summary_environment(host ? host->python : NULL, r->a->opt.pool != NULL,
+	                                           r->a->opt.weak_limits));
 	if (r->a->composite)
 		ee_composite_add(&r->a->formula, summary);
 	ee_summary_print(summary, stdout);

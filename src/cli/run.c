@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "err.h"
+#include "compose.h"
 #include "extract.h"
 #include "sandbox/sandbox.h"
 #include "task.h"
@@ -134,8 +135,10 @@ static int exit_code_of(const json_t *rec)
 	return strcmp(status, "pass") == 0 ? EXIT_PASS : EXIT_NOT_PASS;
 }
 
-static int evaluate(struct run_args *a, const struct ee_task *task, const char *program, int no_block)
+static int evaluate(struct run_args *a, const struct ee_task *task, const char *program,
+                    const struct ee_extract_info *how)
 {
+	char extraction[EE_EXTRACTION_NAME_MAX];
 	struct cli_context ctx;
 	struct ee_err err = { 0 };
 	json_t *record = NULL;
@@ -143,9 +146,13 @@ static int evaluate(struct run_args *a, const struct ee_task *task, const char *
 
 	if (cli_context_init(&ctx, &a->opt, 1, &err) < 0)
 		goto out;
-	struct ee_candidate cand = {
-		.task = task, .program = program, .model = a->model, .sample = 0, .no_code_block = no_block
-	};
+	ee_extraction_name(how, extraction, sizeof(extraction));
+	struct ee_candidate cand = { .task = task,
+		                     .program = program,
+		                     .model = a->model,
+		                     .sample = 0,
+		                     .no_code_block = how->how == EE_HOW_NO_BLOCK,
+		                     .extraction = extraction };
 	if (ee_eval_start(ctx.loop, &a->opt, &cand, print_record, &record, &err) < 0)
 		goto out;
 	int sig = ee_loop_run(ctx.loop, &err);
@@ -180,8 +187,9 @@ int cmd_run(int argc, char **argv)
 	struct ee_task task;
 	struct ee_err err = { 0 };
 	char *text = NULL, *program = NULL;
-	size_t len = 0, plen = 0;
-	int found = 0, code = EXIT_USAGE;
+	size_t len = 0;
+	struct ee_extract_info how;
+	int code = EXIT_USAGE;
 
 	memset(&a, 0, sizeof(a));
 	memset(&task, 0, sizeof(task));
@@ -193,12 +201,12 @@ int cmd_run(int argc, char **argv)
 	a.extract = EE_EXTRACT_AUTO;
 	if (parse_args(argc, argv, &a, &err) < 0 || load_task(&a, &task, &err) < 0 ||
 	    cli_read_file(a.candidate, MAX_CANDIDATE, &text, &len, &err) < 0 ||
-	    ee_extract(text, len, a.extract, &program, &plen, &found, &err) < 0) {
+	    ee_compose_generation(&task, text, len, a.extract, &program, &how, &err) < 0) {
 		fprintf(stderr, "execeval run: %s\n", err.msg);
 		goto out;
 	}
 	ee_limits_clamp(&a.opt.limits);
-	code = evaluate(&a, &task, program, a.extract == EE_EXTRACT_FENCED && !found);
+	code = evaluate(&a, &task, program, &how);
 out:
 	free(text);
 	free(program);

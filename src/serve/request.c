@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compose.h"
 #include "err.h"
 #include "resource_limits.h"
 #include "serve/prescan.h"
@@ -225,8 +226,8 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 	const char *limits_prefix = prefix;
 	const char *key;
 	const json_t *v;
-	int found = 0, rc;
-	size_t len;
+	struct ee_extract_info how;
+	int rc;
 
 	run->sample = 0; /* as `execeval run`: one candidate is sample 0 */
 	if (!json_is_object(obj))
@@ -254,10 +255,11 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 		run->model = d->model;
 		run->shared_model = 1;
 	}
-	if (ee_extract(json_string_value(v), json_string_length(v), mode, &run->program, &len, &found, err) <
-	    0)
+	if (ee_compose_generation(&run->task, json_string_value(v), json_string_length(v), mode,
+	                          &run->program, &how, err) < 0)
 		return -1;
-	run->no_code_block = mode == EE_EXTRACT_FENCED && !found;
+	run->no_code_block = how.how == EE_HOW_NO_BLOCK;
+	ee_extraction_name(&how, run->extraction, sizeof(run->extraction));
 	return 0;
 }
 

@@ -47,6 +47,7 @@ struct ee_run {
 	char *model;         /* NULL when absent; may be the request's shared model */
 	long sample;         /* 0 when absent, as for `execeval run` */
 	int no_code_block;
+	char extraction[EE_EXTRACTION_NAME_MAX]; /* how program was found (compose.h) */
 	int shared_task;  /* task's strings and tests are the request's shared task's */
 	int shared_model; /* model is the request's */
 };

@@ -534,6 +534,7 @@ static enum MHD_Result submit(struct conn *c)
 			.model = run->model,
 			.sample = run->sample,
 			.no_code_block = run->no_code_block,
+			.extraction = run->extraction,
 		};
 		c->slots[i] = (struct slot){ c, i };
 		c->pending++;

@@ -673,3 +673,96 @@ def test_results_to_dev_null_still_work_and_leave_no_run_file_in_dev(tmp_path):
     tasks, samples = lossless_set(tmp_path)
     r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", "/dev/null", "-q", "--no-history", check=0)
     assert "pass" in r.stdout and not os.path.exists("/dev/null.run.json")
+
+
+# Say what ran: extraction on real HumanEval, and the record's program.
+
+
+def prompt_imports(prompt):
+    return [line for line in prompt.split("\n") if line.startswith(("import ", "from "))]
+
+
+@needs_humaneval
+def test_chat_answers_without_the_prompt_imports_pass_on_real_humaneval(tmp_path):
+    """Every HumanEval task whose prompt imports something, answered chat-style:
+    the function restated without the imports in a python block. The prompt's
+    import lines are prepended (they used to fail with NameError on List)."""
+    tasks = [t for t in humaneval_tasks() if prompt_imports(t["prompt"])]
+    assert len(tasks) == 22
+    rows = []
+    for t in tasks:
+        body = "\n".join(l for l in t["prompt"].split("\n") if l not in prompt_imports(t["prompt"]))
+        rows.append({"task_id": t["task_id"], "generation": "Sure:\n```python\n" + body.lstrip("\n") +
+                     t["canonical_solution"] + "```\n"})
+    samples = write_jsonl(tmp_path / "s.jsonl", rows)
+    execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-k", 1, check=0)
+    recs = {r["task_id"]: r for r in records(str(samples) + ".results.jsonl")}
+    assert {tid: r["status"] for tid, r in recs.items() if r["status"] != "pass"} == {}
+    for t in tasks:
+        rec = recs[t["task_id"]]
+        assert rec["extraction"] == "entry-point+imports", rec["extraction"]
+        assert rec["program"].startswith("\n".join(prompt_imports(t["prompt"])) + "\n"), rec["program"][:200]
+        assert rec["program_truncated"] is False
+
+
+@needs_humaneval
+def test_draft_in_think_and_usage_examples_do_not_run_on_real_humaneval(tmp_path):
+    """A reasoning model's reply on every 4th HumanEval task: a wrong draft
+    inside <think>, a usage example, the solution, another example. The
+    solution runs (the first block, the draft, used to)."""
+    tasks = humaneval_tasks()[::4]
+    rows = []
+    for t in tasks:
+        ep = t["entry_point"]
+        rows.append({"task_id": t["task_id"], "generation":
+                     "<think>\n```python\ndef %s(*args):\n    return None\n```\nHmm, no.\n</think>\n"
+                     "Use it as:\n```python\nresult = %s\n```\nThe code:\n```python\n%s%s```\n"
+                     "Test:\n```python\nprint(%s)\n```\n" % (ep, ep, t["prompt"], t["canonical_solution"], ep)})
+    samples = write_jsonl(tmp_path / "s.jsonl", rows)
+    execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-j", 2, "-q", "-k", 1, check=0)
+    recs = {r["task_id"]: r for r in records(str(samples) + ".results.jsonl")}
+    assert {tid: r["status"] for tid, r in recs.items() if r["status"] != "pass"} == {}
+    assert {r["extraction"] for r in recs.values()} == {"entry-point+think-stripped"}
+    for t in tasks:
+        assert recs[t["task_id"]]["program"] == t["prompt"] + t["canonical_solution"]
+
+
+def test_records_say_what_ran_for_each_sample_form(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    long_code = "# padding\n" * 1000 + "def sq(x):\n" + SQ_OK
+    samples = write_jsonl(tmp_path / "s.jsonl", [
+        {"task_id": "t/sq", "completion": SQ_OK},
+        {"task_id": "t/sq", "generation": "```\ndef sq(x):\n" + SQ_OK},
+        {"task_id": "t/sq", "code": long_code},
+    ])
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, check=0)
+    recs = by_key(records(str(samples) + ".results.jsonl"))
+    assert [recs[("t/sq", i)]["extraction"] for i in range(3)] == ["completion", "entry-point+unclosed", "code"]
+    assert recs[("t/sq", 0)]["program"] == NATIVE["prompt"] + SQ_OK
+    assert recs[("t/sq", 1)]["program"] == "def sq(x):\n" + SQ_OK
+    assert recs[("t/sq", 2)]["status"] == "pass"
+    assert recs[("t/sq", 2)]["program_truncated"] is True
+    assert recs[("t/sq", 2)]["program"] == long_code[:8000]
+    assert [recs[("t/sq", i)]["program_truncated"] for i in range(2)] == [False, False]
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_the_summary_records_the_environment_that_produced_it(tmp_path, isolation):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "completion": SQ_OK}])
+    summary = tmp_path / "summary.json"
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "--isolation", isolation,
+                 "--summary-json", summary, check=0)
+    env = json.loads(summary.read_text())["environment"]
+    version = subprocess.run(["/usr/bin/python3", "-c", "import platform; print(platform.python_version())"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert env == {
+        "execeval_version": env["execeval_version"],
+        "interpreter": {"path": "/usr/bin/python3", "realpath": os.path.realpath("/usr/bin/python3"),
+                        "version": version},
+        "isolation": isolation, "weak_limits": False, "kernel": os.uname().release,
+    }
+    assert env["execeval_version"] == records(str(samples) + ".results.jsonl")[0]["execeval_version"]
+    line = "environment: execeval %s, python %s (/usr/bin/python3), isolation %s, kernel %s" % (
+        env["execeval_version"], version, isolation, os.uname().release)
+    assert line in r.stdout.splitlines(), r.stdout[-600:]
