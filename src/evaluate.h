@@ -47,6 +47,8 @@ struct ee_eval_options {
 	int lint_severity;                /* enum ee_severity: lint fails at or above it */
 	int strict_asserts;               /* --strict-asserts: the loader converts literal asserts
 	                                   * (ee_task_strict_asserts); evaluation itself ignores it */
+	int mbpp_challenge;               /* --mbpp-challenge: the loader adds MBPP's challenge_test_list
+	                                   * as hidden tests (EE_TASK_MBPP_CHALLENGE) */
 	int weak_limits;                  /* --weak-limits and no memory cgroup: RLIMIT_AS stands in,
 	                                   * limits fitted by ee_limits_fit_weak (cli_context_init) */
 };

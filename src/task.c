@@ -45,6 +45,7 @@ static const char *const sample_known[] = {
 
 struct ctx {
 	const char *where; /* "file:line" */
+	unsigned opts;     /* EE_TASK_MBPP_CHALLENGE, ... */
 	char prefix[48];   /* "", "tests[2]." or "limits." */
 	struct ee_err *err;
 };
@@ -514,8 +515,18 @@ static int parse_mbpp(const struct ctx *c, const json_t *obj, struct ee_task *t)
 
 	if (opt_str(c, obj, prompt_key, NULL, &t->prompt) < 0 || mbpp_setup(c, obj, &t->setup) < 0 ||
 	    opt_array(c, obj, "test_list", 1, "a non-empty array of strings", &pub) < 0 ||
-	    opt_array(c, obj, "challenge_test_list", 0, "an array of strings", &hidden) < 0 ||
-	    alloc_tests(c, t, json_array_size(pub) + json_array_size(hidden)) < 0 ||
+	    opt_array(c, obj, "challenge_test_list", 0, "an array of strings", &hidden) < 0)
+		return -1;
+	/* The standard protocol scores test_list only; challenge tests on
+	 * request. Left out, they are still checked: bad data is an error. */
+	for (size_t i = 0; i < json_array_size(hidden); i++) {
+		const char *s;
+		if (str_elem(c, hidden, "challenge_test_list", i, &s) < 0)
+			return -1;
+	}
+	if (!(c->opts & EE_TASK_MBPP_CHALLENGE))
+		hidden = NULL;
+	if (alloc_tests(c, t, json_array_size(pub) + json_array_size(hidden)) < 0 ||
 	    add_asserts(c, pub, "test_list", 0, t, &n) < 0 ||
 	    add_asserts(c, hidden, "challenge_test_list", 1, t, &n) < 0)
 		return -1;
@@ -569,6 +580,8 @@ static int parse_task(const struct ctx *c, const json_t *obj, int format, struct
 
 	if (check_object(c, obj) < 0)
 		return -1;
+	if (format > 0)
+		format &= (int)EE_TASK_FORMAT_MASK;
 	if (format == EE_FORMAT_AUTO && (format = ee_task_detect(obj)) < 0)
 		return ee_fail(c->err, EE_ERR_USAGE,
 		               "%s: cannot tell the format: expected 'tests' (native), "
@@ -589,6 +602,7 @@ int ee_task_from_json(const json_t *obj, int format, const char *where, struct e
 	struct ctx c = ctx_make(where, err);
 	struct ee_task t = { 0 };
 
+	c.opts = format > 0 ? (unsigned)format & ~EE_TASK_FORMAT_MASK : 0;
 	memset(ret, 0, sizeof(*ret));
 	if (parse_task(&c, obj, format, &t) < 0) {
 		ee_task_free(&t);

@@ -18,6 +18,13 @@ enum ee_test_kind { EE_TEST_ASSERT, EE_TEST_IO, EE_TEST_CALL, EE_TEST_PROGRAM, E
 enum ee_tier { EE_TIER_CANONICAL, EE_TIER_EDGE, EE_TIER_PROPERTY };
 enum ee_task_format { EE_FORMAT_AUTO, EE_FORMAT_NATIVE, EE_FORMAT_HUMANEVAL, EE_FORMAT_MBPP };
 
+/* Parse options, OR'd into the format argument of ee_task_from_json and
+ * ee_dataset_load. MBPP_CHALLENGE (--mbpp-challenge): MBPP's
+ * challenge_test_list becomes hidden tests; without it only test_list is
+ * scored, as in the standard MBPP protocol. */
+#define EE_TASK_FORMAT_MASK    0xffu
+#define EE_TASK_MBPP_CHALLENGE 0x100u
+
 struct ee_test {
 	int kind;          /* enum ee_test_kind */
 	int hidden;        /* visibility "hidden" */
@@ -66,7 +73,8 @@ struct ee_task {
 int ee_task_detect(const json_t *obj);
 
 /* Builds a task from one JSON object. where = "file:line" for messages.
- * format EE_FORMAT_AUTO detects it; another value forces it. obj is borrowed;
+ * format EE_FORMAT_AUTO detects it; another value forces it; parse options
+ * (EE_TASK_MBPP_CHALLENGE) may be OR'd in. obj is borrowed;
  * the task copies what it keeps. On error *ret is left zeroed. */
 int ee_task_from_json(const json_t *obj, int format, const char *where, struct ee_task *ret,
                       struct ee_err *err);

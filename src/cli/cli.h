@@ -72,6 +72,7 @@ enum {
 	CLI_O_LINT_SEVERITY,
 	CLI_O_STRICT_ASSERTS,
 	CLI_O_WEAK_LIMITS,
+	CLI_O_MBPP_CHALLENGE,
 	CLI_COMMON_END
 };
 #define CLI_COMMON_OPTIONS                                                                                   \
@@ -87,9 +88,13 @@ enum {
 	        { "lint-severity", required_argument, NULL, CLI_O_LINT_SEVERITY },                           \
 	        { "strict-asserts", no_argument, NULL, CLI_O_STRICT_ASSERTS },                               \
 	        { "weak-limits", no_argument, NULL, CLI_O_WEAK_LIMITS },                                     \
+	        { "mbpp-challenge", no_argument, NULL, CLI_O_MBPP_CHALLENGE },                               \
 	{                                                                                                    \
 		"run-hidden", no_argument, NULL, CLI_O_HIDDEN                                                \
 	}
+
+/* format (enum ee_task_format) with the parse options o asks for OR'd in. */
+int cli_task_format(int format, const struct ee_eval_options *o);
 
 /* Applies one shared option (c in [CLI_COMMON, CLI_COMMON_END)). */
 int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee_extract_mode *extract,

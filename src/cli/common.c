@@ -126,6 +126,11 @@ static int parse_scan(const char *s, int *ret)
 	return -1;
 }
 
+int cli_task_format(int format, const struct ee_eval_options *o)
+{
+	return format | (o->mbpp_challenge ? (int)EE_TASK_MBPP_CHALLENGE : 0);
+}
+
 int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee_extract_mode *extract,
                       struct ee_err *err)
 {
@@ -172,6 +177,7 @@ int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee
 	case CLI_O_LINT: o->lint = 1; return 0;
 	case CLI_O_STRICT_ASSERTS: o->strict_asserts = 1; return 0;
 	case CLI_O_WEAK_LIMITS: o->weak_limits = 1; return 0;
+	case CLI_O_MBPP_CHALLENGE: o->mbpp_challenge = 1; return 0;
 	case CLI_O_LINT_SEVERITY: {
 		static const char *const names[] = { "low", "medium", "high" };
 		for (int i = 0; i < 3; i++)

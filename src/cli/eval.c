@@ -51,6 +51,8 @@ static const char usage[] =
         "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
         "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
         "  --strict-asserts       literal asserts judged by the supervisor, as for run\n"
+        "  --mbpp-challenge       MBPP: add challenge_test_list as hidden tests (default:\n"
+        "                         test_list only, the standard protocol)\n"
         "  --weak-limits          run without a memory cgroup (RLIMIT_AS), as for run\n"
         "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
         "                         (default auto: warm where the host allows it)\n"
@@ -595,7 +597,7 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 
 	if (check_paths(r->a, err) < 0)
 		return -1;
-	if (ee_dataset_load(r->a->tasks, r->a->format, &r->tasks, err) < 0)
+	if (ee_dataset_load(r->a->tasks, cli_task_format(r->a->format, &r->a->opt), &r->tasks, err) < 0)
 		return -1;
 	for (size_t i = 0; r->a->opt.strict_asserts && i < r->tasks.n; i++)
 		if (ee_task_strict_asserts(&r->tasks.entries[i].task, err) < 0)

@@ -31,6 +31,8 @@ static const char usage[] =
         "  --lint               lint phase: pyflakes, and flake8/bandit when installed\n"
         "  --lint-severity S    low|medium|high: lint fails at a finding this severe\n"
         "                       or worse (default medium; implies --lint)\n"
+        "  --mbpp-challenge     MBPP task: add challenge_test_list as hidden tests\n"
+        "                       (default: test_list only, the standard protocol)\n"
         "  --strict-asserts     judge `assert f(LITERALS) == LITERAL` in the supervisor,\n"
         "                       also inside a program's def check(candidate): the\n"
         "                       candidate cannot forge those (docs/threat-model.md)\n"
@@ -105,7 +107,7 @@ static int read_task(const struct run_args *a, struct ee_task *t, struct ee_err 
 		               jerr.text);
 	char where[300];
 	snprintf(where, sizeof(where), "%.280s:1", a->task_file);
-	int rc = ee_task_from_json(obj, EE_FORMAT_AUTO, where, t, err);
+	int rc = ee_task_from_json(obj, cli_task_format(EE_FORMAT_AUTO, &a->opt), where, t, err);
 	json_decref(obj);
 	return rc;
 }

@@ -52,6 +52,7 @@ static const char usage[] =
         "                         verdict, so no candidate learns it while running (--run-hidden)\n"
         "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
         "  --strict-asserts       literal asserts judged by the supervisor, as for run\n"
+        "  --mbpp-challenge       MBPP tasks: add challenge_test_list as hidden tests\n"
         "  --weak-limits          run without a memory cgroup (RLIMIT_AS), as for run\n"
         "  --isolation warm|cold|auto   as for eval (default auto)\n"
         "Endpoints: POST /v1/run, POST /v1/batch, GET /healthz, GET /metrics (docs/api.md).\n";

@@ -99,7 +99,7 @@ static int read_task(const json_t *task, const char *path, const struct ee_reque
 		return fail(err, path, "", "expected an object");
 	if (json_tests(task) > rules->max_tests)
 		return too_many_tests(err, path, json_tests(task), rules->max_tests);
-	if (ee_task_from_json(task, EE_FORMAT_AUTO, path, ret, err) < 0 ||
+	if (ee_task_from_json(task, rules->task_format, path, ret, err) < 0 ||
 	    (rules->strict_asserts && ee_task_strict_asserts(ret, err) < 0))
 		return task_error(err, path);
 	if (ret->n_tests > rules->max_tests)

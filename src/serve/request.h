@@ -74,6 +74,7 @@ struct ee_request_rules {
 	size_t max_tests;         /* tests in one task */
 	size_t max_request_tests; /* tests over all runs of a request */
 	size_t max_values;        /* JSON values in a body (prescan.h) */
+	int task_format;          /* ee_task_from_json's format and parse options (0: auto) */
 };
 
 /* Reads body[0..len) as a run (one run) or a batch (1..max_runs runs).

@@ -766,3 +766,58 @@ def test_the_summary_records_the_environment_that_produced_it(tmp_path, isolatio
     line = "environment: execeval %s, python %s (/usr/bin/python3), isolation %s, kernel %s" % (
         env["execeval_version"], version, isolation, os.uname().release)
     assert line in r.stdout.splitlines(), r.stdout[-600:]
+
+
+# ---- Formats users have; fidelity with MBPP's protocol (issue 12) ----------------------------------------------
+
+
+def mbpp_lookup_candidate(task):
+    """A program that answers exactly test_list's calls from a table and
+    raises on anything else: it passes the standard protocol and fails every
+    challenge test (their inputs are not in test_list)."""
+    import ast
+
+    table, name = {}, None
+    for line in task["test_list"]:
+        cmp = ast.parse(line).body[0].test
+        call = cmp.left
+        name = call.func.id
+        args = tuple(ast.literal_eval(a) for a in call.args)
+        table[repr(args)] = ast.literal_eval(cmp.comparators[0])
+    return "_T = %r\n\ndef %s(*a):\n    return _T[repr(a)]\n" % (table, name)
+
+
+@needs_mbpp
+def test_mbpp_scores_test_list_only_unless_mbpp_challenge(tmp_path):
+    tasks = [json.loads(line) for line in MBPP.read_text().splitlines()]
+    challenged = [t for t in tasks if t["challenge_test_list"]]
+    assert len(challenged) == 11
+    samples = write_jsonl(tmp_path / "s.jsonl",
+                          [{"task_id": t["task_id"], "code": mbpp_lookup_candidate(t)} for t in challenged])
+    out = tmp_path / "std.jsonl"
+    execeval("eval", "--tasks", MBPP, "--samples", samples, "-j", 2, "-q", "-k", 1, "-o", out, check=0)
+    recs = sorted(records(out), key=lambda r: int(r["task_id"]))
+    assert [r["status"] for r in recs] == ["pass"] * 11, [(r["task_id"], r["detail"]) for r in recs]
+    assert [r["total"] for r in recs] == [len(t["test_list"]) for t in challenged]
+    assert all(ph["name"] != "hidden" or ph.get("total", 0) == 0 for r in recs for ph in r["phases"])
+    out = tmp_path / "challenge.jsonl"
+    execeval("eval", "--tasks", MBPP, "--samples", samples, "-j", 2, "-q", "-k", 1, "-o", out,
+             "--mbpp-challenge", check=0)
+    recs = sorted(records(out), key=lambda r: int(r["task_id"]))
+    assert [r["status"] for r in recs] == ["assertion_fail"] * 11
+    assert [r["total"] for r in recs] == [len(t["test_list"]) + len(t["challenge_test_list"]) for t in challenged]
+    assert [r["passed"] for r in recs] == [len(t["test_list"]) for t in challenged]
+
+
+@needs_mbpp
+def test_run_an_mbpp_task_with_and_without_mbpp_challenge(tmp_path):
+    task = next(json.loads(line) for line in MBPP.read_text().splitlines() if '"task_id": 11,' in line)
+    tf = tmp_path / "t.json"
+    tf.write_text(json.dumps(task))
+    cand = tmp_path / "c.py"
+    cand.write_text(mbpp_lookup_candidate(task))
+    std = execeval("run", "--task", tf, cand, check=0)
+    assert json.loads(std.stdout)["total"] == 3
+    hard = execeval("run", "--task", tf, "--mbpp-challenge", cand, check=1)
+    rec = json.loads(hard.stdout)
+    assert (rec["status"], rec["passed"], rec["total"]) == ("assertion_fail", 3, 3 + len(task["challenge_test_list"]))

@@ -298,11 +298,24 @@ Test(task, mbpp_challenge_setup_and_sanitized)
 
 	load_task("{'task_id': 5, 'text': 'T', 'test_setup_code': 'x = 1\\r\\ny = 2',"
 	          " 'test_list': ['assert a'], 'challenge_test_list': ['assert b', 'assert c']}",
-	          EE_FORMAT_AUTO, &t);
+	          EE_FORMAT_AUTO | EE_TASK_MBPP_CHALLENGE, &t);
 	cr_expect_str_eq(t.setup, "x = 1\r\ny = 2");
 	cr_assert_eq(t.n_tests, 3);
 	cr_expect(!t.tests[0].hidden && t.tests[1].hidden && t.tests[2].hidden);
 	cr_expect_str_eq(t.tests[2].code, "assert c");
+	ee_task_free(&t);
+
+	/* The standard protocol (the default) scores test_list only. */
+	load_task("{'task_id': 5, 'text': 'T', 'test_list': ['assert a'],"
+	          " 'challenge_test_list': ['assert b', 'assert c']}",
+	          EE_FORMAT_AUTO, &t);
+	cr_assert_eq(t.n_tests, 1);
+	cr_expect(!t.tests[0].hidden);
+	cr_expect_str_eq(t.tests[0].code, "assert a");
+	ee_task_free(&t);
+	load_task("{'task_id': 5, 'test_list': ['assert a'], 'challenge_test_list': ['assert b']}",
+	          EE_FORMAT_MBPP | EE_TASK_MBPP_CHALLENGE, &t);
+	cr_expect_eq(t.n_tests, 2);
 	ee_task_free(&t);
 
 	/* Sanitized MBPP: prompt, test_imports. */
@@ -675,7 +688,7 @@ static FILE *open_dataset(const char *name, char *path, size_t size)
 }
 
 /* Parses every line of a JSONL file as a task; returns the line count. */
-static size_t each_task_line(const char *name, int want_format, size_t *hidden)
+static size_t each_task_line(const char *name, int want_format, int opts, size_t *hidden)
 {
 	char path[512];
 	FILE *f = open_dataset(name, path, sizeof(path));
@@ -691,7 +704,7 @@ static size_t each_task_line(const char *name, int want_format, size_t *hidden)
 		struct ee_err err = { 0 };
 		n++;
 		cr_assert_not_null(j, "%s:%zu: %s", path, n, e.text);
-		cr_assert_eq(ee_task_from_json(j, EE_FORMAT_AUTO, path, &t, &err), 0, "%s", err.msg);
+		cr_assert_eq(ee_task_from_json(j, EE_FORMAT_AUTO | opts, path, &t, &err), 0, "%s", err.msg);
 		cr_expect_eq(t.format, want_format, "%s:%zu", path, n);
 		for (size_t i = 0; i < t.n_tests; i++)
 			*hidden += (size_t)t.tests[i].hidden;
@@ -706,7 +719,7 @@ static size_t each_task_line(const char *name, int want_format, size_t *hidden)
 Test(datasets, humaneval_whole_file)
 {
 	size_t hidden = 0;
-	cr_expect_eq(each_task_line("humaneval/HumanEval.jsonl", EE_FORMAT_HUMANEVAL, &hidden), 164);
+	cr_expect_eq(each_task_line("humaneval/HumanEval.jsonl", EE_FORMAT_HUMANEVAL, 0, &hidden), 164);
 	cr_expect_eq(hidden, 0);
 	no_leaks();
 }
@@ -714,8 +727,11 @@ Test(datasets, humaneval_whole_file)
 Test(datasets, mbpp_whole_file)
 {
 	size_t hidden = 0;
-	cr_expect_eq(each_task_line("mbpp/mbpp.jsonl", EE_FORMAT_MBPP, &hidden), 974);
-	cr_expect_gt(hidden, 0, "challenge_test_list tests are hidden");
+	cr_expect_eq(each_task_line("mbpp/mbpp.jsonl", EE_FORMAT_MBPP, 0, &hidden), 974);
+	cr_expect_eq(hidden, 0, "the standard protocol: test_list only");
+	hidden = 0;
+	cr_expect_eq(each_task_line("mbpp/mbpp.jsonl", EE_FORMAT_MBPP, EE_TASK_MBPP_CHALLENGE, &hidden), 974);
+	cr_expect_eq(hidden, 16, "--mbpp-challenge: the 11 tasks' challenge_test_list");
 	no_leaks();
 }
 
