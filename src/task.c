@@ -30,6 +30,16 @@ static const char *const kind_names[] = { "assert", "io", "call", "program", "un
 static const char *const tier_names[] = { "canonical", "edge", "property" };
 static const char *const visibility_names[] = { "public", "hidden" };
 static const char *const source_names[] = { "completion", "generation", "code" };
+/* The keys a native task, its tests (by kind) and its limits may have. */
+static const char *const task_keys[] = { "task_id", "class", "prompt", "entry_point",
+	                                 "setup",   "tests", "limits" };
+static const char *const limits_keys[] = { "timeout_s", "memory_mb", "procs", "output_cap" };
+#define TEST_COMMON "kind", "weight", "tier", "visibility"
+static const char *const code_test_keys[] = { TEST_COMMON, "code" };
+static const char *const io_test_keys[] = { TEST_COMMON, "stdin", "stdout", "float_tol" };
+static const char *const call_test_keys[] = { TEST_COMMON, "fn", "args", "expected", "float_tol" };
+static const char *const test_kind_what[] = { "an assert test", "an io test", "a call test", "a program test",
+	                                      "a unittest test" };
 /* Sample fields with a meaning; every other field goes to extra. */
 static const char *const sample_known[] = {
 	"task_id", "sample", "model", "completion", "generation", "code"
@@ -136,6 +146,89 @@ static const char *elem_name(const char *key, size_t i, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s[%zu]", key, i);
 	return buf;
+}
+
+/* ---- Unknown keys ----------------------------------------------------------
+ * Tasks are trusted data: a misspelt key ("visiblity") would otherwise drop
+ * what it meant to say without a word, so every key of a native task, test
+ * and limits object must be known, and the message names the nearest one. */
+
+#define NAME_MAX_LEN 64
+
+/* Levenshtein distance of a and b, case-insensitive; names longer than
+ * NAME_MAX_LEN count as far from everything. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[NAME_MAX_LEN + 1];
+
+	if (la > NAME_MAX_LEN || lb > NAME_MAX_LEN)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			int same = (a[i - 1] | 0x20) == (b[j - 1] | 0x20);
+			size_t best = diag + !same;
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The known name nearest to key, or NULL when none is close enough to be
+ * what was meant (at most a third of the name's letters changed, >= 2). */
+static const char *nearest(const char *key, const char *const *names, size_t n)
+{
+	size_t best = (size_t)-1, limit = strlen(key) / 3 > 2 ? strlen(key) / 3 : 2;
+	const char *found = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(key, names[i]);
+		if (d < best) {
+			best = d;
+			found = names[i];
+		}
+	}
+	return best <= limit ? found : NULL;
+}
+
+/* A key fit to print as a path element as it is. */
+static int plain_name(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+	return s[n] == '\0' && n > 0 && n <= 40;
+}
+
+/* Every key of obj is one of names; what: "a task", "an assert test"... */
+static int known_keys(const struct ctx *c, const json_t *obj, const char *const *names, size_t n,
+                      const char *what)
+{
+	const char *key;
+	json_t *v;
+	char list[200], shown[96];
+
+	json_object_foreach ((json_t *)obj, key, v) {
+		size_t i = 0;
+		while (i < n && strcmp(key, names[i]) != 0)
+			i++;
+		if (i < n)
+			continue;
+		const char *near = nearest(key, names, n);
+		const char *name = plain_name(key) ? key : quote(key, shown, sizeof(shown));
+		if (near)
+			return fail(c, name, "unknown key in %s; did you mean '%s'?", what, near);
+		return fail(c, name, "unknown key in %s; expected one of %s", what,
+		            join_names(names, n, list, sizeof(list)));
+	}
+	return 0;
 }
 
 /* ---- Field getters -------------------------------------------------------- */
@@ -347,9 +440,18 @@ static int parse_test(const struct ctx *parent, const json_t *obj, size_t i, str
 	    opt_enum(&c, obj, "visibility", visibility_names, COUNT(visibility_names), 0, &t->hidden) < 0)
 		return -1;
 	switch (t->kind) {
-	case EE_TEST_IO: return parse_io(&c, obj, t);
-	case EE_TEST_CALL: return parse_call(&c, obj, t);
-	default: return req_str(&c, obj, "code", &t->code);
+	case EE_TEST_IO:
+		return known_keys(&c, obj, io_test_keys, COUNT(io_test_keys), test_kind_what[t->kind]) < 0
+		               ? -1
+		               : parse_io(&c, obj, t);
+	case EE_TEST_CALL:
+		return known_keys(&c, obj, call_test_keys, COUNT(call_test_keys), test_kind_what[t->kind]) < 0
+		               ? -1
+		               : parse_call(&c, obj, t);
+	default:
+		if (known_keys(&c, obj, code_test_keys, COUNT(code_test_keys), test_kind_what[t->kind]) < 0)
+			return -1;
+		return req_str(&c, obj, "code", &t->code);
 	}
 }
 
@@ -386,6 +488,8 @@ static int parse_limits(const struct ctx *parent, const json_t *obj, struct ee_t
 		return 0;
 	if (!json_is_object(v))
 		return fail(parent, "limits", "expected an object, got %s", type_name(v));
+	if (known_keys(&c, v, limits_keys, COUNT(limits_keys), "limits") < 0)
+		return -1;
 	if (opt_num(&c, v, "timeout_s", &positive, &lim->timeout_s, &lim->has_timeout) < 0 ||
 	    opt_num(&c, v, "memory_mb", &whole_positive, &mem, &lim->has_memory) < 0 ||
 	    opt_num(&c, v, "procs", &whole_positive, &procs, &lim->has_procs) < 0 ||
@@ -416,7 +520,8 @@ static int parse_native(const struct ctx *c, const json_t *obj, struct ee_task *
 {
 	json_t *tests;
 
-	if (opt_str(c, obj, "prompt", NULL, &t->prompt) < 0 ||
+	if (known_keys(c, obj, task_keys, COUNT(task_keys), "a task") < 0 ||
+	    opt_str(c, obj, "prompt", NULL, &t->prompt) < 0 ||
 	    opt_str(c, obj, "entry_point", NULL, &t->entry_point) < 0 ||
 	    opt_str(c, obj, "setup", NULL, &t->setup) < 0 ||
 	    opt_array(c, obj, "tests", 1, "a non-empty array of objects", &tests) < 0 ||

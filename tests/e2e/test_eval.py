@@ -821,3 +821,31 @@ def test_run_an_mbpp_task_with_and_without_mbpp_challenge(tmp_path):
     hard = execeval("run", "--task", tf, "--mbpp-challenge", cand, check=1)
     rec = json.loads(hard.stdout)
     assert (rec["status"], rec["passed"], rec["total"]) == ("assertion_fail", 3, 3 + len(task["challenge_test_list"]))
+
+
+@pytest.mark.parametrize("task,path,near", [
+    ({"tests": [{"kind": "assert", "code": "assert f() == 1"},
+                {"kind": "assert", "code": "assert f() == 2", "visiblity": "hidden"}]},
+     "tests[1].visiblity: unknown key in an assert test", "visibility"),
+    ({"tests": [{"kind": "assert", "code": "assert f() == 2", "wieght": 3}]},
+     "tests[0].wieght: unknown key in an assert test", "weight"),
+    ({"tests": [{"kind": "assert", "code": "assert f() == 1"}], "limts": {"timeout_s": 0.5}},
+     "limts: unknown key in a task", "limits"),
+    ({"tests": [{"kind": "assert", "code": "assert f() == 1"}], "limits": {"timeout": 0.5}},
+     "limits.timeout: unknown key in limits", "timeout_s"),
+])
+def test_a_typo_in_a_task_is_an_error_naming_file_line_path_and_nearest_key(tmp_path, task, path, near):
+    # a typo'd visibility/weight/limit would otherwise be dropped and the candidate judged without it
+    good = {"task_id": "t/ok", "tests": [{"kind": "assert", "code": "assert f() == 1"}]}
+    tasks = write_jsonl(tmp_path / "t.jsonl", [good, {"task_id": "t/typo", **task}])
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/ok", "code": "def f():\n    return 1\n"}])
+    out = tmp_path / "o.jsonl"
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-o", out, check=2)
+    assert "%s:2: %s; did you mean '%s'?" % (tasks, path, near) in r.stderr, r.stderr
+    assert not out.exists() or out.read_text() == ""  # nothing ran
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps({"task_id": "t/typo", **task}))
+    prog = tmp_path / "c.py"
+    prog.write_text("def f():\n    return 1\n")
+    r = execeval("run", "--task", one, prog, check=2)
+    assert "%s:1: %s; did you mean '%s'?" % (one, path, near) in r.stderr, r.stderr

@@ -31,6 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(&err, 0, sizeof(err));
 		check_err(ee_task_from_json(j, format, "fuzz:1", &t, &err), &err);
 		ee_task_free(&t);
+		memset(&err, 0, sizeof(err));
+		check_err(ee_task_from_json(j, format | (int)EE_TASK_MBPP_CHALLENGE, "fuzz:1", &t, &err),
+		          &err);
+		ee_task_free(&t);
 	}
 	memset(&err, 0, sizeof(err));
 	check_err(ee_sample_from_json(j, "fuzz:1", &s, &err), &err);

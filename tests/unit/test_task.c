@@ -127,8 +127,8 @@ Test(task, native_keeps_every_field)
 Test(task, native_defaults)
 {
 	struct ee_task t;
-	load_task("{'task_id': 'd', 'unknown': [1, {}], 'tests': ["
-	          "{'kind': 'assert', 'code': 'assert 1', 'extra': 5},"
+	load_task("{'task_id': 'd', 'tests': ["
+	          "{'kind': 'assert', 'code': 'assert 1'},"
 	          "{'kind': 'io', 'stdout': ''},"
 	          "{'kind': 'call', 'fn': 'f', 'expected': null}]}",
 	          EE_FORMAT_AUTO, &t);
@@ -386,7 +386,31 @@ static const struct err_case task_errors[] = {
 	{ "{'task_id': 'a', 'tests': []}", 0,
 	  "tests: expected a non-empty array of objects, got an empty array" },
 	{ "{'task_id': 'a', 'test': 'x', 'entry_point': 'f'}", EE_FORMAT_NATIVE,
+	  "test: unknown key in a task; did you mean 'tests'?" },
+	{ "{'task_id': 'a', 'entry_point': 'f'}", EE_FORMAT_NATIVE,
 	  "tests: missing (expected a non-empty array of objects)" },
+	/* unknown keys: a typo never drops a test or a limit silently */
+	{ T1("{'kind': 'assert', 'code': 'x', 'visiblity': 'hidden'}"), 0,
+	  "tests[0].visiblity: unknown key in an assert test; did you mean 'visibility'?" },
+	{ T1("{'kind': 'assert', 'code': 'x', 'wieght': 2}"), 0,
+	  "tests[0].wieght: unknown key in an assert test; did you mean 'weight'?" },
+	{ A "], 'limts': {'timeout_s': 1}}", 0, "limts: unknown key in a task; did you mean 'limits'?" },
+	{ A "], 'limits': {'timeout': 1}}", 0,
+	  "limits.timeout: unknown key in limits; did you mean 'timeout_s'?" },
+	{ A "], 'Setup': 'x'}", 0, "Setup: unknown key in a task; did you mean 'setup'?" },
+	{ A "], 'description': 'x'}", 0,
+	  "description: unknown key in a task; expected one of task_id, class, prompt, entry_point, setup, "
+	  "tests, limits" },
+	{ T1("{'kind': 'io', 'stdout': '1', 'stdn': '2'}"), 0,
+	  "tests[0].stdn: unknown key in an io test; did you mean 'stdin'?" },
+	{ T1("{'kind': 'call', 'fn': 'f', 'expected': 1, 'arg': []}"), 0,
+	  "tests[0].arg: unknown key in a call test; did you mean 'args'?" },
+	{ T1("{'kind': 'assert', 'code': 'x', 'stdout': '1'}"), 0,
+	  "tests[0].stdout: unknown key in an assert test; expected one of kind, weight, tier, visibility, "
+	  "code" },
+	{ T1("{'kind': 'assert', 'code': 'x', 'a\\nb': 1}"), 0,
+	  "tests[0].\"a\\x0ab\": unknown key in an assert test; expected one of kind, weight, tier, "
+	  "visibility, code" },
 	/* test fields */
 	{ "{'task_id': 'a', 'tests': [1]}", 0, "tests[0]: expected an object, got number" },
 	{ A ", 'x']}", 0, "tests[1]: expected an object, got string" },
@@ -413,8 +437,8 @@ static const struct err_case task_errors[] = {
 	  "tests[0].visibility: expected one of public, hidden, got \"private\"" },
 	{ T1("{'kind': 'assert'}"), 0, "tests[0].code: missing (expected a string)" },
 	{ T1("{'kind': 'program', 'code': 1}"), 0, "tests[0].code: expected a string, got number" },
-	{ T1("{'kind': 'unittest', 'stdout': 'x'}"), 0, "tests[0].code: missing (expected a string)" },
-	{ T1("{'kind': 'io', 'code': 'x'}"), 0, "tests[0].stdout: missing (expected a string)" },
+	{ T1("{'kind': 'unittest'}"), 0, "tests[0].code: missing (expected a string)" },
+	{ T1("{'kind': 'io', 'stdin': 'x'}"), 0, "tests[0].stdout: missing (expected a string)" },
 	{ T1("{'kind': 'io', 'stdout': 'x', 'stdin': 1}"), 0,
 	  "tests[0].stdin: expected a string, got number" },
 	{ T1("{'kind': 'io', 'stdout': 'x', 'float_tol': -0.1}"), 0,
