@@ -41,9 +41,12 @@ static const char *const call_test_keys[] = { TEST_COMMON, "fn", "args", "expect
 static const char *const test_kind_what[] = { "an assert test", "an io test", "a call test", "a program test",
 	                                      "a unittest test" };
 /* Sample fields with a meaning; every other field goes to extra. */
-static const char *const sample_known[] = {
-	"task_id", "sample", "model", "completion", "generation", "code"
-};
+static const char *const sample_known[] = { "task_id",    "sample", "model",   "completion",
+	                                    "generation", "code",   "solution" };
+/* The fields a sample's text may come from, and the source each one means:
+ * "solution" is EvalPlus's name for a complete program. */
+static const char *const source_fields[] = { "completion", "generation", "code", "solution" };
+static const int source_of[] = { EE_SAMPLE_COMPLETION, EE_SAMPLE_GENERATION, EE_SAMPLE_CODE, EE_SAMPLE_CODE };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -806,32 +809,32 @@ static const char *found_list(const int *found, size_t n, char *buf, size_t size
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && len < size; i++) {
 		const char *sep = i == 0 ? "" : i + 1 == n ? " and " : ", ";
-		len += (size_t)snprintf(buf + len, size - len, "%s%s", sep, source_names[found[i]]);
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", sep, source_fields[found[i]]);
 	}
 	return buf;
 }
 
-/* Exactly one of completion, generation, code, and a string. */
+/* Exactly one of completion, generation, code, solution, and a string. */
 static int parse_source(const struct ctx *c, const json_t *obj, struct ee_sample *s)
 {
-	int found[COUNT(source_names)];
+	int found[COUNT(source_fields)];
 	size_t n = 0;
 	const char *text = NULL;
-	char names[64], list[64];
+	char names[64], list[80];
 
-	for (size_t i = 0; i < COUNT(source_names); i++) {
-		const json_t *v = json_object_get(obj, source_names[i]);
+	for (size_t i = 0; i < COUNT(source_fields); i++) {
+		const json_t *v = json_object_get(obj, source_fields[i]);
 		if (!v)
 			continue;
-		if (str_check(c, source_names[i], v, &text) < 0)
+		if (str_check(c, source_fields[i], v, &text) < 0)
 			return -1;
 		found[n++] = (int)i;
 	}
-	join_names(source_names, COUNT(source_names), names, sizeof(names));
+	join_names(source_fields, COUNT(source_fields), names, sizeof(names));
 	if (n != 1)
 		return fail(c, names, "expected exactly one of these, found %s",
 		            n ? found_list(found, n, list, sizeof(list)) : "none");
-	s->source = found[0];
+	s->source = source_of[found[0]];
 	return dup_str(c, text, &s->text);
 }
 

@@ -109,8 +109,8 @@ const char *ee_tier_name(int tier);
 /* ---- Samples --------------------------------------------------------------
  * One line of a samples file (CONTRACT.md, "Samples format"): a task_id and
  * exactly one of "completion" (HumanEval: the program is prompt + text),
- * "generation" (a free-form reply: code is extracted) or "code" (a complete
- * program). A sample owns its strings and extra; ee_sample_free releases them
+ * "generation" (a free-form reply: code is extracted), "code" or "solution"
+ * (EvalPlus's name; both a complete program, source EE_SAMPLE_CODE). A sample owns its strings and extra; ee_sample_free releases them
  * and accepts a zeroed sample.
  */
 enum ee_sample_source { EE_SAMPLE_COMPLETION, EE_SAMPLE_GENERATION, EE_SAMPLE_CODE };

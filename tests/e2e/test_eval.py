@@ -849,3 +849,17 @@ def test_a_typo_in_a_task_is_an_error_naming_file_line_path_and_nearest_key(tmp_
     prog.write_text("def f():\n    return 1\n")
     r = execeval("run", "--task", one, prog, check=2)
     assert "%s:1: %s; did you mean '%s'?" % (one, path, near) in r.stderr, r.stderr
+
+
+@needs_humaneval
+def test_evalplus_solution_samples_are_complete_programs(tmp_path):
+    tasks = [json.loads(line) for line in HUMANEVAL.read_text().splitlines()][:4]
+    rows = [{"task_id": t["task_id"], "solution": t["prompt"] + t["canonical_solution"]} for t in tasks]
+    rows.append({"task_id": tasks[0]["task_id"], "solution": "def %s(*a):\n    return None\n" % tasks[0]["entry_point"]})
+    samples = write_jsonl(tmp_path / "s.jsonl", rows)
+    out = tmp_path / "o.jsonl"
+    execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-q", "-k", 1, "-o", out, check=0)
+    recs = sorted(records(out), key=lambda r: (r["task_id"], r["sample"]))
+    assert [(r["task_id"], r["sample"], r["status"]) for r in recs] == sorted(
+        [(t["task_id"], 0, "pass") for t in tasks] + [(tasks[0]["task_id"], 1, "assertion_fail")])
+    assert all("solution" not in r for r in recs)  # the program's field, not an extra one

@@ -238,8 +238,12 @@ def test_run_mbpp_task_objects_with_reference_code(serve):
     t = mbpp(2)
     rec = ok_record(s.run(body(t["code"], task=t)))
     assert (rec["task_id"], rec["status"], rec["passed"], rec["total"]) == ("2", "pass", 3, 3), rec
-    # Task 11 has challenge tests: hidden, run after the public ones pass.
+    # Task 11 has challenge tests: the standard protocol scores test_list only
     t = mbpp(11)
+    rec = ok_record(s.run(body(t["code"], task=t)))
+    assert (rec["task_id"], rec["status"], rec["passed"], rec["total"]) == ("11", "pass", 3, 3), rec
+    # serve --mbpp-challenge adds them: hidden, run after the public ones pass.
+    s = serve("--mbpp-challenge")
     rec = ok_record(s.run(body(t["code"], task=t)))
     assert (rec["task_id"], rec["status"], rec["passed"], rec["total"]) == ("11", "pass", 5, 5), rec
     assert [x["visibility"] for x in rec["tests"]] == ["public"] * 3 + ["hidden"] * 2

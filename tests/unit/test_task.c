@@ -641,6 +641,9 @@ Test(sample, sources_and_defaults)
 		  "    return 1\n" },
 		{ "{'task_id': 'x', 'generation': ''}", EE_SAMPLE_GENERATION, "" },
 		{ "{'task_id': 'x', 'code': 'print(1)', 'sample': 0}", EE_SAMPLE_CODE, "print(1)" },
+		/* EvalPlus: a complete program, never copied to extra */
+		{ "{'task_id': 'HumanEval/0', 'solution': 'def f(): pass'}", EE_SAMPLE_CODE,
+		  "def f(): pass" },
 	};
 	for (size_t i = 0; i < COUNT(cases); i++) {
 		json_t *j = fix(cases[i].json, 0);
@@ -659,7 +662,7 @@ Test(sample, sources_and_defaults)
 	no_leaks();
 }
 
-#define ONE_OF "completion, generation, code: expected exactly one of these, found "
+#define ONE_OF "completion, generation, code, solution: expected exactly one of these, found "
 
 static const struct err_case sample_errors[] = {
 	{ "[1]", 0, "expected a JSON object, got array" },
@@ -677,6 +680,8 @@ static const struct err_case sample_errors[] = {
 	{ "{'task_id': 'a', 'completion': 'x', 'code': 'y'}", 0, ONE_OF "completion and code" },
 	{ "{'task_id': 'a', 'generation': 'x', 'code': 'y', 'completion': 'z'}", 0,
 	  ONE_OF "completion, generation and code" },
+	{ "{'task_id': 'a', 'completion': 'x', 'solution': 'y'}", 0, ONE_OF "completion and solution" },
+	{ "{'task_id': 'a', 'solution': 2}", 0, "solution: expected a string, got number" },
 	{ "{'task_id': 'a', 'completion': 1}", 0, "completion: expected a string, got number" },
 	{ "{'task_id': 'a', 'code': 'x', 'generation': null}", 0, "generation: expected a string, got null" },
 };
