@@ -121,8 +121,11 @@ static int walk_object(struct scan *s, member_fn member, void *ctx, const char *
 	}
 }
 
-/* Elements of the array at s->p, added to *n (anything else is skipped). */
-static int count_array(struct scan *s, size_t *n)
+typedef int (*element_fn)(struct scan *s, void *ctx);
+
+/* Walks the array at s->p (anything else is skipped), calling element with
+ * s->p at each element, which element must consume. */
+static int walk_array(struct scan *s, element_fn element, void *ctx)
 {
 	if (peek(s) != '[')
 		return skip_value(s);
@@ -133,10 +136,9 @@ static int count_array(struct scan *s, size_t *n)
 		return 0;
 	}
 	for (;;) {
-		int rc = skip_value(s);
+		int rc = element(s, ctx);
 		if (rc < 0)
 			return rc;
-		(*n)++;
 		int c = peek(s);
 		s->p++;
 		if (c == ']')
@@ -146,13 +148,22 @@ static int count_array(struct scan *s, size_t *n)
 	}
 }
 
+/* An element of a tests array: skipped, counted in *ctx. */
+static int count_element(struct scan *s, void *ctx)
+{
+	size_t *n = ctx;
+
+	(*n)++;
+	return skip_value(s);
+}
+
 static int task_member(struct scan *s, const char *key, size_t len, void *ctx)
 {
 	size_t *n = ctx;
 
 	if (key_is(key, len, "tests") || key_is(key, len, "test_list") ||
 	    key_is(key, len, "challenge_test_list"))
-		return count_array(s, n);
+		return walk_array(s, count_element, n);
 	if (key_is(key, len, "test"))
 		(*n)++;
 	return skip_value(s);
@@ -174,47 +185,34 @@ static int run_member(struct scan *s, const char *key, size_t len, void *ctx)
 	return walk_object(s, task_member, &run->tests, run->where);
 }
 
-static int count_runs(struct scan *s)
+/* One element of "runs": its task's tests, and whether it has a task. */
+static int run_element(struct scan *s, void *ctx)
 {
 	struct ee_prescan *r = s->r;
+	char where[32];
 
-	if (peek(s) != '[')
-		return skip_value(s);
-	r->values++;
-	s->p++;
-	if (peek(s) == ']') {
-		s->p++;
-		return 0;
+	(void)ctx;
+	snprintf(where, sizeof(where), "runs[%zu]", r->runs);
+	struct run_ctx run = { where, 0, 0 };
+	int rc = walk_object(s, run_member, &run, where);
+	if (rc < 0)
+		return rc;
+	if (!run.has_task)
+		r->runs_without_task++;
+	r->own_tests += run.tests;
+	if (run.tests > r->max_own) {
+		r->max_own = run.tests;
+		r->max_own_index = r->runs;
 	}
-	for (;;) {
-		char where[32];
-		snprintf(where, sizeof(where), "runs[%zu]", r->runs);
-		struct run_ctx run = { where, 0, 0 };
-		int rc = walk_object(s, run_member, &run, where);
-		if (rc < 0)
-			return rc;
-		if (!run.has_task)
-			r->runs_without_task++;
-		r->own_tests += run.tests;
-		if (run.tests > r->max_own) {
-			r->max_own = run.tests;
-			r->max_own_index = r->runs;
-		}
-		r->runs++;
-		int c = peek(s);
-		s->p++;
-		if (c == ']')
-			return 0;
-		if (c != ',')
-			return EE_PRESCAN_MALFORMED;
-	}
+	r->runs++;
+	return 0;
 }
 
 static int root_member(struct scan *s, const char *key, size_t len, void *ctx)
 {
 	(void)ctx;
 	if (key_is(key, len, "runs"))
-		return count_runs(s);
+		return walk_array(s, run_element, NULL);
 	if (!key_is(key, len, "task"))
 		return skip_value(s);
 	s->r->has_task = peek(s) == '{';
