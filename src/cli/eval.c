@@ -131,25 +131,6 @@ static double now_s(void)
 
 /* ---- options ------------------------------------------------------------ */
 
-static int parse_ks(const char *s, struct eval_args *a, struct ee_err *err)
-{
-	char buf[256];
-	char *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	a->nk = 0;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long k;
-		if (a->nk == MAX_KS || cli_parse_uint("-k", tok, 1ul << 30, &k, err) < 0 || k == 0)
-			return ee_fail(err, EE_ERR_USAGE,
-			               "-k: expected comma-separated positive integers, got '%s'", s);
-		a->ks[a->nk++] = k;
-	}
-	return a->nk ? 0
-	             : ee_fail(err, EE_ERR_USAGE, "-k: expected comma-separated positive integers, got '%s'",
-	                       s);
-}
-
 static int parse_shard(const char *s, struct eval_args *a, struct ee_err *err)
 {
 	char extra;
@@ -222,7 +203,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_SAMPLES: a->samples = optarg; break;
 	case 'o': a->out = optarg; break;
 	case 'j': rc = cli_parse_uint("--jobs", optarg, 4096, &a->jobs, err); break;
-	case 'k': rc = parse_ks(optarg, a, err); break;
+	case 'k': rc = cli_parse_ks(optarg, a->ks, MAX_KS, &a->nk, err); break;
 	case 'q': a->quiet = 1; break;
 	case O_FORMAT:
 		if (parse_format(optarg, &a->format) < 0)

@@ -44,14 +44,11 @@
 
 #include "harness/harness.h"
 #include "sandbox/child.h"
+#include "sandbox/clone.h"
 #include "sandbox/mount.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/wire.h"
 #include "sandbox/worker.h"
-
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
 
 static struct ee_worker_config cfg;
 static int cgroup_fds[8];

@@ -863,3 +863,15 @@ def test_evalplus_solution_samples_are_complete_programs(tmp_path):
     assert [(r["task_id"], r["sample"], r["status"]) for r in recs] == sorted(
         [(t["task_id"], 0, "pass") for t in tasks] + [(tasks[0]["task_id"], 1, "assertion_fail")])
     assert all("solution" not in r for r in recs)  # the program's field, not an extra one
+
+
+@pytest.mark.parametrize("ks", ["1,,10", "1,", ",1", "0", "1,x"])
+def test_every_subcommand_reads_k_the_same_way(tmp_path, ks):
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", check=0)
+    for argv in (["eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "k.jsonl", "-q",
+                  "--no-history"], ["metrics", out], ["report", out, "-o", tmp_path / "r.html"]):
+        r = execeval(*argv, "-k", ks)
+        assert r.returncode == 2 and "-k: expected comma-separated positive integers" in r.stderr, (argv, r.stderr)
+    assert not (tmp_path / "k.jsonl").exists()
