@@ -60,7 +60,11 @@ $(BUILD)/execeval-san: $(call san_obj,$(LIB_SRC) $(CLI_SRC)) $(BUILD)/san/embed.
 # Unit tests: Criterion, built and run under ASan+UBSan.
 $(BUILD)/unit/%: tests/unit/%.c $(call san_obj,$(LIB_SRC)) $(BUILD)/san/embed.o $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	@echo "  LD      $@"; $(CC) $(BASE) -iquote $(BUILD)/unit $(SAN) $(filter-out %.h,$^) -o $@ $(LIBS) -lcriterion
+	@echo "  LD      $@"; $(CC) $(BASE) -iquote $(BUILD)/unit $(SAN) $(filter-out %.h,$^) -o $@ $(LIBS) -lcriterion \
+	    $(UNIT_LDFLAGS)
+# test_oom fails the library's allocations one by one: its calls are wrapped.
+$(BUILD)/unit/test_oom: UNIT_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup \
+    -Wl,--wrap=json_loadb,--wrap=json_loads,--wrap=json_loadf,--wrap=json_load_file
 # Python's reading of HumanEval's test programs, the oracle of test_pyprogram:
 # generated from the data set where this machine has it (never copied into
 # the repository), else from the hand-written hostile programs alone.

@@ -584,7 +584,8 @@ static int add_asserts(const struct ctx *c, const json_t *list, const char *key,
 static int append_line(const struct ctx *c, struct ee_buf *b, const char *s)
 {
 	if ((b->len && ee_buf_append(b, "\n", 1) < 0) || ee_buf_append(b, s, strlen(s)) < 0)
-		return fail(c, "setup", "longer than %u bytes", SETUP_CAP);
+		return b->oom ? fail(c, "setup", "out of memory")
+		              : fail(c, "setup", "longer than %u bytes", SETUP_CAP);
 	return 0;
 }
 

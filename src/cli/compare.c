@@ -204,9 +204,9 @@ static int reconcile_composite(const struct compare_args *a, struct ee_compare_s
                                struct ee_compare_side *nw, struct ee_err *err)
 {
 	if (a->composite) {
-		ee_composite_add(&a->formula, base->summary);
-		ee_composite_add(&a->formula, nw->summary);
-		return 0;
+		if (ee_composite_add(&a->formula, base->summary, err) < 0)
+			return -1;
+		return ee_composite_add(&a->formula, nw->summary, err);
 	}
 	const json_t *b = json_object_get(base->summary, "composite");
 	const json_t *n = json_object_get(nw->summary, "composite");

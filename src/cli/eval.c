@@ -663,8 +663,10 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 	json_object_set_new(summary, "environment",
 	                    ee_summary_environment(host ? host->python : NULL, r->a->opt.pool != NULL,
 	                                           r->a->opt.weak_limits));
-	if (r->a->composite)
-		ee_composite_add(&r->a->formula, summary);
+	if (r->a->composite && ee_composite_add(&r->a->formula, summary, err) < 0) {
+		json_decref(summary);
+		return -1;
+	}
 	ee_summary_print(summary, stdout);
 	if (r->a->resume)
 		printf("\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n",

@@ -107,8 +107,8 @@ static int summarize(const struct metrics_args *a, struct ee_err *err)
 		ee_fail(err, EE_ERR_USAGE, "out of memory");
 		goto out;
 	}
-	if (a->composite)
-		ee_composite_add(&a->formula, summary);
+	if (a->composite && ee_composite_add(&a->formula, summary, err) < 0)
+		goto out;
 	if (wall_s > 0)
 		json_object_set_new(summary, "wall_from_timestamps", json_true());
 	ee_summary_print(summary, stdout);
