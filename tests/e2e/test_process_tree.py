@@ -26,10 +26,8 @@ import time
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXECEVAL = os.path.abspath(os.environ.get("EXECEVAL") or os.path.join(REPO, "build", "execeval"))
-UID_BASE = int(os.environ.get("EXECEVAL_UID_BASE") or "0x7ee00000", 0)
-UID_COUNT = 65536
+from conftest import EXECEVAL, SANDBOX_UID_BASE, SANDBOX_UID_COUNT
+
 NAMESPACES = ("user", "pid", "mnt", "net", "ipc", "uts", "cgroup", "time")
 TIMEOUT_S = 20  # the sandbox's clock; the candidate waits for the test's word, at most 15 s
 
@@ -270,7 +268,7 @@ def observe(isolation):
 
 
 def is_sandbox_uid(uid):
-    return UID_BASE <= uid < UID_BASE + UID_COUNT
+    return SANDBOX_UID_BASE <= uid < SANDBOX_UID_BASE + SANDBOX_UID_COUNT
 
 
 def ids(view, field):
@@ -388,7 +386,7 @@ def test_cold_init_has_the_filter(tree):
                    "sets neither no_new_privs nor a seccomp filter, unlike a cold init; docs/sandbox.md")
 def test_warm_init_has_the_filter_too(tree):
     if tree["isolation"] != "warm":
-        pytest.xfail("cold: holds (test_cold_init_has_the_filter)")
+        pytest.skip("cold: holds (test_cold_init_has_the_filter)")
     st = tree["init"]["status"]
     assert st["Seccomp"] == "2" and st["NoNewPrivs"] == "1"
 
@@ -444,9 +442,9 @@ def test_cgroup_limits(tree):
 
 def test_mounts(tree):
     m = mounts(tree["inside"]["mountinfo"])
-    assert tree["inside"]["root"] == sorted(["bin", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr"]) \
-        or set(tree["inside"]["root"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin",
-                                           "tmp", "usr"}
+    # Nothing of the host but the plan's table (mount.c:host_paths).
+    assert {"dev", "etc", "proc", "tmp", "usr"} <= set(tree["inside"]["root"]) <= {
+        "bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr"}
     assert "ro" in m["/"][0] and m["/"][1] == "tmpfs"
     assert {"ro", "nosuid", "nodev"} <= m["/usr"][0]
     assert {"ro", "nosuid"} <= m["/dev"][0]
@@ -492,7 +490,6 @@ def test_clean_environment(tree):
 
 def summarize(seen):
     """The page's figures: per role, ids, namespaces (new or whose), cgroups, filter, caps, limits, fds."""
-    s_ns = seen["supervisor"]["ns"]
     out = {}
     for role in ("supervisor", "worker", "init", "payload"):
         v = seen.get(role)
@@ -513,10 +510,9 @@ def summarize(seen):
                        if k in ("Max cpu time", "Max file size", "Max open files", "Max core file size",
                                 "Max locked memory", "Max address space", "Max processes")},
         }
-    del s_ns
     inside = seen["inside"]
-    out["inside"] = {k: inside[k] for k in ("uid_map", "ns", "ns_dir", "cgroup", "fds", "ids", "hostname", "cwd", "env",
-                                             "root", "pids")}
+    keys = ("uid_map", "ns", "ns_dir", "cgroup", "fds", "ids", "hostname", "cwd", "env", "root", "pids")
+    out["inside"] = {k: inside[k] for k in keys}
     out["inside"]["status"] = {k: status_fields(inside["status"]).get(k) for k in
                                ("Uid", "Gid", "Groups", "NSpid", "Seccomp", "NoNewPrivs", "CapEff", "CapBnd")}
     out["inside"]["init_status"] = {k: status_fields(inside["init_status"]).get(k) for k in
