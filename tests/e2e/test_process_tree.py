@@ -11,7 +11,7 @@ side (/proc/<pid>/...), then lets it finish.
 Run as a script (inside the safety net) it prints what it saw, the values
 the page quotes:
 
-    tests/e2e/safety-net /usr/bin/python3 tests/e2e/test_process_tree.py [cold|warm]
+    tests/e2e/safety-net /usr/bin/python3 tests/e2e/test_process_tree.py [cold|warm|unprivileged]
 
 Where the page describes a gap rather than a guarantee, the test that
 would fail is a strict xfail naming it.
@@ -19,9 +19,9 @@ would fail is a strict xfail naming it.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
@@ -84,7 +84,7 @@ with open("/tmp/view.part", "w") as f:
     json.dump(view, f)
 os.rename("/tmp/view.part", "/tmp/view.json")
 deadline = time.monotonic() + 15
-while not os.path.exists("/tmp/go") and time.monotonic() < deadline:
+while os.path.exists("/tmp/view.json") and time.monotonic() < deadline:  # the test's word
     time.sleep(0.01)
 '''
 
@@ -218,17 +218,26 @@ def cgroup_limit_files(cgroup, warm):
     return out
 
 
+# "unprivileged": cold, execeval dropped to uid/gid 65534 (as
+# test_unprivileged.py does), so in a user namespace and without cgroups.
+AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+
+
 def observe(isolation):
-    """Runs the candidate under `execeval run --isolation ISOLATION` and
-    returns {role: host view} for supervisor, init, payload (and worker,
-    warm), the candidate's own view ("inside") and the record."""
-    d = tempfile.mkdtemp(prefix="process-tree-")
-    cand = os.path.join(d, "candidate.py")
-    with open(cand, "w") as f:
-        f.write(CANDIDATE)
-    argv = [EXECEVAL, "run", "--isolation", isolation, "--timeout", str(TIMEOUT_S), "--assert", "assert True",
-            cand]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=d)
+    """Runs the candidate under `execeval run --isolation ISOLATION` (or
+    "unprivileged") and returns {role: host view} for supervisor, init,
+    payload (and worker, warm), the candidate's own view ("inside") and the
+    record."""
+    argv = [EXECEVAL, "run", "--timeout", str(TIMEOUT_S), "--assert", "assert True", "-"]
+    if isolation == "unprivileged":
+        argv = AS_NOBODY + argv[:2] + ["--weak-limits"] + argv[2:]
+    else:
+        argv[2:2] = ["--isolation", isolation]
+    # The candidate on stdin: nothing needs to be readable by uid 65534.
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/")
+    p.stdin.write(CANDIDATE.encode())
+    p.stdin.close()
+    p.stdin = None  # for communicate()
     tree = {"supervisor": p.pid}
     try:
         def payload_ready():
@@ -250,8 +259,9 @@ def observe(isolation):
             seen["inside"] = json.load(f)
         seen["payload"]["mountinfo"] = _read("/proc/%d/mountinfo" % tree["payload"])
         seen["limit_files"] = cgroup_limit_files(seen["payload"]["cgroup"], isolation == "warm")
-        with open("/proc/%d/root/tmp/go" % tree["payload"], "w"):
-            pass
+        # Removed, not a file made: in a user namespace without root a file
+        # of the host's root could not be created (EOVERFLOW).
+        os.unlink("/proc/%d/root/tmp/view.json" % tree["payload"])
         out, err = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
@@ -465,7 +475,7 @@ def test_payload_descriptors(tree):
         assert fds[fd].startswith("pipe:"), (fd, fds[fd])
     # The job (3) was read and closed by the harness; cold, 6 is the
     # harness's pyc memfd the interpreter was started from.
-    cold_extra = {"6": "/memfd:execeval-harness.pyc (deleted)"} if tree["isolation"] == "cold" else {}
+    cold_extra = {"6": "/memfd:execeval-harness.pyc (deleted)"} if tree["isolation"] != "warm" else {}
     assert {fd: t for fd, t in fds.items() if fd not in ("0", "1", "2", "4", "5")} == cold_extra
     # The host sees the same pipes.
     assert tree["payload"]["fds"] == fds
@@ -486,6 +496,55 @@ def test_clean_environment(tree):
     assert env.get("HOME") == "/tmp" and env.get("PATH") == "/usr/local/bin:/usr/bin:/bin"
     assert set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONIOENCODING", "OPENBLAS_NUM_THREADS",
                         "OMP_NUM_THREADS", "LC_CTYPE"}
+
+
+# ---------------------------------------------------------------------------
+# Unprivileged: a user namespace, no cgroup, the rlimits stand in.
+
+
+@pytest.fixture(scope="module")
+def unprivileged():
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv to drop to uid 65534")
+    seen = observe("unprivileged")
+    seen["isolation"] = "unprivileged"
+    if seen["exit"] == 3 and "user namespace" in seen["stderr"]:
+        pytest.skip("user namespaces are off here: " + seen["stderr"])
+    assert seen["exit"] == 0 and seen["record"]["status"] == "pass", (seen["record"], seen["stderr"])
+    return seen
+
+
+def test_unprivileged_user_namespace_maps_65534_to_the_caller(unprivileged):
+    t = unprivileged
+    assert t["payload"]["ns"]["user"] == t["init"]["ns"]["user"] != t["supervisor"]["ns"]["user"]
+    assert t["inside"]["uid_map"].split() == ["65534", "65534", "1"]  # sandbox.c:write_id_maps, the caller 65534
+    assert t["inside"]["ids"]["uid"] == t["inside"]["ids"]["gid"] == 65534
+    for role in ("init", "payload"):
+        st = t[role]["status"]
+        assert st["Seccomp"] == "2" and st["NoNewPrivs"] == "1", role
+        assert capsets(t[role]) == dict.fromkeys(("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"), 0), role
+    for n in ("pid", "mnt", "net", "ipc", "uts"):
+        assert t["payload"]["ns"][n] != t["supervisor"]["ns"][n], n
+
+
+def test_unprivileged_no_cgroup_rlimits_stand_in(unprivileged):
+    t = unprivileged
+    # No cgroup of its own, so no cgroup namespace either: the sandbox
+    # stays in (and sees the path of) the supervisor's cgroups.
+    assert t["payload"]["cgroup"] == t["supervisor"]["cgroup"]
+    assert t["payload"]["ns"]["cgroup"] == t["supervisor"]["ns"]["cgroup"]
+    lim = t["payload"]["limits"]
+    assert lim["Max address space"] == (str((512 + 128) << 20),) * 2  # child.c:set_rlimits
+    assert lim["Max processes"] == ("64", "64")
+    # --weak-limits fits file size x open files inside --memory
+    # (resource_limits.c:ee_limits_fit_weak): 512 MiB / 256 files.
+    assert lim["Max file size"] == (str(2 << 20),) * 2 and lim["Max open files"] == ("256", "256")
+
+
+def test_unprivileged_mounts_descriptors_environment(unprivileged):
+    test_mounts(unprivileged)
+    test_payload_descriptors(unprivileged)
+    test_clean_environment(unprivileged)
 
 
 def summarize(seen):
@@ -528,5 +587,5 @@ def summarize(seen):
 if __name__ == "__main__":
     if os.getpid() != 1:
         sys.exit("run inside the safety net: tests/e2e/safety-net /usr/bin/python3 %s" % sys.argv[0])
-    for iso in sys.argv[1:] or ["cold", "warm"]:
+    for iso in sys.argv[1:] or ["cold", "warm", "unprivileged"]:
         print(json.dumps({iso: summarize(observe(iso))}, indent=1))
