@@ -3,7 +3,8 @@
 docs/sandbox.md states, for each process execeval has, its uid, its
 namespaces, its cgroups, its seccomp filter, its capabilities, its limits,
 its mounts and its descriptors. This file checks the facts that are cheap
-to check, on a live sandbox, cold and warm, so the page cannot go stale
+to check, on a live sandbox, cold, warm and unprivileged (execeval dropped
+to uid 65534 with setpriv), so the page cannot go stale
 silently: a candidate that writes what it sees of itself to its /tmp and
 waits; meanwhile the test reads every process of the tree from the host
 side (/proc/<pid>/...), then lets it finish.
