@@ -358,8 +358,9 @@ def test_namespaces(tree):
         assert w["cgroup"] == s["cgroup"]
     # The candidate's own view names the same namespaces.
     assert tree["inside"]["ns"] == pay
-    # Warm, the payload never execs, so it keeps the worker's non-dumpable
-    # mm: its /proc/<pid> entries are root's, and its ns directory unreadable.
+    # Every sandbox process makes itself non-dumpable (child.c:drop_privileges);
+    # a cold payload's exec undoes it, a warm one never execs: its /proc/<pid>
+    # entries are root's, and its ns directory unreadable.
     expect = "error 13" if tree["isolation"] == "warm" else sorted(
         n for n in NAMESPACES + ("pid_for_children", "time_for_children"))
     assert tree["inside"]["ns_dir"] == expect
