@@ -28,6 +28,7 @@ import time
 import pytest
 
 from conftest import EXECEVAL, SANDBOX_UID_BASE, SANDBOX_UID_COUNT
+from serve_client import serve  # noqa: F401 (fixture)
 
 NAMESPACES = ("user", "pid", "mnt", "net", "ipc", "uts", "cgroup", "time")
 TIMEOUT_S = 20  # the sandbox's clock; the candidate waits for the test's word, at most 15 s
@@ -498,6 +499,24 @@ def test_clean_environment(tree):
     assert env.get("HOME") == "/tmp" and env.get("PATH") == "/usr/local/bin:/usr/bin:/bin"
     assert set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONIOENCODING", "OPENBLAS_NUM_THREADS",
                         "OMP_NUM_THREADS", "LC_CTYPE"}
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_serve_is_one_thread_and_its_workers(serve, isolation):  # noqa: F811 (fixture)
+    """serve drives libmicrohttpd from its own loop: no thread of its own;
+    warm, its children are the -j workers, cold none while idle."""
+    if os.geteuid() != 0:
+        pytest.skip("warm needs root")
+    s = serve("--isolation", isolation, jobs=2)
+    assert host_view(s.pid)["threads"] == 1
+    kids = children(s.pid)
+    if isolation == "warm":
+        assert len(kids) == 2
+        for k in kids:
+            v = host_view(k)
+            assert v["cmdline"][:2] == ["execeval", "__worker"] and v["status"]["NSpid"].split()[-1] == "1"
+    else:
+        assert kids == []
 
 
 # ---------------------------------------------------------------------------
