@@ -395,8 +395,6 @@ def test_cold_init_has_the_filter(tree):
     assert st["Seccomp"] == "2" and st["NoNewPrivs"] == "1"
 
 
-@pytest.mark.xfail(strict=True, reason="warm: the candidate's pid-namespace init (zygote.c namespace_init) "
-                   "sets neither no_new_privs nor a seccomp filter, unlike a cold init; docs/sandbox.md")
 def test_warm_init_has_the_filter_too(tree):
     if tree["isolation"] != "warm":
         pytest.skip("cold: holds (test_cold_init_has_the_filter)")
