@@ -9,8 +9,12 @@
  *   classes[]  per class: status and detail counts (class_ix: name -> index)
  *   all        the same counts over every record
  *   tiers[]    per tier: tests, tests passed, samples, samples all passed
+ *   models[]   per model: the counts of a class, and n, c, sum of scores per
+ *              task (model_ix: name -> index; at most EE_SUMMARY_MAX_MODELS)
  * The global detail map admits at most EE_SUMMARY_MAX_DETAILS keys and the
- * per-class maps only use its keys (or "(other)"), so every map is capped.
+ * per-class and per-model maps only use its keys (or "(other)"), so every
+ * map is capped. A record counts in up to three sum_counts at once: the
+ * totals, its class's and its model's (struct into).
  */
 #include "summary.h"
 
@@ -31,6 +35,7 @@ const char *const ee_summary_status_names[SUM_N_STATUS] = { "pass", "assertion_f
 /* A validated record: pointers into it, valid while it lives. */
 struct rec {
 	const char *task_id, *cls, *detail; /* cls "" when none; detail NULL when none */
+	const char *model;                  /* "" when none */
 	int status;
 	double score;
 	const json_t *tests, *resources; /* NULL when absent */
@@ -53,6 +58,13 @@ void ee_summary_free(struct ee_summary *s)
 	}
 	for (size_t i = 0; i < s->n_tiers; i++)
 		free(s->tiers[i].name);
+	for (size_t i = 0; i < s->n_models; i++) {
+		free(s->models[i].name);
+		free(s->models[i].tasks);
+		ee_strmap_free(&s->models[i].counts.details);
+		ee_strmap_free(&s->models[i].counts.lint_codes);
+	}
+	ee_strmap_free(&s->model_ix);
 	ee_strmap_free(&s->task_ix);
 	ee_strmap_free(&s->class_ix);
 	ee_strmap_free(&s->tier_ix);
@@ -351,8 +363,12 @@ static int check_record(const struct ee_summary *s, const json_t *rec, const cha
 	           check_outcome(rec, where, r, err) < 0) {
 		return -1;
 	}
+	if (get_string(rec, "model", "model", 2, where, &r->model, err) < 0)
+		return -1;
 	if (!r->cls)
 		r->cls = "";
+	if (!r->model)
+		r->model = "";
 	return r->task_id ? check_class(s, r, where, err) : 0;
 }
 
@@ -421,7 +437,20 @@ static int bump(struct ee_strmap *m, const char *key)
 	return 0;
 }
 
-static int count_detail(struct ee_summary *s, struct sum_counts *c, const char *detail)
+/* The counts one record goes into: the totals first, then its class's and
+ * its model's (absent for a record of no task). */
+struct into {
+	struct sum_counts *c[3];
+	size_t n;
+};
+
+static void count_status(const struct into *in, int status)
+{
+	for (size_t i = 0; i < in->n; i++)
+		in->c[i]->status[status]++;
+}
+
+static int count_detail(struct ee_summary *s, const struct into *in, const char *detail)
 {
 	char d[EE_SUMMARY_DETAIL_BYTES + 1];
 	const char *key = d;
@@ -433,12 +462,16 @@ static int count_detail(struct ee_summary *s, struct sum_counts *c, const char *
 		else
 			s->n_details++;
 	}
-	return bump(&s->all.details, key) < 0 || (c && bump(&c->details, key) < 0) ? -1 : 0;
+	for (size_t i = 0; i < in->n; i++)
+		if (bump(&in->c[i]->details, key) < 0)
+			return -1;
+	return 0;
 }
 
 /* A record's "lint" (optional: only with --lint): pass/fail and the codes
- * of its findings, in the totals and its class. not_run counts nowhere. */
-static int count_lint(struct ee_summary *s, struct sum_counts *c, const json_t *rec, const char *where,
+ * of its findings, in the totals, its class and its model. not_run counts
+ * nowhere. */
+static int count_lint(struct ee_summary *s, const struct into *in, const json_t *rec, const char *where,
                       struct ee_err *err)
 {
 	const json_t *lint = json_object_get(rec, "lint"), *f;
@@ -457,10 +490,10 @@ static int count_lint(struct ee_summary *s, struct sum_counts *c, const json_t *
 		return bad(err, where, "lint.status", "pass, fail or not_run",
 		           json_object_get(lint, "status"));
 	int pass = strcmp(status, "pass") == 0;
-	s->all.lint_pass += pass;
-	s->all.lint_fail += !pass;
-	c->lint_pass += pass;
-	c->lint_fail += !pass;
+	for (size_t j = 0; j < in->n; j++) {
+		in->c[j]->lint_pass += pass;
+		in->c[j]->lint_fail += !pass;
+	}
 	json_array_foreach (json_object_get(lint, "findings"), i, f) {
 		const char *code = json_string_value(json_object_get(f, "code"));
 		char key[32];
@@ -474,8 +507,9 @@ static int count_lint(struct ee_summary *s, struct sum_counts *c, const json_t *
 			else
 				s->n_lint_codes++;
 		}
-		if (bump(&s->all.lint_codes, k) < 0 || bump(&c->lint_codes, k) < 0)
-			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+		for (size_t j = 0; j < in->n; j++)
+			if (bump(&in->c[j]->lint_codes, k) < 0)
+				return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	}
 	return 0;
 }
@@ -500,6 +534,38 @@ static struct sum_tier *tier_slot(struct ee_summary *s, const char *name)
 	}
 	s->n_tiers++;
 	return t;
+}
+
+/* The model's slot; past the cap, the "(other)" slot. NULL: out of memory. */
+static struct sum_model *model_slot(struct ee_summary *s, const char *name)
+{
+	const size_t *v = ee_strmap_get(&s->model_ix, name);
+
+	if (!v && s->n_models >= EE_SUMMARY_MAX_MODELS) {
+		name = SUM_OTHER;
+		v = ee_strmap_get(&s->model_ix, name);
+	}
+	if (v)
+		return &s->models[*v];
+	struct sum_model *m = &s->models[s->n_models];
+	m->name = strdup(name);
+	if (!m->name || !ee_strmap_put(&s->model_ix, name, s->n_models, NULL)) {
+		free(m->name);
+		m->name = NULL;
+		return NULL;
+	}
+	s->n_models++;
+	return m;
+}
+
+/* The model's counters of task ti, its array grown (zeroed) to reach it. */
+static struct sum_task *model_task(struct sum_model *m, size_t ti)
+{
+	if (grow((void **)&m->tasks, &m->cap_tasks, ti + 1, sizeof(*m->tasks)) < 0)
+		return NULL;
+	while (m->n_tasks <= ti)
+		m->tasks[m->n_tasks++] = (struct sum_task){ 0 };
+	return &m->tasks[ti];
 }
 
 static int count_tests(struct ee_summary *s, const json_t *tests)
@@ -617,32 +683,43 @@ static int record_class(struct ee_summary *s, const struct rec *r, size_t *ret_c
 	return 0;
 }
 
+static void count_task(struct sum_task *t, const struct rec *r)
+{
+	t->n++;
+	t->c += r->status == SUM_PASS;
+	t->score_sum += r->score;
+}
+
 int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where, struct ee_err *err)
 {
 	struct rec r;
+	struct into in = { { NULL }, 1 };
 	size_t cls, ti;
 
 	if (check_record(s, record, where, &r, err) < 0)
 		return -1;
+	in.c[0] = &s->all;
 	if (!r.task_id) { /* an invalid sample of no known task: in the totals only */
 		s->samples++;
 		s->unattributed++;
-		s->all.status[r.status]++;
-		return count_detail(s, NULL, r.detail) < 0 ? ee_fail(err, EE_ERR_USAGE, "out of memory") : 0;
+		count_status(&in, r.status);
+		return count_detail(s, &in, r.detail) < 0 ? ee_fail(err, EE_ERR_USAGE, "out of memory") : 0;
 	}
-	if (record_class(s, &r, &cls, &ti) < 0)
+	struct sum_model *m = model_slot(s, r.model);
+	if (!m || record_class(s, &r, &cls, &ti) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	struct sum_task *t = &s->tasks[ti];
-	struct sum_counts *c = &s->classes[cls].counts;
+	struct sum_task *mt = model_task(m, ti);
+	if (!mt)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	in.c[in.n++] = &s->classes[cls].counts;
+	in.c[in.n++] = &m->counts;
 	s->samples++;
-	t->n++;
-	t->c += r.status == SUM_PASS;
-	t->score_sum += r.score;
-	s->all.status[r.status]++;
-	c->status[r.status]++;
-	if ((r.detail && count_detail(s, c, r.detail) < 0) || count_tests(s, r.tests) < 0)
+	count_task(&s->tasks[ti], &r);
+	count_task(mt, &r);
+	count_status(&in, r.status);
+	if ((r.detail && count_detail(s, &in, r.detail) < 0) || count_tests(s, r.tests) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	if (count_lint(s, c, record, where, err) < 0)
+	if (count_lint(s, &in, record, where, err) < 0)
 		return -1;
 	if (r.resources)
 		count_resources(&s->res, r.resources);
