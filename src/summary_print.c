@@ -157,6 +157,12 @@ static void print_overall(FILE *out, const json_t *sum)
 
 	fprintf(out, "summary\n");
 	print_line(out, "tasks", json_object_get(sum, "tasks"), 0, NULL);
+	if (json_is_integer(json_object_get(sum, "tasks_in_file"))) {
+		char attempted[64];
+		snprintf(attempted, sizeof(attempted), ", attempted %lld",
+		         (long long)json_integer_value(json_object_get(sum, "tasks_attempted")));
+		print_line(out, "tasks in file", json_object_get(sum, "tasks_in_file"), 0, attempted);
+	}
 	print_line(out, "samples", json_object_get(sum, "samples"), 0, NULL);
 	if (json_object_get(sum, "samples_without_task"))
 		print_line(out, "samples without task", json_object_get(sum, "samples_without_task"), 0,
