@@ -63,8 +63,8 @@ int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *ta
 	if (!missing)
 		return 0;
 	return ee_fail(err, EE_ERR_USAGE,
-	               "--humaneval-compat: Some problems are not attempted. (%.200s attempts %zu of the "
-	               "%zu tasks in %.200s; the first not attempted: %.100s)",
+	               "--humaneval-compat: Some problems are not attempted. (%.60s attempts %zu of the "
+	               "%zu tasks in %.60s; the first not attempted: %.40s)",
 	               samples_path, attempted, tasks->n, tasks_path, missing);
 }
 
