@@ -153,3 +153,54 @@ def test_humaneval_compat_refuses_at_the_end_when_the_samples_changed_during_the
     assert "not written, the results are in" in r.stderr
     assert not Path(str(samples) + "_results.jsonl").exists()
     assert len(records(str(samples) + ".results.jsonl")) == 2, "the results are kept"
+
+
+# ---- the report -------------------------------------------------------------------------------------------------
+
+
+def model_table(html):
+    """{model: [cell texts]} of the report's per-model table."""
+    table = re.search(r'<table id="model-table">(.*?)</table>', html, re.S)
+    assert table, "no per-model table"
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", table.group(1), re.S)[1:]:
+        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_the_report_breaks_down_per_model_and_counts_syntax_and_import_errors_apart(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE, CUBE])
+    samples = write_jsonl(tmp_path / "s.jsonl", [
+        {"task_id": "t/sq", "model": "good", "completion": SQ_OK},
+        {"task_id": "t/cube", "model": "good", "completion": "    return x ** 3\n"},
+        {"task_id": "t/sq", "model": "poor", "completion": SQ_SYNTAX},
+        {"task_id": "t/cube", "model": "poor", "completion": "    return x\nundefined_name\n"},
+    ])
+    results = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", results, "-k", 1, "--run-hidden",
+             "--no-history", check=0)
+    details = {rec["detail"].split(":")[0] for rec in records(results) if rec["model"] == "poor"}
+    assert details == {"syntax error", "import error"}, details
+    page = tmp_path / "r.html"
+    execeval("report", results, "-o", page, "-k", 1, check=0)
+    html = page.read_text()
+    assert '<a href="#models">models</a>' in html
+    assert 'id="chart-models"' in html
+    rows = model_table(html)
+    assert list(rows) == ["good", "poor"]
+    # tasks, samples, pass@1, mean, median, p10, five statuses, details
+    assert rows["good"][:3] == ["2", "2", "1.000"] and rows["good"][6] == "2"
+    assert rows["poor"][:3] == ["2", "2", "0.000"] and rows["poor"][6:11] == ["0", "0", "2", "0", "0"]
+    assert "import error 1" in rows["poor"][11] and "syntax error 1" in rows["poor"][11]
+    # the details chart of the whole set has the two apart as well
+    chart = re.search(r'<svg class="chart" id="chart-details".*?</svg>', html, re.S).group(0)
+    assert ">syntax error</text>" in chart and ">import error</text>" in chart, chart[:1500]
+
+
+def test_a_report_of_one_model_has_no_model_panel(tmp_path):
+    results = write_jsonl(tmp_path / "r.jsonl", [
+        {"task_id": "a", "sample": 0, "model": "m", "status": "pass", "detail": None, "score": 1.0, "tests": []}])
+    page = tmp_path / "r.html"
+    execeval("report", results, "-o", page, "-k", 1, check=0)
+    assert 'id="models"' not in page.read_text()
