@@ -204,3 +204,44 @@ def test_a_report_of_one_model_has_no_model_panel(tmp_path):
     page = tmp_path / "r.html"
     execeval("report", results, "-o", page, "-k", 1, check=0)
     assert 'id="models"' not in page.read_text()
+
+
+# ---- the history -------------------------------------------------------------------------------------------------
+
+
+def history(db, *args):
+    return json.loads(execeval("history", "--db", db, "--json", *args, check=0).stdout)
+
+
+def test_history_with_model_shows_that_models_figures_and_trend(tmp_path):
+    import sqlite3
+    tasks, samples = two_models(tmp_path)
+    good = write_jsonl(tmp_path / "good.jsonl",
+                       [json.loads(line) for line in samples.read_text().splitlines() if '"good"' in line])
+    db = tmp_path / "h.db"
+    summary = tmp_path / "summary.json"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "--run-hidden", "--history", db,
+             "--summary-json", summary, "-q", check=0)
+    execeval("eval", "--tasks", tasks, "--samples", good, "-k", 1, "--run-hidden", "--history", db, "-q",
+             "-o", tmp_path / "good.results.jsonl", check=0)
+    models = json.loads(summary.read_text())["models"]
+    poor = history(db, "--model", "poor")
+    assert [r["id"] for r in poor] == [1]
+    assert poor[0]["model"] == "poor"
+    assert poor[0]["pass_at_k"] == models["poor"]["pass_at_k"]["1"] == 0.0
+    assert poor[0]["samples"] == models["poor"]["samples"] == 3
+    assert history(db)[1]["pass_at_k"] != 0.0, "without --model: the whole run's figures"
+    rows = history(db, "--model", "good")
+    assert [(r["id"], r["model"], r["pass_at_k"]) for r in rows] == [(2, "good", 1.0), (1, "good", 1.0)]
+    assert rows[0]["previous_id"] == 1 and rows[0]["pass_at_k_delta"] == 0.0, "good against good"
+    table = execeval("history", "--db", db, "--model", "good", check=0).stdout
+    assert table.splitlines()[0].startswith("figures of model good"), table
+    # A run stored before summaries had per-model figures: the whole run's, marked, no trend against it.
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE runs SET summary = json_remove(summary, '$.models') WHERE id = 1")
+    c.close()
+    rows = history(db, "--model", "good")
+    assert rows[1]["model"] is None and rows[1]["pass_at_k"] == history(db)[1]["pass_at_k"]
+    assert rows[0]["pass_at_k_delta"] is None
+    table = execeval("history", "--db", db, "--model", "good", check=0).stdout.splitlines()
+    assert " *" in table[3] and " *" not in table[2], table
