@@ -514,48 +514,54 @@ static int count_lint(struct ee_summary *s, const struct into *in, const json_t 
 	return 0;
 }
 
+/* The index of name among the *n names kept in ix, at most cap of them,
+ * then that of "(other)" (so the arrays hold cap + 1). A new name's copy
+ * goes to *ret_new_name, for the caller to keep at that index; else NULL.
+ * -1: out of memory. */
+static long capped_index(struct ee_strmap *ix, size_t *n, size_t cap, const char *name, char **ret_new_name)
+{
+	const size_t *v = ee_strmap_get(ix, name);
+
+	*ret_new_name = NULL;
+	if (!v && *n >= cap) {
+		name = SUM_OTHER;
+		v = ee_strmap_get(ix, name);
+	}
+	if (v)
+		return (long)*v;
+	char *copy = strdup(name);
+	if (!copy || !ee_strmap_put(ix, name, *n, NULL)) {
+		free(copy);
+		return -1;
+	}
+	*ret_new_name = copy;
+	return (long)(*n)++;
+}
+
 /* The tier's slot; past the cap, the "(other)" slot. NULL: out of memory. */
 static struct sum_tier *tier_slot(struct ee_summary *s, const char *name)
 {
-	const size_t *v = ee_strmap_get(&s->tier_ix, name);
+	char *added;
+	long i = capped_index(&s->tier_ix, &s->n_tiers, EE_SUMMARY_MAX_TIERS, name, &added);
 
-	if (!v && s->n_tiers >= EE_SUMMARY_MAX_TIERS) {
-		name = SUM_OTHER;
-		v = ee_strmap_get(&s->tier_ix, name);
-	}
-	if (v)
-		return &s->tiers[*v];
-	struct sum_tier *t = &s->tiers[s->n_tiers];
-	t->name = strdup(name);
-	if (!t->name || !ee_strmap_put(&s->tier_ix, name, s->n_tiers, NULL)) {
-		free(t->name);
-		t->name = NULL;
+	if (i < 0)
 		return NULL;
-	}
-	s->n_tiers++;
-	return t;
+	if (added)
+		s->tiers[i].name = added;
+	return &s->tiers[i];
 }
 
 /* The model's slot; past the cap, the "(other)" slot. NULL: out of memory. */
 static struct sum_model *model_slot(struct ee_summary *s, const char *name)
 {
-	const size_t *v = ee_strmap_get(&s->model_ix, name);
+	char *added;
+	long i = capped_index(&s->model_ix, &s->n_models, EE_SUMMARY_MAX_MODELS, name, &added);
 
-	if (!v && s->n_models >= EE_SUMMARY_MAX_MODELS) {
-		name = SUM_OTHER;
-		v = ee_strmap_get(&s->model_ix, name);
-	}
-	if (v)
-		return &s->models[*v];
-	struct sum_model *m = &s->models[s->n_models];
-	m->name = strdup(name);
-	if (!m->name || !ee_strmap_put(&s->model_ix, name, s->n_models, NULL)) {
-		free(m->name);
-		m->name = NULL;
+	if (i < 0)
 		return NULL;
-	}
-	s->n_models++;
-	return m;
+	if (added)
+		s->models[i].name = added;
+	return &s->models[i];
 }
 
 /* The model's counters of task ti, its array grown (zeroed) to reach it. */
