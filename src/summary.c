@@ -39,6 +39,8 @@ struct rec {
 	int status;
 	double score;
 	const json_t *tests, *resources; /* NULL when absent */
+	const json_t *lint_findings;     /* with lint_pass >= 0 */
+	int lint_pass;                   /* 1 pass, 0 fail, -1 absent or not_run */
 	const char *started, *finished;
 };
 
@@ -347,6 +349,29 @@ static int check_special(const json_t *rec, const char *where, struct rec *r, st
 	return r->task_id ? get_string(rec, "class", "class", 1, where, &r->cls, err) : 0;
 }
 
+/* A record's "lint" (optional: only with --lint): pass, fail or not_run. */
+static int check_lint(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+{
+	const json_t *lint = json_object_get(rec, "lint");
+	const char *status;
+
+	r->lint_pass = -1;
+	if (!lint)
+		return 0;
+	if (!json_is_object(lint))
+		return bad(err, where, "lint", "an object", lint);
+	if (get_string(lint, "status", "lint.status", 0, where, &status, err) < 0)
+		return -1;
+	if (strcmp(status, "not_run") == 0)
+		return 0;
+	if (strcmp(status, "pass") != 0 && strcmp(status, "fail") != 0)
+		return bad(err, where, "lint.status", "pass, fail or not_run",
+		           json_object_get(lint, "status"));
+	r->lint_pass = strcmp(status, "pass") == 0;
+	r->lint_findings = json_object_get(lint, "findings");
+	return 0;
+}
+
 static int check_record(const struct ee_summary *s, const json_t *rec, const char *where, struct rec *r,
                         struct ee_err *err)
 {
@@ -363,7 +388,8 @@ static int check_record(const struct ee_summary *s, const json_t *rec, const cha
 	           check_outcome(rec, where, r, err) < 0) {
 		return -1;
 	}
-	if (get_string(rec, "model", "model", 2, where, &r->model, err) < 0)
+	if (get_string(rec, "model", "model", 2, where, &r->model, err) < 0 ||
+	    check_lint(rec, where, r, err) < 0)
 		return -1;
 	if (!r->cls)
 		r->cls = "";
@@ -468,33 +494,22 @@ static int count_detail(struct ee_summary *s, const struct into *in, const char 
 	return 0;
 }
 
-/* A record's "lint" (optional: only with --lint): pass/fail and the codes
- * of its findings, in the totals, its class and its model. not_run counts
- * nowhere. */
-static int count_lint(struct ee_summary *s, const struct into *in, const json_t *rec, const char *where,
-                      struct ee_err *err)
+/* The lint verdict check_lint read and the codes of its findings, in the
+ * totals, the class and the model. not_run counts nowhere. -1: out of
+ * memory. */
+static int count_lint(struct ee_summary *s, const struct into *in, const struct rec *r)
 {
-	const json_t *lint = json_object_get(rec, "lint"), *f;
-	const char *status;
+	const json_t *f;
 	size_t i;
 
-	if (!lint)
+	if (r->lint_pass < 0)
 		return 0;
-	if (!json_is_object(lint))
-		return bad(err, where, "lint", "an object", lint);
-	if (get_string(lint, "status", "lint.status", 0, where, &status, err) < 0)
-		return -1;
-	if (strcmp(status, "not_run") == 0)
-		return 0;
-	if (strcmp(status, "pass") != 0 && strcmp(status, "fail") != 0)
-		return bad(err, where, "lint.status", "pass, fail or not_run",
-		           json_object_get(lint, "status"));
-	int pass = strcmp(status, "pass") == 0;
+	int pass = r->lint_pass;
 	for (size_t j = 0; j < in->n; j++) {
 		in->c[j]->lint_pass += pass;
 		in->c[j]->lint_fail += !pass;
 	}
-	json_array_foreach (json_object_get(lint, "findings"), i, f) {
+	json_array_foreach (r->lint_findings, i, f) {
 		const char *code = json_string_value(json_object_get(f, "code"));
 		char key[32];
 		if (!code)
@@ -509,7 +524,7 @@ static int count_lint(struct ee_summary *s, const struct into *in, const json_t 
 		}
 		for (size_t j = 0; j < in->n; j++)
 			if (bump(&in->c[j]->lint_codes, k) < 0)
-				return ee_fail(err, EE_ERR_USAGE, "out of memory");
+				return -1;
 	}
 	return 0;
 }
@@ -723,10 +738,9 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 	count_task(&s->tasks[ti], &r);
 	count_task(mt, &r);
 	count_status(&in, r.status);
-	if ((r.detail && count_detail(s, &in, r.detail) < 0) || count_tests(s, r.tests) < 0)
+	if ((r.detail && count_detail(s, &in, r.detail) < 0) || count_tests(s, r.tests) < 0 ||
+	    count_lint(s, &in, &r) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	if (count_lint(s, &in, record, where, err) < 0)
-		return -1;
 	if (r.resources)
 		count_resources(&s->res, r.resources);
 	count_times(s, &r);

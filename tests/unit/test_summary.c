@@ -744,3 +744,41 @@ Test(summary, a_model_that_is_not_a_string_is_refused)
 	ee_summary_free(s);
 	no_leaks();
 }
+
+/* ---- lint ----------------------------------------------------------------- */
+
+Test(summary, a_record_with_a_bad_lint_is_refused_and_leaves_no_trace)
+{
+	static const struct {
+		const char *lint, *msg;
+	} cases[] = {
+		{ "5", "r.jsonl:2: lint: expected an object, got 5" },
+		{ "{'status':'maybe'}",
+		  "r.jsonl:2: lint.status: expected pass, fail or not_run, got \"maybe\"" },
+		{ "{}", "r.jsonl:2: lint.status: missing" },
+	};
+	unsigned long k = 1;
+	char text[160];
+
+	for (size_t i = 0; i < COUNT(cases); i++) {
+		struct ee_summary *s = ee_summary_new();
+		struct ee_err err = { 0 };
+		add_json(s, "{'task_id':'a','model':'m','status':'pass','score':1,'tests':[],"
+		            "'lint':{'status':'fail','findings':[{'code':'F401'}]}}");
+		snprintf(text, sizeof(text),
+		         "{'task_id':'b','model':'n','status':'pass','score':1,'tests':[],'lint':%s}",
+		         cases[i].lint);
+		json_t *j = fix(text);
+		cr_expect_eq(ee_summary_add(s, j, "r.jsonl:2", &err), -1, "%s", cases[i].lint);
+		cr_expect_str_eq(err.msg, cases[i].msg);
+		json_decref(j);
+		json_t *sum = ee_summary_json(s, &k, 1, 0.0);
+		cr_expect_eq(num(sum, "samples"), 1, "%s: the refused record was counted", cases[i].lint);
+		cr_expect_eq(num(sum, "tasks"), 1);
+		cr_expect(!has(sum, "models"), "nor its model");
+		cr_expect_eq(num(sum, "lint/codes/F401"), 1);
+		json_decref(sum);
+		ee_summary_free(s);
+	}
+	no_leaks();
+}
