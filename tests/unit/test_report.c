@@ -482,11 +482,11 @@ Test(report, tiny_page_has_every_part)
 	cr_expect(strstr(s, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"),
 	          "CSP");
 	cr_expect(strstr(s, "<title>t &lt;i&gt;</title>"));
-	/* pass@k, classes, statuses, details, scores, slowest, memory */
-	cr_expect_eq(occurrences(s, "<svg class=\"chart\""), 7);
-	static const char *const ids[] = { "chart-pass-at-k", "chart-classes", "chart-statuses",
-		                           "chart-details",   "chart-scores",  "chart-slowest",
-		                           "chart-memory" };
+	/* pass@k, classes, models (m1, <m2> and none), statuses, details, scores, slowest, memory */
+	cr_expect_eq(occurrences(s, "<svg class=\"chart\""), 8);
+	static const char *const ids[] = { "chart-pass-at-k", "chart-classes", "chart-models",
+		                           "chart-statuses",  "chart-details", "chart-scores",
+		                           "chart-slowest",   "chart-memory" };
 	for (size_t i = 0; i < COUNT(ids); i++)
 		cr_expect(strstr(s, ids[i]), "%s missing", ids[i]);
 	cr_expect(!strstr(s, "chart-trend"), "no trend without history");
@@ -512,6 +512,10 @@ Test(report, tiny_page_has_every_part)
 	cr_expect(strstr(s, "Traceback &lt;img src=x onerror=alert(3)&gt;"));
 	cr_expect(strstr(s, "sandbox error: clone: boom &lt;b&gt;"));
 	cr_expect(strstr(s, "of &lt;m2&gt; "));
+	/* the model table: a row per model, escaped; c's record has none */
+	cr_expect(strstr(s, "<tr><td>&lt;m2&gt;</td><td class=\"n\">1</td><td class=\"n\">1</td>"));
+	cr_expect(strstr(s, "<tr><td>(no model)</td>"));
+	cr_expect(strstr(s, "<a href=\"#models\">models</a>"));
 	cr_expect(!strstr(s, "alert(1)</script>"));
 	cr_expect(!strstr(s, "<svg onload"));
 	cr_expect(!strstr(s, "<img"));
@@ -576,7 +580,7 @@ Test(report, trends_are_drawn_when_given)
 	o.n_trends = 2;
 	char *s = page(r, &o);
 
-	cr_expect_eq(occurrences(s, "<svg class=\"chart\""), 9);
+	cr_expect_eq(occurrences(s, "<svg class=\"chart\""), 10);
 	cr_expect(strstr(s, "id=\"chart-trend-0\""));
 	cr_expect(strstr(s, "<h3>pass@1 &lt;over time&gt;</h3>"));
 	cr_expect_eq(occurrences(s, "class=\"trend-line\""), 1, "the empty series says no data");
