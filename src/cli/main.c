@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 		printf("execeval %s\n", EE_VERSION);
 		return 0;
 	}
-	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		fputs(usage, stdout);
 		return 0;
 	}
