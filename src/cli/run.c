@@ -124,7 +124,7 @@ static int no_such_task(const struct run_args *a, const struct ee_dataset *d, st
 		len += (size_t)snprintf(some + len, sizeof(some) - len, "%s'%.40s'", i ? ", " : "", ids[i]);
 	if (near)
 		ee_fail(err, EE_ERR_USAGE, "--task-id: no task '%.100s' in %.200s; did you mean '%.100s'?",
-		        a->task_id, a->task_id, a->task_file, near);
+		        a->task_id, a->task_file, near);
 	else
 		ee_fail(err, EE_ERR_USAGE, "--task-id: no task '%.100s' in %.200s (its %zu tasks: %s%s)",
 		        a->task_id, a->task_file, d->n, some, d->n > 3 ? ", ..." : "");
