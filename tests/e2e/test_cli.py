@@ -7,7 +7,6 @@ with the rest of tests/e2e).
 """
 import json
 import os
-import pty
 import re
 import shlex
 import shutil
@@ -143,30 +142,6 @@ def test_the_default_log_interval_is_ten_seconds(tmp_path):
     r = eval_small(tmp_path, n=4, slow=0.2, interval="")
     err = r.stderr.decode()
     assert len([l for l in err.splitlines() if PROGRESS_LINE.match(l)]) == 2, err
-
-
-def test_a_terminal_keeps_the_redrawn_line(tmp_path):
-    master, slave = pty.openpty()
-    try:
-        r = eval_small(tmp_path, n=4, slow=0.2, stderr=slave)
-        os.close(slave)
-        slave = -1
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the writer is gone
-                break
-            if not chunk:
-                break
-            seen += chunk
-    finally:
-        if slave >= 0:
-            os.close(slave)
-        os.close(master)
-    assert r.returncode == 0
-    assert b"\r4/4 done, pass 50.0%" in seen, seen
-    assert b"execeval eval: 4/4" not in seen
 
 
 # ---- run --task FILE --task-id ID ----------------------------------------------
