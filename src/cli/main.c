@@ -16,6 +16,7 @@ static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
                             "  report   a results file as one HTML page: RESULTS -o REPORT.html\n"
                             "  doctor   which isolation features this host offers\n"
                             "  serve    the evaluator as an HTTP service: --listen HOST:PORT\n"
+                            "  -h, --help   this list; COMMAND --help: that command's options\n"
                             "  --version\n";
 
 int main(int argc, char **argv)

@@ -95,7 +95,7 @@ def test_summary_json_dash_makes_stdout_pure_json(tmp_path):
     tasks, samples = small_set(tmp_path)
     r = execeval(*with_isolation(["eval", "--tasks", tasks, "--samples", samples, "-o",
                                   tmp_path / "out.jsonl", "-k", "1", "--no-history",
-                                  "--summary-json", "-"]))
+                                  "--summary-json", "-"]), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)  # nothing but the JSON
     assert summary["pass_at_k"]["1"] == pytest.approx(0.5)
