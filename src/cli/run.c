@@ -165,7 +165,7 @@ static int read_one_object(const struct run_args *a, struct ee_task *t, struct e
 	if (!obj) {
 		json_t *first =
 		        json_load_file(a->task_file, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
-		if (!first) /* not even one JSON value */
+		if (!first && jerr.line > 0) /* not even one JSON value (line -1: unreadable) */
 			ee_fail(err, EE_ERR_USAGE, "%s:%d:%d: %s", a->task_file, jerr.line, jerr.column,
 			        jerr.text);
 		json_decref(first);

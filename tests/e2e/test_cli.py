@@ -209,6 +209,8 @@ def test_run_a_native_jsonl_and_a_one_object_file(tmp_path):
     one.write_text('{\n "task_id": "x",\n "tests": [\n}\n')
     r = execeval("run", "--task", one, cand)
     assert r.returncode == 2 and re.search(r"one\.json:4:\d+: ", r.stderr), r.stderr
+    r = execeval("run", "--task", tmp_path / "missing.json", cand)
+    assert r.returncode == 2 and "missing.json: No such file or directory" in r.stderr, r.stderr
 
 
 # ---- the README's first eval example -------------------------------------------
