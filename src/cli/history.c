@@ -335,9 +335,11 @@ static int print_summary(void *ctx, const struct ee_history_run *run, struct ee_
 	return 0;
 }
 
-/* Before the first eval stores a run there is no history file: that is an
- * empty history (listed as such, naming where eval will create it), not an
- * error. 1 when a->db does not exist and the empty list was printed. */
+/* Before the first eval stores a run there is no default history file:
+ * that is an empty history (listed as such, naming where eval will create
+ * it), not an error. A --db FILE that does not exist stays an error (a
+ * mistyped name must not pass for an empty history). 1 when the default
+ * history does not exist and the empty list was printed. */
 static int no_history_yet(const struct history_args *a)
 {
 	struct stat st;
@@ -365,9 +367,10 @@ int cmd_history(int argc, char **argv)
 		ee_fail(&err, EE_ERR_USAGE, "no --db FILE, and neither XDG_DATA_HOME nor HOME is set");
 		goto out;
 	}
+	int by_default = !a.db;
 	if (!a.db)
 		a.db = db_default;
-	if (!a.show && no_history_yet(&a)) {
+	if (by_default && !a.show && no_history_yet(&a)) {
 		code = EXIT_PASS;
 		goto out;
 	}

@@ -66,10 +66,13 @@ def test_history_with_no_history_yet_says_so_and_exits_0(tmp_path):
     assert "no runs yet" in r.stdout
     assert str(tmp_path / "data" / "execeval" / "history.db") in r.stdout
     assert not (tmp_path / "data").exists()  # listing creates nothing
-    r = execeval("history", "--json", "--db", tmp_path / "none.db")
+    r = execeval("history", "--json", env=env)
     assert r.returncode == 0 and json.loads(r.stdout) == []
     # show names what it cannot find: an id is never "no runs yet"
-    r = execeval("history", "show", "1", "--db", tmp_path / "none.db")
+    r = execeval("history", "show", "1", env=env)
+    assert r.returncode == 2 and "no such file" in r.stderr
+    # a --db FILE named but missing is a mistake, not an empty history
+    r = execeval("history", "--db", tmp_path / "none.db")
     assert r.returncode == 2 and "no such file" in r.stderr
 
 
