@@ -1,8 +1,8 @@
 # execeval - build, test, demo. See README.md.
 #
 #   make            build/execeval (hardened release build)
-#   make test       install missing packages, build, run every test
-#   make demo       install missing packages, build, evaluate the bundled examples
+#   make test       install missing packages (scripts/install-deps --test), build, run every test
+#   make demo       install missing packages (no test-only ones), build, evaluate the bundled examples
 #   make install    PREFIX=/usr/local
 
 VERSION  := 0.1.0
@@ -32,7 +32,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 rel_obj = $(patsubst %.c,$(BUILD)/rel/%.o,$(1))
 san_obj = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
 
-.PHONY: all test unit e2e fuzz pytests demo deps install clean format format-check bench
+.PHONY: all test unit e2e fuzz pytests demo deps test-deps install clean format format-check bench
 all: $(BUILD)/execeval
 
 $(BUILD)/rel/%.o: %.c $(wildcard src/*.h src/*/*.h)
@@ -126,11 +126,12 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	    tests/e2e/test_cases.py tests/e2e/test_interrupt.py
 
 # Tests that run no candidate outside execeval's sandbox: the harness's own
-# (benign candidates only, no sandbox) and the metrics CLI (reads files).
+# (benign candidates only, no sandbox), the metrics CLI (reads files) and
+# the docs (links, the Requirements list).
 pytests: $(BUILD)/execeval
-	$(PYTHON) -m pytest -q tests/harness tests/metrics
+	$(PYTHON) -m pytest -q tests/harness tests/metrics tests/docs
 
-test: deps
+test: test-deps
 	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) unit
@@ -142,8 +143,12 @@ demo: deps
 	$(MAKE) all
 	./examples/demo.sh
 
+# demo needs what builds and runs execeval; test adds clang, Criterion,
+# pytest and Chromium (the report's browser test).
 deps:
 	@scripts/install-deps
+test-deps:
+	@scripts/install-deps --test
 
 $(BUILD)/bench/run-overhead: bench/run-overhead.c $(call rel_obj,$(LIB_SRC)) $(BUILD)/rel/src/cli/common.o $(BUILD)/rel/embed.o
 	@mkdir -p $(dir $@)

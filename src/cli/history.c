@@ -13,12 +13,14 @@
  * the two runs report different k. `show` prints a run's stored summary
  * JSON as `eval --summary-json` writes it.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "err.h"
@@ -77,7 +79,7 @@ static int parse_args(int argc, char **argv, struct history_args *a, struct ee_e
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_DB: a->db = optarg; break;
 		case O_MODEL: a->q.model = optarg; break;
@@ -87,6 +89,7 @@ static int parse_args(int argc, char **argv, struct history_args *a, struct ee_e
 				return -1;
 			break;
 		case O_JSON: a->json = 1; break;
+		case 'h':
 		case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 		default:
 			return ee_fail(err, EE_ERR_USAGE,
@@ -382,6 +385,24 @@ static int print_summary(void *ctx, const struct ee_history_run *run, struct ee_
 	return 0;
 }
 
+/* Before the first eval stores a run there is no default history file:
+ * that is an empty history (listed as such, naming where eval will create
+ * it), not an error. A --db FILE that does not exist stays an error (a
+ * mistyped name must not pass for an empty history). 1 when the default
+ * history does not exist and the empty list was printed. */
+static int no_history_yet(const struct history_args *a)
+{
+	struct stat st;
+
+	if (stat(a->db, &st) == 0 || errno != ENOENT)
+		return 0;
+	if (a->json)
+		puts("[]");
+	else
+		printf("no runs yet (%s does not exist: eval creates it when it stores a run)\n", a->db);
+	return 1;
+}
+
 int cmd_history(int argc, char **argv)
 {
 	struct history_args a = { .q.limit = DEFAULT_LIMIT };
@@ -396,8 +417,13 @@ int cmd_history(int argc, char **argv)
 		ee_fail(&err, EE_ERR_USAGE, "no --db FILE, and neither XDG_DATA_HOME nor HOME is set");
 		goto out;
 	}
+	int by_default = !a.db;
 	if (!a.db)
 		a.db = db_default;
+	if (by_default && !a.show && no_history_yet(&a)) {
+		code = EXIT_PASS;
+		goto out;
+	}
 	if (ee_history_open(a.db, 0, &h, &err) < 0)
 		goto out;
 	if (a.show) {

@@ -685,6 +685,25 @@ static int status_index(const char *name)
 	return REP_ERROR;
 }
 
+/* The code that ran, collapsed: a reader opens it when the detail and the
+ * messages do not say enough. */
+static void failure_program(struct ee_out *o, const json_t *f)
+{
+	const char *program = json_string_value(json_object_get(f, "program"));
+	int cut = json_is_true(json_object_get(f, "program_cut"));
+
+	if (!program)
+		return;
+	ee_out_raw(o, "<details class=\"program\"><summary>program");
+	if (cut)
+		ee_out_raw(o, " (its start: the program is longer)");
+	ee_out_raw(o, "</summary><pre>");
+	ee_out_text(o, program);
+	if (cut)
+		ee_out_raw(o, "\xe2\x80\xa6");
+	ee_out_raw(o, "</pre></details>\n");
+}
+
 static void failure(struct ee_out *o, const json_t *f)
 {
 	const json_t *sample = json_object_get(f, "sample"), *tests = json_object_get(f, "tests");
@@ -729,6 +748,7 @@ static void failure(struct ee_out *o, const json_t *f)
 		ee_out_text(o, err);
 		ee_out_raw(o, "</pre>\n");
 	}
+	failure_program(o, f);
 	ee_out_raw(o, "</div>\n");
 }
 

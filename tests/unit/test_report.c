@@ -631,6 +631,51 @@ Test(report, failures_shown_are_few_varied_and_cut)
 	no_leaks();
 }
 
+/* The program of a failing sample: collapsed, escaped, cut to its start;
+ * a passing sample's is not shown. */
+Test(report, failures_show_their_program_collapsed_escaped_and_capped)
+{
+	struct ee_report *r = ee_report_new();
+	size_t len = EE_REPORT_PROGRAM_CHARS + 100;
+	char *program = malloc(len + 1);
+
+	cr_assert_not_null(r);
+	cr_assert_not_null(program);
+	memset(program, 'y', len);
+	program[len] = '\0';
+	memcpy(program, "</pre><script>x()</script>", 26);
+	add_json(r, json_pack("{s:s, s:i, s:s, s:s, s:f, s:[], s:s}", "task_id", "t", "sample", 0, "status",
+	                      "assertion_fail", "detail", "test 0 failed", "score", 0.0, "tests", "program",
+	                      program));
+	add_json(r, json_pack("{s:s, s:i, s:s, s:s, s:f, s:[], s:s, s:b}", "task_id", "t", "sample", 1,
+	                      "status", "timeout", "detail", "timeout", "score", 0.0, "tests", "program",
+	                      "while True: pass\n", "program_truncated", 1));
+	add_json(r, json_pack("{s:s, s:i, s:s, s:f, s:[], s:s}", "task_id", "u", "sample", 0, "status",
+	                      "pass", "score", 1.0, "tests", "program", "PASSING_PROGRAM"));
+	char *s = page(r, &opts);
+
+	cr_expect_eq(occurrences(s, "<details class=\"program\">"), 2);
+	cr_expect(strstr(s, "<summary>program (its start: the program is longer)</summary><pre>&lt;/pre&gt;"
+	                    "&lt;script&gt;x()&lt;/script&gt;yyy"),
+	          "the long one: escaped, said to be cut");
+	cr_expect(!strstr(s, "</pre><script>x()"));
+	char longest[EE_REPORT_PROGRAM_CHARS];
+	memset(longest, 'y', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	cr_expect(!strstr(s, longest), "cut to EE_REPORT_PROGRAM_CHARS");
+	longest[EE_REPORT_PROGRAM_CHARS - 27] = '\0';
+	cr_expect(strstr(s, longest));
+	cr_expect(
+	        strstr(s,
+	               "<summary>program (its start: the program is longer)</summary><pre>while True: pass"),
+	        "the record's own program_truncated is said too");
+	cr_expect(!strstr(s, "PASSING_PROGRAM"));
+	free(s);
+	free(program);
+	ee_report_free(r);
+	no_leaks();
+}
+
 Test(report, an_empty_results_set_still_makes_a_page)
 {
 	struct ee_report *r = ee_report_new();
