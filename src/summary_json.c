@@ -129,6 +129,8 @@ static json_t *details_json(struct view *v, const struct ee_strmap *m)
 		qsort(sl, n, sizeof(*sl), cmp_detail);
 		for (size_t i = 0; i < n; i++)
 			put(v, obj, sl[i]->key, count_json(sl[i]->value));
+	} else {
+		v->oom = 1; /* never an empty object standing for the details */
 	}
 	free(sl);
 	return obj;
@@ -249,6 +251,8 @@ static json_t *classes_json(struct view *v)
 			    block_json(v, v->order + from, n, &by_name[i]->counts, NULL,
 			               ee_bootstrap_stream(EE_BOOTSTRAP_SEED, by_name[i]->name)));
 		}
+	} else {
+		v->oom = 1;
 	}
 	free(by_name);
 	return obj;
