@@ -133,9 +133,15 @@ json_t *cli_run_describe(const char *tasks, const char *samples, int samples_reg
 /* Writes run beside results (a temporary file renamed). */
 int cli_run_write(const char *results, const json_t *run, int force, struct ee_err *err);
 /* --resume: 0 when the run file beside results describes run (a pipe's
- * samples are not compared) or is absent (*ret_missing = 1); else -1 naming
- * the first difference, or, when anyway, 0 and a warning. */
+ * samples are not compared) or is absent (*ret_missing = 1), or when its
+ * run stopped on wrong samples (*ret_missing = 2: rewrite it, with the
+ * samples as they are now); else -1 naming the first difference, or, when
+ * anyway, 0 and a warning. */
 int cli_run_check(const char *results, const json_t *run, int anyway, int *ret_missing, struct ee_err *err);
+/* The run stopped on an error in its samples (a repeated key, an invalid
+ * line): the run file forgets their sha256 and says why, so that --resume
+ * continues once the file is fixed. */
+int cli_run_mark_stopped(const char *results, const char *why, int force, struct ee_err *err);
 
 /* The run history, as eval stores into it (eval_history.c). */
 #define CLI_HISTORY_MAX_MODELS 256 /* distinct model names stored per run */

@@ -114,22 +114,19 @@ int cli_write_humaneval_compat(const char *samples, const char *results, const c
 {
 	struct outcomes o;
 	struct ee_atomic tmp = { .fd = -1 };
-	char *line = NULL;
-	size_t alloc = 0;
-	long len;
-	int torn, nl, rc = -1;
-	FILE *in = NULL, *f = NULL;
+	struct ee_lines in;
+	struct ee_err why;
+	int torn, got, rc = -1;
+	FILE *f = NULL;
 
 	memset(&o, 0, sizeof(o));
+	memset(&in, 0, sizeof(in));
 	for (size_t i = 0; i < tasks->n; i++)
 		tasks->entries[i].seen = 0;
 	if (ee_results_read(results, remember, &o, &torn, err) < 0)
 		goto done;
-	in = fopen(samples, "re");
-	if (!in) {
-		ee_fail_errno(err, EE_ERR_USAGE, "%s", samples);
+	if (ee_lines_open(&in, samples, 64u << 20, err) < 0)
 		goto done;
-	}
 	if (ee_atomic_begin(&tmp, out, force, err) < 0)
 		goto done;
 	f = fdopen(tmp.fd, "w");
@@ -137,8 +134,9 @@ int cli_write_humaneval_compat(const char *samples, const char *results, const c
 		ee_fail_errno(err, EE_ERR_USAGE, "%s", out);
 		goto done;
 	}
-	while ((len = ee_read_line(in, &line, &alloc, 64u << 20, &nl)) >= 0) {
-		json_t *obj = json_loadb(line, (size_t)len, 0, NULL);
+	/* eval has read it: an unusable line was an invalid sample there */
+	while ((got = ee_lines_next(&in, &why)) != 0 && got != -1) {
+		json_t *obj = got == 1 ? json_loadb(in.line.data, in.line.len, 0, NULL) : NULL;
 		if (obj && annotate(obj, tasks, &o)) {
 			char *text = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
 			if (text)
@@ -157,15 +155,13 @@ int cli_write_humaneval_compat(const char *samples, const char *results, const c
 	else
 		rc = ee_atomic_commit(&tmp, err);
 done:
-	if (in)
-		fclose(in);
+	ee_lines_close(&in);
 	if (f) { /* it owns tmp.fd */
 		fclose(f);
 		tmp.fd = -1;
 	}
 	if (rc < 0)
 		ee_atomic_abort(&tmp);
-	free(line);
 	free_outcomes(&o);
 	return rc;
 }
