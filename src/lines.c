@@ -91,7 +91,7 @@ int ee_lines_slurp(struct ee_lines *l, struct ee_buf *text, struct ee_err *err)
 {
 	int rc = 1;
 	while (rc == 1 && ee_buf_append(text, l->line.data, l->line.len) == 0 &&
-	       ee_buf_append(text, "\n", 1) == 0)
+	       ee_buf_append(text, "\n", l->had_newline) == 0)
 		rc = ee_lines_next(l, err);
 	if (rc == 1)
 		return ee_fail(err, EE_ERR_USAGE, "%.300s: larger than %zu bytes", l->in.name, text->cap);

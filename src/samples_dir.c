@@ -60,6 +60,7 @@ static int add_file(struct ee_samples_dir *d, size_t *cap, const char *task, con
 	snprintf(f->name, len, "%s/%s", task, file);
 	f->task_len = strlen(task);
 	f->index = index;
+	f->task_id = NULL;
 	d->n++;
 	return 0;
 }

@@ -1,10 +1,12 @@
 /* eval.c - `execeval eval`: a data set of tasks against a file of samples,
  * many sandboxes at once, durable and resumable, with a summary.
  *
- * Samples are streamed (never all in memory): each line is parsed, matched
- * to its task, numbered (its position among its task's lines unless it says
- * "sample"), filtered by --shard and --resume, turned into a program and
- * handed to the scheduler. Each record is appended to the results file as
+ * Samples are streamed once (never all in memory; lines.h: gzip, pipes,
+ * UTF-8), from a JSONL file or an EvalPlus directory (samples_dir.h): each
+ * is parsed, matched to its task, numbered (its position among its task's
+ * lines unless it says "sample"; a key met twice stops the run), filtered
+ * by --shard and --resume, turned into a program and handed to the
+ * scheduler. Each record is appended to the results file as
  * soon as its sandbox is gone, and added to the summary. When the run is
  * complete and its summary written, it is stored in the run history
  * (eval_history.c; --no-history turns that off).
