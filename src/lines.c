@@ -20,7 +20,8 @@ int ee_lines_open(struct ee_lines *l, const char *path, size_t cap, struct ee_er
 }
 
 /* Appends the rest of the current line (up to a newline) from the input:
- * 1 when something was read, 0 at the end, -1 on failure. */
+ * 1 when something was read, 0 at the end, -1 on failure (in->why says
+ * it). Past the cap the rest of the line is read and dropped. */
 static int read_rest(struct ee_lines *l, int *too_long, struct ee_err *err)
 {
 	struct ee_input *in = &l->in;
@@ -30,8 +31,12 @@ static int read_rest(struct ee_lines *l, int *too_long, struct ee_err *err)
 		const unsigned char *start = in->data + in->pos;
 		const unsigned char *nl = memchr(start, '\n', in->len - in->pos);
 		size_t take = nl ? (size_t)(nl - start) : in->len - in->pos;
-		if (!*too_long && ee_buf_append(&l->line, start, take) < 0)
+		if (!*too_long && l->line.len + take > l->line.cap) {
 			*too_long = 1; /* keep reading: the next line starts after its newline */
+		} else if (!*too_long && ee_buf_append(&l->line, start, take) < 0) {
+			snprintf(in->why, sizeof(in->why), "out of memory");
+			return -1;
+		}
 		in->pos += take + (nl != NULL);
 		l->offset += take + (nl != NULL);
 		got = 1;
@@ -90,10 +95,15 @@ void ee_lines_close(struct ee_lines *l)
 int ee_lines_slurp(struct ee_lines *l, struct ee_buf *text, struct ee_err *err)
 {
 	int rc = 1;
-	while (rc == 1 && ee_buf_append(text, l->line.data, l->line.len) == 0 &&
-	       ee_buf_append(text, "\n", l->had_newline) == 0)
+	while (rc == 1) {
+		if (text->len + l->line.len + (size_t)l->had_newline > text->cap)
+			return ee_fail(err, EE_ERR_USAGE, "%.300s:%lu: larger than %zu bytes", l->in.name,
+			               l->line_no, text->cap);
+		if (ee_buf_append(text, l->line.data, l->line.len) < 0 ||
+		    ee_buf_append(text, "\n", (size_t)l->had_newline) < 0)
+			return ee_fail(err, EE_ERR_USAGE, "%.300s:%lu: out of memory", l->in.name,
+			               l->line_no);
 		rc = ee_lines_next(l, err);
-	if (rc == 1)
-		return ee_fail(err, EE_ERR_USAGE, "%.300s: larger than %zu bytes", l->in.name, text->cap);
+	}
 	return rc == 0 ? 0 : -1;
 }

@@ -198,9 +198,12 @@ static int read_program(const char *path, struct ee_buf *text, struct ee_err *er
 	int rc = ee_input_open(&in, path, err);
 
 	while (rc == 0 && (rc = ee_input_fill(&in, err)) == 1) {
-		if (ee_buf_append(text, in.data + in.pos, in.len - in.pos) < 0)
+		size_t n = in.len - in.pos;
+		if (text->len + n > text->cap)
 			rc = (ee_fail(err, EE_ERR_USAGE, "%.300s: larger than %u bytes", path, MAX_PROGRAM),
 			      -2);
+		else if (ee_buf_append(text, in.data + in.pos, n) < 0)
+			rc = ee_fail(err, EE_ERR_USAGE, "%.300s: out of memory", path);
 		else
 			in.pos = in.len, rc = 0;
 	}

@@ -241,6 +241,31 @@ Test(io, a_bom_is_dropped_and_bad_utf8_named_by_its_offset)
 	ee_lines_close(&l);
 }
 
+Test(io, a_document_read_whole_stops_at_its_cap)
+{
+	const char *p = write_file("doc.json", "{\n  \"a\": 1\n}");
+	struct ee_lines l;
+	struct ee_buf text;
+	struct ee_err err;
+
+	for (size_t cap = 12; cap >= 11; cap--) { /* the document is 12 bytes, no last newline */
+		ee_buf_init(&text, cap);
+		cr_assert_eq(ee_lines_open(&l, p, 64, &err), 0);
+		cr_assert_eq(ee_lines_next(&l, &err), 1);
+		int rc = ee_lines_slurp(&l, &text, &err);
+		if (cap == 12) {
+			cr_assert_eq(rc, 0, "%s", err.msg);
+			cr_assert_str_eq(text.data, "{\n  \"a\": 1\n}", "the bytes as they are");
+		} else {
+			cr_assert_eq(rc, -1);
+			cr_assert_not_null(strstr(err.msg, "doc.json:3: larger than 11 bytes"), "%s",
+			                   err.msg);
+		}
+		ee_lines_close(&l);
+		ee_buf_free(&text);
+	}
+}
+
 Test(io, a_tasks_file_in_gzip_as_lines_or_an_array)
 {
 	const char *task = "{\"task_id\":\"a\",\"prompt\":\"def f():\\n\",\"tests\":[{\"kind\":\"assert\","
