@@ -221,6 +221,13 @@ def test_an_evalplus_samples_directory_is_read_in_a_fixed_order_and_resumed(tmp_
     (root / "t_sq" / "2.py").write_text(ok)
     r = execeval("eval", "--tasks", tasks, "--samples", root, "-q", "--no-history", "--resume")
     assert r.returncode == 2 and "samples_sha256" in r.stderr, r.stderr
+    # a file that is not UTF-8 is an invalid sample, named with its offset
+    (root / "t_sq" / "2.py").write_bytes(b"def sq(x):\n    return \xff\n")
+    r = execeval("eval", "--tasks", tasks, "--samples", root, "-o", tmp_path / "r2.jsonl", "-q", "-k", 1,
+                 "--no-history", "--skip-invalid", check=0)
+    invalid = [x for x in records(tmp_path / "r2.jsonl") if x.get("invalid")]
+    assert len(invalid) == 1 and invalid[0]["line"] == 3, invalid
+    assert "%s/t_sq/2.py: byte offset 22: not UTF-8 (byte 0xff)" % root in invalid[0]["message"], invalid
 
 
 @pytest.mark.parametrize("files, says", [
