@@ -9,16 +9,15 @@
  * syntax errors name file:line:column and whose content errors name the
  * field as a path ("classes.math.pass_at_k.1").
  */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "compare.h"
 #include "err.h"
-#include "buf.h"
 #include "lines.h"
 #include "results.h"
 #include "summary.h"

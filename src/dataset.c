@@ -1,13 +1,12 @@
 /* dataset.c - loading a tasks file (see dataset.h). */
 #include "dataset.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
 #include "buf.h"
+#include "err.h"
 #include "lines.h"
 
 #define MAX_LINE  (64u << 20)

@@ -1,19 +1,16 @@
 /* results_file.c - a results file as the reading subcommands see it
  * (metrics, report): every record handed to a visitor, and the -k list.
  *
- * Reads the results JSONL one line at a time (lines.h: gzip, UTF-8, each
- * line capped at MAX_LINE). A line that is not JSON, or that the visitor rejects, is an
- * input error naming file:line unless it is the last non-blank line: a run
- * killed while appending leaves a torn last line, which is skipped with a
- * warning on stderr. A (task_id, sample) key on two lines is an error naming
+ * Reads the results JSONL one line at a time (lines.h: gzip or not, UTF-8,
+ * each line capped at MAX_LINE). A line that is not JSON, not UTF-8 or too
+ * long, or that the visitor rejects, is an input error naming file:line
+ * unless it is the last non-blank line: a run killed while appending leaves
+ * a torn last line, which is skipped with a warning on stderr. A (task_id, sample) key on two lines is an error naming
  * both: the sample would be counted twice.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "cli/cli.h"
