@@ -1,8 +1,8 @@
 # execeval - build, test, demo. See README.md.
 #
 #   make            build/execeval (hardened release build)
-#   make test       install missing packages, build, run every test
-#   make demo       install missing packages, build, evaluate the bundled examples
+#   make test       install missing packages (scripts/install-deps --test), build, run every test
+#   make demo       install missing packages (no test-only ones), build, evaluate the bundled examples
 #   make install    PREFIX=/usr/local
 
 VERSION  := 0.1.0
@@ -32,7 +32,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 rel_obj = $(patsubst %.c,$(BUILD)/rel/%.o,$(1))
 san_obj = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
 
-.PHONY: all test unit e2e fuzz pytests demo deps install clean format format-check bench
+.PHONY: all test unit e2e fuzz pytests demo deps test-deps install clean format format-check bench
 all: $(BUILD)/execeval
 
 $(BUILD)/rel/%.o: %.c $(wildcard src/*.h src/*/*.h)
@@ -60,7 +60,11 @@ $(BUILD)/execeval-san: $(call san_obj,$(LIB_SRC) $(CLI_SRC)) $(BUILD)/san/embed.
 # Unit tests: Criterion, built and run under ASan+UBSan.
 $(BUILD)/unit/%: tests/unit/%.c $(call san_obj,$(LIB_SRC)) $(BUILD)/san/embed.o $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	@echo "  LD      $@"; $(CC) $(BASE) -iquote $(BUILD)/unit $(SAN) $(filter-out %.h,$^) -o $@ $(LIBS) -lcriterion
+	@echo "  LD      $@"; $(CC) $(BASE) -iquote $(BUILD)/unit $(SAN) $(filter-out %.h,$^) -o $@ $(LIBS) -lcriterion \
+	    $(UNIT_LDFLAGS)
+# test_oom fails the library's allocations one by one: its calls are wrapped.
+$(BUILD)/unit/test_oom: UNIT_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup \
+    -Wl,--wrap=json_loadb,--wrap=json_loads,--wrap=json_loadf,--wrap=json_load_file
 # Python's reading of HumanEval's test programs, the oracle of test_pyprogram:
 # generated from the data set where this machine has it (never copied into
 # the repository), else from the hand-written hostile programs alone.
@@ -79,11 +83,21 @@ unit: $(UNIT_BIN)
 	    ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 $$t --jobs 1 --short-filename; done
 
 # Fuzz targets: libFuzzer (clang), each replays its corpus then fuzzes briefly.
+# The library is instrumented once (fuzzer-no-link: coverage without a main)
+# into an archive every target links against, instead of being recompiled
+# for each of the targets.
 FUZZ_SECONDS ?= 10
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(BUILD)/san/embed.o
+FUZZ_CFLAGS  := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+fuzz_obj = $(patsubst %.c,$(BUILD)/fuzzlib/%.o,$(1))
+$(BUILD)/fuzzlib/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
-	clang $(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    $< $(LIB_SRC) $(BUILD)/san/embed.o -o $@ $(LIBS)
+	@echo "  CC fuzz $<"; clang $(BASE) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(BUILD)/fuzzlib/libexeceval.a: $(call fuzz_obj,$(LIB_SRC))
+	@rm -f $@; ar rcs $@ $^
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzzlib/libexeceval.a $(BUILD)/san/embed.o
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $@"; clang $(BASE) $(FUZZ_CFLAGS) -fsanitize=fuzzer \
+	    $< $(BUILD)/fuzzlib/libexeceval.a $(BUILD)/san/embed.o -o $@ $(LIBS)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 fuzz: $(FUZZ_BIN)
 	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); \
@@ -112,11 +126,12 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	    tests/e2e/test_cases.py tests/e2e/test_interrupt.py
 
 # Tests that run no candidate outside execeval's sandbox: the harness's own
-# (benign candidates only, no sandbox) and the metrics CLI (reads files).
+# (benign candidates only, no sandbox), the metrics CLI (reads files) and
+# the docs (links, the Requirements list).
 pytests: $(BUILD)/execeval
-	$(PYTHON) -m pytest -q tests/harness tests/metrics
+	$(PYTHON) -m pytest -q tests/harness tests/metrics tests/docs
 
-test: deps
+test: test-deps
 	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) unit
@@ -128,8 +143,12 @@ demo: deps
 	$(MAKE) all
 	./examples/demo.sh
 
+# demo needs what builds and runs execeval; test adds clang, Criterion,
+# pytest and Chromium (the report's browser test).
 deps:
 	@scripts/install-deps
+test-deps:
+	@scripts/install-deps --test
 
 $(BUILD)/bench/run-overhead: bench/run-overhead.c $(call rel_obj,$(LIB_SRC)) $(BUILD)/rel/src/cli/common.o $(BUILD)/rel/embed.o
 	@mkdir -p $(dir $@)

@@ -11,6 +11,7 @@ void ee_buf_init(struct ee_buf *b, size_t cap)
 	b->len = 0;
 	b->alloc = 0;
 	b->cap = cap;
+	b->oom = 0;
 }
 
 void ee_buf_free(struct ee_buf *b)
@@ -40,8 +41,10 @@ static int reserve(struct ee_buf *b, size_t need)
 	while (alloc < need + 1)
 		alloc *= 2;
 	char *p = realloc(b->data, alloc);
-	if (!p)
+	if (!p) {
+		b->oom = 1;
 		return -1;
+	}
 	b->data = p;
 	b->alloc = alloc;
 	return 0;

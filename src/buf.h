@@ -16,6 +16,7 @@ struct ee_buf {
 	size_t len;   /* bytes held */
 	size_t alloc; /* bytes allocated */
 	size_t cap;   /* hard maximum of len */
+	int oom;      /* an append failed for memory, not for the cap */
 };
 
 void ee_buf_init(struct ee_buf *b, size_t cap);

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,14 +229,17 @@ int ee_composite_eval(const struct ee_composite *c, const json_t *block, double 
 	return 0;
 }
 
-void ee_composite_add(const struct ee_composite *c, json_t *summary)
+int ee_composite_add(const struct ee_composite *c, json_t *summary, struct ee_err *err)
 {
 	const char *name;
 	json_t *cls;
 
 	json_object_foreach (json_object_get(summary, "classes"), name, cls)
-		json_object_set_new(cls, "composite", ee_composite_json(c, cls));
-	json_object_set_new(summary, "composite", ee_composite_json(c, summary));
+		if (json_object_set_new(cls, "composite", ee_composite_json(c, cls)) < 0)
+			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (json_object_set_new(summary, "composite", ee_composite_json(c, summary)) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	return 0;
 }
 
 json_t *ee_composite_json(const struct ee_composite *c, const json_t *block)
@@ -246,11 +250,15 @@ json_t *ee_composite_json(const struct ee_composite *c, const json_t *block)
 
 	if (!o)
 		return NULL;
-	if (ee_composite_eval(c, block, &value, &err) == 0) {
-		json_object_set_new(o, "value", json_real(value));
-	} else {
-		json_object_set_new(o, "value", json_null());
-		json_object_set_new(o, "error", json_string(err.msg));
+	bool set;
+	if (ee_composite_eval(c, block, &value, &err) == 0)
+		set = json_object_set_new(o, "value", json_real(value)) == 0;
+	else
+		set = json_object_set_new(o, "value", json_null()) == 0 &&
+		      json_object_set_new(o, "error", json_string(err.msg)) == 0;
+	if (!set) { /* never a composite with its value missing */
+		json_decref(o);
+		return NULL;
 	}
 	return o;
 }

@@ -343,7 +343,7 @@ static int alloc_out(size_t n, char **ret, struct ee_err *err)
 		return ee_fail(err, EE_ERR_USAGE, "extract: text too large");
 	*ret = malloc(n + 1);
 	if (!*ret)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "extract: cannot allocate %zu bytes", n + 1);
+		return ee_fail(err, EE_ERR_SANDBOX, "extract: out of memory (%zu bytes)", n + 1);
 	return 0;
 }
 

@@ -32,6 +32,7 @@ struct reader {
 	int depth;    /* containers open now */
 	int brackets; /* brackets open now: newlines are blanks inside */
 	size_t nodes; /* values read so far */
+	bool oom;     /* an allocation failed: the input was not refused */
 };
 
 static const char *const keywords[] = {
@@ -42,6 +43,22 @@ static const char *const keywords[] = {
 };
 
 static json_t *read_value(struct reader *r);
+
+/* v, noting in r when an allocation did not give it. */
+static json_t *made(struct reader *r, json_t *v)
+{
+	if (!v)
+		r->oom = true;
+	return v;
+}
+
+/* ok, noting in r when an allocation made it false. */
+static bool stored(struct reader *r, bool ok)
+{
+	if (!ok)
+		r->oom = true;
+	return ok;
+}
 
 /* ---- characters ------------------------------------------------------- */
 
@@ -190,7 +207,7 @@ static void float_text(char *dst, size_t size, double x)
 		strncat(dst, ".0", size - strlen(dst) - 1);
 }
 
-static json_t *make_int(bool neg, const char *digits, size_t n)
+static json_t *make_int(struct reader *r, bool neg, const char *digits, size_t n)
 {
 	while (n > 1 && digits[0] == '0') {
 		digits++;
@@ -198,14 +215,14 @@ static json_t *make_int(bool neg, const char *digits, size_t n)
 	}
 	bool zero = n == 1 && digits[0] == '0';
 	char *text = malloc(n + 2);
-	if (!text)
+	if (!stored(r, text != NULL))
 		return NULL;
 	size_t o = 0;
 	if (neg && !zero)
 		text[o++] = '-';
 	memcpy(text + o, digits, n);
 	text[o + n] = '\0';
-	json_t *v = json_pack("{s:s}", "int", text);
+	json_t *v = made(r, json_pack("{s:s}", "int", text));
 	free(text);
 	return v;
 }
@@ -250,7 +267,7 @@ static json_t *read_number(struct reader *r, bool neg)
 			all_zero = all_zero && text[i] == '0';
 		if ((len > 1 && text[0] == '0' && !all_zero) || len > EE_PYLIT_MAX_DIGITS)
 			return NULL; /* 012 is a SyntaxError; past the limit too */
-		return make_int(neg, text, len);
+		return make_int(r, neg, text, len);
 	}
 	char buf[FLOAT_CHARS], shown[FLOAT_CHARS];
 	if (len >= sizeof(buf))
@@ -259,7 +276,7 @@ static json_t *read_number(struct reader *r, bool neg)
 	buf[len] = '\0';
 	double x = strtod(buf, NULL);
 	float_text(shown, sizeof(shown), neg ? -x : x);
-	return json_pack("{s:s}", "float", shown);
+	return made(r, json_pack("{s:s}", "float", shown));
 }
 
 /* ---- strings ---------------------------------------------------------- */
@@ -385,8 +402,9 @@ static json_t *read_string_body(struct reader *r, char quote, bool triple, bool 
 			goto out;
 		r->pos += len;
 	}
-	v = json_stringn(b.data ? b.data : "", b.len);
+	v = made(r, json_stringn(b.data ? b.data : "", b.len));
 out:
+	r->oom = r->oom || b.oom;
 	ee_buf_free(&b);
 	return v;
 }
@@ -416,30 +434,56 @@ static json_t *read_string(struct reader *r, bool raw)
 /* ---- containers ------------------------------------------------------- */
 
 /* Adds v's key to seen; false when unhashable or already there. */
-static bool distinct(json_t *seen, const json_t *v)
+static bool distinct(struct reader *r, json_t *seen, const json_t *v)
 {
 	struct ee_buf key;
 	bool ok = false;
 
 	ee_buf_init(&key, STR_CAP);
 	if (ee_judge_pykey(v, &key) == 0 && !json_object_getn(seen, key.data, key.len))
-		ok = json_object_setn_new_nocheck(seen, key.data, key.len, json_null()) == 0;
+		ok = stored(r, json_object_setn_new_nocheck(seen, key.data, key.len, json_null()) == 0);
+	r->oom = r->oom || key.oom;
 	ee_buf_free(&key);
 	return ok;
 }
 
-static json_t *tagged(const char *tag, json_t *items)
+/* {tag: items}; consumes items, also on failure (json_pack's "o" may not). */
+static json_t *tagged(struct reader *r, const char *tag, json_t *items)
 {
-	return items ? json_pack("{s:o}", tag, items) : NULL;
+	if (!items)
+		return NULL;
+	json_t *v = made(r, json_object());
+	if (v && !stored(r, json_object_set_new(v, tag, items) == 0)) {
+		json_decref(v);
+		return NULL;
+	}
+	if (!v)
+		json_decref(items);
+	return v;
+}
+
+/* [v]; consumes v, also on failure. */
+static json_t *one_item(struct reader *r, json_t *v)
+{
+	json_t *items = made(r, json_array());
+	if (!stored(r, items && json_array_append_new(items, v) == 0)) {
+		if (!items)
+			json_decref(v);
+		json_decref(items);
+		return NULL;
+	}
+	return items;
 }
 
 /* Items up to `close`, comma-separated, trailing comma allowed. first (may
  * be NULL) was read already and followed by a comma. */
 static json_t *read_items(struct reader *r, char close, json_t *first, json_t *seen)
 {
-	json_t *items = json_array();
+	json_t *items = made(r, json_array());
 
-	if (!items || (first && json_array_append_new(items, first) < 0)) {
+	if (!items || (first && !stored(r, json_array_append_new(items, first) == 0))) {
+		if (!items)
+			json_decref(first); /* consumed, as on every other path */
 		json_decref(items);
 		return NULL;
 	}
@@ -453,7 +497,7 @@ static json_t *read_items(struct reader *r, char close, json_t *first, json_t *s
 		json_t *v = read_value(r);
 		if (!v)
 			break;
-		if (json_array_append_new(items, v) < 0 || (seen && !distinct(seen, v)))
+		if (!stored(r, json_array_append_new(items, v) == 0) || (seen && !distinct(r, seen, v)))
 			break;
 	}
 	json_decref(items);
@@ -464,7 +508,7 @@ static json_t *read_items(struct reader *r, char close, json_t *first, json_t *s
 static json_t *read_paren(struct reader *r)
 {
 	if (eat(r, ')'))
-		return tagged("tuple", json_array());
+		return tagged(r, "tuple", made(r, json_array()));
 	json_t *first = read_value(r);
 	if (!first)
 		return NULL;
@@ -474,15 +518,15 @@ static json_t *read_paren(struct reader *r)
 		json_decref(first);
 		return NULL;
 	}
-	return tagged("tuple", read_items(r, ')', first, NULL));
+	return tagged(r, "tuple", read_items(r, ')', first, NULL));
 }
 
 /* A [key, value] pair; consumes both references, even on failure. */
-static json_t *make_pair(json_t *key, json_t *val)
+static json_t *make_pair(struct reader *r, json_t *key, json_t *val)
 {
-	json_t *pair = json_array();
+	json_t *pair = made(r, json_array());
 
-	if (!pair || json_array_append(pair, key) < 0 || json_array_append(pair, val) < 0) {
+	if (!pair || !stored(r, json_array_append(pair, key) == 0 && json_array_append(pair, val) == 0)) {
 		json_decref(pair);
 		pair = NULL;
 	}
@@ -494,7 +538,7 @@ static json_t *make_pair(json_t *key, json_t *val)
 /* After the first key and its ':': the values, then more pairs. */
 static json_t *read_dict_rest(struct reader *r, json_t *key, json_t *seen)
 {
-	json_t *pairs = json_array();
+	json_t *pairs = made(r, json_array());
 
 	if (!pairs) {
 		json_decref(key);
@@ -506,16 +550,16 @@ static json_t *read_dict_rest(struct reader *r, json_t *key, json_t *seen)
 			json_decref(key);
 			break;
 		}
-		if (json_array_append_new(pairs, make_pair(key, val)) < 0)
+		if (!stored(r, json_array_append_new(pairs, make_pair(r, key, val)) == 0))
 			break;
 		if (eat(r, '}'))
-			return tagged("dict", pairs);
+			return tagged(r, "dict", pairs);
 		if (!eat(r, ','))
 			break;
 		if (eat(r, '}'))
-			return tagged("dict", pairs);
+			return tagged(r, "dict", pairs);
 		key = read_value(r);
-		if (!key || !distinct(seen, key) || !eat(r, ':')) {
+		if (!key || !distinct(r, seen, key) || !eat(r, ':')) {
 			json_decref(key);
 			break;
 		}
@@ -528,9 +572,9 @@ static json_t *read_dict_rest(struct reader *r, json_t *key, json_t *seen)
 static json_t *read_brace(struct reader *r)
 {
 	if (eat(r, '}'))
-		return tagged("dict", json_array());
-	json_t *seen = json_object(), *v = NULL, *first = read_value(r);
-	if (!seen || !first || !distinct(seen, first)) {
+		return tagged(r, "dict", made(r, json_array()));
+	json_t *seen = made(r, json_object()), *v = NULL, *first = read_value(r);
+	if (!seen || !first || !distinct(r, seen, first)) {
 		json_decref(first);
 		goto out;
 	}
@@ -539,14 +583,14 @@ static json_t *read_brace(struct reader *r)
 		goto out;
 	}
 	if (eat(r, '}')) {
-		v = tagged("set", json_pack("[o]", first));
+		v = tagged(r, "set", one_item(r, first));
 		goto out;
 	}
 	if (!eat(r, ',')) {
 		json_decref(first);
 		goto out;
 	}
-	v = tagged("set", read_items(r, '}', first, seen));
+	v = tagged(r, "set", read_items(r, '}', first, seen));
 out:
 	json_decref(seen);
 	return v;
@@ -564,7 +608,7 @@ static json_t *read_container(struct reader *r, char open)
 	if (open == '(')
 		v = read_paren(r);
 	else if (open == '[')
-		v = tagged("list", read_items(r, ']', NULL, NULL));
+		v = tagged(r, "list", read_items(r, ']', NULL, NULL));
 	else
 		v = read_brace(r);
 	r->depth--;
@@ -704,7 +748,7 @@ static bool read_args(struct reader *r, struct ee_pycall *c)
 		if (!v)
 			return false;
 		if (!kw) {
-			if (json_array_append_new(c->args, v) < 0)
+			if (!stored(r, json_array_append_new(c->args, v) == 0))
 				return false;
 			continue;
 		}
@@ -715,7 +759,7 @@ static bool read_args(struct reader *r, struct ee_pycall *c)
 				return false; /* repeated keyword: a SyntaxError */
 			}
 		}
-		if (json_array_append_new(c->kwargs, json_pack("[so]", name, v)) < 0)
+		if (!stored(r, json_array_append_new(c->kwargs, json_pack("[so]", name, v)) == 0))
 			return false;
 	}
 }
@@ -729,7 +773,7 @@ static bool read_call(struct reader *r, struct ee_pycall *c)
 	if (!read_name(r, name, sizeof(name)) || is_keyword(name) || !eat(r, '('))
 		return false;
 	c->fn = strdup(name);
-	if (!c->fn)
+	if (!stored(r, c->fn != NULL))
 		return false;
 	r->brackets++;
 	bool ok = read_args(r, c);
@@ -819,7 +863,7 @@ int ee_pyassert_convert(const char *code, struct ee_pycall *ret)
 	}
 	if (!read_shape(&r, &c)) {
 		ee_pycall_free(&c);
-		return 0;
+		return r.oom ? -1 : 0;
 	}
 	*ret = c;
 	return 1;
@@ -921,7 +965,7 @@ static bool read_body_statement(struct reader *r, struct program *p)
 	}
 	if (!read_keyword_at(r, "assert"))
 		return false;
-	struct ee_pycall c = { .args = json_array(), .kwargs = json_array() };
+	struct ee_pycall c = { .args = made(r, json_array()), .kwargs = made(r, json_array()) };
 	bool ok = false, is_call = false;
 	if (!c.args || !c.kwargs)
 		goto out;
@@ -960,9 +1004,10 @@ static bool read_body_statement(struct reader *r, struct program *p)
 		if (json_array_size(p->calls) >= EE_PYPROG_MAX_CALLS)
 			ok = false;
 		else
-			ok = json_array_append_new(p->calls,
-			                           json_pack("{s:O, s:O, s:O}", "args", c.args, "kwargs",
-			                                     c.kwargs, "expected", c.expected)) == 0;
+			ok = stored(r,
+			            json_array_append_new(p->calls, json_pack("{s:O, s:O, s:O}", "args",
+			                                                      c.args, "kwargs", c.kwargs,
+			                                                      "expected", c.expected)) == 0);
 	}
 out:
 	ee_pycall_free(&c);
@@ -1022,7 +1067,8 @@ static int read_top_statement(struct reader *r, struct program *p)
 	if (peek(r, 0) == '=' && peek(r, 1) != '=') {
 		r->pos++;
 		json_t *v = read_value(r);
-		bool ok = v && at_line_end(r) && json_object_set_new(p->assigned, name, json_null()) == 0;
+		bool ok = v && at_line_end(r) &&
+		          stored(r, json_object_set_new(p->assigned, name, json_null()) == 0);
 		json_decref(v);
 		return ok ? 0 : -1;
 	}
@@ -1064,8 +1110,10 @@ int ee_pyprogram_convert(const char *code, struct ee_pyprogram *ret)
 		rc = -1;
 		goto out;
 	}
-	if (!code || r.n > EE_PYLIT_MAX_CODE || memchr(code, '\r', r.n) || !read_program(&r, &p))
+	if (!code || r.n > EE_PYLIT_MAX_CODE || memchr(code, '\r', r.n) || !read_program(&r, &p)) {
+		rc = r.oom ? -1 : 0;
 		goto out;
+	}
 	ret->fn = strdup(p.fn);
 	if (!ret->fn) {
 		rc = -1;

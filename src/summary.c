@@ -9,8 +9,12 @@
  *   classes[]  per class: status and detail counts (class_ix: name -> index)
  *   all        the same counts over every record
  *   tiers[]    per tier: tests, tests passed, samples, samples all passed
+ *   models[]   per model: the counts of a class, and n, c, sum of scores per
+ *              task (model_ix: name -> index; at most EE_SUMMARY_MAX_MODELS)
  * The global detail map admits at most EE_SUMMARY_MAX_DETAILS keys and the
- * per-class maps only use its keys (or "(other)"), so every map is capped.
+ * per-class and per-model maps only use its keys (or "(other)"), so every
+ * map is capped. A record counts in up to three sum_counts at once: the
+ * totals, its class's and its model's (struct into).
  */
 #include "summary.h"
 
@@ -31,9 +35,12 @@ const char *const ee_summary_status_names[SUM_N_STATUS] = { "pass", "assertion_f
 /* A validated record: pointers into it, valid while it lives. */
 struct rec {
 	const char *task_id, *cls, *detail; /* cls "" when none; detail NULL when none */
+	const char *model;                  /* "" when none */
 	int status;
 	double score;
 	const json_t *tests, *resources; /* NULL when absent */
+	const json_t *lint_findings;     /* with lint_pass >= 0 */
+	int lint_pass;                   /* 1 pass, 0 fail, -1 absent or not_run */
 	const char *started, *finished;
 };
 
@@ -53,6 +60,13 @@ void ee_summary_free(struct ee_summary *s)
 	}
 	for (size_t i = 0; i < s->n_tiers; i++)
 		free(s->tiers[i].name);
+	for (size_t i = 0; i < s->n_models; i++) {
+		free(s->models[i].name);
+		free(s->models[i].tasks);
+		ee_strmap_free(&s->models[i].counts.details);
+		ee_strmap_free(&s->models[i].counts.lint_codes);
+	}
+	ee_strmap_free(&s->model_ix);
 	ee_strmap_free(&s->task_ix);
 	ee_strmap_free(&s->class_ix);
 	ee_strmap_free(&s->tier_ix);
@@ -335,6 +349,29 @@ static int check_special(const json_t *rec, const char *where, struct rec *r, st
 	return r->task_id ? get_string(rec, "class", "class", 1, where, &r->cls, err) : 0;
 }
 
+/* A record's "lint" (optional: only with --lint): pass, fail or not_run. */
+static int check_lint(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+{
+	const json_t *lint = json_object_get(rec, "lint");
+	const char *status;
+
+	r->lint_pass = -1;
+	if (!lint)
+		return 0;
+	if (!json_is_object(lint))
+		return bad(err, where, "lint", "an object", lint);
+	if (get_string(lint, "status", "lint.status", 0, where, &status, err) < 0)
+		return -1;
+	if (strcmp(status, "not_run") == 0)
+		return 0;
+	if (strcmp(status, "pass") != 0 && strcmp(status, "fail") != 0)
+		return bad(err, where, "lint.status", "pass, fail or not_run",
+		           json_object_get(lint, "status"));
+	r->lint_pass = strcmp(status, "pass") == 0;
+	r->lint_findings = json_object_get(lint, "findings");
+	return 0;
+}
+
 static int check_record(const struct ee_summary *s, const json_t *rec, const char *where, struct rec *r,
                         struct ee_err *err)
 {
@@ -351,8 +388,13 @@ static int check_record(const struct ee_summary *s, const json_t *rec, const cha
 	           check_outcome(rec, where, r, err) < 0) {
 		return -1;
 	}
+	if (get_string(rec, "model", "model", 2, where, &r->model, err) < 0 ||
+	    check_lint(rec, where, r, err) < 0)
+		return -1;
 	if (!r->cls)
 		r->cls = "";
+	if (!r->model)
+		r->model = "";
 	return r->task_id ? check_class(s, r, where, err) : 0;
 }
 
@@ -421,7 +463,20 @@ static int bump(struct ee_strmap *m, const char *key)
 	return 0;
 }
 
-static int count_detail(struct ee_summary *s, struct sum_counts *c, const char *detail)
+/* The counts one record goes into: the totals first, then its class's and
+ * its model's (absent for a record of no task). */
+struct into {
+	struct sum_counts *c[3];
+	size_t n;
+};
+
+static void count_status(const struct into *in, int status)
+{
+	for (size_t i = 0; i < in->n; i++)
+		in->c[i]->status[status]++;
+}
+
+static int count_detail(struct ee_summary *s, const struct into *in, const char *detail)
 {
 	char d[EE_SUMMARY_DETAIL_BYTES + 1];
 	const char *key = d;
@@ -433,35 +488,28 @@ static int count_detail(struct ee_summary *s, struct sum_counts *c, const char *
 		else
 			s->n_details++;
 	}
-	return bump(&s->all.details, key) < 0 || (c && bump(&c->details, key) < 0) ? -1 : 0;
+	for (size_t i = 0; i < in->n; i++)
+		if (bump(&in->c[i]->details, key) < 0)
+			return -1;
+	return 0;
 }
 
-/* A record's "lint" (optional: only with --lint): pass/fail and the codes
- * of its findings, in the totals and its class. not_run counts nowhere. */
-static int count_lint(struct ee_summary *s, struct sum_counts *c, const json_t *rec, const char *where,
-                      struct ee_err *err)
+/* The lint verdict check_lint read and the codes of its findings, in the
+ * totals, the class and the model. not_run counts nowhere. -1: out of
+ * memory. */
+static int count_lint(struct ee_summary *s, const struct into *in, const struct rec *r)
 {
-	const json_t *lint = json_object_get(rec, "lint"), *f;
-	const char *status;
+	const json_t *f;
 	size_t i;
 
-	if (!lint)
+	if (r->lint_pass < 0)
 		return 0;
-	if (!json_is_object(lint))
-		return bad(err, where, "lint", "an object", lint);
-	if (get_string(lint, "status", "lint.status", 0, where, &status, err) < 0)
-		return -1;
-	if (strcmp(status, "not_run") == 0)
-		return 0;
-	if (strcmp(status, "pass") != 0 && strcmp(status, "fail") != 0)
-		return bad(err, where, "lint.status", "pass, fail or not_run",
-		           json_object_get(lint, "status"));
-	int pass = strcmp(status, "pass") == 0;
-	s->all.lint_pass += pass;
-	s->all.lint_fail += !pass;
-	c->lint_pass += pass;
-	c->lint_fail += !pass;
-	json_array_foreach (json_object_get(lint, "findings"), i, f) {
+	int pass = r->lint_pass;
+	for (size_t j = 0; j < in->n; j++) {
+		in->c[j]->lint_pass += pass;
+		in->c[j]->lint_fail += !pass;
+	}
+	json_array_foreach (r->lint_findings, i, f) {
 		const char *code = json_string_value(json_object_get(f, "code"));
 		char key[32];
 		if (!code)
@@ -474,32 +522,71 @@ static int count_lint(struct ee_summary *s, struct sum_counts *c, const json_t *
 			else
 				s->n_lint_codes++;
 		}
-		if (bump(&s->all.lint_codes, k) < 0 || bump(&c->lint_codes, k) < 0)
-			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+		for (size_t j = 0; j < in->n; j++)
+			if (bump(&in->c[j]->lint_codes, k) < 0)
+				return -1;
 	}
 	return 0;
+}
+
+/* The index of name among the *n names kept in ix, at most cap of them,
+ * then that of "(other)" (so the arrays hold cap + 1). A new name's copy
+ * goes to *ret_new_name, for the caller to keep at that index; else NULL.
+ * -1: out of memory. */
+static long capped_index(struct ee_strmap *ix, size_t *n, size_t cap, const char *name, char **ret_new_name)
+{
+	const size_t *v = ee_strmap_get(ix, name);
+
+	*ret_new_name = NULL;
+	if (!v && *n >= cap) {
+		name = SUM_OTHER;
+		v = ee_strmap_get(ix, name);
+	}
+	if (v)
+		return (long)*v;
+	char *copy = strdup(name);
+	if (!copy || !ee_strmap_put(ix, name, *n, NULL)) {
+		free(copy);
+		return -1;
+	}
+	*ret_new_name = copy;
+	return (long)(*n)++;
 }
 
 /* The tier's slot; past the cap, the "(other)" slot. NULL: out of memory. */
 static struct sum_tier *tier_slot(struct ee_summary *s, const char *name)
 {
-	const size_t *v = ee_strmap_get(&s->tier_ix, name);
+	char *added;
+	long i = capped_index(&s->tier_ix, &s->n_tiers, EE_SUMMARY_MAX_TIERS, name, &added);
 
-	if (!v && s->n_tiers >= EE_SUMMARY_MAX_TIERS) {
-		name = SUM_OTHER;
-		v = ee_strmap_get(&s->tier_ix, name);
-	}
-	if (v)
-		return &s->tiers[*v];
-	struct sum_tier *t = &s->tiers[s->n_tiers];
-	t->name = strdup(name);
-	if (!t->name || !ee_strmap_put(&s->tier_ix, name, s->n_tiers, NULL)) {
-		free(t->name);
-		t->name = NULL;
+	if (i < 0)
 		return NULL;
-	}
-	s->n_tiers++;
-	return t;
+	if (added)
+		s->tiers[i].name = added;
+	return &s->tiers[i];
+}
+
+/* The model's slot; past the cap, the "(other)" slot. NULL: out of memory. */
+static struct sum_model *model_slot(struct ee_summary *s, const char *name)
+{
+	char *added;
+	long i = capped_index(&s->model_ix, &s->n_models, EE_SUMMARY_MAX_MODELS, name, &added);
+
+	if (i < 0)
+		return NULL;
+	if (added)
+		s->models[i].name = added;
+	return &s->models[i];
+}
+
+/* The model's counters of task ti, its array grown (zeroed) to reach it. */
+static struct sum_task *model_task(struct sum_model *m, size_t ti)
+{
+	if (grow((void **)&m->tasks, &m->cap_tasks, ti + 1, sizeof(*m->tasks)) < 0)
+		return NULL;
+	while (m->n_tasks <= ti)
+		m->tasks[m->n_tasks++] = (struct sum_task){ 0 };
+	return &m->tasks[ti];
 }
 
 static int count_tests(struct ee_summary *s, const json_t *tests)
@@ -617,33 +704,43 @@ static int record_class(struct ee_summary *s, const struct rec *r, size_t *ret_c
 	return 0;
 }
 
+static void count_task(struct sum_task *t, const struct rec *r)
+{
+	t->n++;
+	t->c += r->status == SUM_PASS;
+	t->score_sum += r->score;
+}
+
 int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where, struct ee_err *err)
 {
 	struct rec r;
+	struct into in = { { NULL }, 1 };
 	size_t cls, ti;
 
 	if (check_record(s, record, where, &r, err) < 0)
 		return -1;
+	in.c[0] = &s->all;
 	if (!r.task_id) { /* an invalid sample of no known task: in the totals only */
 		s->samples++;
 		s->unattributed++;
-		s->all.status[r.status]++;
-		return count_detail(s, NULL, r.detail) < 0 ? ee_fail(err, EE_ERR_USAGE, "out of memory") : 0;
+		count_status(&in, r.status);
+		return count_detail(s, &in, r.detail) < 0 ? ee_fail(err, EE_ERR_USAGE, "out of memory") : 0;
 	}
-	if (record_class(s, &r, &cls, &ti) < 0)
+	struct sum_model *m = model_slot(s, r.model);
+	if (!m || record_class(s, &r, &cls, &ti) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	struct sum_task *t = &s->tasks[ti];
-	struct sum_counts *c = &s->classes[cls].counts;
+	struct sum_task *mt = model_task(m, ti);
+	if (!mt)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	in.c[in.n++] = &s->classes[cls].counts;
+	in.c[in.n++] = &m->counts;
 	s->samples++;
-	t->n++;
-	t->c += r.status == SUM_PASS;
-	t->score_sum += r.score;
-	s->all.status[r.status]++;
-	c->status[r.status]++;
-	if ((r.detail && count_detail(s, c, r.detail) < 0) || count_tests(s, r.tests) < 0)
+	count_task(&s->tasks[ti], &r);
+	count_task(mt, &r);
+	count_status(&in, r.status);
+	if ((r.detail && count_detail(s, &in, r.detail) < 0) || count_tests(s, r.tests) < 0 ||
+	    count_lint(s, &in, &r) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	if (count_lint(s, c, record, where, err) < 0)
-		return -1;
 	if (r.resources)
 		count_resources(&s->res, r.resources);
 	count_times(s, &r);

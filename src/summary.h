@@ -1,8 +1,9 @@
 /* summary.h - the metrics of a data set, accumulated one result record at a
  * time (the summary of `execeval eval` and `execeval metrics`).
  *
- * Memory is bounded by the number of tasks, never by the number of samples:
- * per task the summary keeps a few counters (n, c, sum of scores, class);
+ * Memory is bounded by tasks x models, never by the number of samples:
+ * per task the summary keeps a few counters (n, c, sum of scores, class),
+ * and the same per model;
  * details are normalised into stable classes ("test 3 failed: ..." becomes
  * "test failed") and at most EE_SUMMARY_MAX_DETAILS distinct ones are kept,
  * the rest counted under "(other)"; likewise EE_SUMMARY_MAX_TIERS tiers.
@@ -14,7 +15,8 @@
  *               equally, as in pass@k); median and p10 of the same.
  *   *_ci        95 % percentile bootstrap intervals of pass@k and
  *               mean_score over the tasks (see ee_summary_json).
- * A task's class is the first non-empty "class" of its records; records
+ * A record's model is its "model" (a string or null). A task's class is
+ * the first non-empty "class" of its records; records
  * without one join their task's class. Records with "sandbox_error" or
  * "invalid": true count as status "error" with score 0 and detail "sandbox
  * error", or for an invalid sample its own detail (default "invalid
@@ -41,6 +43,7 @@ struct ee_summary;
 
 #define EE_SUMMARY_MAX_DETAILS    1000
 #define EE_SUMMARY_MAX_TIERS      64
+#define EE_SUMMARY_MAX_MODELS     64  /* distinct models kept; the rest "(other)" */
 #define EE_SUMMARY_MAX_LINT_CODES 500 /* distinct lint codes kept; the rest "(other)" */
 #define EE_SUMMARY_DETAIL_BYTES   120 /* longer details are cut (UTF-8 safe) */
 
@@ -78,6 +81,10 @@ void ee_summary_detail_class(const char *detail, char *out, size_t size);
  *   statuses {all five}, details {detail: count} (by count, descending),
  *   bootstrap {resamples, seed, level, unit: "task"},
  *   classes {name: the same keys from tasks to details} ("" = no class),
+ *   models {name: the same keys, and pass_at_k_dropped, over the tasks the
+ *           model attempted, with ks chosen over its own samples} ("" = no
+ *           model; only when the records name more than one model; at most
+ *           EE_SUMMARY_MAX_MODELS, the rest "(other)"),
  *   tiers {name: tests, tests_passed, pass_rate, samples, samples_all_passed,
  *          all_passed_rate},
  *   resources {wall_ms_mean, wall_ms_max, cpu_ms_mean, cpu_ms_total,
@@ -88,6 +95,7 @@ void ee_summary_detail_class(const char *detail, char *out, size_t size);
  * tasks (each keeps its own n and c), the percentile interval at
  * EE_BOOTSTRAP_LEVEL. Tasks are taken in task id order; the whole set draws
  * from seed EE_BOOTSTRAP_SEED, a class from ee_bootstrap_stream(seed, name),
+ * a model from ee_bootstrap_stream(ee_bootstrap_stream(seed, "model"), name),
  * so the same records in any order give the same intervals. */
 json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, double wall_s);
 

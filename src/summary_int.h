@@ -39,6 +39,16 @@ struct sum_tier {
 	int failed;            /* that sample had a test of this tier not pass */
 };
 
+/* One model's share: its own counts, and per task (indexed as the
+ * summary's tasks[], grown lazily up to n_tasks) its n, c and sum of
+ * scores, so the memory is tasks x models, never samples. */
+struct sum_model {
+	char *name; /* "" for records without a model */
+	struct sum_counts counts;
+	struct sum_task *tasks; /* [0 .. n_tasks); cls unused */
+	size_t n_tasks, cap_tasks;
+};
+
 struct sum_res {
 	unsigned long n_wall, n_cpu, n_rss;
 	double wall_sum, wall_max, cpu_sum, rss_max;
@@ -54,6 +64,9 @@ struct ee_summary {
 	size_t n_classes, cap_classes;
 	struct sum_tier tiers[EE_SUMMARY_MAX_TIERS + 1]; /* + "(other)" */
 	size_t n_tiers;
+	struct ee_strmap model_ix;
+	struct sum_model models[EE_SUMMARY_MAX_MODELS + 1]; /* + "(other)" */
+	size_t n_models;
 	struct sum_counts all;
 	size_t n_details;    /* distinct details in all.details but "(other)" */
 	size_t n_lint_codes; /* distinct codes in all.lint_codes but "(other)" */

@@ -3,7 +3,10 @@
  * Everything per task is computed here, at the end: each task's pass@k and
  * mean score (one row of task_values per metric), then their means,
  * quantiles and bootstrap intervals over all tasks and over the tasks of
- * each class. Tasks are taken in the order of their ids (sum_tasks_by_id),
+ * each class, and per model over the tasks it attempted (from the model's
+ * own per-task counters, with its own choice of ks: a model may have fewer
+ * samples per task than all of them together). Tasks are taken in the
+ * order of their ids (sum_tasks_by_id),
  * grouped by class with a stable counting sort over the class index, so the
  * bootstrap's draws do not depend on the order of the records. The work is
  * O(tasks x ks x resamples + tasks log tasks); the memory O(tasks x ks).
@@ -30,7 +33,8 @@
 
 struct view {
 	const struct ee_summary *s;
-	unsigned long *kept; /* the ks reported */
+	const struct sum_task *tasks; /* the counters task_values reads: s->tasks or a model's */
+	unsigned long *kept;          /* the ks reported in the block being built */
 	size_t n_kept;
 	size_t *by_id;   /* task indices by task id */
 	size_t *order;   /* the same grouped by class (by id within a class) */
@@ -59,18 +63,19 @@ static json_t *count_json(unsigned long n)
 	return json_integer((json_int_t)n);
 }
 
-/* Fills v->kept; returns the dropped ks with their reasons. */
-static json_t *choose_ks(struct view *v, const unsigned long *ks, size_t nk)
+/* Fills v->kept with the ks every task ix[0..n) of v->tasks has enough
+ * samples for; returns the dropped ks with their reasons. */
+static json_t *choose_ks(struct view *v, const size_t *ix, size_t n, const unsigned long *ks, size_t nk)
 {
-	const struct ee_summary *s = v->s;
 	json_t *dropped = json_array();
 	unsigned long min_n = (unsigned long)-1;
 	char reason[128];
 
 	if (!dropped)
 		v->oom = 1;
-	for (size_t i = 0; i < s->n_tasks; i++)
-		min_n = s->tasks[i].n < min_n ? s->tasks[i].n : min_n;
+	v->n_kept = 0;
+	for (size_t i = 0; i < n; i++)
+		min_n = v->tasks[ix[i]].n < min_n ? v->tasks[ix[i]].n : min_n;
 	for (size_t i = 0; i < nk && dropped; i++) {
 		unsigned long k = ks[i];
 		size_t short_tasks = 0, seen = 0;
@@ -78,19 +83,19 @@ static json_t *choose_ks(struct view *v, const unsigned long *ks, size_t nk)
 			seen |= ks[j] == k;
 		if (seen)
 			continue;
-		for (size_t t = 0; t < s->n_tasks; t++)
-			short_tasks += s->tasks[t].n < k;
+		for (size_t t = 0; t < n; t++)
+			short_tasks += v->tasks[ix[t]].n < k;
 		if (k == 0)
 			snprintf(reason, sizeof(reason), "k must be positive");
-		else if (s->n_tasks == 0)
+		else if (n == 0)
 			snprintf(reason, sizeof(reason), "no tasks");
 		else if (short_tasks == 0) {
 			v->kept[v->n_kept++] = k;
 			continue;
 		} else
 			snprintf(reason, sizeof(reason),
-			         "%zu of %zu tasks have fewer than %lu samples (min %lu)", short_tasks,
-			         s->n_tasks, k, min_n);
+			         "%zu of %zu tasks have fewer than %lu samples (min %lu)", short_tasks, n, k,
+			         min_n);
 		if (json_array_append_new(dropped,
 		                          json_pack("{s:I, s:s}", "k", (json_int_t)k, "reason", reason)) < 0)
 			v->oom = 1;
@@ -143,7 +148,7 @@ static json_t *statuses_json(struct view *v, const struct sum_counts *c)
 static void task_values(struct view *v, const size_t *ix, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct sum_task *t = &v->s->tasks[ix[i]];
+		const struct sum_task *t = &v->tasks[ix[i]];
 		for (size_t j = 0; j < v->n_kept; j++)
 			v->values[j * n + i] = ee_pass_at_k(t->n, t->c, v->kept[j]);
 		v->values[v->n_kept * n + i] = t->score_sum / (double)t->n;
@@ -249,6 +254,62 @@ static json_t *classes_json(struct view *v)
 	return obj;
 }
 
+static int cmp_model(const void *pa, const void *pb)
+{
+	return strcmp((*(const struct sum_model *const *)pa)->name,
+	              (*(const struct sum_model *const *)pb)->name);
+}
+
+/* The tasks model m attempted, in task id order, into ix; their number. */
+static size_t model_tasks(const struct view *v, const struct sum_model *m, size_t *ix)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->s->n_tasks; i++) {
+		size_t t = v->by_id[i];
+		if (t < m->n_tasks && m->tasks[t].n > 0)
+			ix[n++] = t;
+	}
+	return n;
+}
+
+/* Each model's block over the tasks it attempted, with its own ks; the
+ * intervals draw from the stream "model", then the model's name. v->kept
+ * and v->tasks are the overall ones again afterwards. */
+static json_t *models_json(struct view *v, const unsigned long *ks, size_t nk)
+{
+	const struct ee_summary *s = v->s;
+	const struct sum_model *by_name[EE_SUMMARY_MAX_MODELS + 1];
+	unsigned long *overall = malloc((nk + 1) * sizeof(*overall));
+	size_t *ix = malloc((s->n_tasks + 1) * sizeof(*ix)), n_overall = v->n_kept;
+	uint64_t stream = ee_bootstrap_stream(EE_BOOTSTRAP_SEED, "model");
+	json_t *obj = json_object();
+
+	if (!overall || !ix || !obj) {
+		v->oom = 1;
+		goto out;
+	}
+	memcpy(overall, v->kept, n_overall * sizeof(*overall));
+	for (size_t i = 0; i < s->n_models; i++)
+		by_name[i] = &s->models[i];
+	qsort(by_name, s->n_models, sizeof(by_name[0]), cmp_model);
+	for (size_t i = 0; i < s->n_models; i++) {
+		size_t n = model_tasks(v, by_name[i], ix);
+		v->tasks = by_name[i]->tasks;
+		json_t *dropped = choose_ks(v, ix, n, ks, nk);
+		put(v, obj, by_name[i]->name,
+		    block_json(v, ix, n, &by_name[i]->counts, dropped,
+		               ee_bootstrap_stream(stream, by_name[i]->name)));
+	}
+	v->tasks = s->tasks;
+	memcpy(v->kept, overall, n_overall * sizeof(*overall));
+	v->n_kept = n_overall;
+out:
+	free(overall);
+	free(ix);
+	return obj;
+}
+
 /* canonical, edge, property, the others by name, "(other)". */
 static int tier_rank(const char *name)
 {
@@ -346,10 +407,11 @@ static int group_by_class(struct view *v)
 	return 0;
 }
 
-/* Room for the per-task values and the intervals of n_kept + 1 metrics. */
-static int alloc_values(struct view *v)
+/* Room for the per-task values and the intervals of nk + 1 metrics (a
+ * model may keep more ks than the whole set). */
+static int alloc_values(struct view *v, size_t nk)
 {
-	size_t m = v->n_kept + 1, n = v->s->n_tasks + 1;
+	size_t m = nk + 1, n = v->s->n_tasks + 1;
 
 	if (n > SIZE_MAX / sizeof(double) / m)
 		return -1;
@@ -361,13 +423,13 @@ static int alloc_values(struct view *v)
 
 json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, double wall_s)
 {
-	struct view v = { .s = s, .boot = { EE_BOOTSTRAP_RESAMPLES, EE_BOOTSTRAP_LEVEL } };
+	struct view v = { .s = s, .tasks = s->tasks, .boot = { EE_BOOTSTRAP_RESAMPLES, EE_BOOTSTRAP_LEVEL } };
 	json_t *root = NULL, *dropped;
 
 	v.kept = malloc((nk + 1) * sizeof(*v.kept));
 	if (v.kept && group_by_class(&v) == 0) {
-		dropped = choose_ks(&v, ks, nk);
-		if (alloc_values(&v) == 0)
+		dropped = choose_ks(&v, v.by_id, s->n_tasks, ks, nk);
+		if (alloc_values(&v, nk) == 0)
 			root = block_json(&v, v.by_id, s->n_tasks, &s->all, dropped, EE_BOOTSTRAP_SEED);
 		else
 			json_decref(dropped);
@@ -378,6 +440,8 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 			put(&v, root, "classes", classes_json(&v));
 			put(&v, root, "tiers", tiers_json(&v));
 			put(&v, root, "resources", resources_json(&v));
+			if (s->n_models > 1)
+				put(&v, root, "models", models_json(&v, ks, nk));
 		}
 		if (root && wall_s > 0) {
 			put(&v, root, "wall_s", real_or_null(wall_s));

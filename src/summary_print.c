@@ -5,10 +5,13 @@
  * input of any other shape prints as mostly dashes, never crashes.
  * Widths count characters (code points); long names are cut with "...".
  * Bootstrap intervals follow their value ("95% CI [lo, hi]"); the class
- * table shows the interval of the first pass@k only, to stay narrow.
+ * table shows the interval of the first pass@k only, to stay narrow. The
+ * model table (summaries of more than one model) is drawn as the class
+ * table, followed by each model's statuses and details.
  */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "summary.h"
@@ -16,6 +19,7 @@
 #define LABEL_W       20
 #define NAME_MAX_W    40
 #define DETAILS_SHOWN 25
+#define MODEL_DETAILS 5 /* details shown per model */
 
 static size_t text_width(const char *s)
 {
@@ -153,6 +157,12 @@ static void print_overall(FILE *out, const json_t *sum)
 
 	fprintf(out, "summary\n");
 	print_line(out, "tasks", json_object_get(sum, "tasks"), 0, NULL);
+	if (json_is_integer(json_object_get(sum, "tasks_in_file"))) {
+		char attempted[64];
+		snprintf(attempted, sizeof(attempted), ", attempted %lld",
+		         (long long)json_integer_value(json_object_get(sum, "tasks_attempted")));
+		print_line(out, "tasks in file", json_object_get(sum, "tasks_in_file"), 0, attempted);
+	}
 	print_line(out, "samples", json_object_get(sum, "samples"), 0, NULL);
 	if (json_object_get(sum, "samples_without_task"))
 		print_line(out, "samples without task", json_object_get(sum, "samples_without_task"), 0,
@@ -189,10 +199,12 @@ static void print_overall(FILE *out, const json_t *sum)
 	}
 }
 
-static void print_classes(FILE *out, const json_t *sum)
+/* The blocks of sum[key] ("classes" or "models"), one row each, named
+ * under header; the columns are the whole set's ks. */
+static void print_blocks(FILE *out, const json_t *sum, const char *key_name, const char *header)
 {
-	const json_t *classes = json_object_get(sum, "classes"), *pak = json_object_get(sum, "pass_at_k");
-	size_t w = name_width(classes, "class", 1);
+	const json_t *classes = json_object_get(sum, key_name), *pak = json_object_get(sum, "pass_at_k");
+	size_t w = name_width(classes, header, 1);
 	const char *key, *k, *ci_k = json_object_iter_key(json_object_iter((json_t *)pak));
 	json_t *val, *unused;
 	char level[16], text[64];
@@ -201,7 +213,7 @@ static void print_classes(FILE *out, const json_t *sum)
 		return;
 	level_label(sum, level, sizeof(level));
 	fprintf(out, "\n");
-	put_name(out, "class", w);
+	put_name(out, header, w);
 	fprintf(out, "   tasks  samples");
 	json_object_foreach ((json_t *)pak, k, unused)
 		fprintf(out, " %9s%s", "pass@", k);
@@ -279,6 +291,41 @@ static void print_counts(FILE *out, const json_t *counts, const char *header, do
 		fprintf(out, "... %zu more in the JSON summary\n", json_object_size(counts) - max);
 }
 
+/* Per model: its statuses in one row, then its most frequent details. */
+static void print_model_outcomes(FILE *out, const json_t *sum)
+{
+	const json_t *models = json_object_get(sum, "models"), *first;
+	size_t w = name_width(models, "model", 1);
+	const char *key, *status;
+	json_t *val, *n;
+
+	first = json_object_get(json_object_iter_value(json_object_iter((json_t *)models)), "statuses");
+	if (!first)
+		return;
+	fprintf(out, "\n");
+	put_name(out, "model", w);
+	json_object_foreach ((json_t *)first, status, n)
+		fprintf(out, " %*s", (int)strlen(status) > 8 ? (int)strlen(status) : 8, status);
+	fprintf(out, "\n");
+	json_object_foreach ((json_t *)models, key, val) {
+		put_name(out, class_label(key), w);
+		json_object_foreach ((json_t *)first, status, n)
+			put_num(out, json_object_get(json_object_get(val, "statuses"), status),
+			        ((int)strlen(status) > 8 ? (int)strlen(status) : 8) + 1, 0);
+		fprintf(out, "\n");
+	}
+	json_object_foreach ((json_t *)models, key, val) {
+		size_t size = strlen(class_label(key)) + 16;
+		char *header = malloc(size);
+		if (!header)
+			return;
+		snprintf(header, size, "detail, %s", class_label(key));
+		print_counts(out, json_object_get(val, "details"), header,
+		             json_number_value(json_object_get(val, "samples")), MODEL_DETAILS);
+		free(header);
+	}
+}
+
 /* One line: what produced the summary (eval only; metrics cannot know). */
 static void print_environment(FILE *out, const json_t *env)
 {
@@ -300,9 +347,11 @@ void ee_summary_print(const json_t *summary, FILE *out)
 	double samples = json_number_value(json_object_get(summary, "samples"));
 
 	print_overall(out, summary);
-	print_classes(out, summary);
+	print_blocks(out, summary, "classes", "class");
+	print_blocks(out, summary, "models", "model");
 	print_tiers(out, summary);
 	print_counts(out, json_object_get(summary, "statuses"), "status", samples, (size_t)-1);
 	print_counts(out, json_object_get(summary, "details"), "detail", samples, DETAILS_SHOWN);
+	print_model_outcomes(out, summary);
 	print_environment(out, json_object_get(summary, "environment"));
 }

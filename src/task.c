@@ -186,9 +186,7 @@ static size_t edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
-/* The known name nearest to key, or NULL when none is close enough to be
- * what was meant (at most a third of the name's letters changed, >= 2). */
-static const char *nearest(const char *key, const char *const *names, size_t n)
+const char *ee_nearest_name(const char *key, const char *const *names, size_t n)
 {
 	size_t best = (size_t)-1, limit = strlen(key) / 3 > 2 ? strlen(key) / 3 : 2;
 	const char *found = NULL;
@@ -224,7 +222,7 @@ static int known_keys(const struct ctx *c, const json_t *obj, const char *const 
 			i++;
 		if (i < n)
 			continue;
-		const char *near = nearest(key, names, n);
+		const char *near = ee_nearest_name(key, names, n);
 		const char *name = plain_name(key) ? key : quote(key, shown, sizeof(shown));
 		if (near)
 			return fail(c, name, "unknown key in %s; did you mean '%s'?", what, near);
@@ -584,7 +582,8 @@ static int add_asserts(const struct ctx *c, const json_t *list, const char *key,
 static int append_line(const struct ctx *c, struct ee_buf *b, const char *s)
 {
 	if ((b->len && ee_buf_append(b, "\n", 1) < 0) || ee_buf_append(b, s, strlen(s)) < 0)
-		return fail(c, "setup", "longer than %u bytes", SETUP_CAP);
+		return b->oom ? fail(c, "setup", "out of memory")
+		              : fail(c, "setup", "longer than %u bytes", SETUP_CAP);
 	return 0;
 }
 

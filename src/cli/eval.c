@@ -67,19 +67,24 @@ static const char usage[] =
         "                         differ from those in RESULTS.run.json\n"
         "  --force                write through an output that is a symbolic link\n"
         "  --shard I/N            evaluate shard I (0-based) of N\n"
+        "  --model NAME           the model of samples that carry no \"model\" field\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
-        "  --summary-json FILE    also write the summary as JSON\n"
-        "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does\n"
+        "  --summary-json FILE    also write the summary as JSON (-: on stdout, and the\n"
+        "                         table on stderr)\n"
+        "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does; like\n"
+        "                         it, refuse samples that leave tasks out (exit 2)\n"
         "  --composite FORMULA    a composite score over the summary's metrics, e.g.\n"
         "                         \"0.7*correctness+0.3*lint\" (docs/record.md, Composite)\n"
         "  --history FILE.db      store the run in this history (default:\n"
         "                         $XDG_DATA_HOME/execeval/history.db, else\n"
         "                         ~/.local/share/execeval/history.db; see execeval history)\n"
         "  --no-history           do not store the run\n"
-        "  -q, --quiet            no progress line\n";
+        "  -q, --quiet            no progress line (on stderr: redrawn on a terminal, else\n"
+        "                         a line every 10 s)\n";
 
 struct eval_args {
 	const char *tasks, *samples, *out, *summary_json;
+	const char *model;   /* --model: for samples without one; NULL: none */
 	const char *history; /* the history file, NULL: none */
 	int no_history;
 	json_t *argv; /* the command line as given, for the history */
@@ -120,8 +125,9 @@ struct eval_run {
 	long first_invalid;        /* its line number, 0: none */
 	double t0;
 	double last_progress;
-	int progress;
-	struct ee_strmap models; /* the distinct model names seen, for the history */
+	enum { PROGRESS_OFF, PROGRESS_TTY, PROGRESS_LOG } progress;
+	double progress_interval; /* seconds between two progress lines */
+	struct ee_strmap models;  /* the distinct model names seen, for the history */
 	int models_full;
 	time_t started;
 	/* the sample in flight from next() to ee_eval_start */
@@ -138,25 +144,6 @@ static double now_s(void)
 }
 
 /* ---- options ------------------------------------------------------------ */
-
-static int parse_ks(const char *s, struct eval_args *a, struct ee_err *err)
-{
-	char buf[256];
-	char *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	a->nk = 0;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long k;
-		if (a->nk == MAX_KS || cli_parse_uint("-k", tok, 1ul << 30, &k, err) < 0 || k == 0)
-			return ee_fail(err, EE_ERR_USAGE,
-			               "-k: expected comma-separated positive integers, got '%s'", s);
-		a->ks[a->nk++] = k;
-	}
-	return a->nk ? 0
-	             : ee_fail(err, EE_ERR_USAGE, "-k: expected comma-separated positive integers, got '%s'",
-	                       s);
-}
 
 static int parse_shard(const char *s, struct eval_args *a, struct ee_err *err)
 {
@@ -193,6 +180,7 @@ enum {
 	O_NO_HISTORY,
 	O_FORCE,
 	O_RESUME_ANYWAY,
+	O_MODEL,
 	O_HELP
 };
 
@@ -214,6 +202,7 @@ static const struct option longopts[] = {
 	{ "no-history", no_argument, NULL, O_NO_HISTORY },
 	{ "force", no_argument, NULL, O_FORCE },
 	{ "resume-anyway", no_argument, NULL, O_RESUME_ANYWAY },
+	{ "model", required_argument, NULL, O_MODEL },
 	{ "help", no_argument, NULL, O_HELP },
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
@@ -230,7 +219,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_SAMPLES: a->samples = optarg; break;
 	case 'o': a->out = optarg; break;
 	case 'j': rc = cli_parse_uint("--jobs", optarg, 4096, &a->jobs, err); break;
-	case 'k': rc = parse_ks(optarg, a, err); break;
+	case 'k': rc = cli_parse_ks(optarg, a->ks, MAX_KS, &a->nk, err); break;
 	case 'q': a->quiet = 1; break;
 	case O_FORMAT:
 		if (parse_format(optarg, &a->format) < 0)
@@ -251,6 +240,12 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_NO_HISTORY: a->no_history = 1; break;
 	case O_FORCE: a->force = 1; break;
 	case O_RESUME_ANYWAY: a->resume = a->resume_anyway = 1; break;
+	case O_MODEL:
+		if (!optarg[0])
+			rc = ee_fail(err, EE_ERR_USAGE, "--model: expected a name, got ''");
+		a->model = optarg;
+		break;
+	case 'h':
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 	default:
 		rc = ee_fail(err, EE_ERR_USAGE,
@@ -264,7 +259,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct ee_err 
 {
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:j:k:q", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:j:k:qh", longopts, NULL)) != -1) {
 		if (c == '?' || c == ':')
 			return ee_fail(err, EE_ERR_USAGE,
 			               "unknown or incomplete option '%s' (see execeval eval --help)",
@@ -281,22 +276,45 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct ee_err 
 
 /* ---- records ------------------------------------------------------------ */
 
+/* The progress line on stderr. A terminal gets one line redrawn (\r) five
+ * times a second; anything else (a CI log, nohup.out) a whole line every
+ * PROGRESS_LOG_INTERVAL seconds, so a log neither fills with \r nor stays
+ * silent for a long run. EXECEVAL_PROGRESS_INTERVAL overrides that interval,
+ * for the tests only (docs). */
+#define PROGRESS_TTY_INTERVAL 0.2
+#define PROGRESS_LOG_INTERVAL 10.0
+
+static void progress_init(struct eval_run *r)
+{
+	const char *test_interval = getenv("EXECEVAL_PROGRESS_INTERVAL");
+	char *end;
+
+	r->progress = r->a->quiet ? PROGRESS_OFF : isatty(2) ? PROGRESS_TTY : PROGRESS_LOG;
+	r->progress_interval = r->progress == PROGRESS_TTY ? PROGRESS_TTY_INTERVAL : PROGRESS_LOG_INTERVAL;
+	if (r->progress == PROGRESS_LOG && test_interval) {
+		double s = strtod(test_interval, &end);
+		if (end != test_interval && *end == '\0' && s > 0)
+			r->progress_interval = s;
+	}
+}
+
 static void progress(struct eval_run *r, int final)
 {
 	double t = now_s();
-	if (!r->progress || (!final && t - r->last_progress < 0.2))
+	if (r->progress == PROGRESS_OFF || (!final && t - r->last_progress < r->progress_interval))
 		return;
 	r->last_progress = t;
 	double rate = r->finished / (t - r->t0 > 1e-9 ? t - r->t0 : 1e-9);
 	unsigned long left = r->total > r->finished + r->skipped ? r->total - r->finished - r->skipped : 0;
 	double pass = r->finished ? 100.0 * r->passed / r->finished : 0.0;
+	const char *start = r->progress == PROGRESS_TTY ? "\r" : "execeval eval: ";
+	const char *end = r->progress == PROGRESS_TTY ? (final ? "   \n" : "   ") : "\n";
 	if (r->total) /* a regular file: the total is known */
-		fprintf(stderr, "\r%lu/%lu done, pass %.1f%%, %.1f/s, ETA %.0fs   ", r->finished + r->skipped,
-		        r->total, pass, rate, rate > 0 ? left / rate : 0.0);
+		fprintf(stderr, "%s%lu/%lu done, pass %.1f%%, %.1f/s, ETA %.0fs%s", start,
+		        r->finished + r->skipped, r->total, pass, rate, rate > 0 ? left / rate : 0.0, end);
 	else
-		fprintf(stderr, "\r%lu done, pass %.1f%%, %.1f/s   ", r->finished + r->skipped, pass, rate);
-	if (final)
-		fputc('\n', stderr);
+		fprintf(stderr, "%s%lu done, pass %.1f%%, %.1f/s%s", start, r->finished + r->skipped, pass,
+		        rate, end);
 }
 
 static void write_record(struct eval_run *r, json_t *rec)
@@ -419,6 +437,8 @@ static int read_sample(struct eval_run *r, const json_t *obj, struct ee_dataset_
 	ee_sample_free(&r->sample);
 	if (ee_sample_from_json(obj, r->where, &r->sample, err) < 0)
 		return -1;
+	if (!r->sample.model && r->a->model && !(r->sample.model = strdup(r->a->model)))
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	if (r->a->history && !r->models_full) {
 		int full = cli_models_note(&r->models, r->sample.model);
 		if (full < 0)
@@ -548,6 +568,13 @@ static int results_is_a_file(const struct eval_args *a)
 	return stat(a->out, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode);
 }
 
+/* --summary-json -: stdout carries the JSON alone (for a pipe into jq);
+ * the table goes to stderr. */
+static int summary_to_stdout(const struct eval_args *a)
+{
+	return a->summary_json && strcmp(a->summary_json, "-") == 0;
+}
+
 /* Before anything is read or written: no output is an input or another
  * output, none is a symlink (unless --force), each can be created. */
 static int check_paths(const struct eval_args *a, struct ee_err *err)
@@ -563,7 +590,7 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 		               "--humaneval-compat: --samples %s is not a regular file (the compat file "
 		               "is written from a second reading of it)",
 		               a->samples);
-	if (a->summary_json)
+	if (a->summary_json && !summary_to_stdout(a))
 		out[n++] = (struct ee_path_role){ "--summary-json", a->summary_json };
 	if (a->humaneval_compat)
 		out[n++] = (struct ee_path_role){ "--humaneval-compat", a->compat_out };
@@ -657,6 +684,9 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	if (open_samples(r, err) < 0)
 		return -1;
+	if (r->a->humaneval_compat &&
+	    cli_humaneval_compat_precheck(r->a->samples, &r->tasks, r->a->tasks, err) < 0)
+		return -1; /* before the results file is touched */
 	if (open_results(r, &repaired, err) < 0)
 		return -1;
 	if (repaired)
@@ -665,22 +695,41 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 	r->total = r->from_dir ? r->dir.n : is_regular(r->a->samples) ? count_lines(r->a->samples) : 0;
 	if (r->a->shard_n > 1)
 		r->total = (r->total + r->a->shard_n - 1) / r->a->shard_n; /* about: for the ETA */
-	r->progress = !r->a->quiet && isatty(2);
+	progress_init(r);
 	return 0;
+}
+
+static int write_summary_json(const struct eval_args *a, const json_t *summary, struct ee_err *err)
+{
+	char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+	int rc;
+
+	if (!text)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (summary_to_stdout(a))
+		rc = printf("%s\n", text) < 0 || fflush(stdout) != 0
+		             ? ee_fail_errno(err, EE_ERR_USAGE, "--summary-json -: stdout")
+		             : 0;
+	else
+		rc = ee_write_atomic(a->summary_json, text, strlen(text), a->force, err);
+	free(text);
+	return rc;
 }
 
 static int write_outputs(struct eval_run *r, const json_t *summary, struct ee_err *err)
 {
-	if (r->a->summary_json) {
-		char *text = json_dumps(summary, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-		int rc = text ? ee_write_atomic(r->a->summary_json, text, strlen(text), r->a->force, err)
-		              : ee_fail(err, EE_ERR_USAGE, "out of memory");
-		free(text);
-		if (rc < 0)
-			return -1;
-	}
+	if (r->a->summary_json && write_summary_json(r->a, summary, err) < 0)
+		return -1;
 	if (r->a->humaneval_compat) {
 		fdatasync(r->out_fd);
+		const char *missing;
+		cli_tasks_attempted(&r->tasks, &missing);
+		if (missing) /* the samples changed since the check before the run */
+			return ee_fail(
+			        err, EE_ERR_USAGE,
+			        "--humaneval-compat: Some problems are not attempted. (the warning above "
+			        "says which); %.80s not written, the results are in %.80s",
+			        r->a->compat_out, r->a->out);
 		return cli_write_humaneval_compat(r->a->samples, r->a->out, r->a->compat_out, r->a->force,
 		                                  &r->tasks, err);
 	}
@@ -720,6 +769,22 @@ static void store_history(struct eval_run *r, const json_t *summary)
 		fprintf(stderr, "execeval eval: history: run %lld stored in %s\n", id, r->a->history);
 }
 
+/* "tasks in file N, attempted M" in the summary, and a warning when the
+ * samples leave tasks out (their pass@k is over the attempted ones). */
+static void note_coverage(const struct eval_run *r, json_t *summary)
+{
+	const char *missing;
+	size_t attempted = cli_tasks_attempted(&r->tasks, &missing);
+
+	json_object_set_new(summary, "tasks_in_file", json_integer((json_int_t)r->tasks.n));
+	json_object_set_new(summary, "tasks_attempted", json_integer((json_int_t)attempted));
+	if (missing)
+		fprintf(stderr,
+		        "execeval eval: warning: %s attempts %zu of the %zu tasks in %s (the first not "
+		        "attempted: %s); the figures are over the attempted tasks only\n",
+		        r->a->samples, attempted, r->tasks.n, r->a->tasks, missing);
+}
+
 static int finish(struct eval_run *r, double wall, struct ee_err *err)
 {
 	/* After --resume the summary covers earlier runs too: its throughput
@@ -731,13 +796,17 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 	json_object_set_new(summary, "environment",
 	                    ee_summary_environment(host ? host->python : NULL, r->a->opt.pool != NULL,
 	                                           r->a->opt.weak_limits));
-	if (r->a->composite)
-		ee_composite_add(&r->a->formula, summary);
-	ee_summary_print(summary, stdout);
+	note_coverage(r, summary);
+	if (r->a->composite && ee_composite_add(&r->a->formula, summary, err) < 0) {
+		json_decref(summary);
+		return -1;
+	}
+	FILE *table = summary_to_stdout(r->a) ? stderr : stdout;
+	ee_summary_print(summary, table);
 	if (r->a->resume)
-		printf("\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n",
-		       r->finished, wall, wall > 0 ? r->finished / wall : 0.0, r->skipped, r->a->out);
-	fflush(stdout);
+		fprintf(table, "\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n",
+		        r->finished, wall, wall > 0 ? r->finished / wall : 0.0, r->skipped, r->a->out);
+	fflush(table);
 	int rc = write_outputs(r, summary, err);
 	store_history(r, summary);
 	json_decref(summary);

@@ -4,18 +4,23 @@
  *   execeval history show ID [--db FILE]
  *
  * The list is newest first, one row per run with its headline figures
- * (figures.h), overall or, with --task-class, of that class. The trend is
+ * (figures.h), overall or, with --task-class, of that class, or with
+ * --model, of that model (the summary's per-model block; a run of that
+ * model alone: the whole run's; a run stored before summaries had
+ * per-model blocks: the whole run's, and the row says so). The trend is
  * the change of pass@k against the previous run of the same data set (the
  * same tasks file sha256) that passes the same filters; it is left out when
  * the two runs report different k. `show` prints a run's stored summary
  * JSON as `eval --summary-json` writes it.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "err.h"
@@ -32,7 +37,7 @@ static const char usage[] =
         "       execeval history show ID [--db FILE] run ID's summary JSON\n"
         "  --db FILE          the history (default: $XDG_DATA_HOME/execeval/history.db, else\n"
         "                     ~/.local/share/execeval/history.db)\n"
-        "  --model M          only runs that evaluated model M\n"
+        "  --model M          only runs that evaluated model M; the figures are M's\n"
         "  --task-class C     only runs with task class C; the figures are that class's\n"
         "  --limit N          the newest N runs (default 20; 0: all)\n"
         "  --json             a JSON array instead of the table\n"
@@ -74,7 +79,7 @@ static int parse_args(int argc, char **argv, struct history_args *a, struct ee_e
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_DB: a->db = optarg; break;
 		case O_MODEL: a->q.model = optarg; break;
@@ -84,6 +89,7 @@ static int parse_args(int argc, char **argv, struct history_args *a, struct ee_e
 				return -1;
 			break;
 		case O_JSON: a->json = 1; break;
+		case 'h':
 		case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 		default:
 			return ee_fail(err, EE_ERR_USAGE,
@@ -99,6 +105,39 @@ static int parse_args(int argc, char **argv, struct history_args *a, struct ee_e
 		return ee_fail(err, EE_ERR_USAGE, "show: expected one run id (a positive integer)");
 	a->show = (long long)n;
 	return 0;
+}
+
+/* ---- which figures ------------------------------------------------------- */
+
+/* Whether the run's models (a JSON array) are exactly [model]. */
+static int only_model(const char *models_json, const char *model)
+{
+	json_t *models = json_loads(models_json, 0, NULL);
+	const char *first = json_string_value(json_array_get(models, 0));
+	int only = json_array_size(models) == 1 && first && strcmp(first, model) == 0;
+
+	json_decref(models);
+	return only;
+}
+
+/* The part of summary a row's figures come from: with --model M (without
+ * --task-class) M's block, or the whole run when M is all it evaluated;
+ * else the whole run. *ret_of_model: the figures are M's. */
+static const json_t *figures_block(const json_t *summary, const struct ee_history_run *run,
+                                   const struct history_args *a, int *ret_of_model)
+{
+	const json_t *m;
+
+	*ret_of_model = 0;
+	if (!a->q.model || a->q.task_class)
+		return summary;
+	m = json_object_get(json_object_get(summary, "models"), a->q.model);
+	if (json_is_object(m)) {
+		*ret_of_model = 1;
+		return m;
+	}
+	*ret_of_model = only_model(run->models, a->q.model);
+	return summary;
 }
 
 /* ---- formatting ---------------------------------------------------------- */
@@ -165,12 +204,16 @@ static void print_header(const struct history_args *a)
 {
 	if (a->q.task_class)
 		printf("figures of class %s\n", a->q.task_class);
+	else if (a->q.model)
+		printf("figures of model %s (* : of all the run's models, stored before per-model figures)\n",
+		       a->q.model);
 	printf("%6s  %-16s  %-*s  %-*s  %7s  %8s  %6s  %6s  %8s  %8s\n", "id", "started (UTC)", MODELS_WIDTH,
 	       "models", DATASET_WIDTH + 9, "data set", "samples", "pass@1", "mean", "lint", "timeouts",
 	       "trend");
 }
 
-static void print_row(const struct ee_history_run *run, const struct ee_figures *f, double delta)
+static void print_row(const struct ee_history_run *run, const struct ee_figures *f, int all_models,
+                      double delta)
 {
 	char when[17] = "", models[MODELS_WIDTH + 8], dataset[DATASET_WIDTH + 16], pass[32], mean[32],
 	     lint[16], tmo[16], trend[32], samples[32];
@@ -179,7 +222,9 @@ static void print_row(const struct ee_history_run *run, const struct ee_figures 
 	snprintf(when, sizeof(when), "%.16s", run->started_at);
 	if (when[10] == 'T')
 		when[10] = ' ';
-	models_cell(run->models, models, MODELS_WIDTH);
+	models_cell(run->models, models, all_models ? MODELS_WIDTH - 2 : MODELS_WIDTH);
+	if (all_models)
+		strcat(models, " *");
 	dataset_cell(run->tasks_path, run->tasks_sha256, dataset, sizeof(dataset));
 	if (f->k == 0)
 		snprintf(pass, sizeof(pass), "-");
@@ -203,7 +248,7 @@ static json_t *count_or_null(long long n)
 
 /* One row of --json: the run's identity and its figures. */
 static json_t *row_json(const struct ee_history_run *run, const struct ee_figures *f, const char *task_class,
-                        long long prev_id, double delta)
+                        const char *model, long long prev_id, double delta)
 {
 	json_t *models = json_loads(run->models, 0, NULL);
 	const struct {
@@ -220,6 +265,7 @@ static json_t *row_json(const struct ee_history_run *run, const struct ee_figure
 		{ "samples_sha256", text_json(run->samples_sha256) },
 		{ "execeval_version", text_json(run->execeval_version) },
 		{ "class", task_class ? text_json(task_class) : json_null() },
+		{ "model", model ? text_json(model) : json_null() },
 		{ "tasks", count_or_null(f->tasks) },
 		{ "samples", count_or_null(f->samples) },
 		{ "k", f->k ? json_integer((json_int_t)f->k) : json_null() },
@@ -249,13 +295,17 @@ static json_t *row_json(const struct ee_history_run *run, const struct ee_figure
 
 /* ---- listing ------------------------------------------------------------- */
 
-/* A run's figures; an unreadable summary gives no figures (all absent). */
-static void figures_of_text(const char *summary_text, const char *task_class, struct ee_figures *f)
+/* A run's figures (figures_block says which; *ret_of_model as there); an
+ * unreadable summary gives no figures (all absent). */
+static void figures_of_run(const struct ee_history_run *run, const struct history_args *a,
+                           struct ee_figures *f, int *ret_of_model)
 {
-	json_t *summary = json_loads(summary_text, 0, NULL);
+	json_t *summary = json_loads(run->summary, 0, NULL);
 	struct ee_err err;
 
-	if (!summary || ee_figures_of(summary, task_class, f, &err) < 0)
+	*ret_of_model = 0;
+	if (!summary ||
+	    ee_figures_of(figures_block(summary, run, a, ret_of_model), a->q.task_class, f, &err) < 0)
 		*f = (struct ee_figures){ -1, -1, 0, NAN, NAN, NAN, NAN };
 	json_decref(summary);
 }
@@ -263,14 +313,15 @@ static void figures_of_text(const char *summary_text, const char *task_class, st
 struct previous {
 	long long id;
 	struct ee_figures f;
-	const char *task_class;
+	const struct history_args *a;
+	int of_model;
 };
 
 static int take_previous(void *ctx, const struct ee_history_run *run, struct ee_err *err)
 {
 	struct previous *p = ctx;
 	p->id = run->id;
-	figures_of_text(run->summary, p->task_class, &p->f);
+	figures_of_run(run, p->a, &p->f, &p->of_model);
 	return 0;
 }
 
@@ -278,24 +329,26 @@ static int visit_run(void *vctx, const struct ee_history_run *run, struct ee_err
 {
 	struct list_ctx *c = vctx;
 	struct ee_figures f;
-	struct previous prev = { 0, { 0 }, c->a->q.task_class };
+	struct previous prev = { 0, { 0 }, c->a, 0 };
 	struct ee_history_query q = c->a->q;
 	double delta = NAN;
+	int of_model;
 
-	figures_of_text(run->summary, c->a->q.task_class, &f);
+	figures_of_run(run, c->a, &f, &of_model);
 	q.tasks_sha256 = run->tasks_sha256;
 	q.before_id = run->id;
 	q.limit = 1;
 	if (ee_history_list(c->h, &q, take_previous, &prev, err) < 0)
 		return -1;
-	if (prev.id > 0 && f.k && f.k == prev.f.k)
+	if (prev.id > 0 && f.k && f.k == prev.f.k && of_model == prev.of_model) /* like with like */
 		delta = f.pass_at_k - prev.f.pass_at_k;
 	c->rows++;
 	if (!c->out) {
-		print_row(run, &f, delta);
+		print_row(run, &f, c->a->q.model && !c->a->q.task_class && !of_model, delta);
 		return 0;
 	}
-	if (json_array_append_new(c->out, row_json(run, &f, c->a->q.task_class, prev.id, delta)) < 0)
+	if (json_array_append_new(c->out, row_json(run, &f, c->a->q.task_class,
+	                                           of_model ? c->a->q.model : NULL, prev.id, delta)) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	return 0;
 }
@@ -332,6 +385,24 @@ static int print_summary(void *ctx, const struct ee_history_run *run, struct ee_
 	return 0;
 }
 
+/* Before the first eval stores a run there is no default history file:
+ * that is an empty history (listed as such, naming where eval will create
+ * it), not an error. A --db FILE that does not exist stays an error (a
+ * mistyped name must not pass for an empty history). 1 when the default
+ * history does not exist and the empty list was printed. */
+static int no_history_yet(const struct history_args *a)
+{
+	struct stat st;
+
+	if (stat(a->db, &st) == 0 || errno != ENOENT)
+		return 0;
+	if (a->json)
+		puts("[]");
+	else
+		printf("no runs yet (%s does not exist: eval creates it when it stores a run)\n", a->db);
+	return 1;
+}
+
 int cmd_history(int argc, char **argv)
 {
 	struct history_args a = { .q.limit = DEFAULT_LIMIT };
@@ -346,8 +417,13 @@ int cmd_history(int argc, char **argv)
 		ee_fail(&err, EE_ERR_USAGE, "no --db FILE, and neither XDG_DATA_HOME nor HOME is set");
 		goto out;
 	}
+	int by_default = !a.db;
 	if (!a.db)
 		a.db = db_default;
+	if (by_default && !a.show && no_history_yet(&a)) {
+		code = EXIT_PASS;
+		goto out;
+	}
 	if (ee_history_open(a.db, 0, &h, &err) < 0)
 		goto out;
 	if (a.show) {

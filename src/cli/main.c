@@ -16,6 +16,7 @@ static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
                             "  report   a results file as one HTML page: RESULTS -o REPORT.html\n"
                             "  doctor   which isolation features this host offers\n"
                             "  serve    the evaluator as an HTTP service: --listen HOST:PORT\n"
+                            "  -h, --help   this list; COMMAND --help: that command's options\n"
                             "  --version\n";
 
 int main(int argc, char **argv)
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
 		printf("execeval %s\n", EE_VERSION);
 		return 0;
 	}
-	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		fputs(usage, stdout);
 		return 0;
 	}

@@ -139,8 +139,8 @@ int cmd_merge(int argc, char **argv)
 	int c, force = 0, code = EXIT_USAGE;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
-		if (c == O_HELP) {
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		if (c == O_HELP || c == 'h') {
 			fputs(usage, stdout);
 			return EXIT_PASS;
 		}

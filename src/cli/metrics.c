@@ -48,7 +48,7 @@ static int parse_args(int argc, char **argv, struct metrics_args *a, struct ee_e
 
 	a->ks[0] = 1, a->ks[1] = 10, a->ks[2] = 100, a->nk = 3;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "k:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hk:", longopts, NULL)) != -1) {
 		if (c == 'k' && cli_parse_ks(optarg, a->ks, MAX_KS, &a->nk, err) < 0)
 			return -1;
 		else if (c == O_JSON)
@@ -57,7 +57,7 @@ static int parse_args(int argc, char **argv, struct metrics_args *a, struct ee_e
 			return -1;
 		else if (c == O_COMPOSITE)
 			a->composite = 1;
-		else if (c == O_HELP)
+		else if (c == O_HELP || c == 'h')
 			return 1;
 		else if (c == '?' || c == ':')
 			return ee_fail(err, EE_ERR_USAGE, "unknown option or missing value: '%s'",
@@ -107,8 +107,8 @@ static int summarize(const struct metrics_args *a, struct ee_err *err)
 		ee_fail(err, EE_ERR_USAGE, "out of memory");
 		goto out;
 	}
-	if (a->composite)
-		ee_composite_add(&a->formula, summary);
+	if (a->composite && ee_composite_add(&a->formula, summary, err) < 0)
+		goto out;
 	if (wall_s > 0)
 		json_object_set_new(summary, "wall_from_timestamps", json_true());
 	ee_summary_print(summary, stdout);

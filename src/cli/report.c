@@ -58,7 +58,7 @@ static int parse_args(int argc, char **argv, struct report_args *a, struct ee_er
 
 	a->ks[0] = 1, a->ks[1] = 10, a->ks[2] = 100, a->nk = 3;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "k:o:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hk:o:", longopts, NULL)) != -1) {
 		if (c == 'k' && cli_parse_ks(optarg, a->ks, MAX_KS, &a->nk, err) < 0)
 			return -1;
 		else if (c == 'o')
@@ -69,7 +69,7 @@ static int parse_args(int argc, char **argv, struct report_args *a, struct ee_er
 			a->history = optarg;
 		else if (c == O_FORCE)
 			a->force = 1;
-		else if (c == O_HELP)
+		else if (c == O_HELP || c == 'h')
 			return 1;
 		else if (c == '?' || c == ':')
 			return ee_fail(err, EE_ERR_USAGE, "unknown option or missing value: '%s'",

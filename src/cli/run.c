@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "err.h"
 #include "compose.h"
+#include "dataset.h"
 #include "extract.h"
 #include "sandbox/sandbox.h"
 #include "task.h"
@@ -17,7 +18,10 @@
 static const char usage[] =
         "usage: execeval run [OPTIONS] [CANDIDATE]\n"
         "  CANDIDATE            a file, or - / absent for standard input\n"
-        "  --task FILE          one task (JSON object: native, HumanEval or MBPP)\n"
+        "  --task FILE          a task: one JSON object, or a tasks file (JSON Lines or a\n"
+        "                       JSON array; native, HumanEval or MBPP)\n"
+        "  --task-id ID         the task of a tasks file to run (needed when it holds\n"
+        "                       more than one)\n"
         "  --assert 'STMT'      an assertion, one test each (repeatable)\n"
         "  --timeout S          wall clock in seconds (default 3, clamped to [0.1, 30])\n"
         "  --memory MB          memory limit (default 512)\n"
@@ -42,6 +46,7 @@ static const char usage[] =
 
 struct run_args {
 	const char *task_file;
+	const char *task_id; /* picks one task of task_file */
 	const char *asserts[MAX_ASSERTS];
 	size_t n_asserts;
 	const char *candidate;
@@ -52,9 +57,10 @@ struct run_args {
 
 static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *err)
 {
-	enum { O_TASK = 256, O_ASSERT, O_MODEL, O_HELP };
+	enum { O_TASK = 256, O_TASK_ID, O_ASSERT, O_MODEL, O_HELP };
 	static const struct option longopts[] = {
 		{ "task", required_argument, NULL, O_TASK },
+		{ "task-id", required_argument, NULL, O_TASK_ID },
 		{ "assert", required_argument, NULL, O_ASSERT },
 		{ "model", required_argument, NULL, O_MODEL },
 		{ "help", no_argument, NULL, O_HELP },
@@ -64,16 +70,18 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		int rc = 0;
 		switch (c) {
 		case O_TASK: a->task_file = optarg; break;
+		case O_TASK_ID: a->task_id = optarg; break;
 		case O_ASSERT:
 			if (a->n_asserts == MAX_ASSERTS)
 				return ee_fail(err, EE_ERR_USAGE, "--assert: more than %d", MAX_ASSERTS);
 			a->asserts[a->n_asserts++] = optarg;
 			break;
 		case O_MODEL: a->model = optarg; break;
+		case 'h':
 		case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 		default:
 			if (c >= CLI_COMMON && c < CLI_COMMON_END) {
@@ -93,22 +101,102 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *
 	a->candidate = optind < argc ? argv[optind] : NULL;
 	if (!a->task_file == !a->n_asserts)
 		return ee_fail(err, EE_ERR_USAGE, "give either --task FILE or at least one --assert");
+	if (a->task_id && !a->task_file)
+		return ee_fail(err, EE_ERR_USAGE, "--task-id ID picks a task of --task FILE");
 	return 0;
 }
 
-static int read_task(const struct run_args *a, struct ee_task *t, struct ee_err *err)
+/* The message for an unknown --task-id: the nearest id when one is close,
+ * else the first few ids of the file. */
+static int no_such_task(const struct run_args *a, const struct ee_dataset *d, struct ee_err *err)
 {
-	if (!a->task_file)
-		return ee_task_from_asserts(a->asserts, a->n_asserts, t, err);
+	const char **ids = malloc(d->n * sizeof(*ids));
+	const char *near;
+	char some[160] = "";
+	size_t len = 0;
+
+	if (!ids)
+		return ee_fail(err, EE_ERR_USAGE, "%s: out of memory", a->task_file);
+	for (size_t i = 0; i < d->n; i++)
+		ids[i] = d->entries[i].task.task_id;
+	near = ee_nearest_name(a->task_id, ids, d->n);
+	for (size_t i = 0; i < d->n && i < 3 && len < sizeof(some); i++)
+		len += (size_t)snprintf(some + len, sizeof(some) - len, "%s'%.40s'", i ? ", " : "", ids[i]);
+	if (near)
+		ee_fail(err, EE_ERR_USAGE, "--task-id: no task '%.100s' in %.200s; did you mean '%.100s'?",
+		        a->task_id, a->task_file, near);
+	else
+		ee_fail(err, EE_ERR_USAGE, "--task-id: no task '%.100s' in %.200s (its %zu tasks: %s%s)",
+		        a->task_id, a->task_file, d->n, some, d->n > 3 ? ", ..." : "");
+	free(ids);
+	return -1;
+}
+
+/* Moves the task --task-id names (or the file's only task) out of d. */
+static int pick_task(const struct run_args *a, struct ee_dataset *d, struct ee_task *t, struct ee_err *err)
+{
+	struct ee_dataset_entry *e = d->n == 1 ? &d->entries[0] : NULL;
+
+	if (a->task_id)
+		e = ee_dataset_find(d, a->task_id);
+	if (!e && a->task_id)
+		return no_such_task(a, d, err);
+	if (!e)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--task %.200s holds %zu tasks: pick one with --task-id ID (e.g. --task-id "
+		               "'%.100s')",
+		               a->task_file, d->n, d->entries[0].task.task_id);
+	*t = e->task;
+	memset(&e->task, 0, sizeof(e->task)); /* t owns it now */
+	return 0;
+}
+
+/* A task file that is one JSON object over several lines (as
+ * examples/tasks/add.json): not a tasks file's JSON Lines. -1 keeps err
+ * (the tasks file's message) unless the file is such an object, or a
+ * broken one (then err says where it breaks). */
+static int read_one_object(const struct run_args *a, struct ee_task *t, struct ee_err *err)
+{
 	json_error_t jerr;
 	json_t *obj = json_load_file(a->task_file, JSON_REJECT_DUPLICATES, &jerr);
-	if (!obj)
-		return ee_fail(err, EE_ERR_USAGE, "%s:%d:%d: %s", a->task_file, jerr.line, jerr.column,
-		               jerr.text);
 	char where[300];
+	int rc = -1;
+
+	if (!obj) {
+		json_t *first =
+		        json_load_file(a->task_file, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
+		if (!first && jerr.line > 0) /* not even one JSON value (line -1: unreadable) */
+			ee_fail(err, EE_ERR_USAGE, "%s:%d:%d: %s", a->task_file, jerr.line, jerr.column,
+			        jerr.text);
+		json_decref(first);
+		return -1;
+	}
 	snprintf(where, sizeof(where), "%.280s:1", a->task_file);
-	int rc = ee_task_from_json(obj, cli_task_format(EE_FORMAT_AUTO, &a->opt), where, t, err);
+	if (json_is_object(obj))
+		rc = ee_task_from_json(obj, cli_task_format(EE_FORMAT_AUTO, &a->opt), where, t, err);
 	json_decref(obj);
+	if (rc == 0 && a->task_id && strcmp(t->task_id, a->task_id) != 0) {
+		ee_fail(err, EE_ERR_USAGE, "--task-id: no task '%.100s' in %.200s (its one task is '%.100s')",
+		        a->task_id, a->task_file, t->task_id);
+		ee_task_free(t);
+		return -1;
+	}
+	return rc;
+}
+
+/* --task FILE: a tasks file of any format (JSON Lines or a JSON array of
+ * native, HumanEval or MBPP tasks; --task-id picks one), or one task
+ * object. */
+static int read_task(const struct run_args *a, struct ee_task *t, struct ee_err *err)
+{
+	struct ee_dataset d;
+
+	if (!a->task_file)
+		return ee_task_from_asserts(a->asserts, a->n_asserts, t, err);
+	if (ee_dataset_load(a->task_file, cli_task_format(EE_FORMAT_AUTO, &a->opt), &d, err) < 0)
+		return read_one_object(a, t, err);
+	int rc = pick_task(a, &d, t, err);
+	ee_dataset_free(&d);
 	return rc;
 }
 

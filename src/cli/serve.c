@@ -123,6 +123,7 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 			return ee_fail(err, EE_ERR_USAGE, "--grace: expected seconds in [0, 86400], got '%s'",
 			               optarg);
 		return 0;
+	case 'h':
 	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
 	}
 	return ee_fail(err, EE_ERR_USAGE, "unknown or incomplete option (see execeval serve --help)");
@@ -155,7 +156,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hj:", longopts, NULL)) != -1) {
 		if (c == '?' || c == ':')
 			return ee_fail(err, EE_ERR_USAGE,
 			               "unknown or incomplete option '%s' (see execeval serve --help)",

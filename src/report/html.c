@@ -250,8 +250,10 @@ static void figures(struct ee_out *o, const json_t *s)
 	card(o, "lint pass rate", num_at(lint, "pass_rate"), 3, NULL);
 	card(o, "composite", num_at(comp, "value"), 3, NULL);
 	card(o, "wall time, s", num_at(s, "wall_s"), 1, NULL);
-	ee_out_raw(o, "</div>\n<nav><a href=\"#pass-at-k\">pass@k</a><a href=\"#classes\">classes</a>"
-	              "<a href=\"#statuses\">statuses</a><a href=\"#scores\">scores</a>"
+	ee_out_raw(o, "</div>\n<nav><a href=\"#pass-at-k\">pass@k</a><a href=\"#classes\">classes</a>");
+	if (json_object_size(json_object_get(s, "models")) > 0)
+		ee_out_raw(o, "<a href=\"#models\">models</a>");
+	ee_out_raw(o, "<a href=\"#statuses\">statuses</a><a href=\"#scores\">scores</a>"
 	              "<a href=\"#resources\">time and memory</a><a href=\"#tasks\">tasks</a>"
 	              "<a href=\"#failures\">failures</a></nav>\n");
 }
@@ -321,9 +323,24 @@ static int by_rate(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-static void classes(struct ee_out *o, const json_t *s)
+/* A grouping of the summary drawn as pass@1 bars: its classes or models. */
+struct grouping {
+	const char *key;   /* in the summary */
+	const char *id;    /* of the panel; the chart's is "chart-" id */
+	const char *title; /* of the panel and the chart */
+	const char *none;  /* the label of the group "" */
+	const char *more;  /* the note when not all are drawn: "N <more>." */
+};
+
+static const struct grouping CLASSES = { "classes", "classes", "pass@1 by class", "(no class)",
+	                                 "more classes (the table lists every task)" };
+static const struct grouping MODELS = { "models", "models", "pass@1 by model", "(no model)",
+	                                "more models (the table lists every model)" };
+
+/* The bars of g's groups (in a panel of its own unless within_panel). */
+static void group_bars(struct ee_out *o, const json_t *s, const struct grouping *g, int within_panel)
 {
-	const json_t *cls = json_object_get(s, "classes");
+	const json_t *cls = json_object_get(s, g->key);
 	size_t n = json_object_size(cls), i = 0;
 	struct class_row *rows = calloc(n + 1, sizeof(*rows));
 	struct ee_svg_bar *bars = calloc(n + 1, sizeof(*bars));
@@ -339,7 +356,7 @@ static void classes(struct ee_out *o, const json_t *s)
 		const json_t *p1 = json_object_get(json_object_get(c, "pass_at_k"), "1");
 		const json_t *ci = json_object_get(json_object_get(c, "pass_at_k_ci"), "1");
 		struct class_row *row = &rows[i++];
-		row->name = name[0] ? name : "(no class)";
+		row->name = name[0] ? name : g->none;
 		row->rate = json_is_number(p1) ? json_number_value(p1) : 0;
 		row->has_ci = interval(ci, &row->lo, &row->hi);
 		row->tasks = num_at(c, "tasks");
@@ -357,13 +374,16 @@ static void classes(struct ee_out *o, const json_t *s)
 			                       .text = texts[i],
 			                       .cls = "bar-class" };
 	}
-	open_panel(o, "classes", "pass@1 by class");
-	ee_svg_hbars(o, &(struct ee_svg_chart){ .id = "chart-classes", .title = "pass@1 by class", .max = 1 },
-	             bars, shown);
-	if (n > shown)
-		ee_out_fmt(o, "<p class=\"note\">%zu more classes (the table lists every task).</p>\n",
-		           n - shown);
-	ee_out_raw(o, "</section>\n");
+	char chart_id[64];
+	snprintf(chart_id, sizeof(chart_id), "chart-%s", g->id);
+	if (!within_panel)
+		open_panel(o, g->id, g->title);
+	ee_svg_hbars(o, &(struct ee_svg_chart){ .id = chart_id, .title = g->title, .max = 1 }, bars, shown);
+	if (n > shown) {
+		ee_out_fmt(o, "<p class=\"note\">%zu %s.</p>\n", n - shown, g->more);
+	}
+	if (!within_panel)
+		ee_out_raw(o, "</section>\n");
 out:
 	free(rows);
 	free(bars);
@@ -405,6 +425,82 @@ static void statuses(struct ee_out *o, const json_t *s)
 	if (json_object_size(details) > n)
 		ee_out_fmt(o, "<p class=\"note\">%zu more detail classes.</p>\n",
 		           json_object_size(details) - n);
+	ee_out_raw(o, "</section>\n");
+}
+
+/* ---- per model ------------------------------------------------------------- */
+
+#define MODEL_DETAILS 3 /* the most frequent details shown per model */
+
+static void num_cell(struct ee_out *o, const json_t *v, int decimals)
+{
+	ee_out_raw(o, "<td class=\"n\">");
+	if (json_is_number(v))
+		ee_out_num(o, json_number_value(v), decimals);
+	else
+		ee_out_raw(o, "-");
+	ee_out_raw(o, "</td>");
+}
+
+/* One model's row: its figures at the whole set's ks, statuses, details. */
+static void model_row(struct ee_out *o, const char *name, const json_t *m, const json_t *pk)
+{
+	const json_t *st = json_object_get(m, "statuses"), *details = json_object_get(m, "details");
+	const char *k, *d;
+	json_t *unused, *v;
+	size_t shown = 0;
+
+	ee_out_raw(o, "<tr><td>");
+	ee_out_text_cut(o, name[0] ? name : MODELS.none, 80);
+	ee_out_raw(o, "</td>");
+	num_cell(o, json_object_get(m, "tasks"), 0);
+	num_cell(o, json_object_get(m, "samples"), 0);
+	json_object_foreach ((json_t *)pk, k, unused)
+		num_cell(o, json_object_get(json_object_get(m, "pass_at_k"), k), 3);
+	num_cell(o, json_object_get(m, "mean_score"), 3);
+	num_cell(o, json_object_get(m, "median_task_score"), 3);
+	num_cell(o, json_object_get(m, "p10_task_score"), 3);
+	for (int i = 0; i < REP_N_STATUS; i++)
+		num_cell(o, json_object_get(st, ee_report_status_names[i]), 0);
+	ee_out_raw(o, "<td>");
+	json_object_foreach ((json_t *)details, d, v) {
+		if (shown++ == MODEL_DETAILS)
+			break;
+		ee_out_raw(o, shown > 1 ? " \xc2\xb7 " : "");
+		ee_out_text_cut(o, d, 80);
+		ee_out_raw(o, " ");
+		ee_out_num(o, json_number_value(v), 0);
+	}
+	ee_out_raw(o, "</td></tr>\n");
+}
+
+/* With more than one model: pass@1 by model, and a row per model. */
+static void models(struct ee_out *o, const json_t *s)
+{
+	const json_t *ms = json_object_get(s, "models"), *pk = json_object_get(s, "pass_at_k");
+	const char *name, *k;
+	json_t *m, *unused;
+
+	if (json_object_size(ms) == 0)
+		return;
+	ee_out_raw(o, "<section class=\"panel wide\" id=\"models\"><h2>by model</h2>\n");
+	group_bars(o, s, &MODELS, 1);
+	ee_out_raw(o, "<table id=\"model-table\"><thead><tr><th>model</th><th class=\"n\">tasks</th>"
+	              "<th class=\"n\">samples</th>");
+	json_object_foreach ((json_t *)pk, k, unused) {
+		ee_out_raw(o, "<th class=\"n\">pass@");
+		ee_out_text_cut(o, k, 20);
+		ee_out_raw(o, "</th>");
+	}
+	ee_out_raw(o, "<th class=\"n\">mean</th><th class=\"n\">median</th><th class=\"n\">p10</th>");
+	for (int i = 0; i < REP_N_STATUS; i++)
+		ee_out_fmt(o, "<th class=\"n\">%s</th>", ee_report_status_names[i]);
+	ee_out_raw(o, "<th>most frequent details</th></tr></thead>\n<tbody>\n");
+	json_object_foreach ((json_t *)ms, name, m)
+		model_row(o, name, m, pk);
+	ee_out_raw(o, "</tbody></table>\n");
+	note(o, "Each model over the tasks it attempted; pass@k as for the whole set (- when a task of "
+	        "the model has fewer than k samples of it).");
 	ee_out_raw(o, "</section>\n");
 }
 
@@ -589,6 +685,25 @@ static int status_index(const char *name)
 	return REP_ERROR;
 }
 
+/* The code that ran, collapsed: a reader opens it when the detail and the
+ * messages do not say enough. */
+static void failure_program(struct ee_out *o, const json_t *f)
+{
+	const char *program = json_string_value(json_object_get(f, "program"));
+	int cut = json_is_true(json_object_get(f, "program_cut"));
+
+	if (!program)
+		return;
+	ee_out_raw(o, "<details class=\"program\"><summary>program");
+	if (cut)
+		ee_out_raw(o, " (its start: the program is longer)");
+	ee_out_raw(o, "</summary><pre>");
+	ee_out_text(o, program);
+	if (cut)
+		ee_out_raw(o, "\xe2\x80\xa6");
+	ee_out_raw(o, "</pre></details>\n");
+}
+
 static void failure(struct ee_out *o, const json_t *f)
 {
 	const json_t *sample = json_object_get(f, "sample"), *tests = json_object_get(f, "tests");
@@ -633,6 +748,7 @@ static void failure(struct ee_out *o, const json_t *f)
 		ee_out_text(o, err);
 		ee_out_raw(o, "</pre>\n");
 	}
+	failure_program(o, f);
 	ee_out_raw(o, "</div>\n");
 }
 
@@ -691,7 +807,8 @@ int ee_report_html(const struct ee_report *r, const struct ee_report_options *op
 	figures(o, s);
 	ee_out_raw(o, "<div class=\"panels\">\n");
 	pass_at_k(o, s);
-	classes(o, s);
+	group_bars(o, s, &CLASSES, 0);
+	models(o, s);
 	statuses(o, s);
 	scores(o, r, s);
 	resources(o, r);

@@ -15,7 +15,8 @@
  *    "more": s? (a sandbox error's or an invalid sample's message),
  *    "tests": [{"index", "kind", "tier", "visibility", "message"}] (the
  *    failing ones), "failing_tests": n, "stderr": s? (its end),
- *    "stderr_cut": bool}
+ *    "stderr_cut": bool, "program": s? (its start), "program_cut": bool
+ *    (cut here, or already in the record: "program_truncated")}
  */
 #include "report/report.h"
 
@@ -158,6 +159,21 @@ static const char *detail_of(const json_t *rec, const char **ret_more)
 	return json_string_value(json_object_get(rec, "detail"));
 }
 
+/* f["program"]: the start of the code that ran, and whether the page
+ * shows less than the candidate's whole program ("program_cut"). */
+static int put_program(json_t *f, const json_t *rec, size_t *cost)
+{
+	const char *program = json_string_value(json_object_get(rec, "program"));
+	int cut = 0;
+
+	if (!program || !program[0])
+		return 0;
+	if (put_cut(f, "program", program, EE_REPORT_PROGRAM_CHARS, 0, &cut, cost) < 0)
+		return -1;
+	cut |= json_is_true(json_object_get(rec, "program_truncated"));
+	return json_object_set_new(f, "program_cut", json_boolean(cut));
+}
+
 static json_t *failure_json(const json_t *rec, int status, size_t *cost)
 {
 	json_t *f = json_object(), *sample = json_object_get(rec, "sample");
@@ -180,7 +196,8 @@ static json_t *failure_json(const json_t *rec, int status, size_t *cost)
 	          (detail && put_cut(f, "detail", detail, EE_REPORT_MESSAGE_CHARS, 0, NULL, cost) < 0) ||
 	          (more && put_cut(f, "more", more, EE_REPORT_MESSAGE_CHARS, 0, NULL, cost) < 0) ||
 	          (err && err[0] && put_cut(f, "stderr", err, EE_REPORT_STDERR_CHARS, 1, &cut, cost) < 0) ||
-	          json_object_set_new(f, "stderr_cut", json_boolean(cut)) < 0;
+	          json_object_set_new(f, "stderr_cut", json_boolean(cut)) < 0 ||
+	          put_program(f, rec, cost) < 0;
 	if (bad) {
 		json_decref(f);
 		return NULL;

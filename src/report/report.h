@@ -2,12 +2,13 @@
  * page with inline SVG charts (html.c writes it, report.c gathers it).
  *
  * The page holds: key figures, pass@k bars (with CI whiskers when the
- * summary carries "pass_at_k_ci"), per-class pass rates, the status and
+ * summary carries "pass_at_k_ci"), per-class pass rates, per-model figures
+ * (when the records name more than one model), the status and
  * detail breakdown, the histogram of per-task mean scores with the median
  * and p10 marked, the slowest and the most memory-hungry tasks, optional
  * trends over runs, a sortable table of tasks, and per task a section with
  * its failing samples (failing tests and their messages, detail, the tail
- * of stderr). It loads nothing: no external script, style, font or image,
+ * of stderr, and the program that ran, collapsed). It loads nothing: no external script, style, font or image,
  * and a Content-Security-Policy that forbids every network load and any
  * script or style but the page's own (pinned by hash).
  *
@@ -40,6 +41,7 @@ struct ee_svg_point;
 #define EE_REPORT_TESTS_SHOWN   8    /* failing tests kept per sample */
 #define EE_REPORT_MESSAGE_CHARS 400  /* of a detail or test message */
 #define EE_REPORT_STDERR_CHARS  1500 /* the last ones of stderr */
+#define EE_REPORT_PROGRAM_CHARS 4000 /* the first ones of the program that ran */
 #define EE_REPORT_KEEP_BYTES    (32u << 20)
 #define EE_REPORT_TOP           10           /* tasks in the slowest / largest charts */
 #define EE_REPORT_MAX_BYTES     (256u << 20) /* of the page */

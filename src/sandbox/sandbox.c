@@ -34,14 +34,11 @@
 
 #include "resource_limits.h"
 #include "sandbox/child.h"
+#include "sandbox/clone.h"
 #include "sandbox/host.h"
 #include "sandbox/memfd.h"
 #include "sandbox/uid.h"
 #include "sandbox/worker.h"
-
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
 
 /* W_PIDFD is watched for a cold sandbox (its init is our child); a warm
  * one's init is the worker's child, whose DONE on W_WORKER (a dup of the

@@ -29,14 +29,11 @@
 
 #include "harness/harness.h"
 #include "sandbox/child.h"
+#include "sandbox/clone.h"
 #include "sandbox/memfd.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/uid.h"
 #include "sandbox/wire.h"
-
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
 
 /* A worker warms up in ~50 ms; a loaded machine may take far longer. */
 #define READY_TIMEOUT_MS 30000

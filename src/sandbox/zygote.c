@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/futex.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -44,14 +45,11 @@
 
 #include "harness/harness.h"
 #include "sandbox/child.h"
+#include "sandbox/clone.h"
 #include "sandbox/mount.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/wire.h"
 #include "sandbox/worker.h"
-
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
 
 static struct ee_worker_config cfg;
 static int cgroup_fds[8];
@@ -343,8 +341,11 @@ static int namespace_init(void *arg)
 	if (pid < 0)
 		RAW(SYS_exit, 1, 0, 0, 0);
 
-	/* As unprivileged as the candidate, like a cold init; then the gate
-	 * opens (the byte is the sign it dropped: its death says nothing). */
+	/* As unprivileged as the candidate and under its filter, like a cold
+	 * init; then the gate opens (the byte is the sign it dropped: its
+	 * death says nothing). The filter binds this task only: CLONE_VM
+	 * shares memory with the worker, not its seccomp state. */
+	struct sock_fprog filter = { .len = (unsigned short)cfg.seccomp_len, .filter = cfg.seccomp };
 	if (gate[1] > 0)
 		RAW(SYS_close_range, 0, gate[1] - 1, 0, 0);
 	RAW(SYS_close_range, gate[1] + 1, ~0U, 0, 0);
@@ -352,6 +353,8 @@ static int namespace_init(void *arg)
 	e = e < 0 ? e : RAW(SYS_setresgid, candidate_uid, candidate_uid, candidate_uid, 0);
 	e = e < 0 ? e : RAW(SYS_setresuid, candidate_uid, candidate_uid, candidate_uid, 0);
 	e = e < 0 ? e : RAW(SYS_capset, &hdr, none, 0, 0);
+	e = e < 0 ? e : RAW(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0);
+	e = e < 0 ? e : RAW(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &filter, 0);
 	if (e < 0) {
 		shared.init_errno = (int)-e; /* the sandbox's failure, never the candidate's */
 		RAW(SYS_exit, 1, 0, 0, 0);   /* never a candidate beside a privileged init: the

@@ -336,16 +336,19 @@ def test_an_interrupted_eval_keeps_its_records_and_leaves_nothing(tmp_path, sig)
 
 
 @pytest.mark.skipif(not shutil.which("script"), reason="script (util-linux) not installed")
-def test_a_progress_line_on_a_terminal_and_none_otherwise(tmp_path):
+def test_a_progress_line_redrawn_on_a_terminal_and_whole_lines_otherwise(tmp_path):
     tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
     samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "completion": SQ_OK}] * 3)
     cmd = "%s eval --tasks %s --samples %s -k 1 -o %s" % (EXECEVAL, tasks, samples, tmp_path / "a.jsonl")
     # script(1) gives the command a terminal: the progress line appears there
-    tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True, timeout=60)
+    # (bytes: text mode would turn its \r into \n)
+    tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, timeout=60)
     assert tty.returncode == 0, tty.stdout
-    assert "3/3 done, pass 100.0%" in tty.stdout
+    assert b"\r3/3 done, pass 100.0%" in tty.stdout
+    assert b"execeval eval: 3/3" not in tty.stdout
+    # a log (here a pipe) gets whole lines (test_cli.py: no \r, every 10 s)
     piped = execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "-o", tmp_path / "b.jsonl", check=0)
-    assert "done, pass" not in piped.stderr
+    assert "execeval eval: 3/3 done, pass 100.0%" in piped.stderr
     quiet = subprocess.run(["script", "-qec", cmd + " -q", "/dev/null"], capture_output=True, text=True, timeout=60)
     assert "done, pass" not in quiet.stdout
 
@@ -863,3 +866,15 @@ def test_evalplus_solution_samples_are_complete_programs(tmp_path):
     assert [(r["task_id"], r["sample"], r["status"]) for r in recs] == sorted(
         [(t["task_id"], 0, "pass") for t in tasks] + [(tasks[0]["task_id"], 1, "assertion_fail")])
     assert all("solution" not in r for r in recs)  # the program's field, not an extra one
+
+
+@pytest.mark.parametrize("ks", ["1,,10", "1,", ",1", "0", "1,x"])
+def test_every_subcommand_reads_k_the_same_way(tmp_path, ks):
+    tasks, samples = lossless_set(tmp_path)
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "--no-history", check=0)
+    for argv in (["eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "k.jsonl", "-q",
+                  "--no-history"], ["metrics", out], ["report", out, "-o", tmp_path / "r.html"]):
+        r = execeval(*argv, "-k", ks)
+        assert r.returncode == 2 and "-k: expected comma-separated positive integers" in r.stderr, (argv, r.stderr)
+    assert not (tmp_path / "k.jsonl").exists()

@@ -41,10 +41,11 @@ needs_chromium = pytest.mark.skipif(
 BROWSER_TIMEOUT = 120
 
 # The charts of every report, and the marks each must hold at least
-# (examples/ has 6 classes, 5 statuses, 9 details, 45 tasks).
+# (examples/ has 6 classes, 3 models, 5 statuses, 9 details, 45 tasks).
 CHARTS = {
     "chart-pass-at-k": 2,   # pass@1 and pass@3 bars
     "chart-classes": 6,
+    "chart-models": 3,
     "chart-statuses": 5,
     "chart-details": 5,
     "chart-scores": 10,     # one rect per bin
@@ -115,6 +116,7 @@ class Dom(HTMLParser):
         self.charts, self.ids, self.links, self.tags = {}, set(), [], {}
         self.handlers, self.rows, self.table_attrs, self.title = [], 0, {}, ""
         self._chart, self._depth, self._in_tbody, self._in_title = None, 0, False, False
+        self._task_table_done = False  # rows are counted in the task table only
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -136,7 +138,7 @@ class Dom(HTMLParser):
         if tag == "table" and a.get("id") == "task-table":
             self.table_attrs = a
         if tag == "tbody":
-            self._in_tbody = True
+            self._in_tbody = self.table_attrs.get("id") == "task-table" and not self._task_table_done
         if tag == "tr" and self._in_tbody:
             self.rows += 1
         self._in_title = tag == "title" and self._chart is None
@@ -147,6 +149,7 @@ class Dom(HTMLParser):
             if self._depth == 0:
                 self._chart = None
         if tag == "tbody":
+            self._task_table_done |= self._in_tbody
             self._in_tbody = False
         if tag == "title":
             self._in_title = False

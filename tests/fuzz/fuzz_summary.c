@@ -4,7 +4,8 @@
  * records are fine); then the summary JSON and the table are rendered, the
  * table to /dev/null. Invariants: the summary counts exactly the accepted
  * records, its statuses add up to them, every k is either reported or
- * dropped with a reason, the details stay under their cap, and every
+ * dropped with a reason, the details stay under their cap, the models
+ * (when there are several) share out every record of a task, and every
  * reported pass@k has a bootstrap interval [lo, hi] within [0, 1]. */
 #include <jansson.h>
 #include <stdint.h>
@@ -38,6 +39,13 @@ static void check(const json_t *sum, unsigned long accepted, size_t nk)
 	json_object_foreach (json_object_get(sum, "pass_at_k"), key, v)
 		if (!(json_real_value(v) >= 0.0 && json_real_value(v) <= 1.0))
 			abort();
+	json_int_t in_models = 0;
+	json_object_foreach (json_object_get(sum, "models"), key, v)
+		in_models += json_integer_value(json_object_get(v, "samples"));
+	if (json_object_get(sum, "models") &&
+	    in_models !=
+	            (json_int_t)accepted - json_integer_value(json_object_get(sum, "samples_without_task")))
+		abort(); /* every record of a task is in exactly one model */
 	const json_t *cis = json_object_get(sum, "pass_at_k_ci");
 	if (json_object_size(cis) != json_object_size(json_object_get(sum, "pass_at_k")))
 		abort();

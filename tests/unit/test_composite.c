@@ -154,7 +154,7 @@ Test(composite, added_to_the_summary_and_each_class)
 	        0, NULL);
 
 	cr_assert_eq(ee_composite_parse("correctness", &c, &err), 0);
-	ee_composite_add(&c, s);
+	cr_assert_eq(ee_composite_add(&c, s, &err), 0);
 	cr_expect_float_eq(json_real_value(json_object_get(json_object_get(s, "composite"), "value")), 0.25,
 	                   1e-12);
 	json_t *cls = json_object_get(s, "classes");

@@ -482,11 +482,11 @@ Test(report, tiny_page_has_every_part)
 	cr_expect(strstr(s, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"),
 	          "CSP");
 	cr_expect(strstr(s, "<title>t &lt;i&gt;</title>"));
-	/* pass@k, classes, statuses, details, scores, slowest, memory */
-	cr_expect_eq(occurrences(s, "<svg class=\"chart\""), 7);
-	static const char *const ids[] = { "chart-pass-at-k", "chart-classes", "chart-statuses",
-		                           "chart-details",   "chart-scores",  "chart-slowest",
-		                           "chart-memory" };
+	/* pass@k, classes, models (m1, <m2> and none), statuses, details, scores, slowest, memory */
+	cr_expect_eq(occurrences(s, "<svg class=\"chart\""), 8);
+	static const char *const ids[] = { "chart-pass-at-k", "chart-classes", "chart-models",
+		                           "chart-statuses",  "chart-details", "chart-scores",
+		                           "chart-slowest",   "chart-memory" };
 	for (size_t i = 0; i < COUNT(ids); i++)
 		cr_expect(strstr(s, ids[i]), "%s missing", ids[i]);
 	cr_expect(!strstr(s, "chart-trend"), "no trend without history");
@@ -512,6 +512,10 @@ Test(report, tiny_page_has_every_part)
 	cr_expect(strstr(s, "Traceback &lt;img src=x onerror=alert(3)&gt;"));
 	cr_expect(strstr(s, "sandbox error: clone: boom &lt;b&gt;"));
 	cr_expect(strstr(s, "of &lt;m2&gt; "));
+	/* the model table: a row per model, escaped; c's record has none */
+	cr_expect(strstr(s, "<tr><td>&lt;m2&gt;</td><td class=\"n\">1</td><td class=\"n\">1</td>"));
+	cr_expect(strstr(s, "<tr><td>(no model)</td>"));
+	cr_expect(strstr(s, "<a href=\"#models\">models</a>"));
 	cr_expect(!strstr(s, "alert(1)</script>"));
 	cr_expect(!strstr(s, "<svg onload"));
 	cr_expect(!strstr(s, "<img"));
@@ -576,7 +580,7 @@ Test(report, trends_are_drawn_when_given)
 	o.n_trends = 2;
 	char *s = page(r, &o);
 
-	cr_expect_eq(occurrences(s, "<svg class=\"chart\""), 9);
+	cr_expect_eq(occurrences(s, "<svg class=\"chart\""), 10);
 	cr_expect(strstr(s, "id=\"chart-trend-0\""));
 	cr_expect(strstr(s, "<h3>pass@1 &lt;over time&gt;</h3>"));
 	cr_expect_eq(occurrences(s, "class=\"trend-line\""), 1, "the empty series says no data");
@@ -623,6 +627,51 @@ Test(report, failures_shown_are_few_varied_and_cut)
 	cr_expect(strstr(s, longest));
 	cr_expect(strstr(s, "stderr (the end):"));
 	free(s);
+	ee_report_free(r);
+	no_leaks();
+}
+
+/* The program of a failing sample: collapsed, escaped, cut to its start;
+ * a passing sample's is not shown. */
+Test(report, failures_show_their_program_collapsed_escaped_and_capped)
+{
+	struct ee_report *r = ee_report_new();
+	size_t len = EE_REPORT_PROGRAM_CHARS + 100;
+	char *program = malloc(len + 1);
+
+	cr_assert_not_null(r);
+	cr_assert_not_null(program);
+	memset(program, 'y', len);
+	program[len] = '\0';
+	memcpy(program, "</pre><script>x()</script>", 26);
+	add_json(r, json_pack("{s:s, s:i, s:s, s:s, s:f, s:[], s:s}", "task_id", "t", "sample", 0, "status",
+	                      "assertion_fail", "detail", "test 0 failed", "score", 0.0, "tests", "program",
+	                      program));
+	add_json(r, json_pack("{s:s, s:i, s:s, s:s, s:f, s:[], s:s, s:b}", "task_id", "t", "sample", 1,
+	                      "status", "timeout", "detail", "timeout", "score", 0.0, "tests", "program",
+	                      "while True: pass\n", "program_truncated", 1));
+	add_json(r, json_pack("{s:s, s:i, s:s, s:f, s:[], s:s}", "task_id", "u", "sample", 0, "status",
+	                      "pass", "score", 1.0, "tests", "program", "PASSING_PROGRAM"));
+	char *s = page(r, &opts);
+
+	cr_expect_eq(occurrences(s, "<details class=\"program\">"), 2);
+	cr_expect(strstr(s, "<summary>program (its start: the program is longer)</summary><pre>&lt;/pre&gt;"
+	                    "&lt;script&gt;x()&lt;/script&gt;yyy"),
+	          "the long one: escaped, said to be cut");
+	cr_expect(!strstr(s, "</pre><script>x()"));
+	char longest[EE_REPORT_PROGRAM_CHARS];
+	memset(longest, 'y', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	cr_expect(!strstr(s, longest), "cut to EE_REPORT_PROGRAM_CHARS");
+	longest[EE_REPORT_PROGRAM_CHARS - 27] = '\0';
+	cr_expect(strstr(s, longest));
+	cr_expect(
+	        strstr(s,
+	               "<summary>program (its start: the program is longer)</summary><pre>while True: pass"),
+	        "the record's own program_truncated is said too");
+	cr_expect(!strstr(s, "PASSING_PROGRAM"));
+	free(s);
+	free(program);
 	ee_report_free(r);
 	no_leaks();
 }

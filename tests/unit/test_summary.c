@@ -623,3 +623,162 @@ Test(summary, table_of_nothing_or_junk_does_not_crash)
 	free(render(NULL));
 	no_leaks();
 }
+
+/* ---- models --------------------------------------------------------------- */
+
+/* A record of model (NULL: none) on task, passing or failing with detail. */
+static void add_model_rec(struct ee_summary *s, const char *model, const char *task, const char *status,
+                          const char *detail)
+{
+	struct ee_err err = { 0 };
+	int pass = strcmp(status, "pass") == 0;
+	json_t *j = json_pack("{s:s, s:s*, s:s, s:f, s:s*, s:[]}", "task_id", task, "model", model, "status",
+	                      status, "score", pass ? 1.0 : 0.0, "detail", detail, "tests");
+
+	cr_assert_not_null(j);
+	cr_assert_eq(ee_summary_add(s, j, "t.jsonl:1", &err), 0, "%s", err.msg);
+	json_decref(j);
+}
+
+/* The same records with and without their model: the overall figures are
+ * the same, and only the summary that knows two models has "models". */
+static void add_two_models(struct ee_summary *s, int with_model)
+{
+	/* good: a 2/2, b 1/2; poor: a 0/1 (syntax), c 0/2 (import, test) */
+	add_model_rec(s, with_model ? "good" : NULL, "a", "pass", NULL);
+	add_model_rec(s, with_model ? "good" : NULL, "a", "pass", NULL);
+	add_model_rec(s, with_model ? "good" : NULL, "b", "pass", NULL);
+	add_model_rec(s, with_model ? "good" : NULL, "b", "assertion_fail", "test 1 failed: x");
+	add_model_rec(s, with_model ? "poor" : NULL, "a", "syntax_error", "syntax error: line 3: bad");
+	add_model_rec(s, with_model ? "poor" : NULL, "c", "syntax_error", "import error: NameError: y");
+	add_model_rec(s, with_model ? "poor" : NULL, "c", "assertion_fail", "test 0 failed: z");
+}
+
+Test(summary, models_break_down_with_the_overall_figures_kept)
+{
+	const unsigned long ks[] = { 1, 2 };
+	struct ee_summary *s = ee_summary_new(), *plain = ee_summary_new();
+
+	add_two_models(s, 1);
+	add_two_models(plain, 0);
+	json_t *j = ee_summary_json(s, ks, 2, 0.0), *p = ee_summary_json(plain, ks, 2, 0.0);
+	cr_assert_not_null(j);
+	cr_assert_not_null(p);
+	cr_expect(!has(p, "models"), "one model (none): no breakdown");
+	json_t *without = json_deep_copy(j);
+	json_object_del(without, "models");
+	cr_expect(json_equal(without, p), "the overall figures are those of the same records without models");
+	json_decref(without);
+	/* overall: a 2/3, b 1/2, c 0/2; pass@1 = (2/3 + 1/2 + 0) / 3 */
+	expect_close(num(j, "pass_at_k/1"), (2.0 / 3 + 0.5) / 3, "overall pass@1");
+	const json_t *m = json_object_get(j, "models");
+	cr_assert_eq(json_object_size(m), 2);
+	cr_expect_str_eq(json_object_iter_key(json_object_iter((json_t *)m)), "good", "by name");
+	/* good: tasks a (2/2), b (1/2): pass@1 = 0.75, pass@2 = (1 + 1) / 2 */
+	cr_expect_eq(num(m, "good/tasks"), 2);
+	cr_expect_eq(num(m, "good/samples"), 4);
+	expect_close(num(m, "good/pass_at_k/1"), 0.75, "good pass@1");
+	expect_close(num(m, "good/pass_at_k/2"), 1.0, "good pass@2");
+	expect_close(num(m, "good/mean_score"), 0.75, "good mean");
+	expect_close(num(m, "good/median_task_score"), 0.75, "good median");
+	cr_expect_eq(num(m, "good/statuses/pass"), 3);
+	cr_expect_eq(num(m, "good/details/test failed"), 1);
+	/* poor: a has 1 sample, so pass@2 is dropped for it alone */
+	cr_expect_eq(num(m, "poor/tasks"), 2);
+	expect_close(num(m, "poor/pass_at_k/1"), 0.0, "poor pass@1");
+	cr_expect(!has(m, "poor/pass_at_k/2"));
+	cr_expect_eq(json_array_size(json_object_get(json_object_get(m, "poor"), "pass_at_k_dropped")), 1);
+	cr_expect_eq(num(m, "poor/statuses/syntax_error"), 2);
+	cr_expect_eq(num(m, "poor/details/syntax error"), 1, "syntax and import errors apart");
+	cr_expect_eq(num(m, "poor/details/import error"), 1);
+	json_decref(j);
+	json_decref(p);
+	ee_summary_free(s);
+	ee_summary_free(plain);
+	no_leaks();
+}
+
+Test(summary, records_without_a_model_are_a_model_of_their_own)
+{
+	unsigned long k = 1;
+	struct ee_summary *s = ee_summary_new();
+
+	add_model_rec(s, "m", "a", "pass", NULL);
+	add_model_rec(s, NULL, "a", "assertion_fail", "test 0 failed");
+	json_t *j = ee_summary_json(s, &k, 1, 0.0);
+	expect_close(num(j, "models/m/pass_at_k/1"), 1.0, "m");
+	cr_expect_eq(num(json_object_get(json_object_get(j, "models"), ""), "samples"), 1, "\"\": no model");
+	json_decref(j);
+	ee_summary_free(s);
+	no_leaks();
+}
+
+Test(summary, models_are_capped)
+{
+	unsigned long k = 1;
+	struct ee_summary *s = ee_summary_new();
+	char name[32];
+
+	for (int i = 0; i < EE_SUMMARY_MAX_MODELS + 3; i++) {
+		snprintf(name, sizeof(name), "m%03d", i);
+		add_model_rec(s, name, "a", "pass", NULL);
+	}
+	json_t *j = ee_summary_json(s, &k, 1, 0.0);
+	const json_t *m = json_object_get(j, "models");
+	cr_expect_eq(json_object_size(m), EE_SUMMARY_MAX_MODELS + 1);
+	cr_expect_eq(num(m, "(other)/samples"), 3);
+	json_decref(j);
+	ee_summary_free(s);
+	no_leaks();
+}
+
+Test(summary, a_model_that_is_not_a_string_is_refused)
+{
+	struct ee_summary *s = ee_summary_new();
+	struct ee_err err = { 0 };
+	json_t *j = fix("{'task_id':'a','model':7,'status':'pass','score':1,'tests':[]}");
+
+	cr_expect_eq(ee_summary_add(s, j, "r.jsonl:4", &err), -1);
+	cr_expect_str_eq(err.msg, "r.jsonl:4: model: expected a string or null, got 7");
+	json_decref(j);
+	ee_summary_free(s);
+	no_leaks();
+}
+
+/* ---- lint ----------------------------------------------------------------- */
+
+Test(summary, a_record_with_a_bad_lint_is_refused_and_leaves_no_trace)
+{
+	static const struct {
+		const char *lint, *msg;
+	} cases[] = {
+		{ "5", "r.jsonl:2: lint: expected an object, got 5" },
+		{ "{'status':'maybe'}",
+		  "r.jsonl:2: lint.status: expected pass, fail or not_run, got \"maybe\"" },
+		{ "{}", "r.jsonl:2: lint.status: missing" },
+	};
+	unsigned long k = 1;
+	char text[160];
+
+	for (size_t i = 0; i < COUNT(cases); i++) {
+		struct ee_summary *s = ee_summary_new();
+		struct ee_err err = { 0 };
+		add_json(s, "{'task_id':'a','model':'m','status':'pass','score':1,'tests':[],"
+		            "'lint':{'status':'fail','findings':[{'code':'F401'}]}}");
+		snprintf(text, sizeof(text),
+		         "{'task_id':'b','model':'n','status':'pass','score':1,'tests':[],'lint':%s}",
+		         cases[i].lint);
+		json_t *j = fix(text);
+		cr_expect_eq(ee_summary_add(s, j, "r.jsonl:2", &err), -1, "%s", cases[i].lint);
+		cr_expect_str_eq(err.msg, cases[i].msg);
+		json_decref(j);
+		json_t *sum = ee_summary_json(s, &k, 1, 0.0);
+		cr_expect_eq(num(sum, "samples"), 1, "%s: the refused record was counted", cases[i].lint);
+		cr_expect_eq(num(sum, "tasks"), 1);
+		cr_expect(!has(sum, "models"), "nor its model");
+		cr_expect_eq(num(sum, "lint/codes/F401"), 1);
+		json_decref(sum);
+		ee_summary_free(s);
+	}
+	no_leaks();
+}

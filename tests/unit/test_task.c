@@ -817,3 +817,30 @@ Test(datasets, humaneval_example_samples)
 	cr_expect_eq(n, 6);
 	no_leaks();
 }
+
+/* ee_nearest_name: run --task-id's "did you mean", as the unknown keys'. */
+Test(nearest, names_the_close_one_or_none)
+{
+	static const char *const ids[] = { "HumanEval/0", "HumanEval/1", "HumanEval/99", "HumanEval/100" };
+	static const struct {
+		const char *key, *want; /* want NULL: nothing close enough */
+	} cases[] = {
+		{ "HumanEval/999", "HumanEval/99" },
+		{ "humaneval/1", "HumanEval/1" }, /* case does not count */
+		{ "HumanEval/0", "HumanEval/0" },
+		{ "MBPP/3", NULL },
+		{ "", NULL },
+		{ "HumanEval/1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		  NULL }, /* > 64 */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = ee_nearest_name(cases[i].key, ids, 4);
+		if (cases[i].want)
+			cr_expect(got && strcmp(got, cases[i].want) == 0, "%s: got %s", cases[i].key,
+			          got ? got : "NULL");
+		else
+			cr_expect_null(got, "%s: got %s", cases[i].key, got);
+	}
+	cr_expect_null(ee_nearest_name("x", ids, 0));
+}

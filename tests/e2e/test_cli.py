@@ -1,0 +1,245 @@
+"""The command line as a newcomer meets it: every --help, an empty history,
+`--summary-json -`, `run --task FILE --task-id ID`, the progress line in a
+log, and the README's first `eval` example run as written.
+
+Candidates run only through execeval (this file runs inside the safety net
+with the rest of tests/e2e).
+"""
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import EXECEVAL, REPO, with_isolation
+from test_eval import HUMANEVAL, MBPP, needs_humaneval, needs_mbpp, write_jsonl
+
+
+def execeval(*args, env=None, timeout=120, cwd=None):
+    return subprocess.run([EXECEVAL, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=env, cwd=cwd)
+
+
+def subcommands():
+    """The subcommands `execeval --help` lists (indented lowercase words)."""
+    out = execeval("--help")
+    assert out.returncode == 0, out.stderr
+    names = re.findall(r"^  ([a-z]+)\s", out.stdout, re.M)
+    assert len(names) >= 9, out.stdout
+    return names
+
+
+# ---- --help ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_top_level_help_exits_0_on_stdout(flag):
+    r = execeval(flag)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: execeval") and r.stderr == ""
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_every_subcommand_listed_has_a_help_that_exits_0_on_stdout(flag):
+    for name in subcommands():
+        r = execeval(name, flag)
+        assert r.returncode == 0, (name, flag, r.returncode, r.stderr)
+        assert r.stderr == "", (name, flag, r.stderr)
+        assert ("execeval " + name) in r.stdout, (name, flag, r.stdout)
+
+
+def test_an_unknown_option_still_is_a_usage_error():
+    r = execeval("doctor", "--frobnicate")
+    assert r.returncode == 2 and "usage: execeval doctor" in r.stderr
+
+
+# ---- history with no history -----------------------------------------------
+
+
+def test_history_with_no_history_yet_says_so_and_exits_0(tmp_path):
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"))
+    r = execeval("history", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "no runs yet" in r.stdout
+    assert str(tmp_path / "data" / "execeval" / "history.db") in r.stdout
+    assert not (tmp_path / "data").exists()  # listing creates nothing
+    r = execeval("history", "--json", env=env)
+    assert r.returncode == 0 and json.loads(r.stdout) == []
+    # show names what it cannot find: an id is never "no runs yet"
+    r = execeval("history", "show", "1", env=env)
+    assert r.returncode == 2 and "no such file" in r.stderr
+    # a --db FILE named but missing is a mistake, not an empty history
+    r = execeval("history", "--db", tmp_path / "none.db")
+    assert r.returncode == 2 and "no such file" in r.stderr
+
+
+# ---- eval: --summary-json - and the progress line ----------------------------
+
+TASK = {"task_id": "t/sq", "entry_point": "sq",
+        "tests": [{"kind": "assert", "code": "assert sq(3) == 9"}]}
+GOOD = "def sq(x):\n    return x * x\n"
+BAD = "def sq(x):\n    return x + x\n"
+
+
+def small_set(tmp_path, n=4, slow=0.0):
+    """n samples of one task, half passing; each sleeps slow seconds."""
+    pause = "import time\ntime.sleep(%s)\n" % slow if slow else ""
+    tasks = write_jsonl(tmp_path / "tasks.jsonl", [TASK])
+    samples = write_jsonl(tmp_path / "samples.jsonl",
+                          [{"task_id": "t/sq", "code": pause + (GOOD if i % 2 == 0 else BAD)}
+                           for i in range(n)])
+    return tasks, samples
+
+
+def test_summary_json_dash_makes_stdout_pure_json(tmp_path):
+    tasks, samples = small_set(tmp_path)
+    r = execeval(*with_isolation(["eval", "--tasks", tasks, "--samples", samples, "-o",
+                                  tmp_path / "out.jsonl", "-k", "1", "--no-history",
+                                  "--summary-json", "-"]), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)  # nothing but the JSON
+    assert summary["pass_at_k"]["1"] == pytest.approx(0.5)
+    assert "pass@1" in r.stderr  # the table went to stderr
+    assert not (tmp_path / "-").exists()
+
+
+PROGRESS_LINE = re.compile(r"^execeval eval: (\d+)/(\d+) done, pass \d+\.\d%, \d+\.\d/s, ETA \d+s$")
+
+
+def eval_small(tmp_path, *extra, n=8, slow=0.3, interval="0.5", stderr=None):
+    tasks, samples = small_set(tmp_path, n=n, slow=slow)
+    env = dict(os.environ, EXECEVAL_PROGRESS_INTERVAL=interval)
+    argv = [EXECEVAL, *with_isolation(["eval", "--tasks", str(tasks), "--samples", str(samples),
+                                       "-o", str(tmp_path / "out.jsonl"), "-j", "1", "-k", "1",
+                                       "--no-history", *extra])]
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=stderr or subprocess.PIPE, env=env,
+                          timeout=120)
+
+
+def test_a_log_gets_whole_progress_lines_with_count_rate_eta_and_pass(tmp_path):
+    # 8 samples of 0.3 s one at a time, a line every 0.5 s (the interval is
+    # 10 s outside tests): several lines, each whole, no \r.
+    r = eval_small(tmp_path)
+    assert r.returncode == 0, r.stderr
+    err = r.stderr.decode()
+    assert "\r" not in err
+    lines = [m for m in map(PROGRESS_LINE.match, err.splitlines()) if m]
+    assert len(lines) >= 3, err
+    assert all(int(m.group(2)) == 8 for m in lines)
+    assert int(lines[-1].group(1)) == 8  # the last one says the run is complete
+
+
+def test_quiet_silences_the_progress_line(tmp_path):
+    loud = eval_small(tmp_path, n=4, slow=0.2)
+    quiet = eval_small(tmp_path, "-q", n=4, slow=0.2)
+    assert loud.returncode == quiet.returncode == 0, quiet.stderr
+    assert PROGRESS_LINE.match(loud.stderr.decode().splitlines()[0])
+    assert " done, pass " not in quiet.stderr.decode()
+
+
+def test_the_default_log_interval_is_ten_seconds(tmp_path):
+    # Without the test interval a short run prints its first and last line only.
+    r = eval_small(tmp_path, n=4, slow=0.2, interval="")
+    err = r.stderr.decode()
+    assert len([l for l in err.splitlines() if PROGRESS_LINE.match(l)]) == 2, err
+
+
+# ---- run --task FILE --task-id ID ----------------------------------------------
+
+
+def humaneval_task(task_id):
+    for line in HUMANEVAL.open():
+        t = json.loads(line)
+        if t["task_id"] == task_id:
+            return t
+    raise KeyError(task_id)
+
+
+@needs_humaneval
+def test_run_picks_one_task_out_of_humaneval(tmp_path):
+    t = humaneval_task("HumanEval/2")
+    cand = tmp_path / "c.py"
+    cand.write_text(t["prompt"] + t["canonical_solution"])
+    r = execeval(*with_isolation(["run", "--task", HUMANEVAL, "--task-id", "HumanEval/2", cand]))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["task_id"] == "HumanEval/2"
+    assert json.loads(r.stdout)["status"] == "pass"
+
+
+@needs_humaneval
+def test_run_an_unknown_task_id_names_the_file_and_the_nearest_id():
+    r = execeval("run", "--task", HUMANEVAL, "--task-id", "HumanEval/999", "-")
+    assert r.returncode == 2
+    assert str(HUMANEVAL) in r.stderr and "did you mean 'HumanEval/99'?" in r.stderr, r.stderr
+
+
+@needs_humaneval
+def test_run_a_tasks_file_without_task_id_says_how_to_pick():
+    r = execeval("run", "--task", HUMANEVAL, "-")
+    assert r.returncode == 2
+    assert "holds 164 tasks: pick one with --task-id ID" in r.stderr, r.stderr
+
+
+@needs_mbpp
+def test_run_picks_an_mbpp_task_by_its_number(tmp_path):
+    t = next(json.loads(l) for l in MBPP.open() if json.loads(l)["task_id"] == 11)
+    cand = tmp_path / "c.py"
+    cand.write_text(t["code"])
+    r = execeval(*with_isolation(["run", "--task", MBPP, "--task-id", "11", cand]))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["status"] == "pass"
+
+
+def test_run_a_native_jsonl_and_a_one_object_file(tmp_path):
+    tasks = write_jsonl(tmp_path / "tasks.jsonl",
+                        [TASK, dict(TASK, task_id="t/other")])
+    cand = tmp_path / "c.py"
+    cand.write_text(GOOD)
+    r = execeval(*with_isolation(["run", "--task", tasks, "--task-id", "t/other", cand]))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["task_id"] == "t/other"
+    # a task object over several lines is one task, as before
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(TASK, indent=2))
+    r = execeval(*with_isolation(["run", "--task", one, cand]))
+    assert r.returncode == 0, r.stderr
+    r = execeval("run", "--task", one, "--task-id", "t/nope", cand)
+    assert r.returncode == 2 and "its one task is 't/sq'" in r.stderr, r.stderr
+    # a broken one names the line and column
+    one.write_text('{\n "task_id": "x",\n "tests": [\n}\n')
+    r = execeval("run", "--task", one, cand)
+    assert r.returncode == 2 and re.search(r"one\.json:4:\d+: ", r.stderr), r.stderr
+    r = execeval("run", "--task", tmp_path / "missing.json", cand)
+    assert r.returncode == 2 and "missing.json: No such file or directory" in r.stderr, r.stderr
+
+
+# ---- the README's first eval example -------------------------------------------
+
+
+def readme_first_eval_command():
+    text = (REPO / "README.md").read_text()
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            words = shlex.split(line, comments=True)
+            if len(words) > 1 and os.path.basename(words[0]) == "execeval" and words[1] == "eval":
+                return words
+    raise AssertionError("no `execeval eval` example in README.md")
+
+
+def test_the_readmes_first_eval_example_runs_as_written_on_a_clone(tmp_path):
+    words = readme_first_eval_command()
+    clone = tmp_path / "clone"
+    shutil.copytree(REPO / "examples", clone / "examples",
+                    ignore=shutil.ignore_patterns("*.results.jsonl", "*.run.json", "summary.json"))
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"))
+    r = subprocess.run([EXECEVAL, *with_isolation(words[1:])], cwd=clone, capture_output=True, text=True,
+                       timeout=600, env=env)
+    assert r.returncode == 0, (words, r.stderr[-2000:])
+    assert "pass@1" in r.stdout
+    results = list(clone.glob("examples/*.results.jsonl"))
+    assert len(results) == 1
+    n_samples = sum(1 for l in (clone / "examples" / "samples.jsonl").open() if l.strip())
+    assert sum(1 for _ in results[0].open()) == n_samples
