@@ -185,7 +185,8 @@ int ee_samples_dir_open(struct ee_samples_dir *d, const char *root, const struct
 	ee_sha256_init(&d->sha);
 	if (list(d, err) < 0)
 		return -1;
-	qsort(d->files, d->n, sizeof(*d->files), by_task_then_index);
+	if (d->n) /* qsort of NULL is undefined, even of nothing */
+		qsort(d->files, d->n, sizeof(*d->files), by_task_then_index);
 	if (check_unique(d, err) < 0 || (tasks && check_tasks(d, tasks, err) < 0))
 		return -1;
 	return 0;
