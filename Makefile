@@ -19,7 +19,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 BASE     := -std=c11 -D_GNU_SOURCE -DEE_VERSION='"$(VERSION)"' -iquote src $(WARN) -g $(PY_CFLAGS)
 HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 SAN      := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-LIBS     := -lseccomp -ljansson -lmicrohttpd -lsqlite3 -lm $(PY_LIBS)
+LIBS     := -lseccomp -ljansson -lz -lmicrohttpd -lsqlite3 -lm $(PY_LIBS)
 LDHARDEN := -pie -Wl,-z,relro,-z,now
 
 LIB_SRC  := $(sort $(wildcard src/*.c src/sandbox/*.c src/serve/*.c src/harness/*.c src/report/*.c))

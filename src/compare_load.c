@@ -9,13 +9,13 @@
  * syntax errors name file:line:column and whose content errors name the
  * field as a path ("classes.math.pass_at_k.1").
  */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "compare.h"
 #include "err.h"
 #include "lines.h"
@@ -322,111 +322,57 @@ static int from_results(const char *path, const unsigned long *ks, size_t nk, st
 	return ee_compare_check_summary(ret->summary, path, err); /* ours: holds unless a bug */
 }
 
-/* The whole of f (at most the cap) into *ret (NUL-terminated, caller frees). */
-static int slurp(FILE *f, const char *path, char **ret, size_t *ret_len, struct ee_err *err)
+/* 1 when the first non-blank line of l is a JSON object with a task_id
+ * (l stays on it), 0 when it is not, -1 when the file cannot be read. */
+static int looks_like_results(struct ee_lines *l, struct ee_err *err)
 {
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap + 1);
-
-	*ret = NULL;
-	while (buf) {
-		size_t got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-		if (len == cap) {
-			if (cap >= EE_COMPARE_MAX_SUMMARY) {
-				free(buf);
-				return ee_fail(err, EE_ERR_USAGE, "%s: a summary larger than %u MiB", path,
-				               EE_COMPARE_MAX_SUMMARY >> 20);
-			}
-			cap = cap * 2 > EE_COMPARE_MAX_SUMMARY ? EE_COMPARE_MAX_SUMMARY : cap * 2;
-			char *grown = realloc(buf, cap + 1);
-			if (!grown)
-				free(buf);
-			buf = grown;
-		}
-	}
-	if (!buf)
-		return ee_fail(err, EE_ERR_USAGE, "%s: out of memory", path);
-	if (ferror(f)) {
-		free(buf);
-		return ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
-static int is_blank(const char *s, long len)
-{
-	for (long i = 0; i < len; i++)
-		if (!strchr(" \t\r\n", s[i]))
-			return 0;
-	return 1;
-}
-
-/* 1 when the first non-blank line of f is a JSON object with a task_id. */
-static int looks_like_results(FILE *f)
-{
-	char *buf = NULL;
-	size_t alloc = 0;
-	long len;
-	int nl, results = 0;
-
-	while ((len = ee_read_line(f, &buf, &alloc, MAX_FIRST_LINE, &nl)) != -1) {
-		if (len >= 0 && is_blank(buf, len))
-			continue;
-		json_t *first = len >= 0 ? json_loadb(buf, (size_t)len, 0, NULL) : NULL;
-		results = json_is_object(first) && json_object_get(first, "task_id") != NULL;
-		json_decref(first);
-		break;
-	}
-	free(buf);
+	int rc;
+	while ((rc = ee_lines_next(l, err)) == 1 && ee_lines_blank(l))
+		;
+	if (rc == 0)
+		return ee_fail(err, EE_ERR_USAGE, "%s: empty: neither a summary nor a results file",
+		               l->in.name);
+	if (rc < 0)
+		return -1;
+	json_t *first = json_loadb(l->line.data, l->line.len, 0, NULL);
+	int results = json_is_object(first) && json_object_get(first, "task_id") != NULL;
+	json_decref(first);
 	return results;
 }
 
-static int from_summary_file(FILE *f, const char *path, struct ee_compare_side *ret, struct ee_err *err)
+static int from_summary_file(struct ee_lines *l, struct ee_compare_side *ret, struct ee_err *err)
 {
-	char *text;
-	size_t len = 0;
+	struct ee_buf text;
 	json_error_t jerr;
+	unsigned long first = l->line_no;
 
-	if (slurp(f, path, &text, &len, err) < 0)
+	ee_buf_init(&text, EE_COMPARE_MAX_SUMMARY);
+	int rc = ee_lines_slurp(l, &text, err);
+	json_t *summary = rc == 0 ? json_loadb(text.data, text.len, 0, &jerr) : NULL;
+	ee_buf_free(&text);
+	if (rc < 0)
 		return -1;
-	if (is_blank(text, (long)len)) {
-		free(text);
-		return ee_fail(err, EE_ERR_USAGE, "%s: empty: neither a summary nor a results file", path);
-	}
-	json_t *summary = json_loadb(text, len, 0, &jerr);
-	free(text);
 	if (!summary)
-		return ee_fail(err, EE_ERR_USAGE, "%s:%d:%d: invalid JSON: %s", path, jerr.line, jerr.column,
-		               jerr.text);
-	return ee_compare_side_from_summary(summary, path, ret, err);
+		return ee_fail(err, EE_ERR_USAGE, "%s:%lu:%d: invalid JSON: %s", l->in.name,
+		               first + (unsigned long)jerr.line - 1, jerr.column, jerr.text);
+	return ee_compare_side_from_summary(summary, l->in.name, ret, err);
 }
 
 int ee_compare_side_from_file(const char *path, const unsigned long *ks, size_t nk,
                               struct ee_compare_side *ret, struct ee_err *err)
 {
+	struct ee_lines l;
+
 	memset(ret, 0, sizeof(*ret));
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
-	int results = looks_like_results(f);
-	int rc;
-	if (results) {
-		fclose(f);
+	int rc = ee_lines_open(&l, path, MAX_FIRST_LINE, err);
+	int results = rc < 0 ? -1 : looks_like_results(&l, err);
+	if (results == 1) {
+		ee_lines_close(&l);
 		ret->source = strdup(path);
-		rc = ret->source ? from_results(path, ks, nk, ret, err)
-		                 : ee_fail(err, EE_ERR_USAGE, "out of memory");
-	} else if (fseek(f, 0, SEEK_SET) != 0) {
-		rc = ee_fail_errno(err, EE_ERR_USAGE, "%s: cannot read it twice (a pipe?)", path);
-		fclose(f);
-	} else {
-		rc = from_summary_file(f, path, ret, err);
-		fclose(f);
+		return ret->source ? from_results(path, ks, nk, ret, err)
+		                   : ee_fail(err, EE_ERR_USAGE, "out of memory");
 	}
+	rc = results == 0 ? from_summary_file(&l, ret, err) : -1;
+	ee_lines_close(&l);
 	return rc;
 }

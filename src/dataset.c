@@ -1,15 +1,16 @@
 /* dataset.c - loading a tasks file (see dataset.h). */
 #include "dataset.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "err.h"
 #include "lines.h"
 
-#define MAX_LINE (64u << 20)
+#define MAX_LINE  (64u << 20)
+#define MAX_ARRAY (1u << 30) /* a whole array file: sanitized MBPP is 0.5 MB */
 
 static int by_id(const void *a, const void *b)
 {
@@ -40,51 +41,41 @@ static int add(struct ee_dataset *d, size_t *cap, const json_t *obj, int format,
 	return 0;
 }
 
-static int load_lines(FILE *f, const char *path, int format, struct ee_dataset *d, size_t *cap,
-                      struct ee_err *err)
+static int add_line(struct ee_dataset *d, size_t *cap, const struct ee_lines *l, int format,
+                    struct ee_err *err)
 {
-	char *buf = NULL;
-	size_t alloc = 0;
-	long len, line = 0;
-	int nl, rc = 0;
-
-	while (rc == 0 && (len = ee_read_line(f, &buf, &alloc, MAX_LINE, &nl)) != -1) {
-		line++;
-		if (len == -2) {
-			rc = ee_fail(err, EE_ERR_USAGE, "%s:%ld: line longer than %u bytes", path, line,
-			             MAX_LINE);
-			break;
-		}
-		if (strspn(buf, " \t\r") == (size_t)len)
-			continue;
-		json_error_t jerr;
-		json_t *obj = json_loadb(buf, (size_t)len, JSON_REJECT_DUPLICATES, &jerr);
-		if (!obj)
-			rc = ee_fail(err, EE_ERR_USAGE, "%s:%ld: column %d: %s", path, line, jerr.column,
-			             jerr.text);
-		else
-			rc = add(d, cap, obj, format, path, line, err);
-		json_decref(obj);
-	}
-	free(buf);
+	json_error_t jerr;
+	json_t *obj = json_loadb(l->line.data, l->line.len, JSON_REJECT_DUPLICATES, &jerr);
+	int rc = obj ? add(d, cap, obj, format, l->in.name, (long)l->line_no, err)
+	             : ee_fail(err, EE_ERR_USAGE, "%s:%lu: column %d: %s", l->in.name, l->line_no,
+	                       jerr.column, jerr.text);
+	json_decref(obj);
 	return rc;
 }
 
-static int load_array(FILE *f, const char *path, int format, struct ee_dataset *d, size_t *cap,
-                      struct ee_err *err)
+/* The rest of the file from the current line on, which opens an array. */
+static int load_array(struct ee_lines *l, int format, struct ee_dataset *d, size_t *cap, struct ee_err *err)
 {
+	struct ee_buf text;
+	unsigned long first = l->line_no;
 	json_error_t jerr;
-	json_t *arr = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
-	size_t i;
-	json_t *obj;
 
+	ee_buf_init(&text, MAX_ARRAY);
+	int rc = ee_lines_slurp(l, &text, err);
+	json_t *arr = rc == 0 ? json_loadb(text.data, text.len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+	ee_buf_free(&text);
+	if (rc < 0)
+		return -1;
 	if (!json_is_array(arr)) {
 		json_decref(arr);
-		return ee_fail(err, EE_ERR_USAGE, "%s:%d: column %d: %s", path, jerr.line, jerr.column,
+		return ee_fail(err, EE_ERR_USAGE, "%s:%lu: column %d: %s", l->in.name,
+		               first + (unsigned long)jerr.line - 1, jerr.column,
 		               arr ? "expected an array of tasks" : jerr.text);
 	}
+	size_t i;
+	json_t *obj;
 	json_array_foreach (arr, i, obj) {
-		if (add(d, cap, obj, format, path, (long)i + 1, err) < 0) {
+		if (add(d, cap, obj, format, l->in.name, (long)i + 1, err) < 0) {
 			json_decref(arr);
 			return -1;
 		}
@@ -93,34 +84,50 @@ static int load_array(FILE *f, const char *path, int format, struct ee_dataset *
 	return 0;
 }
 
-int ee_dataset_load(const char *path, int format, struct ee_dataset *ret, struct ee_err *err)
+/* JSON Lines, or an array when the first non-blank line opens one. */
+static int load(struct ee_lines *l, int format, struct ee_dataset *d, struct ee_err *err)
 {
 	size_t cap = 0;
-	FILE *f = fopen(path, "re");
-	int rc, c;
+	int rc;
+
+	while ((rc = ee_lines_next(l, err)) == 1) {
+		if (ee_lines_blank(l))
+			continue;
+		if (d->n == 0 && l->line.data[strspn(l->line.data, " \t\r")] == '[')
+			return load_array(l, format, d, &cap, err);
+		if (add_line(d, &cap, l, format, err) < 0)
+			return -1;
+	}
+	return rc == 0 ? 0 : -1;
+}
+
+static int check_unique(const struct ee_dataset *d, const char *path, struct ee_err *err)
+{
+	for (size_t i = 1; i < d->n; i++)
+		if (strcmp(d->entries[i].task.task_id, d->entries[i - 1].task.task_id) == 0) {
+			long a = d->entries[i - 1].line, b = d->entries[i].line;
+			return ee_fail(err, EE_ERR_USAGE,
+			               "%s:%ld: task_id: '%.100s' already defined on line %ld", path,
+			               a > b ? a : b, d->entries[i].task.task_id, a < b ? a : b);
+		}
+	return 0;
+}
+
+int ee_dataset_load(const char *path, int format, struct ee_dataset *ret, struct ee_err *err)
+{
+	struct ee_lines l;
 
 	memset(ret, 0, sizeof(*ret));
-	if (!f)
-		return ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
-	while ((c = getc(f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
-		;
-	ungetc(c, f);
-	rc = c == '[' ? load_array(f, path, format, ret, &cap, err)
-	              : load_lines(f, path, format, ret, &cap, err);
-	fclose(f);
+	int rc = ee_lines_open(&l, path, MAX_LINE, err);
+	if (rc == 0)
+		rc = load(&l, format, ret, err);
 	if (rc == 0 && ret->n == 0)
-		rc = ee_fail(err, EE_ERR_USAGE, "%s: no tasks", path);
+		rc = ee_fail(err, EE_ERR_USAGE, "%s: no tasks", l.in.name);
 	if (rc == 0) {
 		qsort(ret->entries, ret->n, sizeof(*ret->entries), by_id);
-		for (size_t i = 1; i < ret->n; i++)
-			if (strcmp(ret->entries[i].task.task_id, ret->entries[i - 1].task.task_id) == 0) {
-				long a = ret->entries[i - 1].line, b = ret->entries[i].line;
-				rc = ee_fail(err, EE_ERR_USAGE,
-				             "%s:%ld: task_id: '%.100s' already defined on line %ld", path,
-				             a > b ? a : b, ret->entries[i].task.task_id, a < b ? a : b);
-				break;
-			}
+		rc = check_unique(ret, l.in.name, err);
 	}
+	ee_lines_close(&l);
 	if (rc < 0)
 		ee_dataset_free(ret);
 	return rc;

@@ -1,7 +1,8 @@
 /* dataset.h - a tasks file loaded whole, looked up by task_id.
  *
  * Accepts JSON Lines (one task object per line; blank lines skipped) or one
- * JSON array of task objects (sanitized MBPP ships so). Every task goes
+ * JSON array of task objects (sanitized MBPP ships so), gzip-compressed or
+ * not, from a file or a pipe (lines.h). Every task goes
  * through ee_task_from_json, so errors name "file:line: field: ...". A
  * duplicate task_id is an error naming both lines. The set owns its tasks.
  */

@@ -44,23 +44,30 @@ static const char *record_task(const json_t *rec)
 	return id ? id : "";
 }
 
-int ee_keys_note(struct ee_key_lines *k, const json_t *rec, const char *path, unsigned long line,
-                 struct ee_err *err)
+long ee_keys_seen(struct ee_key_lines *k, const char *task_id, long sample, unsigned long line)
 {
 	char key[4096];
 	int added;
-	long sample = (long)json_integer_value(json_object_get(rec, "sample"));
 
-	make_key(key, sizeof(key), record_task(rec), sample);
+	make_key(key, sizeof(key), task_id, sample);
 	size_t *first = ee_strmap_put(&k->lines, key, line, &added);
-	if (!first)
+	return !first ? -1 : added ? 0 : (long)*first;
+}
+
+int ee_keys_note(struct ee_key_lines *k, const json_t *rec, const char *path, unsigned long line,
+                 struct ee_err *err)
+{
+	long sample = (long)json_integer_value(json_object_get(rec, "sample"));
+	long first = ee_keys_seen(k, record_task(rec), sample, line);
+
+	if (first < 0)
 		return ee_fail(err, EE_ERR_USAGE, "%s:%lu: out of memory", path, line);
-	if (!added)
+	if (first > 0)
 		return ee_fail(
 		        err, EE_ERR_USAGE,
-		        "%.120s:%lu: repeated record: task_id '%.60s' sample %ld is already on line %zu "
+		        "%.120s:%lu: repeated record: task_id '%.60s' sample %ld is already on line %ld "
 		        "(one record per sample; merge drops exact copies)",
-		        path, line, record_task(rec), sample, *first);
+		        path, line, record_task(rec), sample, first);
 	return 0;
 }
 
@@ -83,38 +90,41 @@ static json_t *parse_record(const char *buf, long len)
 	return rec;
 }
 
-/* Reads records from f; *good is the offset after the last good line;
+/* Reads records from l; *good is the offset after the last good line;
  * keys, when not NULL, refuses a repeated (task_id, sample). */
-static int read_records(FILE *f, const char *path, ee_record_visit visit, void *ctx,
-                        struct ee_key_lines *keys, int *ret_torn, off_t *good, struct ee_err *err)
+static int read_records(struct ee_lines *l, ee_record_visit visit, void *ctx, struct ee_key_lines *keys,
+                        int *ret_torn, off_t *good, struct ee_err *err)
 {
-	char *buf = NULL, where[512];
-	size_t alloc = 0;
-	long len, line = 0;
-	int nl, rc = 0;
+	const char *path = l->in.name;
+	char where[512];
+	int rc = 0, got;
+	struct ee_err why;
 
 	*ret_torn = 0;
 	*good = 0;
-	while (rc == 0 && (len = ee_read_line(f, &buf, &alloc, MAX_RECORD_LINE, &nl)) != -1) {
-		line++;
-		json_t *rec = len >= 0 ? parse_record(buf, len) : NULL;
-		if (!rec || !nl) {
+	while (rc == 0 && (got = ee_lines_next(l, &why)) != 0) {
+		if (got == -1) {
+			*err = why;
+			return -1;
+		}
+		json_t *rec = got == 1 ? parse_record(l->line.data, (long)l->line.len) : NULL;
+		if (!rec || !l->had_newline) {
+			unsigned long line = l->line_no;
 			json_decref(rec);
-			if (getc(f) != EOF)
+			if (ee_lines_next(l, &why) != 0)
 				rc = ee_fail(err, EE_ERR_USAGE,
-				             "%s:%ld: not a result record (task_id and sample)", path, line);
+				             "%s:%lu: not a result record (task_id and sample)", path, line);
 			else
 				*ret_torn = 1;
 			break;
 		}
-		snprintf(where, sizeof(where), "%.480s:%ld", path, line);
-		rc = keys ? ee_keys_note(keys, rec, path, (unsigned long)line, err) : 0;
+		snprintf(where, sizeof(where), "%.480s:%lu", path, l->line_no);
+		rc = keys ? ee_keys_note(keys, rec, path, l->line_no, err) : 0;
 		if (rc == 0 && visit)
 			rc = visit(ctx, rec, where, err);
 		json_decref(rec);
-		*good = ftello(f);
+		*good = (off_t)l->offset;
 	}
-	free(buf);
 	return rc;
 }
 
@@ -122,12 +132,12 @@ static int read_file(const char *path, ee_record_visit visit, void *ctx, int uni
                      struct ee_err *err)
 {
 	struct ee_key_lines keys = { 0 };
+	struct ee_lines l;
 	off_t good;
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
-	int rc = read_records(f, path, visit, ctx, unique ? &keys : NULL, ret_torn, &good, err);
-	fclose(f);
+	int rc = ee_lines_open(&l, path, MAX_RECORD_LINE, err);
+	if (rc == 0)
+		rc = read_records(&l, visit, ctx, unique ? &keys : NULL, ret_torn, &good, err);
+	ee_lines_close(&l);
 	ee_keys_free(&keys);
 	return rc;
 }
@@ -163,14 +173,19 @@ int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visi
 {
 	struct resume_ctx r = { done, visit, ctx };
 	struct ee_key_lines keys = { 0 };
+	struct ee_lines l;
 	off_t good;
-	FILE *f = fopen(path, "re");
 
 	*ret_repaired = 0;
-	if (!f)
-		return errno == ENOENT ? 0 : ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
-	int rc = read_records(f, path, remember, &r, &keys, ret_repaired, &good, err);
-	fclose(f);
+	if (access(path, F_OK) < 0 && errno == ENOENT)
+		return 0;
+	int rc = ee_lines_open(&l, path, MAX_RECORD_LINE, err);
+	if (rc == 0 && l.in.gzip) /* new records are appended as text */
+		rc = ee_fail(err, EE_ERR_USAGE,
+		             "%s: gzip-compressed: --resume appends to a plain results file", path);
+	if (rc == 0)
+		rc = read_records(&l, remember, &r, &keys, ret_repaired, &good, err);
+	ee_lines_close(&l);
 	ee_keys_free(&keys);
 	if (rc == 0 && *ret_repaired && truncate(path, good) < 0)
 		rc = ee_fail_errno(err, EE_ERR_USAGE, "%s: cannot cut the torn last line", path);

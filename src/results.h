@@ -43,6 +43,9 @@ struct ee_key_lines {
  * seen before, err naming the key and both lines. */
 int ee_keys_note(struct ee_key_lines *k, const json_t *record, const char *path, unsigned long line,
                  struct ee_err *err);
+/* Notes (task_id, sample) at line (> 0): 0 the first time, else the line
+ * it was first noted on; -1 when memory ran out. */
+long ee_keys_seen(struct ee_key_lines *k, const char *task_id, long sample, unsigned long line);
 void ee_keys_free(struct ee_key_lines *k);
 
 /* As ee_results_read, but a (task_id, sample) key on two lines is an error

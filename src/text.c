@@ -118,3 +118,15 @@ char *ee_text_sanitize(const char *src, size_t len, size_t max_chars, int *ret_t
 		*ret_truncated = 1;
 	return out;
 }
+
+long ee_utf8_first_bad(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		size_t len = (unsigned char)s[i] < 0x80 ? 1 : ee_utf8_char_len(s + i, n - i);
+		if (len == 0)
+			return (long)i;
+		i += len;
+	}
+	return -1;
+}

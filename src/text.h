@@ -20,4 +20,8 @@ char *ee_text_sanitize(const char *src, size_t len, size_t max_chars, int *ret_t
  * the bytes there are ill-formed or n == 0. NUL counts as well-formed. */
 size_t ee_utf8_char_len(const char *s, size_t n);
 
+/* The index of the first byte of s[0..n) that starts no well-formed UTF-8
+ * character (as Python's UnicodeDecodeError reports it), or -1: all valid. */
+long ee_utf8_first_bad(const char *s, size_t n);
+
 #endif

@@ -129,10 +129,11 @@ size_t cli_tasks_attempted(const struct ee_dataset *tasks, const char **ret_firs
  * problems are not attempted." and which, 0 when every task was attempted. */
 int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *tasks_path,
                                   const char *samples_path, struct ee_err *err);
-/* The same refusal before a run, from a first reading of samples (then
- * rewound; the tasks' seen counters are left at 0). */
-int cli_humaneval_compat_precheck(FILE *samples, const char *samples_path, struct ee_dataset *tasks,
-                                  const char *tasks_path, struct ee_err *err);
+/* The same refusal before a run, from a reading of its own of the samples
+ * file (a regular file: compat reads it again at the end; the tasks' seen
+ * counters are left at 0). */
+int cli_humaneval_compat_precheck(const char *samples_path, struct ee_dataset *tasks, const char *tasks_path,
+                                  struct ee_err *err);
 int cmd_merge(int argc, char **argv);
 
 /* <results>.run.json, what a results file was made from (eval_run.c). */
@@ -144,9 +145,15 @@ json_t *cli_run_describe(const char *tasks, const char *samples, int samples_reg
 /* Writes run beside results (a temporary file renamed). */
 int cli_run_write(const char *results, const json_t *run, int force, struct ee_err *err);
 /* --resume: 0 when the run file beside results describes run (a pipe's
- * samples are not compared) or is absent (*ret_missing = 1); else -1 naming
- * the first difference, or, when anyway, 0 and a warning. */
+ * samples are not compared) or is absent (*ret_missing = 1), or when its
+ * run stopped on wrong samples (*ret_missing = 2: rewrite it, with the
+ * samples as they are now); else -1 naming the first difference, or, when
+ * anyway, 0 and a warning. */
 int cli_run_check(const char *results, const json_t *run, int anyway, int *ret_missing, struct ee_err *err);
+/* The run stopped on an error in its samples (a repeated key, an invalid
+ * line): the run file forgets their sha256 and says why, so that --resume
+ * continues once the file is fixed. */
+int cli_run_mark_stopped(const char *results, const char *why, int force, struct ee_err *err);
 
 /* The run history, as eval stores into it (eval_history.c). */
 #define CLI_HISTORY_MAX_MODELS 256 /* distinct model names stored per run */

@@ -68,27 +68,30 @@ int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *ta
 	               samples_path, attempted, tasks->n, tasks_path, missing);
 }
 
-int cli_humaneval_compat_precheck(FILE *samples, const char *samples_path, struct ee_dataset *tasks,
-                                  const char *tasks_path, struct ee_err *err)
+int cli_humaneval_compat_precheck(const char *samples_path, struct ee_dataset *tasks, const char *tasks_path,
+                                  struct ee_err *err)
 {
-	char *line = NULL;
-	size_t alloc = 0;
-	long len;
-	int nl;
+	struct ee_lines l;
+	struct ee_err why;
+	int got;
 
-	while ((len = ee_read_line(samples, &line, &alloc, 64u << 20, &nl)) != -1) {
-		json_t *obj = len >= 0 ? json_loadb(line, (size_t)len, 0, NULL) : NULL;
+	if (ee_lines_open(&l, samples_path, 64u << 20, err) < 0) {
+		ee_lines_close(&l);
+		return -1;
+	}
+	while ((got = ee_lines_next(&l, &why)) != 0 && got != -1) {
+		json_t *obj = got == 1 ? json_loadb(l.line.data, l.line.len, 0, NULL) : NULL;
 		const char *id = json_string_value(json_object_get(obj, "task_id"));
 		struct ee_dataset_entry *e = id ? ee_dataset_find(tasks, id) : NULL;
 		if (e)
 			e->seen++; /* a mark, undone below: the run numbers samples with it */
 		json_decref(obj);  /* an invalid line is the run's to report */
 	}
-	free(line);
-	int rc = cli_humaneval_compat_coverage(tasks, tasks_path, samples_path, err);
+	ee_lines_close(&l);
+	int rc = got == -1 ? (*err = why, -1) /* a corrupt gzip: said now */
+	                   : cli_humaneval_compat_coverage(tasks, tasks_path, samples_path, err);
 	for (size_t i = 0; i < tasks->n; i++)
 		tasks->entries[i].seen = 0;
-	rewind(samples);
 	return rc;
 }
 
@@ -176,22 +179,19 @@ int cli_write_humaneval_compat(const char *samples, const char *results, const c
 {
 	struct outcomes o;
 	struct ee_atomic tmp = { .fd = -1 };
-	char *line = NULL;
-	size_t alloc = 0;
-	long len;
-	int torn, nl, rc = -1;
-	FILE *in = NULL, *f = NULL;
+	struct ee_lines in;
+	struct ee_err why;
+	int torn, got, rc = -1;
+	FILE *f = NULL;
 
 	memset(&o, 0, sizeof(o));
+	memset(&in, 0, sizeof(in));
 	for (size_t i = 0; i < tasks->n; i++)
 		tasks->entries[i].seen = 0;
 	if (ee_results_read(results, remember, &o, &torn, err) < 0)
 		goto done;
-	in = fopen(samples, "re");
-	if (!in) {
-		ee_fail_errno(err, EE_ERR_USAGE, "%s", samples);
+	if (ee_lines_open(&in, samples, 64u << 20, err) < 0)
 		goto done;
-	}
 	if (ee_atomic_begin(&tmp, out, force, err) < 0)
 		goto done;
 	f = fdopen(tmp.fd, "w");
@@ -199,8 +199,9 @@ int cli_write_humaneval_compat(const char *samples, const char *results, const c
 		ee_fail_errno(err, EE_ERR_USAGE, "%s", out);
 		goto done;
 	}
-	while ((len = ee_read_line(in, &line, &alloc, 64u << 20, &nl)) >= 0) {
-		json_t *obj = json_loadb(line, (size_t)len, 0, NULL);
+	/* eval has read it: an unusable line was an invalid sample there */
+	while ((got = ee_lines_next(&in, &why)) != 0 && got != -1) {
+		json_t *obj = got == 1 ? json_loadb(in.line.data, in.line.len, 0, NULL) : NULL;
 		if (obj && annotate(obj, tasks, &o)) {
 			char *text = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
 			if (text)
@@ -219,15 +220,13 @@ int cli_write_humaneval_compat(const char *samples, const char *results, const c
 	else
 		rc = ee_atomic_commit(&tmp, err);
 done:
-	if (in)
-		fclose(in);
+	ee_lines_close(&in);
 	if (f) { /* it owns tmp.fd */
 		fclose(f);
 		tmp.fd = -1;
 	}
 	if (rc < 0)
 		ee_atomic_abort(&tmp);
-	free(line);
 	free_outcomes(&o);
 	return rc;
 }

@@ -1,10 +1,12 @@
 /* eval.c - `execeval eval`: a data set of tasks against a file of samples,
  * many sandboxes at once, durable and resumable, with a summary.
  *
- * Samples are streamed (never all in memory): each line is parsed, matched
- * to its task, numbered (its position among its task's lines unless it says
- * "sample"), filtered by --shard and --resume, turned into a program and
- * handed to the scheduler. Each record is appended to the results file as
+ * Samples are streamed once (never all in memory; lines.h: gzip, pipes,
+ * UTF-8), from a JSONL file or an EvalPlus directory (samples_dir.h): each
+ * is parsed, matched to its task, numbered (its position among its task's
+ * lines unless it says "sample"; a key met twice stops the run), filtered
+ * by --shard and --resume, turned into a program and handed to the
+ * scheduler. Each record is appended to the results file as
  * soon as its sandbox is gone, and added to the summary. When the run is
  * complete and its summary written, it is stored in the run history
  * (eval_history.c; --no-history turns that off).
@@ -25,10 +27,11 @@
 #include "compose.h"
 #include "dataset.h"
 #include "err.h"
-#include "lines.h"
 #include "extract.h"
+#include "lines.h"
 #include "outpath.h"
 #include "results.h"
+#include "samples_dir.h"
 #include "sandbox/sandbox.h"
 #include "scheduler.h"
 #include "sha256.h"
@@ -40,7 +43,10 @@
 #define MAX_KS          32
 
 static const char usage[] =
-        "usage: execeval eval --tasks FILE --samples FILE [OPTIONS]\n"
+        "usage: execeval eval --tasks FILE --samples FILE|DIR [OPTIONS]\n"
+        "  --tasks, --samples     JSONL (or a JSON array of tasks), gzip-compressed or not;\n"
+        "                         \"-\" reads the samples from standard input; a directory\n"
+        "                         is EvalPlus's samples layout DIR/<task_id, / as _>/<n>.py\n"
         "  -o, --out FILE         results JSONL (default: SAMPLES.results.jsonl)\n"
         "  -j, --jobs N           sandboxes at once (default: number of cores)\n"
         "  -k 1,10,100            pass@k to report (default 1,10,100)\n"
@@ -100,11 +106,13 @@ struct eval_run {
 	struct ee_dataset tasks;
 	struct ee_done_set done;
 	struct ee_summary *summary;
-	FILE *samples;
-	struct ee_sha256 samples_sha; /* of the bytes read: a pipe cannot be read again */
-	char *line;
-	size_t line_alloc;
-	long line_no;
+	struct ee_lines samples;   /* a JSONL file (gzip or not, a pipe)... */
+	struct ee_samples_dir dir; /* ...or an EvalPlus directory */
+	int from_dir;
+	struct ee_key_lines keys; /* (task_id, sample) -> line: one sample per key */
+	int samples_failed;       /* the samples input stopped the run */
+	long line_no;             /* of the sample in hand (a directory: its position) */
+	char where[4400];         /* "file:line", or a directory's file */
 	int out_fd;
 	int write_failed;
 	struct ee_err write_err;
@@ -380,19 +388,54 @@ static uint64_t fnv1a(const char *s, long sample)
 	return h;
 }
 
-/* Parses line r->line into r->sample; 1 = use it, 0 = skip it, -1 = invalid. */
-static int read_sample(struct eval_run *r, long len, struct ee_dataset_entry **ret, json_t **obj,
+/* The next non-blank sample as a JSON object in *obj, r->where naming it:
+ * 1; 0 at the end; -2 an unusable one (err says why: --skip-invalid may go
+ * on); -1 the input failed. */
+static int next_object(struct eval_run *r, json_t **obj, struct ee_err *err)
+{
+	json_error_t jerr;
+	int rc;
+
+	*obj = NULL;
+	if (r->from_dir) {
+		rc = ee_samples_dir_next(&r->dir, obj, err);
+		r->line_no = (long)r->dir.next;
+		snprintf(r->where, sizeof(r->where), "%s", r->dir.where);
+		return rc;
+	}
+	do {
+		rc = ee_lines_next(&r->samples, err);
+		r->line_no = (long)r->samples.line_no;
+	} while (rc == 1 && ee_lines_blank(&r->samples));
+	snprintf(r->where, sizeof(r->where), "%.480s:%ld", r->samples.in.name, r->line_no);
+	if (rc != 1)
+		return rc;
+	*obj = json_loadb(r->samples.line.data, r->samples.line.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!*obj)
+		return ee_fail(err, EE_ERR_USAGE, "%s: column %d: %s", r->where, jerr.column, jerr.text), -2;
+	return 1;
+}
+
+/* One sample per (task_id, sample) key in the file: a repeat would be
+ * judged and counted twice. */
+static int check_repeat(struct eval_run *r, struct ee_err *err)
+{
+	long first = ee_keys_seen(&r->keys, r->sample.task_id, r->sample.index, (unsigned long)r->line_no);
+	if (first < 0)
+		return ee_fail(err, EE_ERR_USAGE, "%s: out of memory", r->where);
+	if (first > 0)
+		return ee_fail(err, EE_ERR_USAGE, "%s: sample (%.100s, %ld) repeats line %ld", r->where,
+		               r->sample.task_id, r->sample.index, first);
+	return 0;
+}
+
+/* obj into r->sample; 1 = use it, 0 = skip it, -1 = invalid, -2 = the
+ * samples file is wrong (a repeated key): stop, whatever --skip-invalid. */
+static int read_sample(struct eval_run *r, const json_t *obj, struct ee_dataset_entry **ret,
                        struct ee_err *err)
 {
-	char where[512];
-	json_error_t jerr;
-
-	snprintf(where, sizeof(where), "%.480s:%ld", r->a->samples, r->line_no);
-	*obj = json_loadb(r->line, (size_t)len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!*obj)
-		return ee_fail(err, EE_ERR_USAGE, "%s: column %d: %s", where, jerr.column, jerr.text);
 	ee_sample_free(&r->sample);
-	if (ee_sample_from_json(*obj, where, &r->sample, err) < 0)
+	if (ee_sample_from_json(obj, r->where, &r->sample, err) < 0)
 		return -1;
 	if (!r->sample.model && r->a->model && !(r->sample.model = strdup(r->a->model)))
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
@@ -404,12 +447,14 @@ static int read_sample(struct eval_run *r, long len, struct ee_dataset_entry **r
 	}
 	struct ee_dataset_entry *e = ee_dataset_find(&r->tasks, r->sample.task_id);
 	if (!e)
-		return ee_fail(err, EE_ERR_USAGE, "%s: task_id: '%.100s' is not in %s", where,
+		return ee_fail(err, EE_ERR_USAGE, "%s: task_id: '%.100s' is not in %s", r->where,
 		               r->sample.task_id, r->a->tasks);
 	unsigned long position = e->seen++;
 	if (r->sample.index < 0)
 		r->sample.index = (long)position;
 	*ret = e;
+	if (check_repeat(r, err) < 0)
+		return -2;
 	if (r->a->shard_n > 1 && fnv1a(r->sample.task_id, r->sample.index) % r->a->shard_n != r->a->shard_i) {
 		r->other_shard++;
 		return 0;
@@ -424,28 +469,18 @@ static int read_sample(struct eval_run *r, long len, struct ee_dataset_entry **r
 static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct ee_err *err)
 {
 	struct eval_run *r = ctx;
-	long len;
-	int nl;
+	json_t *obj;
+	int got;
 
 	*token = NULL;
 	if (r->sandbox_failed) {
 		*err = r->sandbox_err;
 		return -1;
 	}
-	while ((len = ee_read_line(r->samples, &r->line, &r->line_alloc, MAX_SAMPLE_LINE, &nl)) != -1) {
-		r->line_no++;
-		if (len >= 0) {
-			ee_sha256_update(&r->samples_sha, r->line, (size_t)len);
-			if (nl)
-				ee_sha256_update(&r->samples_sha, "\n", 1);
-		}
-		if (len >= 0 && strspn(r->line, " \t\r") == (size_t)len)
-			continue;
+	while ((got = next_object(r, &obj, err)) != 0) {
 		struct ee_dataset_entry *e = NULL;
-		json_t *obj = NULL;
-		int rc = len < 0 ? ee_fail(err, EE_ERR_USAGE, "%s:%ld: line longer than %u bytes",
-		                           r->a->samples, r->line_no, MAX_SAMPLE_LINE)
-		                 : read_sample(r, len, &e, &obj, err);
+		int rc = got == 1 ? read_sample(r, obj, &e, err) : -1;
+		int fatal = got == -1 || rc == -2; /* the file, not this sample, is wrong */
 		struct ee_extract_info how = { 0 };
 		free(r->program);
 		r->program = NULL;
@@ -454,7 +489,7 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 			rc = -1;
 		r->lines++;
 		ee_extraction_name(&how, r->extraction, sizeof(r->extraction));
-		if (rc < 0 && r->a->skip_invalid) {
+		if (rc < 0 && !fatal && r->a->skip_invalid) {
 			const char *id = known_task_id(r, obj);
 			if (r->a->resume && ee_done_contains(&r->done, id ? id : "", -r->line_no))
 				r->skipped++;
@@ -463,8 +498,10 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 			rc = 0;
 		}
 		json_decref(obj);
-		if (rc < 0)
+		if (rc < 0) {
+			r->samples_failed = 1;
 			return -1;
+		}
 		if (rc == 0)
 			continue;
 		*c = (struct ee_candidate){ .task = &e->task,
@@ -483,20 +520,33 @@ static const struct ee_sched_source source = { next_sample, on_done };
 
 /* ---- the run ------------------------------------------------------------ */
 
-/* The lines of a regular file, for the ETA; f is rewound. */
-static unsigned long count_lines(FILE *f)
+/* The non-empty lines of a regular file (decompressed), for the ETA: a
+ * reading of its own, the samples stream is read once. 0: unknown. */
+static unsigned long count_lines(const char *path)
 {
+	struct ee_input in;
+	struct ee_err ignored;
 	unsigned long n = 0;
-	int c, last = '\n';
-	while ((c = getc(f)) != EOF) {
-		if (c == '\n' && last != '\n')
-			n++;
-		last = c;
-	}
-	if (last != '\n')
-		n++;
-	rewind(f);
-	return n;
+	int last = '\n';
+
+	if (ee_input_open(&in, path, &ignored) == 0)
+		while (ee_input_fill(&in, &ignored) == 1) {
+			for (; in.pos < in.len; in.pos++) {
+				n += in.data[in.pos] == '\n' && last != '\n';
+				last = in.data[in.pos];
+			}
+		}
+	ee_input_close(&in);
+	return n + (last != '\n');
+}
+
+/* --samples: a directory in EvalPlus's layout, or a JSONL file. */
+static int open_samples(struct eval_run *r, struct ee_err *err)
+{
+	r->from_dir = ee_samples_dir_is(r->a->samples);
+	if (r->from_dir)
+		return ee_samples_dir_open(&r->dir, r->a->samples, &r->tasks, err);
+	return ee_lines_open(&r->samples, r->a->samples, MAX_SAMPLE_LINE, err);
 }
 
 static int visit_old(void *ctx, const json_t *rec, const char *where, struct ee_err *err)
@@ -535,7 +585,7 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 	struct ee_path_role out[4] = { { "-o", a->out }, { "-o (its run file)", a->run_file } };
 	size_t n = results_is_a_file(a) ? 2 : 1;
 
-	if (a->humaneval_compat && !is_regular(a->samples))
+	if (a->humaneval_compat && !is_regular(a->samples)) /* a pipe, a directory */
 		return ee_fail(err, EE_ERR_USAGE,
 		               "--humaneval-compat: --samples %s is not a regular file (the compat file "
 		               "is written from a second reading of it)",
@@ -581,7 +631,7 @@ static int check_run_file(struct eval_run *r, struct ee_err *err)
 	if (a->resume)
 		rc = cli_run_check(a->out, run, a->resume_anyway, &missing, err);
 	if (rc == 0 && missing) {
-		if (a->resume && fstat(r->out_fd, &st) == 0 && st.st_size > 0)
+		if (a->resume && missing == 1 && fstat(r->out_fd, &st) == 0 && st.st_size > 0)
 			fprintf(stderr,
 			        "execeval eval: warning: --resume: no %s: the run it continues cannot be "
 			        "checked\n",
@@ -632,19 +682,17 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 	r->summary = ee_summary_new();
 	if (!r->summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	r->samples = strcmp(r->a->samples, "-") == 0 ? stdin : fopen(r->a->samples, "re");
-	if (!r->samples)
-		return ee_fail_errno(err, EE_ERR_USAGE, "%s", r->a->samples);
-	ee_sha256_init(&r->samples_sha);
+	if (open_samples(r, err) < 0)
+		return -1;
 	if (r->a->humaneval_compat &&
-	    cli_humaneval_compat_precheck(r->samples, r->a->samples, &r->tasks, r->a->tasks, err) < 0)
+	    cli_humaneval_compat_precheck(r->a->samples, &r->tasks, r->a->tasks, err) < 0)
 		return -1; /* before the results file is touched */
 	if (open_results(r, &repaired, err) < 0)
 		return -1;
 	if (repaired)
 		fprintf(stderr, "execeval eval: %s: cut a torn last line\n", r->a->out);
 	/* A pipe is read once: no second pass to count it, no ETA. */
-	r->total = is_regular(r->a->samples) ? count_lines(r->samples) : 0;
+	r->total = r->from_dir ? r->dir.n : is_regular(r->a->samples) ? count_lines(r->a->samples) : 0;
 	if (r->a->shard_n > 1)
 		r->total = (r->total + r->a->shard_n - 1) / r->a->shard_n; /* about: for the ETA */
 	progress_init(r);
@@ -701,13 +749,14 @@ static void store_history(struct eval_run *r, const json_t *summary)
 		                       .finished = time(NULL) };
 	struct ee_err err = { 0 };
 	long long id;
-	uint8_t digest[EE_SHA256_LEN];
 	char samples_sha[EE_SHA256_HEX];
 
 	if (!r->a->history)
 		return;
-	ee_sha256_final(&r->samples_sha, digest);
-	ee_sha256_hex(digest, samples_sha);
+	if (r->from_dir)
+		ee_samples_dir_sha256(&r->dir, samples_sha);
+	else
+		ee_input_sha256(&r->samples.in, samples_sha);
 	row.samples_sha256 = samples_sha;
 	fdatasync(r->out_fd);
 	if (r->models_full)
@@ -766,13 +815,13 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 
 static void release(struct eval_run *r)
 {
-	if (r->samples && r->samples != stdin)
-		fclose(r->samples);
+	ee_lines_close(&r->samples);
+	ee_samples_dir_free(&r->dir);
+	ee_keys_free(&r->keys);
 	if (r->out_fd >= 0) {
 		fdatasync(r->out_fd);
 		close(r->out_fd);
 	}
-	free(r->line);
 	free(r->program);
 	ee_sample_free(&r->sample);
 	ee_summary_free(r->summary);
@@ -789,8 +838,9 @@ static int nothing_evaluated(const struct eval_run *r, struct ee_err *err)
 	if (r->finished > r->invalid || r->skipped > 0)
 		return 0;
 	if (r->lines == 0)
-		return ee_fail(err, EE_ERR_USAGE, "--samples %s: no samples (the file has no non-blank line)",
-		               s);
+		return ee_fail(err, EE_ERR_USAGE, "--samples %s: no samples (%s)", s,
+		               r->from_dir ? "the directory has no task directory with a <n>.py"
+		                           : "the file has no non-blank line");
 	if (r->invalid == r->lines)
 		return ee_fail(
 		        err, EE_ERR_USAGE,
@@ -800,6 +850,19 @@ static int nothing_evaluated(const struct eval_run *r, struct ee_err *err)
 	               "--samples %s: no sample evaluated: --shard %lu/%lu selects none of its %lu lines "
 	               "(%lu invalid)",
 	               s, r->a->shard_i, r->a->shard_n, r->lines, r->invalid);
+}
+
+/* Stopped by its samples: once they are fixed, --resume continues. */
+static void note_stopped(const struct eval_run *r, const struct ee_err *why)
+{
+	struct ee_err err;
+	if (!r->samples_failed || !results_is_a_file(r->a))
+		return;
+	if (cli_run_mark_stopped(r->a->out, why->msg, r->a->force, &err) < 0)
+		fprintf(stderr, "execeval eval: warning: %s\n", err.msg);
+	else
+		fprintf(stderr, "execeval eval: fix %s and run again with --resume to continue\n",
+		        r->a->samples);
 }
 
 static int evaluate_all(struct eval_run *r, struct eval_args *a)
@@ -831,6 +894,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	} else if (rc < 0) {
 		code = err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
 		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);
+		note_stopped(r, &err);
 	} else if (nothing_evaluated(r, &err) < 0) {
 		code = EXIT_USAGE;
 	} else {
@@ -876,7 +940,7 @@ int cmd_eval(int argc, char **argv)
 		a.history = NULL;
 	else if (!a.history && cli_history_default(history_default, sizeof(history_default)) == 0)
 		a.history = history_default;
-	if (!a.out && !is_regular(a.samples)) {
+	if (!a.out && !is_regular(a.samples) && !ee_samples_dir_is(a.samples)) {
 		fprintf(stderr,
 		        "execeval eval: --samples %s is not a regular file: give the results file "
 		        "with -o FILE\n",
@@ -884,8 +948,11 @@ int cmd_eval(int argc, char **argv)
 		json_decref(a.argv);
 		return EXIT_USAGE;
 	}
-	if (!a.out) {
-		snprintf(out_default, sizeof(out_default), "%s.results.jsonl", a.samples);
+	if (!a.out) { /* beside a directory, not in it */
+		int n = (int)strlen(a.samples);
+		while (n > 1 && a.samples[n - 1] == '/')
+			n--;
+		snprintf(out_default, sizeof(out_default), "%.*s.results.jsonl", n, a.samples);
 		a.out = out_default;
 	}
 	snprintf(a.compat_out, sizeof(a.compat_out), "%.4000s_results.jsonl", a.samples);

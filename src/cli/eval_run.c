@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "err.h"
 #include "outpath.h"
+#include "samples_dir.h"
 #include "sha256.h"
 
 #define MAX_RUN_FILE (1u << 20)
@@ -26,20 +27,32 @@ void cli_run_file_path(const char *results, char *buf, size_t size)
 	snprintf(buf, size, "%.4000s.run.json", results);
 }
 
+/* The samples' sha256: of the file as given (gzip: the compressed bytes),
+ * or of an EvalPlus directory (samples_dir.h): 1; 0 for a pipe; -1. */
+static int samples_sha256(const char *samples, int regular, char hex[EE_SHA256_HEX], struct ee_err *err)
+{
+	if (ee_samples_dir_is(samples))
+		return ee_samples_dir_sha256_of(samples, hex, err) < 0 ? -1 : 1;
+	if (!regular)
+		return 0;
+	return ee_sha256_file(samples, hex, err) < 0 ? -1 : 1;
+}
+
 json_t *cli_run_describe(const char *tasks, const char *samples, int samples_regular, json_t *options,
                          struct ee_err *err)
 {
 	char tasks_hex[EE_SHA256_HEX], samples_hex[EE_SHA256_HEX];
+	int hashed = 0;
 
 	if (!options || ee_sha256_file(tasks, tasks_hex, err) < 0 ||
-	    (samples_regular && ee_sha256_file(samples, samples_hex, err) < 0)) {
+	    (hashed = samples_sha256(samples, samples_regular, samples_hex, err)) < 0) {
 		if (!options)
 			ee_fail(err, EE_ERR_USAGE, "out of memory");
 		json_decref(options);
 		return NULL;
 	}
 	json_t *run = json_pack("{s:s, s:s?, s:o}", "tasks_sha256", tasks_hex, "samples_sha256",
-	                        samples_regular ? samples_hex : NULL, "options", options);
+	                        hashed ? samples_hex : NULL, "options", options);
 	if (!run)
 		ee_fail(err, EE_ERR_USAGE, "out of memory");
 	return run;
@@ -123,7 +136,16 @@ int cli_run_check(const char *results, const json_t *now, int anyway, int *ret_m
 		json_decref(was);
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	}
-	if (json_is_null(json_object_get(mine, "samples_sha256"))) { /* a pipe: cannot tell */
+	const char *stopped = json_string_value(json_object_get(was, "samples_stopped"));
+	if (stopped) { /* the samples were wrong: they are fixed now, records before stay */
+		fprintf(stderr,
+		        "execeval eval: warning: --resume: the run in %s stopped on its samples (%s); the "
+		        "records it kept are continued, the samples are not checked against them\n",
+		        path, stopped);
+		json_object_set(mine, "samples_sha256", json_object_get(was, "samples_sha256"));
+		json_object_set(mine, "samples_stopped", json_object_get(was, "samples_stopped"));
+		*ret_missing = 2;
+	} else if (json_is_null(json_object_get(mine, "samples_sha256"))) { /* a pipe: cannot tell */
 		fprintf(stderr,
 		        "execeval eval: warning: --resume: samples read from a pipe are not checked against "
 		        "%s\n",
@@ -146,5 +168,18 @@ int cli_run_check(const char *results, const json_t *now, int anyway, int *ret_m
 	}
 	json_decref(mine);
 	json_decref(was);
+	return rc;
+}
+
+int cli_run_mark_stopped(const char *results, const char *why, int force, struct ee_err *err)
+{
+	char path[4096];
+	cli_run_file_path(results, path, sizeof(path));
+	json_t *run = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+	int rc = run && json_object_set_new(run, "samples_sha256", json_null()) == 0 &&
+	                         json_object_set_new(run, "samples_stopped", json_string(why)) == 0
+	                 ? cli_run_write(results, run, force, err)
+	                 : ee_fail(err, EE_ERR_USAGE, "%s: cannot note that the run stopped", path);
+	json_decref(run);
 	return rc;
 }

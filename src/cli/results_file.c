@@ -1,23 +1,21 @@
 /* results_file.c - a results file as the reading subcommands see it
  * (metrics, report): every record handed to a visitor, and the -k list.
  *
- * Reads the results JSONL one line at a time (each line capped at
- * MAX_LINE). A line that is not JSON, or that the visitor rejects, is an
- * input error naming file:line unless it is the last non-blank line: a run
- * killed while appending leaves a torn last line, which is skipped with a
- * warning on stderr. A (task_id, sample) key on two lines is an error naming
+ * Reads the results JSONL one line at a time (lines.h: gzip or not, UTF-8,
+ * each line capped at MAX_LINE). A line that is not JSON, not UTF-8 or too
+ * long, or that the visitor rejects, is an input error naming file:line
+ * unless it is the last non-blank line: a run killed while appending leaves
+ * a torn last line, which is skipped with a warning on stderr. A (task_id, sample) key on two lines is an error naming
  * both: the sample would be counted twice.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "cli/cli.h"
 #include "err.h"
+#include "lines.h"
 #include "results.h"
 
 #define MAX_LINE (16u << 20)
@@ -44,54 +42,6 @@ int cli_parse_ks(const char *s, unsigned long *ks, size_t max, size_t *ret_n, st
 	}
 }
 
-struct reader {
-	int fd;
-	char chunk[65536];
-	size_t pos, len;
-	int eof;
-	struct ee_buf line; /* the current line, without its newline */
-};
-
-/* 1: a line is in r->line; 0: end of file; -1: read error or over MAX_LINE. */
-static int next_line(struct reader *r, const char *name, unsigned long lineno, struct ee_err *err)
-{
-	int got = 0;
-
-	ee_buf_reset(&r->line);
-	for (;;) {
-		if (r->pos == r->len) {
-			if (r->eof)
-				return got;
-			ssize_t n = read(r->fd, r->chunk, sizeof(r->chunk));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return ee_fail_errno(err, EE_ERR_USAGE, "%s", name);
-			r->eof = n == 0;
-			r->pos = 0;
-			r->len = (size_t)n;
-			continue;
-		}
-		char *start = r->chunk + r->pos, *nl = memchr(start, '\n', r->len - r->pos);
-		size_t take = nl ? (size_t)(nl - start) : r->len - r->pos;
-		if (ee_buf_append(&r->line, start, take) < 0)
-			return ee_fail(err, EE_ERR_USAGE, "%s:%lu: line longer than %u MiB", name, lineno,
-			               MAX_LINE >> 20);
-		got = 1;
-		r->pos += take + (nl != NULL);
-		if (nl)
-			return 1;
-	}
-}
-
-static int is_blank(const struct ee_buf *b)
-{
-	for (size_t i = 0; i < b->len; i++)
-		if (!strchr(" \t\r", b->data[i]))
-			return 0;
-	return 1;
-}
-
 /* Visits one line; a repeated (task_id, sample) key sets *fatal: it is an
  * error even on the last line (a torn line is never a whole record). */
 static int visit_line(const struct ee_buf *line, const char *path, unsigned long lineno, const char *where,
@@ -113,46 +63,38 @@ static int visit_line(const struct ee_buf *line, const char *path, unsigned long
 
 int cli_read_results(const char *path, cli_record_visit visit, void *ctx, struct ee_err *err)
 {
-	struct reader *r = calloc(1, sizeof(*r));
-	struct ee_err pending = { 0 };
+	struct ee_lines l;
+	struct ee_err pending = { 0 }, why;
 	struct ee_key_lines keys = { 0 };
-	unsigned long lineno = 0;
 	char where[4096];
-	int rc;
+	int rc = ee_lines_open(&l, path, MAX_LINE, err), got = 0;
 
-	if (!r)
-		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	ee_buf_init(&r->line, MAX_LINE);
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0)
-		rc = ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
-	else
-		while ((rc = next_line(r, path, lineno + 1, err)) > 0) {
-			lineno++;
-			if (is_blank(&r->line))
-				continue;
-			if (pending.code) { /* the bad line was not the last one */
-				*err = pending;
-				rc = -1;
-				break;
-			}
-			snprintf(where, sizeof(where), "%s:%lu", path, lineno);
+	while (rc == 0 && (got = ee_lines_next(&l, &why)) != 0) {
+		if (got == -1) {
+			*err = why;
+			rc = -1;
+		} else if (got == 1 && ee_lines_blank(&l)) {
+			continue;
+		} else if (pending.code) { /* the bad line was not the last one */
+			*err = pending;
+			rc = -1;
+		} else if (got == -2) { /* too long, not UTF-8: an error unless it is the last */
+			pending = why;
+		} else {
+			snprintf(where, sizeof(where), "%s:%lu", l.in.name, l.line_no);
 			int fatal = 0;
-			visit_line(&r->line, path, lineno, where, visit, ctx, &keys, &fatal, &pending);
+			visit_line(&l.line, l.in.name, l.line_no, where, visit, ctx, &keys, &fatal, &pending);
 			if (fatal) {
 				*err = pending;
 				rc = -1;
-				break;
 			}
 		}
+	}
 	if (rc == 0 && pending.code)
 		fprintf(stderr,
 		        "execeval: warning: %s; skipped the last line (torn by an interrupted run?)\n",
 		        pending.msg);
-	if (r->fd >= 0)
-		close(r->fd);
-	ee_buf_free(&r->line);
+	ee_lines_close(&l);
 	ee_keys_free(&keys);
-	free(r);
 	return rc;
 }

@@ -127,12 +127,12 @@ def test_humaneval_compat_refuses_samples_that_leave_tasks_out_before_running(tm
 def test_humaneval_compat_refuses_at_the_end_when_the_samples_changed_during_the_run(tmp_path):
     """The first reading saw both tasks; while the first sample runs (-j 1,
     a slow candidate) the second line's task_id changes in place, past what
-    stdio has read ahead: the run attempts one task, so the compat file is
-    refused and the results are kept."""
+    the reader has read ahead (64 KiB chunks, lines.h): the run attempts one
+    task, so the compat file is refused and the results are kept."""
     tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE, CUBE])
     slow = "    import time\n    time.sleep(1.5)\n    return x * x\n"
     first = json.dumps({"task_id": "t/sq", "code": "def sq(x):\n" + slow})
-    second = json.dumps({"pad": "#" * 20000, "task_id": "t/cube", "completion": "    return x ** 3\n"})
+    second = json.dumps({"pad": "#" * 200000, "task_id": "t/cube", "completion": "    return x ** 3\n"})
     samples = tmp_path / "s.jsonl"
     samples.write_text(first + "\n" + second + "\n")
     offset = len(first) + 1 + second.index('"t/cube"')

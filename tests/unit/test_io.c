@@ -1,11 +1,16 @@
 /* test_io.c - the file-facing modules of eval: dataset loading, program
- * composition, the results file (resume, torn lines), limits and buffers. */
+ * composition, the results file (resume, torn lines), limits and buffers;
+ * the input layer: gzip by its magic bytes (members, corrupt, truncated),
+ * the sha256 of the bytes as given, a byte-order mark, UTF-8 named by
+ * offset; and EvalPlus's samples directory (order, checks, hash). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "buf.h"
 #include "compose.h"
@@ -14,6 +19,8 @@
 #include "lines.h"
 #include "resource_limits.h"
 #include "results.h"
+#include "samples_dir.h"
+#include "sha256.h"
 #include "task.h"
 
 static char dir[] = "/tmp/ee-unit-io-XXXXXX";
@@ -33,15 +40,20 @@ static void remove_dir(void)
 
 TestSuite(io, .init = make_dir, .fini = remove_dir);
 
-static const char *write_file(const char *name, const char *content)
+static const char *write_bytes(const char *name, const void *data, size_t len)
 {
 	static char path[256];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
+	FILE *f = fopen(path, "wb");
 	cr_assert_not_null(f);
-	fputs(content, f);
+	cr_assert_eq(fwrite(data, 1, len, f), len);
 	fclose(f);
 	return path;
+}
+
+static const char *write_file(const char *name, const char *content)
+{
+	return write_bytes(name, content, strlen(content));
 }
 
 #define TASK(id)                                                                                             \
@@ -105,20 +117,226 @@ Test(io, dataset_errors_name_file_line_and_field)
 Test(io, read_line_caps_and_reports_torn_lines)
 {
 	const char *p = write_file("l.txt", "short\n0123456789abcdef\nlast");
-	FILE *f = fopen(p, "r");
-	char *buf = NULL;
-	size_t alloc = 0;
-	int nl;
-	cr_assert_eq(ee_read_line(f, &buf, &alloc, 8, &nl), 5);
-	cr_assert_str_eq(buf, "short");
-	cr_assert(nl);
-	cr_assert_eq(ee_read_line(f, &buf, &alloc, 8, &nl), -2, "over the cap");
-	cr_assert_eq(ee_read_line(f, &buf, &alloc, 8, &nl), 4);
-	cr_assert_str_eq(buf, "last");
-	cr_assert(!nl, "no newline: torn");
-	cr_assert_eq(ee_read_line(f, &buf, &alloc, 8, &nl), -1);
+	struct ee_lines l;
+	struct ee_err err;
+	cr_assert_eq(ee_lines_open(&l, p, 8, &err), 0, "%s", err.msg);
+	cr_assert_eq(ee_lines_next(&l, &err), 1);
+	cr_assert_str_eq(l.line.data, "short");
+	cr_assert(l.had_newline);
+	cr_assert_eq(ee_lines_next(&l, &err), -2, "over the cap");
+	cr_assert_not_null(strstr(err.msg, "l.txt:2: line longer than 8 bytes"), "%s", err.msg);
+	cr_assert_eq(ee_lines_next(&l, &err), 1, "the line after it");
+	cr_assert_str_eq(l.line.data, "last");
+	cr_assert_eq(l.line_no, 3);
+	cr_assert(!l.had_newline, "no newline: torn");
+	cr_assert_eq(ee_lines_next(&l, &err), 0);
+	ee_lines_close(&l);
+}
+
+/* ---- the input layer ---------------------------------------------------- */
+
+/* text as one gzip member appended to out (at most cap bytes); returns the new length. */
+static size_t gzip_append(const char *text, unsigned char *out, size_t len, size_t cap)
+{
+	z_stream z = { 0 };
+	cr_assert_eq(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = (unsigned char *)text;
+	z.avail_in = (uInt)strlen(text);
+	z.next_out = out + len;
+	z.avail_out = (uInt)(cap - len);
+	cr_assert_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+	len = cap - z.avail_out;
+	deflateEnd(&z);
+	return len;
+}
+
+/* Every line of path joined by '|', or the error of the first failure. */
+static char *read_all(const char *path, size_t cap, struct ee_lines *l)
+{
+	static char got[4096];
+	struct ee_err err;
+	int rc;
+	got[0] = '\0';
+	cr_assert_eq(ee_lines_open(l, path, cap, &err), 0, "%s", err.msg);
+	while ((rc = ee_lines_next(l, &err)) == 1)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s|", l->line.data);
+	if (rc < 0)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "ERR %d %s", rc, err.msg);
+	return got;
+}
+
+Test(io, gzip_is_known_by_its_magic_and_members_follow_one_another)
+{
+	unsigned char z[4096];
+	size_t n = gzip_append("one\ntw", z, 0, sizeof(z));
+	n = gzip_append("o\nthree\n", z, n, sizeof(z));
+	const char *p = write_bytes("plain-name.jsonl", z, n);
+	struct ee_lines l;
+	cr_assert_str_eq(read_all(p, 64, &l), "one|two|three|");
+	cr_assert(l.in.gzip);
+	char hex[EE_SHA256_HEX], want[EE_SHA256_HEX];
+	struct ee_err err;
+	ee_input_sha256(&l.in, hex);
+	cr_assert_eq(ee_sha256_file(p, want, &err), 0);
+	cr_assert_str_eq(hex, want, "the sha256 is of the compressed bytes, as given");
+	ee_lines_close(&l);
+
+	p = write_bytes("named.gz", "not\ngzip\n", 9); /* the name does not decide */
+	cr_assert_str_eq(read_all(p, 64, &l), "not|gzip|");
+	cr_assert(!l.in.gzip);
+	ee_lines_close(&l);
+}
+
+Test(io, corrupt_and_truncated_gzip_name_the_file_and_line)
+{
+	unsigned char z[65536];
+	char text[20000] = "";
+	for (int i = 0; i < 300; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "%d\n", i * 7919 % 10007);
+	size_t n = gzip_append(text, z, 0, sizeof(z));
+	struct ee_lines l;
+
+	const char *p = write_bytes("cut.gz", z, n - 12);
+	char *got = read_all(p, 64, &l);
+	cr_assert_not_null(strstr(got, "ERR -1 "), "%s", got);
+	cr_assert_not_null(strstr(got, "cut.gz:"), "%s", got);
+	cr_assert_not_null(strstr(got, ": truncated gzip data"), "%s", got);
+	ee_lines_close(&l);
+
+	for (size_t i = 30; i < 80; i++)
+		z[i] ^= 0x55;
+	p = write_bytes("bad.gz", z, n);
+	got = read_all(p, 64, &l);
+	cr_assert_not_null(strstr(got, "bad.gz:1: corrupt gzip data"), "%s", got);
+	ee_lines_close(&l);
+
+	unsigned char trail[4096];
+	n = gzip_append("a\n", trail, 0, sizeof(trail));
+	memcpy(trail + n, "junk", 4);
+	p = write_bytes("trailing.gz", trail, n + 4);
+	got = read_all(p, 64, &l);
+	cr_assert_not_null(strstr(got, "a|ERR -1 "), "bytes after the last member are an error: %s", got);
+	ee_lines_close(&l);
+}
+
+Test(io, a_bom_is_dropped_and_bad_utf8_named_by_its_offset)
+{
+	struct ee_lines l;
+	const char *p = write_bytes("bom.jsonl", "\xEF\xBB\xBF{}\n\xEF\xBB\xBF{}\n", 12);
+	cr_assert_str_eq(read_all(p, 64, &l), "{}|\xEF\xBB\xBF{}|", "only at the start of the file");
+	ee_lines_close(&l);
+
+	p = write_bytes("bad.jsonl",
+	                "\xEF\xBB\xBF"
+	                "ok\nbad \xC3\x28 x\nok é\n",
+	                22);
+	struct ee_err err;
+	cr_assert_eq(ee_lines_open(&l, p, 64, &err), 0);
+	cr_assert_eq(ee_lines_next(&l, &err), 1);
+	cr_assert_eq(ee_lines_next(&l, &err), -2);
+	cr_assert_not_null(strstr(err.msg, "bad.jsonl:2: byte offset 10: not UTF-8 (byte 0xc3)"), "%s",
+	                   err.msg);
+	cr_assert_eq(ee_lines_next(&l, &err), 1, "reading goes on");
+	cr_assert_str_eq(l.line.data, "ok é");
+	ee_lines_close(&l);
+}
+
+Test(io, a_document_read_whole_stops_at_its_cap)
+{
+	const char *p = write_file("doc.json", "{\n  \"a\": 1\n}");
+	struct ee_lines l;
+	struct ee_buf text;
+	struct ee_err err;
+
+	for (size_t cap = 12; cap >= 11; cap--) { /* the document is 12 bytes, no last newline */
+		ee_buf_init(&text, cap);
+		cr_assert_eq(ee_lines_open(&l, p, 64, &err), 0);
+		cr_assert_eq(ee_lines_next(&l, &err), 1);
+		int rc = ee_lines_slurp(&l, &text, &err);
+		if (cap == 12) {
+			cr_assert_eq(rc, 0, "%s", err.msg);
+			cr_assert_str_eq(text.data, "{\n  \"a\": 1\n}", "the bytes as they are");
+		} else {
+			cr_assert_eq(rc, -1);
+			cr_assert_not_null(strstr(err.msg, "doc.json:3: larger than 11 bytes"), "%s",
+			                   err.msg);
+		}
+		ee_lines_close(&l);
+		ee_buf_free(&text);
+	}
+}
+
+Test(io, a_tasks_file_in_gzip_as_lines_or_an_array)
+{
+	const char *task = "{\"task_id\":\"a\",\"prompt\":\"def f():\\n\",\"tests\":[{\"kind\":\"assert\","
+	                   "\"code\":\"assert f()\"}]}";
+	char text[512];
+	unsigned char z[2048];
+	struct ee_dataset d;
+	struct ee_err err;
+
+	snprintf(text, sizeof(text), "\n\n[\n%s\n]\n", task);
+	const char *p = write_bytes("t.json.gz", z, gzip_append(text, z, 0, sizeof(z)));
+	cr_assert_eq(ee_dataset_load(p, EE_FORMAT_AUTO, &d, &err), 0, "%s", err.msg);
+	cr_assert_eq(d.n, 1);
+	ee_dataset_free(&d);
+
+	snprintf(text, sizeof(text), "\n%s\n[1]\n", task);
+	p = write_bytes("t.jsonl.gz", z, gzip_append(text, z, 0, sizeof(z)));
+	cr_assert_eq(ee_dataset_load(p, EE_FORMAT_AUTO, &d, &err), -1);
+	cr_assert_not_null(strstr(err.msg, "t.jsonl.gz:3"), "line numbers count the blank lines: %s",
+	                   err.msg);
+}
+
+static void put(const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/s/%s", dir, name);
+	*strrchr(path, '/') = '\0';
+	mkdir(path, 0755);
+	*strchr(path + strlen(path), '\0') = '/';
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
 	fclose(f);
-	free(buf);
+}
+
+Test(io, an_evalplus_directory_in_task_then_numeric_order)
+{
+	char root[256];
+	struct ee_samples_dir d;
+	struct ee_err err;
+	json_t *s;
+	const char *want[] = { "HumanEval_1/0.py", "HumanEval_1/9.py", "HumanEval_10/2.py",
+		               "HumanEval_2/3.py", "HumanEval_2/11.py" };
+
+	snprintf(root, sizeof(root), "%s/s", dir);
+	mkdir(root, 0755);
+	put("HumanEval_2/11.py", "b");
+	put("HumanEval_2/3.py", "a");
+	put("HumanEval_10/2.py", "c");
+	put("HumanEval_1/9.py", "d");
+	put("HumanEval_1/0.py", "e");
+	cr_assert(ee_samples_dir_is(root));
+	cr_assert_eq(ee_samples_dir_open(&d, root, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(d.n, 5);
+	for (size_t i = 0; i < d.n; i++)
+		cr_expect_str_eq(d.files[i].name, want[i]);
+	for (size_t i = 0; i < d.n; i++) {
+		cr_assert_eq(ee_samples_dir_next(&d, &s, &err), 1, "%s", err.msg);
+		json_decref(s);
+	}
+	cr_assert_eq(ee_samples_dir_next(&d, &s, &err), 0);
+	char streamed[EE_SHA256_HEX], whole[EE_SHA256_HEX];
+	ee_samples_dir_sha256(&d, streamed);
+	ee_samples_dir_free(&d);
+	cr_assert_eq(ee_samples_dir_sha256_of(root, whole, &err), 0, "%s", err.msg);
+	cr_assert_str_eq(streamed, whole);
+
+	put("HumanEval_1/09.py", "x");
+	cr_assert_eq(ee_samples_dir_open(&d, root, NULL, &err), -1);
+	cr_assert_not_null(strstr(err.msg, "sample 9 repeats HumanEval_1/"), "%s", err.msg);
+	ee_samples_dir_free(&d);
 }
 
 /* ---- compose ------------------------------------------------------------ */
