@@ -4,8 +4,10 @@
  * Samples are streamed (never all in memory): each line is parsed, matched
  * to its task, numbered (its position among its task's lines unless it says
  * "sample"), filtered by --shard and --resume, turned into a program and
- * handed to the scheduler. Each record is appended to the results file as
- * soon as its sandbox is gone, and added to the summary. When the run is
+ * handed to the scheduler. Each record is appended to the results file,
+ * and added to the summary, in input order: as soon as its sandbox is gone
+ * and every earlier sample's record is written (a bounded reorder buffer,
+ * reorder.h, holds the ones that finish early). When the run is
  * complete and its summary written, it is stored in the run history
  * (eval_history.c; --no-history turns that off).
  */
@@ -28,6 +30,7 @@
 #include "lines.h"
 #include "extract.h"
 #include "outpath.h"
+#include "reorder.h"
 #include "results.h"
 #include "sandbox/sandbox.h"
 #include "scheduler.h"
@@ -38,6 +41,11 @@
 
 #define MAX_SAMPLE_LINE (64u << 20)
 #define MAX_KS          32
+/* Records finished out of order wait for the ones before them: at most this
+ * many per job and this many bytes; then no sample is read until the oldest
+ * evaluation in flight is done (reorder.h). */
+#define HELD_PER_JOB 32
+#define HELD_BYTES   (32u << 20)
 
 static const char usage[] =
         "usage: execeval eval --tasks FILE --samples FILE [OPTIONS]\n"
@@ -56,7 +64,8 @@ static const char usage[] =
         "  --weak-limits          run without a memory cgroup (RLIMIT_AS), as for run\n"
         "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
         "                         (default auto: warm where the host allows it)\n"
-        "  --resume               skip samples already in the results file\n"
+        "  --resume               skip samples already in the results file; the others\n"
+        "                         follow them, in input order (as every record is written)\n"
         "  --resume-anyway        --resume even when the tasks, samples or judging options\n"
         "                         differ from those in RESULTS.run.json\n"
         "  --force                write through an output that is a symbolic link\n"
@@ -99,6 +108,7 @@ struct eval_run {
 	struct ee_dataset tasks;
 	struct ee_done_set done;
 	struct ee_summary *summary;
+	struct ee_reorder order; /* records reach the file in input order */
 	FILE *samples;
 	struct ee_sha256 samples_sha; /* of the bytes read: a pipe cannot be read again */
 	char *line;
@@ -304,12 +314,17 @@ static void progress(struct eval_run *r, int final)
 		fputc('\n', stderr);
 }
 
-static void write_record(struct eval_run *r, json_t *rec)
+/* The reorder buffer's sink: each record, in input order, to the results
+ * file (its line, encoded when it finished) and to the summary. */
+static void write_record(void *ctx, json_t *rec, const char *line, size_t len)
 {
+	struct eval_run *r = ctx;
 	struct ee_err err;
 	const char *status = json_string_value(json_object_get(rec, "status"));
 
-	if (!r->write_failed && ee_results_append(r->out_fd, rec, r->a->out, &r->write_err) < 0)
+	if (!r->write_failed &&
+	    (line ? ee_results_write(r->out_fd, line, len, r->a->out, &r->write_err)
+	          : ee_fail(&r->write_err, EE_ERR_USAGE, "%s: cannot encode a record", r->a->out)) < 0)
 		r->write_failed = 1;
 	if (ee_summary_add(r->summary, rec, r->a->out, &err) < 0)
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
@@ -318,10 +333,19 @@ static void write_record(struct eval_run *r, json_t *rec)
 	progress(r, 0);
 }
 
+/* rec (owned; NULL: the sample gave none) goes in ticket's place. */
+static void put_record(struct eval_run *r, uint64_t ticket, json_t *rec)
+{
+	size_t len = 0;
+	char *line = rec ? ee_results_encode(rec, &len) : NULL;
+	ee_reorder_put(&r->order, ticket, rec, line, len);
+}
+
 static void on_done(void *ctx, void *token, json_t *rec)
 {
 	struct eval_run *r = ctx;
-	(void)token;
+	uint64_t ticket = (uintptr_t)token;
+
 	if (rec && json_object_get(rec, "sandbox_error")) {
 		/* The host failed, not the candidate: no record (a --resume retries
 		 * the sample), no new sandboxes; the run ends with exit code 3. */
@@ -329,10 +353,10 @@ static void on_done(void *ctx, void *token, json_t *rec)
 			ee_fail(&r->sandbox_err, EE_ERR_SANDBOX, "sandbox setup failed: %s",
 			        json_string_value(json_object_get(rec, "sandbox_error")));
 		r->sandbox_failed = 1;
-	} else if (rec) {
-		write_record(r, rec);
+		json_decref(rec);
+		rec = NULL;
 	}
-	json_decref(rec);
+	put_record(r, ticket, rec); /* also NULL: lets the records after it go */
 }
 
 /* An invalid sample under --skip-invalid: a counted error record. */
@@ -353,14 +377,22 @@ static void invalid_record(struct eval_run *r, const json_t *obj, const struct e
 	                        json_is_string(id) ? id : NULL, "sample", -(json_int_t)r->line_no, "status",
 	                        "error", "detail", "invalid sample", "score", 0.0, "passed", 0, "total", 0,
 	                        "reward", -1, "invalid", 1, "line", (json_int_t)r->line_no);
-	if (rec) {
-		json_object_set_new(rec, "message", json_string(why->msg));
-		r->invalid++;
-		if (!r->first_invalid)
-			r->first_invalid = r->line_no;
-		write_record(r, rec);
+	uint64_t ticket;
+	if (rec && ee_reorder_ticket(&r->order, &ticket) < 0) {
 		json_decref(rec);
+		rec = NULL;
 	}
+	if (!rec) { /* out of memory: stop writing, say so at the end */
+		if (!r->write_failed)
+			ee_fail(&r->write_err, EE_ERR_USAGE, "%s: out of memory", r->a->out);
+		r->write_failed = 1;
+		return;
+	}
+	json_object_set_new(rec, "message", json_string(why->msg));
+	r->invalid++;
+	if (!r->first_invalid)
+		r->first_invalid = r->line_no;
+	put_record(r, ticket, rec);
 }
 
 /* ---- the sample source -------------------------------------------------- */
@@ -425,7 +457,8 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 		*err = r->sandbox_err;
 		return -1;
 	}
-	while ((len = ee_read_line(r->samples, &r->line, &r->line_alloc, MAX_SAMPLE_LINE, &nl)) != -1) {
+	while (!ee_reorder_full(&r->order) &&
+	       (len = ee_read_line(r->samples, &r->line, &r->line_alloc, MAX_SAMPLE_LINE, &nl)) != -1) {
 		r->line_no++;
 		if (len >= 0) {
 			ee_sha256_update(&r->samples_sha, r->line, (size_t)len);
@@ -469,10 +502,25 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 			                    .extraction = r->extraction };
 		return 1;
 	}
-	return 0;
+	return ee_reorder_full(&r->order) ? EE_SCHED_WAIT : 0;
 }
 
-static const struct ee_sched_source source = { next_sample, on_done };
+/* next_sample, each sample taking its place in input order as it is read. */
+static int next_in_order(void *ctx, struct ee_candidate *c, void **token, struct ee_err *err)
+{
+	struct eval_run *r = ctx;
+	uint64_t ticket;
+	int rc = next_sample(ctx, c, token, err);
+
+	if (rc != 1)
+		return rc;
+	if (ee_reorder_ticket(&r->order, &ticket) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	*token = (void *)(uintptr_t)ticket;
+	return 1;
+}
+
+static const struct ee_sched_source source = { next_in_order, on_done };
 
 /* ---- the run ------------------------------------------------------------ */
 
@@ -764,7 +812,11 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	if (cli_context_init(&ctx, &a->opt, (unsigned)a->jobs, &err) < 0)
 		goto out;
 	r->t0 = now_s();
+	ee_reorder_init(&r->order, (a->jobs ? a->jobs : 1) * HELD_PER_JOB, HELD_BYTES, write_record, r);
 	int rc = ee_schedule(ctx.loop, &a->opt, (unsigned)a->jobs, &source, r, &err);
+	/* What finished after a gap (an interruption, a sandbox that failed)
+	 * is kept too: --resume fills the gap at the end of the file. */
+	ee_reorder_flush(&r->order);
 	progress(r, 1);
 	if (rc > 0) {
 		fprintf(stderr,
@@ -792,6 +844,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 out:
 	if (err.msg[0])
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
+	ee_reorder_free(&r->order);
 	cli_context_free(&ctx);
 	return code;
 }

@@ -1,0 +1,197 @@
+/* test_reorder.c - records released in input order, bounded (reorder.h). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reorder.h"
+
+#include "leakcheck.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* What the sink saw: each record's "n", in order. */
+struct seen {
+	long n[256];
+	size_t len;
+	size_t bytes;
+};
+
+static void sink(void *ctx, json_t *rec, const char *line, size_t len)
+{
+	struct seen *s = ctx;
+	cr_assert_lt(s->len, COUNT(s->n));
+	s->n[s->len++] = rec ? (long)json_integer_value(json_object_get(rec, "n")) : -1;
+	s->bytes += line ? len : 0;
+}
+
+static void put_n(struct ee_reorder *o, uint64_t ticket, long n)
+{
+	char *line = strdup("0123456789"); /* 10 bytes held */
+	cr_assert_not_null(line);
+	ee_reorder_put(o, ticket, json_pack("{s:I}", "n", (json_int_t)n), line, 10);
+}
+
+static uint64_t take(struct ee_reorder *o)
+{
+	uint64_t t;
+	cr_assert_eq(ee_reorder_ticket(o, &t), 0);
+	return t;
+}
+
+struct order_case {
+	const char *name;
+	size_t n;
+	int order[8];   /* the tickets in the order their records come back */
+	int missing[8]; /* 1: put with no record (interrupted, sandbox error) */
+	long want[8];   /* what the sink sees, in order */
+	size_t want_len;
+};
+
+Test(reorder, releases_in_ticket_order_whatever_order_records_come_in)
+{
+	static const struct order_case cases[] = {
+		{ "in order", 4, { 0, 1, 2, 3 }, { 0 }, { 0, 1, 2, 3 }, 4 },
+		{ "reversed: the first is the slowest", 4, { 3, 2, 1, 0 }, { 0 }, { 0, 1, 2, 3 }, 4 },
+		{ "interleaved", 5, { 1, 0, 3, 4, 2 }, { 0 }, { 0, 1, 2, 3, 4 }, 5 },
+		{ "a gap lets its successors go", 4, { 2, 1, 0, 3 }, { 1, 0, 0, 0 }, { 1, 2, 3 }, 3 },
+		{ "every one missing", 3, { 2, 0, 1 }, { 1, 1, 1 }, { 0 }, 0 },
+	};
+	for (size_t c = 0; c < COUNT(cases); c++) {
+		const struct order_case *k = &cases[c];
+		struct ee_reorder o;
+		struct seen s = { 0 };
+		ee_reorder_init(&o, 100, 1000, sink, &s);
+		for (size_t i = 0; i < k->n; i++)
+			cr_assert_eq(take(&o), i, "%s", k->name);
+		for (size_t i = 0; i < k->n; i++) {
+			int t = k->order[i];
+			if (k->missing[t])
+				ee_reorder_put(&o, (uint64_t)t, NULL, NULL, 0);
+			else
+				put_n(&o, (uint64_t)t, t);
+		}
+		cr_expect_eq(s.len, k->want_len, "%s: %zu released", k->name, s.len);
+		for (size_t i = 0; i < k->want_len && i < s.len; i++)
+			cr_expect_eq(s.n[i], k->want[i], "%s: [%zu] = %ld", k->name, i, s.n[i]);
+		cr_expect_eq(s.bytes, 10 * k->want_len, "%s", k->name);
+		cr_expect_eq(o.held, 0, "%s", k->name);
+		cr_expect_eq(o.held_bytes, 0, "%s", k->name);
+		ee_reorder_free(&o);
+	}
+	no_leaks();
+}
+
+Test(reorder, full_at_max_records_until_the_head_comes)
+{
+	struct ee_reorder o;
+	struct seen s = { 0 };
+
+	ee_reorder_init(&o, 3, 1 << 20, sink, &s);
+	uint64_t head = take(&o);
+	for (long i = 1; i <= 3; i++) {
+		cr_expect_not(ee_reorder_full(&o), "after %ld held", i - 1);
+		put_n(&o, take(&o), i);
+	}
+	cr_expect(ee_reorder_full(&o), "3 held behind the head");
+	cr_expect_eq(s.len, 0);
+	put_n(&o, head, 0);
+	cr_expect_not(ee_reorder_full(&o));
+	cr_expect_eq(s.len, 4);
+	cr_expect_eq(s.n[0], 0);
+	cr_expect_eq(s.n[3], 3);
+	ee_reorder_free(&o);
+	no_leaks();
+}
+
+Test(reorder, full_at_max_bytes)
+{
+	struct ee_reorder o;
+	struct seen s = { 0 };
+
+	ee_reorder_init(&o, 1000, 25, sink, &s); /* lines of 10 bytes: full at the third */
+	uint64_t head = take(&o);
+	put_n(&o, take(&o), 1);
+	put_n(&o, take(&o), 2);
+	cr_expect_not(ee_reorder_full(&o), "20 bytes held");
+	put_n(&o, take(&o), 3);
+	cr_expect(ee_reorder_full(&o), "30 bytes held");
+	ee_reorder_put(&o, head, NULL, NULL, 0);
+	cr_expect_not(ee_reorder_full(&o));
+	cr_expect_eq(s.len, 3);
+	ee_reorder_free(&o);
+	no_leaks();
+}
+
+Test(reorder, zero_bounds_mean_one_not_unlimited)
+{
+	struct ee_reorder o;
+	struct seen s = { 0 };
+
+	ee_reorder_init(&o, 0, 0, sink, &s);
+	uint64_t head = take(&o);
+	cr_expect_not(ee_reorder_full(&o));
+	put_n(&o, take(&o), 1);
+	cr_expect(ee_reorder_full(&o));
+	ee_reorder_put(&o, head, NULL, NULL, 0);
+	cr_expect_eq(s.len, 1);
+	ee_reorder_free(&o);
+	no_leaks();
+}
+
+Test(reorder, flush_releases_what_is_held_and_drops_late_records)
+{
+	struct ee_reorder o;
+	struct seen s = { 0 };
+
+	ee_reorder_init(&o, 100, 1000, sink, &s);
+	uint64_t first = take(&o);
+	uint64_t second = take(&o);
+	uint64_t third = take(&o);
+	put_n(&o, third, 3);
+	put_n(&o, second, 2);
+	cr_expect_eq(s.len, 0);
+	ee_reorder_flush(&o);
+	cr_expect_eq(s.len, 2);
+	cr_expect_eq(s.n[0], 2);
+	cr_expect_eq(s.n[1], 3);
+	put_n(&o, first, 1); /* after the flush: dropped, not released out of order */
+	put_n(&o, third, 3); /* twice: dropped too */
+	cr_expect_eq(s.len, 2);
+	cr_expect_eq(take(&o), 3, "tickets go on after a flush");
+	ee_reorder_free(&o);
+	no_leaks();
+}
+
+Test(reorder, the_ring_grows_past_its_first_size_keeping_order)
+{
+	struct ee_reorder o;
+	struct seen s = { 0 };
+	enum { N = 200 };
+
+	ee_reorder_init(&o, 1000, 1 << 20, sink, &s);
+	for (int i = 0; i < N; i++)
+		take(&o);
+	for (int i = N - 1; i >= 0; i--)
+		put_n(&o, (uint64_t)i, i);
+	cr_assert_eq(s.len, N);
+	for (int i = 0; i < N; i++)
+		cr_expect_eq(s.n[i], i, "[%d]", i);
+	ee_reorder_free(&o);
+	no_leaks();
+}
+
+Test(reorder, free_drops_what_is_held_and_accepts_a_zeroed_buffer)
+{
+	struct ee_reorder o;
+	struct ee_reorder zero = { 0 };
+	struct seen s = { 0 };
+
+	ee_reorder_init(&o, 100, 1000, sink, &s);
+	take(&o);
+	put_n(&o, take(&o), 1);
+	ee_reorder_free(&o);
+	cr_expect_eq(s.len, 0, "free hands nothing over");
+	ee_reorder_free(&zero);
+	ee_reorder_free(&o); /* twice: the first left it zeroed */
+	no_leaks();
+}
