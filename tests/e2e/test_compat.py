@@ -172,3 +172,17 @@ def test_eval_help_says_what_compat_changes():
     text = r.stdout[r.stdout.index("--humaneval-compat"):]
     assert "output_truncated" in text and "denylist is off" in text
     assert os.path.exists(EXECEVAL)
+
+
+@needs_humaneval
+def test_resume_refuses_to_mix_compat_and_default_verdicts(tmp_path):
+    samples = loud_samples(tmp_path)
+    tasks = tasks_file(tmp_path, ["HumanEval/%d" % i for i in range(4)])
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-j", 2, "-q", "-k", 1, "--no-history",
+             "--humaneval-compat", check=0)
+    for flags in ([], ["--allow-imports"]):  # the denylist alone is not the whole of compat
+        r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "-k", 1, "--no-history",
+                     "--resume", *flags, check=2)
+        assert "not the same run" in r.stderr, r.stderr
+    assert len(records(out)) == 9

@@ -81,60 +81,38 @@ Test(reorder, releases_in_ticket_order_whatever_order_records_come_in)
 	no_leaks();
 }
 
-Test(reorder, full_at_max_records_until_the_head_comes)
-{
-	struct ee_reorder o;
-	struct seen s = { 0 };
+struct bound_case {
+	const char *name;
+	size_t max_records, max_bytes;
+	long full_after; /* records held behind the head (10 bytes each) when full */
+};
 
-	ee_reorder_init(&o, 3, 1 << 20, sink, &s);
-	uint64_t head = take(&o);
-	for (long i = 1; i <= 3; i++) {
-		cr_expect_not(ee_reorder_full(&o), "after %ld held", i - 1);
-		put_n(&o, take(&o), i);
+Test(reorder, full_at_either_bound_until_the_head_comes)
+{
+	static const struct bound_case cases[] = {
+		{ "max_records", 3, 1 << 20, 3 },
+		{ "max_bytes: 30 of 25", 1000, 25, 3 },
+		{ "zero bounds mean one, not unlimited", 0, 0, 1 },
+	};
+	for (size_t c = 0; c < COUNT(cases); c++) {
+		const struct bound_case *k = &cases[c];
+		struct ee_reorder o;
+		struct seen s = { 0 };
+		ee_reorder_init(&o, k->max_records, k->max_bytes, sink, &s);
+		uint64_t head = take(&o);
+		for (long i = 1; i <= k->full_after; i++) {
+			cr_expect_not(ee_reorder_full(&o), "%s: after %ld held", k->name, i - 1);
+			put_n(&o, take(&o), i);
+		}
+		cr_expect(ee_reorder_full(&o), "%s: %ld held", k->name, k->full_after);
+		cr_expect_eq(s.len, 0, "%s: nothing before the head", k->name);
+		put_n(&o, head, 0);
+		cr_expect_not(ee_reorder_full(&o), "%s", k->name);
+		cr_expect_eq(s.len, (size_t)k->full_after + 1, "%s", k->name);
+		cr_expect_eq(s.n[0], 0, "%s", k->name);
+		cr_expect_eq(s.n[s.len - 1], k->full_after, "%s", k->name);
+		ee_reorder_free(&o);
 	}
-	cr_expect(ee_reorder_full(&o), "3 held behind the head");
-	cr_expect_eq(s.len, 0);
-	put_n(&o, head, 0);
-	cr_expect_not(ee_reorder_full(&o));
-	cr_expect_eq(s.len, 4);
-	cr_expect_eq(s.n[0], 0);
-	cr_expect_eq(s.n[3], 3);
-	ee_reorder_free(&o);
-	no_leaks();
-}
-
-Test(reorder, full_at_max_bytes)
-{
-	struct ee_reorder o;
-	struct seen s = { 0 };
-
-	ee_reorder_init(&o, 1000, 25, sink, &s); /* lines of 10 bytes: full at the third */
-	uint64_t head = take(&o);
-	put_n(&o, take(&o), 1);
-	put_n(&o, take(&o), 2);
-	cr_expect_not(ee_reorder_full(&o), "20 bytes held");
-	put_n(&o, take(&o), 3);
-	cr_expect(ee_reorder_full(&o), "30 bytes held");
-	ee_reorder_put(&o, head, NULL, NULL, 0);
-	cr_expect_not(ee_reorder_full(&o));
-	cr_expect_eq(s.len, 3);
-	ee_reorder_free(&o);
-	no_leaks();
-}
-
-Test(reorder, zero_bounds_mean_one_not_unlimited)
-{
-	struct ee_reorder o;
-	struct seen s = { 0 };
-
-	ee_reorder_init(&o, 0, 0, sink, &s);
-	uint64_t head = take(&o);
-	cr_expect_not(ee_reorder_full(&o));
-	put_n(&o, take(&o), 1);
-	cr_expect(ee_reorder_full(&o));
-	ee_reorder_put(&o, head, NULL, NULL, 0);
-	cr_expect_eq(s.len, 1);
-	ee_reorder_free(&o);
 	no_leaks();
 }
 
