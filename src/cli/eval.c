@@ -814,8 +814,9 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	r->t0 = now_s();
 	ee_reorder_init(&r->order, (a->jobs ? a->jobs : 1) * HELD_PER_JOB, HELD_BYTES, write_record, r);
 	int rc = ee_schedule(ctx.loop, &a->opt, (unsigned)a->jobs, &source, r, &err);
-	/* What finished after a gap (an interruption, a sandbox that failed)
-	 * is kept too: --resume fills the gap at the end of the file. */
+	/* Interrupted or failed evaluations came back as gaps already; only a
+	 * sample whose sandbox could not be started never comes back: what
+	 * finished after it is kept too, and --resume appends it. */
 	ee_reorder_flush(&r->order);
 	progress(r, 1);
 	if (rc > 0) {

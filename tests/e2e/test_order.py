@@ -78,12 +78,12 @@ def test_a_slow_head_holds_at_most_32_records_per_job_and_the_run_completes(tmp_
 def test_kill_9_then_resume_evaluates_every_sample_once_the_resumed_part_after_the_old(tmp_path):
     tasks = write_jsonl(tmp_path / "t.jsonl", [TASK])
     fast = {"task_id": "t/one", "code": "def f():\n    return 1\n"}
-    rows = [fast] * 5 + [sleeper(30.0)] + [fast] * 20
+    rows = [fast] * 5 + [sleeper(4.0)] + [fast] * 20
     samples = write_jsonl(tmp_path / "s.jsonl", rows)
     out = tmp_path / "r.jsonl"
-    p = subprocess.Popen([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out),
-                          "-j", "2", "-q", "--no-history", "--timeout", "30"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = [EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out), "-j", "2", "-q",
+            "-k", "1", "--no-history", "--timeout", "10"]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 30
     while time.time() < deadline and (not out.exists() or out.read_text().count("\n") < 5):
         time.sleep(0.05)
@@ -94,8 +94,29 @@ def test_kill_9_then_resume_evaluates_every_sample_once_the_resumed_part_after_t
     assert sweep.returncode == 0, sweep.stderr
     old = keys(records(out))
     assert old == [("t/one", i) for i in range(5)], old  # in order, and nothing past the slow head
-    rows[5] = fast  # the resumed run need not wait 30 s
-    write_jsonl(samples, rows)
-    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-j", 2, "-q", "-k", 1,
-             "--no-history", "--resume-anyway", check=0)
+    r = subprocess.run(argv + ["--resume"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "5 already in" in r.stdout
     assert keys(records(out)) == [("t/one", i) for i in range(26)]
+
+
+def test_ctrl_c_keeps_what_finished_behind_the_slow_head_and_resume_fills_the_gap(tmp_path):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [TASK])
+    fast = {"task_id": "t/one", "code": "def f():\n    return 1\n"}
+    samples = write_jsonl(tmp_path / "s.jsonl", [fast] * 3 + [sleeper(4.0)] + [fast] * 10)
+    out = tmp_path / "r.jsonl"
+    argv = [EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out), "-j", "2", "-q",
+            "-k", "1", "--no-history", "--timeout", "10"]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while time.time() < deadline and (not out.exists() or out.read_text().count("\n") < 3):
+        time.sleep(0.05)
+    time.sleep(1.5)  # the ten fast ones finish behind the sleeping head
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 128 + signal.SIGINT, err
+    # The head was cut short (no record); what had finished behind it is kept.
+    assert keys(records(out)) == [("t/one", i) for i in (0, 1, 2, *range(4, 14))]
+    r = subprocess.run(argv + ["--resume"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert keys(records(out)) == [("t/one", i) for i in (0, 1, 2, *range(4, 14), 3)]
