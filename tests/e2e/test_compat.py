@@ -80,14 +80,14 @@ def vm_kb(pid, key):
     return 0
 
 
-def supervisor_peak_kb(tmp_path, completion, name):
+def supervisor_peak_kb(tmp_path, completion, name, isolation):
     """Runs one HumanEval/0 sample under compat; the supervisor's peak RSS
     (VmHWM, read while the candidate sleeps after printing) and the record."""
     samples = write_jsonl(tmp_path / (name + ".jsonl"), [{"task_id": "HumanEval/0", "completion": completion}])
     out = tmp_path / (name + ".results.jsonl")
     p = subprocess.Popen([EXECEVAL, "eval", "--tasks", str(tasks_file(tmp_path, ["HumanEval/0"])), "--samples",
                           str(samples), "-o", str(out), "-q", "-k", "1", "--no-history", "--timeout", "30",
-                          "--humaneval-compat"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                          "--humaneval-compat", "--isolation", isolation], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = 0
     while p.poll() is None:
         peak = max(peak, vm_kb(p.pid, "VmHWM"))
@@ -106,10 +106,11 @@ PRINT_MB = ("\n\nimport sys, time\n"
 
 
 @needs_humaneval
-def test_compat_keeps_the_host_bounded_while_a_candidate_prints_200_mb(tmp_path):
+@pytest.mark.parametrize("isolation", ["warm", "cold"])
+def test_compat_keeps_the_host_bounded_while_a_candidate_prints_200_mb(tmp_path, isolation):
     solution = he_task("HumanEval/0")["canonical_solution"]
-    quiet_kb, quiet = supervisor_peak_kb(tmp_path, solution + PRINT_MB % 0, "quiet")
-    loud_kb, loud = supervisor_peak_kb(tmp_path, solution + PRINT_MB % 200, "loud")
+    quiet_kb, quiet = supervisor_peak_kb(tmp_path, solution + PRINT_MB % 0, "quiet", isolation)
+    loud_kb, loud = supervisor_peak_kb(tmp_path, solution + PRINT_MB % 200, "loud", isolation)
     assert quiet["status"] == "pass" and "output_truncated" not in quiet
     assert loud["status"] == "pass" and loud["output_truncated"] is True, loud
     assert loud["stdout"] == "x" * 8000
