@@ -55,6 +55,8 @@ static void release_head(struct ee_reorder *o)
 	if (s->arrived) {
 		o->held--;
 		o->held_bytes -= s->len;
+		if (!s->record && s->line) /* it waited as its line only */
+			s->record = json_loadb(s->line, s->len, 0, NULL);
 		if (s->record || s->line)
 			o->sink(o->ctx, s->record, s->line, s->len);
 	}
@@ -71,11 +73,18 @@ void ee_reorder_put(struct ee_reorder *o, uint64_t ticket, json_t *record, char 
 		free(line);
 		return;
 	}
-	*slot_of(o, ticket) = (struct ee_reorder_slot){ record, line, len, 1 };
+	struct ee_reorder_slot *s = slot_of(o, ticket);
+	*s = (struct ee_reorder_slot){ record, line, len, 1 };
 	o->held++;
 	o->held_bytes += len;
 	while (o->head < o->next && slot_of(o, o->head)->arrived)
 		release_head(o);
+	/* Still waiting: keep the line only, so max_bytes is what it holds
+	 * (a parsed record takes several times its text). */
+	if (ticket >= o->head && line) {
+		json_decref(s->record);
+		s->record = NULL;
+	}
 }
 
 int ee_reorder_full(const struct ee_reorder *o)

@@ -8,9 +8,11 @@
  * that gave no record (interrupted, sandbox error) is put with NULL, which
  * lets its successors go.
  *
- * Bounded: ee_reorder_full says when the buffer holds max_records records
- * or max_bytes bytes of encoded lines; the caller then takes no ticket (it
- * stops reading input) until something is released. The oldest outstanding
+ * Bounded: a record that must wait is kept as its encoded line only (its
+ * parsed form is dropped, and parsed again from the line when released),
+ * and ee_reorder_full says when the buffer holds max_records records or
+ * max_bytes bytes of lines; the caller then takes no ticket (it stops
+ * reading input) until something is released. The oldest outstanding
  * ticket is always an evaluation in flight, so the wait ends when that one
  * does, whatever its run time: no deadlock. ee_reorder_flush hands over
  * what is held, gaps skipped (the end of a run, an interruption).
@@ -27,8 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Receives a record and its encoded line (either may be NULL when encoding
- * failed: the record, then, is still released in its place). */
+/* Receives a record and its encoded line, in ticket order. line is NULL
+ * when encoding failed, record when parsing a waiting record's line again
+ * ran out of memory; never both. */
 typedef void (*ee_reorder_sink)(void *ctx, json_t *record, const char *line, size_t len);
 
 struct ee_reorder_slot {

@@ -42,9 +42,11 @@
 #define MAX_SAMPLE_LINE (64u << 20)
 #define MAX_KS          32
 /* Records finished out of order wait for the ones before them: at most this
- * many per job and this many bytes; then no sample is read until the oldest
- * evaluation in flight is done (reorder.h). */
-#define HELD_PER_JOB 32
+ * many per job and this many bytes of lines; then no sample is read until
+ * the oldest evaluation in flight is done (reorder.h). 256 per job cover a
+ * 3 s timeout at the head while the other jobs run fast samples; the bytes
+ * bound many jobs or big records. */
+#define HELD_PER_JOB 256
 #define HELD_BYTES   (32u << 20)
 
 static const char usage[] =
@@ -326,7 +328,10 @@ static void write_record(void *ctx, json_t *rec, const char *line, size_t len)
 	    (line ? ee_results_write(r->out_fd, line, len, r->a->out, &r->write_err)
 	          : ee_fail(&r->write_err, EE_ERR_USAGE, "%s: cannot encode a record", r->a->out)) < 0)
 		r->write_failed = 1;
-	if (ee_summary_add(r->summary, rec, r->a->out, &err) < 0)
+	if (!rec) /* its line was written; parsing it back ran out of memory */
+		fprintf(stderr, "execeval eval: out of memory: a record of %s is not in the summary\n",
+		        r->a->out);
+	else if (ee_summary_add(r->summary, rec, r->a->out, &err) < 0)
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
 	r->finished++;
 	r->passed += status && strcmp(status, "pass") == 0;
