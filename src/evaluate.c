@@ -285,6 +285,7 @@ static int launch(struct ee_eval *ev, struct ee_err *err)
 		.job = ev->job,
 		.job_len = ev->job_len,
 		.keep_output = KEEP_OUTPUT_BYTES,
+		.drain_output = o->drain_output,
 		.pool = o->pool,
 	};
 	ev->attempts++;

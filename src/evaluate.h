@@ -40,6 +40,9 @@ struct ee_eval_options {
 	struct ee_pool *pool;             /* warm workers, or NULL: cold */
 	struct ee_limits limits;          /* the command line's; a task's own override them */
 	int deny_imports;                 /* the import denylist is on */
+	int drain_output;                 /* output past the cap is read and dropped, the record
+	                                   * says output_truncated (--humaneval-compat); else a kill,
+	                                   * "output overflow" */
 	int scan;                         /* enum ee_scan_mode */
 	int run_hidden_on_fail;           /* run hidden tests even when a public one failed */
 	int isolation;                    /* enum ee_isolation, as asked for */

