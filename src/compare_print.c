@@ -80,6 +80,25 @@ static void print_sides(FILE *out, const json_t *r)
 	fprintf(out, "\n");
 }
 
+/* Said only when the sides ran on different data (allowed). */
+static void print_data_set(FILE *out, const json_t *r)
+{
+	const json_t *d = json_object_get(r, "data_set"), *t = json_object_get(r, "tasks");
+
+	if (!json_is_false(json_object_get(d, "same")))
+		return;
+	if (json_is_true(json_object_get(d, "paired_only")))
+		fprintf(out,
+		        "data  different data sets: compared on %lld paired tasks; %zu only in BASE, %zu "
+		        "only in NEW\n",
+		        (long long)json_integer_value(json_object_get(t, "paired")),
+		        json_array_size(json_object_get(t, "only_base")),
+		        json_array_size(json_object_get(t, "only_new")));
+	else
+		fprintf(out, "data  different data sets: summaries cannot be paired; each side's metrics are "
+		             "over its own tasks\n");
+}
+
 static void print_metrics(FILE *out, const json_t *r)
 {
 	const json_t *level = json_object_get(r, "ci_level"), *row;
@@ -191,6 +210,7 @@ static void print_verdict(FILE *out, const json_t *r)
 void ee_compare_print(const json_t *report, size_t max_changed, FILE *out)
 {
 	print_sides(out, report);
+	print_data_set(out, report);
 	print_metrics(out, report);
 	print_classes(out, report);
 	print_tasks(out, report, max_changed);

@@ -130,6 +130,10 @@ void cli_run_file_path(const char *results, char *buf, size_t size);
  * takes options (a new reference) even on failure. */
 json_t *cli_run_describe(const char *tasks, const char *samples, int samples_regular, json_t *options,
                          struct ee_err *err);
+/* The tasks_sha256 of the run file beside results into out[0..size) (at
+ * least 65 bytes); "" when results has no run file (merged shards, older
+ * runs); -1 naming the file when it is unreadable or malformed. */
+int cli_run_tasks_sha256(const char *results, char *out, size_t size, struct ee_err *err);
 /* Writes run beside results (a temporary file renamed). */
 int cli_run_write(const char *results, const json_t *run, int force, struct ee_err *err);
 /* --resume: 0 when the run file beside results describes run (a pipe's

@@ -6,7 +6,9 @@
  * run it is about to continue: records judged on other data or by other
  * rules must not be mixed into one file without a word, so a mismatch is
  * refused unless --resume-anyway. Samples read from a pipe have no hash
- * (null): that part is not checked, with a warning.
+ * (null): that part is not checked, with a warning. compare and report
+ * read the tasks' sha256 back (cli_run_tasks_sha256) to tell data sets
+ * apart.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,6 +58,34 @@ int cli_run_write(const char *results, const json_t *run, int force, struct ee_e
 	text[len] = '\n';
 	int rc = ee_write_atomic(path, text, len + 1, force, err);
 	free(text);
+	return rc;
+}
+
+static int is_sha256_hex(const char *s)
+{
+	return s && strlen(s) == 2 * EE_SHA256_LEN && strspn(s, "0123456789abcdef") == 2 * EE_SHA256_LEN;
+}
+
+int cli_run_tasks_sha256(const char *results, char *out, size_t size, struct ee_err *err)
+{
+	char path[4096];
+	json_error_t jerr;
+	struct stat st;
+
+	out[0] = '\0';
+	cli_run_file_path(results, path, sizeof(path));
+	if (stat(path, &st) < 0 && errno == ENOENT)
+		return 0;
+	json_t *run = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!run)
+		return ee_fail(err, EE_ERR_USAGE, "%s:%d: %s", path, jerr.line, jerr.text);
+	const char *sha = json_string_value(json_object_get(run, "tasks_sha256"));
+	int rc = 0;
+	if (is_sha256_hex(sha) && strlen(sha) < size)
+		snprintf(out, size, "%s", sha);
+	else
+		rc = ee_fail(err, EE_ERR_USAGE, "%s: tasks_sha256: expected 64 hex digits", path);
+	json_decref(run);
 	return rc;
 }
 
