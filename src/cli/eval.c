@@ -86,6 +86,7 @@ struct eval_args {
 	int composite;         /* --composite given: formula */
 	struct ee_composite formula;
 	unsigned long shard_i, shard_n;
+	char shard[48]; /* "I/N" when shard_n > 1, else "" */
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
 };
@@ -156,6 +157,9 @@ static int parse_shard(const char *s, struct eval_args *a, struct ee_err *err)
 	if (sscanf(s, "%lu/%lu%c", &a->shard_i, &a->shard_n, &extra) != 2 || a->shard_n == 0 ||
 	    a->shard_i >= a->shard_n || s[0] == '-')
 		return ee_fail(err, EE_ERR_USAGE, "--shard: expected I/N with 0 <= I < N, got '%s'", s);
+	a->shard[0] = '\0'; /* --shard 0/1 is the whole run: no shard */
+	if (a->shard_n > 1)
+		snprintf(a->shard, sizeof(a->shard), "%lu/%lu", a->shard_i, a->shard_n);
 	return 0;
 }
 
@@ -453,7 +457,8 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 			                    .sample = r->sample.index,
 			                    .extra = r->sample.extra,
 			                    .no_code_block = how.how == EE_HOW_NO_BLOCK,
-			                    .extraction = r->extraction };
+			                    .extraction = r->extraction,
+			                    .shard = r->a->shard[0] ? r->a->shard : NULL };
 		return 1;
 	}
 	return 0;
@@ -525,8 +530,6 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 static json_t *judging_options(const struct eval_args *a)
 {
 	const struct ee_limits *l = &a->opt.limits;
-	char shard[64];
-	snprintf(shard, sizeof(shard), "%lu/%lu", a->shard_i, a->shard_n);
 	return json_pack(
 	        "{s:{s:f, s:I, s:I, s:I, s:I, s:I, s:I}, s:i, s:i, s:b, s:i, s:b, s:b, s:b, s:i, s:b, "
 	        "s:b, s:s?}",
@@ -537,7 +540,7 @@ static json_t *judging_options(const struct eval_args *a)
 	        "scan", a->opt.scan, "deny_imports", a->opt.deny_imports, "run_hidden",
 	        a->opt.run_hidden_on_fail, "lint", a->opt.lint, "lint_severity", a->opt.lint_severity,
 	        "strict_asserts", a->opt.strict_asserts, "weak_limits", a->opt.weak_limits, "shard",
-	        a->shard_n > 1 ? shard : NULL);
+	        a->shard[0] ? a->shard : NULL);
 }
 
 /* --resume continues the same run, or says what changed; a fresh run (or
