@@ -153,6 +153,9 @@ struct cli_history_row {
 	const struct ee_strmap *models; /* the distinct model names seen */
 	time_t started, finished;
 };
+/* "tasks.jsonl@1a2b3c4d": a data set as history and report name it, the
+ * tasks file's name (its first 16 bytes) and its sha256's first 8 digits. */
+void cli_dataset_label(const char *tasks_path, const char *tasks_sha256, char *out, size_t size);
 /* The default history file (history.h) from XDG_DATA_HOME and HOME; -1: none. */
 int cli_history_default(char *buf, size_t size);
 /* ["execeval", argv[0], ...]: call it before getopt permutes argv. */

@@ -146,8 +146,7 @@ static void models_cell(const char *models_json, char *out, size_t width)
 	}
 }
 
-/* "tasks.jsonl@1a2b3c4d": the file name and the sha256's first 8 digits. */
-static void dataset_cell(const char *path, const char *sha, char *out, size_t size)
+void cli_dataset_label(const char *path, const char *sha, char *out, size_t size)
 {
 	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	snprintf(out, size, "%.*s@%.8s", DATASET_WIDTH, name, sha);
@@ -180,7 +179,7 @@ static void print_row(const struct ee_history_run *run, const struct ee_figures 
 	if (when[10] == 'T')
 		when[10] = ' ';
 	models_cell(run->models, models, MODELS_WIDTH);
-	dataset_cell(run->tasks_path, run->tasks_sha256, dataset, sizeof(dataset));
+	cli_dataset_label(run->tasks_path, run->tasks_sha256, dataset, sizeof(dataset));
 	if (f->k == 0)
 		snprintf(pass, sizeof(pass), "-");
 	else if (f->k == 1)
