@@ -603,6 +603,16 @@ static void load_results(const char *const *tasks, size_t n, struct ee_compare_s
 	cr_assert_eq(ee_compare_side_from_file(*path, ks, 1, ret, &err), 0, "%s", err.msg);
 }
 
+/* Frees both sides and removes their files, then checks for leaks. */
+static void drop_pair(struct ee_compare_side *b, struct ee_compare_side *n, char *pb, char *pn)
+{
+	ee_compare_side_free(b);
+	ee_compare_side_free(n);
+	unlink(pb), unlink(pn);
+	free(pb), free(pn);
+	no_leaks();
+}
+
 static double pass1(const struct ee_compare_side *s)
 {
 	return json_number_value(json_object_get(json_object_get(s->summary, "pass_at_k"), "1"));
@@ -625,11 +635,7 @@ Test(compare, different_task_sets_are_refused_naming_them)
 	cr_expect(strstr(err.msg, "1 only in NEW (added)"), "%s", err.msg);
 	cr_expect_eq(b.paired_only, 0);
 	cr_expect_float_eq(pass1(&b), 0.8, 1e-12); /* untouched when refused */
-	ee_compare_side_free(&b);
-	ee_compare_side_free(&n);
-	unlink(pb), unlink(pn);
-	free(pb), free(pn);
-	no_leaks();
+	drop_pair(&b, &n, pb, pn);
 }
 
 Test(compare, allowed_different_tasks_gate_over_the_paired_ones)
@@ -666,11 +672,7 @@ Test(compare, allowed_different_tasks_gate_over_the_paired_ones)
 	cr_expect(strstr(text, "compared on 3 paired tasks; 2 only in BASE, 1 only in NEW"), "%s", text);
 	free(text);
 	json_decref(report);
-	ee_compare_side_free(&b);
-	ee_compare_side_free(&n);
-	unlink(pb), unlink(pn);
-	free(pb), free(pn);
-	no_leaks();
+	drop_pair(&b, &n, pb, pn);
 }
 
 Test(compare, the_tasks_sha256_decides_when_both_sides_know_it)
@@ -693,11 +695,7 @@ Test(compare, the_tasks_sha256_decides_when_both_sides_know_it)
 	cr_assert_eq(ee_compare_pair(&b, &n, 0, ks, 1, &err), -1);
 	cr_expect(strstr(err.msg, "different tasks files: tasks sha256 aaaaaaaaaaaaaaaa"), "%s", err.msg);
 	cr_expect(strstr(err.msg, "aaaa and bbbbbbbbbbbbbbbb"), "%s", err.msg);
-	ee_compare_side_free(&b);
-	ee_compare_side_free(&n);
-	unlink(pb), unlink(pn);
-	free(pb), free(pn);
-	no_leaks();
+	drop_pair(&b, &n, pb, pn);
 }
 
 Test(compare, summaries_of_different_sizes_are_refused_and_never_paired)
@@ -733,9 +731,5 @@ Test(compare, no_task_in_common_is_an_error_even_when_allowed)
 	load_results(nw, COUNT(nw), &n, &pn);
 	cr_assert_eq(ee_compare_pair(&b, &n, 1, ks, 1, &err), -1);
 	cr_expect(strstr(err.msg, "no task in common"), "%s", err.msg);
-	ee_compare_side_free(&b);
-	ee_compare_side_free(&n);
-	unlink(pb), unlink(pn);
-	free(pb), free(pn);
-	no_leaks();
+	drop_pair(&b, &n, pb, pn);
 }
