@@ -306,3 +306,21 @@ def test_different_tasks_files_are_refused_by_their_sha256(runs, tmp_path):
     r = compare(runs["base"], other, "--allow-different-tasks", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["data_set"]["new_tasks_sha256"] == sha(other)
+
+
+def test_history_runs_on_different_tasks_files_are_refused(runs, tmp_path):
+    """Run ids of the history: its rows' tasks sha256 tell the data sets
+    apart; allowed, two summaries cannot be paired and the table says so."""
+    db, tasks = tmp_path / "h.db", tmp_path / "tasks-v2.jsonl"
+    tasks.write_text(TASKS.read_text() + "\n")
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(SAMPLES.read_text())
+    for i, t in enumerate((TASKS, tasks)):
+        r = execeval("eval", "--tasks", t, "--samples", samples, "-j", 2, "-q", "-k", 1,
+                     "-o", tmp_path / ("r%d.jsonl" % i), "--history", db)
+        assert r.returncode == 0, r.stderr[-2000:]
+    r = compare("1", "2", "--history", db)
+    assert r.returncode == 2 and "ran on different tasks files: tasks sha256 " in r.stderr, r.stderr
+    r = compare("1", "2", "--history", db, "--allow-different-tasks")
+    assert r.returncode in (0, 1), r.stderr
+    assert "summaries cannot be paired; each side's metrics are over its own tasks" in r.stdout, r.stdout
