@@ -24,11 +24,14 @@
 #include "err.h"
 #include "lines.h"
 #include "results.h"
+#include "sha256.h"
 #include "summary.h"
 
 #define SHOW_BYTES     40 /* an offending value is shown up to this many bytes */
 #define CLASS_NAME_MAX 48 /* bytes of a class name shown in a field path */
 #define MAX_FIRST_LINE (64u << 20)
+_Static_assert(EE_COMPARE_SHA256_HEX == EE_SHA256_HEX, "a side holds a hex sha256");
+
 #define SHOWN_IDS      3  /* task ids named when the task sets differ */
 #define SHOWN_ID_BYTES 24 /* of each */
 
@@ -267,6 +270,11 @@ static int check_block(struct checker *c, const json_t *block, const char *path,
 	return 0;
 }
 
+static int is_sha256(const json_t *v)
+{
+	return ee_sha256_is_hex(json_string_value(v));
+}
+
 int ee_compare_check_summary(const json_t *summary, const char *source, struct ee_err *err)
 {
 	struct checker c = { source, err };
@@ -279,7 +287,8 @@ int ee_compare_check_summary(const json_t *summary, const char *source, struct e
 		return ee_fail(err, EE_ERR_USAGE,
 		               "%s: expected a JSON object (a summary) or JSON lines (results)", source);
 	if (check_block(&c, summary, "", 1) < 0 ||
-	    check_member(&c, summary, "", "bootstrap", "level", is_level, "a number in (0, 1)") < 0)
+	    check_member(&c, summary, "", "bootstrap", "level", is_level, "a number in (0, 1)") < 0 ||
+	    optional(&c, summary, "", "tasks_sha256", is_sha256, "64 lowercase hex digits") < 0)
 		return -1;
 	if (!classes)
 		return 0;
@@ -304,7 +313,11 @@ int ee_compare_side_from_summary(json_t *summary, const char *source, struct ee_
 	ret->kind = "summary";
 	if (!ret->source)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	return ee_compare_check_summary(summary, source, err);
+	if (ee_compare_check_summary(summary, source, err) < 0)
+		return -1;
+	const char *sha = json_string_value(json_object_get(summary, "tasks_sha256"));
+	snprintf(ret->tasks_sha256, sizeof(ret->tasks_sha256), "%s", sha ? sha : "");
+	return 0;
 }
 
 static int add_record(void *ctx, const json_t *record, const char *where, struct ee_err *err)

@@ -134,6 +134,9 @@ json_t *cli_run_describe(const char *tasks, const char *samples, int samples_reg
  * least 65 bytes); "" when results has no run file (merged shards, older
  * runs); -1 naming the file when it is unreadable or malformed. */
 int cli_run_tasks_sha256(const char *results, char *out, size_t size, struct ee_err *err);
+/* summary["tasks_sha256"] from the run file beside results, when it has
+ * one (compare tells data sets apart by it). */
+int cli_summary_add_tasks_sha256(json_t *summary, const char *results, struct ee_err *err);
 /* Writes run beside results (a temporary file renamed). */
 int cli_run_write(const char *results, const json_t *run, int force, struct ee_err *err);
 /* --resume: 0 when the run file beside results describes run (a pipe's

@@ -687,6 +687,10 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 	                                           r->a->opt.weak_limits));
 	if (r->a->composite)
 		ee_composite_add(&r->a->formula, summary);
+	if (cli_summary_add_tasks_sha256(summary, r->a->out, err) < 0) {
+		json_decref(summary);
+		return -1;
+	}
 	ee_summary_print(summary, stdout);
 	if (r->a->resume)
 		printf("\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n",

@@ -61,11 +61,6 @@ int cli_run_write(const char *results, const json_t *run, int force, struct ee_e
 	return rc;
 }
 
-static int is_sha256_hex(const char *s)
-{
-	return s && strlen(s) == 2 * EE_SHA256_LEN && strspn(s, "0123456789abcdef") == 2 * EE_SHA256_LEN;
-}
-
 int cli_run_tasks_sha256(const char *results, char *out, size_t size, struct ee_err *err)
 {
 	char path[4096];
@@ -81,12 +76,23 @@ int cli_run_tasks_sha256(const char *results, char *out, size_t size, struct ee_
 		return ee_fail(err, EE_ERR_USAGE, "%s:%d: %s", path, jerr.line, jerr.text);
 	const char *sha = json_string_value(json_object_get(run, "tasks_sha256"));
 	int rc = 0;
-	if (is_sha256_hex(sha) && strlen(sha) < size)
+	if (ee_sha256_is_hex(sha) && strlen(sha) < size)
 		snprintf(out, size, "%s", sha);
 	else
 		rc = ee_fail(err, EE_ERR_USAGE, "%s: tasks_sha256: expected 64 hex digits", path);
 	json_decref(run);
 	return rc;
+}
+
+int cli_summary_add_tasks_sha256(json_t *summary, const char *results, struct ee_err *err)
+{
+	char sha[EE_SHA256_HEX];
+
+	if (cli_run_tasks_sha256(results, sha, sizeof(sha), err) < 0)
+		return -1;
+	if (sha[0] && json_object_set_new(summary, "tasks_sha256", json_string(sha)) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	return 0;
 }
 
 /* The first key (dotted path) where was and now differ, into buf; 0: none. */

@@ -295,7 +295,7 @@ def test_different_tasks_files_are_refused_by_their_sha256(runs, tmp_path):
     files' sha256 tell them apart, and the message names both."""
     tasks = tmp_path / "tasks-v2.jsonl"
     tasks.write_text(TASKS.read_text() + "\n")
-    other, _ = evaluate(tmp_path, "other", read_jsonl(SAMPLES), tasks=tasks)
+    other, other_sum = evaluate(tmp_path, "other", read_jsonl(SAMPLES), tasks=tasks)
     assert set(rates(other)) == set(rates(runs["base"]))
     r = compare(runs["base"], other)
     assert r.returncode == 2, r.stdout[-1500:]
@@ -306,6 +306,15 @@ def test_different_tasks_files_are_refused_by_their_sha256(runs, tmp_path):
     r = compare(runs["base"], other, "--allow-different-tasks", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["data_set"]["new_tasks_sha256"] == sha(other)
+    # summaries carry it too (eval --summary-json, metrics --json): a CI
+    # baseline kept as a summary is checked the same way
+    assert json.loads(Path(other_sum).read_text())["tasks_sha256"] == sha(other)
+    metrics_sum = tmp_path / "metrics.json"
+    assert execeval("metrics", other, "--json", metrics_sum).returncode == 0
+    assert json.loads(metrics_sum.read_text())["tasks_sha256"] == sha(other)
+    for base, new in ((runs["base_sum"], other_sum), (runs["base"], metrics_sum)):
+        r = compare(base, new)
+        assert r.returncode == 2 and f"tasks sha256 {sha(runs['base'])} and {sha(other)}" in r.stderr, r.stderr
 
 
 def test_history_runs_on_different_tasks_files_are_refused(runs, tmp_path):

@@ -733,3 +733,25 @@ Test(compare, no_task_in_common_is_an_error_even_when_allowed)
 	cr_expect(strstr(err.msg, "no task in common"), "%s", err.msg);
 	drop_pair(&b, &n, pb, pn);
 }
+
+Test(compare, a_summarys_tasks_sha256_is_read_and_checked)
+{
+	struct ee_compare_side b;
+	struct ee_err err = { 0 };
+	json_t *s = summary(0.5, -1, 0.5, 0);
+	char sha[65];
+
+	memset(sha, 'c', 64);
+	sha[64] = '\0';
+	json_object_set_new(s, "tasks_sha256", json_string(sha));
+	side(&b, s, "base.json");
+	cr_expect_str_eq(b.tasks_sha256, sha);
+	ee_compare_side_free(&b);
+	s = summary(0.5, -1, 0.5, 0);
+	json_object_set_new(s, "tasks_sha256", json_string("ABC"));
+	cr_expect_eq(ee_compare_side_from_summary(s, "base.json", &b, &err), -1);
+	cr_expect(strstr(err.msg, "base.json: tasks_sha256: expected 64 lowercase hex digits, got \"ABC\""),
+	          "%s", err.msg);
+	ee_compare_side_free(&b);
+	no_leaks();
+}
