@@ -130,6 +130,9 @@ void cli_run_file_path(const char *results, char *buf, size_t size);
  * takes options (a new reference) even on failure. */
 json_t *cli_run_describe(const char *tasks, const char *samples, int samples_regular, json_t *options,
                          struct ee_err *err);
+/* The run file beside results in *ret (a new reference), or NULL when there
+ * is none; -1 naming the file:line when it is not JSON. */
+int cli_run_read(const char *results, json_t **ret, struct ee_err *err);
 /* The tasks_sha256 of the run file beside results into out[0..size) (at
  * least 65 bytes); "" when results has no run file (merged shards, older
  * runs); -1 naming the file when it is unreadable or malformed. */

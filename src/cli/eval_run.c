@@ -61,19 +61,30 @@ int cli_run_write(const char *results, const json_t *run, int force, struct ee_e
 	return rc;
 }
 
-int cli_run_tasks_sha256(const char *results, char *out, size_t size, struct ee_err *err)
+int cli_run_read(const char *results, json_t **ret, struct ee_err *err)
 {
 	char path[4096];
 	json_error_t jerr;
 	struct stat st;
 
-	out[0] = '\0';
 	cli_run_file_path(results, path, sizeof(path));
-	if (stat(path, &st) < 0 && errno == ENOENT)
+	*ret = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (*ret || (stat(path, &st) < 0 && errno == ENOENT))
 		return 0;
-	json_t *run = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	return ee_fail(err, EE_ERR_USAGE, "%s:%d: %s", path, jerr.line, jerr.text);
+}
+
+int cli_run_tasks_sha256(const char *results, char *out, size_t size, struct ee_err *err)
+{
+	char path[4096];
+	json_t *run;
+
+	out[0] = '\0';
+	if (cli_run_read(results, &run, err) < 0)
+		return -1;
 	if (!run)
-		return ee_fail(err, EE_ERR_USAGE, "%s:%d: %s", path, jerr.line, jerr.text);
+		return 0;
+	cli_run_file_path(results, path, sizeof(path));
 	const char *sha = json_string_value(json_object_get(run, "tasks_sha256"));
 	int rc = 0;
 	if (ee_sha256_is_hex(sha) && strlen(sha) < size)
@@ -141,18 +152,15 @@ static const json_t *at_path(const json_t *root, const char *dotted)
 int cli_run_check(const char *results, const json_t *now, int anyway, int *ret_missing, struct ee_err *err)
 {
 	char path[4096], where[256];
-	json_error_t jerr;
+	json_t *was;
 
 	*ret_missing = 0;
 	cli_run_file_path(results, path, sizeof(path));
-	json_t *was = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (cli_run_read(results, &was, err) < 0)
+		return -1;
 	if (!was) {
-		struct stat st;
-		if (stat(path, &st) < 0 && errno == ENOENT) {
-			*ret_missing = 1;
-			return 0;
-		}
-		return ee_fail(err, EE_ERR_USAGE, "%s:%d: %s", path, jerr.line, jerr.text);
+		*ret_missing = 1;
+		return 0;
 	}
 	json_t *mine = json_deep_copy(now);
 	if (!mine) {

@@ -14,7 +14,14 @@
  * shard missing (a job that never ran) is an error unless --partial (a
  * warning), a shard in two inputs (a retried job's file beside the first)
  * is an error. Records without a shard merge as before.
+ *
+ * OUT gets a run file (OUT.run.json, eval_run.c) when every input has one
+ * and they agree but for the shard: the merged file is then that whole run
+ * (shard null), which compare and `eval --resume` recognise. Otherwise OUT
+ * has none (a stale one is removed), with a warning when the inputs ran on
+ * different tasks files.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -54,13 +61,61 @@ struct merge {
 	char **inputs; /* argv's inputs, by index */
 	size_t input;  /* the one being read */
 	struct shards shards;
+	json_t *run;     /* the first input's run file, shard cleared; NULL: none */
+	int run_differs; /* an input had no run file, or another one */
 };
 
 static void merge_free(struct merge *m)
 {
 	ee_strmap_free(&m->seen);
 	ee_strmap_free(&m->shards.owner);
+	json_decref(m->run);
 	free(m->first);
+}
+
+/* ---- the run file ------------------------------------------------------- */
+
+/* Compares input's run file with the first input's (first: keeps it). */
+static int note_run_file(struct merge *m, int first, struct ee_err *err)
+{
+	const char *input = m->inputs[m->input];
+	json_t *run;
+
+	if (cli_run_read(input, &run, err) < 0)
+		return -1;
+	if (run)
+		json_object_set_new(json_object_get(run, "options"), "shard", json_null());
+	if (first) {
+		m->run = run;
+		m->run_differs = !run;
+		return 0;
+	}
+	const json_t *a = json_object_get(m->run, "tasks_sha256"), *b = json_object_get(run, "tasks_sha256");
+	if (a && b && !json_equal(a, b) && !m->run_differs)
+		fprintf(stderr,
+		        "execeval merge: warning: %s and %s ran on different tasks files (tasks sha256 "
+		        "%.16s... and %.16s...)\n",
+		        m->inputs[m->input - 1], input, json_string_value(a), json_string_value(b));
+	if (!run || !m->run || !json_equal(run, m->run))
+		m->run_differs = 1;
+	json_decref(run);
+	return 0;
+}
+
+/* OUT.run.json when the inputs agree; else no stale one beside OUT. */
+static void write_run_file(const struct merge *m, const char *out, int force)
+{
+	char path[4096];
+	struct ee_err err = { 0 };
+
+	if (m->run && !m->run_differs) {
+		if (cli_run_write(out, m->run, force, &err) < 0)
+			fprintf(stderr, "execeval merge: warning: %s\n", err.msg);
+		return;
+	}
+	cli_run_file_path(out, path, sizeof(path));
+	if (unlink(path) < 0 && errno != ENOENT)
+		fprintf(stderr, "execeval merge: warning: %s: %s\n", path, strerror(errno));
 }
 
 /* ---- shards ------------------------------------------------------------- */
@@ -216,17 +271,20 @@ static const char usage[] =
         "  --force          write through an OUT that is a symbolic link\n"
         "Records of eval --shard I/N must cover every shard 0..N-1 exactly once.\n";
 
-/* No input is OUT, OUT is no symlink (unless force), its directory takes it. */
+/* No input is OUT or its run file, neither is a symlink (unless force), the
+ * directory takes them. */
 static int check_paths(const char *out, char **inputs, int n, int force, struct ee_err *err)
 {
 	struct ee_path_role in[64];
-	const struct ee_path_role o = { "-o", out };
+	char run_file[4096];
+	cli_run_file_path(out, run_file, sizeof(run_file));
+	const struct ee_path_role o[] = { { "-o", out }, { "-o (its run file)", run_file } };
 
 	for (int done = 0; done < n;) {
 		int batch = n - done < 64 ? n - done : 64;
 		for (int i = 0; i < batch; i++)
 			in[i] = (struct ee_path_role){ "input", inputs[done + i] };
-		if (ee_outputs_check(in, (size_t)batch, &o, 1, force, err) < 0)
+		if (ee_outputs_check(in, (size_t)batch, o, 2, force, err) < 0)
 			return -1;
 		done += batch;
 	}
@@ -280,6 +338,8 @@ int cmd_merge(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		int torn = 0;
 		m.input = (size_t)i;
+		if (note_run_file(&m, i == optind, &err) < 0)
+			goto out;
 		if (ee_results_read(argv[i], copy_record, &m, &torn, &err) < 0)
 			goto out;
 		if (torn)
@@ -287,6 +347,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	if (check_shards(&m.shards, partial, &err) < 0 || ee_atomic_commit(&tmp, &err) < 0)
 		goto out;
+	write_run_file(&m, out, force);
 	fprintf(stderr, "execeval merge: %lu records to %s (%lu exact duplicates dropped)\n", m.kept, out,
 	        m.dropped);
 	code = EXIT_PASS;

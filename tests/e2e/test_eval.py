@@ -242,6 +242,30 @@ def test_merge_wants_every_shard_exactly_once(tmp_path):
     assert len(records(out)) == 12
 
 
+def test_merged_shards_are_the_whole_run_for_resume_and_compare(tmp_path):
+    """The shards' run files agree but for the shard: the merged file gets
+    the whole run's (shard null), so `eval --resume` on a --partial merge
+    evaluates just the missing shard; inputs from another tasks file give
+    no run file, with a warning."""
+    shards = shard_set(tmp_path, 3)
+    run_of = lambda p: json.loads(Path(str(p) + ".run.json").read_text())
+    out = tmp_path / "m.jsonl"
+    execeval("merge", "-o", out, "--partial", shards[0], shards[2], check=0)
+    run = run_of(out)
+    assert run["options"]["shard"] is None and run["tasks_sha256"] == run_of(shards[1])["tasks_sha256"]
+    assert run == dict(run_of(shards[1]), options=dict(run_of(shards[1])["options"], shard=None))
+    r = execeval("eval", "--tasks", tmp_path / "t.jsonl", "--samples", tmp_path / "v.jsonl", "-j", 2,
+                 "--no-history", "-o", out, "--resume", check=0)
+    assert "%d already in" % len(records(shards[0]) + records(shards[2])) in r.stdout, r.stdout
+    assert len(by_key(records(out))) == 12
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_text(shards[1].read_text())
+    Path(str(foreign) + ".run.json").write_text(json.dumps(dict(run_of(shards[1]), tasks_sha256="0" * 64)))
+    r = execeval("merge", "-o", out, shards[0], foreign, shards[2], check=0)
+    assert "%s and %s ran on different tasks files" % (shards[0], foreign) in r.stderr, r.stderr
+    assert not Path(str(out) + ".run.json").exists(), "a stale run file would describe another run"
+
+
 def test_a_samples_shard_field_never_reaches_the_record(tmp_path):
     """Unknown sample fields are copied, but "shard" is the record's own:
     merge trusts it."""
