@@ -269,7 +269,8 @@ static const char usage[] =
         "  --partial        merge the shards given even when some of the run's are missing\n"
         "                   (a warning; without it: exit 2)\n"
         "  --force          write through an OUT that is a symbolic link\n"
-        "Records of eval --shard I/N must cover every shard 0..N-1 exactly once.\n";
+        "Records of eval --shard I/N must cover every shard 0..N-1 exactly once. OUT.run.json\n"
+        "(the whole run's) is written when the inputs' run files agree but for the shard.\n";
 
 /* No input is OUT or its run file, neither is a symlink (unless force), the
  * directory takes them. */
