@@ -248,8 +248,9 @@ static int pair(const struct compare_args *a, struct ee_compare_side *base, stru
 		if (!a->allow_different_tasks) {
 			char why[sizeof(err->msg)];
 			snprintf(why, sizeof(why), "%s", err->msg);
-			ee_fail(err, EE_ERR_USAGE,
-			        "%.190s (--allow-different-tasks: compare the paired tasks)", why);
+			ee_fail(err, EE_ERR_USAGE, "%.190s (--allow-different-tasks: %s)", why,
+			        base->tasks && nw->tasks ? "compare the paired tasks"
+			                                 : "compare anyway, unpaired");
 		}
 		return -1;
 	}
