@@ -530,6 +530,8 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 static json_t *judging_options(const struct eval_args *a)
 {
 	const struct ee_limits *l = &a->opt.limits;
+	char shard[64];
+	snprintf(shard, sizeof(shard), "%lu/%lu", a->shard_i, a->shard_n);
 	return json_pack(
 	        "{s:{s:f, s:I, s:I, s:I, s:I, s:I, s:I}, s:i, s:i, s:b, s:i, s:b, s:b, s:b, s:i, s:b, "
 	        "s:b, s:s?}",
@@ -540,7 +542,7 @@ static json_t *judging_options(const struct eval_args *a)
 	        "scan", a->opt.scan, "deny_imports", a->opt.deny_imports, "run_hidden",
 	        a->opt.run_hidden_on_fail, "lint", a->opt.lint, "lint_severity", a->opt.lint_severity,
 	        "strict_asserts", a->opt.strict_asserts, "weak_limits", a->opt.weak_limits, "shard",
-	        a->shard[0] ? a->shard : NULL);
+	        a->shard_n > 1 ? shard : NULL);
 }
 
 /* --resume continues the same run, or says what changed; a fresh run (or
