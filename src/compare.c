@@ -428,11 +428,32 @@ out:
 
 /* ---- the report ----------------------------------------------------------------------- */
 
+/* "tasks": the side's own, also when its summary was restricted to the
+ * paired tasks. */
 static json_t *side_json(const struct ee_compare_side *s)
 {
+	const json_t *tasks = json_object_get(s->summary, "tasks");
+
+	if (s->tasks)
+		return json_pack("{s:s, s:s, s:I}", "source", s->source, "kind", s->kind, "tasks",
+		                 (json_int_t)s->n_tasks);
 	return json_pack("{s:s, s:s, s:O}", "source", s->source, "kind", s->kind, "tasks",
-	                 json_object_get(s->summary, "tasks") ? json_object_get(s->summary, "tasks")
-	                                                      : json_null());
+	                 tasks ? tasks : json_null());
+}
+
+static json_t *sha_or_null(const struct ee_compare_side *s)
+{
+	return s->tasks_sha256[0] ? json_string(s->tasks_sha256) : json_null();
+}
+
+/* Whether the sides ran on one data set, and what the metrics cover. */
+static json_t *data_set_json(const struct ee_compare_side *base, const struct ee_compare_side *nw)
+{
+	int same = ee_compare_same_data(base, nw);
+
+	return json_pack("{s:o, s:o, s:o, s:b}", "same", same < 0 ? json_null() : json_boolean(same),
+	                 "base_tasks_sha256", sha_or_null(base), "new_tasks_sha256", sha_or_null(nw),
+	                 "paired_only", base->paired_only && nw->paired_only);
 }
 
 /* Every gated metric must be in both sides. */
@@ -503,6 +524,7 @@ int ee_compare(const struct ee_compare_side *base, const struct ee_compare_side 
 		                 json_object_get(new_side->summary, "classes")));
 		put(&b, r, "tasks",
 		    base->tasks && new_side->tasks ? tasks_json(&b, base, new_side) : json_null());
+		put(&b, r, "data_set", data_set_json(base, new_side));
 		put(&b, r, "regressions", json_incref(regressions));
 	}
 	free(l.m);

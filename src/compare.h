@@ -31,6 +31,16 @@
  * pass_to_fail and fail_to_pass; every task whose rate moved is listed under
  * "changed", worst first.
  *
+ * One data set: ee_compare_pair checks that the two sides ran on the same
+ * data before anything is compared. Its evidence, the best both sides
+ * have: the tasks file's sha256 (a results file's run file, a history
+ * row), else the task ids (two results files), else the summaries' task
+ * counts. Different data is an error naming what differs, unless allowed;
+ * allowed, two results sides get their summaries recomputed over the tasks
+ * both have (paired_only), so the gated metrics, the deltas and the verdict
+ * speak of the same tasks. Summaries cannot be paired: allowed, each keeps
+ * its own tasks (the report says so).
+ *
  * The report (ee_compare's JSON, printed by `compare --json`):
  *   {"base": {"source", "kind", "tasks"}, "new": {...}, "epsilon",
  *    "gated": ["pass@1"], "ci_level": 0.95 or null,
@@ -40,12 +50,16 @@
  *    "tasks": null or {"paired", "only_base": [ids], "only_new": [ids],
  *              "pass_to_fail": [ids], "fail_to_pass": [ids],
  *              "changed": [{"task_id", "base", "new", "delta"}]},
+ *    "data_set": {"same": bool or null (cannot tell), "base_tasks_sha256",
+ *                 "new_tasks_sha256" (null: unknown), "paired_only": bool},
  *    "regressions": ["pass@1"]}
  * A value missing in a side is null there (and in delta); ci_overlap is
  * null unless both sides have an interval.
  *
- * Lifecycle: zero a side, fill it with a ee_compare_side_from_*, free it
- * with ee_compare_side_free (also after a failed fill). Ownership: a side
+ * Lifecycle: zero a side, fill it with a ee_compare_side_from_* (and its
+ * tasks_sha256 when the caller knows it), ee_compare_pair the two sides,
+ * ee_compare; free each with ee_compare_side_free (also after a failed
+ * fill). Ownership: a side
  * owns everything in it; the report belongs to the caller.
  * Errors: EE_ERR_USAGE; messages name the file, the line for results
  * files, and the field (also in err->field for summaries).
@@ -66,6 +80,7 @@ struct ee_summary_task;
 #define EE_COMPARE_MAX_K          1000000000ul
 #define EE_COMPARE_NAME_MAX       32 /* bytes of a metric's name, NUL included */
 #define EE_COMPARE_PASS_THRESHOLD 0.5
+#define EE_COMPARE_SHA256_HEX     65 /* 64 hex digits and a NUL */
 
 enum ee_metric_kind {
 	EE_METRIC_PASS_AT_K,
@@ -93,7 +108,9 @@ struct ee_compare_side {
 	struct ee_summary *counts;     /* results only: the accumulated records */
 	struct ee_summary_task *tasks; /* results only: per task, by id */
 	size_t n_tasks;
-	int torn; /* results only: a torn last line was skipped */
+	int torn;                                 /* results only: a torn last line was skipped */
+	char tasks_sha256[EE_COMPARE_SHA256_HEX]; /* of the tasks file the run read; "": unknown */
+	int paired_only; /* summary recomputed over the tasks both sides have (ee_compare_pair) */
 };
 
 /* Reads path: a results file (JSONL whose first non-blank line is an object
@@ -111,6 +128,17 @@ void ee_compare_side_free(struct ee_compare_side *side); /* accepts a zeroed sid
 
 /* Checks the keys compare reads (above): 0, or -1 naming source and field. */
 int ee_compare_check_summary(const json_t *summary, const char *source, struct ee_err *err);
+
+/* One data set or not (above): 0 when the sides' evidence agrees (or there
+ * is none); different data is -1 naming what differs (the two sha256, or
+ * the tasks only in each side with the first ids), unless allow: then two
+ * results sides are restricted to their paired tasks, with pass@k for
+ * ks[0..nk) (-1 when no task is in both). */
+int ee_compare_pair(struct ee_compare_side *base, struct ee_compare_side *new_side, int allow,
+                    const unsigned long *ks, size_t nk, struct ee_err *err);
+
+/* 1 same data set, 0 different, -1 cannot tell (the evidence above). */
+int ee_compare_same_data(const struct ee_compare_side *base, const struct ee_compare_side *new_side);
 
 struct ee_compare_options {
 	double epsilon; /* finite, >= 0 */

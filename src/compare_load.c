@@ -8,6 +8,10 @@
  * EE_COMPARE_MAX_SUMMARY bytes) as one JSON document, a summary, whose
  * syntax errors name file:line:column and whose content errors name the
  * field as a path ("classes.math.pass_at_k.1").
+ *
+ * ee_compare_pair decides whether two sides ran on one data set and, when
+ * they did not but that is allowed, reads each results file a second time
+ * keeping only the records of the tasks both sides have.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -20,11 +24,16 @@
 #include "err.h"
 #include "lines.h"
 #include "results.h"
+#include "sha256.h"
 #include "summary.h"
 
 #define SHOW_BYTES     40 /* an offending value is shown up to this many bytes */
 #define CLASS_NAME_MAX 48 /* bytes of a class name shown in a field path */
 #define MAX_FIRST_LINE (64u << 20)
+_Static_assert(EE_COMPARE_SHA256_HEX == EE_SHA256_HEX, "a side holds a hex sha256");
+
+#define SHOWN_IDS      3  /* task ids named when the task sets differ */
+#define SHOWN_ID_BYTES 24 /* of each */
 
 void ee_compare_side_free(struct ee_compare_side *side)
 {
@@ -261,6 +270,11 @@ static int check_block(struct checker *c, const json_t *block, const char *path,
 	return 0;
 }
 
+static int is_sha256(const json_t *v)
+{
+	return ee_sha256_is_hex(json_string_value(v));
+}
+
 int ee_compare_check_summary(const json_t *summary, const char *source, struct ee_err *err)
 {
 	struct checker c = { source, err };
@@ -273,7 +287,8 @@ int ee_compare_check_summary(const json_t *summary, const char *source, struct e
 		return ee_fail(err, EE_ERR_USAGE,
 		               "%s: expected a JSON object (a summary) or JSON lines (results)", source);
 	if (check_block(&c, summary, "", 1) < 0 ||
-	    check_member(&c, summary, "", "bootstrap", "level", is_level, "a number in (0, 1)") < 0)
+	    check_member(&c, summary, "", "bootstrap", "level", is_level, "a number in (0, 1)") < 0 ||
+	    optional(&c, summary, "", "tasks_sha256", is_sha256, "64 lowercase hex digits") < 0)
 		return -1;
 	if (!classes)
 		return 0;
@@ -298,7 +313,11 @@ int ee_compare_side_from_summary(json_t *summary, const char *source, struct ee_
 	ret->kind = "summary";
 	if (!ret->source)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	return ee_compare_check_summary(summary, source, err);
+	if (ee_compare_check_summary(summary, source, err) < 0)
+		return -1;
+	const char *sha = json_string_value(json_object_get(summary, "tasks_sha256"));
+	snprintf(ret->tasks_sha256, sizeof(ret->tasks_sha256), "%s", sha ? sha : "");
+	return 0;
 }
 
 static int add_record(void *ctx, const json_t *record, const char *where, struct ee_err *err)
@@ -375,4 +394,144 @@ int ee_compare_side_from_file(const char *path, const unsigned long *ks, size_t 
 	rc = results == 0 ? from_summary_file(&l, ret, err) : -1;
 	ee_lines_close(&l);
 	return rc;
+}
+
+/* ---- one data set ---------------------------------------------------------- */
+
+/* s's tasks are sorted by id (ee_summary_tasks). */
+static int has_task(const struct ee_compare_side *s, const char *id)
+{
+	size_t lo = 0, hi = s->n_tasks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(s->tasks[mid].task_id, id);
+		if (c == 0)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* How many of a's tasks b lacks; the first SHOWN_IDS into ids. */
+static size_t tasks_missing(const struct ee_compare_side *a, const struct ee_compare_side *b, char *ids,
+                            size_t size)
+{
+	size_t n = 0, len = 0;
+
+	ids[0] = '\0';
+	for (size_t i = 0; i < a->n_tasks; i++) {
+		if (has_task(b, a->tasks[i].task_id))
+			continue;
+		if (n < SHOWN_IDS && len < size)
+			len += (size_t)snprintf(ids + len, size - len, "%s%.*s", n ? ", " : "",
+			                        SHOWN_ID_BYTES, a->tasks[i].task_id);
+		n++;
+	}
+	if (n > SHOWN_IDS && len < size)
+		snprintf(ids + len, size - len, ", ...");
+	return n;
+}
+
+static long long task_count(const struct ee_compare_side *s)
+{
+	const json_t *t = json_object_get(s->summary, "tasks");
+	return s->tasks ? (long long)s->n_tasks : json_is_integer(t) ? (long long)json_integer_value(t) : -1;
+}
+
+int ee_compare_same_data(const struct ee_compare_side *base, const struct ee_compare_side *nw)
+{
+	int both_sha = base->tasks_sha256[0] && nw->tasks_sha256[0];
+	char unused[8];
+
+	if (both_sha && strcmp(base->tasks_sha256, nw->tasks_sha256) != 0)
+		return 0;
+	if (base->tasks && nw->tasks)
+		return base->n_tasks == nw->n_tasks && tasks_missing(base, nw, unused, sizeof(unused)) == 0;
+	if (both_sha)
+		return 1;
+	long long nb = task_count(base), nn = task_count(nw);
+	return nb >= 0 && nn >= 0 && nb != nn ? 0 : -1;
+}
+
+/* The error for two data sets, naming what differs (not the files: the
+ * user named them, and two paths could crowd out the difference). */
+static int different(const struct ee_compare_side *base, const struct ee_compare_side *nw, struct ee_err *err)
+{
+	char only_b[128], only_n[128];
+
+	if (base->tasks_sha256[0] && nw->tasks_sha256[0] && strcmp(base->tasks_sha256, nw->tasks_sha256) != 0)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "BASE and NEW ran on different tasks files: tasks sha256 %.64s and %.64s",
+		               base->tasks_sha256, nw->tasks_sha256);
+	if (base->tasks && nw->tasks) {
+		size_t nb = tasks_missing(base, nw, only_b, sizeof(only_b));
+		size_t nn = tasks_missing(nw, base, only_n, sizeof(only_n));
+		return ee_fail(err, EE_ERR_USAGE,
+		               "BASE and NEW cover different tasks: %zu only in BASE%s%.80s%s, %zu only in "
+		               "NEW%s%.80s%s",
+		               nb, nb ? " (" : "", only_b, nb ? ")" : "", nn, nn ? " (" : "", only_n,
+		               nn ? ")" : "");
+	}
+	return ee_fail(err, EE_ERR_USAGE,
+	               "BASE and NEW are different data sets: BASE has %lld tasks, NEW %lld",
+	               task_count(base), task_count(nw));
+}
+
+struct paired {
+	struct ee_summary *counts;
+	const struct ee_compare_side *other;
+};
+
+static int add_if_paired(void *ctx, const json_t *record, const char *where, struct ee_err *err)
+{
+	struct paired *p = ctx;
+	const char *id = json_string_value(json_object_get(record, "task_id"));
+
+	return id && has_task(p->other, id) ? ee_summary_add(p->counts, record, where, err) : 0;
+}
+
+/* s's summary over the tasks other has too (s->tasks stays whole: the
+ * report lists the unpaired ones). */
+static int restrict_to_paired(struct ee_compare_side *s, const struct ee_compare_side *other,
+                              const unsigned long *ks, size_t nk, struct ee_err *err)
+{
+	struct paired p = { ee_summary_new(), other };
+	int torn = 0, rc = -1;
+
+	if (!p.counts)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (ee_results_read_unique(s->source, add_if_paired, &p, &torn, err) == 0) {
+		json_t *summary = ee_summary_json(p.counts, ks, nk, 0.0);
+		if (summary) {
+			json_decref(s->summary);
+			s->summary = summary;
+			s->paired_only = 1;
+			rc = ee_compare_check_summary(summary, s->source, err);
+		} else {
+			ee_fail(err, EE_ERR_USAGE, "%s: out of memory", s->source);
+		}
+	}
+	ee_summary_free(p.counts);
+	return rc;
+}
+
+int ee_compare_pair(struct ee_compare_side *base, struct ee_compare_side *nw, int allow,
+                    const unsigned long *ks, size_t nk, struct ee_err *err)
+{
+	if (ee_compare_same_data(base, nw) != 0)
+		return 0;
+	if (!allow)
+		return different(base, nw, err);
+	if (!base->tasks || !nw->tasks)
+		return 0; /* a summary cannot be paired: each side keeps its own tasks */
+	char unused[8];
+	if (tasks_missing(base, nw, unused, sizeof(unused)) == base->n_tasks)
+		return ee_fail(err, EE_ERR_USAGE, "BASE and NEW have no task in common");
+	if (restrict_to_paired(base, nw, ks, nk, err) < 0 || restrict_to_paired(nw, base, ks, nk, err) < 0)
+		return -1;
+	return 0;
 }

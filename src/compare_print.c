@@ -80,6 +80,37 @@ static void print_sides(FILE *out, const json_t *r)
 	fprintf(out, "\n");
 }
 
+/* The paired-task counts of the report's "tasks". */
+struct pairing {
+	long long paired;
+	size_t only_base, only_new;
+};
+
+static struct pairing pairing_of(const json_t *t)
+{
+	return (struct pairing){ (long long)json_integer_value(json_object_get(t, "paired")),
+		                 json_array_size(json_object_get(t, "only_base")),
+		                 json_array_size(json_object_get(t, "only_new")) };
+}
+
+/* Said only when the sides ran on different data (allowed). */
+static void print_data_set(FILE *out, const json_t *r)
+{
+	const json_t *d = json_object_get(r, "data_set");
+	struct pairing p = pairing_of(json_object_get(r, "tasks"));
+
+	if (!json_is_false(json_object_get(d, "same")))
+		return;
+	if (json_is_true(json_object_get(d, "paired_only")))
+		fprintf(out,
+		        "data  different data sets: compared on %lld paired tasks; %zu only in BASE, %zu "
+		        "only in NEW\n",
+		        p.paired, p.only_base, p.only_new);
+	else
+		fprintf(out, "data  different data sets: summaries cannot be paired; each side's metrics are "
+		             "over its own tasks\n");
+}
+
 static void print_metrics(FILE *out, const json_t *r)
 {
 	const json_t *level = json_object_get(r, "ci_level"), *row;
@@ -150,12 +181,11 @@ static void print_tasks(FILE *out, const json_t *r, size_t max_changed)
 		fprintf(out, "\ntasks: not compared (a paired comparison needs two results files)\n");
 		return;
 	}
+	struct pairing p = pairing_of(t);
 	fprintf(out,
 	        "\ntasks: %lld in both, %zu only in BASE, %zu only in NEW (a task passes when at least half\n"
 	        "of its samples pass)\n",
-	        (long long)json_integer_value(json_object_get(t, "paired")),
-	        json_array_size(json_object_get(t, "only_base")),
-	        json_array_size(json_object_get(t, "only_new")));
+	        p.paired, p.only_base, p.only_new);
 	print_ids(out, "pass -> fail", json_object_get(t, "pass_to_fail"));
 	print_ids(out, "fail -> pass", json_object_get(t, "fail_to_pass"));
 	fprintf(out, "pass rate changed: %zu (worst first)\n", json_array_size(changed));
@@ -191,6 +221,7 @@ static void print_verdict(FILE *out, const json_t *r)
 void ee_compare_print(const json_t *report, size_t max_changed, FILE *out)
 {
 	print_sides(out, report);
+	print_data_set(out, report);
 	print_metrics(out, report);
 	print_classes(out, report);
 	print_tasks(out, report, max_changed);

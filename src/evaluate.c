@@ -32,6 +32,7 @@ struct ee_eval {
 	int no_code_block;
 	char *program;    /* its first KEEP_OUTPUT_BYTES, for the record */
 	char *extraction; /* NULL: absent */
+	char shard[32];   /* "": absent */
 	char sandbox_id[33];
 	char started_at[32];
 	ee_record_cb cb;
@@ -190,6 +191,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 			.no_code_block = ev->no_code_block,
 			.program = ev->program,
 			.extraction = ev->extraction,
+			.shard = ev->shard[0] ? ev->shard : NULL,
 			.sandbox_id = ev->sandbox_id,
 			.started_at = ev->started_at,
 			.lint = ev->opt->lint,
@@ -218,6 +220,7 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 	ev->no_code_block = c->no_code_block;
 	ev->program = strndup(c->program ? c->program : "", KEEP_OUTPUT_BYTES);
 	ev->extraction = c->extraction ? strdup(c->extraction) : NULL;
+	snprintf(ev->shard, sizeof(ev->shard), "%s", c->shard ? c->shard : "");
 	if (!ev->program || (c->extraction && !ev->extraction)) {
 		free_eval(ev);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");

@@ -64,6 +64,7 @@ struct ee_candidate {
 	const json_t *extra;        /* fields copied into the record, or NULL */
 	int no_code_block;          /* --extract fenced found no block */
 	const char *extraction;     /* how program was found (extract.h); NULL: absent */
+	const char *shard;          /* "I/N" of eval --shard (copied at start); NULL: absent */
 };
 
 /* Receives the record (a new reference the callback owns), or NULL when the

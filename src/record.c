@@ -281,6 +281,8 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 		json_object_set_new(rec, "sample", json_integer(ev->sample));
 	if (ev->model)
 		json_object_set_new(rec, "model", json_string(ev->model));
+	if (ev->shard)
+		json_object_set_new(rec, "shard", json_string(ev->shard));
 	if (ev->task->class_name && ev->task->class_name[0])
 		json_object_set_new(rec, "class", json_string(ev->task->class_name));
 	json_object_set_new(rec, "status", json_string(ee_status_name(v.status)));
@@ -304,12 +306,13 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 	json_object_set_new(rec, "started_at", json_string(ev->started_at));
 	json_object_set_new(rec, "finished_at", json_string(finished));
 	json_object_set_new(rec, "execeval_version", json_string(EE_VERSION));
-	/* Unknown sample fields are kept, but never over the record's own. */
+	/* Unknown sample fields are kept, but never over the record's own;
+	 * "shard" is the record's even when absent: merge trusts it. */
 	const char *key;
 	json_t *val;
 	if (ev->extra) {
 		json_object_foreach (ev->extra, key, val) {
-			if (!json_object_get(rec, key))
+			if (!json_object_get(rec, key) && strcmp(key, "shard") != 0)
 				json_object_set(rec, key, val);
 		}
 	}

@@ -27,6 +27,7 @@ struct ee_record_parts {
 	int no_code_block;      /* --extract fenced found no block */
 	const char *program;    /* the code that ran (its first bytes), or NULL: absent */
 	const char *extraction; /* how it was found, or NULL: absent */
+	const char *shard;      /* "I/N" of eval --shard, or NULL: absent */
 	const char *sandbox_id;
 	const char *started_at;
 	int lint;          /* the lint phase was asked for: the record has "lint" */

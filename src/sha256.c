@@ -112,6 +112,11 @@ void ee_sha256_hex(const uint8_t digest[EE_SHA256_LEN], char out[EE_SHA256_HEX])
 	out[2 * EE_SHA256_LEN] = '\0';
 }
 
+int ee_sha256_is_hex(const char *s)
+{
+	return s && strlen(s) == 2 * EE_SHA256_LEN && strspn(s, "0123456789abcdef") == 2 * EE_SHA256_LEN;
+}
+
 int ee_sha256_file(const char *path, char out[EE_SHA256_HEX], struct ee_err *err)
 {
 	uint8_t chunk[FILE_CHUNK];

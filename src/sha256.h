@@ -33,6 +33,10 @@ void ee_sha256_final(struct ee_sha256 *c, uint8_t out[EE_SHA256_LEN]);
 /* The digest as lowercase hex. */
 void ee_sha256_hex(const uint8_t digest[EE_SHA256_LEN], char out[EE_SHA256_HEX]);
 
+/* 1 when s is a hex digest as ee_sha256_hex writes it (64 lowercase hex
+ * digits), else 0 (also for NULL). */
+int ee_sha256_is_hex(const char *s);
+
 /* The hex digest of the file at path, read in fixed-size chunks. Errors name
  * the path. */
 int ee_sha256_file(const char *path, char out[EE_SHA256_HEX], struct ee_err *err);

@@ -142,6 +142,16 @@ void cli_run_file_path(const char *results, char *buf, size_t size);
  * takes options (a new reference) even on failure. */
 json_t *cli_run_describe(const char *tasks, const char *samples, int samples_regular, json_t *options,
                          struct ee_err *err);
+/* The run file beside results in *ret (a new reference), or NULL when there
+ * is none; -1 naming the file:line when it is not JSON. */
+int cli_run_read(const char *results, json_t **ret, struct ee_err *err);
+/* The tasks_sha256 of the run file beside results into out[0..size) (at
+ * least 65 bytes); "" when results has no run file (merged shards, older
+ * runs); -1 naming the file when it is unreadable or malformed. */
+int cli_run_tasks_sha256(const char *results, char *out, size_t size, struct ee_err *err);
+/* summary["tasks_sha256"] from the run file beside results, when it has
+ * one (compare tells data sets apart by it). */
+int cli_summary_add_tasks_sha256(json_t *summary, const char *results, struct ee_err *err);
 /* Writes run beside results (a temporary file renamed). */
 int cli_run_write(const char *results, const json_t *run, int force, struct ee_err *err);
 /* --resume: 0 when the run file beside results describes run (a pipe's
@@ -167,6 +177,9 @@ struct cli_history_row {
 	const struct ee_strmap *models; /* the distinct model names seen */
 	time_t started, finished;
 };
+/* "tasks.jsonl@1a2b3c4d": a data set as history and report name it, the
+ * tasks file's name (its first 16 bytes) and its sha256's first 8 digits. */
+void cli_dataset_label(const char *tasks_path, const char *tasks_sha256, char *out, size_t size);
 /* The default history file (history.h) from XDG_DATA_HOME and HOME; -1: none. */
 int cli_history_default(char *buf, size_t size);
 /* ["execeval", argv[0], ...]: call it before getopt permutes argv. */

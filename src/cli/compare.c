@@ -1,7 +1,9 @@
 /* compare.c - `execeval compare BASE NEW`: two runs side by side, and a
  * gate for CI (the library is src/compare.h).
  *
- * Parses the options, loads each side with load_side, prints the report
+ * Parses the options, loads each side with load_side (with the sha256 of
+ * the tasks it ran on, where a run file or the history says), checks that
+ * both ran on one data set (ee_compare_pair), prints the report
  * (a table, or the JSON with --json) and turns it into the exit code:
  * 0 no gated metric regressed, 1 one did, 2 usage or input error.
  */
@@ -37,6 +39,9 @@ static const char usage[] =
         "  --metric M     gate on M (repeatable; default pass@1): pass@K, mean_score,\n"
         "                 lint_pass_rate, composite, timeout_rate (lower is better)\n"
         "  --json         print the comparison as JSON instead of tables\n"
+        "  --allow-different-tasks   compare runs over different data sets (tasks files\n"
+        "                 or task sets): the metrics and the gate then cover the tasks\n"
+        "                 both results files have (without it: exit 2)\n"
         "exit status: 0 no gated metric got worse by more than E, 1 one did,\n"
         "             2 usage or input error\n";
 
@@ -49,6 +54,7 @@ struct compare_args {
 	struct ee_metric gated[MAX_GATED];
 	size_t n_gated;
 	int json;
+	int allow_different_tasks;
 };
 
 static int add_metric(struct compare_args *a, const char *name, struct ee_err *err)
@@ -71,13 +77,14 @@ static int add_metric(struct compare_args *a, const char *name, struct ee_err *e
 
 static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_err *err)
 {
-	enum { O_EPS = 256, O_METRIC, O_JSON, O_HISTORY, O_COMPOSITE, O_HELP };
+	enum { O_EPS = 256, O_METRIC, O_JSON, O_HISTORY, O_COMPOSITE, O_ALLOW_DIFFERENT, O_HELP };
 	static const struct option longopts[] = {
 		{ "composite", required_argument, NULL, O_COMPOSITE },
 		{ "history", required_argument, NULL, O_HISTORY },
 		{ "epsilon", required_argument, NULL, O_EPS },
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "allow-different-tasks", no_argument, NULL, O_ALLOW_DIFFERENT },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -97,6 +104,8 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 				return -1;
 		} else if (c == O_JSON) {
 			a->json = 1;
+		} else if (c == O_ALLOW_DIFFERENT) {
+			a->allow_different_tasks = 1;
 		} else if (c == O_HISTORY) {
 			a->history = optarg;
 		} else if (c == O_COMPOSITE) {
@@ -136,7 +145,10 @@ static int take_run(void *ctx, const struct ee_history_run *run, struct ee_err *
 	if (!summary)
 		return ee_fail(err, EE_ERR_USAGE, "%s: stored summary: %s", h->source, jerr.text);
 	h->found = 1;
-	return ee_compare_side_from_summary(summary, h->source, h->side, err);
+	if (ee_compare_side_from_summary(summary, h->source, h->side, err) < 0)
+		return -1;
+	snprintf(h->side->tasks_sha256, sizeof(h->side->tasks_sha256), "%s", run->tasks_sha256);
+	return 0;
 }
 
 /* A run of the history: its stored summary (no per-task pairing). */
@@ -177,6 +189,8 @@ static int load_side(const char *arg, const char *history, const unsigned long *
 	if (id >= 0)
 		return load_run(history, id, ret, err);
 	if (ee_compare_side_from_file(arg, ks, nk, ret, err) < 0)
+		return -1;
+	if (ret->tasks && cli_run_tasks_sha256(arg, ret->tasks_sha256, sizeof(ret->tasks_sha256), err) < 0)
 		return -1;
 	if (ret->torn)
 		fprintf(stderr,
@@ -225,6 +239,30 @@ static int reconcile_composite(const struct compare_args *a, struct ee_compare_s
 	return 0;
 }
 
+/* One data set, or --allow-different-tasks and a warning saying what the
+ * metrics then cover. */
+static int pair(const struct compare_args *a, struct ee_compare_side *base, struct ee_compare_side *nw,
+                const unsigned long *ks, size_t nk, struct ee_err *err)
+{
+	if (ee_compare_pair(base, nw, a->allow_different_tasks, ks, nk, err) < 0) {
+		if (!a->allow_different_tasks) {
+			char why[sizeof(err->msg)];
+			snprintf(why, sizeof(why), "%s", err->msg);
+			ee_fail(err, EE_ERR_USAGE, "%.190s (--allow-different-tasks: %s)", why,
+			        base->tasks && nw->tasks ? "compare the paired tasks"
+			                                 : "compare anyway, unpaired");
+		}
+		return -1;
+	}
+	if (ee_compare_same_data(base, nw) == 0)
+		fprintf(stderr, "execeval compare: warning: --allow-different-tasks: %s\n",
+		        base->paired_only ? "BASE and NEW ran on different data: metrics and gate over the "
+		                            "paired tasks only"
+		                          : "BASE and NEW ran on different data; summaries cannot be paired: "
+		                            "each side's metrics are over its own tasks");
+	return 0;
+}
+
 static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *err)
 {
 	struct ee_compare_side base = { 0 }, nw = { 0 };
@@ -236,7 +274,8 @@ static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *
 
 	if (load_side(a->base, a->history, ks, nk, &base, err) < 0 ||
 	    load_side(a->new_path, a->history, ks, nk, &nw, err) < 0 ||
-	    reconcile_composite(a, &base, &nw, err) < 0 || ee_compare(&base, &nw, &o, &report, err) < 0)
+	    pair(a, &base, &nw, ks, nk, err) < 0 || reconcile_composite(a, &base, &nw, err) < 0 ||
+	    ee_compare(&base, &nw, &o, &report, err) < 0)
 		goto out;
 	if (a->json) {
 		if (json_dumpf(report, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0)

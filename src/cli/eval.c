@@ -112,6 +112,7 @@ struct eval_args {
 	int composite;         /* --composite given: formula */
 	struct ee_composite formula;
 	unsigned long shard_i, shard_n;
+	char shard[48]; /* "I/N" when shard_n > 1, else "" */
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
 };
@@ -167,6 +168,9 @@ static int parse_shard(const char *s, struct eval_args *a, struct ee_err *err)
 	if (sscanf(s, "%lu/%lu%c", &a->shard_i, &a->shard_n, &extra) != 2 || a->shard_n == 0 ||
 	    a->shard_i >= a->shard_n || s[0] == '-')
 		return ee_fail(err, EE_ERR_USAGE, "--shard: expected I/N with 0 <= I < N, got '%s'", s);
+	a->shard[0] = '\0'; /* --shard 0/1 is the whole run: no shard */
+	if (a->shard_n > 1)
+		snprintf(a->shard, sizeof(a->shard), "%lu/%lu", a->shard_i, a->shard_n);
 	return 0;
 }
 
@@ -560,7 +564,8 @@ static int next_sample(void *ctx, struct ee_candidate *c, void **token, struct e
 			                    .sample = r->sample.index,
 			                    .extra = r->sample.extra,
 			                    .no_code_block = how.how == EE_HOW_NO_BLOCK,
-			                    .extraction = r->extraction };
+			                    .extraction = r->extraction,
+			                    .shard = r->a->shard[0] ? r->a->shard : NULL };
 		return 1;
 	}
 	return ee_reorder_full(&r->order) ? EE_SCHED_WAIT : 0;
@@ -861,6 +866,10 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 	json_t *summary = ee_summary_json(r->summary, r->a->ks, r->a->nk, r->a->resume ? 0.0 : wall);
 	if (!summary)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	if (cli_summary_add_tasks_sha256(summary, r->a->out, err) < 0) {
+		json_decref(summary);
+		return -1;
+	}
 	const struct ee_host *host = r->a->opt.host;
 	json_object_set_new(summary, "environment",
 	                    ee_summary_environment(host ? host->python : NULL, r->a->opt.pool != NULL,

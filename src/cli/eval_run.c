@@ -6,7 +6,9 @@
  * run it is about to continue: records judged on other data or by other
  * rules must not be mixed into one file without a word, so a mismatch is
  * refused unless --resume-anyway. Samples read from a pipe have no hash
- * (null): that part is not checked, with a warning.
+ * (null): that part is not checked, with a warning. compare and report
+ * read the tasks' sha256 back (cli_run_tasks_sha256) to tell data sets
+ * apart.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -72,6 +74,51 @@ int cli_run_write(const char *results, const json_t *run, int force, struct ee_e
 	return rc;
 }
 
+int cli_run_read(const char *results, json_t **ret, struct ee_err *err)
+{
+	char path[4096];
+	json_error_t jerr;
+	struct stat st;
+
+	cli_run_file_path(results, path, sizeof(path));
+	*ret = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (*ret || (stat(path, &st) < 0 && errno == ENOENT))
+		return 0;
+	return ee_fail(err, EE_ERR_USAGE, "%s:%d: %s", path, jerr.line, jerr.text);
+}
+
+int cli_run_tasks_sha256(const char *results, char *out, size_t size, struct ee_err *err)
+{
+	char path[4096];
+	json_t *run;
+
+	out[0] = '\0';
+	if (cli_run_read(results, &run, err) < 0)
+		return -1;
+	if (!run)
+		return 0;
+	cli_run_file_path(results, path, sizeof(path));
+	const char *sha = json_string_value(json_object_get(run, "tasks_sha256"));
+	int rc = 0;
+	if (ee_sha256_is_hex(sha) && strlen(sha) < size)
+		snprintf(out, size, "%s", sha);
+	else
+		rc = ee_fail(err, EE_ERR_USAGE, "%s: tasks_sha256: expected 64 hex digits", path);
+	json_decref(run);
+	return rc;
+}
+
+int cli_summary_add_tasks_sha256(json_t *summary, const char *results, struct ee_err *err)
+{
+	char sha[EE_SHA256_HEX];
+
+	if (cli_run_tasks_sha256(results, sha, sizeof(sha), err) < 0)
+		return -1;
+	if (sha[0] && json_object_set_new(summary, "tasks_sha256", json_string(sha)) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	return 0;
+}
+
 /* The first key (dotted path) where was and now differ, into buf; 0: none. */
 static int first_difference(const json_t *was, const json_t *now, const char *prefix, char *buf, size_t size)
 {
@@ -118,18 +165,15 @@ static const json_t *at_path(const json_t *root, const char *dotted)
 int cli_run_check(const char *results, const json_t *now, int anyway, int *ret_missing, struct ee_err *err)
 {
 	char path[4096], where[256];
-	json_error_t jerr;
+	json_t *was;
 
 	*ret_missing = 0;
 	cli_run_file_path(results, path, sizeof(path));
-	json_t *was = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (cli_run_read(results, &was, err) < 0)
+		return -1;
 	if (!was) {
-		struct stat st;
-		if (stat(path, &st) < 0 && errno == ENOENT) {
-			*ret_missing = 1;
-			return 0;
-		}
-		return ee_fail(err, EE_ERR_USAGE, "%s:%d: %s", path, jerr.line, jerr.text);
+		*ret_missing = 1;
+		return 0;
 	}
 	json_t *mine = json_deep_copy(now);
 	if (!mine) {

@@ -185,8 +185,7 @@ static void models_cell(const char *models_json, char *out, size_t width)
 	}
 }
 
-/* "tasks.jsonl@1a2b3c4d": the file name and the sha256's first 8 digits. */
-static void dataset_cell(const char *path, const char *sha, char *out, size_t size)
+void cli_dataset_label(const char *path, const char *sha, char *out, size_t size)
 {
 	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	snprintf(out, size, "%.*s@%.8s", DATASET_WIDTH, name, sha);
@@ -225,7 +224,7 @@ static void print_row(const struct ee_history_run *run, const struct ee_figures 
 	models_cell(run->models, models, all_models ? MODELS_WIDTH - 2 : MODELS_WIDTH);
 	if (all_models)
 		strcat(models, " *");
-	dataset_cell(run->tasks_path, run->tasks_sha256, dataset, sizeof(dataset));
+	cli_dataset_label(run->tasks_path, run->tasks_sha256, dataset, sizeof(dataset));
 	if (f->k == 0)
 		snprintf(pass, sizeof(pass), "-");
 	else if (f->k == 1)

@@ -111,6 +111,8 @@ static int summarize(const struct metrics_args *a, struct ee_err *err)
 		goto out;
 	if (wall_s > 0)
 		json_object_set_new(summary, "wall_from_timestamps", json_true());
+	if (cli_summary_add_tasks_sha256(summary, a->results, err) < 0)
+		goto out;
 	ee_summary_print(summary, stdout);
 	if (fflush(stdout) != 0) {
 		ee_fail_errno(err, EE_ERR_USAGE, "<stdout>");

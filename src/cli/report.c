@@ -3,8 +3,8 @@
  * Reads the results file as `execeval metrics` does (cli_read_results),
  * gathers it (src/report/report.c), writes the page into memory (capped at
  * EE_REPORT_MAX_BYTES) and then to -o in one go, so a failed run leaves no
- * half page behind it. --history DB adds the trend over the history's latest
- * runs (pass@k, mean score, lint pass rate, timeout rate).
+ * half page behind it. --history DB adds the trends over the history's latest
+ * runs (pass@k, mean score, lint pass rate, timeout rate), one per data set.
  */
 #include <getopt.h>
 #include <math.h>
@@ -30,7 +30,8 @@ static const char usage[] =
         "  -k LIST         pass@k for these k (default 1,10,100); a k is reported only\n"
         "                  when every task has at least k samples\n"
         "  --title T       the page's title (default: execeval report: RESULTS)\n"
-        "  --history DB    add the trend over the runs in this history database\n"
+        "  --history DB    add the trends over the runs in this history database, one\n"
+        "                  per data set (tasks file sha256), the results' own first\n"
         "  --force         write through a REPORT.html that is a symbolic link\n";
 
 struct report_args {
@@ -85,14 +86,29 @@ static int parse_args(int argc, char **argv, struct report_args *a, struct ee_er
 
 /* ---- trends from the history ---------------------------------------------- */
 
-#define TREND_RUNS 200 /* the most recent runs drawn */
+/* One trend per data set (the tasks file's sha256): a line through runs on
+ * different tasks would show the data's change as the model's. The data
+ * sets drawn are the reported results' own (its run file says which) and
+ * the most recently run ones, at most TREND_SETS. */
+#define TREND_RUNS 200 /* the most recent runs read */
+#define TREND_SETS 6   /* data sets drawn */
 
 enum { TR_PASS, TR_MEAN, TR_LINT, TR_TIMEOUT, TR_COUNT };
 
-struct trends {
+struct set_trend {
+	char sha[65];
+	char name[64]; /* "tasks.jsonl@1a2b3c4d" */
+	char labels[TR_COUNT][112];
 	struct ee_svg_point pts[TR_COUNT][TREND_RUNS];
 	size_t n[TR_COUNT];
-	unsigned long k; /* of the pass@k series: the first run's */
+	unsigned long k; /* of the pass@k series: the newest run's */
+};
+
+struct trends {
+	struct set_trend sets[TREND_SETS];
+	size_t n_sets;
+	unsigned long not_drawn; /* runs over further data sets */
+	char note[256];
 };
 
 static double epoch_of(const char *iso)
@@ -103,53 +119,101 @@ static double epoch_of(const char *iso)
 	return end ? (double)timegm(&tm) : NAN;
 }
 
-static void add_point(struct trends *t, int series, double when, double v)
+static void add_point(struct set_trend *t, int series, double when, double v)
 {
 	if (isfinite(v) && t->n[series] < TREND_RUNS)
 		t->pts[series][t->n[series]++] = (struct ee_svg_point){ when, v };
 }
 
+/* The run's data set among those drawn, a new one while there is room, or
+ * NULL. */
+static struct set_trend *set_of(struct trends *t, const struct ee_history_run *run)
+{
+	for (size_t i = 0; i < t->n_sets; i++)
+		if (strcmp(t->sets[i].sha, run->tasks_sha256) == 0)
+			return &t->sets[i];
+	if (t->n_sets == TREND_SETS)
+		return NULL;
+	struct set_trend *s = &t->sets[t->n_sets++];
+	snprintf(s->sha, sizeof(s->sha), "%s", run->tasks_sha256);
+	return s;
+}
+
 static int visit_run(void *ctx, const struct ee_history_run *run, struct ee_err *err)
 {
 	struct trends *t = ctx;
+	struct set_trend *s = set_of(t, run);
 	struct ee_figures f;
+
+	if (!s) {
+		t->not_drawn++;
+		return 0;
+	}
+	if (!s->name[0])
+		cli_dataset_label(run->tasks_path, run->tasks_sha256, s->name, sizeof(s->name));
 	json_t *summary = json_loads(run->summary, 0, NULL);
 	double when = epoch_of(run->started_at);
-
 	if (summary && ee_figures_of(summary, NULL, &f, err) == 0) {
-		if (!t->k)
-			t->k = f.k;
-		if (f.k == t->k) /* one series is one k */
-			add_point(t, TR_PASS, when, f.pass_at_k);
-		add_point(t, TR_MEAN, when, f.mean_score);
-		add_point(t, TR_LINT, when, f.lint_pass_rate);
-		add_point(t, TR_TIMEOUT, when, f.timeout_rate);
+		if (!s->k)
+			s->k = f.k;
+		if (f.k == s->k) /* one series is one k */
+			add_point(s, TR_PASS, when, f.pass_at_k);
+		add_point(s, TR_MEAN, when, f.mean_score);
+		add_point(s, TR_LINT, when, f.lint_pass_rate);
+		add_point(s, TR_TIMEOUT, when, f.timeout_rate);
 	}
 	json_decref(summary);
 	return 0;
 }
 
-/* The series of the history's latest runs (a missing file is an error:
- * the trend was asked for). */
-static int load_trends(const char *db, struct trends *t, struct ee_report_trend *out, size_t *n_out,
-                       char pass_label[32], struct ee_err *err)
+/* Each data set's series, labelled "pass@1 on tasks.jsonl@1a2b3c4d". */
+static size_t trend_series(struct trends *t, struct ee_report_trend *out)
+{
+	static const char *const names[TR_COUNT] = { NULL, "mean score", "lint pass rate", "timeout rate" };
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n_sets; i++) {
+		struct set_trend *s = &t->sets[i];
+		for (int m = 0; m < TR_COUNT; m++) {
+			if (s->n[m] == 0)
+				continue;
+			if (m == TR_PASS)
+				snprintf(s->labels[m], sizeof(s->labels[m]), "pass@%lu on %s",
+				         s->k ? s->k : 1, s->name);
+			else
+				snprintf(s->labels[m], sizeof(s->labels[m]), "%s on %s", names[m], s->name);
+			out[n++] = (struct ee_report_trend){ s->labels[m], s->pts[m], s->n[m], 1.0 };
+		}
+	}
+	return n;
+}
+
+/* The series of the history's latest runs, one set per data set, the
+ * results' own first (a missing history is an error: the trend was asked
+ * for). */
+static int load_trends(const struct report_args *a, struct trends *t, struct ee_report_trend *out,
+                       size_t *n_out, struct ee_err *err)
 {
 	struct ee_history *h;
 	struct ee_history_query q = { .limit = TREND_RUNS };
-	static const char *const labels[TR_COUNT] = { NULL, "mean score", "lint pass rate", "timeout rate" };
 
-	if (ee_history_open(db, 0, &h, err) < 0)
+	if (cli_run_tasks_sha256(a->results, t->sets[0].sha, sizeof(t->sets[0].sha), err) < 0)
+		return -1;
+	t->n_sets = t->sets[0].sha[0] ? 1 : 0;
+	if (ee_history_open(a->history, 0, &h, err) < 0)
 		return -1;
 	int rc = ee_history_list(h, &q, visit_run, t, err);
 	ee_history_close(h);
 	if (rc < 0)
 		return -1;
-	snprintf(pass_label, 32, "pass@%lu", t->k ? t->k : 1);
-	*n_out = 0;
-	for (int i = 0; i < TR_COUNT; i++)
-		if (t->n[i] > 0)
-			out[(*n_out)++] = (struct ee_report_trend){ i == TR_PASS ? pass_label : labels[i],
-				                                    t->pts[i], t->n[i], 1.0 };
+	*n_out = trend_series(t, out);
+	int n = snprintf(t->note, sizeof(t->note),
+	                 "One chart per data set (the tasks file and its sha256): runs on different tasks "
+	                 "are never joined by one line.");
+	if (t->not_drawn && n > 0)
+		snprintf(t->note + n, sizeof(t->note) - (size_t)n,
+		         " %lu of the latest %d runs, over other data sets, are not drawn.", t->not_drawn,
+		         TREND_RUNS);
 	return 0;
 }
 
@@ -198,10 +262,9 @@ static int make_report(const struct report_args *a, struct ee_err *err)
 		.nk = a->nk,
 	};
 	struct trends *t = a->history ? calloc(1, sizeof(*t)) : NULL;
-	struct ee_report_trend series[TR_COUNT];
-	char pass_label[32];
+	struct ee_report_trend series[TREND_SETS * TR_COUNT];
 	if (a->history) {
-		if (!t || load_trends(a->history, t, series, &opt.n_trends, pass_label, err) < 0) {
+		if (!t || load_trends(a, t, series, &opt.n_trends, err) < 0) {
 			if (!t)
 				ee_fail(err, EE_ERR_USAGE, "out of memory");
 			free(t);
@@ -209,6 +272,7 @@ static int make_report(const struct report_args *a, struct ee_err *err)
 			return -1;
 		}
 		opt.trends = series;
+		opt.trends_note = t->note;
 	}
 	if (cli_read_results(a->results, add_record, r, err) == 0 && ee_report_html(r, &opt, &page, err) == 0)
 		rc = write_page(&page, a->out, a->force, err);

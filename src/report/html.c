@@ -612,6 +612,8 @@ static void trends(struct ee_out *o, const struct ee_report_options *opt)
 		ee_svg_trend(o, &(struct ee_svg_chart){ .id = id, .title = t->label, .max = t->max }, t->pts,
 		             t->n);
 	}
+	if (opt->trends_note)
+		note(o, opt->trends_note);
 	ee_out_raw(o, "</section>\n");
 }
 

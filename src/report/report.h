@@ -62,6 +62,7 @@ struct ee_report_options {
 	size_t nk;
 	const struct ee_report_trend *trends; /* NULL or n_trends series: a trend section */
 	size_t n_trends;
+	const char *trends_note; /* under the trends (execeval's own text, not escaped), or NULL */
 	/* The summary to draw (borrowed), e.g. one with confidence intervals
 	 * added to ee_summary_json's; NULL: ee_summary_json of the records
 	 * with ks. Its optional keys (pass_at_k_ci, mean_score_ci, bootstrap,

@@ -9,7 +9,9 @@ execeval; this file runs inside the safety net with the rest of tests/e2e:
 
 What is checked: exit 1 on the regression with the flipped tasks listed
 (table and --json), exit 0 when equal or improved, the epsilon boundary on
-real numbers, the summaries' bootstrap intervals, exit 2 with file:line
+real numbers, the summaries' bootstrap intervals, runs over different data
+sets refused (exit 2) unless --allow-different-tasks, which gates on the
+paired tasks only, exit 2 with file:line
 (results) or file and field (summary) on malformed input, and exit 2 for an
 unknown or missing metric.
 """
@@ -37,11 +39,11 @@ def read_jsonl(path):
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-def evaluate(tmp, name, samples):
+def evaluate(tmp, name, samples, tasks=TASKS):
     path = tmp / (name + ".samples.jsonl")
     path.write_text("".join(json.dumps(s) + "\n" for s in samples))
     results, summary = tmp / (name + ".jsonl"), tmp / (name + ".json")
-    r = execeval("eval", "--tasks", TASKS, "--samples", path, "-j", 2, "-q", "-k", 1, "-o", results,
+    r = execeval("eval", "--tasks", tasks, "--samples", path, "-j", 2, "-q", "-k", 1, "-o", results,
                  "--summary-json", summary)
     assert r.returncode == 0, r.stderr[-2000:]
     return results, summary
@@ -261,3 +263,73 @@ def test_composite_is_compared_under_one_formula(runs, tmp_path):
     assert (row["base"], row["new"]) == pytest.approx((mean["base"], mean["new"]))
     r = compare(a, b, "--composite", "0.7*correctnes")
     assert r.returncode == 2 and "unknown metric" in r.stderr, r.stderr
+
+
+def test_different_task_sets_are_refused_unless_allowed(runs, tmp_path):
+    """NEW evaluated only some tasks: exit 2 naming how many tasks are only in
+    BASE; --allow-different-tasks gates on the paired tasks, where nothing
+    changed, and says so."""
+    dropped = BROKEN[:2]
+    samples = [s for s in read_jsonl(SAMPLES) if s["task_id"] not in dropped]
+    subset, _ = evaluate(tmp_path, "subset", samples)
+    r = compare(runs["base"], subset)
+    assert r.returncode == 2, r.stdout[-1500:]
+    assert "cover different tasks: 2 only in BASE (" in r.stderr and "0 only in NEW" in r.stderr, r.stderr
+    assert all(t in r.stderr for t in dropped) and "--allow-different-tasks" in r.stderr, r.stderr
+    r = compare(runs["base"], subset, "--allow-different-tasks")
+    assert r.returncode == 0, r.stdout[-1500:]
+    paired = len(rates(subset))
+    assert f"compared on {paired} paired tasks; 2 only in BASE, 0 only in NEW" in r.stdout, r.stdout
+    assert "paired tasks only" in r.stderr, r.stderr
+    report = json.loads(compare(runs["base"], subset, "--allow-different-tasks", "--json").stdout)
+    assert report["data_set"]["same"] is False and report["data_set"]["paired_only"] is True
+    row = [m for m in report["metrics"] if m["metric"] == "pass@1"][0]
+    base = {t: v for t, v in rates(runs["base"]).items() if t not in dropped}
+    assert row["base"] == pytest.approx(sum(base.values()) / len(base)), row
+    assert row["delta"] == pytest.approx(0.0), row
+    assert report["base"]["tasks"] == paired + 2 and report["tasks"]["only_base"] == sorted(dropped)
+
+
+def test_different_tasks_files_are_refused_by_their_sha256(runs, tmp_path):
+    """The same task ids from another tasks file (a test fixed, say): the run
+    files' sha256 tell them apart, and the message names both."""
+    tasks = tmp_path / "tasks-v2.jsonl"
+    tasks.write_text(TASKS.read_text() + "\n")
+    other, other_sum = evaluate(tmp_path, "other", read_jsonl(SAMPLES), tasks=tasks)
+    assert set(rates(other)) == set(rates(runs["base"]))
+    r = compare(runs["base"], other)
+    assert r.returncode == 2, r.stdout[-1500:]
+    sha = lambda results: json.loads(Path(str(results) + ".run.json").read_text())["tasks_sha256"]
+    assert sha(runs["base"]) != sha(other)
+    assert "ran on different tasks files" in r.stderr, r.stderr
+    assert f"tasks sha256 {sha(runs['base'])} and {sha(other)}" in r.stderr, r.stderr
+    r = compare(runs["base"], other, "--allow-different-tasks", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["data_set"]["new_tasks_sha256"] == sha(other)
+    # summaries carry it too (eval --summary-json, metrics --json): a CI
+    # baseline kept as a summary is checked the same way
+    assert json.loads(Path(other_sum).read_text())["tasks_sha256"] == sha(other)
+    metrics_sum = tmp_path / "metrics.json"
+    assert execeval("metrics", other, "--json", metrics_sum).returncode == 0
+    assert json.loads(metrics_sum.read_text())["tasks_sha256"] == sha(other)
+    for base, new in ((runs["base_sum"], other_sum), (runs["base"], metrics_sum)):
+        r = compare(base, new)
+        assert r.returncode == 2 and f"tasks sha256 {sha(runs['base'])} and {sha(other)}" in r.stderr, r.stderr
+
+
+def test_history_runs_on_different_tasks_files_are_refused(runs, tmp_path):
+    """Run ids of the history: its rows' tasks sha256 tell the data sets
+    apart; allowed, two summaries cannot be paired and the table says so."""
+    db, tasks = tmp_path / "h.db", tmp_path / "tasks-v2.jsonl"
+    tasks.write_text(TASKS.read_text() + "\n")
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(SAMPLES.read_text())
+    for i, t in enumerate((TASKS, tasks)):
+        r = execeval("eval", "--tasks", t, "--samples", samples, "-j", 2, "-q", "-k", 1,
+                     "-o", tmp_path / ("r%d.jsonl" % i), "--history", db)
+        assert r.returncode == 0, r.stderr[-2000:]
+    r = compare("1", "2", "--history", db)
+    assert r.returncode == 2 and "ran on different tasks files: tasks sha256 " in r.stderr, r.stderr
+    r = compare("1", "2", "--history", db, "--allow-different-tasks")
+    assert r.returncode in (0, 1), r.stderr
+    assert "summaries cannot be paired; each side's metrics are over its own tasks" in r.stdout, r.stdout

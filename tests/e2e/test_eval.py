@@ -194,11 +194,88 @@ def test_shards_merged_equal_one_whole_run(tmp_path):
     assert sum(sizes) == 164 and min(sizes) > 20
     keys = [set(by_key(records(s))) for s in shards]
     assert not (keys[0] & keys[1] or keys[0] & keys[2] or keys[1] & keys[2])
+    assert all(r["shard"] == "%d/3" % i for i, s in enumerate(shards) for r in records(s))
+    assert all("shard" not in r for r in records(whole))
     merged = tmp_path / "merged.jsonl"
-    execeval("merge", "-o", merged, *shards, shards[0], check=0)  # a file given twice adds nothing
+    execeval("merge", "-o", merged, *shards, check=0)
     assert essence(records(merged)) == essence(records(whole))
     m = execeval("metrics", merged, "-k", "1", check=0)
     assert "pass@1" in m.stdout
+
+
+def shard_set(tmp_path, n, name="shard"):
+    """The lossless set's 12 samples evaluated as n shards: their results files."""
+    tasks, samples = lossless_set(tmp_path, 12)
+    outs = []
+    for i in range(n):
+        out = tmp_path / ("%s%d.jsonl" % (name, i))
+        execeval("eval", "--tasks", tasks, "--samples", samples, "-j", 2, "-q", "--no-history", "-o", out,
+                 "--shard", "%d/%d" % (i, n), check=0)
+        outs.append(out)
+    return outs
+
+
+def test_merge_wants_every_shard_exactly_once(tmp_path):
+    """Records say their shard; merge names a missing shard (--partial
+    merges the rest with a warning), a shard in two files, and shards of
+    two different splits, and then writes nothing."""
+    shards = shard_set(tmp_path, 3)
+    assert all(r["shard"] == "%d/3" % i for i, s in enumerate(shards) for r in records(s))
+    out = tmp_path / "m.jsonl"
+    r = execeval("merge", "-o", out, shards[0], shards[2])
+    assert r.returncode == 2 and "shard 1/3 missing (1 of 3; --partial" in r.stderr, r.stderr
+    assert not out.exists()
+    r = execeval("merge", "-o", out, "--partial", shards[0], shards[2], check=0)
+    assert "warning: --partial: shard 1/3 missing: 2 of 3 shards merged" in r.stderr, r.stderr
+    assert essence(records(out)) == essence(records(shards[0]) + records(shards[2]))
+    retry = tmp_path / "retry.jsonl"  # a retried job's copy of shard 1
+    retry.write_text(shards[1].read_text())
+    out.unlink()
+    for argv in ([*shards, retry], [*shards, shards[1]]):
+        r = execeval("merge", "-o", out, *argv)
+        assert r.returncode == 2 and "shard 1/3 appears in %s and %s" % (shards[1], argv[-1]) in r.stderr, r.stderr
+        assert not out.exists()
+    halves = shard_set(tmp_path, 2, name="half")
+    r = execeval("merge", "-o", out, shards[0], shards[1], halves[1])
+    assert r.returncode == 2 and "shards of two different splits" in r.stderr, r.stderr
+    execeval("merge", "-o", out, *shards, check=0)
+    assert len(records(out)) == 12
+
+
+def test_merged_shards_are_the_whole_run_for_resume_and_compare(tmp_path):
+    """The shards' run files agree but for the shard: the merged file gets
+    the whole run's (shard null), so `eval --resume` on a --partial merge
+    evaluates just the missing shard; inputs from another tasks file give
+    no run file, with a warning."""
+    shards = shard_set(tmp_path, 3)
+    run_of = lambda p: json.loads(Path(str(p) + ".run.json").read_text())
+    out = tmp_path / "m.jsonl"
+    execeval("merge", "-o", out, "--partial", shards[0], shards[2], check=0)
+    run = run_of(out)
+    assert run["options"]["shard"] is None and run["tasks_sha256"] == run_of(shards[1])["tasks_sha256"]
+    assert run == dict(run_of(shards[1]), options=dict(run_of(shards[1])["options"], shard=None))
+    r = execeval("eval", "--tasks", tmp_path / "t.jsonl", "--samples", tmp_path / "v.jsonl", "-j", 2,
+                 "--no-history", "-o", out, "--resume", check=0)
+    assert "%d already in" % len(records(shards[0]) + records(shards[2])) in r.stdout, r.stdout
+    assert len(by_key(records(out))) == 12
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_text(shards[1].read_text())
+    Path(str(foreign) + ".run.json").write_text(json.dumps(dict(run_of(shards[1]), tasks_sha256="0" * 64)))
+    r = execeval("merge", "-o", out, shards[0], foreign, shards[2], check=0)
+    assert "%s and %s ran on different tasks files" % (shards[0], foreign) in r.stderr, r.stderr
+    assert not Path(str(out) + ".run.json").exists(), "a stale run file would describe another run"
+
+
+def test_a_samples_shard_field_never_reaches_the_record(tmp_path):
+    """Unknown sample fields are copied, but "shard" is the record's own:
+    merge trusts it."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "completion": SQ_OK, "shard": "5/7",
+                                                 "note": "kept"}])
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--no-history", "-o", out, check=0)
+    [rec] = records(out)
+    assert "shard" not in rec and rec["note"] == "kept", rec
 
 
 # ---------------------------------------------------------------------------

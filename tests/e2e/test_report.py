@@ -406,6 +406,41 @@ def test_history_trend_over_runs_is_drawn(example_run, tmp_path):
         assert label in text, label
 
 
+def trend_charts(page):
+    """{chart title: dots} of the page's trend charts, in page order."""
+    text = Path(page).read_text(encoding="utf-8")
+    charts = {}
+    for m in re.finditer(r'<svg[^>]*id="chart-trend-\d+".*?</svg>', text, re.S):
+        title = re.search(r"<title[^>]*>(.*?)</title>", m.group(0), re.S).group(1)
+        charts[title] = m.group(0).count('<circle class="dot"')
+    return charts
+
+
+def test_history_trends_never_join_two_data_sets(tmp_path):
+    """Two runs on the bundled tasks, one on another tasks file (same ids,
+    other bytes): one chart per data set and series, the reported results'
+    own data set first, and no line through the three runs."""
+    db, tasks = tmp_path / "h.db", REPO / "examples" / "tasks.jsonl"
+    other = tmp_path / "tasks-v2.jsonl"
+    other.write_text(tasks.read_text() + "\n")
+    sha = lambda p: hashlib.sha256(Path(p).read_bytes()).hexdigest()[:8]
+    for i, t in enumerate((tasks, other, tasks)):
+        argv = with_isolation([EXECEVAL, "eval", "--tasks", str(t), "--samples",
+                               str(REPO / "examples" / "samples.jsonl"), "-j", "2", "-q", "-k", "1",
+                               "-o", str(tmp_path / ("r%d.jsonl" % i)), "--history", str(db)])
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+    page = tmp_path / "trend.html"
+    r = execeval("report", tmp_path / "r1.jsonl", "-o", page, "-k", "1", "--history", db)
+    assert r.returncode == 0, r.stderr
+    mine, theirs = "tasks-v2.jsonl@" + sha(other), "tasks.jsonl@" + sha(tasks)
+    charts = trend_charts(page)
+    assert list(charts) == ["%s on %s" % (m, d) for d in (mine, theirs)
+                            for m in ("pass@1", "mean score", "timeout rate")], charts
+    assert [charts["pass@1 on " + d] for d in (mine, theirs)] == [1, 2], charts
+    assert "runs on different tasks are never joined" in page.read_text(encoding="utf-8")
+
+
 def test_a_bad_line_names_file_and_line(example_run, tmp_path):
     results, _ = example_run
     lines = results.read_text().splitlines()

@@ -3,7 +3,7 @@
  *
  * Input: the bytes of one file. Invariants: a refused file's message starts
  * with its path; an accepted side passes ee_compare_check_summary; compared
- * with itself, gating on every metric it has, nothing regresses and every
+ * with itself, it is one data set (ee_compare_pair), gating on every metric it has, nothing regresses and every
  * delta is 0; the report prints without crashing. */
 #include <jansson.h>
 #include <stdint.h>
@@ -67,6 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ee_compare_side_from_file(path, ks, 3, &s, &err) == 0) {
 		if (ee_compare_check_summary(s.summary, path, NULL) < 0)
 			abort();
+		if (ee_compare_same_data(&s, &s) == 0 || ee_compare_pair(&s, &s, 0, ks, 3, NULL) < 0)
+			abort(); /* a side is one data set with itself */
 		self_compare(&s, devnull);
 	} else if (strncmp(err.msg, path, strlen(path)) != 0 && strcmp(err.msg, "out of memory") != 0) {
 		abort(); /* every refusal names the file */

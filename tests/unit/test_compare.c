@@ -591,3 +591,167 @@ Test(compare, printed_verdict)
 	ee_compare_side_free(&n);
 	no_leaks();
 }
+
+/* ---- one data set ---------------------------------------------------------- */
+
+static void load_results(const char *const *tasks, size_t n, struct ee_compare_side *ret, char **path)
+{
+	unsigned long ks[] = { 1 };
+	struct ee_err err = { 0 };
+
+	*path = results_file(tasks, n);
+	cr_assert_eq(ee_compare_side_from_file(*path, ks, 1, ret, &err), 0, "%s", err.msg);
+}
+
+/* Frees both sides and removes their files, then checks for leaks. */
+static void drop_pair(struct ee_compare_side *b, struct ee_compare_side *n, char *pb, char *pn)
+{
+	ee_compare_side_free(b);
+	ee_compare_side_free(n);
+	unlink(pb), unlink(pn);
+	free(pb), free(pn);
+	no_leaks();
+}
+
+static double pass1(const struct ee_compare_side *s)
+{
+	return json_number_value(json_object_get(json_object_get(s->summary, "pass_at_k"), "1"));
+}
+
+Test(compare, different_task_sets_are_refused_naming_them)
+{
+	static const char *const base[] = { "a:1:1", "b:1:1", "c:1:0", "gone:1:1", "gone2:1:1" };
+	static const char *const nw[] = { "a:1:1", "b:1:1", "c:1:0", "added:1:0" };
+	unsigned long ks[] = { 1 };
+	struct ee_compare_side b, n;
+	struct ee_err err = { 0 };
+	char *pb, *pn;
+
+	load_results(base, COUNT(base), &b, &pb);
+	load_results(nw, COUNT(nw), &n, &pn);
+	cr_expect_eq(ee_compare_same_data(&b, &n), 0);
+	cr_assert_eq(ee_compare_pair(&b, &n, 0, ks, 1, &err), -1);
+	cr_expect(strstr(err.msg, "2 only in BASE (gone, gone2)"), "%s", err.msg);
+	cr_expect(strstr(err.msg, "1 only in NEW (added)"), "%s", err.msg);
+	cr_expect_eq(b.paired_only, 0);
+	cr_expect_float_eq(pass1(&b), 0.8, 1e-12); /* untouched when refused */
+	drop_pair(&b, &n, pb, pn);
+}
+
+Test(compare, allowed_different_tasks_gate_over_the_paired_ones)
+{
+	static const char *const base[] = { "a:1:1", "b:1:1", "c:1:0", "gone:1:1", "gone2:1:1" };
+	static const char *const nw[] = { "a:1:1", "b:1:1", "c:1:0", "added:1:0" };
+	unsigned long ks[] = { 1 };
+	struct ee_compare_side b, n;
+	struct ee_metric m = metric("pass@1");
+	struct ee_compare_options o = { 0.01, &m, 1 };
+	struct ee_err err = { 0 };
+	json_t *report;
+	char *pb, *pn;
+
+	load_results(base, COUNT(base), &b, &pb);
+	load_results(nw, COUNT(nw), &n, &pn);
+	/* over every task: 0.8 -> 0.5, a regression that is only the data's */
+	cr_assert_eq(ee_compare_pair(&b, &n, 1, ks, 1, &err), 0, "%s", err.msg);
+	cr_expect(b.paired_only && n.paired_only);
+	cr_expect_float_eq(pass1(&b), 2.0 / 3.0, 1e-12);
+	cr_expect_float_eq(pass1(&n), 2.0 / 3.0, 1e-12);
+	cr_assert_eq(ee_compare(&b, &n, &o, &report, &err), 0, "%s", err.msg);
+	cr_expect_eq(json_array_size(json_object_get(report, "regressions")), 0);
+	const json_t *d = json_object_get(report, "data_set");
+	cr_expect(json_is_false(json_object_get(d, "same")));
+	cr_expect(json_is_true(json_object_get(d, "paired_only")));
+	cr_expect_eq(json_integer_value(json_object_get(json_object_get(report, "base"), "tasks")), 5);
+	cr_expect_eq(json_integer_value(json_object_get(json_object_get(report, "tasks"), "paired")), 3);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ee_compare_print(report, 50, f);
+	fclose(f);
+	cr_expect(strstr(text, "compared on 3 paired tasks; 2 only in BASE, 1 only in NEW"), "%s", text);
+	free(text);
+	json_decref(report);
+	drop_pair(&b, &n, pb, pn);
+}
+
+Test(compare, the_tasks_sha256_decides_when_both_sides_know_it)
+{
+	static const char *const tasks[] = { "a:1:1", "b:1:0" };
+	unsigned long ks[] = { 1 };
+	struct ee_compare_side b, n;
+	struct ee_err err = { 0 };
+	char *pb, *pn;
+
+	load_results(tasks, COUNT(tasks), &b, &pb);
+	load_results(tasks, COUNT(tasks), &n, &pn);
+	cr_expect_eq(ee_compare_same_data(&b, &n), 1);
+	memset(b.tasks_sha256, 'a', 64);
+	cr_expect_eq(ee_compare_same_data(&b, &n), 1); /* one side unknown: the task ids */
+	memset(n.tasks_sha256, 'a', 64);
+	cr_expect_eq(ee_compare_pair(&b, &n, 0, ks, 1, &err), 0, "%s", err.msg);
+	memset(n.tasks_sha256, 'b', 64);
+	cr_expect_eq(ee_compare_same_data(&b, &n), 0);
+	cr_assert_eq(ee_compare_pair(&b, &n, 0, ks, 1, &err), -1);
+	cr_expect(strstr(err.msg, "different tasks files: tasks sha256 aaaaaaaaaaaaaaaa"), "%s", err.msg);
+	cr_expect(strstr(err.msg, "aaaa and bbbbbbbbbbbbbbbb"), "%s", err.msg);
+	drop_pair(&b, &n, pb, pn);
+}
+
+Test(compare, summaries_of_different_sizes_are_refused_and_never_paired)
+{
+	struct ee_compare_side b, n;
+	struct ee_err err = { 0 };
+	unsigned long ks[] = { 1 };
+	json_t *small = summary(0.5, -1, 0.5, 0);
+
+	json_object_set_new(small, "tasks", json_integer(8));
+	side(&b, summary(0.5, -1, 0.5, 0), "base.json");
+	side(&n, small, "new.json");
+	cr_expect_eq(ee_compare_same_data(&b, &n), 0);
+	cr_assert_eq(ee_compare_pair(&b, &n, 0, ks, 1, &err), -1);
+	cr_expect(strstr(err.msg, "different data sets: BASE has 10 tasks, NEW 8"), "%s", err.msg);
+	cr_expect_eq(ee_compare_pair(&b, &n, 1, ks, 1, &err), 0, "%s", err.msg);
+	cr_expect_eq(b.paired_only, 0);
+	ee_compare_side_free(&b);
+	ee_compare_side_free(&n);
+	no_leaks();
+}
+
+Test(compare, no_task_in_common_is_an_error_even_when_allowed)
+{
+	static const char *const base[] = { "a:1:1" };
+	static const char *const nw[] = { "z:1:1" };
+	unsigned long ks[] = { 1 };
+	struct ee_compare_side b, n;
+	struct ee_err err = { 0 };
+	char *pb, *pn;
+
+	load_results(base, COUNT(base), &b, &pb);
+	load_results(nw, COUNT(nw), &n, &pn);
+	cr_assert_eq(ee_compare_pair(&b, &n, 1, ks, 1, &err), -1);
+	cr_expect(strstr(err.msg, "no task in common"), "%s", err.msg);
+	drop_pair(&b, &n, pb, pn);
+}
+
+Test(compare, a_summarys_tasks_sha256_is_read_and_checked)
+{
+	struct ee_compare_side b;
+	struct ee_err err = { 0 };
+	json_t *s = summary(0.5, -1, 0.5, 0);
+	char sha[65];
+
+	memset(sha, 'c', 64);
+	sha[64] = '\0';
+	json_object_set_new(s, "tasks_sha256", json_string(sha));
+	side(&b, s, "base.json");
+	cr_expect_str_eq(b.tasks_sha256, sha);
+	ee_compare_side_free(&b);
+	s = summary(0.5, -1, 0.5, 0);
+	json_object_set_new(s, "tasks_sha256", json_string("ABC"));
+	cr_expect_eq(ee_compare_side_from_summary(s, "base.json", &b, &err), -1);
+	cr_expect(strstr(err.msg, "base.json: tasks_sha256: expected 64 lowercase hex digits, got \"ABC\""),
+	          "%s", err.msg);
+	ee_compare_side_free(&b);
+	no_leaks();
+}

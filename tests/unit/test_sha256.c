@@ -106,3 +106,27 @@ Test(sha256, missing_file_is_an_error_naming_it)
 	cr_expect_eq(ee_sha256_file("/", hex, &err), -1, "a directory cannot be read");
 	no_leaks();
 }
+
+Test(sha256, hex_digests_are_told_from_other_text)
+{
+	static const struct {
+		const char *s;
+		int hex;
+	} cases[] = {
+		{ "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", 1 },
+		{ "CDC76E5C9914FB9281A1C7E284D73E67F1809A48A497200E046D39CCC7112CD0",
+		  0 }, /* ours are lowercase */
+		{ "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd", 0 },   /* 63 digits */
+		{ "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd00", 0 }, /* 65 */
+		{ "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cdg", 0 },
+		{ "", 0 },
+		{ NULL, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_expect_eq(ee_sha256_is_hex(cases[i].s), cases[i].hex, "case %zu", i);
+	uint8_t digest[EE_SHA256_LEN] = { 0xab };
+	char hex[EE_SHA256_HEX];
+	ee_sha256_hex(digest, hex);
+	cr_expect(ee_sha256_is_hex(hex), "what ee_sha256_hex writes");
+}
