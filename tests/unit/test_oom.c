@@ -451,9 +451,7 @@ Test(oom, results_files)
 {
 	corpus("fuzz_results", results_subject);
 }
-/* Known failure, to fix next: compare's side built from results loses
- * keys on a failed allocation (unchecked json_object_set_new). */
-Test(oom, compare_sides, .disabled = true)
+Test(oom, compare_sides)
 {
 	corpus("fuzz_compare", compare_subject);
 }
