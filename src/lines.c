@@ -62,6 +62,9 @@ int ee_lines_next(struct ee_lines *l, struct ee_err *err)
 	if (rc == 0)
 		return 0;
 	l->line_no++;
+	if (too_long && l->line.cap % (1u << 20) == 0)
+		return BAD_LINE("%.300s:%lu: line longer than %zu MiB", l->in.name, l->line_no,
+		                l->line.cap >> 20);
 	if (too_long)
 		return BAD_LINE("%.300s:%lu: line longer than %zu bytes", l->in.name, l->line_no,
 		                l->line.cap);

@@ -78,7 +78,10 @@ int cli_read_results(const char *path, cli_record_visit visit, void *ctx, struct
 		} else if (pending.code) { /* the bad line was not the last one */
 			*err = pending;
 			rc = -1;
-		} else if (got == -2) { /* too long, not UTF-8: an error unless it is the last */
+		} else if (got == -2 && l.had_newline) { /* too long, not UTF-8, and whole: never torn */
+			*err = why;
+			rc = -1;
+		} else if (got == -2) { /* unterminated: torn by an interrupted run, if it is the last */
 			pending = why;
 		} else {
 			snprintf(where, sizeof(where), "%s:%lu", l.in.name, l.line_no);
