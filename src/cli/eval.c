@@ -28,6 +28,7 @@
 #include "composite.h"
 #include "compose.h"
 #include "dataset.h"
+#include "engine/engine.h"
 #include "err.h"
 #include "extract.h"
 #include "lines.h"
@@ -35,6 +36,7 @@
 #include "reorder.h"
 #include "results.h"
 #include "samples_dir.h"
+#include "sandbox/host.h"
 #include "sandbox/sandbox.h"
 #include "scheduler.h"
 #include "sha256.h"
@@ -668,7 +670,7 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 }
 
 /* What decides the verdicts besides the files, for RESULTS.run.json (the
- * command line's values: cli_context_init may fit them to the host later). */
+ * command line's values: ee_engine_open may fit them to the host later). */
 static json_t *judging_options(const struct eval_args *a)
 {
 	const struct ee_limits *l = &a->opt.limits;
@@ -859,7 +861,7 @@ static void note_coverage(const struct eval_run *r, json_t *summary)
 		        r->a->samples, attempted, r->tasks.n, r->a->tasks, missing);
 }
 
-static int finish(struct eval_run *r, double wall, struct ee_err *err)
+static int finish(struct eval_run *r, const struct ee_engine *eng, double wall, struct ee_err *err)
 {
 	/* After --resume the summary covers earlier runs too: its throughput
 	 * would divide their samples by this run's time. */
@@ -870,9 +872,9 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 		json_decref(summary);
 		return -1;
 	}
-	const struct ee_host *host = r->a->opt.host;
+	const struct ee_host *host = ee_engine_host(eng);
 	json_object_set_new(summary, "environment",
-	                    ee_summary_environment(host ? host->python : NULL, r->a->opt.pool != NULL,
+	                    ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
 	                                           r->a->opt.weak_limits));
 	note_coverage(r, summary);
 	if (r->a->composite && ee_composite_add(&r->a->formula, summary, err) < 0) {
@@ -945,20 +947,20 @@ static void note_stopped(const struct eval_run *r, const struct ee_err *why)
 
 static int evaluate_all(struct eval_run *r, struct eval_args *a)
 {
-	struct cli_context ctx;
+	struct ee_engine_config ecfg = { .opt = &a->opt, .workers = (unsigned)a->jobs };
+	struct ee_engine *eng = NULL;
 	struct ee_err err = { 0 };
 	int code = EXIT_USAGE;
 
-	cli_context_zero(&ctx);
 	r->started = time(NULL);
 	if (prepare(r, &err) < 0)
 		goto out;
 	code = EXIT_SANDBOX;
-	if (cli_context_init(&ctx, &a->opt, (unsigned)a->jobs, &err) < 0)
+	if (ee_engine_open(&ecfg, &eng, &err) < 0)
 		goto out;
 	r->t0 = now_s();
 	ee_reorder_init(&r->order, (a->jobs ? a->jobs : 1) * HELD_PER_JOB, HELD_BYTES, write_record, r);
-	int rc = ee_schedule(ctx.loop, &a->opt, (unsigned)a->jobs, &source, r, &err);
+	int rc = ee_schedule(eng, &a->opt, (unsigned)a->jobs, &source, r, &err);
 	/* Interrupted or failed evaluations came back as gaps already; only a
 	 * sample whose sandbox could not be started never comes back: what
 	 * finished after it is kept too, and --resume appends it. */
@@ -981,7 +983,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	} else if (nothing_evaluated(r, &err) < 0) {
 		code = EXIT_USAGE;
 	} else {
-		code = finish(r, now_s() - r->t0, &err) < 0 ? EXIT_USAGE : EXIT_PASS;
+		code = finish(r, eng, now_s() - r->t0, &err) < 0 ? EXIT_USAGE : EXIT_PASS;
 	}
 	if (r->invalid)
 		fprintf(stderr,
@@ -992,7 +994,7 @@ out:
 	if (err.msg[0])
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
 	ee_reorder_free(&r->order);
-	cli_context_free(&ctx);
+	ee_engine_close(eng);
 	return code;
 }
 
