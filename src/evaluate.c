@@ -153,12 +153,6 @@ static int retry(struct ee_eval *ev, struct ee_err *err)
 	return launch(ev, err);
 }
 
-json_t *ee_eval_sandbox_error(const struct ee_task *task, const char *msg)
-{
-	return json_pack("{s:s, s:s, s:s}", "task_id", task->task_id, "sandbox_error", msg,
-	                 "execeval_version", EE_VERSION);
-}
-
 static void on_done(void *ctx, struct ee_sandbox *sb)
 {
 	struct ee_eval *ev = ctx;
@@ -172,7 +166,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 		ee_sandbox_free(sb);
 		if (retry(ev, &err) == 0)
 			return;
-		ev->cb(ev->ctx, ee_eval_sandbox_error(ev->task, err.msg));
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
 		free_eval(ev);
 		return;
 	}
@@ -180,7 +174,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	if (out->interrupted) {
 		rec = NULL; /* stopped by execeval's own signal: no verdict to give */
 	} else if (out->setup_failed) {
-		rec = ee_eval_sandbox_error(ev->task, out->setup_err.msg);
+		rec = ee_record_sandbox_error(ev->task->task_id, out->setup_err.msg);
 	} else {
 		struct ee_record_parts parts = {
 			.task = ev->task,

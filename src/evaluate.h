@@ -68,10 +68,6 @@ typedef void (*ee_record_cb)(void *ctx, json_t *record);
 int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_candidate *c,
                   ee_record_cb cb, void *ctx, struct ee_err *err);
 
-/* The record of a candidate whose sandbox could not be set up (the host
- * failed, not the candidate): {"task_id", "sandbox_error", "execeval_version"}. */
-json_t *ee_eval_sandbox_error(const struct ee_task *task, const char *msg);
-
 /* Merges a task's limits over o's and clamps them. */
 void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, struct ee_limits *ret);
 

@@ -33,6 +33,7 @@
 #include "extract.h"
 #include "lines.h"
 #include "outpath.h"
+#include "record.h"
 #include "reorder.h"
 #include "results.h"
 #include "samples_dir.h"
@@ -407,13 +408,8 @@ static const char *known_task_id(struct eval_run *r, const json_t *obj)
 /* An invalid sample under --skip-invalid: a counted error record, in its place. */
 static void invalid_record(struct eval_run *r, const json_t *obj, const struct ee_err *why)
 {
-	const char *known = known_task_id(r, obj);
-	json_t *id = known ? json_object_get(obj, "task_id") : NULL;
-	/* sample = -line: unique per invalid line, never a real index. */
-	json_t *rec = json_pack("{s:O?, s:I, s:s, s:s, s:f, s:i, s:i, s:i, s:b, s:I}", "task_id",
-	                        json_is_string(id) ? id : NULL, "sample", -(json_int_t)r->line_no, "status",
-	                        "error", "detail", "invalid sample", "score", 0.0, "passed", 0, "total", 0,
-	                        "reward", -1, "invalid", 1, "line", (json_int_t)r->line_no);
+	json_t *id = known_task_id(r, obj) ? json_object_get(obj, "task_id") : NULL;
+	json_t *rec = ee_record_invalid_sample(id, r->line_no, why->msg);
 	uint64_t ticket;
 	if (rec && ee_reorder_ticket(&r->order, &ticket) < 0) {
 		json_decref(rec);
@@ -425,7 +421,6 @@ static void invalid_record(struct eval_run *r, const json_t *obj, const struct e
 		r->write_failed = 1;
 		return;
 	}
-	json_object_set_new(rec, "message", json_string(why->msg));
 	r->invalid++;
 	if (!r->first_invalid)
 		r->first_invalid = r->line_no;

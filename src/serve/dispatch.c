@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "err.h"
 #include "evaluate.h"
+#include "record.h"
 #include "sandbox/sandbox.h"
 #include "task.h"
 
@@ -94,7 +95,7 @@ static void pump(struct ee_dispatch *d)
 		d->waiting--;
 		clock_gettime(CLOCK_MONOTONIC, &it->started);
 		if (ee_eval_start(d->eng, d->o, &it->c, on_record, it, &err) < 0) {
-			it->cb(it->ctx, ee_eval_sandbox_error(it->c.task, err.msg), 0);
+			it->cb(it->ctx, ee_record_sandbox_error(it->c.task->task_id, err.msg), 0);
 			free(it);
 			continue;
 		}
