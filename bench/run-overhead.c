@@ -96,10 +96,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: run-overhead [N] [ROUNDS], N a multiple of ROUNDS\n");
 		return 2;
 	}
-	memset(&o, 0, sizeof(o));
-	ee_limits_default(&o.limits);
-	o.deny_imports = 1;
-	o.scan = EE_SCAN_REPORT;
+	ee_eval_options_default(&o);
 	o.isolation = EE_ISOLATION_COLD;
 	cfg = (struct ee_engine_config){ .opt = &o, .workers = 1 };
 	if (ee_engine_open(&cfg, &eng, &err) < 0 || ee_task_from_asserts(asserts, 1, &task, &err) < 0) {

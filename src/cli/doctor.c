@@ -62,15 +62,13 @@ static void capabilities(const struct ee_host *h)
  * cold or from a warm worker. */
 static int live_check(int isolation, int weak_limits, struct ee_err *err)
 {
-	struct ee_eval_options o = { 0 };
+	struct ee_eval_options o;
 	struct ee_engine_config cfg = { .opt = &o, .workers = 1 };
 	struct ee_engine *eng = NULL;
 	double ms;
 	int rc = -1;
 
-	ee_limits_default(&o.limits);
-	o.deny_imports = 1;
-	o.scan = EE_SCAN_REPORT;
+	ee_eval_options_default(&o);
 	o.isolation = isolation;
 	o.weak_limits = weak_limits;
 	if (ee_engine_open(&cfg, &eng, err) < 0 || ee_engine_check(eng, &o, &ms, err) < 0)
