@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "engine/engine.h"
 #include "err.h"
 #include "events.h"
-#include "harness/harness.h"
 #include "job.h"
 #include "record.h"
 #include "sandbox/sandbox.h"
@@ -38,7 +38,7 @@ struct ee_eval {
 	ee_record_cb cb;
 	void *ctx;
 	/* To start it again on a new worker when its warm worker was lost. */
-	struct ee_loop *loop;
+	struct ee_engine *eng;
 	const struct ee_eval_options *opt;
 	char *job;
 	size_t job_len;
@@ -62,6 +62,16 @@ static void random_hex(char out[33])
 	}
 	for (size_t i = 0; i < sizeof(raw); i++)
 		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
+void ee_eval_options_default(struct ee_eval_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	ee_limits_default(&o->limits);
+	o->deny_imports = 1;
+	o->scan = EE_SCAN_REPORT;
+	o->lint_severity = EE_SEV_MEDIUM;
+	o->isolation = EE_ISOLATION_AUTO;
 }
 
 void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, struct ee_limits *ret)
@@ -153,12 +163,6 @@ static int retry(struct ee_eval *ev, struct ee_err *err)
 	return launch(ev, err);
 }
 
-json_t *ee_eval_sandbox_error(const struct ee_task *task, const char *msg)
-{
-	return json_pack("{s:s, s:s, s:s}", "task_id", task->task_id, "sandbox_error", msg,
-	                 "execeval_version", EE_VERSION);
-}
-
 static void on_done(void *ctx, struct ee_sandbox *sb)
 {
 	struct ee_eval *ev = ctx;
@@ -167,11 +171,12 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	struct ee_err err = { 0 };
 
 	/* A second loss is reported below, as any sandbox failure. */
-	if (out->worker_lost && !out->interrupted && ev->attempts < 2 && !ee_loop_interrupted(ev->loop)) {
+	if (out->worker_lost && !out->interrupted && ev->attempts < 2 &&
+	    !ee_loop_interrupted(ee_engine_loop(ev->eng))) {
 		ee_sandbox_free(sb);
 		if (retry(ev, &err) == 0)
 			return;
-		ev->cb(ev->ctx, ee_eval_sandbox_error(ev->task, err.msg));
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
 		free_eval(ev);
 		return;
 	}
@@ -179,7 +184,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	if (out->interrupted) {
 		rec = NULL; /* stopped by execeval's own signal: no verdict to give */
 	} else if (out->setup_failed) {
-		rec = ee_eval_sandbox_error(ev->task, out->setup_err.msg);
+		rec = ee_record_sandbox_error(ev->task->task_id, out->setup_err.msg);
 	} else {
 		struct ee_record_parts parts = {
 			.task = ev->task,
@@ -206,7 +211,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 
 static const struct ee_sandbox_ops ops = { on_result, on_done };
 
-int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_candidate *c,
+int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_candidate *c,
                   ee_record_cb cb, void *ctx, struct ee_err *err)
 {
 	struct ee_eval *ev = calloc(1, sizeof(*ev));
@@ -262,7 +267,7 @@ int ee_eval_start(struct ee_loop *loop, const struct ee_eval_options *o, const s
 		               c->task->task_id);
 	}
 	ev->job_len = job_len;
-	ev->loop = loop;
+	ev->eng = eng;
 	ev->opt = o;
 	if (launch(ev, err) < 0) {
 		free_eval(ev);
@@ -279,18 +284,14 @@ static int launch(struct ee_eval *ev, struct ee_err *err)
 	if (o->lint)
 		limits.timeout_s += LINT_BUDGET_MS / 1000; /* given back after the lint phase (on_result) */
 	struct ee_sandbox_config cfg = {
-		.host = o->host,
 		.limits = &limits,
-		.mounts = o->mounts,
-		.seccomp = o->seccomp,
-		.argv = o->harness->argv,
-		.code_fd = o->harness->code_fd,
 		.job = ev->job,
 		.job_len = ev->job_len,
 		.keep_output = KEEP_OUTPUT_BYTES,
 		.drain_output = o->drain_output,
-		.pool = o->pool,
 	};
+	if (ee_engine_sandbox_config(ev->eng, &cfg, err) < 0)
+		return -1;
 	ev->attempts++;
-	return ee_sandbox_start(ev->loop, &cfg, &ops, ev, &sb, err);
+	return ee_sandbox_start(ee_engine_loop(ev->eng), &cfg, &ops, ev, &sb, err);
 }

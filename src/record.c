@@ -318,3 +318,22 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 	}
 	return rec;
 }
+
+json_t *ee_record_sandbox_error(const char *task_id, const char *msg)
+{
+	return json_pack("{s:s, s:s, s:s}", "task_id", task_id, "sandbox_error", msg, "execeval_version",
+	                 EE_VERSION);
+}
+
+json_t *ee_record_invalid_sample(const json_t *task_id, long line, const char *message)
+{
+	json_t *rec =
+	        json_pack("{s:O?, s:I, s:s, s:s, s:f, s:i, s:i, s:i, s:b, s:I}", "task_id",
+	                  json_is_string(task_id) ? (json_t *)task_id : NULL, "sample", -(json_int_t)line,
+	                  "status", "error", "detail", "invalid sample", "score", 0.0, "passed", 0, "total",
+	                  0, "reward", -1, "invalid", 1, "line", (json_int_t)line);
+	/* A message cut inside a UTF-8 character is not a JSON string: left out. */
+	if (rec)
+		json_object_set_new(rec, "message", json_string(message));
+	return rec;
+}

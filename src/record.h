@@ -4,6 +4,10 @@
  * stream, the sandbox's outcome (clock, cgroup counters, wait status) and the
  * verdict decided from them (score.h). Candidate output appears only in the
  * stdout and stderr fields, sanitised and truncated.
+ *
+ * Every record shape is built here: a judged candidate's (ee_record_build),
+ * a candidate whose sandbox could not be set up, and an invalid sample line
+ * under eval --skip-invalid.
  */
 #ifndef EE_RECORD_H
 #define EE_RECORD_H
@@ -36,6 +40,18 @@ struct ee_record_parts {
 
 /* A new record (owned by the caller), or NULL when out of memory. */
 json_t *ee_record_build(const struct ee_record_parts *parts);
+
+/* The record of a candidate whose sandbox could not be set up (the host
+ * failed, not the candidate): {"task_id", "sandbox_error", "execeval_version"}.
+ * NULL when out of memory. */
+json_t *ee_record_sandbox_error(const char *task_id, const char *msg);
+
+/* The error record of an invalid sample (eval --skip-invalid) at line of
+ * the samples: task_id (the sample's own JSON string, copied; the caller
+ * passes it only when it names a task of the data set, else NULL: null),
+ * sample -line (unique per line, never a real index), "invalid", "line"
+ * and message (why it is invalid). NULL when out of memory. */
+json_t *ee_record_invalid_sample(const json_t *task_id, long line, const char *message);
 
 /* Now, UTC, ISO 8601 with milliseconds. */
 void ee_iso_now(char out[32]);

@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "err.h"
 #include "sandbox/sandbox.h"
 
 struct sched {
+	struct ee_engine *eng;
 	struct ee_loop *loop;
 	const struct ee_eval_options *o;
 	const struct ee_sched_source *src;
@@ -67,7 +69,7 @@ static void refill(struct sched *s, unsigned jobs)
 			return;
 		}
 		slot->s = s;
-		if (ee_eval_start(s->loop, s->o, &c, on_record, slot, &s->err) < 0) {
+		if (ee_eval_start(s->eng, s->o, &c, on_record, slot, &s->err) < 0) {
 			/* The sandbox could not be made: the host, not the candidate. */
 			free(slot);
 			s->exhausted = 1;
@@ -78,10 +80,11 @@ static void refill(struct sched *s, unsigned jobs)
 	}
 }
 
-int ee_schedule(struct ee_loop *loop, const struct ee_eval_options *o, unsigned jobs,
+int ee_schedule(struct ee_engine *eng, const struct ee_eval_options *o, unsigned jobs,
                 const struct ee_sched_source *src, void *ctx, struct ee_err *err)
 {
-	struct sched s = { .loop = loop, .o = o, .src = src, .ctx = ctx };
+	struct ee_loop *loop = ee_engine_loop(eng);
+	struct sched s = { .eng = eng, .loop = loop, .o = o, .src = src, .ctx = ctx };
 
 	if (jobs == 0)
 		jobs = 1;

@@ -1,6 +1,6 @@
 /* scheduler.h - many evaluations at once on one event loop.
  *
- * Keeps up to `jobs` sandboxes in flight: whenever one finishes, its record
+ * Keeps up to `jobs` sandboxes in flight on the engine's loop: whenever one finishes, its record
  * goes to the source's done() and the next candidate is pulled from next().
  * Memory is bounded by jobs, not by the number of candidates, as long as the
  * source streams. No threads: everything runs on the loop's thread.
@@ -17,8 +17,8 @@
 
 #include "evaluate.h"
 
+struct ee_engine;
 struct ee_err;
-struct ee_loop;
 
 /* From next(): nothing now, ask again once done() has had a record (the
  * source's consumer is full: backpressure). Only while an evaluation is in
@@ -35,7 +35,7 @@ struct ee_sched_source {
 };
 
 /* Returns 0, a signal number (> 0), or -1 with err filled. */
-int ee_schedule(struct ee_loop *loop, const struct ee_eval_options *o, unsigned jobs,
+int ee_schedule(struct ee_engine *eng, const struct ee_eval_options *o, unsigned jobs,
                 const struct ee_sched_source *src, void *ctx, struct ee_err *err);
 
 #endif

@@ -1,5 +1,6 @@
-/* cli.h - what the subcommands share: the prepared sandbox context and
- * strict parsing of option values. Only main() and the subcommands decide
+/* cli.h - what the subcommands share: strict parsing of option values,
+ * reading files, the run and history files (the sandboxes' runtime is the
+ * engine's: engine/engine.h). Only main() and the subcommands decide
  * to exit; everything here returns. */
 #ifndef EE_CLI_H
 #define EE_CLI_H
@@ -10,44 +11,9 @@
 
 #include "evaluate.h"
 #include "extract.h"
-#include "harness/harness.h"
-#include "sandbox/host.h"
-#include "sandbox/mount.h"
-#include "sandbox/seccomp.h"
 
 /* Exit codes (CONTRACT.md). */
 enum { EXIT_PASS = 0, EXIT_NOT_PASS = 1, EXIT_USAGE = 2, EXIT_SANDBOX = 3 };
-
-/* Everything a sandbox needs that is computed once per process, and the
- * event loop that runs them. */
-struct cli_context {
-	struct ee_host host;
-	struct ee_mount_plan mounts;
-	struct ee_seccomp_prog seccomp;
-	struct ee_harness harness;
-	struct ee_loop *loop;
-	struct ee_pool *pool; /* warm workers, when the isolation is warm */
-};
-
-/* Makes c safe to free before (or without) cli_context_init. */
-void cli_context_zero(struct cli_context *c);
-
-/* Probes the host, refuses a host without a writable memory cgroup unless
- * o->weak_limits (then fits o->limits to the fallback and keeps
- * o->weak_limits set; with a cgroup it clears it), plans the mounts for
- * o->limits.tmp_mb, compiles seccomp,
- * prepares the harness and the loop, starts `workers` warm workers when
- * o->isolation asks for warm (auto: where the host allows it, else cold with
- * a note on stderr), and points o's host, mounts, seccomp, harness and pool
- * at them (c must outlive o's use). */
-int cli_context_init(struct cli_context *c, struct ee_eval_options *o, unsigned workers, struct ee_err *err);
-void cli_context_free(struct cli_context *c);
-
-/* The proof that matters (doctor, serve's start-up): one trivial candidate
- * through ctx's real sandbox with o's options. 0 when it passed, *wall_ms
- * its wall time; else -1, err (EE_ERR_SANDBOX) saying why. */
-int cli_check_sandbox(struct cli_context *ctx, const struct ee_eval_options *o, double *wall_ms,
-                      struct ee_err *err);
 
 /* Strict option values: the whole string must parse; messages name the flag. */
 int cli_parse_double(const char *flag, const char *s, double *ret, struct ee_err *err);

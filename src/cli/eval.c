@@ -28,13 +28,16 @@
 #include "composite.h"
 #include "compose.h"
 #include "dataset.h"
+#include "engine/engine.h"
 #include "err.h"
 #include "extract.h"
 #include "lines.h"
 #include "outpath.h"
+#include "record.h"
 #include "reorder.h"
 #include "results.h"
 #include "samples_dir.h"
+#include "sandbox/host.h"
 #include "sandbox/sandbox.h"
 #include "scheduler.h"
 #include "sha256.h"
@@ -405,13 +408,8 @@ static const char *known_task_id(struct eval_run *r, const json_t *obj)
 /* An invalid sample under --skip-invalid: a counted error record, in its place. */
 static void invalid_record(struct eval_run *r, const json_t *obj, const struct ee_err *why)
 {
-	const char *known = known_task_id(r, obj);
-	json_t *id = known ? json_object_get(obj, "task_id") : NULL;
-	/* sample = -line: unique per invalid line, never a real index. */
-	json_t *rec = json_pack("{s:O?, s:I, s:s, s:s, s:f, s:i, s:i, s:i, s:b, s:I}", "task_id",
-	                        json_is_string(id) ? id : NULL, "sample", -(json_int_t)r->line_no, "status",
-	                        "error", "detail", "invalid sample", "score", 0.0, "passed", 0, "total", 0,
-	                        "reward", -1, "invalid", 1, "line", (json_int_t)r->line_no);
+	json_t *id = known_task_id(r, obj) ? json_object_get(obj, "task_id") : NULL;
+	json_t *rec = ee_record_invalid_sample(id, r->line_no, why->msg);
 	uint64_t ticket;
 	if (rec && ee_reorder_ticket(&r->order, &ticket) < 0) {
 		json_decref(rec);
@@ -423,7 +421,6 @@ static void invalid_record(struct eval_run *r, const json_t *obj, const struct e
 		r->write_failed = 1;
 		return;
 	}
-	json_object_set_new(rec, "message", json_string(why->msg));
 	r->invalid++;
 	if (!r->first_invalid)
 		r->first_invalid = r->line_no;
@@ -668,7 +665,7 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 }
 
 /* What decides the verdicts besides the files, for RESULTS.run.json (the
- * command line's values: cli_context_init may fit them to the host later). */
+ * command line's values: ee_engine_open may fit them to the host later). */
 static json_t *judging_options(const struct eval_args *a)
 {
 	const struct ee_limits *l = &a->opt.limits;
@@ -859,7 +856,7 @@ static void note_coverage(const struct eval_run *r, json_t *summary)
 		        r->a->samples, attempted, r->tasks.n, r->a->tasks, missing);
 }
 
-static int finish(struct eval_run *r, double wall, struct ee_err *err)
+static int finish(struct eval_run *r, const struct ee_engine *eng, double wall, struct ee_err *err)
 {
 	/* After --resume the summary covers earlier runs too: its throughput
 	 * would divide their samples by this run's time. */
@@ -870,9 +867,9 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 		json_decref(summary);
 		return -1;
 	}
-	const struct ee_host *host = r->a->opt.host;
+	const struct ee_host *host = ee_engine_host(eng);
 	json_object_set_new(summary, "environment",
-	                    ee_summary_environment(host ? host->python : NULL, r->a->opt.pool != NULL,
+	                    ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
 	                                           r->a->opt.weak_limits));
 	note_coverage(r, summary);
 	if (r->a->composite && ee_composite_add(&r->a->formula, summary, err) < 0) {
@@ -945,20 +942,20 @@ static void note_stopped(const struct eval_run *r, const struct ee_err *why)
 
 static int evaluate_all(struct eval_run *r, struct eval_args *a)
 {
-	struct cli_context ctx;
+	struct ee_engine_config ecfg = { .opt = &a->opt, .workers = (unsigned)a->jobs };
+	struct ee_engine *eng = NULL;
 	struct ee_err err = { 0 };
 	int code = EXIT_USAGE;
 
-	cli_context_zero(&ctx);
 	r->started = time(NULL);
 	if (prepare(r, &err) < 0)
 		goto out;
 	code = EXIT_SANDBOX;
-	if (cli_context_init(&ctx, &a->opt, (unsigned)a->jobs, &err) < 0)
+	if (ee_engine_open(&ecfg, &eng, &err) < 0)
 		goto out;
 	r->t0 = now_s();
 	ee_reorder_init(&r->order, (a->jobs ? a->jobs : 1) * HELD_PER_JOB, HELD_BYTES, write_record, r);
-	int rc = ee_schedule(ctx.loop, &a->opt, (unsigned)a->jobs, &source, r, &err);
+	int rc = ee_schedule(eng, &a->opt, (unsigned)a->jobs, &source, r, &err);
 	/* Interrupted or failed evaluations came back as gaps already; only a
 	 * sample whose sandbox could not be started never comes back: what
 	 * finished after it is kept too, and --resume appends it. */
@@ -981,7 +978,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	} else if (nothing_evaluated(r, &err) < 0) {
 		code = EXIT_USAGE;
 	} else {
-		code = finish(r, now_s() - r->t0, &err) < 0 ? EXIT_USAGE : EXIT_PASS;
+		code = finish(r, eng, now_s() - r->t0, &err) < 0 ? EXIT_USAGE : EXIT_PASS;
 	}
 	if (r->invalid)
 		fprintf(stderr,
@@ -992,7 +989,7 @@ out:
 	if (err.msg[0])
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
 	ee_reorder_free(&r->order);
-	cli_context_free(&ctx);
+	ee_engine_close(eng);
 	return code;
 }
 

@@ -8,6 +8,7 @@
 #include "err.h"
 #include "compose.h"
 #include "dataset.h"
+#include "engine/engine.h"
 #include "extract.h"
 #include "sandbox/sandbox.h"
 #include "task.h"
@@ -229,12 +230,13 @@ static int evaluate(struct run_args *a, const struct ee_task *task, const char *
                     const struct ee_extract_info *how)
 {
 	char extraction[EE_EXTRACTION_NAME_MAX];
-	struct cli_context ctx;
+	struct ee_engine_config ecfg = { .opt = &a->opt, .workers = 1 };
+	struct ee_engine *eng = NULL;
 	struct ee_err err = { 0 };
 	json_t *record = NULL;
 	int code = EXIT_SANDBOX;
 
-	if (cli_context_init(&ctx, &a->opt, 1, &err) < 0)
+	if (ee_engine_open(&ecfg, &eng, &err) < 0)
 		goto out;
 	ee_extraction_name(how, extraction, sizeof(extraction));
 	struct ee_candidate cand = { .task = task,
@@ -243,9 +245,9 @@ static int evaluate(struct run_args *a, const struct ee_task *task, const char *
 		                     .sample = 0,
 		                     .no_code_block = how->how == EE_HOW_NO_BLOCK,
 		                     .extraction = extraction };
-	if (ee_eval_start(ctx.loop, &a->opt, &cand, print_record, &record, &err) < 0)
+	if (ee_eval_start(eng, &a->opt, &cand, print_record, &record, &err) < 0)
 		goto out;
-	int sig = ee_loop_run(ctx.loop, &err);
+	int sig = ee_loop_run(ee_engine_loop(eng), &err);
 	if (sig != 0) {
 		if (sig > 0)
 			fprintf(stderr, "execeval: interrupted by signal %d; sandbox removed\n", sig);
@@ -267,7 +269,7 @@ out:
 	if (code == EXIT_SANDBOX && err.msg[0])
 		fprintf(stderr, "execeval: %s\n", err.msg);
 	json_decref(record);
-	cli_context_free(&ctx);
+	ee_engine_close(eng);
 	return code;
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "engine/engine.h"
 #include "err.h"
 #include "sandbox/sandbox.h"
 #include "serve/auth.h"
@@ -192,11 +193,11 @@ __attribute__((format(printf, 1, 2))) static void log_line(const char *fmt, ...)
  * that cannot run sandboxes (a missing capability, no cgroup access) fails
  * here with exit 3, instead of passing readiness probes and answering every
  * request 500. */
-static int self_check(struct cli_context *ctx, const struct ee_eval_options *o, struct ee_err *err)
+static int self_check(struct ee_engine *eng, const struct ee_eval_options *o, struct ee_err *err)
 {
 	double ms;
 
-	if (cli_check_sandbox(ctx, o, &ms, err) == 0)
+	if (ee_engine_check(eng, o, &ms, err) == 0)
 		return 0;
 	char why[sizeof(err->msg)];
 	snprintf(why, sizeof(why), "%s", err->msg);
@@ -206,15 +207,16 @@ static int self_check(struct cli_context *ctx, const struct ee_eval_options *o, 
 
 static int serve(struct serve_args *a, struct ee_server_config *cfg, struct ee_err *err)
 {
-	struct cli_context ctx;
+	struct ee_engine_config ecfg = { .opt = &a->opt, .workers = (unsigned)a->jobs };
+	struct ee_engine *eng = NULL;
 	struct ee_server *srv = NULL;
 	char where[80];
 	int code = EXIT_SANDBOX;
 
-	if (cli_context_init(&ctx, &a->opt, (unsigned)a->jobs, err) < 0)
+	if (ee_engine_open(&ecfg, &eng, err) < 0)
 		goto out;
-	cfg->isolation = ctx.pool ? "warm" : "cold";
-	if (self_check(&ctx, &a->opt, err) < 0 || ee_server_new(ctx.loop, &a->opt, cfg, &srv, err) < 0)
+	cfg->isolation = ee_engine_warm(eng) ? "warm" : "cold";
+	if (self_check(eng, &a->opt, err) < 0 || ee_server_new(eng, &a->opt, cfg, &srv, err) < 0)
 		goto out;
 	ee_server_address(srv, where, sizeof(where));
 	log_line("listening on http://%s (%lu workers, %s isolation, queue %lu)", where, a->jobs,
@@ -226,7 +228,7 @@ static int serve(struct serve_args *a, struct ee_server_config *cfg, struct ee_e
 	code = rc ? 128 + rc : EXIT_PASS;
 out:
 	ee_server_free(srv);
-	cli_context_free(&ctx);
+	ee_engine_close(eng);
 	return code;
 }
 
