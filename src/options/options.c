@@ -78,6 +78,10 @@ const struct ee_option ee_options[] = {
 	  FIELD(limits.output_cap), .def = 262144, .max = 1ul << 40,
 	  .help = "stdout+stderr cap (default 262144)",
 	  .http = "output_cap", TASK_LIMIT(output_cap, has_output_cap) },
+	{ .name = "tmp-size", .type = EE_OPT_UINT, .fronts = CLI, .metavar = "MB",
+	  FIELD(limits.tmp_mb), .def = 64, .max = 1u << 20,
+	  .help = "size of the candidate's private /tmp (default 64, clamped\n"
+	          "to [1, 4096]; counted in --memory)" },
 	{ .name = "extract", .type = EE_OPT_ENUM, .fronts = CLI | HTTP, CHOICES(extract_choices),
 	  .def = EE_EXTRACT_AUTO, .set = set_extract, .http = "extract",
 	  .help = "how a \"generation\" finds its program (default auto)" },
