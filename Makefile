@@ -22,7 +22,7 @@ SAN      := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 LIBS     := -lseccomp -ljansson -lz -lmicrohttpd -lsqlite3 -lm $(PY_LIBS)
 LDHARDEN := -pie -Wl,-z,relro,-z,now
 
-LIB_SRC  := $(sort $(wildcard src/*.c src/engine/*.c src/sandbox/*.c src/serve/*.c src/harness/*.c src/report/*.c))
+LIB_SRC  := $(sort $(wildcard src/*.c src/engine/*.c src/options/*.c src/sandbox/*.c src/serve/*.c src/harness/*.c src/report/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 HARNESS  := src/harness/harness.py
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))

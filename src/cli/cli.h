@@ -1,6 +1,7 @@
-/* cli.h - what the subcommands share: strict parsing of option values,
- * reading files, the run and history files (the sandboxes' runtime is the
- * engine's: engine/engine.h). Only main() and the subcommands decide
+/* cli.h - what the subcommands share: the options' usage text (the
+ * options themselves are options/options.h's table), reading files, the
+ * run and history files (the sandboxes' runtime is the engine's:
+ * engine/engine.h). Only main() and the subcommands decide
  * to exit; everything here returns. */
 #ifndef EE_CLI_H
 #define EE_CLI_H
@@ -11,60 +12,17 @@
 
 #include "evaluate.h"
 #include "extract.h"
+#include "options/options.h"
 
 /* Exit codes (CONTRACT.md). */
 enum { EXIT_PASS = 0, EXIT_NOT_PASS = 1, EXIT_USAGE = 2, EXIT_SANDBOX = 3 };
 
-/* Strict option values: the whole string must parse; messages name the flag. */
-int cli_parse_double(const char *flag, const char *s, double *ret, struct ee_err *err);
-int cli_parse_uint(const char *flag, const char *s, unsigned long max, unsigned long *ret,
-                   struct ee_err *err);
-
-/* Options run and eval share: limits, extraction, scan, denylist, hidden
- * tests. Their getopt codes start at CLI_COMMON; CLI_COMMON_OPTIONS goes into
- * each subcommand's struct option table. */
-enum {
-	CLI_COMMON = 1000,
-	CLI_O_TIMEOUT = CLI_COMMON,
-	CLI_O_MEMORY,
-	CLI_O_PROCS,
-	CLI_O_CAP,
-	CLI_O_EXTRACT,
-	CLI_O_SCAN,
-	CLI_O_ALLOW,
-	CLI_O_HIDDEN,
-	CLI_O_ISOLATION,
-	CLI_O_LINT,
-	CLI_O_LINT_SEVERITY,
-	CLI_O_STRICT_ASSERTS,
-	CLI_O_WEAK_LIMITS,
-	CLI_O_MBPP_CHALLENGE,
-	CLI_COMMON_END
-};
-#define CLI_COMMON_OPTIONS                                                                                   \
-	{ "timeout", required_argument, NULL, CLI_O_TIMEOUT },                                               \
-	        { "memory", required_argument, NULL, CLI_O_MEMORY },                                         \
-	        { "procs", required_argument, NULL, CLI_O_PROCS },                                           \
-	        { "output-cap", required_argument, NULL, CLI_O_CAP },                                        \
-	        { "extract", required_argument, NULL, CLI_O_EXTRACT },                                       \
-	        { "scan", required_argument, NULL, CLI_O_SCAN },                                             \
-	        { "allow-imports", no_argument, NULL, CLI_O_ALLOW },                                         \
-	        { "isolation", required_argument, NULL, CLI_O_ISOLATION },                                   \
-	        { "lint", no_argument, NULL, CLI_O_LINT },                                                   \
-	        { "lint-severity", required_argument, NULL, CLI_O_LINT_SEVERITY },                           \
-	        { "strict-asserts", no_argument, NULL, CLI_O_STRICT_ASSERTS },                               \
-	        { "weak-limits", no_argument, NULL, CLI_O_WEAK_LIMITS },                                     \
-	        { "mbpp-challenge", no_argument, NULL, CLI_O_MBPP_CHALLENGE },                               \
-	{                                                                                                    \
-		"run-hidden", no_argument, NULL, CLI_O_HIDDEN                                                \
-	}
+/* Prints head, the evaluation options front takes (options.h; help text
+ * from column col), then tail, on stdout. */
+void cli_usage(const char *head, unsigned front, int col, const char *tail);
 
 /* format (enum ee_task_format) with the parse options o asks for OR'd in. */
 int cli_task_format(int format, const struct ee_eval_options *o);
-
-/* Applies one shared option (c in [CLI_COMMON, CLI_COMMON_END)). */
-int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee_extract_mode *extract,
-                      struct ee_err *err);
 
 /* Reads a whole file (or stdin for "-" or NULL), at most cap bytes. */
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err);

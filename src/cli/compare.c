@@ -94,7 +94,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == O_EPS) {
-			if (cli_parse_double("--epsilon", optarg, &a->epsilon, err) < 0)
+			if (ee_parse_double("--epsilon", optarg, &a->epsilon, err) < 0)
 				return -1;
 			if (!(a->epsilon >= 0.0) || !isfinite(a->epsilon))
 				return ee_fail(err, EE_ERR_USAGE,

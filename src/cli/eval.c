@@ -55,7 +55,7 @@
 #define HELD_PER_JOB 256
 #define HELD_BYTES   (32u << 20)
 
-static const char usage[] =
+static const char usage_head[] =
         "usage: execeval eval --tasks FILE --samples FILE|DIR [OPTIONS]\n"
         "  --tasks, --samples     JSONL (or a JSON array of tasks), gzip-compressed or not;\n"
         "                         \"-\" reads the samples from standard input; a directory\n"
@@ -63,18 +63,8 @@ static const char usage[] =
         "  -o, --out FILE         results JSONL (default: SAMPLES.results.jsonl)\n"
         "  -j, --jobs N           sandboxes at once (default: number of cores)\n"
         "  -k 1,10,100            pass@k to report (default 1,10,100)\n"
-        "  --timeout S --memory MB --procs N --output-cap BYTES   limits (tasks may override)\n"
         "  --format auto|native|humaneval|mbpp    tasks format (default: detected per task)\n"
-        "  --extract auto|fenced|none   for \"generation\" samples (default auto)\n"
         "  --stop                 cut completions at HumanEval's stop sequences\n"
-        "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
-        "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
-        "  --strict-asserts       literal asserts judged by the supervisor, as for run\n"
-        "  --mbpp-challenge       MBPP: add challenge_test_list as hidden tests (default:\n"
-        "                         test_list only, the standard protocol)\n"
-        "  --weak-limits          run without a memory cgroup (RLIMIT_AS), as for run\n"
-        "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
-        "                         (default auto: warm where the host allows it)\n"
         "  --resume               skip samples already in the results file; the others\n"
         "                         follow them, in input order (as every record is written)\n"
         "  --resume-anyway        --resume even when the tasks, samples or judging options\n"
@@ -98,7 +88,8 @@ static const char usage[] =
         "                         ~/.local/share/execeval/history.db; see execeval history)\n"
         "  --no-history           do not store the run\n"
         "  -q, --quiet            no progress line (on stderr: redrawn on a terminal, else\n"
-        "                         a line every 10 s)\n";
+        "                         a line every 10 s)\n"
+        "Evaluation options (limits: tasks may override them):\n";
 
 struct eval_args {
 	const char *tasks, *samples, *out, *summary_json;
@@ -216,7 +207,7 @@ enum {
 	O_HELP
 };
 
-static const struct option longopts[] = {
+static const struct option own_longopts[] = {
 	{ "tasks", required_argument, NULL, O_TASKS },
 	{ "samples", required_argument, NULL, O_SAMPLES },
 	{ "out", required_argument, NULL, 'o' },
@@ -236,21 +227,21 @@ static const struct option longopts[] = {
 	{ "resume-anyway", no_argument, NULL, O_RESUME_ANYWAY },
 	{ "model", required_argument, NULL, O_MODEL },
 	{ "help", no_argument, NULL, O_HELP },
-	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
 static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 {
+	const struct ee_option *row = ee_option_of_code(c);
 	int rc = 0;
 
-	if (c >= CLI_COMMON && c < CLI_COMMON_END)
-		return cli_common_option(c, optarg, &a->opt, &a->extract, err);
+	if (row)
+		return ee_option_set(row, optarg, &(struct ee_option_sink){ &a->opt, &a->extract }, err);
 	switch (c) {
 	case O_TASKS: a->tasks = optarg; break;
 	case O_SAMPLES: a->samples = optarg; break;
 	case 'o': a->out = optarg; break;
-	case 'j': rc = cli_parse_uint("--jobs", optarg, 4096, &a->jobs, err); break;
+	case 'j': rc = ee_parse_uint("--jobs", optarg, 4096, &a->jobs, err); break;
 	case 'k': rc = cli_parse_ks(optarg, a->ks, MAX_KS, &a->nk, err); break;
 	case 'q': a->quiet = 1; break;
 	case O_FORMAT:
@@ -278,7 +269,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 		a->model = optarg;
 		break;
 	case 'h':
-	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
+	case O_HELP: cli_usage(usage_head, EE_FRONT_EVAL, 25, ""); exit(EXIT_PASS);
 	default:
 		rc = ee_fail(err, EE_ERR_USAGE,
 		             "unknown or incomplete option '%s' (see execeval eval --help)",
@@ -289,7 +280,10 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 
 static int parse_args(int argc, char **argv, struct eval_args *a, struct ee_err *err)
 {
+	struct option longopts[EE_OPTIONS_MAX + sizeof(own_longopts) / sizeof(own_longopts[0])];
 	int c;
+
+	ee_options_getopt(own_longopts, EE_FRONT_EVAL, longopts, sizeof(longopts) / sizeof(longopts[0]));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:j:k:qh", longopts, NULL)) != -1) {
 		if (c == '?' || c == ':')
@@ -1003,11 +997,7 @@ int cmd_eval(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	memset(&r, 0, sizeof(r));
 	r.out_fd = -1;
-	ee_limits_default(&a.opt.limits);
-	a.opt.deny_imports = 1;
-	a.opt.lint_severity = EE_SEV_MEDIUM;
-	a.opt.scan = EE_SCAN_REPORT;
-	a.extract = EE_EXTRACT_AUTO;
+	ee_options_defaults(EE_FRONT_EVAL, &(struct ee_option_sink){ &a.opt, &a.extract });
 	a.ks[0] = 1, a.ks[1] = 10, a.ks[2] = 100, a.nk = 3;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	a.jobs = cores > 0 ? (unsigned long)cores : 1;

@@ -9,6 +9,7 @@
 
 #include "compose.h"
 #include "err.h"
+#include "options/options.h"
 #include "resource_limits.h"
 #include "serve/prescan.h"
 
@@ -107,29 +108,47 @@ static int read_task(const json_t *task, const char *path, const struct ee_reque
 	return 0;
 }
 
+/* A limit row's value in lim, when lim has it (options.h: task_offset). */
+static int task_limit(const struct ee_option *row, const struct ee_task_limits *lim, double *ret)
+{
+	struct ee_eval_options o;
+	int has;
+
+	memcpy(&has, (const char *)lim + row->task_has_offset, sizeof(has));
+	if (!has)
+		return 0;
+	/* the row's field in o.limits has the width of the task's field */
+	memcpy((char *)&o + row->offset, (const char *)lim + row->task_offset, row->size);
+	*ret = ee_option_value(row, &o);
+	return 1;
+}
+
 /* Limits above the server's are refused, not cut: a cut limit would change
- * the verdict without telling. path: "limits" or "task.limits" under prefix. */
+ * the verdict without telling. path: "limits" or "task.limits" under prefix.
+ * The limits are the options rows a request takes under "limits". */
 static int check_ceiling(const struct ee_task_limits *lim, const struct ee_limits *max, const char *prefix,
                          const char *path, struct ee_err *err)
 {
+	struct ee_eval_options server;
 	char where[96];
+	double v;
 
 	if (!max)
 		return 0;
+	server.limits = *max;
 	join_path(where, sizeof(where), prefix, path);
-	if (lim->has_timeout && lim->timeout_s > max->timeout_s)
-		return fail(err, where, "timeout_s", "%g is above this server's ceiling %g (its --timeout)",
-		            lim->timeout_s, max->timeout_s);
-	if (lim->has_memory && lim->memory_mb > max->memory_mb)
-		return fail(err, where, "memory_mb", "%u is above this server's ceiling %u (its --memory)",
-		            lim->memory_mb, max->memory_mb);
-	if (lim->has_procs && lim->procs > max->procs)
-		return fail(err, where, "procs", "%u is above this server's ceiling %u (its --procs)",
-		            lim->procs, max->procs);
-	if (lim->has_output_cap && lim->output_cap > max->output_cap)
-		return fail(err, where, "output_cap",
-		            "%zu is above this server's ceiling %zu (its --output-cap)", lim->output_cap,
-		            max->output_cap);
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		if (!(row->fronts & EE_FRONT_HTTP) || !row->http_limit || !task_limit(row, lim, &v))
+			continue;
+		double ceiling = ee_option_value(row, &server);
+		if (v > ceiling)
+			return fail(err, where, row->http,
+			            row->type == EE_OPT_DOUBLE
+			                    ? "%g is above this server's ceiling %g (its --%s)"
+			                    : "%.0f is above this server's ceiling %.0f (its --%s)",
+			            v, ceiling, row->name);
+	}
 	return 0;
 }
 
@@ -183,8 +202,14 @@ static int read_options(const json_t *obj, const char *prefix, struct ee_run *ru
 		run->sample = (long)json_integer_value(v);
 	}
 	if ((v = json_object_get(obj, "extract"))) {
-		if (!json_is_string(v) || ee_extract_mode_parse(json_string_value(v), mode) < 0)
-			return fail(err, prefix, "extract", "expected one of auto, fenced, none");
+		const struct ee_option *row = ee_option_named("extract");
+		char choices[128];
+		int m;
+		if (!json_is_string(v) || ee_option_choice(row, json_string_value(v), &m) < 0) {
+			ee_option_choices_text(row, ", ", choices, sizeof(choices));
+			return fail(err, prefix, row->http, "expected one of %s", choices);
+		}
+		*mode = (enum ee_extract_mode)m;
 	}
 	return 0;
 }
