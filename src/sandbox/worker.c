@@ -47,6 +47,7 @@ struct ee_worker {
 	int ready;
 	int busy;
 	int dead;
+	int delay_ms;               /* EXECEVAL_TEST_WORKER_DELAY_MS: its warm-up is that much slower */
 	struct ee_cgroup_pool cgs;  /* the slot's: the worker in one, candidates in the other */
 	struct ee_limits cg_limits; /* what the candidate cgroup's files say now */
 	struct ee_cgroup_stats base;
@@ -106,21 +107,25 @@ static int wait_readable(int fd, int timeout_ms)
  * freed memory charged to the candidate (a memory limit where the release
  * build passes) and it turns a candidate's SIGSEGV into its own report. The
  * worker takes these options at start and removes them before Python
- * reads the environment (zygote.c). */
-static char *const *worker_env(void)
+ * reads the environment (zygote.c), as it does the test-only delay of its
+ * warm-up. Built in the clone: its statics are the clone's own. */
+static char *const *worker_env(const struct ee_worker *w)
 {
-#if defined(__SANITIZE_ADDRESS__)
 	static char *env[16];
+	static char delay[48];
 	size_t n = 0;
+#if defined(__SANITIZE_ADDRESS__)
 	env[n++] = "ASAN_OPTIONS=quarantine_size_mb=0:handle_segv=0:handle_sigbus=0:handle_abort=0:"
 	           "handle_sigfpe=0:handle_sigill=0:detect_leaks=0:allow_user_segv_handler=1";
-	for (char *const *e = ee_child_clean_env; *e && n < 15; e++)
+#endif
+	for (char *const *e = ee_child_clean_env; *e && n < 14; e++)
 		env[n++] = *e;
+	if (w->delay_ms > 0) {
+		snprintf(delay, sizeof(delay), "%s=%d", EE_WORKER_TEST_DELAY_ENV, w->delay_ms);
+		env[n++] = delay;
+	}
 	env[n] = NULL;
 	return env;
-#else
-	return ee_child_clean_env;
-#endif
 }
 
 /* In the clone, before exec: the worker sees only its config, its socket
@@ -156,7 +161,7 @@ __attribute__((noreturn)) static void worker_exec(const struct ee_worker *w, int
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
-	execve("/proc/self/exe", argv, worker_env());
+	execve("/proc/self/exe", argv, worker_env(w));
 	_exit(127);
 }
 
@@ -311,6 +316,18 @@ out:
 	return fd;
 }
 
+/* The next slot's delay from EXECEVAL_TEST_WORKER_DELAY_MS, a comma list of
+ * milliseconds, one per slot (for the tests: a slow warm-up of one slot). */
+static int test_delay_ms(const char **list)
+{
+	if (!*list || !**list)
+		return 0;
+	char *end;
+	long ms = strtol(*list, &end, 10);
+	*list = *end == ',' ? end + 1 : "";
+	return ms > 0 && ms <= 600000 ? (int)ms : 0;
+}
+
 int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret, struct ee_err *err)
 {
 	struct ee_pool *p = calloc(1, sizeof(*p));
@@ -326,9 +343,11 @@ int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret,
 	p->host = s->host;
 	p->limits = s->limits;
 	p->n = n ? n : 1;
+	const char *delays = getenv(EE_WORKER_TEST_DELAY_ENV);
 	for (unsigned i = 0; i < p->n; i++) {
 		p->workers[i].pidfd = p->workers[i].sock = -1;
 		p->workers[i].uid = EE_UID_NONE;
+		p->workers[i].delay_ms = test_delay_ms(&delays);
 	}
 	p->config_fd = write_config(s, err);
 	if (p->config_fd < 0) {

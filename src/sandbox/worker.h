@@ -71,6 +71,10 @@ struct ee_worker_config {
 	struct sock_filter seccomp[EE_WORKER_MAX_BPF];
 };
 
+/* For the tests only: a comma list of milliseconds, one per slot, by which
+ * each start of that slot's worker delays its READY (zygote.c). */
+#define EE_WORKER_TEST_DELAY_ENV "EXECEVAL_TEST_WORKER_DELAY_MS"
+
 /* Descriptors of a worker process. */
 enum { EE_WFD_CONFIG = 3, EE_WFD_SOCKET = 4, EE_WFD_CGROUP = 5 };
 

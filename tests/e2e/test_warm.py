@@ -103,7 +103,7 @@ class Eval:
     seen, .marked [(records written at that moment, pid, cmdline)] every
     process carrying one of the markers."""
 
-    def __init__(self, tmp_path, tasks, samples, *args, isolation="warm", jobs=1, markers=(), tag=None):
+    def __init__(self, tmp_path, tasks, samples, *args, isolation="warm", jobs=1, markers=(), tag=None, env=None):
         tag = tag or secrets.token_hex(3)
         self.tasks = write_jsonl(tmp_path / ("tasks-%s.jsonl" % tag), tasks)
         self.samples = write_jsonl(tmp_path / ("samples-%s.jsonl" % tag), samples)
@@ -114,7 +114,8 @@ class Eval:
         self.workers, self.marked = set(), []
         self.stdout_f = open(tmp_path / ("stdout-%s" % tag), "w+b")
         self.stderr_f = open(tmp_path / ("stderr-%s" % tag), "w+b")
-        self.p = subprocess.Popen(self.argv, stdout=self.stdout_f, stderr=self.stderr_f, env=execeval_env())
+        self.spawned = time.monotonic()
+        self.p = subprocess.Popen(self.argv, stdout=self.stdout_f, stderr=self.stderr_f, env=execeval_env(env))
         self.code = None
 
     def count(self):
@@ -757,6 +758,46 @@ def test_a_lost_worker_is_replaced_and_its_candidate_runs_again(tmp_path, how):
     assert all_workers() == []
     assert wait_no_leftovers(seconds=1.0) == []
     assert wait_no_own_cgroups(e.p.pid) == []
+
+
+# Issue 13 item 6: a worker's start is the loop's events, not a blocking
+# island in it. EXECEVAL_TEST_WORKER_DELAY_MS (worker.h, for the tests only)
+# makes one slot's worker send READY that many ms late.
+
+SLOW_START_MS = 6000
+SPIN = "while True:\n    pass\n"
+
+
+@pytest.mark.xfail(strict=True, reason="BUG (issue 13 item 6): a warm start waits for READY and STARTED in "
+                   "blocking polls that hold up the whole loop")
+def test_a_slow_worker_start_holds_up_no_other_sandbox(tmp_path):
+    """-j 2: slot 0 runs a candidate that spins past its 1 s timeout while
+    slot 1's worker takes SLOW_START_MS to warm up for the next candidate.
+    Before, the warm start waited for READY in a blocking poll, and the
+    spinner's timer was serviced only once the slow worker was up (its
+    record said wall_ms 6084 with a 6 s delay). Now it is killed on time,
+    while the other worker is still starting (that worker cannot be ready
+    before SLOW_START_MS after execeval started), and the candidate that
+    waited for the slow worker is timed from its own start, not the
+    worker's warm-up."""
+    samples = [{"task_id": "warm/add", "code": SPIN}, {"task_id": "warm/add", "code": ADD_OK}]
+    e = Eval(tmp_path, [ADD_TASK], samples, "--timeout", 1, jobs=2,
+             env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,%d" % SLOW_START_MS})
+    try:
+        assert e.wait_until(lambda: e.count() >= 1, timeout=60), "no record"
+        first_record_after = time.monotonic() - e.spawned
+        written_first = e.count()
+    finally:
+        e.finish()
+    assert e.code == 0, (e.code, e.stderr[-3000:])
+    spinner, waiter = sorted(e.records(), key=lambda r: r["sample"])
+    assert first_record_after < SLOW_START_MS / 1000 and written_first == 1, \
+        "the spinner's record waited for the slow worker (%.1f s)" % first_record_after
+    assert spinner["status"] == "timeout", spinner
+    assert spinner["resources"]["wall_ms"] < 1000 + 2000, spinner["resources"]
+    assert (waiter["status"], waiter["detail"]) == ("pass", None), waiter
+    assert waiter["resources"]["wall_ms"] < SLOW_START_MS / 2, waiter["resources"]
+    assert len(e.workers) == 2, e.workers
 
 
 def test_a_warm_pool_survives_an_execeval_in_another_pid_namespace(tmp_path):
