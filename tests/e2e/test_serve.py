@@ -520,8 +520,6 @@ def test_metrics_count_exactly_what_ran(serve):
     assert total >= 0.3, total
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (issue 13 item 6): a warm start waits for READY and STARTED in "
-                   "blocking polls that hold up the whole loop")
 def test_a_run_is_answered_while_another_slots_worker_is_starting(serve):
     """Issue 13 item 6 (test_warm.py has the eval side): slot 1's warm
     worker takes SLOW_START_MS to warm up (EXECEVAL_TEST_WORKER_DELAY_MS,

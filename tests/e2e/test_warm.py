@@ -768,8 +768,6 @@ SLOW_START_MS = 6000
 SPIN = "while True:\n    pass\n"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (issue 13 item 6): a warm start waits for READY and STARTED in "
-                   "blocking polls that hold up the whole loop")
 def test_a_slow_worker_start_holds_up_no_other_sandbox(tmp_path):
     """-j 2: slot 0 runs a candidate that spins past its 1 s timeout while
     slot 1's worker takes SLOW_START_MS to warm up for the next candidate.
