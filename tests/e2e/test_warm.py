@@ -798,6 +798,41 @@ def test_a_slow_worker_start_holds_up_no_other_sandbox(tmp_path):
     assert len(e.workers) == 2, e.workers
 
 
+def kill_a_new_worker(e, seen):
+    """SIGKILLs a worker of e not in seen (slowed down, it is still starting)."""
+    assert e.wait_until(lambda: set(workers_of(e.p.pid)) - seen, timeout=30), "no new worker"
+    victim = min(set(workers_of(e.p.pid)) - seen)
+    os.kill(victim, signal.SIGKILL)
+    seen.add(victim)
+
+
+@pytest.mark.parametrize("kills", [1, 2])
+def test_a_worker_that_dies_while_starting_is_replaced_once(tmp_path, kills):
+    """-j 1, each start of the worker slowed by 3 s: killed once while it
+    starts, it is replaced and the candidate runs on the replacement (the
+    loop watches the new worker's socket); killed again, the candidate gets
+    a sandbox error, which ends the eval with exit 3 (no record: --resume
+    runs it again)."""
+    e = Eval(tmp_path, [ADD_TASK], [{"task_id": "warm/add", "code": ADD_OK}], jobs=1,
+             env={"EXECEVAL_TEST_WORKER_DELAY_MS": "3000"})
+    seen = set()
+    try:
+        for _ in range(kills):
+            kill_a_new_worker(e, seen)
+    finally:
+        e.finish()
+    if kills == 1:
+        assert e.code == 0, (e.code, e.stderr[-3000:])
+        assert [(r["status"], r["detail"]) for r in e.records()] == [("pass", None)]
+        assert len(e.workers) == 2 and seen < e.workers, (seen, e.workers)
+    else:
+        assert e.code == 3, (e.code, e.stderr[-3000:])
+        assert "a warm worker died while starting" in e.stderr, e.stderr
+        assert e.records() == []
+    assert all_workers() == []
+    assert wait_no_own_cgroups(e.p.pid) == []
+
+
 def test_a_warm_pool_survives_an_execeval_in_another_pid_namespace(tmp_path):
     """Two execevals that do not see each other's pids (containers, two
     safety nets, a host run beside a namespaced one) share the cgroup tree.
