@@ -798,10 +798,35 @@ def test_a_slow_worker_start_holds_up_no_other_sandbox(tmp_path):
     assert len(e.workers) == 2, e.workers
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupt_while_a_worker_starts_is_served_at_once(tmp_path, sig):
+    """A signal that comes while the only candidate waits for its slow
+    worker ends the eval then, not once the worker is up (before, the
+    signal waited for READY in a blocking poll): the start is given up, the
+    worker killed with the pool, nothing left behind."""
+    e = Eval(tmp_path, [ADD_TASK], [{"task_id": "warm/add", "code": ADD_OK}], jobs=1,
+             env={"EXECEVAL_TEST_WORKER_DELAY_MS": str(SLOW_START_MS)})
+    try:
+        assert e.wait_until(lambda: workers_of(e.p.pid)), "no worker"
+        time.sleep(0.5)  # the candidate has claimed it
+        e.p.send_signal(sig)
+        e.p.wait(timeout=60)
+        ended_after = time.monotonic() - e.spawned
+    finally:
+        e.finish()
+    assert e.code == 128 + sig, (e.code, e.stderr[-3000:])
+    assert ended_after < SLOW_START_MS / 1000, "the signal waited for the slow worker (%.1f s)" % ended_after
+    assert e.records() == []
+    assert all_workers() == []
+    assert wait_no_leftovers(seconds=1.0) == []
+    assert wait_no_own_cgroups(e.p.pid) == []
+
+
 def kill_a_new_worker(e, seen):
     """SIGKILLs a worker of e not in seen (slowed down, it is still starting)."""
     assert e.wait_until(lambda: set(workers_of(e.p.pid)) - seen, timeout=30), "no new worker"
     victim = min(set(workers_of(e.p.pid)) - seen)
+    e.sample()  # e.workers has it
     os.kill(victim, signal.SIGKILL)
     seen.add(victim)
 
