@@ -24,7 +24,9 @@ LDHARDEN := -pie -Wl,-z,relro,-z,now
 
 LIB_SRC  := $(sort $(wildcard src/*.c src/sandbox/*.c src/serve/*.c src/harness/*.c src/report/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
-HARNESS  := src/harness/harness.py
+# The harness: parts joined into one module by assemble.py (its order, its forms).
+HARNESS_PARTS := $(sort $(wildcard src/harness/parts/*.py)) src/harness/assemble.py
+HARNESS  := $(BUILD)/harness.py
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
@@ -43,9 +45,12 @@ $(BUILD)/san/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@echo "  CC san  $<"; $(CC) $(BASE) $(SAN) -c $< -o $@
 # The harness is embedded as source and as a pyc compiled by $(PYTHON),
 # whose real path goes along so the binary knows when the pyc applies.
-$(BUILD)/harness.pyc: $(HARNESS)
+$(HARNESS): $(HARNESS_PARTS)
 	@mkdir -p $(dir $@)
-	$(PYTHON) -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)' $< $@
+	$(PYTHON) src/harness/assemble.py source $@
+$(BUILD)/harness.pyc: $(HARNESS_PARTS)
+	@mkdir -p $(dir $@)
+	$(PYTHON) src/harness/assemble.py pyc $@
 	$(PYTHON) -c 'import os, sys; sys.stdout.write(os.path.realpath(sys.executable))' > $(BUILD)/harness-python.txt
 $(BUILD)/%/embed.o: src/harness/embed.S $(HARNESS) src/harness/lint.py $(BUILD)/harness.pyc
 	@mkdir -p $(dir $@)
