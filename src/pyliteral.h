@@ -1,4 +1,5 @@
-/* pyliteral.h - Python literals read in C, and the literal-assert shape.
+/* pyliteral.h - Python literals read in C (pyliteral.c), the literal-assert
+ * shape (pyassert.c) and the check-program shape (pyprogram.c).
  *
  * --strict-asserts (docs/threat-model.md, "Strict asserts") moves an assert
  * test of exactly the shape
