@@ -19,17 +19,26 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "compare.h"
 #include "composite.h"
 #include "err.h"
+#include "events.h"
 #include "extract.h"
+#include "judge.h"
 #include "leakcheck.h"
+#include "netstring.h"
 #include "pyliteral.h"
+#include "record.h"
+#include "report/out.h"
+#include "report/report.h"
 #include "resource_limits.h"
 #include "results.h"
+#include "sandbox/sandbox.h"
 #include "serve/request.h"
 #include "summary.h"
 #include "task.h"
+#include "text.h"
 
 #ifndef CORPUS
 #define CORPUS "tests/fuzz/corpus"
@@ -335,6 +344,220 @@ static int compare_subject(const char *in, size_t len, char **digest, struct ee_
 	return rc;
 }
 
+/* Appends to a digest, its allocations never failed: not the subject's. */
+static void note(struct ee_buf *b, const char *p, size_t n)
+{
+	in_jansson++;
+	cr_assert_eq(ee_buf_append(b, p, n), 0);
+	in_jansson--;
+}
+
+/* The events stream of fuzz_events' task, then the record built from it: a
+ * record the stream's or the builder's allocation failure left a key short
+ * of would be data silently lost. */
+static const struct ee_task *events_task(void)
+{
+	static struct ee_task task;
+	static int ready;
+	if (!ready) {
+		const char *json = "{\"task_id\":\"f\",\"tests\":["
+		                   "{\"kind\":\"assert\",\"code\":\"assert 1\"},"
+		                   "{\"kind\":\"call\",\"fn\":\"f\",\"args\":[1],\"expected\":[1,2]},"
+		                   "{\"kind\":\"io\",\"stdout\":\"3\",\"visibility\":\"hidden\"}]}";
+		long saved = fail_at;
+		disarm();
+		json_t *o = json_loads(json, 0, NULL);
+		struct ee_err err;
+		cr_assert(o && ee_task_from_json(o, EE_FORMAT_AUTO, "oom:1", &task, &err) == 0);
+		json_decref(o);
+		fail_at = saved;
+		ready = 1;
+	}
+	return &task;
+}
+
+static int record_subject(const char *in, size_t len, char **digest, struct ee_err *err)
+{
+	static char out_text[] = "some output\n", err_text[] = "Traceback\n";
+	struct ee_stream s;
+	if (ee_stream_init(&s, events_task(), "0123456789abcdef0123456789abcdef", 1, 0) < 0) {
+		ee_stream_free(&s);
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	}
+	size_t chunk = len ? (size_t)(unsigned char)in[0] % 64 + 1 : 1;
+	for (size_t off = 1; off < len; off += chunk)
+		ee_stream_feed(&s, in + off, len - off < chunk ? len - off : chunk);
+	ee_stream_finish(&s);
+	struct ee_sandbox_outcome out = { .have_status = 1,
+		                          .cg = { -1, -1, 2048, -1 },
+		                          .out = { .data = out_text, .len = sizeof(out_text) - 1 },
+		                          .err = { .data = err_text, .len = sizeof(err_text) - 1 },
+		                          .wall_ms = 12.5,
+		                          .cpu_ms = 3.25,
+		                          .runq_wait_ms = -1,
+		                          .maxrss_kb = 1024 };
+	json_t *extra = json_pack("{s:s}", "note", "kept");
+	struct ee_record_parts parts = { .task = events_task(),
+		                         .stream = &s,
+		                         .out = &out,
+		                         .model = "m",
+		                         .sample = 3,
+		                         .extra = extra,
+		                         .program = "def f(x):\n    return x\n",
+		                         .extraction = "raw",
+		                         .sandbox_id = "sb-1",
+		                         .started_at = "then",
+		                         .lint = 1 };
+	json_t *rec = extra ? ee_record_build(&parts) : NULL;
+	json_decref(extra);
+	ee_stream_free(&s);
+	if (!rec)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	json_object_del(rec, "finished_at");
+	*digest = dump(rec);
+	json_decref(rec);
+	/* The stream's failure is a protocol violation, a reason's a test's
+	 * message: the record says "out of memory". */
+	if (strstr(*digest, "out of memory")) {
+		free(*digest);
+		*digest = NULL;
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	}
+	return 0;
+}
+
+/* A judge that ran out of memory says so in its reason. */
+static int judge_subject(const char *in, size_t len, char **digest, struct ee_err *err)
+{
+	const char *nul = memchr(in, '\0', len);
+	size_t an = nul ? (size_t)(nul - in) : len / 2;
+	const char *b = in + an + (nul ? 1 : 0);
+	size_t bn = len - (size_t)(b - in);
+	char why[4][256] = { "", "", "", "" };
+	int same[4] = { -1, -1, -1, -1 };
+	same[0] = ee_judge_io(in, an, b, bn, 1e-6, why[0], sizeof(why[0]));
+	json_t *ja = json_loadb(in, an, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	json_t *jb = json_loadb(b, bn, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	if (ja && jb) {
+		same[1] = ee_judge_call(ja, jb, -1.0, why[1], sizeof(why[1]));
+		same[2] = ee_judge_pyeq(ja, jb, why[2], sizeof(why[2]));
+		same[3] = ee_judge_pyeq(ja, ja, why[3], sizeof(why[3]));
+	}
+	json_decref(ja);
+	json_decref(jb);
+	for (int i = 0; i < 4; i++)
+		if (strstr(why[i], "out of memory"))
+			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	disarm();
+	char buf[1100];
+	snprintf(buf, sizeof(buf), "%d %s|%d %s|%d %s|%d %s", same[0], why[0], same[1], why[1], same[2],
+	         why[2], same[3], why[3]);
+	*digest = strdup(buf);
+	return 0;
+}
+
+/* The check programs of HumanEval's shape, converted to calls. */
+static int pyprogram_subject(const char *in, size_t len, char **digest, struct ee_err *err)
+{
+	struct ee_pyprogram p;
+	int rc = ee_pyprogram_convert(in, &p);
+	if (rc < 0) {
+		ee_pyprogram_free(&p);
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	}
+	disarm();
+	char *calls = rc == 1 ? json_dumps(p.calls, JSON_COMPACT) : NULL;
+	size_t n = (calls ? strlen(calls) : 0) + 64;
+	*digest = malloc(n);
+	snprintf(*digest, n, "%d %s %s", rc, rc == 1 ? p.fn : "-", calls ? calls : "-");
+	free(calls);
+	ee_pyprogram_free(&p);
+	return 0;
+}
+
+/* Frames of a netstring stream fed in chunks of 7. */
+static int netstring_subject(const char *in, size_t len, char **digest, struct ee_err *err)
+{
+	struct ee_ns_decoder d;
+	struct ee_buf frames;
+	ee_buf_init(&frames, OOM_MAX_INPUT * 2);
+	int rc = 0;
+	ee_ns_init(&d, 1024, len);
+	for (size_t pos = 0; pos < len && rc == 0; pos += 7) {
+		const char *p;
+		size_t n;
+		rc = ee_ns_feed(&d, in + pos, len - pos < 7 ? len - pos : 7, err);
+		while (rc == 0 && (rc = ee_ns_next(&d, &p, &n, err)) == 1) {
+			char head[32];
+			snprintf(head, sizeof(head), "%zu:", n);
+			note(&frames, head, strlen(head));
+			note(&frames, p, n);
+			note(&frames, "|", 1);
+			rc = 0;
+		}
+	}
+	if (rc == 0)
+		rc = ee_ns_finish(&d, err);
+	ee_ns_free(&d);
+	if (rc == 0) {
+		disarm();
+		*digest = strndup(frames.data ? frames.data : "", frames.len);
+	}
+	ee_buf_free(&frames);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Text sanitised as stdout and stderr are, cut at 40 characters. */
+static int text_subject(const char *in, size_t len, char **digest, struct ee_err *err)
+{
+	int cut = -1;
+	char *out = ee_text_sanitize(in, len, 40, &cut);
+	if (!out)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	disarm();
+	size_t n = strlen(out) + 16;
+	*digest = malloc(n);
+	snprintf(*digest, n, "%d %s", cut, out);
+	free(out);
+	return 0;
+}
+
+/* The HTML report of a results file. */
+static int report_subject(const char *in, size_t len, char **digest, struct ee_err *err)
+{
+	static const unsigned long ks[] = { 1, 2 };
+	const char *p = in, *end = in + len;
+	struct ee_report *r = ee_report_new();
+	struct ee_out o;
+	unsigned long line = 0;
+	char where[32];
+	int rc = 0;
+
+	if (!r)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	while (p < end && rc == 0) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		json_t *rec = json_loadb(p, n, 0, NULL);
+		snprintf(where, sizeof(where), "oom:%lu", ++line);
+		if (rec)
+			rc = ee_report_add(r, rec, where, err);
+		json_decref(rec);
+		p += n + (nl != NULL);
+	}
+	struct ee_report_options opt = { .title = "oom", .generated_at = "now", .ks = ks, .nk = 2 };
+	ee_out_init(&o, 64u << 20);
+	if (rc == 0)
+		rc = ee_report_html(r, &opt, &o, err);
+	if (rc == 0) {
+		disarm();
+		*digest = strdup(o.buf.data);
+	}
+	ee_out_free(&o);
+	ee_report_free(r);
+	return rc;
+}
+
 /* ---- the loop ----------------------------------------------------------- */
 
 static int says_out_of_memory(const struct ee_err *err)
@@ -454,4 +677,28 @@ Test(oom, results_files)
 Test(oom, compare_sides)
 {
 	corpus("fuzz_compare", compare_subject);
+}
+Test(oom, events_and_record)
+{
+	corpus("fuzz_events", record_subject);
+}
+Test(oom, judge)
+{
+	corpus("fuzz_judge", judge_subject);
+}
+Test(oom, check_programs)
+{
+	corpus("fuzz_pyprogram", pyprogram_subject);
+}
+Test(oom, netstrings)
+{
+	corpus("fuzz_netstring", netstring_subject);
+}
+Test(oom, text)
+{
+	corpus("fuzz_text", text_subject);
+}
+Test(oom, report)
+{
+	corpus("fuzz_report", report_subject);
 }
