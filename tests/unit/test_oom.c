@@ -33,6 +33,7 @@
 #include "history.h"
 #include "judge.h"
 #include "leakcheck.h"
+#include "../fuzz/events_task.h"
 #include "netstring.h"
 #include "pyliteral.h"
 #include "record.h"
@@ -367,10 +368,7 @@ static const struct ee_task *events_task(void)
 	static struct ee_task task;
 	static int ready;
 	if (!ready) {
-		const char *json = "{\"task_id\":\"f\",\"tests\":["
-		                   "{\"kind\":\"assert\",\"code\":\"assert 1\"},"
-		                   "{\"kind\":\"call\",\"fn\":\"f\",\"args\":[1],\"expected\":[1,2]},"
-		                   "{\"kind\":\"io\",\"stdout\":\"3\",\"visibility\":\"hidden\"}]}";
+		const char *json = EVENTS_TASK_JSON;
 		long saved = fail_at;
 		disarm();
 		json_t *o = json_loads(json, 0, NULL);
@@ -387,7 +385,7 @@ static int record_subject(const char *in, size_t len, char **digest, struct ee_e
 {
 	static char out_text[] = "some output\n", err_text[] = "Traceback\n";
 	struct ee_stream s;
-	if (ee_stream_init(&s, events_task(), "0123456789abcdef0123456789abcdef", 1, 0) < 0) {
+	if (ee_stream_init(&s, events_task(), EVENTS_NONCE, 1, 0) < 0) {
 		ee_stream_free(&s);
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	}
