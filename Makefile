@@ -70,6 +70,7 @@ $(BUILD)/unit/%: tests/unit/%.c $(call san_obj,$(LIB_SRC)) $(BUILD)/san/embed.o 
 # test_oom fails the library's allocations one by one: its calls are wrapped.
 $(BUILD)/unit/test_oom: UNIT_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup \
     -Wl,--wrap=json_loadb,--wrap=json_loads,--wrap=json_loadf,--wrap=json_load_file
+$(BUILD)/unit/test_oom: tests/fuzz/events_task.h
 # Python's reading of HumanEval's test programs, the oracle of test_pyprogram:
 # generated from the data set where this machine has it (never copied into
 # the repository), else from the hand-written hostile programs alone.
@@ -99,7 +100,7 @@ $(BUILD)/fuzzlib/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@echo "  CC fuzz $<"; clang $(BASE) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(BUILD)/fuzzlib/libexeceval.a: $(call fuzz_obj,$(LIB_SRC))
 	@rm -f $@; ar rcs $@ $^
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzzlib/libexeceval.a $(BUILD)/san/embed.o
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzzlib/libexeceval.a $(BUILD)/san/embed.o $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"; clang $(BASE) $(FUZZ_CFLAGS) -fsanitize=fuzzer \
 	    $< $(BUILD)/fuzzlib/libexeceval.a $(BUILD)/san/embed.o -o $@ $(LIBS)

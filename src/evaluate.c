@@ -203,6 +203,8 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 			.lint_severity = ev->opt->lint_severity,
 		};
 		rec = ee_record_build(&parts);
+		if (!rec) /* the host failed, not the candidate: no record short of a key */
+			rec = ee_record_sandbox_error(ev->task->task_id, "out of memory building the record");
 	}
 	ev->cb(ev->ctx, rec);
 	ee_sandbox_free(sb);

@@ -8,19 +8,25 @@
 #include "err.h"
 #include "judge.h"
 #include "task.h"
+#include "text.h"
 
 #define MAX_FRAME    (1u << 20)
 #define MAX_STREAM   (64u << 20)
 #define MAX_MESSAGE  2000
 #define MAX_FINDINGS 100
 
+/* The violation when even its copy cannot be made (never freed). */
+static char out_of_memory[] = "out of memory";
+
 static void violate(struct ee_stream *s, const char *why)
 {
 	if (!s->violation)
 		s->violation = strdup(why);
+	if (!s->violation)
+		s->violation = out_of_memory;
 }
 
-static char *dup_text(const char *p)
+static char *copy_text(const char *p)
 {
 	if (!p)
 		return NULL;
@@ -31,6 +37,31 @@ static char *dup_text(const char *p)
 		d[len] = '\0';
 	}
 	return d;
+}
+
+/* A copy of p (NULL for NULL); one that memory fails is a violation: a
+ * message left out would change the verdict's reading. */
+static char *dup_text(struct ee_stream *s, const char *p)
+{
+	char *d = copy_text(p);
+	if (p && !d)
+		violate(s, "out of memory");
+	return d;
+}
+
+/* A failed test without its message: fail_test's copy failed. */
+static void check_message(struct ee_stream *s, const struct ee_test_result *r)
+{
+	if (r->state == EE_T_FAIL && !r->message)
+		violate(s, "out of memory");
+}
+
+/* Appends copy (stolen) to list. A copy that failed for memory is a
+ * violation; one that failed on a character cut by strnlen is dropped. */
+static void keep(struct ee_stream *s, json_t *list, json_t *copy, const json_error_t *e)
+{
+	if (copy ? json_array_append_new(list, copy) < 0 : json_error_code(e) != json_error_invalid_utf8)
+		violate(s, "out of memory");
 }
 
 static const char *get_str(const json_t *o, const char *key)
@@ -83,7 +114,8 @@ void ee_stream_free(struct ee_stream *s)
 	json_decref(s->findings);
 	json_decref(s->lint_findings);
 	json_decref(s->lint_tools);
-	free(s->violation);
+	if (s->violation != out_of_memory)
+		free(s->violation);
 	free(s->scan_block);
 	free(s->import_denied);
 	free_phase(&s->syntax);
@@ -128,14 +160,14 @@ static void take_findings(struct ee_stream *s, const json_t *list)
 		json_t *line = json_object_get(f, "line");
 		if (!code || !sev)
 			continue;
-		json_t *copy =
-		        json_pack("{s:s%, s:s%, s:s%, s:I}", "code", code, strnlen(code, 64), "severity", sev,
-		                  strnlen(sev, 16), "message", msg ? msg : "", msg ? strnlen(msg, 300) : 0,
-		                  "line", (json_int_t)(json_is_integer(line) ? json_integer_value(line) : 0));
-		if (copy)
-			json_array_append_new(s->findings, copy);
+		json_error_t e;
+		json_t *copy = json_pack_ex(
+		        &e, 0, "{s:s%, s:s%, s:s%, s:I}", "code", code, strnlen(code, 64), "severity", sev,
+		        strnlen(sev, 16), "message", msg ? msg : "", msg ? strnlen(msg, 300) : 0, "line",
+		        (json_int_t)(json_is_integer(line) ? json_integer_value(line) : 0));
+		keep(s, s->findings, copy, &e);
 		if (!s->scan_block && strcmp(sev, "block") == 0)
-			s->scan_block = dup_text(code);
+			s->scan_block = dup_text(s, code);
 	}
 }
 
@@ -158,19 +190,22 @@ static void take_lint(struct ee_stream *s, const json_t *ev)
 		json_t *line = json_object_get(f, "line");
 		if (!tool || !code || !sev || !severity_known(sev))
 			continue;
+		json_error_t e;
 		json_t *copy =
-		        json_pack("{s:s%, s:s%, s:I, s:s%, s:s}", "tool", tool, strnlen(tool, 16), "code",
-		                  code, strnlen(code, 16), "line",
-		                  (json_int_t)(json_is_integer(line) ? json_integer_value(line) : 0),
-		                  "message", msg ? msg : "", msg ? strnlen(msg, 300) : 0, "severity", sev);
-		if (copy)
-			json_array_append_new(s->lint_findings, copy);
+		        json_pack_ex(&e, 0, "{s:s%, s:s%, s:I, s:s%, s:s}", "tool", tool, strnlen(tool, 16),
+		                     "code", code, strnlen(code, 16), "line",
+		                     (json_int_t)(json_is_integer(line) ? json_integer_value(line) : 0),
+		                     "message", msg ? msg : "", msg ? strnlen(msg, 300) : 0, "severity", sev);
+		keep(s, s->lint_findings, copy, &e);
 	}
 	json_array_foreach (json_object_get(ev, "tools"), i, f) {
 		const char *name = json_string_value(f);
 		if (i >= 8 || !name)
 			break;
-		json_array_append_new(s->lint_tools, json_stringn(name, strnlen(name, 16)));
+		size_t n = strnlen(name, 16);
+		json_t *tool = json_stringn(name, n); /* NULL too for a character cut: dropped */
+		if (tool ? json_array_append_new(s->lint_tools, tool) < 0 : ee_utf8_first_bad(name, n) < 0)
+			violate(s, "out of memory");
 	}
 }
 
@@ -208,7 +243,7 @@ static void on_phase(struct ee_stream *s, const json_t *ev)
 		return violate(s, "bad phase status");
 	p->state = state;
 	p->duration_ms = get_ms(ev);
-	p->message = dup_text(get_str(ev, "message"));
+	p->message = dup_text(s, get_str(ev, "message"));
 	if (p == &s->syntax && json_is_integer(json_object_get(ev, "line")))
 		p->line = (long)json_integer_value(json_object_get(ev, "line"));
 	if (p == &s->scan) {
@@ -217,7 +252,7 @@ static void on_phase(struct ee_stream *s, const json_t *ev)
 			free(s->scan_block); /* findings reported, not blocking */
 			s->scan_block = NULL;
 		} else if (!s->scan_block) {
-			s->scan_block = dup_text("unknown");
+			s->scan_block = dup_text(s, "unknown");
 		}
 	}
 	if (p == &s->lint_phase && state == EE_PH_OK)
@@ -226,7 +261,7 @@ static void on_phase(struct ee_stream *s, const json_t *ev)
 		note_memory_error(s, ev);
 		s->import_exit = json_is_true(json_object_get(ev, "exit"));
 		s->import_setup = json_is_true(json_object_get(ev, "setup"));
-		s->import_denied = dup_text(get_str(ev, "denied"));
+		s->import_denied = dup_text(s, get_str(ev, "denied"));
 	}
 }
 
@@ -236,7 +271,7 @@ static void fail_test(struct ee_test_result *r, const char *msg)
 {
 	r->state = EE_T_FAIL;
 	if (!r->message)
-		r->message = dup_text(msg);
+		r->message = copy_text(msg); /* checked by the caller */
 }
 
 static void judge_io(const struct ee_test *t, const json_t *ev, struct ee_test_result *r)
@@ -325,10 +360,11 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 			         : raised ? raised
 			                  : "the call raised");
 			r->exited = json_is_true(json_object_get(ev, "exit"));
-			r->denied = dup_text(get_str(ev, "denied"));
+			r->denied = dup_text(s, get_str(ev, "denied"));
 			if (!returned)
 				note_memory_error(s, ev);
 			fail_test(r, msg);
+			check_message(s, r);
 		}
 	}
 	/* The harness waits after a returned value that is not the last: 'c'
@@ -372,13 +408,14 @@ static int on_test(struct ee_stream *s, const json_t *ev)
 	s->n_run++;
 	r->duration_ms = get_ms(ev);
 	r->exited = json_is_true(json_object_get(ev, "exit"));
-	r->denied = dup_text(get_str(ev, "denied"));
+	r->denied = dup_text(s, get_str(ev, "denied"));
 	if (t->kind == EE_TEST_IO)
 		judge_io(t, ev, r);
 	else if (t->strict || t->kind == EE_TEST_CALL)
 		judge_call(t, ev, r);
 	else
 		judge_reported(s, ev, r);
+	check_message(s, r);
 	return 0;
 }
 

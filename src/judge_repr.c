@@ -114,6 +114,10 @@ void judge_show_repr(char *dst, size_t size, const json_t *v)
 
 	ee_buf_init(&b, REPR_CAP);
 	repr(&b, v, 0);
+	if (b.oom) { /* a part left out would read as the value */
+		snprintf(dst, size, "<out of memory>");
+		return ee_buf_free(&b);
+	}
 	bool cut = b.len >= b.cap;
 	snprintf(dst, size, "%.*s", (int)b.len, b.data ? b.data : "");
 	if (cut) {

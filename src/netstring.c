@@ -82,7 +82,8 @@ int ee_ns_feed(struct ee_ns_decoder *d, const void *p, size_t n, struct ee_err *
 		return fail(d, err, EE_ERR_USAGE, "bad frame: stream over %zu bytes", d->max_total);
 	compact(d);
 	if (ee_buf_append(&d->buf, p, n) < 0)
-		return fail(d, err, EE_ERR_SANDBOX, "netstring: cannot buffer %zu bytes", n);
+		return fail(d, err, EE_ERR_SANDBOX, "netstring: cannot buffer %zu bytes%s", n,
+		            d->buf.oom ? ": out of memory" : "");
 	d->total += n;
 	return 0;
 }

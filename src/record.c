@@ -45,7 +45,7 @@ static json_t *ms_value(double ms)
 static json_t *text_value(const char *p, size_t len)
 {
 	char *clean = ee_text_sanitize(p ? p : "", p ? len : 0, EE_RECORD_TEXT_CHARS, NULL);
-	json_t *v = clean ? json_string(clean) : json_string("");
+	json_t *v = clean ? json_string(clean) : NULL;
 	free(clean);
 	return v;
 }
@@ -55,19 +55,33 @@ static json_t *opt_text(const char *p)
 	return p ? text_value(p, strlen(p)) : json_null();
 }
 
-static json_t *phase_json(const char *name, const struct ee_phase_result *p)
+/* Sets o[key] = v (stolen); a NULL v or a failed set marks *oom: a record
+ * short of a key would be data silently lost (ee_record_build then fails). */
+static void put(int *oom, json_t *o, const char *key, json_t *v)
+{
+	if (!v || json_object_set_new(o, key, v) < 0)
+		*oom = 1;
+}
+
+static void append(int *oom, json_t *a, json_t *v)
+{
+	if (!v || json_array_append_new(a, v) < 0)
+		*oom = 1;
+}
+
+static json_t *phase_json(int *oom, const char *name, const struct ee_phase_result *p)
 {
 	json_t *o = json_pack("{s:s, s:s}", "name", name, "status", phase_name(p->state));
 	if (p->duration_ms >= 0)
-		json_object_set_new(o, "duration_ms", ms_value(p->duration_ms));
+		put(oom, o, "duration_ms", ms_value(p->duration_ms));
 	if (p->message)
-		json_object_set_new(o, "message", opt_text(p->message));
+		put(oom, o, "message", opt_text(p->message));
 	if (p->line > 0)
-		json_object_set_new(o, "line", json_integer(p->line));
+		put(oom, o, "line", json_integer(p->line));
 	return o;
 }
 
-static json_t *tests_phase(const struct ee_record_parts *ev, int hidden)
+static json_t *tests_phase(int *oom, const struct ee_record_parts *ev, int hidden)
 {
 	const struct ee_task *t = ev->task;
 	unsigned passed = 0, total = 0, skipped = 0, ran = 0;
@@ -90,64 +104,61 @@ static json_t *tests_phase(const struct ee_record_parts *ev, int hidden)
 	/* gated: hidden tests only after every public one passed (an oracle
 	 * to the candidate); always: whatever the public verdict. */
 	if (o && hidden && total > 0)
-		json_object_set_new(o, "mode",
-		                    json_string(ev->stream->run_hidden_on_fail ? "always" : "gated"));
+		put(oom, o, "mode", json_string(ev->stream->run_hidden_on_fail ? "always" : "gated"));
 	return o;
 }
 
-static json_t *phases_json(const struct ee_record_parts *ev)
+static json_t *phases_json(int *oom, const struct ee_record_parts *ev)
 {
 	json_t *a = json_array();
-	json_array_append_new(a, phase_json("syntax", &ev->stream->syntax));
-	json_t *scan = phase_json("scan", &ev->stream->scan);
-	json_object_set(scan, "findings", ev->stream->findings);
-	json_array_append_new(a, scan);
-	json_array_append_new(a, phase_json("import", &ev->stream->import));
-	json_array_append_new(a, tests_phase(ev, 0));
-	json_array_append_new(a, tests_phase(ev, 1));
+	append(oom, a, phase_json(oom, "syntax", &ev->stream->syntax));
+	json_t *scan = phase_json(oom, "scan", &ev->stream->scan);
+	if (json_object_set(scan, "findings", ev->stream->findings) < 0)
+		*oom = 1;
+	append(oom, a, scan);
+	append(oom, a, phase_json(oom, "import", &ev->stream->import));
+	append(oom, a, tests_phase(oom, ev, 0));
+	append(oom, a, tests_phase(oom, ev, 1));
 	return a;
 }
 
-static json_t *tests_json(const struct ee_record_parts *ev)
+static json_t *tests_json(int *oom, const struct ee_record_parts *ev)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < ev->task->n_tests; i++) {
 		const struct ee_test *t = &ev->task->tests[i];
 		const struct ee_test_result *r = &ev->stream->tests[i];
-		json_array_append_new(
-		        a, json_pack("{s:I, s:s, s:s, s:s, s:s, s:f, s:o, s:o}", "index", (json_int_t)i,
-		                     "kind", ee_test_kind_name(t->kind), "visibility",
-		                     t->hidden ? "hidden" : "public", "tier", ee_tier_name(t->tier), "status",
-		                     test_state_name(r->state), "weight", t->weight, "duration_ms",
-		                     ms_value(r->duration_ms), "message", opt_text(r->message)));
+		append(oom, a,
+		       json_pack("{s:I, s:s, s:s, s:s, s:s, s:f, s:o, s:o}", "index", (json_int_t)i, "kind",
+		                 ee_test_kind_name(t->kind), "visibility", t->hidden ? "hidden" : "public",
+		                 "tier", ee_tier_name(t->tier), "status", test_state_name(r->state), "weight",
+		                 t->weight, "duration_ms", ms_value(r->duration_ms), "message",
+		                 opt_text(r->message)));
 		if (ev->task->strict_asserts)
-			json_object_set_new(
-			        json_array_get(a, i), "judged_by",
-			        json_string(ee_test_judged_by_supervisor(t) ? "supervisor" : "sandbox"));
+			put(oom, json_array_get(a, i), "judged_by",
+			    json_string(ee_test_judged_by_supervisor(t) ? "supervisor" : "sandbox"));
 		if (t->strict) /* its literal's text is in test code the sandbox held */
-			json_object_set_new(json_array_get(a, i), "expected_visible",
-			                    json_boolean(ee_job_expected_visible(ev->task, i)));
+			put(oom, json_array_get(a, i), "expected_visible",
+			    json_boolean(ee_job_expected_visible(ev->task, i)));
 	}
 	return a;
 }
 
 /* {"canonical": {"passed": 2, "total": 3}, ...}: tiers present in the task. */
-static json_t *tiers_json(const struct ee_record_parts *ev)
+static json_t *tiers_json(int *oom, const struct ee_record_parts *ev)
 {
 	json_t *o = json_object();
 	for (size_t i = 0; o && i < ev->task->n_tests; i++) {
 		const char *tier = ee_tier_name(ev->task->tests[i].tier);
 		json_t *t = json_object_get(o, tier);
-		if (!t) {
-			t = json_pack("{s:i, s:i}", "passed", 0, "total", 0);
-			json_object_set_new(o, tier, t);
+		if (!t) { /* t is got back: a failed set has freed it */
+			put(oom, o, tier, json_pack("{s:i, s:i}", "passed", 0, "total", 0));
+			t = json_object_get(o, tier);
 		}
-		json_object_set_new(t, "total",
-		                    json_integer(json_integer_value(json_object_get(t, "total")) + 1));
+		put(oom, t, "total", json_integer(json_integer_value(json_object_get(t, "total")) + 1));
 		if (ev->stream->tests[i].state == EE_T_PASS)
-			json_object_set_new(
-			        t, "passed",
-			        json_integer(json_integer_value(json_object_get(t, "passed")) + 1));
+			put(oom, t, "passed",
+			    json_integer(json_integer_value(json_object_get(t, "passed")) + 1));
 	}
 	return o;
 }
@@ -193,13 +204,13 @@ static void fill_verdict_in(const struct ee_record_parts *ev, const struct ee_sa
 	in->n_tests = ev->task->n_tests;
 }
 
-static json_t *resources_json(const struct ee_sandbox_outcome *out)
+static json_t *resources_json(int *oom, const struct ee_sandbox_outcome *out)
 {
 	json_t *r = json_pack("{s:o, s:o, s:o}", "wall_ms", ms_value(out->wall_ms), "cpu_ms",
 	                      ms_value(out->cpu_ms), "peak_rss_kb",
 	                      out->maxrss_kb < 0 ? json_null() : json_integer(out->maxrss_kb));
 	if (out->cg.peak_kb >= 0)
-		json_object_set_new(r, "peak_memory_kb", json_integer(out->cg.peak_kb));
+		put(oom, r, "peak_memory_kb", json_integer(out->cg.peak_kb));
 	return r;
 }
 
@@ -215,7 +226,7 @@ static int severity_rank(const char *name)
 
 /* "lint": pass when no finding is at or above the threshold; not_run when
  * the phase did not run or a tool failed (message says which). */
-static json_t *lint_json(const struct ee_record_parts *ev)
+static json_t *lint_json(int *oom, const struct ee_record_parts *ev)
 {
 	const struct ee_stream *s = ev->stream;
 	const char *status = "not_run";
@@ -233,26 +244,26 @@ static json_t *lint_json(const struct ee_record_parts *ev)
 	                         severity_names[ev->lint_severity], "tools", s->lint_tools, "findings",
 	                         s->lint_findings);
 	if (lint && s->lint_phase.duration_ms >= 0)
-		json_object_set_new(lint, "duration_ms", json_real(s->lint_phase.duration_ms));
+		put(oom, lint, "duration_ms", json_real(s->lint_phase.duration_ms));
 	if (lint && s->lint_phase.message)
-		json_object_set_new(lint, "message", json_string(s->lint_phase.message));
+		put(oom, lint, "message", json_string(s->lint_phase.message));
 	return lint;
 }
 
 /* "extraction", "program" and "program_truncated": what ran, capped like
  * stdout (the caller keeps more bytes than the cap holds, so a longer
  * program always reads as truncated). */
-static void program_json(const struct ee_record_parts *ev, json_t *rec)
+static void program_json(int *oom, const struct ee_record_parts *ev, json_t *rec)
 {
 	int cut = 0;
 
 	if (ev->extraction)
-		json_object_set_new(rec, "extraction", json_string(ev->extraction));
+		put(oom, rec, "extraction", json_string(ev->extraction));
 	if (!ev->program)
 		return;
 	char *clean = ee_text_sanitize(ev->program, strlen(ev->program), EE_RECORD_TEXT_CHARS, &cut);
-	json_object_set_new(rec, "program", json_string(clean ? clean : ""));
-	json_object_set_new(rec, "program_truncated", json_boolean(cut));
+	put(oom, rec, "program", clean ? json_string(clean) : NULL);
+	put(oom, rec, "program_truncated", json_boolean(cut));
 	free(clean);
 }
 
@@ -263,6 +274,7 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 	struct ee_verdict_in in;
 	struct ee_verdict v;
 	char finished[32];
+	int oom_flag = 0, *oom = &oom_flag;
 
 	if (!tests)
 		return NULL;
@@ -276,36 +288,36 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 	ee_iso_now(finished);
 
 	json_t *rec = json_object();
-	json_object_set_new(rec, "task_id", json_string(ev->task->task_id));
+	put(oom, rec, "task_id", json_string(ev->task->task_id));
 	if (ev->sample >= 0)
-		json_object_set_new(rec, "sample", json_integer(ev->sample));
+		put(oom, rec, "sample", json_integer(ev->sample));
 	if (ev->model)
-		json_object_set_new(rec, "model", json_string(ev->model));
+		put(oom, rec, "model", json_string(ev->model));
 	if (ev->shard)
-		json_object_set_new(rec, "shard", json_string(ev->shard));
+		put(oom, rec, "shard", json_string(ev->shard));
 	if (ev->task->class_name && ev->task->class_name[0])
-		json_object_set_new(rec, "class", json_string(ev->task->class_name));
-	json_object_set_new(rec, "status", json_string(ee_status_name(v.status)));
-	json_object_set_new(rec, "detail", v.status == EE_PASS ? json_null() : opt_text(v.detail));
-	json_object_set_new(rec, "score", json_real(v.score));
-	json_object_set_new(rec, "passed", json_integer(v.passed));
-	json_object_set_new(rec, "total", json_integer(v.total));
-	json_object_set_new(rec, "reward", json_integer(v.reward));
-	json_object_set_new(rec, "phases", phases_json(ev));
-	json_object_set_new(rec, "tests", tests_json(ev));
-	json_object_set_new(rec, "tiers", tiers_json(ev));
+		put(oom, rec, "class", json_string(ev->task->class_name));
+	put(oom, rec, "status", json_string(ee_status_name(v.status)));
+	put(oom, rec, "detail", v.status == EE_PASS ? json_null() : opt_text(v.detail));
+	put(oom, rec, "score", json_real(v.score));
+	put(oom, rec, "passed", json_integer(v.passed));
+	put(oom, rec, "total", json_integer(v.total));
+	put(oom, rec, "reward", json_integer(v.reward));
+	put(oom, rec, "phases", phases_json(oom, ev));
+	put(oom, rec, "tests", tests_json(oom, ev));
+	put(oom, rec, "tiers", tiers_json(oom, ev));
 	if (ev->lint)
-		json_object_set_new(rec, "lint", lint_json(ev));
-	json_object_set_new(rec, "stdout", text_value(out->out.data, out->out.len));
-	json_object_set_new(rec, "stderr", text_value(out->err.data, out->err.len));
+		put(oom, rec, "lint", lint_json(oom, ev));
+	put(oom, rec, "stdout", text_value(out->out.data, out->out.len));
+	put(oom, rec, "stderr", text_value(out->err.data, out->err.len));
 	if (out->output_truncated) /* only under drain_output: the cap dropped the rest */
-		json_object_set_new(rec, "output_truncated", json_true());
-	program_json(ev, rec);
-	json_object_set_new(rec, "resources", resources_json(out));
-	json_object_set_new(rec, "sandbox_id", json_string(ev->sandbox_id));
-	json_object_set_new(rec, "started_at", json_string(ev->started_at));
-	json_object_set_new(rec, "finished_at", json_string(finished));
-	json_object_set_new(rec, "execeval_version", json_string(EE_VERSION));
+		put(oom, rec, "output_truncated", json_true());
+	program_json(oom, ev, rec);
+	put(oom, rec, "resources", resources_json(oom, out));
+	put(oom, rec, "sandbox_id", json_string(ev->sandbox_id));
+	put(oom, rec, "started_at", json_string(ev->started_at));
+	put(oom, rec, "finished_at", json_string(finished));
+	put(oom, rec, "execeval_version", json_string(EE_VERSION));
 	/* Unknown sample fields are kept, but never over the record's own;
 	 * "shard" is the record's even when absent: merge trusts it. */
 	const char *key;
@@ -313,8 +325,13 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 	if (ev->extra) {
 		json_object_foreach (ev->extra, key, val) {
 			if (!json_object_get(rec, key) && strcmp(key, "shard") != 0)
-				json_object_set(rec, key, val);
+				if (json_object_set(rec, key, val) < 0)
+					oom_flag = 1;
 		}
+	}
+	if (oom_flag) {
+		json_decref(rec);
+		return NULL;
 	}
 	return rec;
 }
