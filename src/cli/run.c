@@ -9,6 +9,7 @@
 #include "compose.h"
 #include "dataset.h"
 #include "extract.h"
+#include "jsonfield.h"
 #include "sandbox/sandbox.h"
 #include "task.h"
 
