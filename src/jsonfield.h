@@ -44,7 +44,8 @@ struct ee_jf ee_jf_sub(const struct ee_jf *c, const char *name);
  * err->field to the path. Always returns -1. */
 int ee_jf_fail(const struct ee_jf *c, const char *field, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
-int ee_jf_vfail(const struct ee_jf *c, const char *field, const char *fmt, va_list ap);
+int ee_jf_vfail(const struct ee_jf *c, const char *field, const char *fmt, va_list ap)
+        __attribute__((format(printf, 3, 0)));
 
 /* "<where>: out of memory". Returns -1. */
 int ee_jf_oom(const struct ee_jf *c);
