@@ -14,7 +14,6 @@
  * keeping only the records of the tasks both sides have.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +21,12 @@
 #include "buf.h"
 #include "compare.h"
 #include "err.h"
+#include "jsonfield.h"
 #include "lines.h"
 #include "results.h"
 #include "sha256.h"
 #include "summary.h"
 
-#define SHOW_BYTES     40 /* an offending value is shown up to this many bytes */
 #define CLASS_NAME_MAX 48 /* bytes of a class name shown in a field path */
 #define MAX_FIRST_LINE (64u << 20)
 _Static_assert(EE_COMPARE_SHA256_HEX == EE_SHA256_HEX, "a side holds a hex sha256");
@@ -48,58 +47,14 @@ void ee_compare_side_free(struct ee_compare_side *side)
 
 /* ---- checking a summary ----------------------------------------------------- */
 
-struct checker {
-	const char *source;
-	struct ee_err *err;
-};
-
-/* v as compact JSON, cut to SHOW_BYTES with "...". */
-static void show(const json_t *v, char *out, size_t size)
-{
-	char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-
-	if (!text) {
-		snprintf(out, size, "?");
-		return;
-	}
-	if (strlen(text) > SHOW_BYTES)
-		snprintf(out, size, "%.*s...", SHOW_BYTES, text);
-	else
-		snprintf(out, size, "%s", text);
-	free(text);
-}
-
-/* Fails naming source and field (also in err->field). */
-__attribute__((format(printf, 3, 4))) static int fail_at(struct checker *c, const char *field,
-                                                         const char *fmt, ...)
-{
-	char why[200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	ee_fail(c->err, EE_ERR_USAGE, "%s: %s: %s", c->source, field, why);
-	if (c->err)
-		snprintf(c->err->field, sizeof(c->err->field), "%s", field);
-	return -1;
-}
-
-static int bad(struct checker *c, const char *field, const char *expected, const json_t *got)
-{
-	char shown[SHOW_BYTES + 4];
-
-	if (!got)
-		return fail_at(c, field, "missing");
-	show(got, shown, sizeof(shown));
-	return fail_at(c, field, "expected %s, got %s", expected, shown);
-}
-
 /* path + "." + key into out; keys are cut to CLASS_NAME_MAX bytes and the
  * whole to size, so a hostile key cannot make the message useless. */
 static void join(char *out, size_t size, const char *path, const char *key)
 {
-	if (snprintf(out, size, "%s%s%.*s", path, path[0] ? "." : "", CLASS_NAME_MAX, key) >= (int)size)
+	char cut[CLASS_NAME_MAX + 1];
+
+	ee_jf_cut(cut, sizeof(cut), key, strlen(key));
+	if (snprintf(out, size, "%s%s%s", path, path[0] ? "." : "", cut) >= (int)size)
 		out[size - 1] = '\0'; /* cut: still names the field's start */
 }
 
@@ -109,7 +64,7 @@ static int is_rate(const json_t *v)
 }
 
 /* An optional key: absent and null pass; else ok(v) must hold. */
-static int optional(struct checker *c, const json_t *obj, const char *path, const char *key,
+static int optional(const struct ee_jf *c, const json_t *obj, const char *path, const char *key,
                     int (*ok)(const json_t *), const char *expected)
 {
 	const json_t *v = json_object_get(obj, key);
@@ -118,7 +73,7 @@ static int optional(struct checker *c, const json_t *obj, const char *path, cons
 	if (!v || json_is_null(v) || ok(v))
 		return 0;
 	join(field, sizeof(field), path, key);
-	return bad(c, field, expected, v);
+	return ee_jf_bad(c, field, expected, v);
 }
 
 static int is_interval(const json_t *v)
@@ -159,7 +114,7 @@ static int parse_k(const char *s, unsigned long *ret)
 }
 
 /* {"k": value} where each value passes ok (or is null). */
-static int check_k_map(struct checker *c, const json_t *block, const char *path, const char *key,
+static int check_k_map(const struct ee_jf *c, const json_t *block, const char *path, const char *key,
                        int (*ok)(const json_t *), const char *expected)
 {
 	const json_t *map = json_object_get(block, key);
@@ -172,18 +127,18 @@ static int check_k_map(struct checker *c, const json_t *block, const char *path,
 		return 0;
 	join(field, sizeof(field), path, key);
 	if (!json_is_object(map))
-		return bad(c, field, "an object", map);
+		return ee_jf_bad(c, field, "an object", map);
 	json_object_foreach ((json_t *)map, k, v) {
 		join(kfield, sizeof(kfield), field, k);
 		if (parse_k(k, &unused) < 0)
-			return fail_at(c, kfield, "the key is not a positive integer k");
+			return ee_jf_fail(c, kfield, "the key is not a positive integer k");
 		if (!json_is_null(v) && !ok(v))
-			return bad(c, kfield, expected, v);
+			return ee_jf_bad(c, kfield, expected, v);
 	}
 	return 0;
 }
 
-static int check_dropped(struct checker *c, const json_t *block, const char *path)
+static int check_dropped(const struct ee_jf *c, const json_t *block, const char *path)
 {
 	const json_t *arr = json_object_get(block, "pass_at_k_dropped"), *d;
 	char field[160], efield[200];
@@ -193,18 +148,18 @@ static int check_dropped(struct checker *c, const json_t *block, const char *pat
 		return 0;
 	join(field, sizeof(field), path, "pass_at_k_dropped");
 	if (!json_is_array(arr))
-		return bad(c, field, "an array", arr);
+		return ee_jf_bad(c, field, "an array", arr);
 	json_array_foreach (arr, i, d) {
 		snprintf(efield, sizeof(efield), "%s[%zu]", field, i);
 		if (!json_is_object(d) || !is_count(json_object_get(d, "k")) ||
 		    !json_is_string(json_object_get(d, "reason")))
-			return bad(c, efield, "an object {\"k\": integer, \"reason\": string}", d);
+			return ee_jf_bad(c, efield, "an object {\"k\": integer, \"reason\": string}", d);
 	}
 	return 0;
 }
 
 /* statuses: counts; at the top level required. timeout <= samples. */
-static int check_statuses(struct checker *c, const json_t *block, const char *path, int required)
+static int check_statuses(const struct ee_jf *c, const json_t *block, const char *path, int required)
 {
 	const json_t *st = json_object_get(block, "statuses"), *samples = json_object_get(block, "samples");
 	const char *key;
@@ -215,27 +170,27 @@ static int check_statuses(struct checker *c, const json_t *block, const char *pa
 	if (!st && !required)
 		return 0;
 	if (!st)
-		return fail_at(
+		return ee_jf_fail(
 		        c, "statuses",
 		        "missing: not a summary (eval --summary-json and metrics --json write one) nor a "
 		        "results file (JSON lines with a task_id)");
 	if (!json_is_object(st))
-		return bad(c, field, "an object", st);
+		return ee_jf_bad(c, field, "an object", st);
 	json_object_foreach ((json_t *)st, key, v) {
 		join(kfield, sizeof(kfield), field, key);
 		if (!is_count(v))
-			return bad(c, kfield, "an integer >= 0", v);
+			return ee_jf_bad(c, kfield, "an integer >= 0", v);
 	}
 	const json_t *timeout = json_object_get(st, "timeout");
 	if (timeout && is_count(samples) && json_integer_value(timeout) > json_integer_value(samples)) {
 		join(kfield, sizeof(kfield), field, "timeout");
-		return bad(c, kfield, "at most samples", timeout);
+		return ee_jf_bad(c, kfield, "at most samples", timeout);
 	}
 	return 0;
 }
 
 /* An object key whose member must pass ok. */
-static int check_member(struct checker *c, const json_t *block, const char *path, const char *key,
+static int check_member(const struct ee_jf *c, const json_t *block, const char *path, const char *key,
                         const char *member, int (*ok)(const json_t *), const char *expected)
 {
 	const json_t *obj = json_object_get(block, key);
@@ -245,15 +200,15 @@ static int check_member(struct checker *c, const json_t *block, const char *path
 	if (!obj)
 		return 0;
 	if (!json_is_object(obj))
-		return bad(c, field, "an object", obj);
+		return ee_jf_bad(c, field, "an object", obj);
 	return optional(c, obj, field, member, ok, expected);
 }
 
 /* The keys shared by the top level and each class. */
-static int check_block(struct checker *c, const json_t *block, const char *path, int top)
+static int check_block(const struct ee_jf *c, const json_t *block, const char *path, int top)
 {
 	if (!json_is_object(block))
-		return bad(c, path, "an object", block);
+		return ee_jf_bad(c, path, "an object", block);
 	if (optional(c, block, path, "tasks", is_count, "an integer >= 0") < 0 ||
 	    optional(c, block, path, "samples", is_count, "an integer >= 0") < 0 ||
 	    check_k_map(c, block, path, "pass_at_k", is_rate, "a number in [0, 1] or null") < 0 ||
@@ -277,15 +232,14 @@ static int is_sha256(const json_t *v)
 
 int ee_compare_check_summary(const json_t *summary, const char *source, struct ee_err *err)
 {
-	struct checker c = { source, err };
+	struct ee_jf c = ee_jf_make(source, err);
 	const json_t *classes = json_object_get(summary, "classes");
 	const char *name;
 	json_t *block;
 	char path[160];
 
 	if (!json_is_object(summary))
-		return ee_fail(err, EE_ERR_USAGE,
-		               "%s: expected a JSON object (a summary) or JSON lines (results)", source);
+		return ee_jf_fail(&c, "", "expected a JSON object (a summary) or JSON lines (results)");
 	if (check_block(&c, summary, "", 1) < 0 ||
 	    check_member(&c, summary, "", "bootstrap", "level", is_level, "a number in (0, 1)") < 0 ||
 	    optional(&c, summary, "", "tasks_sha256", is_sha256, "64 lowercase hex digits") < 0)
@@ -293,7 +247,7 @@ int ee_compare_check_summary(const json_t *summary, const char *source, struct e
 	if (!classes)
 		return 0;
 	if (!json_is_object(classes))
-		return bad(&c, "classes", "an object", classes);
+		return ee_jf_bad(&c, "classes", "an object", classes);
 	json_object_foreach ((json_t *)classes, name, block) {
 		join(path, sizeof(path), "classes", name);
 		if (check_block(&c, block, path, 0) < 0)

@@ -76,81 +76,137 @@ void ee_keys_free(struct ee_key_lines *k)
 	ee_strmap_free(&k->lines);
 }
 
-/* One line: a record with a task_id and a sample index (an invalid-sample
- * record may have a null task_id). */
-static json_t *parse_record(const char *buf, long len)
+/* A keyed record: a task_id and a sample index (an invalid-sample record
+ * may have a null task_id). */
+static int keyed(const json_t *rec)
 {
-	json_t *rec = json_loadb(buf, (size_t)len, 0, NULL);
-	json_t *id = rec ? json_object_get(rec, "task_id") : NULL;
+	const json_t *id = json_object_get(rec, "task_id");
 	int id_ok = json_is_string(id) || (json_is_null(id) && json_is_true(json_object_get(rec, "invalid")));
-	if (rec && (!id_ok || !json_is_integer(json_object_get(rec, "sample")))) {
-		json_decref(rec);
-		return NULL;
-	}
-	return rec;
+
+	return json_is_object(rec) && id_ok && json_is_integer(json_object_get(rec, "sample"));
 }
 
-/* Reads records from l; *good is the offset after the last good line;
- * keys, when not NULL, refuses a repeated (task_id, sample). */
-static int read_records(struct ee_lines *l, ee_record_visit visit, void *ctx, struct ee_key_lines *keys,
-                        int *ret_torn, off_t *good, struct ee_err *err)
+/* The current line as a record. NULL with why when it is unusable (too
+ * long, not UTF-8, not JSON, no newline): a torn line if it is the last,
+ * unless it is a whole line too long or not UTF-8. */
+static json_t *line_record(const struct ee_lines *l, int got, const struct ee_results_policy *p,
+                           const char *where, struct ee_err *why)
+{
+	json_error_t jerr;
+	json_t *rec = got == 1 ? json_loadb(l->line.data, l->line.len, 0, &jerr) : NULL;
+
+	if (got != 1) /* why says so already */
+		return NULL;
+	if (!rec && p->shape == EE_RESULTS_KEYED) /* blank lines included */
+		ee_fail(why, EE_ERR_USAGE, "%s: not a result record (task_id and sample)", where);
+	else if (!rec)
+		ee_fail(why, EE_ERR_USAGE, "%s: invalid JSON at column %d: %s", where, jerr.column,
+		        jerr.text);
+	else if (!l->had_newline)
+		ee_fail(why, EE_ERR_USAGE, "%s: no newline at its end (a torn write)", where);
+	else
+		return rec;
+	json_decref(rec);
+	return NULL;
+}
+
+/* Visits one whole line's record: a KEYED record without its key, a
+ * repeated key (when keys) and the visitor's refusal are errors. */
+static int take_record(const json_t *rec, const struct ee_results_policy *p, const char *path,
+                       unsigned long line, const char *where, ee_record_visit visit, void *ctx,
+                       struct ee_key_lines *keys, struct ee_err *err)
+{
+	int rc = 0;
+
+	if (p->shape == EE_RESULTS_KEYED && !keyed(rec))
+		return ee_fail(err, EE_ERR_USAGE, "%s: not a result record (task_id and sample)", where);
+	if (keys && json_is_integer(json_object_get(rec, "sample")))
+		rc = ee_keys_note(keys, rec, path, line, err);
+	if (rc == 0 && visit)
+		rc = visit(ctx, rec, where, err);
+	return rc;
+}
+
+/* The one reading loop (results.h has the policy). *good is the offset
+ * after the last record taken, where resume cuts. */
+static int read_records(struct ee_lines *l, const struct ee_results_policy *p, ee_record_visit visit,
+                        void *ctx, struct ee_key_lines *keys, struct ee_results_torn *torn, off_t *good,
+                        struct ee_err *err)
 {
 	const char *path = l->in.name;
 	char where[512];
-	int rc = 0, got;
-	struct ee_err why;
+	int got;
+	struct ee_err why = { 0 };
 
-	*ret_torn = 0;
+	memset(torn, 0, sizeof(*torn));
 	*good = 0;
-	while (rc == 0 && (got = ee_lines_next(l, &why)) != 0) {
+	while ((got = ee_lines_next(l, &why)) != 0) {
 		if (got == -1) {
 			*err = why;
 			return -1;
 		}
-		json_t *rec = got == 1 ? parse_record(l->line.data, (long)l->line.len) : NULL;
-		if (!rec || !l->had_newline) {
-			unsigned long line = l->line_no;
-			json_decref(rec);
-			if (ee_lines_next(l, &why) != 0)
-				rc = ee_fail(err, EE_ERR_USAGE,
-				             "%s:%lu: not a result record (task_id and sample)", path, line);
-			else
-				*ret_torn = 1;
-			break;
+		if (got == 1 && p->shape == EE_RESULTS_LOOSE && ee_lines_blank(l))
+			continue;
+		if (torn->why.code) { /* the bad line was not the last one */
+			*err = torn->why;
+			return -1;
 		}
 		snprintf(where, sizeof(where), "%.480s:%lu", path, l->line_no);
-		rc = keys ? ee_keys_note(keys, rec, path, l->line_no, err) : 0;
-		if (rc == 0 && visit)
-			rc = visit(ctx, rec, where, err);
+		json_t *rec = line_record(l, got, p, where, &why);
+		if (!rec && got == -2 && l->had_newline) { /* over the cap or not UTF-8, and whole: */
+			/* no interrupted write leaves that (a torn record stops short of the cap) */
+			*err = why;
+			return -1;
+		}
+		if (!rec) {
+			torn->why = why; /* an error unless no record follows */
+			continue;
+		}
+		int rc = take_record(rec, p, path, l->line_no, where, visit, ctx, keys, err);
 		json_decref(rec);
+		if (rc < 0)
+			return -1;
 		*good = (off_t)l->offset;
 	}
-	return rc;
+	torn->lines = torn->why.code != 0;
+	return 0;
 }
 
-static int read_file(const char *path, ee_record_visit visit, void *ctx, int unique, int *ret_torn,
-                     struct ee_err *err)
+int ee_results_scan(const char *path, const struct ee_results_policy *p, ee_record_visit visit, void *ctx,
+                    struct ee_results_torn *torn, struct ee_err *err)
 {
 	struct ee_key_lines keys = { 0 };
 	struct ee_lines l;
 	off_t good;
-	int rc = ee_lines_open(&l, path, MAX_RECORD_LINE, err);
+	int rc = ee_lines_open(&l, path, p->line_cap, err);
+
 	if (rc == 0)
-		rc = read_records(&l, visit, ctx, unique ? &keys : NULL, ret_torn, &good, err);
+		rc = read_records(&l, p, visit, ctx, p->unique ? &keys : NULL, torn, &good, err);
 	ee_lines_close(&l);
 	ee_keys_free(&keys);
 	return rc;
 }
 
+static int read_keyed(const char *path, ee_record_visit visit, void *ctx, int unique, int *ret_torn,
+                      struct ee_err *err)
+{
+	const struct ee_results_policy p = { EE_RESULTS_KEYED, unique, MAX_RECORD_LINE };
+	struct ee_results_torn torn;
+	int rc = ee_results_scan(path, &p, visit, ctx, &torn, err);
+
+	*ret_torn = rc == 0 && torn.lines;
+	return rc;
+}
+
 int ee_results_read(const char *path, ee_record_visit visit, void *ctx, int *ret_torn, struct ee_err *err)
 {
-	return read_file(path, visit, ctx, 0, ret_torn, err);
+	return read_keyed(path, visit, ctx, 0, ret_torn, err);
 }
 
 int ee_results_read_unique(const char *path, ee_record_visit visit, void *ctx, int *ret_torn,
                            struct ee_err *err)
 {
-	return read_file(path, visit, ctx, 1, ret_torn, err);
+	return read_keyed(path, visit, ctx, 1, ret_torn, err);
 }
 
 struct resume_ctx {
@@ -171,8 +227,10 @@ static int remember(void *ctx, const json_t *rec, const char *where, struct ee_e
 int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visit visit, void *ctx,
                       int *ret_repaired, struct ee_err *err)
 {
+	static const struct ee_results_policy keyed_unique = { EE_RESULTS_KEYED, 1, MAX_RECORD_LINE };
 	struct resume_ctx r = { done, visit, ctx };
 	struct ee_key_lines keys = { 0 };
+	struct ee_results_torn torn;
 	struct ee_lines l;
 	off_t good;
 
@@ -184,7 +242,8 @@ int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visi
 		rc = ee_fail(err, EE_ERR_USAGE,
 		             "%s: gzip-compressed: --resume appends to a plain results file", path);
 	if (rc == 0)
-		rc = read_records(&l, remember, &r, &keys, ret_repaired, &good, err);
+		rc = read_records(&l, &keyed_unique, remember, &r, &keys, &torn, &good, err);
+	*ret_repaired = rc == 0 && torn.lines;
 	ee_lines_close(&l);
 	ee_keys_free(&keys);
 	if (rc == 0 && *ret_repaired && truncate(path, good) < 0)

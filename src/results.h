@@ -11,9 +11,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "err.h"
 #include "strmap.h"
-
-struct ee_err;
 
 /* The (task_id, sample) pairs already evaluated. Zero it to start. */
 struct ee_done_set {
@@ -29,8 +28,35 @@ typedef int (*ee_record_visit)(void *ctx, const json_t *record, const char *wher
 int ee_results_resume(const char *path, struct ee_done_set *done, ee_record_visit visit, void *ctx,
                       int *ret_repaired, struct ee_err *err);
 
-/* Reads every complete, valid record of path (which must exist) and visits
- * it; *ret_torn = 1 when the last line is torn (it is skipped). */
+/* How every reader takes a results file (docs/record.md, "Reading a
+ * results file"). The torn-line rule is the same for all of them: the last
+ * line (blank ones aside, where they are skipped) is torn when it is not a
+ * whole line of JSON: not JSON, not UTF-8, over the line cap, or no newline
+ * at its end (records are written with theirs in one write(2), so only an
+ * interrupted write leaves such a line). It is skipped and counted
+ * (torn->lines; torn->why says what was wrong, naming file:line). The same
+ * fault on an earlier line is an error naming file:line. A whole line is
+ * never torn: a KEYED record without task_id and integer sample, a repeated
+ * key (unique) and the visitor's refusal are errors naming file:line, the
+ * last line included. */
+enum ee_results_shape {
+	EE_RESULTS_KEYED, /* eval's own files: every line a record with task_id and sample */
+	EE_RESULTS_LOOSE, /* hand-made too: blank lines skipped, the visitor checks the fields */
+};
+struct ee_results_policy {
+	int shape;       /* enum ee_results_shape */
+	int unique;      /* a (task_id, sample) key on two lines is an error naming both */
+	size_t line_cap; /* a longer line is unusable */
+};
+struct ee_results_torn {
+	int lines;         /* torn last lines skipped: 0 or 1 */
+	struct ee_err why; /* when lines: what was wrong with it, naming file:line */
+};
+int ee_results_scan(const char *path, const struct ee_results_policy *p, ee_record_visit visit, void *ctx,
+                    struct ee_results_torn *torn, struct ee_err *err);
+
+/* ee_results_scan of a KEYED file of at most 64 MiB lines (merge, compat):
+ * *ret_torn = 1 when the last line was torn and skipped. */
 int ee_results_read(const char *path, ee_record_visit visit, void *ctx, int *ret_torn, struct ee_err *err);
 
 /* Every (task_id, sample) key of a results file and the line it is on: a
@@ -49,7 +75,7 @@ long ee_keys_seen(struct ee_key_lines *k, const char *task_id, long sample, unsi
 void ee_keys_free(struct ee_key_lines *k);
 
 /* As ee_results_read, but a (task_id, sample) key on two lines is an error
- * naming it and both line numbers (metrics, compare, report). */
+ * naming it and both line numbers (compare). */
 int ee_results_read_unique(const char *path, ee_record_visit visit, void *ctx, int *ret_torn,
                            struct ee_err *err);
 

@@ -24,10 +24,9 @@
 #include <time.h>
 
 #include "err.h"
+#include "jsonfield.h"
 #include "summary_int.h"
 #include "text.h"
-
-#define SHOW_BYTES 40 /* an offending value is shown up to this many bytes */
 
 const char *const ee_summary_status_names[SUM_N_STATUS] = { "pass", "assertion_fail", "syntax_error",
 	                                                    "timeout", "error" };
@@ -122,24 +121,6 @@ struct ee_summary_task *ee_summary_tasks(const struct ee_summary *s, size_t *ret
 
 /* ---- detail classes ------------------------------------------------------- */
 
-/* Copies as much of src[0..n) as fits in out[0..size) (size >= 1) with its
- * NUL, never cutting a UTF-8 character. */
-static void copy_cut(char *out, size_t size, const char *src, size_t n)
-{
-	size_t max = size - 1, len = 0;
-
-	while (len < n) {
-		size_t c = ee_utf8_char_len(src + len, n - len);
-		if (c == 0)
-			c = 1; /* not UTF-8 (jansson never hands us that): byte by byte */
-		if (len + c > max)
-			break;
-		len += c;
-	}
-	memcpy(out, src, len);
-	out[len] = '\0';
-}
-
 /* "test <digits> failed" followed by the end or ':'. */
 static int is_test_failed(const char *d)
 {
@@ -165,18 +146,18 @@ void ee_summary_detail_class(const char *d, char *out, size_t size)
 	if (size > EE_SUMMARY_DETAIL_BYTES + 1)
 		size = EE_SUMMARY_DETAIL_BYTES + 1;
 	if (is_test_failed(d)) {
-		copy_cut(out, size, "test failed", 11);
+		ee_jf_cut(out, size, "test failed", 11);
 		return;
 	}
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 		size_t len = strlen(prefixes[i]);
 		if (strncmp(d, prefixes[i], len) == 0 && (d[len] == '\0' || d[len] == ':')) {
-			copy_cut(out, size, d, len);
+			ee_jf_cut(out, size, d, len);
 			return;
 		}
 	}
 	if (strncmp(d, starved, sizeof(starved) - 1) == 0) {
-		copy_cut(out, size, "timeout (starved)", 17);
+		ee_jf_cut(out, size, "timeout (starved)", 17);
 		return;
 	}
 	if (strncmp(d, pv, sizeof(pv) - 1) == 0) {
@@ -184,41 +165,14 @@ void ee_summary_detail_class(const char *d, char *out, size_t size)
 		if (colon)
 			n = (size_t)(colon - d);
 	}
-	copy_cut(out, size, d, n); /* the rest is short and stable already */
+	ee_jf_cut(out, size, d, n); /* the rest is short and stable already */
 }
 
 /* ---- validation ----------------------------------------------------------- */
 
-/* v as compact JSON, cut to SHOW_BYTES with "...". */
-static void show(const json_t *v, char *out, size_t size)
-{
-	char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-
-	if (!text) {
-		snprintf(out, size, "?");
-		return;
-	}
-	size_t n = strlen(text);
-	copy_cut(out, size - 3, text, n);
-	if (strlen(out) < n)
-		strcat(out, "...");
-	free(text);
-}
-
-static int bad(struct ee_err *err, const char *where, const char *field, const char *expected,
-               const json_t *got)
-{
-	char shown[SHOW_BYTES + 4];
-
-	if (!got)
-		return ee_fail(err, EE_ERR_USAGE, "%s: %s: missing", where, field);
-	show(got, shown, sizeof(shown));
-	return ee_fail(err, EE_ERR_USAGE, "%s: %s: expected %s, got %s", where, field, expected, shown);
-}
-
 /* A string field; *ret = NULL when optional and absent or null. */
-static int get_string(const json_t *obj, const char *key, const char *field, int optional, const char *where,
-                      const char **ret, struct ee_err *err)
+static int get_string(const struct ee_jf *c, const json_t *obj, const char *key, const char *field,
+                      int optional, const char **ret)
 {
 	const json_t *v = json_object_get(obj, key);
 
@@ -226,12 +180,12 @@ static int get_string(const json_t *obj, const char *key, const char *field, int
 	if (optional && (!v || json_is_null(v)))
 		return 0;
 	if (!json_is_string(v))
-		return bad(err, where, field, optional == 2 ? "a string or null" : "a string", v);
+		return ee_jf_bad(c, field, optional == 2 ? "a string or null" : "a string", v);
 	*ret = json_string_value(v);
 	return 0;
 }
 
-static int check_status(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+static int check_status(const json_t *rec, const struct ee_jf *c, struct rec *r)
 {
 	const json_t *v = json_object_get(rec, "status");
 	const char *name = json_string_value(v);
@@ -241,90 +195,89 @@ static int check_status(const json_t *rec, const char *where, struct rec *r, str
 			r->status = i;
 			return 0;
 		}
-	return bad(err, where, "status", "pass, assertion_fail, syntax_error, timeout or error", v);
+	return ee_jf_bad(c, "status", "pass, assertion_fail, syntax_error, timeout or error", v);
 }
 
-static int check_score(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+static int check_score(const json_t *rec, const struct ee_jf *c, struct rec *r)
 {
 	const json_t *v = json_object_get(rec, "score");
 
 	r->score = json_number_value(v);
 	if (!json_is_number(v) || !(r->score >= 0.0 && r->score <= 1.0))
-		return bad(err, where, "score", "a number in [0, 1]", v);
+		return ee_jf_bad(c, "score", "a number in [0, 1]", v);
 	return 0;
 }
 
-static int check_tests(const json_t *tests, const char *where, struct ee_err *err)
+static int check_tests(const json_t *tests, const struct ee_jf *c)
 {
 	char field[64];
 	const char *unused;
 
 	if (!json_is_array(tests))
-		return bad(err, where, "tests", "an array", tests);
+		return ee_jf_bad(c, "tests", "an array", tests);
 	for (size_t i = 0; i < json_array_size(tests); i++) {
 		const json_t *t = json_array_get(tests, i);
 		snprintf(field, sizeof(field), "tests[%zu]", i);
 		if (!json_is_object(t))
-			return bad(err, where, field, "an object", t);
+			return ee_jf_bad(c, field, "an object", t);
 		snprintf(field, sizeof(field), "tests[%zu].status", i);
-		if (get_string(t, "status", field, 0, where, &unused, err) < 0)
+		if (get_string(c, t, "status", field, 0, &unused) < 0)
 			return -1;
 		snprintf(field, sizeof(field), "tests[%zu].tier", i);
-		if (get_string(t, "tier", field, 1, where, &unused, err) < 0)
+		if (get_string(c, t, "tier", field, 1, &unused) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int check_resources(const json_t *res, const char *where, struct ee_err *err)
+static int check_resources(const json_t *res, const struct ee_jf *c)
 {
 	static const char *const keys[] = { "wall_ms", "cpu_ms", "peak_rss_kb" };
 	char field[64];
 
 	if (!json_is_object(res))
-		return bad(err, where, "resources", "an object", res);
+		return ee_jf_bad(c, "resources", "an object", res);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const json_t *v = json_object_get(res, keys[i]);
 		snprintf(field, sizeof(field), "resources.%s", keys[i]);
 		if (v && !json_is_null(v) && !(json_is_number(v) && json_number_value(v) >= 0.0))
-			return bad(err, where, field, "a number >= 0", v);
+			return ee_jf_bad(c, field, "a number >= 0", v);
 	}
 	return 0;
 }
 
 /* A task keeps the first non-empty class it was seen with. */
-static int check_class(const struct ee_summary *s, const struct rec *r, const char *where, struct ee_err *err)
+static int check_class(const struct ee_summary *s, const struct rec *r, const struct ee_jf *c)
 {
 	const size_t *ti = ee_strmap_get(&s->task_ix, r->task_id);
 	const char *had = ti ? s->classes[s->tasks[*ti].cls].name : "";
-	char a[SHOW_BYTES + 4], b[SHOW_BYTES + 4], t[SHOW_BYTES + 4];
+	char a[EE_JF_SHOW_BYTES + 4], b[EE_JF_SHOW_BYTES + 4], t[EE_JF_SHOW_BYTES + 4];
 
 	if (!r->cls[0] || !had[0] || strcmp(had, r->cls) == 0)
 		return 0;
 	json_t *ja = json_string(r->cls), *jb = json_string(had), *jt = json_string(r->task_id);
-	show(ja, a, sizeof(a));
-	show(jb, b, sizeof(b));
-	show(jt, t, sizeof(t));
+	ee_jf_show(ja, a, sizeof(a));
+	ee_jf_show(jb, b, sizeof(b));
+	ee_jf_show(jt, t, sizeof(t));
 	json_decref(ja);
 	json_decref(jb);
 	json_decref(jt);
-	return ee_fail(err, EE_ERR_USAGE, "%s: class: %s differs from %s of an earlier record of task %s",
-	               where, a, b, t);
+	return ee_jf_fail(c, "class", "%s differs from %s of an earlier record of task %s", a, b, t);
 }
 
 /* The fields of an ordinary record (not a sandbox error or invalid line). */
-static int check_outcome(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+static int check_outcome(const json_t *rec, const struct ee_jf *c, struct rec *r)
 {
-	if (check_status(rec, where, r, err) < 0 || check_score(rec, where, r, err) < 0 ||
-	    get_string(rec, "detail", "detail", 2, where, &r->detail, err) < 0)
+	if (check_status(rec, c, r) < 0 || check_score(rec, c, r) < 0 ||
+	    get_string(c, rec, "detail", "detail", 2, &r->detail) < 0)
 		return -1;
 	r->tests = json_object_get(rec, "tests");
-	if (check_tests(r->tests, where, err) < 0)
+	if (check_tests(r->tests, c) < 0)
 		return -1;
 	r->resources = json_object_get(rec, "resources");
 	if (json_is_null(r->resources))
 		r->resources = NULL;
-	if (r->resources && check_resources(r->resources, where, err) < 0)
+	if (r->resources && check_resources(r->resources, c) < 0)
 		return -1;
 	r->started = json_string_value(json_object_get(rec, "started_at"));
 	r->finished = json_string_value(json_object_get(rec, "finished_at"));
@@ -334,7 +287,7 @@ static int check_outcome(const json_t *rec, const char *where, struct rec *r, st
 /* A record that stands for a sample the sandbox never judged: the host
  * failed ("sandbox_error") or the sample line was invalid ("invalid": true,
  * written by eval --skip-invalid, whose task_id may be null). */
-static int check_special(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+static int check_special(const json_t *rec, const struct ee_jf *c, struct rec *r)
 {
 	const json_t *sandbox_error = json_object_get(rec, "sandbox_error");
 	const json_t *detail = json_object_get(rec, "detail");
@@ -344,13 +297,13 @@ static int check_special(const json_t *rec, const char *where, struct rec *r, st
 		r->detail = "sandbox error"; /* the message is the host's, not a stable class */
 	else
 		r->detail = json_is_string(detail) ? json_string_value(detail) : "invalid sample";
-	if (get_string(rec, "task_id", "task_id", 1, where, &r->task_id, err) < 0)
+	if (get_string(c, rec, "task_id", "task_id", 1, &r->task_id) < 0)
 		return -1;
-	return r->task_id ? get_string(rec, "class", "class", 1, where, &r->cls, err) : 0;
+	return r->task_id ? get_string(c, rec, "class", "class", 1, &r->cls) : 0;
 }
 
 /* A record's "lint" (optional: only with --lint): pass, fail or not_run. */
-static int check_lint(const json_t *rec, const char *where, struct rec *r, struct ee_err *err)
+static int check_lint(const json_t *rec, const struct ee_jf *c, struct rec *r)
 {
 	const json_t *lint = json_object_get(rec, "lint");
 	const char *status;
@@ -359,43 +312,39 @@ static int check_lint(const json_t *rec, const char *where, struct rec *r, struc
 	if (!lint)
 		return 0;
 	if (!json_is_object(lint))
-		return bad(err, where, "lint", "an object", lint);
-	if (get_string(lint, "status", "lint.status", 0, where, &status, err) < 0)
+		return ee_jf_bad(c, "lint", "an object", lint);
+	if (get_string(c, lint, "status", "lint.status", 0, &status) < 0)
 		return -1;
 	if (strcmp(status, "not_run") == 0)
 		return 0;
 	if (strcmp(status, "pass") != 0 && strcmp(status, "fail") != 0)
-		return bad(err, where, "lint.status", "pass, fail or not_run",
-		           json_object_get(lint, "status"));
+		return ee_jf_bad(c, "lint.status", "pass, fail or not_run", json_object_get(lint, "status"));
 	r->lint_pass = strcmp(status, "pass") == 0;
 	r->lint_findings = json_object_get(lint, "findings");
 	return 0;
 }
 
-static int check_record(const struct ee_summary *s, const json_t *rec, const char *where, struct rec *r,
-                        struct ee_err *err)
+static int check_record(const struct ee_summary *s, const json_t *rec, const struct ee_jf *c, struct rec *r)
 {
 	memset(r, 0, sizeof(*r));
 	if (!json_is_object(rec))
-		return ee_fail(err, EE_ERR_USAGE, "%s: expected a JSON object", where);
+		return ee_jf_fail(c, "", "expected a JSON object");
 	const json_t *sandbox_error = json_object_get(rec, "sandbox_error");
 	if ((sandbox_error && !json_is_null(sandbox_error)) ||
 	    json_is_true(json_object_get(rec, "invalid"))) {
-		if (check_special(rec, where, r, err) < 0)
+		if (check_special(rec, c, r) < 0)
 			return -1;
-	} else if (get_string(rec, "task_id", "task_id", 0, where, &r->task_id, err) < 0 ||
-	           get_string(rec, "class", "class", 1, where, &r->cls, err) < 0 ||
-	           check_outcome(rec, where, r, err) < 0) {
+	} else if (get_string(c, rec, "task_id", "task_id", 0, &r->task_id) < 0 ||
+	           get_string(c, rec, "class", "class", 1, &r->cls) < 0 || check_outcome(rec, c, r) < 0) {
 		return -1;
 	}
-	if (get_string(rec, "model", "model", 2, where, &r->model, err) < 0 ||
-	    check_lint(rec, where, r, err) < 0)
+	if (get_string(c, rec, "model", "model", 2, &r->model) < 0 || check_lint(rec, c, r) < 0)
 		return -1;
 	if (!r->cls)
 		r->cls = "";
 	if (!r->model)
 		r->model = "";
-	return r->task_id ? check_class(s, r, where, err) : 0;
+	return r->task_id ? check_class(s, r, c) : 0;
 }
 
 /* ---- counting ------------------------------------------------------------- */
@@ -514,7 +463,7 @@ static int count_lint(struct ee_summary *s, const struct into *in, const struct 
 		char key[32];
 		if (!code)
 			continue;
-		copy_cut(key, sizeof(key), code, strlen(code));
+		ee_jf_cut(key, sizeof(key), code, strlen(code));
 		const char *k = key;
 		if (!ee_strmap_get(&s->all.lint_codes, key)) {
 			if (s->n_lint_codes >= EE_SUMMARY_MAX_LINT_CODES)
@@ -713,11 +662,12 @@ static void count_task(struct sum_task *t, const struct rec *r)
 
 int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where, struct ee_err *err)
 {
+	struct ee_jf c = ee_jf_make(where, err);
 	struct rec r;
 	struct into in = { { NULL }, 1 };
 	size_t cls, ti;
 
-	if (check_record(s, record, where, &r, err) < 0)
+	if (check_record(s, record, &c, &r) < 0)
 		return -1;
 	in.c[0] = &s->all;
 	if (!r.task_id) { /* an invalid sample of no known task: in the totals only */

@@ -89,11 +89,6 @@ int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *r
 
 void ee_task_free(struct ee_task *t);
 
-/* The name of names[0..n) nearest to key (case-insensitive edit distance),
- * or NULL when none is close enough to be what was meant (at most a third
- * of its letters changed, >= 2): for "did you mean" messages. */
-const char *ee_nearest_name(const char *key, const char *const *names, size_t n);
-
 /* --strict-asserts: converts every assert test whose code has the literal
  * shape of pyliteral.h into a supervisor-judged call (strict = 1), and
  * every program test of the check-program shape into a supervisor-judged

@@ -30,10 +30,10 @@ int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, str
 /* Reading results files (results_file.c), for metrics and report. */
 typedef int (*cli_record_visit)(void *ctx, const json_t *record, const char *where, struct ee_err *err);
 /* Visits every record of the results file at path (borrowed for the call;
- * where is "path:line"). A line that is not JSON or that visit rejects is an
- * error naming file:line, unless it is the last non-blank line (a torn
- * line): that one is skipped with a warning on stderr. A (task_id, sample)
- * key on two lines is an error naming it and both lines. */
+ * where is "path:line") under results.h's LOOSE policy: a torn last line is
+ * skipped with a warning on stderr; a bad line before it, a line visit
+ * rejects and a (task_id, sample) key on two lines are errors naming
+ * file:line. */
 int cli_read_results(const char *path, cli_record_visit visit, void *ctx, struct ee_err *err);
 /* "1,10,100" into ks[0..max): positive decimal integers, nothing else. */
 int cli_parse_ks(const char *s, unsigned long *ks, size_t max, size_t *ret_n, struct ee_err *err);

@@ -191,6 +191,8 @@ int cli_write_humaneval_compat(const char *samples, const char *results, const c
 		tasks->entries[i].seen = 0;
 	if (ee_results_read(results, remember, &o, &torn, err) < 0)
 		goto done;
+	if (torn)
+		fprintf(stderr, "execeval compat: %s: skipped a torn last line\n", results);
 	if (ee_lines_open(&in, samples, 64u << 20, err) < 0)
 		goto done;
 	if (ee_atomic_begin(&tmp, out, force, err) < 0)

@@ -10,6 +10,7 @@
 #include "dataset.h"
 #include "engine/engine.h"
 #include "extract.h"
+#include "jsonfield.h"
 #include "sandbox/sandbox.h"
 #include "task.h"
 

@@ -9,6 +9,7 @@
 
 #include "compose.h"
 #include "err.h"
+#include "jsonfield.h"
 #include "options/options.h"
 #include "resource_limits.h"
 #include "serve/prescan.h"
@@ -19,13 +20,6 @@ static const char *const batch_defaults[] = { "task", "limits", "model", "extrac
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* a.b into dst (a or b may be empty); a path too long is cut, never overrun. */
-static void join_path(char *dst, size_t size, const char *a, const char *b)
-{
-	if (snprintf(dst, size, "%s%s%s", a, a[0] && b[0] ? "." : "", b) < 0)
-		dst[0] = '\0';
-}
-
 /* A client's key in a message stays one printable line. */
 static void printable(char *s)
 {
@@ -34,20 +28,19 @@ static void printable(char *s)
 			*s = '?';
 }
 
-/* Fails naming the field path (prefix + name) in the message and err->field. */
+/* Fails naming the field path (prefix + name) in the message and err->field;
+ * ee_request_parse makes both printable. */
 __attribute__((format(printf, 4, 5))) static int fail(struct ee_err *err, const char *prefix,
                                                       const char *name, const char *fmt, ...)
 {
-	char path[96], detail[160];
+	struct ee_jf top = ee_jf_make(NULL, err);
 	va_list ap;
 
-	join_path(path, sizeof(path), prefix, name);
-	printable(path);
+	top.root = "body";
+	struct ee_jf c = ee_jf_sub(&top, prefix);
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	ee_jf_vfail(&c, name, fmt, ap);
 	va_end(ap);
-	ee_fail(err, EE_ERR_USAGE, "%s: %s", path[0] ? path : "body", detail);
-	snprintf(err->field, sizeof(err->field), "%s", path);
 	return -1;
 }
 
@@ -65,7 +58,7 @@ static int task_error(struct ee_err *err, const char *task_path)
 {
 	char field[sizeof(err->field)];
 
-	join_path(field, sizeof(field), task_path, err->field);
+	ee_jf_join_path(field, sizeof(field), task_path, err->field);
 	memcpy(err->field, field, sizeof(field));
 	return -1;
 }
@@ -136,7 +129,7 @@ static int check_ceiling(const struct ee_task_limits *lim, const struct ee_limit
 	if (!max)
 		return 0;
 	server.limits = *max;
-	join_path(where, sizeof(where), prefix, path);
+	ee_jf_join_path(where, sizeof(where), prefix, path);
 	for (size_t i = 0; i < ee_options_count; i++) {
 		const struct ee_option *row = &ee_options[i];
 		if (!(row->fronts & EE_FRONT_HTTP) || !row->http_limit || !task_limit(row, lim, &v))
@@ -160,7 +153,7 @@ static int read_limits(const json_t *obj, const char *prefix, const struct ee_li
 
 	if (ee_task_limits_from_json(obj, prefix[0] ? prefix : "body", &req, err) < 0) {
 		char field[sizeof(err->field)];
-		join_path(field, sizeof(field), prefix, err->field);
+		ee_jf_join_path(field, sizeof(field), prefix, err->field);
 		memcpy(err->field, field, sizeof(field));
 		return -1;
 	}
@@ -229,7 +222,7 @@ static int run_task(const json_t *obj, const char *prefix, const struct ee_reque
 	const json_t *task = json_object_get(obj, "task");
 	char path[96];
 
-	join_path(path, sizeof(path), prefix, "task");
+	ee_jf_join_path(path, sizeof(path), prefix, "task");
 	if (!task && d && d->task) {
 		run->task = *d->task; /* its limits are the run's own from here on */
 		run->shared_task = 1;

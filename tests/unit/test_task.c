@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "jsonfield.h"
 #include "task.h"
 
 /* Criterion ignores LeakSanitizer's exit-time report (and any failure in a
