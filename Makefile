@@ -22,7 +22,7 @@ SAN      := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 LIBS     := -lseccomp -ljansson -lz -lmicrohttpd -lsqlite3 -lm $(PY_LIBS)
 LDHARDEN := -pie -Wl,-z,relro,-z,now
 
-LIB_SRC  := $(sort $(wildcard src/*.c src/engine/*.c src/options/*.c src/sandbox/*.c src/serve/*.c src/harness/*.c src/report/*.c))
+LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 # The harness: parts joined into one module by assemble.py (its order, its forms).
 HARNESS_PARTS := $(sort $(wildcard src/harness/parts/*.py)) src/harness/assemble.py
@@ -145,6 +145,7 @@ pytests: $(BUILD)/execeval
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: test-deps
 	$(MAKE) format-check
+	$(PYTHON) scripts/check-layers
 	$(MAKE) -j$(JOBS) all $(BUILD)/execeval-san $(UNIT_BIN) $(FUZZ_BIN)
 	$(MAKE) unit
 	$(MAKE) -j$(JOBS) fuzz
@@ -180,7 +181,7 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 install: $(BUILD)/execeval
 	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval
 
-C_FILES = src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c bench/*.c
+C_FILES = $(wildcard src/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] bench/*.c)
 format:
 	clang-format -i $(C_FILES)
 format-check:

@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "evaluate.h"
+#include "engine/evaluate.h"
 #include "sandbox/sandbox.h"
-#include "task.h"
+#include "input/task.h"
 
 extern char **environ;
 

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "evaluate.h"
-#include "extract.h"
+#include "engine/evaluate.h"
+#include "input/extract.h"
 #include "options/options.h"
 
 /* Exit codes (CONTRACT.md). */

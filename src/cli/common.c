@@ -8,12 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/worker.h"
-#include "task.h"
+#include "input/task.h"
 
 void cli_usage(const char *head, unsigned front, int col, const char *tail)
 {

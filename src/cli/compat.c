@@ -20,13 +20,13 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "dataset.h"
-#include "err.h"
-#include "lines.h"
-#include "outpath.h"
-#include "results.h"
-#include "strmap.h"
-#include "task.h"
+#include "input/dataset.h"
+#include "base/err.h"
+#include "input/lines.h"
+#include "results/outpath.h"
+#include "results/results.h"
+#include "base/strmap.h"
+#include "input/task.h"
 
 struct outcome {
 	int passed;

@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 #include "engine/engine.h"
-#include "err.h"
+#include "base/err.h"
 #include "harness/harness.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/worker.h"

@@ -23,10 +23,10 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "err.h"
-#include "figures.h"
-#include "history.h"
-#include "text.h"
+#include "base/err.h"
+#include "results/figures.h"
+#include "history/history.h"
+#include "base/text.h"
 
 #define DEFAULT_LIMIT 20
 #define MODELS_WIDTH  20

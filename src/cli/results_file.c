@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "err.h"
-#include "results.h"
+#include "base/err.h"
+#include "results/results.h"
 
 #define MAX_LINE (16u << 20)
 #define MAX_K    1000000000ul

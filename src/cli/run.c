@@ -5,14 +5,14 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "err.h"
-#include "compose.h"
-#include "dataset.h"
+#include "base/err.h"
+#include "input/compose.h"
+#include "input/dataset.h"
 #include "engine/engine.h"
-#include "extract.h"
-#include "jsonfield.h"
+#include "input/extract.h"
+#include "base/jsonfield.h"
 #include "sandbox/sandbox.h"
-#include "task.h"
+#include "input/task.h"
 
 #define MAX_CANDIDATE (16u << 20)
 #define MAX_ASSERTS   1024

@@ -9,7 +9,7 @@
 
 #include "cli/cli.h"
 #include "engine/engine.h"
-#include "err.h"
+#include "base/err.h"
 #include "sandbox/sandbox.h"
 #include "serve/auth.h"
 #include "serve/server.h"

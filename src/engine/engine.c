@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "evaluate.h"
+#include "base/err.h"
+#include "engine/evaluate.h"
 #include "harness/harness.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/host.h"
@@ -15,7 +15,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/worker.h"
-#include "task.h"
+#include "input/task.h"
 
 struct ee_engine {
 	int loop_only;

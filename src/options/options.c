@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "resource_limits.h"
-#include "task.h"
+#include "base/err.h"
+#include "base/resource_limits.h"
+#include "input/task.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

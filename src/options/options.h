@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "evaluate.h"
-#include "extract.h"
+#include "engine/evaluate.h"
+#include "input/extract.h"
 
 struct ee_err;
 struct ee_task_limits;

@@ -32,11 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "resource_limits.h"
+#include "base/resource_limits.h"
 #include "sandbox/child.h"
 #include "sandbox/clone.h"
 #include "sandbox/host.h"
-#include "sandbox/memfd.h"
+#include "base/memfd.h"
 #include "sandbox/uid.h"
 #include "sandbox/worker.h"
 

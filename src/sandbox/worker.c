@@ -30,7 +30,7 @@
 #include "harness/harness.h"
 #include "sandbox/child.h"
 #include "sandbox/clone.h"
-#include "sandbox/memfd.h"
+#include "base/memfd.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/uid.h"
 #include "sandbox/wire.h"

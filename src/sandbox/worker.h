@@ -31,8 +31,8 @@
 
 #include <linux/filter.h>
 
-#include "err.h"
-#include "resource_limits.h"
+#include "base/err.h"
+#include "base/resource_limits.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/host.h"
 #include "sandbox/mount.h"

@@ -6,11 +6,11 @@
 #include <time.h>
 
 #include "engine/engine.h"
-#include "err.h"
-#include "evaluate.h"
-#include "record.h"
+#include "base/err.h"
+#include "engine/evaluate.h"
+#include "verdict/record.h"
 #include "sandbox/sandbox.h"
-#include "task.h"
+#include "input/task.h"
 
 struct item {
 	struct ee_candidate c;

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compose.h"
-#include "err.h"
-#include "jsonfield.h"
+#include "input/compose.h"
+#include "base/err.h"
+#include "base/jsonfield.h"
 #include "options/options.h"
-#include "resource_limits.h"
+#include "base/resource_limits.h"
 #include "serve/prescan.h"
 
 static const char *const run_fields[] = { "task", "candidate", "limits", "model", "sample", "extract" };

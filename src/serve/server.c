@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "engine/engine.h"
-#include "err.h"
-#include "evaluate.h"
+#include "base/err.h"
+#include "engine/evaluate.h"
 #include "sandbox/sandbox.h"
 #include "serve/auth.h"
 #include "serve/budget.h"

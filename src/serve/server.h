@@ -34,7 +34,7 @@
 
 #include <stddef.h>
 
-#include "extract.h"
+#include "input/extract.h"
 #include "serve/listen.h"
 
 struct ee_engine;

@@ -6,10 +6,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "events_task.h"
-#include "events.h"
-#include "task.h"
+#include "verdict/events.h"
+#include "input/task.h"
 
 #define NONCE EVENTS_NONCE
 

@@ -281,7 +281,7 @@ def test_os_still_works_apart_from_denied_attributes():
 
 # ------------------------------------------- denied imports: whose import
 
-# The supervisor's default list (src/evaluate.c).
+# The supervisor's default list (src/engine/evaluate.c).
 DEFAULT_DENY = ["os.system", "os.popen", "subprocess", "_posixsubprocess", "socket", "_socket",
                 "requests", "urllib", "ctypes", "_ctypes", "shutil", "http.client",
                 "asyncio.subprocess"]

@@ -10,7 +10,7 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "pyliteral.h"
+#include "pyvalue/pyliteral.h"
 
 struct lit_case {
 	const char *src;

@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "err.h"
-#include "evaluate.h"
+#include "base/err.h"
+#include "engine/evaluate.h"
 #include "harness/harness.h"
 #include "leakcheck.h"
 #include "sandbox/sandbox.h"
-#include "task.h"
+#include "input/task.h"
 
 Test(engine, a_loop_only_engine_has_a_loop_and_no_host)
 {

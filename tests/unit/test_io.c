@@ -12,16 +12,16 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "buf.h"
-#include "compose.h"
-#include "dataset.h"
-#include "err.h"
-#include "lines.h"
-#include "resource_limits.h"
-#include "results.h"
-#include "samples_dir.h"
-#include "sha256.h"
-#include "task.h"
+#include "base/buf.h"
+#include "input/compose.h"
+#include "input/dataset.h"
+#include "base/err.h"
+#include "input/lines.h"
+#include "base/resource_limits.h"
+#include "results/results.h"
+#include "input/samples_dir.h"
+#include "base/sha256.h"
+#include "input/task.h"
 
 static char dir[] = "/tmp/ee-unit-io-XXXXXX";
 

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare.h"
-#include "err.h"
-#include "jsonfield.h"
-#include "text.h"
+#include "results/compare.h"
+#include "base/err.h"
+#include "base/jsonfield.h"
+#include "base/text.h"
 
 #include "leakcheck.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "judge.h"
+#include "pyvalue/judge.h"
 
 #define S(x)  x, sizeof(x) - 1
 #define EXACT (-1.0)

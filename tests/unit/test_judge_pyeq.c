@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "judge.h"
-#include "pyliteral.h"
+#include "base/buf.h"
+#include "pyvalue/judge.h"
+#include "pyvalue/pyliteral.h"
 #include "pyliteral_tables.h"
 
 Test(pyeq, agrees_with_python)

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "options/options.h"
-#include "resource_limits.h"
+#include "base/resource_limits.h"
 #include "serve/request.h"
 
 static const unsigned fronts[] = { EE_FRONT_RUN, EE_FRONT_EVAL, EE_FRONT_SERVE };

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "leakcheck.h"
-#include "record.h"
+#include "verdict/record.h"
 
 static void expect_dump(json_t *rec, const char *want)
 {

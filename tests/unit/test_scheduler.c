@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "err.h"
-#include "scheduler.h"
+#include "base/err.h"
+#include "engine/scheduler.h"
 
 #include "leakcheck.h"
 
