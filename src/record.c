@@ -75,7 +75,7 @@ static json_t *tests_phase(const struct ee_record_parts *ev, int hidden)
 	for (size_t i = 0; i < t->n_tests; i++) {
 		if (t->tests[i].hidden != hidden)
 			continue;
-		int st = ev->stream->tests[i].state;
+		int st = ev->stream->tests.results[i].state;
 		total++;
 		passed += st == EE_T_PASS;
 		skipped += st == EE_T_SKIPPED;
@@ -91,18 +91,18 @@ static json_t *tests_phase(const struct ee_record_parts *ev, int hidden)
 	 * to the candidate); always: whatever the public verdict. */
 	if (o && hidden && total > 0)
 		json_object_set_new(o, "mode",
-		                    json_string(ev->stream->run_hidden_on_fail ? "always" : "gated"));
+		                    json_string(ev->stream->gate.run_hidden_on_fail ? "always" : "gated"));
 	return o;
 }
 
 static json_t *phases_json(const struct ee_record_parts *ev)
 {
 	json_t *a = json_array();
-	json_array_append_new(a, phase_json("syntax", &ev->stream->syntax));
-	json_t *scan = phase_json("scan", &ev->stream->scan);
-	json_object_set(scan, "findings", ev->stream->findings);
+	json_array_append_new(a, phase_json("syntax", &ev->stream->phases.syntax));
+	json_t *scan = phase_json("scan", &ev->stream->phases.scan);
+	json_object_set(scan, "findings", ev->stream->phases.findings);
 	json_array_append_new(a, scan);
-	json_array_append_new(a, phase_json("import", &ev->stream->import));
+	json_array_append_new(a, phase_json("import", &ev->stream->phases.import));
 	json_array_append_new(a, tests_phase(ev, 0));
 	json_array_append_new(a, tests_phase(ev, 1));
 	return a;
@@ -113,7 +113,7 @@ static json_t *tests_json(const struct ee_record_parts *ev)
 	json_t *a = json_array();
 	for (size_t i = 0; i < ev->task->n_tests; i++) {
 		const struct ee_test *t = &ev->task->tests[i];
-		const struct ee_test_result *r = &ev->stream->tests[i];
+		const struct ee_test_result *r = &ev->stream->tests.results[i];
 		json_array_append_new(
 		        a, json_pack("{s:I, s:s, s:s, s:s, s:s, s:f, s:o, s:o}", "index", (json_int_t)i,
 		                     "kind", ee_test_kind_name(t->kind), "visibility",
@@ -144,7 +144,7 @@ static json_t *tiers_json(const struct ee_record_parts *ev)
 		}
 		json_object_set_new(t, "total",
 		                    json_integer(json_integer_value(json_object_get(t, "total")) + 1));
-		if (ev->stream->tests[i].state == EE_T_PASS)
+		if (ev->stream->tests.results[i].state == EE_T_PASS)
 			json_object_set_new(
 			        t, "passed",
 			        json_integer(json_integer_value(json_object_get(t, "passed")) + 1));
@@ -167,20 +167,20 @@ static void fill_verdict_in(const struct ee_record_parts *ev, const struct ee_sa
 	in->pids_limit_hit = out->cg.pids_max_hits > 0;
 	in->have_status = out->have_status;
 	in->status = out->status;
-	in->protocol_error = s->violation;
-	in->done = s->done;
-	if (s->syntax.state == EE_PH_FAIL)
-		in->syntax_error = s->syntax.message ? s->syntax.message : "invalid syntax";
-	if (s->scan.state == EE_PH_FAIL)
-		in->scan_block = s->scan_block;
-	in->import_failed = s->import.state == EE_PH_FAIL;
-	in->import_exit = s->import_exit;
-	in->import_setup = s->import_setup;
-	in->import_denied = s->import_denied;
-	in->import_message = s->import.message ? s->import.message : "the module raised";
+	in->protocol_error = s->wire.violation;
+	in->done = ee_stream_done(s);
+	if (s->phases.syntax.state == EE_PH_FAIL)
+		in->syntax_error = s->phases.syntax.message ? s->phases.syntax.message : "invalid syntax";
+	if (s->phases.scan.state == EE_PH_FAIL)
+		in->scan_block = s->phases.scan_block;
+	in->import_failed = s->phases.import.state == EE_PH_FAIL;
+	in->import_exit = s->phases.import_exit;
+	in->import_setup = s->phases.import_setup;
+	in->import_denied = s->phases.import_denied;
+	in->import_message = s->phases.import.message ? s->phases.import.message : "the module raised";
 	for (size_t k = 0; k < ev->task->n_tests; k++) {
-		size_t i = s->order[k];
-		const struct ee_test_result *r = &s->tests[i];
+		size_t i = s->tests.order[k];
+		const struct ee_test_result *r = &s->tests.results[i];
 		tests[k] = (struct ee_test_outcome){ .state = r->state,
 			                             .weight = ev->task->tests[i].weight,
 			                             .index = (int)i,
@@ -220,22 +220,22 @@ static json_t *lint_json(const struct ee_record_parts *ev)
 	const struct ee_stream *s = ev->stream;
 	const char *status = "not_run";
 
-	if (s->lint_phase.state == EE_PH_OK) {
+	if (s->phases.lint.state == EE_PH_OK) {
 		size_t i;
 		json_t *f;
 		status = "pass";
-		json_array_foreach (s->lint_findings, i, f)
+		json_array_foreach (s->phases.lint_findings, i, f)
 			if (severity_rank(json_string_value(json_object_get(f, "severity"))) >=
 			    ev->lint_severity)
 				status = "fail";
 	}
 	json_t *lint = json_pack("{s:s, s:s, s:O, s:O}", "status", status, "severity",
-	                         severity_names[ev->lint_severity], "tools", s->lint_tools, "findings",
-	                         s->lint_findings);
-	if (lint && s->lint_phase.duration_ms >= 0)
-		json_object_set_new(lint, "duration_ms", json_real(s->lint_phase.duration_ms));
-	if (lint && s->lint_phase.message)
-		json_object_set_new(lint, "message", json_string(s->lint_phase.message));
+	                         severity_names[ev->lint_severity], "tools", s->phases.lint_tools, "findings",
+	                         s->phases.lint_findings);
+	if (lint && s->phases.lint.duration_ms >= 0)
+		json_object_set_new(lint, "duration_ms", json_real(s->phases.lint.duration_ms));
+	if (lint && s->phases.lint.message)
+		json_object_set_new(lint, "message", json_string(s->phases.lint.message));
 	return lint;
 }
 
