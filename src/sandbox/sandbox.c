@@ -241,6 +241,15 @@ static void flush_gate(struct ee_sandbox *sb)
  * before it is taken for hung (stopped, tampered with) and killed itself. */
 #define WORKER_GRACE_S 2.0
 
+/* Records why the sandbox ends; returns 0 when another cause came first. */
+static int end_by(struct ee_sandbox *sb, enum ee_sandbox_end cause)
+{
+	if (sb->out.end != EE_END_RAN)
+		return 0;
+	sb->out.end = cause;
+	return 1;
+}
+
 static void kill_init(struct ee_sandbox *sb)
 {
 	if (sb->fd[W_PIDFD] < 0 || sb->reaped)
@@ -259,7 +268,7 @@ static void kill_init(struct ee_sandbox *sb)
 
 void ee_sandbox_kill(struct ee_sandbox *sb)
 {
-	sb->out.killed = 1;
+	end_by(sb, EE_END_KILLED);
 	kill_init(sb);
 }
 
@@ -305,8 +314,8 @@ static void on_worker(struct ee_sandbox *sb)
 			sb->out.setup_failed = 1;
 			sb->out.setup_err = m.err;
 		}
-	} else if (sb->worker_hung || (!sb->out.have_status && !sb->out.setup_failed && !sb->out.killed &&
-	                               !sb->out.timed_out && !sb->out.output_overflow)) {
+	} else if (sb->worker_hung ||
+	           (!sb->out.have_status && !sb->out.setup_failed && sb->out.end == EE_END_RAN)) {
 		/* Not the candidate's doing: the caller may run it again. */
 		sb->out.worker_lost = 1;
 		sb->out.setup_failed = 1;
@@ -476,10 +485,8 @@ static void on_output(struct ee_sandbox *sb, int kind)
 	 * is stored, each chunk is dropped once read, and the wall clock holds. */
 	if (sb->drain_output)
 		sb->out.output_truncated = 1;
-	else if (!sb->out.output_overflow) {
-		sb->out.output_overflow = 1;
+	else if (end_by(sb, EE_END_OUTPUT_OVERFLOW))
 		kill_init(sb);
-	}
 }
 
 static void on_result(struct ee_sandbox *sb)
@@ -528,7 +535,7 @@ static void on_timer(struct ee_sandbox *sb)
 		sb->worker_hung = 1;
 		ee_worker_kill(sb->worker);
 	} else if (!sb->reaped) {
-		sb->out.timed_out = 1;
+		end_by(sb, EE_END_TIMEOUT);
 		/* Before the kill: was it slow, or did it wait for a CPU? */
 		sb->out.runq_wait_ms =
 		        ee_cgroup_runq_wait_ms(sb->worker ? ee_worker_cgroup(sb->worker) : &sb->cg);
@@ -738,7 +745,7 @@ void ee_sandbox_extend(struct ee_sandbox *sb, double ms)
 {
 	struct itimerspec its;
 
-	if (sb->killing || sb->out.timed_out || sb->fd[W_TIMER] < 0 || ms == 0 ||
+	if (sb->killing || sb->out.end == EE_END_TIMEOUT || sb->fd[W_TIMER] < 0 || ms == 0 ||
 	    timerfd_gettime(sb->fd[W_TIMER], &its) < 0 ||
 	    (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0))
 		return;
