@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "err.h"
 #include "judge.h"
 #include "task.h"
@@ -485,11 +486,10 @@ static void settle_unreported(struct ee_stream *s)
 static int on_event(struct ee_stream *s, const char *payload, size_t len)
 {
 	json_error_t jerr;
-	json_t *ev = json_loadb(payload, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	ee_autodecref json_t *ev = json_loadb(payload, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	int wants_reply = 0;
 
 	if (!json_is_object(ev)) {
-		json_decref(ev);
 		violate(s, "event is not a JSON object");
 		return 0;
 	}
@@ -521,7 +521,6 @@ static int on_event(struct ee_stream *s, const char *payload, size_t len)
 	} else
 		violate(s, "unknown event");
 	s->wire.next_seq++;
-	json_decref(ev);
 	return wants_reply;
 }
 

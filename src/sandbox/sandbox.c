@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "resource_limits.h"
 #include "sandbox/child.h"
 #include "sandbox/clone.h"
@@ -825,15 +826,41 @@ static int launch_cold(struct ee_sandbox *sb, const struct ee_sandbox_config *cf
 	return 0;
 }
 
+static void close_pipes(int (*p)[P_COUNT][2])
+{
+	for (int i = 0; i < P_COUNT; i++)
+		close_pair((*p)[i]);
+}
+
+/* A sandbox that never reached the loop: what launching it claimed. */
+static void discard_unstarted(struct ee_sandbox **sbp)
+{
+	struct ee_sandbox *sb = *sbp;
+
+	if (!sb)
+		return;
+	ee_uid_release(&sb->uid); /* a failed clone, or its child reaped */
+	ee_cgroup_destroy(&sb->cg, NULL);
+	ee_buf_free(&sb->out.out);
+	ee_buf_free(&sb->out.err);
+	free(sb);
+}
+
+/* Until the sandbox is on the loop's list, the locals own what is made
+ * (cleanup.h): a failure returns and they release it. The child's ends of
+ * the pipes and the job are closed on return either way (the child, or a
+ * warm worker, has its own copies); the parent's ends go to the sandbox
+ * one by one as they are watched. */
 int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret, struct ee_err *err)
 {
-	int p[P_COUNT][2];
-	int job = -1, pidfd = -1;
-	struct ee_sandbox *sb = calloc(1, sizeof(*sb));
-
+	__attribute__((cleanup(close_pipes))) int p[P_COUNT][2];
 	for (int i = 0; i < P_COUNT; i++)
 		p[i][0] = p[i][1] = -1;
+	ee_autoclose int job = -1;
+	ee_autoclose int pidfd = -1;
+	__attribute__((cleanup(discard_unstarted))) struct ee_sandbox *sb = calloc(1, sizeof(*sb));
+
 	if (!sb)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	for (int i = 0; i < W_COUNT; i++)
@@ -854,14 +881,12 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 
 	/* A warm sandbox needs no sync pipe: its worker is ready and alone. */
 	for (int i = cfg->pool ? P_CTL : P_SYNC; i < P_COUNT; i++)
-		if (pipe2(p[i], O_CLOEXEC) < 0) {
-			ee_fail_errno(err, EE_ERR_SANDBOX, "pipe2");
-			goto fail;
-		}
+		if (pipe2(p[i], O_CLOEXEC) < 0)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "pipe2");
 	/* Sealed: the candidate cannot rewrite the job the harness re-reads. */
 	job = ee_memfd_sealed("execeval-job", cfg->job, cfg->job_len, err);
 	if (job < 0)
-		goto fail;
+		return -1;
 
 	clock_gettime(CLOCK_MONOTONIC, &sb->started);
 	if (cfg->pool) {
@@ -870,30 +895,20 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		};
 		sb->worker = ee_pool_spawn(cfg->pool, cfg->limits, fds, &pidfd, err);
 		if (!sb->worker)
-			goto fail;
+			return -1;
 		/* Not the wait for a worker's warm-up: the candidate's time. */
 		clock_gettime(CLOCK_MONOTONIC, &sb->started);
 	} else if (launch_cold(sb, cfg, p, job, &pidfd, err) < 0) {
-		goto fail;
+		return -1;
 	}
-	/* The child's ends belong to the sandbox now (the worker has its own
-	 * copies of a warm one's). */
-	close(job);
-	if (p[P_SYNC][0] >= 0)
-		close(p[P_SYNC][0]);
-	sb->lifeline_fd = p[P_SYNC][1];
-	close(p[P_CTL][1]);
-	close(p[P_OUT][1]);
-	close(p[P_ERR][1]);
-	close(p[P_RESULT][1]);
-	close(p[P_GATE][0]);
-	sb->gate_fd = p[P_GATE][1];
+	sb->lifeline_fd = ee_take_fd(&p[P_SYNC][1]);
+	sb->gate_fd = ee_take_fd(&p[P_GATE][1]);
 	fcntl(sb->gate_fd, F_SETFL, O_NONBLOCK);
 	for (int i = P_CTL; i <= P_RESULT; i++)
 		fcntl(p[i][0], F_SETFL, O_NONBLOCK);
 
-	int timer = arm_timer(cfg->limits->timeout_s, err);
-	/* From here on, the loop owns every fd; a failure still tears down
+	ee_autoclose int timer = arm_timer(cfg->limits->timeout_s, err);
+	/* From here on, the loop owns the sandbox; a failure still tears down
 	 * through the loop, so nothing is leaked. */
 	sb->next = loop->all;
 	if (loop->all)
@@ -902,39 +917,28 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	loop->active++;
 	int watched;
 	if (sb->worker) {
-		sb->fd[W_PIDFD] = pidfd;
+		sb->fd[W_PIDFD] = ee_take_fd(&pidfd);
 		int sock = fcntl(ee_worker_fd(sb->worker), F_DUPFD_CLOEXEC, 0);
 		watched = sock >= 0 && add_watch(sb, W_WORKER, sock, err) == 0;
 		if (sock < 0)
 			ee_fail_errno(err, EE_ERR_SANDBOX, "dup the worker's socket");
 	} else {
-		watched = add_watch(sb, W_PIDFD, pidfd, err) == 0;
+		watched = add_watch(sb, W_PIDFD, ee_take_fd(&pidfd), err) == 0;
 	}
-	if (!watched || add_watch(sb, W_CTL, p[P_CTL][0], err) < 0 ||
-	    add_watch(sb, W_OUT, p[P_OUT][0], err) < 0 || add_watch(sb, W_ERR, p[P_ERR][0], err) < 0 ||
-	    add_watch(sb, W_RESULT, p[P_RESULT][0], err) < 0 || timer < 0 ||
-	    add_watch(sb, W_TIMER, timer, err) < 0) {
+	/* add_watch takes each fd (also when it fails); those never reached
+	 * are closed on return. */
+	if (!watched || add_watch(sb, W_CTL, ee_take_fd(&p[P_CTL][0]), err) < 0 ||
+	    add_watch(sb, W_OUT, ee_take_fd(&p[P_OUT][0]), err) < 0 ||
+	    add_watch(sb, W_ERR, ee_take_fd(&p[P_ERR][0]), err) < 0 ||
+	    add_watch(sb, W_RESULT, ee_take_fd(&p[P_RESULT][0]), err) < 0 || timer < 0 ||
+	    add_watch(sb, W_TIMER, ee_take_fd(&timer), err) < 0) {
 		/* Unreachable in practice (epoll_ctl on fresh fds); end it cleanly. */
 		sb->out.setup_failed = 1;
 		sb->out.setup_err = *err;
 		kill_init(sb);
 	}
-	*ret = sb;
+	*ret = ee_take_ptr(&sb);
 	return 0;
-
-fail:
-	if (job >= 0)
-		close(job);
-	if (pidfd >= 0)
-		close(pidfd);
-	for (int i = 0; i < P_COUNT; i++)
-		close_pair(p[i]);
-	ee_uid_release(&sb->uid); /* a failed clone, or its child reaped */
-	ee_cgroup_destroy(&sb->cg, NULL);
-	ee_buf_free(&sb->out.out);
-	ee_buf_free(&sb->out.err);
-	free(sb);
-	return -1;
 }
 
 int ee_sandbox_gate(struct ee_sandbox *sb, const char *p, size_t n, int last)
