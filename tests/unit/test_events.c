@@ -480,3 +480,57 @@ Test(events, a_strict_literal_in_a_sibling_is_visible)
 	cr_expect_eq(ee_job_expected_visible(&v, 3), 0, "not a strict test");
 	ee_task_free(&v);
 }
+
+/* The phase cursor: each phase only as the expected next one; lint only
+ * when the job asked for it, and then before import; a failed phase (but
+ * lint) admits no later phase and no test. */
+Test(events, phases_are_accepted_only_in_order)
+{
+	static const struct {
+		int lint;
+		const char *phases[4]; /* "name:status" */
+		const char *violation; /* NULL: accepted, and a test may follow */
+	} cases[] = {
+		{ 0, { "syntax:ok", "scan:ok", "import:ok" }, NULL },
+		{ 0, { "syntax:ok", "scan:skipped", "import:skipped" }, NULL },
+		{ 0, { "scan:ok" }, "phase out of order" },
+		{ 0, { "syntax:ok", "import:ok" }, "phase out of order" },
+		{ 0, { "syntax:ok", "scan:ok", "lint:ok" }, "phase out of order" },
+		{ 0, { "syntax:ok", "syntax:ok" }, "phase out of order" },
+		{ 0, { "syntax:fail", "scan:ok" }, "phase out of order" },
+		{ 0, { "syntax:skipped" }, "bad phase status" },
+		{ 0, { "syntax:ok", "scan:fail", "import:ok" }, "phase out of order" },
+		{ 0, { "syntax:ok", "scan:ok", "import:fail" }, "test before the import phase" },
+		{ 1, { "syntax:ok", "scan:ok", "lint:fail", "import:ok" }, NULL },
+		{ 1, { "syntax:ok", "scan:skipped", "lint:ok", "import:ok" }, NULL },
+		{ 1, { "syntax:ok", "scan:ok", "import:ok" }, "phase out of order" },
+		{ 1, { "syntax:ok", "scan:ok", "import:ok", "lint:ok" }, "phase out of order" },
+	};
+	char body[200];
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		ee_stream_free(&s);
+		cr_assert_eq(ee_stream_init(&s, &task, NONCE, 1, 0), 0);
+		s.phases.lint_asked = cases[c].lint;
+		seq = 0;
+		send_ev(NONCE, "\"ev\":\"hello\"");
+		for (int k = 0; k < 4 && cases[c].phases[k]; k++) {
+			const char *p = cases[c].phases[k], *colon = strchr(p, ':');
+			snprintf(body, sizeof(body), "\"ev\":\"phase\",\"name\":\"%.*s\",\"status\":\"%s\"",
+			         (int)(colon - p), p, colon + 1);
+			send_ev(NONCE, body);
+		}
+		send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+		if (cases[c].violation)
+			cr_expect_str_eq(s.wire.violation ? s.wire.violation : "(none)", cases[c].violation,
+			                 "case %zu", c);
+		else
+			cr_expect_null(s.wire.violation, "case %zu: %s", c, s.wire.violation);
+	}
+}
+
+Test(events, each_test_carries_its_judging_mode)
+{
+	cr_expect_eq(s.tests.results[0].judging, EE_JUDGE_SANDBOX);
+	cr_expect_eq(s.tests.results[2].judging, EE_JUDGE_IO);
+}
