@@ -22,9 +22,11 @@ SAN      := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 LIBS     := -lseccomp -ljansson -lz -lmicrohttpd -lsqlite3 -lm $(PY_LIBS)
 LDHARDEN := -pie -Wl,-z,relro,-z,now
 
-LIB_SRC  := $(sort $(wildcard src/*.c src/sandbox/*.c src/serve/*.c src/harness/*.c src/report/*.c))
+LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
-HARNESS  := src/harness/harness.py
+# The harness: parts joined into one module by assemble.py (its order, its forms).
+HARNESS_PARTS := $(sort $(wildcard src/harness/parts/*.py)) src/harness/assemble.py
+HARNESS  := $(BUILD)/harness.py
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
@@ -43,9 +45,12 @@ $(BUILD)/san/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@echo "  CC san  $<"; $(CC) $(BASE) $(SAN) -c $< -o $@
 # The harness is embedded as source and as a pyc compiled by $(PYTHON),
 # whose real path goes along so the binary knows when the pyc applies.
-$(BUILD)/harness.pyc: $(HARNESS)
+$(HARNESS): $(HARNESS_PARTS)
 	@mkdir -p $(dir $@)
-	$(PYTHON) -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)' $< $@
+	$(PYTHON) src/harness/assemble.py source $@
+$(BUILD)/harness.pyc: $(HARNESS_PARTS)
+	@mkdir -p $(dir $@)
+	$(PYTHON) src/harness/assemble.py pyc $@
 	$(PYTHON) -c 'import os, sys; sys.stdout.write(os.path.realpath(sys.executable))' > $(BUILD)/harness-python.txt
 $(BUILD)/%/embed.o: src/harness/embed.S $(HARNESS) src/harness/lint.py $(BUILD)/harness.pyc
 	@mkdir -p $(dir $@)
@@ -65,6 +70,7 @@ $(BUILD)/unit/%: tests/unit/%.c $(call san_obj,$(LIB_SRC)) $(BUILD)/san/embed.o 
 # test_oom fails the library's allocations one by one: its calls are wrapped.
 $(BUILD)/unit/test_oom: UNIT_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup \
     -Wl,--wrap=json_loadb,--wrap=json_loads,--wrap=json_loadf,--wrap=json_load_file
+$(BUILD)/unit/test_oom: tests/fuzz/events_task.h
 # Python's reading of HumanEval's test programs, the oracle of test_pyprogram:
 # generated from the data set where this machine has it (never copied into
 # the repository), else from the hand-written hostile programs alone.
@@ -94,19 +100,21 @@ $(BUILD)/fuzzlib/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@echo "  CC fuzz $<"; clang $(BASE) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(BUILD)/fuzzlib/libexeceval.a: $(call fuzz_obj,$(LIB_SRC))
 	@rm -f $@; ar rcs $@ $^
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzzlib/libexeceval.a $(BUILD)/san/embed.o
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzzlib/libexeceval.a $(BUILD)/san/embed.o $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"; clang $(BASE) $(FUZZ_CFLAGS) -fsanitize=fuzzer \
 	    $< $(BUILD)/fuzzlib/libexeceval.a $(BUILD)/san/embed.o -o $@ $(LIBS)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
-fuzz: $(FUZZ_BIN)
-	@set -e; for f in $(FUZZ_BIN); do n=$$(basename $$f); \
-	    mkdir -p $(BUILD)/corpus/$$n; \
-	    echo "== $$n ($(FUZZ_SECONDS)s)"; \
-	    if ! $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=$(BUILD)/fuzz/$$n- \
+# One run per target, so `make -jN fuzz` runs N at once (each is time-bound;
+# not .PHONY, which would skip the pattern rule: no file fuzz-run-* exists).
+FUZZ_RUN := $(patsubst tests/fuzz/%.c,fuzz-run-%,$(FUZZ_SRC))
+fuzz: $(FUZZ_RUN)
+fuzz-run-%: $(BUILD)/fuzz/%
+	@n=$*; mkdir -p $(BUILD)/corpus/$$n; \
+	    if ! $< -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=$(BUILD)/fuzz/$$n- \
 	        $(BUILD)/corpus/$$n tests/fuzz/corpus/$$n > $(BUILD)/fuzz/$$n.log 2>&1; then \
 	        tail -n 40 $(BUILD)/fuzz/$$n.log; echo "fuzz: $$n failed (artifact in $(BUILD)/fuzz/)"; exit 1; fi; \
-	    tail -n 1 $(BUILD)/fuzz/$$n.log; done
+	    echo "== $$n ($(FUZZ_SECONDS)s): $$(tail -n 1 $(BUILD)/fuzz/$$n.log)"
 
 # Black-box tests: pytest inside an outer safety net (pid namespace, cgroups).
 # The statuses and hostile cases run again: against the ASan+UBSan build, so
@@ -131,11 +139,16 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 pytests: $(BUILD)/execeval
 	$(PYTHON) -m pytest -q tests/harness tests/metrics tests/docs
 
+# Every build step first, on all cores (serially they left all but one
+# idle); then the runs, the time-bound fuzz runs on all cores too. Unit
+# tests and the e2e passes run one at a time: they time sandboxes.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: test-deps
 	$(MAKE) format-check
-	$(MAKE) all
+	$(PYTHON) scripts/check-layers
+	$(MAKE) -j$(JOBS) all $(BUILD)/execeval-san $(UNIT_BIN) $(FUZZ_BIN)
 	$(MAKE) unit
-	$(MAKE) fuzz
+	$(MAKE) -j$(JOBS) fuzz
 	$(MAKE) pytests
 	$(MAKE) e2e
 
@@ -150,7 +163,7 @@ deps:
 test-deps:
 	@scripts/install-deps --test
 
-$(BUILD)/bench/run-overhead: bench/run-overhead.c $(call rel_obj,$(LIB_SRC)) $(BUILD)/rel/src/cli/common.o $(BUILD)/rel/embed.o
+$(BUILD)/bench/run-overhead: bench/run-overhead.c $(call rel_obj,$(LIB_SRC)) $(BUILD)/rel/embed.o
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(HARDEN) $(LDHARDEN) $^ -o $@ $(LIBS)
 
@@ -168,7 +181,7 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 install: $(BUILD)/execeval
 	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval
 
-C_FILES = src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c bench/*.c
+C_FILES = $(wildcard src/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] bench/*.c)
 format:
 	clang-format -i $(C_FILES)
 format-check:

@@ -19,9 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "engine/engine.h"
+#include "engine/evaluate.h"
 #include "sandbox/sandbox.h"
-#include "task.h"
+#include "input/task.h"
 
 extern char **environ;
 
@@ -64,13 +65,14 @@ static void count(void *ctx, json_t *rec)
 	json_decref(rec);
 }
 
-static int sandboxed(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_task *task, int n,
-                     struct tally *t)
+static int sandboxed(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_task *task,
+                     int n, struct tally *t)
 {
 	struct ee_err err;
 	struct ee_candidate c = { .task = task, .program = program, .sample = -1 };
 	for (int i = 0; i < n; i++) {
-		if (ee_eval_start(loop, o, &c, count, t, &err) < 0 || ee_loop_run(loop, &err) != 0) {
+		if (ee_eval_start(eng, o, &c, count, t, &err) < 0 ||
+		    ee_loop_run(ee_engine_loop(eng), &err) != 0) {
 			fprintf(stderr, "run-overhead: %s\n", err.msg);
 			return -1;
 		}
@@ -82,10 +84,10 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1000;
 	int rounds = argc > 2 ? atoi(argv[2]) : 4;
-	struct cli_context ctx;
+	struct ee_engine_config cfg;
+	struct ee_engine *eng = NULL;
 	struct ee_eval_options o;
 	struct ee_task task;
-	struct ee_loop *loop;
 	struct ee_err err;
 	const char *asserts[] = { assertion };
 	char path[] = "/tmp/execeval-bench-XXXXXX.py";
@@ -94,16 +96,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: run-overhead [N] [ROUNDS], N a multiple of ROUNDS\n");
 		return 2;
 	}
-	memset(&o, 0, sizeof(o));
-	ee_limits_default(&o.limits);
-	o.deny_imports = 1;
-	o.scan = EE_SCAN_REPORT;
+	ee_eval_options_default(&o);
 	o.isolation = EE_ISOLATION_COLD;
-	if (cli_context_init(&ctx, &o, 1, &err) < 0 || ee_task_from_asserts(asserts, 1, &task, &err) < 0) {
+	cfg = (struct ee_engine_config){ .opt = &o, .workers = 1 };
+	if (ee_engine_open(&cfg, &eng, &err) < 0 || ee_task_from_asserts(asserts, 1, &task, &err) < 0) {
 		fprintf(stderr, "run-overhead: %s\n", err.msg);
 		return 3;
 	}
-	loop = ctx.loop;
 
 	int fd = mkstemps(path, 3);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -120,7 +119,7 @@ int main(int argc, char **argv)
 			return 3;
 		}
 		double t1 = now_s();
-		if (sandboxed(loop, &o, &task, n / rounds, &tally) < 0)
+		if (sandboxed(eng, &o, &task, n / rounds, &tally) < 0)
 			return 3;
 		t_box += now_s() - t1;
 		t_base += t1 - t0;
@@ -134,6 +133,6 @@ int main(int argc, char **argv)
 	printf("  ratio execeval/baseline: %.2fx   (records: %d pass, %d other)\n", t_box / t_base,
 	       tally.pass, tally.other);
 	ee_task_free(&task);
-	cli_context_free(&ctx);
+	ee_engine_close(eng);
 	return tally.other ? 1 : 0;
 }

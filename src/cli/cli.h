@@ -1,5 +1,7 @@
-/* cli.h - what the subcommands share: the prepared sandbox context and
- * strict parsing of option values. Only main() and the subcommands decide
+/* cli.h - what the subcommands share: the options' usage text (the
+ * options themselves are options/options.h's table), reading files, the
+ * run and history files (the sandboxes' runtime is the engine's:
+ * engine/engine.h). Only main() and the subcommands decide
  * to exit; everything here returns. */
 #ifndef EE_CLI_H
 #define EE_CLI_H
@@ -8,97 +10,19 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "evaluate.h"
-#include "extract.h"
-#include "harness/harness.h"
-#include "sandbox/host.h"
-#include "sandbox/mount.h"
-#include "sandbox/seccomp.h"
+#include "engine/evaluate.h"
+#include "input/extract.h"
+#include "options/options.h"
 
 /* Exit codes (CONTRACT.md). */
 enum { EXIT_PASS = 0, EXIT_NOT_PASS = 1, EXIT_USAGE = 2, EXIT_SANDBOX = 3 };
 
-/* Everything a sandbox needs that is computed once per process, and the
- * event loop that runs them. */
-struct cli_context {
-	struct ee_host host;
-	struct ee_mount_plan mounts;
-	struct ee_seccomp_prog seccomp;
-	struct ee_harness harness;
-	struct ee_loop *loop;
-	struct ee_pool *pool; /* warm workers, when the isolation is warm */
-};
-
-/* Makes c safe to free before (or without) cli_context_init. */
-void cli_context_zero(struct cli_context *c);
-
-/* Probes the host, refuses a host without a writable memory cgroup unless
- * o->weak_limits (then fits o->limits to the fallback and keeps
- * o->weak_limits set; with a cgroup it clears it), plans the mounts for
- * o->limits.tmp_mb, compiles seccomp,
- * prepares the harness and the loop, starts `workers` warm workers when
- * o->isolation asks for warm (auto: where the host allows it, else cold with
- * a note on stderr), and points o's host, mounts, seccomp, harness and pool
- * at them (c must outlive o's use). */
-int cli_context_init(struct cli_context *c, struct ee_eval_options *o, unsigned workers, struct ee_err *err);
-void cli_context_free(struct cli_context *c);
-
-/* The proof that matters (doctor, serve's start-up): one trivial candidate
- * through ctx's real sandbox with o's options. 0 when it passed, *wall_ms
- * its wall time; else -1, err (EE_ERR_SANDBOX) saying why. */
-int cli_check_sandbox(struct cli_context *ctx, const struct ee_eval_options *o, double *wall_ms,
-                      struct ee_err *err);
-
-/* Strict option values: the whole string must parse; messages name the flag. */
-int cli_parse_double(const char *flag, const char *s, double *ret, struct ee_err *err);
-int cli_parse_uint(const char *flag, const char *s, unsigned long max, unsigned long *ret,
-                   struct ee_err *err);
-
-/* Options run and eval share: limits, extraction, scan, denylist, hidden
- * tests. Their getopt codes start at CLI_COMMON; CLI_COMMON_OPTIONS goes into
- * each subcommand's struct option table. */
-enum {
-	CLI_COMMON = 1000,
-	CLI_O_TIMEOUT = CLI_COMMON,
-	CLI_O_MEMORY,
-	CLI_O_PROCS,
-	CLI_O_CAP,
-	CLI_O_EXTRACT,
-	CLI_O_SCAN,
-	CLI_O_ALLOW,
-	CLI_O_HIDDEN,
-	CLI_O_ISOLATION,
-	CLI_O_LINT,
-	CLI_O_LINT_SEVERITY,
-	CLI_O_STRICT_ASSERTS,
-	CLI_O_WEAK_LIMITS,
-	CLI_O_MBPP_CHALLENGE,
-	CLI_COMMON_END
-};
-#define CLI_COMMON_OPTIONS                                                                                   \
-	{ "timeout", required_argument, NULL, CLI_O_TIMEOUT },                                               \
-	        { "memory", required_argument, NULL, CLI_O_MEMORY },                                         \
-	        { "procs", required_argument, NULL, CLI_O_PROCS },                                           \
-	        { "output-cap", required_argument, NULL, CLI_O_CAP },                                        \
-	        { "extract", required_argument, NULL, CLI_O_EXTRACT },                                       \
-	        { "scan", required_argument, NULL, CLI_O_SCAN },                                             \
-	        { "allow-imports", no_argument, NULL, CLI_O_ALLOW },                                         \
-	        { "isolation", required_argument, NULL, CLI_O_ISOLATION },                                   \
-	        { "lint", no_argument, NULL, CLI_O_LINT },                                                   \
-	        { "lint-severity", required_argument, NULL, CLI_O_LINT_SEVERITY },                           \
-	        { "strict-asserts", no_argument, NULL, CLI_O_STRICT_ASSERTS },                               \
-	        { "weak-limits", no_argument, NULL, CLI_O_WEAK_LIMITS },                                     \
-	        { "mbpp-challenge", no_argument, NULL, CLI_O_MBPP_CHALLENGE },                               \
-	{                                                                                                    \
-		"run-hidden", no_argument, NULL, CLI_O_HIDDEN                                                \
-	}
+/* Prints head, the evaluation options front takes (options.h; help text
+ * from column col), then tail, on stdout. */
+void cli_usage(const char *head, unsigned front, int col, const char *tail);
 
 /* format (enum ee_task_format) with the parse options o asks for OR'd in. */
 int cli_task_format(int format, const struct ee_eval_options *o);
-
-/* Applies one shared option (c in [CLI_COMMON, CLI_COMMON_END)). */
-int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee_extract_mode *extract,
-                      struct ee_err *err);
 
 /* Reads a whole file (or stdin for "-" or NULL), at most cap bytes. */
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err);
@@ -106,10 +30,10 @@ int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, str
 /* Reading results files (results_file.c), for metrics and report. */
 typedef int (*cli_record_visit)(void *ctx, const json_t *record, const char *where, struct ee_err *err);
 /* Visits every record of the results file at path (borrowed for the call;
- * where is "path:line"). A line that is not JSON or that visit rejects is an
- * error naming file:line, unless it is the last non-blank line (a torn
- * line): that one is skipped with a warning on stderr. A (task_id, sample)
- * key on two lines is an error naming it and both lines. */
+ * where is "path:line") under results.h's LOOSE policy: a torn last line is
+ * skipped with a warning on stderr; a bad line before it, a line visit
+ * rejects and a (task_id, sample) key on two lines are errors naming
+ * file:line. */
 int cli_read_results(const char *path, cli_record_visit visit, void *ctx, struct ee_err *err);
 /* "1,10,100" into ks[0..max): positive decimal integers, nothing else. */
 int cli_parse_ks(const char *s, unsigned long *ks, size_t max, size_t *ret_n, struct ee_err *err);

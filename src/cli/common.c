@@ -8,189 +8,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/worker.h"
-#include "task.h"
+#include "input/task.h"
 
-void cli_context_zero(struct cli_context *c)
+void cli_usage(const char *head, unsigned front, int col, const char *tail)
 {
-	memset(c, 0, sizeof(*c));
-	c->harness.code_fd = -1;
-}
-
-/* Warm workers when asked for; auto falls back to cold where warm cannot run. */
-static int start_pool(struct cli_context *c, struct ee_eval_options *o, unsigned workers, struct ee_err *err)
-{
-	struct ee_err why = { 0 };
-
-	if (o->isolation == EE_ISOLATION_COLD)
-		return 0;
-	if (ee_pool_supported(&c->host, &why) < 0) {
-		if (o->isolation == EE_ISOLATION_WARM) {
-			*err = why;
-			return -1;
-		}
-		fprintf(stderr, "execeval: running cold: %s\n", why.msg);
-		return 0;
-	}
-	struct ee_pool_setup s = { &c->host, &c->mounts, &c->seccomp, o->limits, o->lint };
-	if (ee_pool_new(&s, workers, &c->pool, err) < 0)
-		return -1;
-	o->pool = c->pool;
-	return 0;
-}
-
-/* Without a memory cgroup --memory is only RLIMIT_AS, which the pages of
- * files (memfd, /tmp) never touch: run there only when told to, with
- * memfd_create refused and /tmp and file sizes fitted inside --memory.
- * The message fits ee_err; doctor says why the cgroup is unusable. */
-static int check_memory_limit(const struct ee_host *h, struct ee_eval_options *o, struct ee_err *err)
-{
-	if (ee_host_has_memory_cgroup(h)) {
-		o->weak_limits = 0;
-		return 0;
-	}
-	if (!o->weak_limits)
-		return ee_fail(err, EE_ERR_SANDBOX,
-		               "no writable memory cgroup: --memory would be RLIMIT_AS only, which memfd "
-		               "and /tmp pages escape; give execeval one (docker --cgroupns=private; "
-		               "unprivileged: systemd-run --user --scope -p Delegate=yes) or pass "
-		               "--weak-limits");
-	ee_limits_fit_weak(&o->limits);
-	return 0;
-}
-
-int cli_context_init(struct cli_context *c, struct ee_eval_options *o, unsigned workers, struct ee_err *err)
-{
-	cli_context_zero(c);
-	if (ee_host_probe(&c->host, err) < 0 || ee_host_usable(&c->host, err) < 0 ||
-	    check_memory_limit(&c->host, o, err) < 0)
-		return -1;
-	ee_cgroup_sweep_stale(&c->host);
-	if (ee_mount_plan(o->limits.tmp_mb, &c->mounts, err) < 0 ||
-	    ee_harness_prepare(c->host.python, &c->harness, err) < 0 ||
-	    ee_seccomp_compile(o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0, &c->seccomp, err) < 0 ||
-	    ee_loop_new(&c->loop, err) < 0)
-		return -1;
-	o->host = &c->host;
-	o->mounts = &c->mounts;
-	o->seccomp = &c->seccomp;
-	o->harness = &c->harness;
-	return start_pool(c, o, workers, err);
-}
-
-void cli_context_free(struct cli_context *c)
-{
-	ee_pool_free(c->pool);
-	c->pool = NULL;
-	ee_loop_free(c->loop);
-	c->loop = NULL;
-	ee_harness_release(&c->harness);
-	ee_seccomp_free(&c->seccomp);
-}
-
-int cli_parse_double(const char *flag, const char *s, double *ret, struct ee_err *err)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || v != v)
-		return ee_fail(err, EE_ERR_USAGE, "%s: expected a number, got '%s'", flag, s);
-	*ret = v;
-	return 0;
-}
-
-int cli_parse_uint(const char *flag, const char *s, unsigned long max, unsigned long *ret, struct ee_err *err)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v > max)
-		return ee_fail(err, EE_ERR_USAGE, "%s: expected a whole number up to %lu, got '%s'", flag,
-		               max, s);
-	*ret = v;
-	return 0;
-}
-
-static int parse_scan(const char *s, int *ret)
-{
-	static const char *const names[] = { "off", "report", "block" };
-	for (int i = 0; i < 3; i++)
-		if (strcmp(s, names[i]) == 0) {
-			*ret = i;
-			return 0;
-		}
-	return -1;
+	fputs(head, stdout);
+	ee_options_help(stdout, front, col);
+	fputs(tail, stdout);
 }
 
 int cli_task_format(int format, const struct ee_eval_options *o)
 {
 	return format | (o->mbpp_challenge ? (int)EE_TASK_MBPP_CHALLENGE : 0);
-}
-
-int cli_common_option(int c, const char *arg, struct ee_eval_options *o, enum ee_extract_mode *extract,
-                      struct ee_err *err)
-{
-	unsigned long u = 0;
-	int rc = 0;
-
-	switch (c) {
-	case CLI_O_TIMEOUT: return cli_parse_double("--timeout", arg, &o->limits.timeout_s, err);
-	case CLI_O_MEMORY:
-		rc = cli_parse_uint("--memory", arg, 1u << 20, &u, err);
-		o->limits.memory_mb = (unsigned)u;
-		return rc;
-	case CLI_O_PROCS:
-		rc = cli_parse_uint("--procs", arg, 1u << 20, &u, err);
-		o->limits.procs = (unsigned)u;
-		return rc;
-	case CLI_O_CAP:
-		rc = cli_parse_uint("--output-cap", arg, 1ul << 40, &u, err);
-		o->limits.output_cap = u;
-		return rc;
-	case CLI_O_EXTRACT:
-		if (ee_extract_mode_parse(arg, extract) < 0)
-			return ee_fail(err, EE_ERR_USAGE,
-			               "--extract: expected auto, fenced or none, got '%s'", arg);
-		return 0;
-	case CLI_O_SCAN:
-		if (parse_scan(arg, &o->scan) < 0)
-			return ee_fail(err, EE_ERR_USAGE, "--scan: expected off, report or block, got '%s'",
-			               arg);
-		return 0;
-	case CLI_O_ALLOW: o->deny_imports = 0; return 0;
-	case CLI_O_HIDDEN: o->run_hidden_on_fail = 1; return 0;
-	case CLI_O_ISOLATION:
-		if (strcmp(arg, "warm") == 0)
-			o->isolation = EE_ISOLATION_WARM;
-		else if (strcmp(arg, "cold") == 0)
-			o->isolation = EE_ISOLATION_COLD;
-		else if (strcmp(arg, "auto") == 0)
-			o->isolation = EE_ISOLATION_AUTO;
-		else
-			return ee_fail(err, EE_ERR_USAGE,
-			               "--isolation: expected warm, cold or auto, got '%s'", arg);
-		return 0;
-	case CLI_O_LINT: o->lint = 1; return 0;
-	case CLI_O_STRICT_ASSERTS: o->strict_asserts = 1; return 0;
-	case CLI_O_WEAK_LIMITS: o->weak_limits = 1; return 0;
-	case CLI_O_MBPP_CHALLENGE: o->mbpp_challenge = 1; return 0;
-	case CLI_O_LINT_SEVERITY: {
-		static const char *const names[] = { "low", "medium", "high" };
-		for (int i = 0; i < 3; i++)
-			if (strcmp(arg, names[i]) == 0) {
-				o->lint_severity = i;
-				o->lint = 1;
-				return 0;
-			}
-		return ee_fail(err, EE_ERR_USAGE, "--lint-severity: expected low, medium or high, got '%s'",
-		               arg);
-	}
-	}
-	return ee_fail(err, EE_ERR_USAGE, "internal: unknown shared option %d", c);
 }
 
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err)
@@ -233,51 +67,4 @@ fail:
 		close(fd);
 	ee_buf_free(&b);
 	return -1;
-}
-
-static void keep_record(void *ctx, json_t *record)
-{
-	*(json_t **)ctx = record;
-}
-
-int cli_check_sandbox(struct cli_context *ctx, const struct ee_eval_options *o, double *wall_ms,
-                      struct ee_err *err)
-{
-	static const char *const asserts[] = { "assert add(1, 2) == 3" };
-	struct ee_task task = { 0 };
-	json_t *rec = NULL;
-	int rc = -1;
-
-	if (ee_task_from_asserts(asserts, 1, &task, err) < 0 ||
-	    (o->strict_asserts && ee_task_strict_asserts(&task, err) < 0)) {
-		ee_task_free(&task);
-		return -1;
-	}
-	struct ee_candidate cand = { .task = &task,
-		                     .program = "def add(a, b):\n    return a + b\n",
-		                     .sample = -1 };
-	int sig = ee_eval_start(ctx->loop, o, &cand, keep_record, &rec, err) < 0
-	                  ? -1
-	                  : ee_loop_run(ctx->loop, err);
-	if (sig > 0) {
-		ee_fail(err, EE_ERR_SANDBOX, "interrupted by signal %d", sig);
-	} else if (sig == 0) {
-		const char *status = json_string_value(json_object_get(rec, "status"));
-		const char *why = json_string_value(json_object_get(rec, "sandbox_error"));
-		if (!why)
-			why = json_string_value(json_object_get(rec, "detail"));
-		if (status && strcmp(status, "pass") == 0) {
-			*wall_ms = json_number_value(
-			        json_object_get(json_object_get(rec, "resources"), "wall_ms"));
-			rc = 0;
-		} else {
-			ee_fail(err, EE_ERR_SANDBOX, "a trivial candidate did not pass: %s",
-			        why      ? why
-			        : status ? status
-			                 : "no record");
-		}
-	}
-	json_decref(rec);
-	ee_task_free(&task);
-	return rc;
 }

@@ -1,5 +1,5 @@
 /* compare.c - `execeval compare BASE NEW`: two runs side by side, and a
- * gate for CI (the library is src/compare.h).
+ * gate for CI (the library is src/results/compare.h).
  *
  * Parses the options, loads each side with load_side (with the sha256 of
  * the tasks it ran on, where a run file or the history says), checks that
@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "compare.h"
-#include "composite.h"
-#include "err.h"
-#include "history.h"
+#include "results/compare.h"
+#include "results/composite.h"
+#include "base/err.h"
+#include "history/history.h"
 
 #define MAX_GATED   32
 #define MAX_CHANGED 50 /* rows of changed tasks in the table */
@@ -94,7 +94,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == O_EPS) {
-			if (cli_parse_double("--epsilon", optarg, &a->epsilon, err) < 0)
+			if (ee_parse_double("--epsilon", optarg, &a->epsilon, err) < 0)
 				return -1;
 			if (!(a->epsilon >= 0.0) || !isfinite(a->epsilon))
 				return ee_fail(err, EE_ERR_USAGE,

@@ -20,13 +20,13 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "dataset.h"
-#include "err.h"
-#include "lines.h"
-#include "outpath.h"
-#include "results.h"
-#include "strmap.h"
-#include "task.h"
+#include "input/dataset.h"
+#include "base/err.h"
+#include "input/lines.h"
+#include "results/outpath.h"
+#include "results/results.h"
+#include "base/strmap.h"
+#include "input/task.h"
 
 struct outcome {
 	int passed;
@@ -191,6 +191,8 @@ int cli_write_humaneval_compat(const char *samples, const char *results, const c
 		tasks->entries[i].seen = 0;
 	if (ee_results_read(results, remember, &o, &torn, err) < 0)
 		goto done;
+	if (torn)
+		fprintf(stderr, "execeval compat: %s: skipped a torn last line\n", results);
 	if (ee_lines_open(&in, samples, 64u << 20, err) < 0)
 		goto done;
 	if (ee_atomic_begin(&tmp, out, force, err) < 0)

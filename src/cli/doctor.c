@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "err.h"
+#include "engine/engine.h"
+#include "base/err.h"
+#include "harness/harness.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/worker.h"
 
@@ -60,27 +62,27 @@ static void capabilities(const struct ee_host *h)
  * cold or from a warm worker. */
 static int live_check(int isolation, int weak_limits, struct ee_err *err)
 {
-	struct cli_context ctx;
-	struct ee_eval_options o = { 0 };
+	struct ee_eval_options o;
+	struct ee_engine_config cfg = { .opt = &o, .workers = 1 };
+	struct ee_engine *eng = NULL;
 	double ms;
 	int rc = -1;
 
-	ee_limits_default(&o.limits);
-	o.deny_imports = 1;
-	o.scan = EE_SCAN_REPORT;
+	ee_eval_options_default(&o);
 	o.isolation = isolation;
 	o.weak_limits = weak_limits;
-	if (cli_context_init(&ctx, &o, 1, err) < 0 || cli_check_sandbox(&ctx, &o, &ms, err) < 0)
+	if (ee_engine_open(&cfg, &eng, err) < 0 || ee_engine_check(eng, &o, &ms, err) < 0)
 		goto out;
 	if (isolation == EE_ISOLATION_WARM)
 		printf("%-22s %-4s a trivial candidate passed, forked from a warm worker (%.1f ms)\n",
 		       "live check, warm", "yes", ms);
 	else
 		printf("%-22s %-4s a trivial candidate passed in the sandbox (%.1f ms, %s)\n", "live check",
-		       "yes", ms, ctx.harness.code_fd >= 0 ? "harness from its pyc" : "harness from source");
+		       "yes", ms,
+		       ee_engine_harness(eng)->code_fd >= 0 ? "harness from its pyc" : "harness from source");
 	rc = 0;
 out:
-	cli_context_free(&ctx);
+	ee_engine_close(eng);
 	return rc;
 }
 

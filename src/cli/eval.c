@@ -25,22 +25,25 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "composite.h"
-#include "compose.h"
-#include "dataset.h"
-#include "err.h"
-#include "extract.h"
-#include "lines.h"
-#include "outpath.h"
-#include "reorder.h"
-#include "results.h"
-#include "samples_dir.h"
+#include "results/composite.h"
+#include "input/compose.h"
+#include "input/dataset.h"
+#include "engine/engine.h"
+#include "base/err.h"
+#include "input/extract.h"
+#include "input/lines.h"
+#include "results/outpath.h"
+#include "verdict/record.h"
+#include "results/reorder.h"
+#include "results/results.h"
+#include "input/samples_dir.h"
+#include "sandbox/host.h"
 #include "sandbox/sandbox.h"
-#include "scheduler.h"
-#include "sha256.h"
-#include "strmap.h"
-#include "summary.h"
-#include "task.h"
+#include "engine/scheduler.h"
+#include "base/sha256.h"
+#include "base/strmap.h"
+#include "results/summary.h"
+#include "input/task.h"
 
 #define MAX_SAMPLE_LINE (64u << 20)
 #define MAX_KS          32
@@ -52,7 +55,7 @@
 #define HELD_PER_JOB 256
 #define HELD_BYTES   (32u << 20)
 
-static const char usage[] =
+static const char usage_head[] =
         "usage: execeval eval --tasks FILE --samples FILE|DIR [OPTIONS]\n"
         "  --tasks, --samples     JSONL (or a JSON array of tasks), gzip-compressed or not;\n"
         "                         \"-\" reads the samples from standard input; a directory\n"
@@ -60,18 +63,8 @@ static const char usage[] =
         "  -o, --out FILE         results JSONL (default: SAMPLES.results.jsonl)\n"
         "  -j, --jobs N           sandboxes at once (default: number of cores)\n"
         "  -k 1,10,100            pass@k to report (default 1,10,100)\n"
-        "  --timeout S --memory MB --procs N --output-cap BYTES   limits (tasks may override)\n"
         "  --format auto|native|humaneval|mbpp    tasks format (default: detected per task)\n"
-        "  --extract auto|fenced|none   for \"generation\" samples (default auto)\n"
         "  --stop                 cut completions at HumanEval's stop sequences\n"
-        "  --scan off|report|block, --allow-imports, --run-hidden   as for run\n"
-        "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
-        "  --strict-asserts       literal asserts judged by the supervisor, as for run\n"
-        "  --mbpp-challenge       MBPP: add challenge_test_list as hidden tests (default:\n"
-        "                         test_list only, the standard protocol)\n"
-        "  --weak-limits          run without a memory cgroup (RLIMIT_AS), as for run\n"
-        "  --isolation warm|cold|auto   warm: fork each candidate from a prepared worker\n"
-        "                         (default auto: warm where the host allows it)\n"
         "  --resume               skip samples already in the results file; the others\n"
         "                         follow them, in input order (as every record is written)\n"
         "  --resume-anyway        --resume even when the tasks, samples or judging options\n"
@@ -95,7 +88,8 @@ static const char usage[] =
         "                         ~/.local/share/execeval/history.db; see execeval history)\n"
         "  --no-history           do not store the run\n"
         "  -q, --quiet            no progress line (on stderr: redrawn on a terminal, else\n"
-        "                         a line every 10 s)\n";
+        "                         a line every 10 s)\n"
+        "Evaluation options (limits: tasks may override them):\n";
 
 struct eval_args {
 	const char *tasks, *samples, *out, *summary_json;
@@ -213,7 +207,7 @@ enum {
 	O_HELP
 };
 
-static const struct option longopts[] = {
+static const struct option own_longopts[] = {
 	{ "tasks", required_argument, NULL, O_TASKS },
 	{ "samples", required_argument, NULL, O_SAMPLES },
 	{ "out", required_argument, NULL, 'o' },
@@ -233,21 +227,21 @@ static const struct option longopts[] = {
 	{ "resume-anyway", no_argument, NULL, O_RESUME_ANYWAY },
 	{ "model", required_argument, NULL, O_MODEL },
 	{ "help", no_argument, NULL, O_HELP },
-	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
 static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 {
+	const struct ee_option *row = ee_option_of_code(c);
 	int rc = 0;
 
-	if (c >= CLI_COMMON && c < CLI_COMMON_END)
-		return cli_common_option(c, optarg, &a->opt, &a->extract, err);
+	if (row)
+		return ee_option_set(row, optarg, &(struct ee_option_sink){ &a->opt, &a->extract }, err);
 	switch (c) {
 	case O_TASKS: a->tasks = optarg; break;
 	case O_SAMPLES: a->samples = optarg; break;
 	case 'o': a->out = optarg; break;
-	case 'j': rc = cli_parse_uint("--jobs", optarg, 4096, &a->jobs, err); break;
+	case 'j': rc = ee_parse_uint("--jobs", optarg, 4096, &a->jobs, err); break;
 	case 'k': rc = cli_parse_ks(optarg, a->ks, MAX_KS, &a->nk, err); break;
 	case 'q': a->quiet = 1; break;
 	case O_FORMAT:
@@ -275,7 +269,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 		a->model = optarg;
 		break;
 	case 'h':
-	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
+	case O_HELP: cli_usage(usage_head, EE_FRONT_EVAL, 25, ""); exit(EXIT_PASS);
 	default:
 		rc = ee_fail(err, EE_ERR_USAGE,
 		             "unknown or incomplete option '%s' (see execeval eval --help)",
@@ -286,7 +280,10 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 
 static int parse_args(int argc, char **argv, struct eval_args *a, struct ee_err *err)
 {
+	struct option longopts[EE_OPTIONS_MAX + sizeof(own_longopts) / sizeof(own_longopts[0])];
 	int c;
+
+	ee_options_getopt(own_longopts, EE_FRONT_EVAL, longopts, sizeof(longopts) / sizeof(longopts[0]));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:j:k:qh", longopts, NULL)) != -1) {
 		if (c == '?' || c == ':')
@@ -405,13 +402,8 @@ static const char *known_task_id(struct eval_run *r, const json_t *obj)
 /* An invalid sample under --skip-invalid: a counted error record, in its place. */
 static void invalid_record(struct eval_run *r, const json_t *obj, const struct ee_err *why)
 {
-	const char *known = known_task_id(r, obj);
-	json_t *id = known ? json_object_get(obj, "task_id") : NULL;
-	/* sample = -line: unique per invalid line, never a real index. */
-	json_t *rec = json_pack("{s:O?, s:I, s:s, s:s, s:f, s:i, s:i, s:i, s:b, s:I}", "task_id",
-	                        json_is_string(id) ? id : NULL, "sample", -(json_int_t)r->line_no, "status",
-	                        "error", "detail", "invalid sample", "score", 0.0, "passed", 0, "total", 0,
-	                        "reward", -1, "invalid", 1, "line", (json_int_t)r->line_no);
+	json_t *id = known_task_id(r, obj) ? json_object_get(obj, "task_id") : NULL;
+	json_t *rec = ee_record_invalid_sample(id, r->line_no, why->msg);
 	uint64_t ticket;
 	if (rec && ee_reorder_ticket(&r->order, &ticket) < 0) {
 		json_decref(rec);
@@ -423,7 +415,6 @@ static void invalid_record(struct eval_run *r, const json_t *obj, const struct e
 		r->write_failed = 1;
 		return;
 	}
-	json_object_set_new(rec, "message", json_string(why->msg));
 	r->invalid++;
 	if (!r->first_invalid)
 		r->first_invalid = r->line_no;
@@ -668,7 +659,7 @@ static int check_paths(const struct eval_args *a, struct ee_err *err)
 }
 
 /* What decides the verdicts besides the files, for RESULTS.run.json (the
- * command line's values: cli_context_init may fit them to the host later). */
+ * command line's values: ee_engine_open may fit them to the host later). */
 static json_t *judging_options(const struct eval_args *a)
 {
 	const struct ee_limits *l = &a->opt.limits;
@@ -859,7 +850,7 @@ static void note_coverage(const struct eval_run *r, json_t *summary)
 		        r->a->samples, attempted, r->tasks.n, r->a->tasks, missing);
 }
 
-static int finish(struct eval_run *r, double wall, struct ee_err *err)
+static int finish(struct eval_run *r, const struct ee_engine *eng, double wall, struct ee_err *err)
 {
 	/* After --resume the summary covers earlier runs too: its throughput
 	 * would divide their samples by this run's time. */
@@ -870,9 +861,9 @@ static int finish(struct eval_run *r, double wall, struct ee_err *err)
 		json_decref(summary);
 		return -1;
 	}
-	const struct ee_host *host = r->a->opt.host;
+	const struct ee_host *host = ee_engine_host(eng);
 	json_object_set_new(summary, "environment",
-	                    ee_summary_environment(host ? host->python : NULL, r->a->opt.pool != NULL,
+	                    ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
 	                                           r->a->opt.weak_limits));
 	note_coverage(r, summary);
 	if (r->a->composite && ee_composite_add(&r->a->formula, summary, err) < 0) {
@@ -945,20 +936,20 @@ static void note_stopped(const struct eval_run *r, const struct ee_err *why)
 
 static int evaluate_all(struct eval_run *r, struct eval_args *a)
 {
-	struct cli_context ctx;
+	struct ee_engine_config ecfg = { .opt = &a->opt, .workers = (unsigned)a->jobs };
+	struct ee_engine *eng = NULL;
 	struct ee_err err = { 0 };
 	int code = EXIT_USAGE;
 
-	cli_context_zero(&ctx);
 	r->started = time(NULL);
 	if (prepare(r, &err) < 0)
 		goto out;
 	code = EXIT_SANDBOX;
-	if (cli_context_init(&ctx, &a->opt, (unsigned)a->jobs, &err) < 0)
+	if (ee_engine_open(&ecfg, &eng, &err) < 0)
 		goto out;
 	r->t0 = now_s();
 	ee_reorder_init(&r->order, (a->jobs ? a->jobs : 1) * HELD_PER_JOB, HELD_BYTES, write_record, r);
-	int rc = ee_schedule(ctx.loop, &a->opt, (unsigned)a->jobs, &source, r, &err);
+	int rc = ee_schedule(eng, &a->opt, (unsigned)a->jobs, &source, r, &err);
 	/* Interrupted or failed evaluations came back as gaps already; only a
 	 * sample whose sandbox could not be started never comes back: what
 	 * finished after it is kept too, and --resume appends it. */
@@ -981,7 +972,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	} else if (nothing_evaluated(r, &err) < 0) {
 		code = EXIT_USAGE;
 	} else {
-		code = finish(r, now_s() - r->t0, &err) < 0 ? EXIT_USAGE : EXIT_PASS;
+		code = finish(r, eng, now_s() - r->t0, &err) < 0 ? EXIT_USAGE : EXIT_PASS;
 	}
 	if (r->invalid)
 		fprintf(stderr,
@@ -992,7 +983,7 @@ out:
 	if (err.msg[0])
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
 	ee_reorder_free(&r->order);
-	cli_context_free(&ctx);
+	ee_engine_close(eng);
 	return code;
 }
 
@@ -1006,11 +997,7 @@ int cmd_eval(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	memset(&r, 0, sizeof(r));
 	r.out_fd = -1;
-	ee_limits_default(&a.opt.limits);
-	a.opt.deny_imports = 1;
-	a.opt.lint_severity = EE_SEV_MEDIUM;
-	a.opt.scan = EE_SCAN_REPORT;
-	a.extract = EE_EXTRACT_AUTO;
+	ee_options_defaults(EE_FRONT_EVAL, &(struct ee_option_sink){ &a.opt, &a.extract });
 	a.ks[0] = 1, a.ks[1] = 10, a.ks[2] = 100, a.nk = 3;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	a.jobs = cores > 0 ? (unsigned long)cores : 1;

@@ -14,12 +14,12 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "err.h"
-#include "history.h"
-#include "resource_limits.h"
-#include "sha256.h"
-#include "strmap.h"
-#include "text.h"
+#include "base/err.h"
+#include "history/history.h"
+#include "base/resource_limits.h"
+#include "base/sha256.h"
+#include "base/strmap.h"
+#include "base/text.h"
 
 int cli_history_default(char *buf, size_t size)
 {

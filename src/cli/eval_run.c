@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "err.h"
-#include "outpath.h"
-#include "samples_dir.h"
-#include "sha256.h"
+#include "base/err.h"
+#include "results/outpath.h"
+#include "input/samples_dir.h"
+#include "base/sha256.h"
 
 #define MAX_RUN_FILE (1u << 20)
 

@@ -23,10 +23,10 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "err.h"
-#include "figures.h"
-#include "history.h"
-#include "text.h"
+#include "base/err.h"
+#include "results/figures.h"
+#include "history/history.h"
+#include "base/text.h"
 
 #define DEFAULT_LIMIT 20
 #define MODELS_WIDTH  20
@@ -85,7 +85,7 @@ static int parse_args(int argc, char **argv, struct history_args *a, struct ee_e
 		case O_MODEL: a->q.model = optarg; break;
 		case O_CLASS: a->q.task_class = optarg; break;
 		case O_LIMIT:
-			if (cli_parse_uint("--limit", optarg, 1ul << 30, &a->q.limit, err) < 0)
+			if (ee_parse_uint("--limit", optarg, 1ul << 30, &a->q.limit, err) < 0)
 				return -1;
 			break;
 		case O_JSON: a->json = 1; break;
@@ -101,7 +101,7 @@ static int parse_args(int argc, char **argv, struct history_args *a, struct ee_e
 		return 0;
 	if (strcmp(argv[optind], "show") != 0)
 		return ee_fail(err, EE_ERR_USAGE, "unexpected argument '%s'", argv[optind]);
-	if (optind + 2 != argc || cli_parse_uint("show", argv[optind + 1], 1ul << 62, &n, err) < 0 || n == 0)
+	if (optind + 2 != argc || ee_parse_uint("show", argv[optind + 1], 1ul << 62, &n, err) < 0 || n == 0)
 		return ee_fail(err, EE_ERR_USAGE, "show: expected one run id (a positive integer)");
 	a->show = (long long)n;
 	return 0;

@@ -31,10 +31,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "err.h"
-#include "outpath.h"
-#include "results.h"
-#include "strmap.h"
+#include "base/err.h"
+#include "results/outpath.h"
+#include "results/results.h"
+#include "base/strmap.h"
 
 /* Where a key was first seen and what its record was. */
 struct first_seen {

@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "composite.h"
-#include "err.h"
-#include "outpath.h"
-#include "summary.h"
+#include "results/composite.h"
+#include "base/err.h"
+#include "results/outpath.h"
+#include "results/summary.h"
 
 #define MAX_KS 32
 

@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "figures.h"
-#include "history.h"
-#include "err.h"
-#include "outpath.h"
+#include "results/figures.h"
+#include "history/history.h"
+#include "base/err.h"
+#include "results/outpath.h"
 #include "report/out.h"
 #include "report/svg.h"
 #include "report/report.h"

@@ -5,44 +5,28 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "err.h"
-#include "compose.h"
-#include "dataset.h"
-#include "extract.h"
+#include "base/err.h"
+#include "input/compose.h"
+#include "input/dataset.h"
+#include "engine/engine.h"
+#include "input/extract.h"
+#include "base/jsonfield.h"
 #include "sandbox/sandbox.h"
-#include "task.h"
+#include "input/task.h"
 
 #define MAX_CANDIDATE (16u << 20)
 #define MAX_ASSERTS   1024
+#define COUNT(a)      (sizeof(a) / sizeof((a)[0]))
 
-static const char usage[] =
+static const char usage_head[] =
         "usage: execeval run [OPTIONS] [CANDIDATE]\n"
         "  CANDIDATE            a file, or - / absent for standard input\n"
         "  --task FILE          a task: one JSON object, or a tasks file (JSON Lines or a\n"
         "                       JSON array; native, HumanEval or MBPP)\n"
         "  --task-id ID         the task of a tasks file to run (needed when it holds\n"
         "                       more than one)\n"
-        "  --assert 'STMT'      an assertion, one test each (repeatable)\n"
-        "  --timeout S          wall clock in seconds (default 3, clamped to [0.1, 30])\n"
-        "  --memory MB          memory limit (default 512)\n"
-        "  --procs N            process limit (default 64)\n"
-        "  --output-cap BYTES   stdout+stderr cap (default 262144)\n"
-        "  --extract MODE       auto|fenced|none (default auto)\n"
-        "  --scan MODE          off|report|block (default report)\n"
-        "  --allow-imports      turn the import denylist off\n"
-        "  --run-hidden         run hidden tests even when a public test failed\n"
-        "  --isolation MODE     cold (default) or warm: see execeval eval\n"
-        "  --lint               lint phase: pyflakes, and flake8/bandit when installed\n"
-        "  --lint-severity S    low|medium|high: lint fails at a finding this severe\n"
-        "                       or worse (default medium; implies --lint)\n"
-        "  --mbpp-challenge     MBPP task: add challenge_test_list as hidden tests\n"
-        "                       (default: test_list only, the standard protocol)\n"
-        "  --strict-asserts     judge `assert f(LITERALS) == LITERAL` in the supervisor,\n"
-        "                       also inside a program's def check(candidate): the\n"
-        "                       candidate cannot forge those (docs/threat-model.md)\n"
-        "  --weak-limits        run even without a memory cgroup: RLIMIT_AS stands in,\n"
-        "                       memfd_create is refused, /tmp and file sizes fit --memory\n"
-        "  --model NAME         copied into the record\n";
+        "  --assert 'STMT'      an assertion, one test each (repeatable)\n";
+static const char usage_tail[] = "  --model NAME         copied into the record\n";
 
 struct run_args {
 	const char *task_file;
@@ -58,17 +42,19 @@ struct run_args {
 static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *err)
 {
 	enum { O_TASK = 256, O_TASK_ID, O_ASSERT, O_MODEL, O_HELP };
-	static const struct option longopts[] = {
+	static const struct option own[] = {
 		{ "task", required_argument, NULL, O_TASK },
 		{ "task-id", required_argument, NULL, O_TASK_ID },
 		{ "assert", required_argument, NULL, O_ASSERT },
 		{ "model", required_argument, NULL, O_MODEL },
 		{ "help", no_argument, NULL, O_HELP },
-		CLI_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
+	struct option longopts[EE_OPTIONS_MAX + COUNT(own)];
+	struct ee_option_sink sink = { &a->opt, &a->extract };
 	int c;
 
+	ee_options_getopt(own, EE_FRONT_RUN, longopts, COUNT(longopts));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		int rc = 0;
@@ -82,10 +68,10 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *
 			break;
 		case O_MODEL: a->model = optarg; break;
 		case 'h':
-		case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
+		case O_HELP: cli_usage(usage_head, EE_FRONT_RUN, 23, usage_tail); exit(EXIT_PASS);
 		default:
-			if (c >= CLI_COMMON && c < CLI_COMMON_END) {
-				rc = cli_common_option(c, optarg, &a->opt, &a->extract, err);
+			if (ee_option_of_code(c)) {
+				rc = ee_option_set(ee_option_of_code(c), optarg, &sink, err);
 				break;
 			}
 			return ee_fail(err, EE_ERR_USAGE,
@@ -229,12 +215,13 @@ static int evaluate(struct run_args *a, const struct ee_task *task, const char *
                     const struct ee_extract_info *how)
 {
 	char extraction[EE_EXTRACTION_NAME_MAX];
-	struct cli_context ctx;
+	struct ee_engine_config ecfg = { .opt = &a->opt, .workers = 1 };
+	struct ee_engine *eng = NULL;
 	struct ee_err err = { 0 };
 	json_t *record = NULL;
 	int code = EXIT_SANDBOX;
 
-	if (cli_context_init(&ctx, &a->opt, 1, &err) < 0)
+	if (ee_engine_open(&ecfg, &eng, &err) < 0)
 		goto out;
 	ee_extraction_name(how, extraction, sizeof(extraction));
 	struct ee_candidate cand = { .task = task,
@@ -243,9 +230,9 @@ static int evaluate(struct run_args *a, const struct ee_task *task, const char *
 		                     .sample = 0,
 		                     .no_code_block = how->how == EE_HOW_NO_BLOCK,
 		                     .extraction = extraction };
-	if (ee_eval_start(ctx.loop, &a->opt, &cand, print_record, &record, &err) < 0)
+	if (ee_eval_start(eng, &a->opt, &cand, print_record, &record, &err) < 0)
 		goto out;
-	int sig = ee_loop_run(ctx.loop, &err);
+	int sig = ee_loop_run(ee_engine_loop(eng), &err);
 	if (sig != 0) {
 		if (sig > 0)
 			fprintf(stderr, "execeval: interrupted by signal %d; sandbox removed\n", sig);
@@ -267,7 +254,7 @@ out:
 	if (code == EXIT_SANDBOX && err.msg[0])
 		fprintf(stderr, "execeval: %s\n", err.msg);
 	json_decref(record);
-	cli_context_free(&ctx);
+	ee_engine_close(eng);
 	return code;
 }
 
@@ -283,12 +270,8 @@ int cmd_run(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	memset(&task, 0, sizeof(task));
-	ee_limits_default(&a.opt.limits);
-	a.opt.deny_imports = 1;
-	a.opt.lint_severity = EE_SEV_MEDIUM;
-	a.opt.isolation = EE_ISOLATION_COLD; /* one candidate: a worker would only add its warm-up */
-	a.opt.scan = EE_SCAN_REPORT;
-	a.extract = EE_EXTRACT_AUTO;
+	/* isolation cold: one candidate, a worker would only add its warm-up */
+	ee_options_defaults(EE_FRONT_RUN, &(struct ee_option_sink){ &a.opt, &a.extract });
 	if (parse_args(argc, argv, &a, &err) < 0 || load_task(&a, &task, &err) < 0 ||
 	    cli_read_file(a.candidate, MAX_CANDIDATE, &text, &len, &err) < 0 ||
 	    ee_compose_generation(&task, text, len, a.extract, &program, &how, &err) < 0) {

@@ -8,12 +8,13 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "err.h"
+#include "engine/engine.h"
+#include "base/err.h"
 #include "sandbox/sandbox.h"
 #include "serve/auth.h"
 #include "serve/server.h"
 
-static const char usage[] =
+static const char usage_head[] =
         "usage: execeval serve [OPTIONS]\n"
         "  --listen HOST:PORT     address to bind (default 127.0.0.1:8080; port 0: any free port)\n"
         "  -j, --jobs N           sandboxes at once (default: number of cores)\n"
@@ -43,18 +44,9 @@ static const char usage[] =
         "                         content less a trailing newline: 16 to 4096 printable ASCII\n"
         "                         characters, no spaces; GET /healthz stays open\n"
         "  --grace S              after SIGTERM, time to finish accepted work (default 30)\n"
-        "  --timeout S --memory MB --procs N --output-cap BYTES   default limits (a request's\n"
-        "                         and its task's limits override them)\n"
-        "  --extract auto|fenced|none   default extraction of candidates (default auto)\n"
-        "  --scan off|report|block, --allow-imports   as for run\n"
-        "  --gate-hidden          hidden tests only after every public test passed, as run and\n"
-        "                         eval do; by default serve runs them whatever the public\n"
-        "                         verdict, so no candidate learns it while running (--run-hidden)\n"
-        "  --lint, --lint-severity low|medium|high   the lint phase, as for run\n"
-        "  --strict-asserts       literal asserts judged by the supervisor, as for run\n"
-        "  --mbpp-challenge       MBPP tasks: add challenge_test_list as hidden tests\n"
-        "  --weak-limits          run without a memory cgroup (RLIMIT_AS), as for run\n"
-        "  --isolation warm|cold|auto   as for eval (default auto)\n"
+        "Evaluation options (defaults of every request; a request's and its task's limits\n"
+        "override the limits, up to the server's own):\n";
+static const char usage_tail[] =
         "Endpoints: POST /v1/run, POST /v1/batch, GET /healthz, GET /metrics (docs/api.md).\n";
 
 struct serve_args {
@@ -86,52 +78,51 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 		O_MIN_RATE,
 		O_BODY_GRACE,
 		O_MAX_VALUES,
-		O_GATE_HIDDEN
 	};
+	const struct ee_option *row = ee_option_of_code(c);
 
-	if (c >= CLI_COMMON && c < CLI_COMMON_END)
-		return cli_common_option(c, optarg, &a->opt, &a->extract, err);
+	if (row)
+		return ee_option_set(row, optarg, &(struct ee_option_sink){ &a->opt, &a->extract }, err);
 	switch (c) {
 	case O_LISTEN: a->listen = optarg; return 0;
-	case 'j': return cli_parse_uint("--jobs", optarg, 4096, &a->jobs, err);
-	case O_QUEUE: return cli_parse_uint("--queue", optarg, 1u << 20, &a->queue, err);
-	case O_BODY: return cli_parse_uint("--max-body", optarg, 1ul << 30, &a->max_body, err);
-	case O_BUFFERED: return cli_parse_uint("--max-buffered", optarg, 1u << 20, &a->max_buffered_mb, err);
-	case O_CONNS: return cli_parse_uint("--max-connections", optarg, 1u << 16, &a->max_connections, err);
-	case O_IDLE: return cli_parse_uint("--idle-timeout", optarg, 86400, &a->idle_timeout, err);
-	case O_PER_IP: return cli_parse_uint("--max-connections-per-ip", optarg, 1u << 16, &a->per_ip, err);
+	case 'j': return ee_parse_uint("--jobs", optarg, 4096, &a->jobs, err);
+	case O_QUEUE: return ee_parse_uint("--queue", optarg, 1u << 20, &a->queue, err);
+	case O_BODY: return ee_parse_uint("--max-body", optarg, 1ul << 30, &a->max_body, err);
+	case O_BUFFERED: return ee_parse_uint("--max-buffered", optarg, 1u << 20, &a->max_buffered_mb, err);
+	case O_CONNS: return ee_parse_uint("--max-connections", optarg, 1u << 16, &a->max_connections, err);
+	case O_IDLE: return ee_parse_uint("--idle-timeout", optarg, 86400, &a->idle_timeout, err);
+	case O_PER_IP: return ee_parse_uint("--max-connections-per-ip", optarg, 1u << 16, &a->per_ip, err);
 	case O_BUFFERED_PER_IP:
-		return cli_parse_uint("--max-buffered-per-ip", optarg, 1u << 20, &a->per_ip_mb, err);
-	case O_MAX_TESTS: return cli_parse_uint("--max-tests-per-task", optarg, 1u << 24, &a->max_tests, err);
+		return ee_parse_uint("--max-buffered-per-ip", optarg, 1u << 20, &a->per_ip_mb, err);
+	case O_MAX_TESTS: return ee_parse_uint("--max-tests-per-task", optarg, 1u << 24, &a->max_tests, err);
 	case O_REQUEST_TESTS:
-		return cli_parse_uint("--max-request-tests", optarg, 1u << 30, &a->max_request_tests, err);
-	case O_MAX_VALUES: return cli_parse_uint("--max-body-values", optarg, 1u << 30, &a->max_values, err);
-	case O_MIN_RATE: return cli_parse_uint("--body-min-rate", optarg, 1u << 20, &a->min_rate_kib, err);
+		return ee_parse_uint("--max-request-tests", optarg, 1u << 30, &a->max_request_tests, err);
+	case O_MAX_VALUES: return ee_parse_uint("--max-body-values", optarg, 1u << 30, &a->max_values, err);
+	case O_MIN_RATE: return ee_parse_uint("--body-min-rate", optarg, 1u << 20, &a->min_rate_kib, err);
 	case O_BODY_GRACE:
-		if (cli_parse_double("--body-grace", optarg, &a->body_grace, err) < 0)
+		if (ee_parse_double("--body-grace", optarg, &a->body_grace, err) < 0)
 			return -1;
 		if (!(a->body_grace >= 0 && a->body_grace <= 3600))
 			return ee_fail(err, EE_ERR_USAGE,
 			               "--body-grace: expected seconds in [0, 3600], got '%s'", optarg);
 		return 0;
 	case O_TOKEN: a->token_file = optarg; return 0;
-	case O_GATE_HIDDEN: a->opt.run_hidden_on_fail = 0; return 0;
 	case O_GRACE:
-		if (cli_parse_double("--grace", optarg, &a->grace, err) < 0)
+		if (ee_parse_double("--grace", optarg, &a->grace, err) < 0)
 			return -1;
 		if (!(a->grace >= 0 && a->grace <= 86400))
 			return ee_fail(err, EE_ERR_USAGE, "--grace: expected seconds in [0, 86400], got '%s'",
 			               optarg);
 		return 0;
 	case 'h':
-	case O_HELP: fputs(usage, stdout); exit(EXIT_PASS);
+	case O_HELP: cli_usage(usage_head, EE_FRONT_SERVE, 25, usage_tail); exit(EXIT_PASS);
 	}
 	return ee_fail(err, EE_ERR_USAGE, "unknown or incomplete option (see execeval serve --help)");
 }
 
 static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err *err)
 {
-	static const struct option longopts[] = {
+	static const struct option own[] = {
 		{ "listen", required_argument, NULL, 256 },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "queue", required_argument, NULL, 257 },
@@ -149,12 +140,12 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 		{ "body-min-rate", required_argument, NULL, 269 },
 		{ "body-grace", required_argument, NULL, 270 },
 		{ "max-body-values", required_argument, NULL, 271 },
-		{ "gate-hidden", no_argument, NULL, 272 },
-		CLI_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
+	struct option longopts[EE_OPTIONS_MAX + sizeof(own) / sizeof(own[0])];
 	int c;
 
+	ee_options_getopt(own, EE_FRONT_SERVE, longopts, sizeof(longopts) / sizeof(longopts[0]));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hj:", longopts, NULL)) != -1) {
 		if (c == '?' || c == ':')
@@ -192,11 +183,11 @@ __attribute__((format(printf, 1, 2))) static void log_line(const char *fmt, ...)
  * that cannot run sandboxes (a missing capability, no cgroup access) fails
  * here with exit 3, instead of passing readiness probes and answering every
  * request 500. */
-static int self_check(struct cli_context *ctx, const struct ee_eval_options *o, struct ee_err *err)
+static int self_check(struct ee_engine *eng, const struct ee_eval_options *o, struct ee_err *err)
 {
 	double ms;
 
-	if (cli_check_sandbox(ctx, o, &ms, err) == 0)
+	if (ee_engine_check(eng, o, &ms, err) == 0)
 		return 0;
 	char why[sizeof(err->msg)];
 	snprintf(why, sizeof(why), "%s", err->msg);
@@ -206,15 +197,16 @@ static int self_check(struct cli_context *ctx, const struct ee_eval_options *o, 
 
 static int serve(struct serve_args *a, struct ee_server_config *cfg, struct ee_err *err)
 {
-	struct cli_context ctx;
+	struct ee_engine_config ecfg = { .opt = &a->opt, .workers = (unsigned)a->jobs };
+	struct ee_engine *eng = NULL;
 	struct ee_server *srv = NULL;
 	char where[80];
 	int code = EXIT_SANDBOX;
 
-	if (cli_context_init(&ctx, &a->opt, (unsigned)a->jobs, err) < 0)
+	if (ee_engine_open(&ecfg, &eng, err) < 0)
 		goto out;
-	cfg->isolation = ctx.pool ? "warm" : "cold";
-	if (self_check(&ctx, &a->opt, err) < 0 || ee_server_new(ctx.loop, &a->opt, cfg, &srv, err) < 0)
+	cfg->isolation = ee_engine_warm(eng) ? "warm" : "cold";
+	if (self_check(eng, &a->opt, err) < 0 || ee_server_new(eng, &a->opt, cfg, &srv, err) < 0)
 		goto out;
 	ee_server_address(srv, where, sizeof(where));
 	log_line("listening on http://%s (%lu workers, %s isolation, queue %lu)", where, a->jobs,
@@ -226,7 +218,7 @@ static int serve(struct serve_args *a, struct ee_server_config *cfg, struct ee_e
 	code = rc ? 128 + rc : EXIT_PASS;
 out:
 	ee_server_free(srv);
-	cli_context_free(&ctx);
+	ee_engine_close(eng);
 	return code;
 }
 
@@ -246,7 +238,6 @@ int cmd_serve(int argc, char **argv)
 		.max_values = 250000,
 		.min_rate_kib = 16,
 		.body_grace = 10,
-		.extract = EE_EXTRACT_AUTO,
 	};
 	struct ee_server_config cfg;
 	struct ee_err err = { 0 };
@@ -255,13 +246,9 @@ int cmd_serve(int argc, char **argv)
 
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	a.jobs = cores > 0 ? (unsigned long)cores : 1;
-	ee_limits_default(&a.opt.limits);
-	a.opt.deny_imports = 1;
-	a.opt.lint_severity = EE_SEV_MEDIUM;
-	a.opt.scan = EE_SCAN_REPORT;
-	a.opt.isolation = EE_ISOLATION_AUTO;
-	/* RL-facing: the gate would tell a running candidate its public verdict. */
-	a.opt.run_hidden_on_fail = 1;
+	/* run_hidden_on_fail: RL-facing, the gate would tell a running candidate
+	 * its public verdict */
+	ee_options_defaults(EE_FRONT_SERVE, &(struct ee_option_sink){ &a.opt, &a.extract });
 	memset(&cfg, 0, sizeof(cfg));
 	if (parse_args(argc, argv, &a, &err) < 0 || ee_listen_parse(a.listen, &cfg.addr, &err) < 0 ||
 	    (a.token_file && ee_token_load(a.token_file, &token, &err) < 0)) {

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "sandbox/memfd.h"
+#include "base/err.h"
+#include "base/memfd.h"
 
 int ee_harness_pyc_applies(const char *python)
 {

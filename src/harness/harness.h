@@ -1,4 +1,5 @@
-/* harness.h - the embedded Python harness (src/harness/harness.py).
+/* harness.h - the embedded Python harness (src/harness/parts/, one module
+ * joined by src/harness/assemble.py: its source form and its pyc).
  *
  * Starting an interpreter on the harness's source costs a compile of ~40 KB
  * of Python per candidate (about 15-20 ms). The build therefore also embeds

@@ -31,7 +31,7 @@ MAX_FINDINGS = 200
 SCRATCH = "/tmp/.execeval-lint.py"  # the sandbox's private /tmp
 TRIVIAL = "x = 1\n"                 # what a working tool never fails on
 TRIVIAL_SCRATCH = "/tmp/.execeval-lint-trivial.py"
-# Under the supervisor's lint budget (LINT_BUDGET_MS, 10 s, src/evaluate.c):
+# Under the supervisor's lint budget (LINT_BUDGET_MS, 10 s, src/engine/evaluate.c):
 # a tool that grinds becomes a finding before the clock could end the sandbox.
 DEADLINE_S = 8.0
 REFIRE_S = 0.05  # past the deadline, again and again: a tool may swallow one

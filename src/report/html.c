@@ -19,13 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "record.h"
+#include "base/err.h"
+#include "verdict/record.h"
 #include "report/out.h"
 #include "report/report.h"
 #include "report/report_int.h"
 #include "report/svg.h"
-#include "summary.h"
+#include "results/summary.h"
 
 #define MAX_KS_SHOWN    32
 #define MAX_CLASS_BARS  40

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 #define ELLIPSIS    "\xe2\x80\xa6" /* U+2026 */

@@ -22,7 +22,7 @@
 
 #include <stddef.h>
 
-#include "buf.h"
+#include "base/buf.h"
 
 struct ee_out {
 	struct ee_buf buf;

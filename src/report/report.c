@@ -1,6 +1,6 @@
 /* report.c - gathering a results file for the report (report.h).
  *
- * Each record first goes to the summary (src/summary.c), which validates
+ * Each record first goes to the summary (src/results/summary.c), which validates
  * it and keeps the data set's metrics; only a record it accepts is counted
  * here, so the page and `execeval metrics` always agree. Per task this
  * file adds what the summary does not keep: the worst status, the largest
@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "report/out.h"
 #include "report/report_int.h"
-#include "summary.h"
+#include "results/summary.h"
 
 const char *const ee_report_status_names[REP_N_STATUS] = { "pass", "assertion_fail", "syntax_error",
 	                                                   "timeout", "error" };

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "report/report.h"
-#include "strmap.h"
+#include "base/strmap.h"
 
 struct ee_summary;
 

@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "resource_limits.h"
+#include "base/err.h"
+#include "base/resource_limits.h"
 #include "sandbox/host.h"
 
 #define NAME_PREFIX "execeval."

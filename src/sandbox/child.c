@@ -36,7 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "resource_limits.h"
+#include "base/resource_limits.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/host.h"
 #include "sandbox/mount.h"

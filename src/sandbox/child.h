@@ -15,7 +15,7 @@
 
 #include <sys/resource.h>
 
-#include "err.h"
+#include "base/err.h"
 
 struct ee_host;
 struct ee_limits;

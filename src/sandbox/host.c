@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
+#include "base/buf.h"
+#include "base/err.h"
 
 #define DEFAULT_PYTHON "/usr/bin/python3"
 /* Far above any real mount table; a longer one is read up to here. */

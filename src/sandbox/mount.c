@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "base/err.h"
 
 #define SKELETON "/tmp"
 

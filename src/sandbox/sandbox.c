@@ -32,12 +32,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "resource_limits.h"
+#include "base/cleanup.h"
+#include "base/resource_limits.h"
 #include "sandbox/child.h"
 #include "sandbox/clone.h"
 #include "sandbox/host.h"
-#include "sandbox/memfd.h"
+#include "base/memfd.h"
 #include "sandbox/uid.h"
 #include "sandbox/worker.h"
 
@@ -111,12 +111,19 @@ struct ee_sandbox {
 	struct ee_cgroup cg;      /* cold: its own */
 	struct ee_uid uid;        /* cold, as root: its own, until its init is reaped */
 	struct ee_worker *worker; /* warm: the worker that forked it */
+	int starting;             /* warm: its worker is starting it (see "a warm start") */
+	int child_fds[6];         /* warm, starting: the child's ends, until STARTED */
+	double timeout_s;         /* warm: the wall clock, armed at STARTED */
 	struct timespec started;
 	struct ee_sandbox_outcome out;
 	struct ee_sandbox *next, *prev;
 	int freed;                    /* during a batch: its memory waits */
 	struct ee_sandbox *next_dead; /* in the loop's dead list */
 };
+
+/* A warm start's events (see "a warm start", below). */
+static void on_start_event(struct ee_sandbox *sb, int kind);
+static void give_up_start(struct ee_sandbox *sb);
 
 static double ms_since(const struct timespec *t0)
 {
@@ -270,7 +277,10 @@ static void kill_init(struct ee_sandbox *sb)
 void ee_sandbox_kill(struct ee_sandbox *sb)
 {
 	end_by(sb, EE_END_KILLED);
-	kill_init(sb);
+	if (sb->starting)
+		give_up_start(sb);
+	else
+		kill_init(sb);
 }
 
 static void reap(struct ee_sandbox *sb)
@@ -565,6 +575,12 @@ static void dispatch(struct watch *w)
 			on_settle_timer(sb);
 		return;
 	}
+	if (sb->starting) {
+		if (w->kind == W_WORKER || w->kind == W_TIMER)
+			on_start_event(sb, w->kind);
+		finish_if_done(sb);
+		return;
+	}
 	switch (w->kind) {
 	case W_PIDFD: reap(sb); break;
 	case W_CTL: on_ctl(sb); break;
@@ -727,17 +743,25 @@ static int write_id_maps(pid_t pid, struct ee_err *err)
 	return 0;
 }
 
+/* One shot, seconds from now (0: at once). */
+static int set_timer(int fd, double seconds, struct ee_err *err)
+{
+	struct itimerspec its = { { 0, 0 }, { (time_t)seconds, (long)((seconds - floor(seconds)) * 1e9) } };
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "timerfd_settime");
+	return 0;
+}
+
 static int arm_timer(double seconds, struct ee_err *err)
 {
 	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (fd < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "timerfd_create");
-	struct itimerspec its = { { 0, 0 }, { (time_t)seconds, (long)((seconds - floor(seconds)) * 1e9) } };
-	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-		its.it_value.tv_nsec = 1;
-	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+	if (set_timer(fd, seconds, err) < 0) {
 		close(fd);
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "timerfd_settime");
+		return -1;
 	}
 	return fd;
 }
@@ -746,7 +770,7 @@ void ee_sandbox_extend(struct ee_sandbox *sb, double ms)
 {
 	struct itimerspec its;
 
-	if (sb->killing || sb->out.end == EE_END_TIMEOUT || sb->fd[W_TIMER] < 0 || ms == 0 ||
+	if (sb->starting || sb->killing || sb->out.end == EE_END_TIMEOUT || sb->fd[W_TIMER] < 0 || ms == 0 ||
 	    timerfd_gettime(sb->fd[W_TIMER], &its) < 0 ||
 	    (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0))
 		return;
@@ -757,6 +781,13 @@ void ee_sandbox_extend(struct ee_sandbox *sb, double ms)
 	its.it_value.tv_sec = (time_t)(ns / 1000000000LL);
 	its.it_value.tv_nsec = (long)(ns % 1000000000LL);
 	timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 static void close_pair(int p[2])
@@ -846,11 +877,120 @@ static void discard_unstarted(struct ee_sandbox **sbp)
 	free(sb);
 }
 
+/* ---- a warm start --------------------------------------------------------
+ *
+ * A warm sandbox begins "starting": its worker is claimed (ee_pool_claim),
+ * and the loop watches the worker's socket (W_WORKER) and the deadline of
+ * the answer awaited (W_TIMER) until the candidate runs (STARTED) or
+ * cannot, so a slow or dying worker holds up no other sandbox. The child's
+ * ends of the pipes wait in child_fds meanwhile: a worker replaced after
+ * RUN needs them again. The wall clock starts at STARTED, as the
+ * candidate's time is not its worker's warm-up. */
+
+static int claim_worker(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, int p[P_COUNT][2],
+                        int *job, struct ee_err *err)
+{
+	int *ends[6] = { &p[P_CTL][1], job, &p[P_OUT][1], &p[P_ERR][1], &p[P_RESULT][1], &p[P_GATE][0] };
+	int fds[6];
+
+	for (int i = 0; i < 6; i++)
+		fds[i] = *ends[i];
+	sb->worker = ee_pool_claim(cfg->pool, cfg->limits, fds, err);
+	if (!sb->worker)
+		return -1;
+	for (int i = 0; i < 6; i++) {
+		sb->child_fds[i] = *ends[i];
+		*ends[i] = -1;
+	}
+	sb->starting = 1;
+	sb->timeout_s = cfg->limits->timeout_s;
+	return 0;
+}
+
+/* A dup of the worker's socket, which the sandbox closes when done with
+ * it; watched again after each step of a start (the worker may be new). */
+static int watch_worker(struct ee_sandbox *sb, struct ee_err *err)
+{
+	close_watch(sb, W_WORKER);
+	int sock = fcntl(ee_worker_fd(sb->worker), F_DUPFD_CLOEXEC, 0);
+	if (sock < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "dup the worker's socket");
+	return add_watch(sb, W_WORKER, sock, err);
+}
+
+/* Killed while starting: ended from the loop at its next event, the
+ * timer's, now (on_start_event). */
+static void give_up_start(struct ee_sandbox *sb)
+{
+	if (sb->fd[W_TIMER] >= 0)
+		(void)set_timer(sb->fd[W_TIMER], 0, NULL);
+}
+
+/* Nothing ran: the sandbox ends with no process to reap (finish_if_done);
+ * err, when given, says why (a sandbox error, not a verdict). */
+static void end_unstarted(struct ee_sandbox *sb, const struct ee_err *err)
+{
+	if (err) {
+		sb->out.setup_failed = 1;
+		sb->out.setup_err = *err;
+	}
+	sb->starting = 0;
+	sb->worker = NULL;
+	for (int i = 0; i < 6; i++)
+		close_fd(&sb->child_fds[i]);
+	for (int i = 0; i < W_COUNT; i++)
+		close_watch(sb, i);
+	sb->reaped = 1;
+}
+
+/* The candidate runs: from now on a sandbox like any other. */
+static void started(struct ee_sandbox *sb, int pidfd)
+{
+	struct ee_err err;
+
+	sb->starting = 0;
+	sb->fd[W_PIDFD] = pidfd;
+	for (int i = 0; i < 6; i++)
+		close_fd(&sb->child_fds[i]);
+	clock_gettime(CLOCK_MONOTONIC, &sb->started);
+	if (set_timer(sb->fd[W_TIMER], sb->timeout_s, &err) < 0) {
+		/* Unreachable in practice; end it cleanly. */
+		sb->out.setup_failed = 1;
+		sb->out.setup_err = err;
+		kill_init(sb);
+	}
+}
+
+static void on_start_event(struct ee_sandbox *sb, int kind)
+{
+	struct ee_err err;
+	uint64_t ticks;
+	int pidfd = -1;
+
+	if (kind == W_TIMER && read(sb->fd[W_TIMER], &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return;
+	if (sb->out.end != EE_END_RAN || sb->out.setup_failed) { /* given up (give_up_start) */
+		ee_worker_start_abandon(sb->worker);
+		end_unstarted(sb, NULL);
+		return;
+	}
+	int rc = ee_worker_start_step(sb->worker, &pidfd, &err);
+	if (rc < 0) {
+		end_unstarted(sb, &err); /* the worker is no longer ours */
+	} else if (rc == 1) {
+		started(sb, pidfd);
+	} else if (watch_worker(sb, &err) < 0 ||
+	           set_timer(sb->fd[W_TIMER], ee_worker_start_ms_left(sb->worker) / 1e3, &err) < 0) {
+		ee_worker_start_abandon(sb->worker);
+		end_unstarted(sb, &err);
+	}
+}
+
 /* Until the sandbox is on the loop's list, the locals own what is made
- * (cleanup.h): a failure returns and they release it. The child's ends of
- * the pipes and the job are closed on return either way (the child, or a
- * warm worker, has its own copies); the parent's ends go to the sandbox
- * one by one as they are watched. */
+ * (base/cleanup.h): a failure returns and they release it. The child's
+ * ends of the pipes and the job are closed on return (a cold child has its
+ * own copies; a warm sandbox has taken them into child_fds, claim_worker);
+ * the parent's ends go to the sandbox one by one as they are watched. */
 int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret, struct ee_err *err)
 {
@@ -865,6 +1005,8 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	for (int i = 0; i < W_COUNT; i++)
 		sb->fd[i] = -1;
+	for (int i = 0; i < 6; i++)
+		sb->child_fds[i] = -1;
 	sb->gate_fd = -1;
 	sb->lifeline_fd = -1;
 	sb->uid = EE_UID_NONE;
@@ -879,7 +1021,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	sb->out.cg.cpu_usec = -1;
 	sb->out.runq_wait_ms = -1;
 
-	/* A warm sandbox needs no sync pipe: its worker is ready and alone. */
+	/* A warm sandbox needs no sync pipe: its worker starts it when ready. */
 	for (int i = cfg->pool ? P_CTL : P_SYNC; i < P_COUNT; i++)
 		if (pipe2(p[i], O_CLOEXEC) < 0)
 			return ee_fail_errno(err, EE_ERR_SANDBOX, "pipe2");
@@ -890,14 +1032,8 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 
 	clock_gettime(CLOCK_MONOTONIC, &sb->started);
 	if (cfg->pool) {
-		const int fds[6] = {
-			p[P_CTL][1], job, p[P_OUT][1], p[P_ERR][1], p[P_RESULT][1], p[P_GATE][0]
-		};
-		sb->worker = ee_pool_spawn(cfg->pool, cfg->limits, fds, &pidfd, err);
-		if (!sb->worker)
+		if (claim_worker(sb, cfg, p, &job, err) < 0)
 			return -1;
-		/* Not the wait for a worker's warm-up: the candidate's time. */
-		clock_gettime(CLOCK_MONOTONIC, &sb->started);
 	} else if (launch_cold(sb, cfg, p, job, &pidfd, err) < 0) {
 		return -1;
 	}
@@ -907,7 +1043,9 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	for (int i = P_CTL; i <= P_RESULT; i++)
 		fcntl(p[i][0], F_SETFL, O_NONBLOCK);
 
-	ee_autoclose int timer = arm_timer(cfg->limits->timeout_s, err);
+	/* A starting sandbox's timer counts its worker's answer first. */
+	ee_autoclose int timer = arm_timer(
+	        sb->starting ? ee_worker_start_ms_left(sb->worker) / 1e3 : cfg->limits->timeout_s, err);
 	/* From here on, the loop owns the sandbox; a failure still tears down
 	 * through the loop, so nothing is leaked. */
 	sb->next = loop->all;
@@ -917,11 +1055,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	loop->active++;
 	int watched;
 	if (sb->worker) {
-		sb->fd[W_PIDFD] = ee_take_fd(&pidfd);
-		int sock = fcntl(ee_worker_fd(sb->worker), F_DUPFD_CLOEXEC, 0);
-		watched = sock >= 0 && add_watch(sb, W_WORKER, sock, err) == 0;
-		if (sock < 0)
-			ee_fail_errno(err, EE_ERR_SANDBOX, "dup the worker's socket");
+		watched = watch_worker(sb, err) == 0;
 	} else {
 		watched = add_watch(sb, W_PIDFD, ee_take_fd(&pidfd), err) == 0;
 	}
@@ -935,7 +1069,10 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		/* Unreachable in practice (epoll_ctl on fresh fds); end it cleanly. */
 		sb->out.setup_failed = 1;
 		sb->out.setup_err = *err;
-		kill_init(sb);
+		if (sb->starting)
+			give_up_start(sb);
+		else
+			kill_init(sb);
 	}
 	*ret = ee_take_ptr(&sb);
 	return 0;
@@ -973,6 +1110,8 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 		return;
 	for (int i = 0; i < W_COUNT; i++)
 		close_watch(sb, i);
+	for (int i = 0; i < 6; i++)
+		close_fd(&sb->child_fds[i]);
 	close_gate(sb);
 	if (sb->lifeline_fd >= 0)
 		close(sb->lifeline_fd);

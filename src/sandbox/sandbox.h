@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "buf.h"
-#include "err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "sandbox/cgroup.h"
 
 struct ee_host;

@@ -35,7 +35,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* clang-format off: grouped by purpose, several to a line */
 const char *const ee_seccomp_allowed[] = {

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* Where claims live: the first whose parent exists and is writable. */
 static const char *const claim_dirs[] = { "/run/execeval/uids", "/dev/shm/execeval-uids" };

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,12 +24,13 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness/harness.h"
 #include "sandbox/child.h"
 #include "sandbox/clone.h"
-#include "sandbox/memfd.h"
+#include "base/memfd.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/uid.h"
 #include "sandbox/wire.h"
@@ -40,13 +40,26 @@
 /* Starting a candidate is a clone: anything slower is a stuck worker. */
 #define STARTED_TIMEOUT_MS 10000
 
+/* Where the start of a claimed worker's candidate is (ee_pool_claim). */
+enum start_phase { START_NONE, START_WAIT_READY, START_WAIT_STARTED };
+
 struct ee_worker {
+	struct ee_pool *pool;
 	pid_t pid;
 	int pidfd;
 	int sock; /* -1: not running */
 	int ready;
-	int busy;
+	int busy; /* claimed by a sandbox, from ee_pool_claim to ee_worker_release */
 	int dead;
+	int delay_ms; /* EXECEVAL_TEST_WORKER_DELAY_MS: its warm-up is that much slower */
+	/* The candidate being started: its limits and fds (borrowed from the
+	 * sandbox until STARTED), the tries it has had, what is awaited and until
+	 * when. */
+	struct ee_limits start_limits;
+	int start_fds[6];
+	int tries;
+	enum start_phase phase;
+	struct timespec deadline;
 	struct ee_cgroup_pool cgs;  /* the slot's: the worker in one, candidates in the other */
 	struct ee_limits cg_limits; /* what the candidate cgroup's files say now */
 	struct ee_cgroup_stats base;
@@ -89,16 +102,6 @@ static int recv_msg(int sock, struct ee_worker_msg *m, int *fds, int max, int *n
 	return ee_wire_recv(sock, m, sizeof(*m), fds, max, nfds, flags);
 }
 
-static int wait_readable(int fd, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int n;
-	do
-		n = poll(&p, 1, timeout_ms);
-	while (n < 0 && errno == EINTR);
-	return n;
-}
-
 /* ---- one worker ------------------------------------------------------------ */
 
 /* The worker's environment: the sandbox's. An ASan build's worker would
@@ -106,21 +109,25 @@ static int wait_readable(int fd, int timeout_ms)
  * freed memory charged to the candidate (a memory limit where the release
  * build passes) and it turns a candidate's SIGSEGV into its own report. The
  * worker takes these options at start and removes them before Python
- * reads the environment (zygote.c). */
-static char *const *worker_env(void)
+ * reads the environment (zygote.c), as it does the test-only delay of its
+ * warm-up. Built in the clone: its statics are the clone's own. */
+static char *const *worker_env(const struct ee_worker *w)
 {
-#if defined(__SANITIZE_ADDRESS__)
 	static char *env[16];
+	static char delay[48];
 	size_t n = 0;
+#if defined(__SANITIZE_ADDRESS__)
 	env[n++] = "ASAN_OPTIONS=quarantine_size_mb=0:handle_segv=0:handle_sigbus=0:handle_abort=0:"
 	           "handle_sigfpe=0:handle_sigill=0:detect_leaks=0:allow_user_segv_handler=1";
-	for (char *const *e = ee_child_clean_env; *e && n < 15; e++)
+#endif
+	for (char *const *e = ee_child_clean_env; *e && n < 14; e++)
 		env[n++] = *e;
+	if (w->delay_ms > 0) {
+		snprintf(delay, sizeof(delay), "%s=%d", EE_WORKER_TEST_DELAY_ENV, w->delay_ms);
+		env[n++] = delay;
+	}
 	env[n] = NULL;
 	return env;
-#else
-	return ee_child_clean_env;
-#endif
 }
 
 /* In the clone, before exec: the worker sees only its config, its socket
@@ -156,7 +163,7 @@ __attribute__((noreturn)) static void worker_exec(const struct ee_worker *w, int
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
-	execve("/proc/self/exe", argv, worker_env());
+	execve("/proc/self/exe", argv, worker_env(w));
 	_exit(127);
 }
 
@@ -177,7 +184,7 @@ static void worker_stop(struct ee_worker *w)
 	ee_uid_release(&w->uid);
 	w->pid = 0;
 	w->pidfd = w->sock = -1;
-	w->ready = w->dead = w->busy = 0;
+	w->ready = w->dead = 0; /* busy stays: a claimed worker is replaced for its claimer */
 }
 
 static int worker_start(struct ee_pool *p, struct ee_worker *w, struct ee_err *err)
@@ -225,60 +232,166 @@ fail:
 	return -1;
 }
 
-static int worker_wait_ready(struct ee_worker *w, struct ee_err *err)
-{
-	struct ee_worker_msg m;
-	int fds[1], nfds;
+/* ---- starting a candidate, one event at a time ---------------------------
+ *
+ * A claim (ee_pool_claim) and each event of the worker's socket or of the
+ * deadline (ee_worker_start_step) move the start on; nothing here waits.
+ * A worker found dead, or that dies, hangs or answers out of turn while
+ * starting, is replaced, twice at most per candidate; FAILED in answer to
+ * RUN is the candidate's start failing (the worker lives on). */
 
-	if (wait_readable(w->sock, READY_TIMEOUT_MS) <= 0)
-		return ee_fail(err, EE_ERR_SANDBOX, "a warm worker did not start in %d s",
-		               READY_TIMEOUT_MS / 1000);
-	int rc = recv_msg(w->sock, &m, fds, 0, &nfds, 0);
-	if (rc == 1 && m.type == EE_W_READY) {
-		w->ready = 1;
-		return 0;
+static void expect(struct ee_worker *w, enum start_phase phase, int timeout_ms)
+{
+	w->phase = phase;
+	clock_gettime(CLOCK_MONOTONIC, &w->deadline);
+	w->deadline.tv_sec += timeout_ms / 1000;
+	w->deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (w->deadline.tv_nsec >= 1000000000L) {
+		w->deadline.tv_sec++;
+		w->deadline.tv_nsec -= 1000000000L;
 	}
-	if (rc == 1 && m.type == EE_W_FAILED) {
-		m.err.msg[sizeof(m.err.msg) - 1] = '\0';
-		return ee_fail(err, EE_ERR_SANDBOX, "warm worker: %s", m.err.msg);
-	}
-	return ee_fail(err, EE_ERR_SANDBOX, "a warm worker died while starting");
 }
 
-/* Sends RUN and waits for STARTED. -1 with w->dead when the worker must be
- * replaced, -1 alone when the candidate cannot start (err says why). */
-static int worker_run(struct ee_worker *w, const struct ee_limits *lim, const int fds[6], int *pidfd,
-                      struct ee_err *err)
+double ee_worker_start_ms_left(const struct ee_worker *w)
 {
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double ms = (double)(w->deadline.tv_sec - now.tv_sec) * 1e3 +
+	            (double)(w->deadline.tv_nsec - now.tv_nsec) / 1e6;
+	return ms > 0 ? ms : 0;
+}
+
+/* Sends RUN with the candidate's limits and fds. -1 (err) when the
+ * worker must be replaced. */
+static int send_run(struct ee_worker *w, struct ee_err *err)
+{
+	const struct ee_limits *lim = &w->start_limits;
 	struct ee_worker_msg m = { .type = EE_W_RUN, .limits = *lim };
-	int got[1], nfds;
 
 	if (lim->memory_mb != w->cg_limits.memory_mb || lim->procs != w->cg_limits.procs) {
-		if (ee_cgroup_set_limits(&w->cgs.candidate, lim, err) < 0) {
-			w->dead = 1; /* e.g. usage above a lower limit: a fresh cgroup */
-			return -1;
-		}
+		if (ee_cgroup_set_limits(&w->cgs.candidate, lim, err) < 0)
+			return -1; /* e.g. usage above a lower limit: a fresh cgroup */
 		w->cg_limits = *lim;
 	}
 	ee_cgroup_pool_begin(&w->cgs, &w->base);
 	w->usage_begin = ee_cgroup_pool_usage(&w->cgs);
-	if (send_msg(w->sock, &m, fds, 6) < 0 || wait_readable(w->sock, STARTED_TIMEOUT_MS) <= 0) {
-		w->dead = 1;
+	if (send_msg(w->sock, &m, w->start_fds, 6) < 0)
 		return ee_fail(err, EE_ERR_SANDBOX, "a warm worker stopped answering");
+	return 0;
+}
+
+/* What comes next with nothing to read: a fresh worker for a dead one,
+ * then READY awaited, or RUN sent and STARTED awaited. 0 waiting, -1 (err)
+ * when the start failed. */
+static int start_next(struct ee_worker *w, struct ee_err *err)
+{
+	for (; w->tries < 2; w->tries++) {
+		if (w->dead || w->sock < 0) {
+			worker_stop(w);
+			if (worker_start(w->pool, w, err) < 0)
+				return -1;
+		}
+		if (!w->ready) {
+			expect(w, START_WAIT_READY, READY_TIMEOUT_MS);
+			return 0;
+		}
+		if (send_run(w, err) == 0) {
+			expect(w, START_WAIT_STARTED, STARTED_TIMEOUT_MS);
+			return 0;
+		}
+		w->dead = 1;
 	}
-	int rc = recv_msg(w->sock, &m, got, 1, &nfds, 0);
-	if (rc == 1 && m.type == EE_W_STARTED && nfds == 1) {
-		*pidfd = got[0];
-		return 0;
+	return -1;
+}
+
+/* The worker failed this try (err says how): the next one, if any. */
+static int next_try(struct ee_worker *w, struct ee_err *err)
+{
+	w->dead = 1;
+	w->phase = START_NONE;
+	if (++w->tries >= 2)
+		return -1;
+	return start_next(w, err);
+}
+
+static int worker_failed(struct ee_worker_msg *m, struct ee_err *err)
+{
+	m->err.msg[sizeof(m->err.msg) - 1] = '\0';
+	return ee_fail(err, EE_ERR_SANDBOX, "warm worker: %s", m->err.msg);
+}
+
+static int on_ready_phase(struct ee_worker *w, int rc, struct ee_worker_msg *m, struct ee_err *err)
+{
+	if (rc == 1 && m->type == EE_W_READY) {
+		w->ready = 1;
+		w->phase = START_NONE;
+		return start_next(w, err);
 	}
+	if (rc == 1 && m->type == EE_W_FAILED)
+		worker_failed(m, err);
+	else
+		ee_fail(err, EE_ERR_SANDBOX, "a warm worker died while starting");
+	return next_try(w, err);
+}
+
+static int on_started_phase(struct ee_worker *w, int rc, struct ee_worker_msg *m, int got, int *pidfd,
+                            struct ee_err *err)
+{
+	if (rc == 1 && m->type == EE_W_STARTED && got >= 0) {
+		*pidfd = got;
+		w->phase = START_NONE;
+		return 1;
+	}
+	if (got >= 0)
+		close(got);
+	if (rc == 1 && m->type == EE_W_FAILED)
+		return worker_failed(m, err);
+	ee_fail(err, EE_ERR_SANDBOX, "a warm worker died");
+	return next_try(w, err);
+}
+
+/* A deadline passed with nothing read. */
+static int on_deadline(struct ee_worker *w, struct ee_err *err)
+{
+	if (w->phase == START_WAIT_READY)
+		ee_fail(err, EE_ERR_SANDBOX, "a warm worker did not start in %d s", READY_TIMEOUT_MS / 1000);
+	else
+		ee_fail(err, EE_ERR_SANDBOX, "a warm worker stopped answering");
+	return next_try(w, err);
+}
+
+static int start_step(struct ee_worker *w, int *pidfd, struct ee_err *err)
+{
+	struct ee_worker_msg m;
+	int got[1], nfds;
+	int rc = recv_msg(w->sock, &m, got, 1, &nfds, MSG_DONTWAIT);
+
+	if (rc < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return ee_worker_start_ms_left(w) > 0 ? 0 : on_deadline(w, err);
+	if (w->phase == START_WAIT_STARTED)
+		return on_started_phase(w, rc, &m, nfds == 1 ? got[0] : -1, pidfd, err);
 	if (nfds == 1)
 		close(got[0]);
-	if (rc == 1 && m.type == EE_W_FAILED) {
-		m.err.msg[sizeof(m.err.msg) - 1] = '\0';
-		return ee_fail(err, EE_ERR_SANDBOX, "warm worker: %s", m.err.msg);
+	return on_ready_phase(w, rc, &m, err);
+}
+
+int ee_worker_start_step(struct ee_worker *w, int *pidfd, struct ee_err *err)
+{
+	int rc = start_step(w, pidfd, err);
+	if (rc < 0) { /* the candidate gets no worker: the slot is free again */
+		w->phase = START_NONE;
+		w->busy = 0;
 	}
-	w->dead = 1;
-	return ee_fail(err, EE_ERR_SANDBOX, "a warm worker died");
+	return rc;
+}
+
+void ee_worker_start_abandon(struct ee_worker *w)
+{
+	/* RUN may have been taken: the candidate would run unwatched. */
+	if (w->phase == START_WAIT_STARTED)
+		ee_worker_kill(w);
+	w->phase = START_NONE;
+	w->busy = 0;
 }
 
 /* ---- the pool ------------------------------------------------------------- */
@@ -311,6 +424,18 @@ out:
 	return fd;
 }
 
+/* The next slot's delay from EXECEVAL_TEST_WORKER_DELAY_MS, a comma list of
+ * milliseconds, one per slot (for the tests: a slow warm-up of one slot). */
+static int test_delay_ms(const char **list)
+{
+	if (!*list || !**list)
+		return 0;
+	char *end;
+	long ms = strtol(*list, &end, 10);
+	*list = *end == ',' ? end + 1 : "";
+	return ms > 0 && ms <= 600000 ? (int)ms : 0;
+}
+
 int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret, struct ee_err *err)
 {
 	struct ee_pool *p = calloc(1, sizeof(*p));
@@ -326,9 +451,12 @@ int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret,
 	p->host = s->host;
 	p->limits = s->limits;
 	p->n = n ? n : 1;
+	const char *delays = getenv(EE_WORKER_TEST_DELAY_ENV);
 	for (unsigned i = 0; i < p->n; i++) {
+		p->workers[i].pool = p;
 		p->workers[i].pidfd = p->workers[i].sock = -1;
 		p->workers[i].uid = EE_UID_NONE;
+		p->workers[i].delay_ms = test_delay_ms(&delays);
 	}
 	p->config_fd = write_config(s, err);
 	if (p->config_fd < 0) {
@@ -356,7 +484,7 @@ void ee_pool_free(struct ee_pool *p)
 	free(p);
 }
 
-struct ee_worker *ee_pool_spawn(struct ee_pool *p, const struct ee_limits *lim, const int fds[6], int *pidfd,
+struct ee_worker *ee_pool_claim(struct ee_pool *p, const struct ee_limits *lim, const int fds[6],
                                 struct ee_err *err)
 {
 	struct ee_worker *w = NULL;
@@ -368,25 +496,16 @@ struct ee_worker *ee_pool_spawn(struct ee_pool *p, const struct ee_limits *lim, 
 		ee_fail(err, EE_ERR_SANDBOX, "internal: more sandboxes than warm workers");
 		return NULL;
 	}
-	/* Two tries: a worker found dead (or dying now) is replaced once. */
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (w->dead || w->sock < 0) {
-			worker_stop(w);
-			if (worker_start(p, w, err) < 0)
-				return NULL;
-		}
-		if (!w->ready && worker_wait_ready(w, err) < 0) {
-			w->dead = 1;
-			continue;
-		}
-		if (worker_run(w, lim, fds, pidfd, err) == 0) {
-			w->busy = 1;
-			return w;
-		}
-		if (!w->dead)
-			return NULL;
+	w->busy = 1;
+	w->tries = 0;
+	w->start_limits = *lim;
+	memcpy(w->start_fds, fds, sizeof(w->start_fds));
+	if (start_next(w, err) < 0) {
+		w->phase = START_NONE;
+		w->busy = 0;
+		return NULL;
 	}
-	return NULL;
+	return w;
 }
 
 int ee_worker_fd(const struct ee_worker *w)

@@ -18,8 +18,10 @@
  * from a copy of the worker as it was before the first one.
  *
  * The supervisor side: a pool of n workers, started at once, each used by
- * one sandbox at a time. A worker that dies, stops answering or fails is
- * killed and replaced; the candidate it was about to start goes to the
+ * one sandbox at a time. A candidate's start is driven by the sandbox's
+ * event loop (READY and STARTED are events, their timeouts its timers), so
+ * a slow worker holds up no other sandbox. A worker that dies, stops
+ * answering or fails is killed and replaced; the candidate it was about to start goes to the
  * replacement, and one it was running runs again (evaluate.c). Warm needs root (a worker's exec would otherwise lose the
  * capabilities it needs in its user namespace) and the interpreter
  * execeval was built against; ee_pool_supported says why not.
@@ -29,8 +31,8 @@
 
 #include <linux/filter.h>
 
-#include "err.h"
-#include "resource_limits.h"
+#include "base/err.h"
+#include "base/resource_limits.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/host.h"
 #include "sandbox/mount.h"
@@ -71,6 +73,10 @@ struct ee_worker_config {
 	struct sock_filter seccomp[EE_WORKER_MAX_BPF];
 };
 
+/* For the tests only: a comma list of milliseconds, one per slot, by which
+ * each start of that slot's worker delays its READY (zygote.c). */
+#define EE_WORKER_TEST_DELAY_ENV "EXECEVAL_TEST_WORKER_DELAY_MS"
+
 /* Descriptors of a worker process. */
 enum { EE_WFD_CONFIG = 3, EE_WFD_SOCKET = 4, EE_WFD_CGROUP = 5 };
 
@@ -98,11 +104,29 @@ int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret,
 /* Kills every worker, reaps it and removes its cgroups. */
 void ee_pool_free(struct ee_pool *p);
 
-/* Starts one candidate on an idle worker: fds are the child's ends of ctl,
- * job, out, err, result and gate (the caller still closes them). Returns the
- * worker, busy until ee_worker_release, and the candidate init's pidfd. */
-struct ee_worker *ee_pool_spawn(struct ee_pool *p, const struct ee_limits *lim, const int fds[6], int *pidfd,
+/* Claims an idle worker for one candidate and begins its start, waiting
+ * for nothing: a dead worker is replaced, then RUN goes out when the worker
+ * is ready. fds are the child's ends of ctl, job, out, err, result and gate,
+ * borrowed until the start ends (STARTED or failure: the caller closes
+ * them then). Returns the worker, busy until ee_worker_release, its start
+ * driven by ee_worker_start_step; NULL (err) when it failed at once. */
+struct ee_worker *ee_pool_claim(struct ee_pool *p, const struct ee_limits *lim, const int fds[6],
                                 struct ee_err *err);
+
+/* Moves a claimed worker's start on, when its socket (ee_worker_fd: it may
+ * be a new one after each call) is readable or its deadline
+ * (ee_worker_start_ms_left) has passed. Returns 1 when the candidate
+ * started (pidfd: its init's), 0 while it is starting, -1 (err) when it
+ * cannot start: the worker is no longer the caller's. A worker that dies,
+ * hangs or answers out of turn is replaced once. */
+int ee_worker_start_step(struct ee_worker *w, int *pidfd, struct ee_err *err);
+
+/* Milliseconds until the awaited answer is late (0: it is). */
+double ee_worker_start_ms_left(const struct ee_worker *w);
+
+/* Gives a claimed worker back before its candidate started (the sandbox
+ * was killed); one that may have taken RUN is killed (replaced later). */
+void ee_worker_start_abandon(struct ee_worker *w);
 
 /* The worker's socket, to watch for the end of its candidate. */
 int ee_worker_fd(const struct ee_worker *w);

@@ -41,6 +41,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness/harness.h"
@@ -565,6 +566,9 @@ void ee_zygote_main(const char *n_cgroup_fds, const char *uid)
 	 * uid: non-dumpable keeps its /proc/1/mem, fd and root closed. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	unsetenv("ASAN_OPTIONS"); /* read already, by an ASan build (worker.c) */
+	const char *delay = getenv(EE_WORKER_TEST_DELAY_ENV);
+	long delay_ms = delay ? strtol(delay, NULL, 10) : 0;
+	unsetenv(EE_WORKER_TEST_DELAY_ENV); /* no candidate sees it */
 	if (pread(EE_WFD_CONFIG, &cfg, sizeof(cfg), 0) != (ssize_t)sizeof(cfg) ||
 	    cfg.magic != EE_WORKER_MAGIC || cfg.size != sizeof(cfg) || n < 0 || getpid() != 1 || *end ||
 	    id < 65536 || id > 0x7fffffffUL) {
@@ -609,6 +613,11 @@ void ee_zygote_main(const char *n_cgroup_fds, const char *uid)
 	 * (serve is not inlined into it). */
 	worker_stack_top = __builtin_frame_address(0);
 
+	if (delay_ms > 0) { /* the tests' slow slot */
+		struct timespec ts = { delay_ms / 1000, (delay_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
 	struct ee_worker_msg ready = { .type = EE_W_READY };
 	send_msg(&ready, -1);
 	serve();

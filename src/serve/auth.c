@@ -8,7 +8,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "base/err.h"
 
 #define TOKEN_MIN 16
 #define TOKEN_MAX 4096

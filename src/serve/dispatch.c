@@ -5,10 +5,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "err.h"
-#include "evaluate.h"
+#include "engine/engine.h"
+#include "base/err.h"
+#include "engine/evaluate.h"
+#include "verdict/record.h"
 #include "sandbox/sandbox.h"
-#include "task.h"
+#include "input/task.h"
 
 struct item {
 	struct ee_candidate c;
@@ -20,6 +22,7 @@ struct item {
 };
 
 struct ee_dispatch {
+	struct ee_engine *eng;
 	struct ee_loop *loop;
 	const struct ee_eval_options *o;
 	unsigned jobs, running;
@@ -34,14 +37,15 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-int ee_dispatch_new(struct ee_loop *loop, const struct ee_eval_options *o, unsigned jobs, size_t capacity,
+int ee_dispatch_new(struct ee_engine *eng, const struct ee_eval_options *o, unsigned jobs, size_t capacity,
                     struct ee_dispatch **ret, struct ee_err *err)
 {
 	struct ee_dispatch *d = calloc(1, sizeof(*d));
 
 	if (!d)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
-	d->loop = loop;
+	d->eng = eng;
+	d->loop = ee_engine_loop(eng);
 	d->o = o;
 	d->jobs = jobs ? jobs : 1;
 	d->capacity = capacity;
@@ -90,8 +94,8 @@ static void pump(struct ee_dispatch *d)
 			d->tail = NULL;
 		d->waiting--;
 		clock_gettime(CLOCK_MONOTONIC, &it->started);
-		if (ee_eval_start(d->loop, d->o, &it->c, on_record, it, &err) < 0) {
-			it->cb(it->ctx, ee_eval_sandbox_error(it->c.task, err.msg), 0);
+		if (ee_eval_start(d->eng, d->o, &it->c, on_record, it, &err) < 0) {
+			it->cb(it->ctx, ee_record_sandbox_error(it->c.task->task_id, err.msg), 0);
 			free(it);
 			continue;
 		}

@@ -19,16 +19,17 @@
 #include <stddef.h>
 
 struct ee_candidate;
+struct ee_engine;
 struct ee_err;
 struct ee_eval_options;
-struct ee_loop;
 struct ee_dispatch;
 
 /* record: owned by the callee, or NULL (no verdict). run_s: seconds from the
  * sandbox's start to the record, 0 when it never started. */
 typedef void (*ee_dispatch_cb)(void *ctx, json_t *record, double run_s);
 
-int ee_dispatch_new(struct ee_loop *loop, const struct ee_eval_options *o, unsigned jobs, size_t capacity,
+/* Runs its candidates on eng (borrowed, as o, for the dispatcher's life). */
+int ee_dispatch_new(struct ee_engine *eng, const struct ee_eval_options *o, unsigned jobs, size_t capacity,
                     struct ee_dispatch **ret, struct ee_err *err);
 /* Drops what still waits (callbacks with NULL); call when nothing runs. */
 void ee_dispatch_free(struct ee_dispatch *d);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "base/err.h"
 
 static int parse_port(const char *s, const char *text, unsigned short *ret, struct ee_err *err)
 {

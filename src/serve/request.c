@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compose.h"
-#include "err.h"
-#include "resource_limits.h"
+#include "input/compose.h"
+#include "base/err.h"
+#include "base/jsonfield.h"
+#include "options/options.h"
+#include "base/resource_limits.h"
 #include "serve/prescan.h"
 
 static const char *const run_fields[] = { "task", "candidate", "limits", "model", "sample", "extract" };
@@ -17,13 +19,6 @@ static const char *const run_fields[] = { "task", "candidate", "limits", "model"
 static const char *const batch_defaults[] = { "task", "limits", "model", "extract" };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-/* a.b into dst (a or b may be empty); a path too long is cut, never overrun. */
-static void join_path(char *dst, size_t size, const char *a, const char *b)
-{
-	if (snprintf(dst, size, "%s%s%s", a, a[0] && b[0] ? "." : "", b) < 0)
-		dst[0] = '\0';
-}
 
 /* A client's key in a message stays one printable line. */
 static void printable(char *s)
@@ -33,20 +28,19 @@ static void printable(char *s)
 			*s = '?';
 }
 
-/* Fails naming the field path (prefix + name) in the message and err->field. */
+/* Fails naming the field path (prefix + name) in the message and err->field;
+ * ee_request_parse makes both printable. */
 __attribute__((format(printf, 4, 5))) static int fail(struct ee_err *err, const char *prefix,
                                                       const char *name, const char *fmt, ...)
 {
-	char path[96], detail[160];
+	struct ee_jf top = ee_jf_make(NULL, err);
 	va_list ap;
 
-	join_path(path, sizeof(path), prefix, name);
-	printable(path);
+	top.root = "body";
+	struct ee_jf c = ee_jf_sub(&top, prefix);
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	ee_jf_vfail(&c, name, fmt, ap);
 	va_end(ap);
-	ee_fail(err, EE_ERR_USAGE, "%s: %s", path[0] ? path : "body", detail);
-	snprintf(err->field, sizeof(err->field), "%s", path);
 	return -1;
 }
 
@@ -64,7 +58,7 @@ static int task_error(struct ee_err *err, const char *task_path)
 {
 	char field[sizeof(err->field)];
 
-	join_path(field, sizeof(field), task_path, err->field);
+	ee_jf_join_path(field, sizeof(field), task_path, err->field);
 	memcpy(err->field, field, sizeof(field));
 	return -1;
 }
@@ -107,29 +101,47 @@ static int read_task(const json_t *task, const char *path, const struct ee_reque
 	return 0;
 }
 
+/* A limit row's value in lim, when lim has it (options.h: task_offset). */
+static int task_limit(const struct ee_option *row, const struct ee_task_limits *lim, double *ret)
+{
+	struct ee_eval_options o;
+	int has;
+
+	memcpy(&has, (const char *)lim + row->task_has_offset, sizeof(has));
+	if (!has)
+		return 0;
+	/* the row's field in o.limits has the width of the task's field */
+	memcpy((char *)&o + row->offset, (const char *)lim + row->task_offset, row->size);
+	*ret = ee_option_value(row, &o);
+	return 1;
+}
+
 /* Limits above the server's are refused, not cut: a cut limit would change
- * the verdict without telling. path: "limits" or "task.limits" under prefix. */
+ * the verdict without telling. path: "limits" or "task.limits" under prefix.
+ * The limits are the options rows a request takes under "limits". */
 static int check_ceiling(const struct ee_task_limits *lim, const struct ee_limits *max, const char *prefix,
                          const char *path, struct ee_err *err)
 {
+	struct ee_eval_options server;
 	char where[96];
+	double v;
 
 	if (!max)
 		return 0;
-	join_path(where, sizeof(where), prefix, path);
-	if (lim->has_timeout && lim->timeout_s > max->timeout_s)
-		return fail(err, where, "timeout_s", "%g is above this server's ceiling %g (its --timeout)",
-		            lim->timeout_s, max->timeout_s);
-	if (lim->has_memory && lim->memory_mb > max->memory_mb)
-		return fail(err, where, "memory_mb", "%u is above this server's ceiling %u (its --memory)",
-		            lim->memory_mb, max->memory_mb);
-	if (lim->has_procs && lim->procs > max->procs)
-		return fail(err, where, "procs", "%u is above this server's ceiling %u (its --procs)",
-		            lim->procs, max->procs);
-	if (lim->has_output_cap && lim->output_cap > max->output_cap)
-		return fail(err, where, "output_cap",
-		            "%zu is above this server's ceiling %zu (its --output-cap)", lim->output_cap,
-		            max->output_cap);
+	server.limits = *max;
+	ee_jf_join_path(where, sizeof(where), prefix, path);
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		if (!(row->fronts & EE_FRONT_HTTP) || !row->http_limit || !task_limit(row, lim, &v))
+			continue;
+		double ceiling = ee_option_value(row, &server);
+		if (v > ceiling)
+			return fail(err, where, row->http,
+			            row->type == EE_OPT_DOUBLE
+			                    ? "%g is above this server's ceiling %g (its --%s)"
+			                    : "%.0f is above this server's ceiling %.0f (its --%s)",
+			            v, ceiling, row->name);
+	}
 	return 0;
 }
 
@@ -141,7 +153,7 @@ static int read_limits(const json_t *obj, const char *prefix, const struct ee_li
 
 	if (ee_task_limits_from_json(obj, prefix[0] ? prefix : "body", &req, err) < 0) {
 		char field[sizeof(err->field)];
-		join_path(field, sizeof(field), prefix, err->field);
+		ee_jf_join_path(field, sizeof(field), prefix, err->field);
 		memcpy(err->field, field, sizeof(field));
 		return -1;
 	}
@@ -183,8 +195,14 @@ static int read_options(const json_t *obj, const char *prefix, struct ee_run *ru
 		run->sample = (long)json_integer_value(v);
 	}
 	if ((v = json_object_get(obj, "extract"))) {
-		if (!json_is_string(v) || ee_extract_mode_parse(json_string_value(v), mode) < 0)
-			return fail(err, prefix, "extract", "expected one of auto, fenced, none");
+		const struct ee_option *row = ee_option_named("extract");
+		char choices[128];
+		int m;
+		if (!json_is_string(v) || ee_option_choice(row, json_string_value(v), &m) < 0) {
+			ee_option_choices_text(row, ", ", choices, sizeof(choices));
+			return fail(err, prefix, row->http, "expected one of %s", choices);
+		}
+		*mode = (enum ee_extract_mode)m;
 	}
 	return 0;
 }
@@ -204,7 +222,7 @@ static int run_task(const json_t *obj, const char *prefix, const struct ee_reque
 	const json_t *task = json_object_get(obj, "task");
 	char path[96];
 
-	join_path(path, sizeof(path), prefix, "task");
+	ee_jf_join_path(path, sizeof(path), prefix, "task");
 	if (!task && d && d->task) {
 		run->task = *d->task; /* its limits are the run's own from here on */
 		run->shared_task = 1;

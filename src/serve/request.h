@@ -35,8 +35,8 @@
 
 #include <stddef.h>
 
-#include "extract.h"
-#include "task.h"
+#include "input/extract.h"
+#include "input/task.h"
 
 struct ee_err;
 struct ee_limits;

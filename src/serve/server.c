@@ -14,9 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
-#include "evaluate.h"
+#include "base/buf.h"
+#include "engine/engine.h"
+#include "base/err.h"
+#include "engine/evaluate.h"
 #include "sandbox/sandbox.h"
 #include "serve/auth.h"
 #include "serve/budget.h"
@@ -838,19 +839,21 @@ int ee_server_run(struct ee_server *srv, struct ee_err *err)
 	return srv->forced;
 }
 
-int ee_server_new(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_server_config *cfg,
+int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_server_config *cfg,
                   struct ee_server **ret, struct ee_err *err)
 {
 	struct ee_server *srv = calloc(1, sizeof(*srv));
 
 	if (!srv)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	struct ee_loop *loop = ee_engine_loop(eng);
+
 	srv->loop = loop;
 	srv->o = o;
 	srv->cfg = cfg;
 	srv->eval_s_avg = 0.05;
 	ee_budget_init(&srv->budget, cfg->max_buffered, cfg->max_buffered_per_ip);
-	if (ee_dispatch_new(loop, o, cfg->jobs, cfg->queue, &srv->dispatch, err) < 0) {
+	if (ee_dispatch_new(eng, o, cfg->jobs, cfg->queue, &srv->dispatch, err) < 0) {
 		free(srv);
 		return -1;
 	}

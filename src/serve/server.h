@@ -26,7 +26,7 @@
  * grace seconds, or on a second signal, running sandboxes are killed and their
  * requests answered 503. ee_server_run returns once every answer is sent.
  *
- * Ownership: the server borrows loop, o and cfg (and cfg's strings) for its
+ * Ownership: the server borrows eng, o and cfg (and cfg's strings) for its
  * lifetime; it owns the daemon, its connections and their requests.
  */
 #ifndef EE_SERVE_SERVER_H
@@ -34,12 +34,12 @@
 
 #include <stddef.h>
 
-#include "extract.h"
+#include "input/extract.h"
 #include "serve/listen.h"
 
+struct ee_engine;
 struct ee_err;
 struct ee_eval_options;
-struct ee_loop;
 struct ee_server;
 
 struct ee_server_config {
@@ -64,8 +64,9 @@ struct ee_server_config {
 	void (*log)(const char *fmt, ...); /* one line about the server's life, or NULL */
 };
 
-/* Binds and listens. Errors: EE_ERR_SANDBOX when the address cannot be bound. */
-int ee_server_new(struct ee_loop *loop, const struct ee_eval_options *o, const struct ee_server_config *cfg,
+/* Binds and listens; serves on eng's loop and runs candidates on eng.
+ * Errors: EE_ERR_SANDBOX when the address cannot be bound. */
+int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_server_config *cfg,
                   struct ee_server **ret, struct ee_err *err);
 
 /* The bound address ("127.0.0.1:41234"). */

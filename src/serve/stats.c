@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "base/buf.h"
 
 static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run", "/v1/batch", "/healthz", "/metrics",
 	                                                 "other" };

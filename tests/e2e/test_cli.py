@@ -193,6 +193,26 @@ def test_run_picks_an_mbpp_task_by_its_number(tmp_path):
     assert json.loads(r.stdout)["status"] == "pass"
 
 
+TMP_SIZE = "import os\ndef tmp_mb():\n    st = os.statvfs('/tmp')\n    return st.f_blocks * st.f_frsize >> 20\n"
+
+
+@pytest.mark.parametrize("args, mb", [([], 64), (["--tmp-size", "128"], 128), (["--tmp-size", "9999"], 4096)])
+def test_tmp_size_sizes_the_private_tmp(tmp_path, args, mb):
+    """--tmp-size MB (default 64) is the size of the candidate's /tmp, clamped to [1, 4096]."""
+    cand = tmp_path / "c.py"
+    cand.write_text(TMP_SIZE)
+    r = execeval(*with_isolation(["run", *args, "--assert", "assert tmp_mb() == %d" % mb, cand]))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+
+
+def test_tmp_size_refuses_a_bad_value_and_is_listed_by_every_front_end():
+    r = execeval("run", "--tmp-size", "big", "--assert", "assert 1")
+    assert r.returncode == 2
+    assert "--tmp-size: expected a whole number up to" in r.stderr and "'big'" in r.stderr
+    for cmd in ("run", "eval", "serve"):
+        assert "--tmp-size MB" in execeval(cmd, "--help").stdout, cmd
+
+
 def test_run_a_native_jsonl_and_a_one_object_file(tmp_path):
     tasks = write_jsonl(tmp_path / "tasks.jsonl",
                         [TASK, dict(TASK, task_id="t/other")])

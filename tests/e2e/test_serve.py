@@ -520,6 +520,32 @@ def test_metrics_count_exactly_what_ran(serve):
     assert total >= 0.3, total
 
 
+def test_a_run_is_answered_while_another_slots_worker_is_starting(serve):
+    """Issue 13 item 6 (test_warm.py has the eval side): slot 1's warm
+    worker takes SLOW_START_MS to warm up (EXECEVAL_TEST_WORKER_DELAY_MS,
+    for the tests only). A run sleeping 1 s holds slot 0; the next one goes
+    to slot 1 and waits for its worker. Before, that wait blocked the
+    server's one loop, and the first run was answered only once the slow
+    worker was up; now it is answered while that worker is still starting
+    (it cannot be ready before SLOW_START_MS after the server started)."""
+    slow_start_ms = 6000
+    spawned = time.monotonic()
+    s = serve("--isolation", "warm", env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,%d" % slow_start_ms})
+    first = Background(s.run, body(sleeper(1), model="first"))
+    wait_health(s, lambda h: h["running"] == 1)
+    second = Background(s.run, body(ADD_OK, model="second"))
+    rec = ok_record(first.get())
+    answered_after = time.monotonic() - spawned
+    assert (rec["status"], rec["model"]) == ("pass", "first"), rec
+    assert answered_after < slow_start_ms / 1000, \
+        "the first run waited for the other slot's worker (%.1f s)" % answered_after
+    assert second.is_alive(), "the second run did not wait for its slow worker"
+    rec = ok_record(second.get())
+    assert (rec["status"], rec["model"]) == ("pass", "second"), rec
+    # Timed from its own start, not from its worker's warm-up.
+    assert rec["resources"]["wall_ms"] < slow_start_ms / 2, rec["resources"]
+
+
 # ---------------------------------------------------------------------------
 # Errors
 

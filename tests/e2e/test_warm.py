@@ -103,7 +103,7 @@ class Eval:
     seen, .marked [(records written at that moment, pid, cmdline)] every
     process carrying one of the markers."""
 
-    def __init__(self, tmp_path, tasks, samples, *args, isolation="warm", jobs=1, markers=(), tag=None):
+    def __init__(self, tmp_path, tasks, samples, *args, isolation="warm", jobs=1, markers=(), tag=None, env=None):
         tag = tag or secrets.token_hex(3)
         self.tasks = write_jsonl(tmp_path / ("tasks-%s.jsonl" % tag), tasks)
         self.samples = write_jsonl(tmp_path / ("samples-%s.jsonl" % tag), samples)
@@ -114,7 +114,8 @@ class Eval:
         self.workers, self.marked = set(), []
         self.stdout_f = open(tmp_path / ("stdout-%s" % tag), "w+b")
         self.stderr_f = open(tmp_path / ("stderr-%s" % tag), "w+b")
-        self.p = subprocess.Popen(self.argv, stdout=self.stdout_f, stderr=self.stderr_f, env=execeval_env())
+        self.spawned = time.monotonic()
+        self.p = subprocess.Popen(self.argv, stdout=self.stdout_f, stderr=self.stderr_f, env=execeval_env(env))
         self.code = None
 
     def count(self):
@@ -756,6 +757,104 @@ def test_a_lost_worker_is_replaced_and_its_candidate_runs_again(tmp_path, how):
         assert report_lines(r, "RAN") == [str(r["sample"])], r["stdout"]
     assert all_workers() == []
     assert wait_no_leftovers(seconds=1.0) == []
+    assert wait_no_own_cgroups(e.p.pid) == []
+
+
+# Issue 13 item 6: a worker's start is the loop's events, not a blocking
+# island in it. EXECEVAL_TEST_WORKER_DELAY_MS (worker.h, for the tests only)
+# makes one slot's worker send READY that many ms late.
+
+SLOW_START_MS = 6000
+SPIN = "while True:\n    pass\n"
+
+
+def test_a_slow_worker_start_holds_up_no_other_sandbox(tmp_path):
+    """-j 2: slot 0 runs a candidate that spins past its 1 s timeout while
+    slot 1's worker takes SLOW_START_MS to warm up for the next candidate.
+    Before, the warm start waited for READY in a blocking poll, and the
+    spinner's timer was serviced only once the slow worker was up (its
+    record said wall_ms 6084 with a 6 s delay). Now it is killed on time,
+    while the other worker is still starting (that worker cannot be ready
+    before SLOW_START_MS after execeval started), and the candidate that
+    waited for the slow worker is timed from its own start, not the
+    worker's warm-up."""
+    samples = [{"task_id": "warm/add", "code": SPIN}, {"task_id": "warm/add", "code": ADD_OK}]
+    e = Eval(tmp_path, [ADD_TASK], samples, "--timeout", 1, jobs=2,
+             env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,%d" % SLOW_START_MS})
+    try:
+        assert e.wait_until(lambda: e.count() >= 1, timeout=60), "no record"
+        first_record_after = time.monotonic() - e.spawned
+        written_first = e.count()
+    finally:
+        e.finish()
+    assert e.code == 0, (e.code, e.stderr[-3000:])
+    spinner, waiter = sorted(e.records(), key=lambda r: r["sample"])
+    assert first_record_after < SLOW_START_MS / 1000 and written_first == 1, \
+        "the spinner's record waited for the slow worker (%.1f s)" % first_record_after
+    assert spinner["status"] == "timeout", spinner
+    assert spinner["resources"]["wall_ms"] < 1000 + 2000, spinner["resources"]
+    assert (waiter["status"], waiter["detail"]) == ("pass", None), waiter
+    assert waiter["resources"]["wall_ms"] < SLOW_START_MS / 2, waiter["resources"]
+    assert len(e.workers) == 2, e.workers
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupt_while_a_worker_starts_is_served_at_once(tmp_path, sig):
+    """A signal that comes while the only candidate waits for its slow
+    worker ends the eval then, not once the worker is up (before, the
+    signal waited for READY in a blocking poll): the start is given up, the
+    worker killed with the pool, nothing left behind."""
+    e = Eval(tmp_path, [ADD_TASK], [{"task_id": "warm/add", "code": ADD_OK}], jobs=1,
+             env={"EXECEVAL_TEST_WORKER_DELAY_MS": str(SLOW_START_MS)})
+    try:
+        assert e.wait_until(lambda: workers_of(e.p.pid)), "no worker"
+        time.sleep(0.5)  # the candidate has claimed it
+        e.p.send_signal(sig)
+        e.p.wait(timeout=60)
+        ended_after = time.monotonic() - e.spawned
+    finally:
+        e.finish()
+    assert e.code == 128 + sig, (e.code, e.stderr[-3000:])
+    assert ended_after < SLOW_START_MS / 1000, "the signal waited for the slow worker (%.1f s)" % ended_after
+    assert e.records() == []
+    assert all_workers() == []
+    assert wait_no_leftovers(seconds=1.0) == []
+    assert wait_no_own_cgroups(e.p.pid) == []
+
+
+def kill_a_new_worker(e, seen):
+    """SIGKILLs a worker of e not in seen (slowed down, it is still starting)."""
+    assert e.wait_until(lambda: set(workers_of(e.p.pid)) - seen, timeout=30), "no new worker"
+    victim = min(set(workers_of(e.p.pid)) - seen)
+    e.sample()  # e.workers has it
+    os.kill(victim, signal.SIGKILL)
+    seen.add(victim)
+
+
+@pytest.mark.parametrize("kills", [1, 2])
+def test_a_worker_that_dies_while_starting_is_replaced_once(tmp_path, kills):
+    """-j 1, each start of the worker slowed by 3 s: killed once while it
+    starts, it is replaced and the candidate runs on the replacement (the
+    loop watches the new worker's socket); killed again, the candidate gets
+    a sandbox error, which ends the eval with exit 3 (no record: --resume
+    runs it again)."""
+    e = Eval(tmp_path, [ADD_TASK], [{"task_id": "warm/add", "code": ADD_OK}], jobs=1,
+             env={"EXECEVAL_TEST_WORKER_DELAY_MS": "3000"})
+    seen = set()
+    try:
+        for _ in range(kills):
+            kill_a_new_worker(e, seen)
+    finally:
+        e.finish()
+    if kills == 1:
+        assert e.code == 0, (e.code, e.stderr[-3000:])
+        assert [(r["status"], r["detail"]) for r in e.records()] == [("pass", None)]
+        assert len(e.workers) == 2 and seen < e.workers, (seen, e.workers)
+    else:
+        assert e.code == 3, (e.code, e.stderr[-3000:])
+        assert "a warm worker died while starting" in e.stderr, e.stderr
+        assert e.records() == []
+    assert all_workers() == []
     assert wait_no_own_cgroups(e.p.pid) == []
 
 

@@ -13,8 +13,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "compare.h"
-#include "err.h"
+#include "results/compare.h"
+#include "base/err.h"
 
 #define MAX_GATED 64
 

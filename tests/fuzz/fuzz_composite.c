@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "composite.h"
-#include "err.h"
+#include "results/composite.h"
+#include "base/err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,21 +6,19 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "err.h"
-#include "events.h"
-#include "task.h"
+#include "base/err.h"
+#include "events_task.h"
+#include "verdict/events.h"
+#include "input/task.h"
 
-#define NONCE "0123456789abcdef0123456789abcdef"
+#define NONCE EVENTS_NONCE
 
 static struct ee_task *make_task(void)
 {
 	static struct ee_task task;
 	static int ready;
 	if (!ready) {
-		const char *json = "{\"task_id\":\"f\",\"tests\":["
-		                   "{\"kind\":\"assert\",\"code\":\"assert 1\"},"
-		                   "{\"kind\":\"call\",\"fn\":\"f\",\"args\":[1],\"expected\":[1,2]},"
-		                   "{\"kind\":\"io\",\"stdout\":\"3\",\"visibility\":\"hidden\"}]}";
+		const char *json = EVENTS_TASK_JSON;
 		json_t *o = json_loads(json, 0, NULL);
 		struct ee_err err;
 		if (!o || ee_task_from_json(o, EE_FORMAT_AUTO, "fuzz:1", &task, &err) < 0)

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "extract.h"
+#include "base/err.h"
+#include "input/extract.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

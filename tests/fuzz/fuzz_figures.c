@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "err.h"
-#include "figures.h"
+#include "base/err.h"
+#include "results/figures.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

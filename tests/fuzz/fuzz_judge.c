@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "judge.h"
-#include "text.h"
+#include "pyvalue/judge.h"
+#include "base/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,9 +7,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "lines.h"
-#include "text.h"
+#include "base/err.h"
+#include "input/lines.h"
+#include "base/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

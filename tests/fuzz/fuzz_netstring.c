@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "netstring.h"
+#include "base/err.h"
+#include "protocol/netstring.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pyliteral.h"
+#include "pyvalue/pyliteral.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

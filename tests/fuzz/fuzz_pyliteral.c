@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "judge.h"
-#include "pyliteral.h"
-#include "text.h"
+#include "base/buf.h"
+#include "pyvalue/judge.h"
+#include "pyvalue/pyliteral.h"
+#include "base/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "judge.h"
-#include "pyliteral.h"
+#include "pyvalue/judge.h"
+#include "pyvalue/pyliteral.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

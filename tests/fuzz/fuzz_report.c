@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "report/out.h"
 #include "report/report.h"
 

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "err.h"
-#include "resource_limits.h"
+#include "base/err.h"
+#include "base/resource_limits.h"
 #include "serve/prescan.h"
 #include "serve/request.h"
 

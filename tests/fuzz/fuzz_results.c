@@ -6,8 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "results.h"
+#include "base/err.h"
+#include "results/results.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "summary.h"
+#include "base/err.h"
+#include "results/summary.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "err.h"
-#include "task.h"
+#include "base/err.h"
+#include "input/task.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,5 @@
-"""Runs src/harness/harness.py the way the supervisor does, without the sandbox.
+"""Runs the harness (src/harness/parts/, assembled by src/harness/assemble.py)
+the way the supervisor does, without the sandbox.
 
 The harness expects fixed fds (3 = job memfd, 4 = result pipe, 5 = gate
 pipe).  subprocess cannot place fds at given numbers safely (its own pipes
@@ -16,10 +17,17 @@ import os
 import pathlib
 import select
 import sys
+import tempfile
 import time
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "src" / "harness"))
+import assemble  # noqa: E402  (the build's own assembler, so the tests run what is embedded)
+
 PYTHON = "/usr/bin/python3"
-HARNESS = pathlib.Path(__file__).resolve().parents[2] / "src" / "harness" / "harness.py"
+# The source form, assembled afresh from the parts for this test session.
+HARNESS = pathlib.Path(tempfile.mkdtemp(prefix="execeval-harness-")) / "harness.py"
+HARNESS.write_text(assemble.source())
 MAX_FRAME = 1 << 20
 
 

@@ -304,7 +304,8 @@ def test_invalid_json_in_the_middle(tmp_path):
     assert f"{path}:2: invalid JSON" in stderr
 
 
-@pytest.mark.parametrize("tail", ['{"task_id": "set/0", "status": "pa', '{"task_id": "set/0"}\n\n  \n'])
+@pytest.mark.parametrize("tail", ['{"task_id": "set/0", "status": "pa', '{"task_id": "set/0", "sta\n\n  \n',
+                                  '{"task_id": "set/0"}'])
 def test_torn_last_line_warns_and_is_skipped(tmp_path, tail):
     records = make_records(seed=3)
     torn = write(tmp_path / "torn.jsonl", records, tail=tail)
@@ -316,6 +317,16 @@ def test_torn_last_line_warns_and_is_skipped(tmp_path, tail):
     assert code == 0
     assert stdout == stdout_clean
     assert json.loads((tmp_path / "torn.json").read_text()) == json.loads((tmp_path / "clean.json").read_text())
+
+
+def test_a_whole_last_line_is_never_torn(tmp_path):
+    """A last line of whole JSON (newline included) is a record, not a torn
+    write: metrics refuses it naming file:line and field, as compare does."""
+    records = make_records(seed=3)
+    path = write(tmp_path / "r.jsonl", records, tail='{"task_id": "set/0"}\n\n')
+    code, stdout, stderr = metrics(path)
+    assert code == 2, stderr
+    assert f"{path}:{len(records) + 1}: status: missing" in stderr
 
 
 def test_overlong_line_is_an_error(tmp_path):

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """bootstrap_ref.py - an independent Python implementation of execeval's
-bootstrap (src/bootstrap.h): splitmix64, xoshiro256**, the rejection draw,
+bootstrap (src/results/bootstrap.h): splitmix64, xoshiro256**, the rejection draw,
 the percentile interval. Prints the numbers pinned in test_bootstrap.c:
 
     /usr/bin/python3 tests/unit/bootstrap_ref.py

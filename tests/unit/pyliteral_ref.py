@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""pyliteral_ref.py - Python itself as the oracle for src/pyliteral.c and
-ee_judge_pyeq (src/judge.c). Writes tests/unit/pyliteral_cases.h:
+"""pyliteral_ref.py - Python itself as the oracle for src/pyvalue/pyliteral.c and
+ee_judge_pyeq (src/pyvalue/judge_pyeq.c). Writes tests/unit/pyliteral_cases.h:
 
     PYTHONHASHSEED=0 /usr/bin/python3 -W ignore tests/unit/pyliteral_ref.py > tests/unit/pyliteral_cases.h
     clang-format -i tests/unit/pyliteral_cases.h

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """pyprogram_ref.py - Python's ast as the oracle for ee_pyprogram_convert
-(src/pyliteral.c): which `program` tests have the check-program shape, and
+(src/pyvalue/pyprogram.c): which `program` tests have the check-program shape, and
 the calls and expected values Python reads in them. Writes
 build/unit/pyprogram_cases.h at build time (the Makefile):
 

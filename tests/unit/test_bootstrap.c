@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bootstrap.h"
-#include "err.h"
-#include "metrics.h"
-#include "summary.h"
+#include "results/bootstrap.h"
+#include "base/err.h"
+#include "results/metrics.h"
+#include "results/summary.h"
 
 #include "leakcheck.h"
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compare.h"
-#include "err.h"
+#include "results/compare.h"
+#include "base/err.h"
 
 #include "leakcheck.h"
 

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "composite.h"
-#include "err.h"
+#include "results/composite.h"
+#include "base/err.h"
 
 static const char *block_text = "{\"samples\": 10, \"statuses\": {\"pass\": 4, \"timeout\": 2, \"error\": 1},"
                                 " \"pass_at_k\": {\"1\": 0.4, \"5\": 0.9}, \"mean_score\": 0.55,"

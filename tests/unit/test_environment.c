@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "summary.h"
+#include "results/summary.h"
 
 struct env_case {
 	const char *name;

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "err.h"
-#include "events.h"
-#include "job.h"
-#include "task.h"
+#include "base/err.h"
+#include "verdict/events.h"
+#include "protocol/job.h"
+#include "input/task.h"
 
 #define NONCE "0123456789abcdef0123456789abcdef"
 

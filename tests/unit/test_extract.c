@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "compose.h"
-#include "extract.h"
-#include "task.h"
+#include "base/err.h"
+#include "input/compose.h"
+#include "input/extract.h"
+#include "input/task.h"
 
 /* S(x): a literal and its exact length, NULs included. */
 #define S(x) x, sizeof(x) - 1

@@ -3,8 +3,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "err.h"
-#include "figures.h"
+#include "base/err.h"
+#include "results/figures.h"
 
 #include "leakcheck.h"
 

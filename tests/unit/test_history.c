@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "history.h"
+#include "base/err.h"
+#include "history/history.h"
 
 #include "leakcheck.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "sandbox/host.h"
 
 /* This VM: cgroup v1 hierarchies at the filesystem's root, a cgroup2 with

@@ -12,16 +12,16 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "buf.h"
-#include "compose.h"
-#include "dataset.h"
-#include "err.h"
-#include "lines.h"
-#include "resource_limits.h"
-#include "results.h"
-#include "samples_dir.h"
-#include "sha256.h"
-#include "task.h"
+#include "base/buf.h"
+#include "input/compose.h"
+#include "input/dataset.h"
+#include "base/err.h"
+#include "input/lines.h"
+#include "base/resource_limits.h"
+#include "results/results.h"
+#include "input/samples_dir.h"
+#include "base/sha256.h"
+#include "input/task.h"
 
 static char dir[] = "/tmp/ee-unit-io-XXXXXX";
 
@@ -556,4 +556,39 @@ Test(io, a_repeated_key_is_refused_naming_both_lines_where_asked)
 	ee_done_free(&done);
 	p = write_file("ok.jsonl", REC("a", 0) REC("a", 1) REC("b", 0));
 	cr_expect_eq(ee_results_read_unique(p, NULL, NULL, &torn, &err), 0, "%s", err.msg);
+}
+
+/* One torn-line rule for every reader (results.h): only a line that is not
+ * whole JSON can be torn; a whole last line is a record or an error. */
+Test(io, every_reader_shares_the_torn_line_rule)
+{
+	static const struct ee_results_policy keyed = { EE_RESULTS_KEYED, 1, 1u << 20 };
+	static const struct ee_results_policy loose = { EE_RESULTS_LOOSE, 1, 1u << 20 };
+	const struct ee_results_policy *policies[] = { &keyed, &loose };
+	struct ee_results_torn torn;
+	struct ee_err err;
+	int visited, was_torn;
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *p = write_file("t.jsonl", REC("a", 0) "{\"task_id\":\"a\",\"sam");
+		visited = 0;
+		cr_assert_eq(ee_results_scan(p, policies[i], count_visit, &visited, &torn, &err), 0, "%s",
+		             err.msg);
+		cr_expect_eq(visited, 1);
+		cr_expect_eq(torn.lines, 1);
+		cr_expect_not_null(strstr(torn.why.msg, "t.jsonl:2"), "%s", torn.why.msg);
+
+		p = write_file("t.jsonl", REC("a", 0) "{\"task_id\":\"a\",\"sample\":1}");
+		cr_assert_eq(ee_results_scan(p, policies[i], NULL, NULL, &torn, &err), 0, "%s", err.msg);
+		cr_expect_eq(torn.lines, 1, "no newline: torn even when it parses");
+	}
+	/* A whole last line without its key: an error, not a torn line. */
+	const char *p = write_file("t.jsonl", REC("a", 0) "{\"task_id\":\"a\"}\n");
+	cr_expect_eq(ee_results_read(p, NULL, NULL, &was_torn, &err), -1);
+	cr_expect_not_null(strstr(err.msg, "t.jsonl:2: not a result record"), "%s", err.msg);
+	/* Blank lines: part of no KEYED file; skipped by LOOSE readers. */
+	p = write_file("t.jsonl", REC("a", 0) "\n" REC("a", 1));
+	cr_expect_eq(ee_results_scan(p, &keyed, NULL, NULL, &torn, &err), -1);
+	cr_expect_eq(ee_results_scan(p, &loose, NULL, NULL, &torn, &err), 0, "%s", err.msg);
+	cr_expect_eq(torn.lines, 0);
 }

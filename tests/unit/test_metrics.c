@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "metrics.h"
+#include "results/metrics.h"
 
 /* Not <limits.h>: -Isrc makes that name resolve to src/limits.h. */
 #define ULONG_MAX_ ((unsigned long)-1)

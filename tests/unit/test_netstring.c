@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "err.h"
-#include "netstring.h"
+#include "base/err.h"
+#include "protocol/netstring.h"
 
 #define S(x) x, sizeof(x) - 1
 #define BIG  ((size_t)1 << 20)

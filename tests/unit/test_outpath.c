@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "outpath.h"
+#include "base/err.h"
+#include "results/outpath.h"
 
 #include "leakcheck.h"
 

@@ -22,8 +22,8 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "resource_limits.h"
+#include "base/err.h"
+#include "base/resource_limits.h"
 #include "sandbox/mount.h"
 #include "sandbox/seccomp.h"
 

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "job.h"
-#include "judge.h"
-#include "pyliteral.h"
-#include "task.h"
+#include "base/err.h"
+#include "protocol/job.h"
+#include "pyvalue/judge.h"
+#include "pyvalue/pyliteral.h"
+#include "input/task.h"
 
 struct prog_case {
 	const char *name;

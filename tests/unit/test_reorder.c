@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reorder.h"
+#include "results/reorder.h"
 
 #include "leakcheck.h"
 

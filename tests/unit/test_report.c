@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "report/out.h"
 #include "report/report.h"
 #include "report/svg.h"

@@ -3,9 +3,9 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "err.h"
-#include "sandbox/sandbox.h"
-#include "scheduler.h"
+#include "engine/engine.h"
+#include "base/err.h"
+#include "engine/scheduler.h"
 
 #include "leakcheck.h"
 
@@ -50,20 +50,21 @@ Test(scheduler, a_source_that_waits_with_nothing_in_flight_is_an_error_not_a_spi
 		{ -1, -1, "bad sample" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct ee_loop *loop = NULL;
+		struct ee_engine *eng = NULL;
 		struct ee_eval_options o;
+		struct ee_engine_config cfg = { .opt = &o, .loop_only = 1 };
 		struct ee_err err = { 0 };
 		struct source_state s = { .answer = cases[i].answer };
 
 		memset(&o, 0, sizeof(o));
-		cr_assert_eq(ee_loop_new(&loop, &err), 0, "%s", err.msg);
-		int rc = ee_schedule(loop, &o, 2, &source, &s, &err);
+		cr_assert_eq(ee_engine_open(&cfg, &eng, &err), 0, "%s", err.msg);
+		int rc = ee_schedule(eng, &o, 2, &source, &s, &err);
 		cr_expect_eq(rc, cases[i].want_rc, "case %zu: rc %d", i, rc);
 		cr_expect_eq(s.calls, 1, "case %zu: next() asked once, then the scheduler stopped", i);
 		cr_expect_eq(s.done_calls, 0, "case %zu", i);
 		if (cases[i].want_msg)
 			cr_expect(strstr(err.msg, cases[i].want_msg) != NULL, "case %zu: '%s'", i, err.msg);
-		ee_loop_free(loop);
+		ee_engine_close(eng);
 	}
 	no_leaks();
 }

@@ -4,7 +4,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "score.h"
+#include "verdict/score.h"
 
 static struct ee_test_outcome pass_t(double w, int i)
 {

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "leakcheck.h"
-#include "resource_limits.h"
+#include "base/resource_limits.h"
 #include "serve/auth.h"
 #include "serve/budget.h"
 #include "serve/listen.h"

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "sha256.h"
+#include "base/err.h"
+#include "base/sha256.h"
 
 #include "leakcheck.h"
 

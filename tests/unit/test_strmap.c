@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "strmap.h"
+#include "base/strmap.h"
 
 #include "leakcheck.h"
 

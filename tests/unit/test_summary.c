@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "summary.h"
+#include "base/err.h"
+#include "results/summary.h"
 
 #include "leakcheck.h"
 

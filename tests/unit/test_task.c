@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "task.h"
+#include "base/err.h"
+#include "base/jsonfield.h"
+#include "input/task.h"
 
 /* Criterion ignores LeakSanitizer's exit-time report (and any failure in a
  * .fini), so each test asks for a leak check at its end, where it counts. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 #define FFFD  "\xEF\xBF\xBD"
 #define NOCAP ((size_t)-1)

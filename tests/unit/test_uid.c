@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "sandbox/uid.h"
 
 #define BASE 0x7ee00000u

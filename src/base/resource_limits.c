@@ -1,0 +1,42 @@
+/* resource_limits.c - defaults and ranges of resource limits (see resource_limits.h). */
+#include "base/resource_limits.h"
+
+void ee_limits_default(struct ee_limits *lim)
+{
+	lim->timeout_s = 3.0;
+	lim->memory_mb = 512;
+	lim->procs = 64;
+	lim->output_cap = 262144;
+	lim->tmp_mb = 64;
+	lim->open_files = 256;
+	lim->file_mb = 64;
+}
+
+#define CLAMP(v, lo, hi) ((v) < (lo) ? (lo) : (v) > (hi) ? (hi) : (v))
+
+void ee_limits_clamp(struct ee_limits *lim)
+{
+	/* NaN compares false both ways: treat it as the default. */
+	if (!(lim->timeout_s == lim->timeout_s))
+		lim->timeout_s = 3.0;
+	lim->timeout_s = CLAMP(lim->timeout_s, 0.1, 30.0);
+	lim->memory_mb = CLAMP(lim->memory_mb, 16u, 65536u);
+	lim->procs = CLAMP(lim->procs, 1u, 4096u);
+	lim->output_cap = CLAMP(lim->output_cap, (size_t)1024, (size_t)64 << 20);
+	lim->tmp_mb = CLAMP(lim->tmp_mb, 1u, 4096u);
+	lim->open_files = CLAMP(lim->open_files, 16u, 4096u);
+	lim->file_mb = CLAMP(lim->file_mb, 1u, 4096u);
+}
+
+void ee_limits_fit_weak(struct ee_limits *lim)
+{
+	/* With memfd_create refused every file a candidate writes lives in
+	 * its /tmp: the two bounds cover the same pages, so each fits alone. */
+	if (lim->tmp_mb > lim->memory_mb)
+		lim->tmp_mb = lim->memory_mb;
+	unsigned per_file = lim->memory_mb / lim->open_files;
+	if (lim->file_mb > per_file)
+		lim->file_mb = per_file ? per_file : 1;
+	if ((unsigned long)lim->file_mb * lim->open_files > lim->memory_mb)
+		lim->open_files = lim->memory_mb / lim->file_mb; /* >= 16: memory_mb >= 16 */
+}

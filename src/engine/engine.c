@@ -1,0 +1,192 @@
+/* engine.c - the runtime evaluations share (see engine.h). */
+#include "engine/engine.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "engine/evaluate.h"
+#include "harness/harness.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/host.h"
+#include "sandbox/mount.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/seccomp.h"
+#include "sandbox/worker.h"
+#include "input/task.h"
+
+struct ee_engine {
+	int loop_only;
+	struct ee_host host;
+	struct ee_mount_plan mounts;
+	struct ee_seccomp_prog seccomp;
+	struct ee_harness harness;
+	struct ee_loop *loop;
+	struct ee_pool *pool; /* warm workers, when the isolation is warm */
+};
+
+/* Warm workers when asked for; auto falls back to cold where warm cannot run. */
+static int start_pool(struct ee_engine *eng, const struct ee_eval_options *o, unsigned workers,
+                      struct ee_err *err)
+{
+	struct ee_err why = { 0 };
+
+	if (o->isolation == EE_ISOLATION_COLD)
+		return 0;
+	if (ee_pool_supported(&eng->host, &why) < 0) {
+		if (o->isolation == EE_ISOLATION_WARM) {
+			*err = why;
+			return -1;
+		}
+		fprintf(stderr, "execeval: running cold: %s\n", why.msg);
+		return 0;
+	}
+	struct ee_pool_setup s = { &eng->host, &eng->mounts, &eng->seccomp, o->limits, o->lint };
+	return ee_pool_new(&s, workers, &eng->pool, err);
+}
+
+/* Without a memory cgroup --memory is only RLIMIT_AS, which the pages of
+ * files (memfd, /tmp) never touch: run there only when told to, with
+ * memfd_create refused and /tmp and file sizes fitted inside --memory.
+ * The message fits ee_err; doctor says why the cgroup is unusable. */
+static int check_memory_limit(const struct ee_host *h, struct ee_eval_options *o, struct ee_err *err)
+{
+	if (ee_host_has_memory_cgroup(h)) {
+		o->weak_limits = 0;
+		return 0;
+	}
+	if (!o->weak_limits)
+		return ee_fail(err, EE_ERR_SANDBOX,
+		               "no writable memory cgroup: --memory would be RLIMIT_AS only, which memfd "
+		               "and /tmp pages escape; give execeval one (docker --cgroupns=private; "
+		               "unprivileged: systemd-run --user --scope -p Delegate=yes) or pass "
+		               "--weak-limits");
+	ee_limits_fit_weak(&o->limits);
+	return 0;
+}
+
+static int build(struct ee_engine *eng, const struct ee_engine_config *cfg, struct ee_err *err)
+{
+	struct ee_eval_options *o = cfg->opt;
+
+	if (cfg->loop_only)
+		return ee_loop_new(&eng->loop, err);
+	if (ee_host_probe(&eng->host, err) < 0 || ee_host_usable(&eng->host, err) < 0 ||
+	    check_memory_limit(&eng->host, o, err) < 0)
+		return -1;
+	ee_cgroup_sweep_stale(&eng->host);
+	if (ee_mount_plan(o->limits.tmp_mb, &eng->mounts, err) < 0 ||
+	    ee_harness_prepare(eng->host.python, &eng->harness, err) < 0 ||
+	    ee_seccomp_compile(o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0, &eng->seccomp, err) < 0 ||
+	    ee_loop_new(&eng->loop, err) < 0)
+		return -1;
+	return start_pool(eng, o, cfg->workers, err);
+}
+
+int ee_engine_open(const struct ee_engine_config *cfg, struct ee_engine **ret, struct ee_err *err)
+{
+	struct ee_engine *eng = calloc(1, sizeof(*eng));
+
+	*ret = NULL;
+	if (!eng)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	eng->loop_only = cfg->loop_only;
+	eng->harness.code_fd = -1;
+	if (build(eng, cfg, err) < 0) {
+		ee_engine_close(eng);
+		return -1;
+	}
+	*ret = eng;
+	return 0;
+}
+
+void ee_engine_close(struct ee_engine *eng)
+{
+	if (!eng)
+		return;
+	ee_pool_free(eng->pool);
+	ee_loop_free(eng->loop);
+	ee_harness_release(&eng->harness);
+	ee_seccomp_free(&eng->seccomp);
+	free(eng);
+}
+
+struct ee_loop *ee_engine_loop(const struct ee_engine *eng)
+{
+	return eng->loop;
+}
+
+const struct ee_host *ee_engine_host(const struct ee_engine *eng)
+{
+	return eng->loop_only ? NULL : &eng->host;
+}
+
+const struct ee_harness *ee_engine_harness(const struct ee_engine *eng)
+{
+	return &eng->harness;
+}
+
+int ee_engine_warm(const struct ee_engine *eng)
+{
+	return eng->pool != NULL;
+}
+
+int ee_engine_sandbox_config(const struct ee_engine *eng, struct ee_sandbox_config *cfg, struct ee_err *err)
+{
+	if (eng->loop_only)
+		return ee_fail(err, EE_ERR_SANDBOX, "internal: this engine runs no sandbox (loop only)");
+	cfg->host = &eng->host;
+	cfg->mounts = &eng->mounts;
+	cfg->seccomp = &eng->seccomp;
+	cfg->argv = eng->harness.argv;
+	cfg->code_fd = eng->harness.code_fd;
+	cfg->pool = eng->pool;
+	return 0;
+}
+
+static void keep_record(void *ctx, json_t *record)
+{
+	*(json_t **)ctx = record;
+}
+
+int ee_engine_check(struct ee_engine *eng, const struct ee_eval_options *o, double *wall_ms,
+                    struct ee_err *err)
+{
+	static const char *const asserts[] = { "assert add(1, 2) == 3" };
+	struct ee_task task = { 0 };
+	json_t *rec = NULL;
+	int rc = -1;
+
+	if (ee_task_from_asserts(asserts, 1, &task, err) < 0 ||
+	    (o->strict_asserts && ee_task_strict_asserts(&task, err) < 0)) {
+		ee_task_free(&task);
+		return -1;
+	}
+	struct ee_candidate cand = { .task = &task,
+		                     .program = "def add(a, b):\n    return a + b\n",
+		                     .sample = -1 };
+	int sig = ee_eval_start(eng, o, &cand, keep_record, &rec, err) < 0 ? -1 : ee_loop_run(eng->loop, err);
+	if (sig > 0) {
+		ee_fail(err, EE_ERR_SANDBOX, "interrupted by signal %d", sig);
+	} else if (sig == 0) {
+		const char *status = json_string_value(json_object_get(rec, "status"));
+		const char *why = json_string_value(json_object_get(rec, "sandbox_error"));
+		if (!why)
+			why = json_string_value(json_object_get(rec, "detail"));
+		if (status && strcmp(status, "pass") == 0) {
+			*wall_ms = json_number_value(
+			        json_object_get(json_object_get(rec, "resources"), "wall_ms"));
+			rc = 0;
+		} else {
+			ee_fail(err, EE_ERR_SANDBOX, "a trivial candidate did not pass: %s",
+			        why      ? why
+			        : status ? status
+			                 : "no record");
+		}
+	}
+	json_decref(rec);
+	ee_task_free(&task);
+	return rc;
+}

@@ -1,0 +1,61 @@
+/* engine.h - what every evaluation of one process shares, built once.
+ *
+ * An engine probes the host (and refuses one that cannot hold a sandbox),
+ * sweeps the cgroups a killed execeval left behind, plans the mounts,
+ * prepares the harness, compiles the seccomp program, makes the event loop
+ * every sandbox runs on and, for warm isolation, starts the warm workers.
+ * Evaluations (evaluate.h, scheduler.h, the server) take the engine plus
+ * their options (struct ee_eval_options: configuration only).
+ *
+ * Lifecycle: ee_engine_open, then any number of evaluations on its loop,
+ * then ee_engine_close (kills the workers, frees everything; accepts NULL).
+ * The engine owns everything it built; the accessors' pointers are borrowed
+ * until ee_engine_close. Errors: ee_err, EE_ERR_SANDBOX for the host.
+ */
+#ifndef EE_ENGINE_H
+#define EE_ENGINE_H
+
+struct ee_err;
+struct ee_eval_options;
+struct ee_harness;
+struct ee_host;
+struct ee_loop;
+struct ee_sandbox_config;
+
+struct ee_engine;
+
+struct ee_engine_config {
+	/* Read (limits, weak_limits, isolation, lint) and fitted to the host:
+	 * with a writable memory cgroup weak_limits is cleared; without one
+	 * the host is refused unless weak_limits, and then opt->limits are
+	 * fitted to the fallback (ee_limits_fit_weak). Not kept. */
+	struct ee_eval_options *opt;
+	unsigned workers; /* warm workers to start when opt->isolation asks for warm */
+	/* The loop alone: no host probe, no sandbox (code that runs no
+	 * candidate, as the scheduler's unit test); evaluations then fail. */
+	int loop_only;
+};
+
+/* Warm isolation starts cfg->workers workers; auto falls back to cold,
+ * with a note on stderr, where the host cannot run them. */
+int ee_engine_open(const struct ee_engine_config *cfg, struct ee_engine **ret, struct ee_err *err);
+void ee_engine_close(struct ee_engine *eng);
+
+struct ee_loop *ee_engine_loop(const struct ee_engine *eng);
+/* NULL for a loop-only engine. */
+const struct ee_host *ee_engine_host(const struct ee_engine *eng);
+const struct ee_harness *ee_engine_harness(const struct ee_engine *eng);
+/* Candidates are forked from warm workers (else cold). */
+int ee_engine_warm(const struct ee_engine *eng);
+
+/* Fills cfg's host, mounts, seccomp, harness and pool: -1 (err filled)
+ * for a loop-only engine, which runs no sandbox. */
+int ee_engine_sandbox_config(const struct ee_engine *eng, struct ee_sandbox_config *cfg, struct ee_err *err);
+
+/* The proof that matters (doctor, serve's start-up): one trivial candidate
+ * through the engine's real sandbox with o's options. 0 when it passed,
+ * *wall_ms its wall time; else -1, err (EE_ERR_SANDBOX) saying why. */
+int ee_engine_check(struct ee_engine *eng, const struct ee_eval_options *o, double *wall_ms,
+                    struct ee_err *err);
+
+#endif

@@ -1,0 +1,299 @@
+/* evaluate.c - one candidate from program text to record (see evaluate.h). */
+#include "engine/evaluate.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "engine/engine.h"
+#include "base/err.h"
+#include "verdict/events.h"
+#include "protocol/job.h"
+#include "verdict/record.h"
+#include "sandbox/sandbox.h"
+#include "input/task.h"
+
+/* The most wall-clock time the lint phase may take from the candidate's
+ * timeout without it counting. */
+#define LINT_BUDGET_MS 10000.0
+
+/* Enough bytes for EE_RECORD_TEXT_CHARS characters of UTF-8. */
+#define KEEP_OUTPUT_BYTES (4 * EE_RECORD_TEXT_CHARS + 4)
+
+struct ee_eval {
+	struct ee_stream stream;
+	struct ee_limits limits;
+	const struct ee_task *task;
+	char *model;
+	long sample;
+	json_t *extra;
+	int no_code_block;
+	char *program;    /* its first KEEP_OUTPUT_BYTES, for the record */
+	char *extraction; /* NULL: absent */
+	char shard[32];   /* "": absent */
+	char sandbox_id[33];
+	char started_at[32];
+	ee_record_cb cb;
+	void *ctx;
+	/* To start it again on a new worker when its warm worker was lost. */
+	struct ee_engine *eng;
+	const struct ee_eval_options *opt;
+	char *job;
+	size_t job_len;
+	char nonce[33];
+	int gate;
+	int attempts;
+	int lint_credited; /* the lint phase's time was given back to the clock */
+};
+
+static void random_hex(char out[33])
+{
+	unsigned char raw[16];
+	size_t got = 0;
+
+	while (got < sizeof(raw)) {
+		ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+		if (n > 0)
+			got += (size_t)n;
+		else if (errno != EINTR)
+			abort(); /* no entropy: better no verdict than a guessable nonce */
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
+void ee_eval_options_default(struct ee_eval_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	ee_limits_default(&o->limits);
+	o->deny_imports = 1;
+	o->scan = EE_SCAN_REPORT;
+	o->lint_severity = EE_SEV_MEDIUM;
+	o->isolation = EE_ISOLATION_AUTO;
+}
+
+void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, struct ee_limits *ret)
+{
+	*ret = o->limits;
+	if (t->limits.has_timeout)
+		ret->timeout_s = t->limits.timeout_s;
+	if (t->limits.has_memory)
+		ret->memory_mb = t->limits.memory_mb;
+	if (t->limits.has_procs)
+		ret->procs = t->limits.procs;
+	if (t->limits.has_output_cap)
+		ret->output_cap = t->limits.output_cap;
+	ee_limits_clamp(ret);
+	if (o->weak_limits)
+		ee_limits_fit_weak(ret); /* a task's own memory limit may be lower */
+}
+
+/* ---- sandbox callbacks -------------------------------------------------- */
+
+/* The byte the harness waits for; an opening gate brings the hidden tests
+ * with it: they enter the sandbox only now (docs/protocol.md, Gate). */
+static void answer(struct ee_eval *ev, struct ee_sandbox *sb)
+{
+	char byte = (char)ev->stream.gate.reply;
+	int last = ev->stream.gate.reply_last;
+
+	if (!ev->stream.gate.reply_gate || byte != 'c') {
+		ee_sandbox_gate(sb, &byte, 1, last);
+		return;
+	}
+	size_t len = 0;
+	char *hidden = ee_job_hidden(ev->task, &len);
+	if (!hidden) {
+		ee_sandbox_kill(sb); /* out of memory: no verdict without its tests */
+		return;
+	}
+	/* A gate the candidate closed takes nothing: the harness reads EOF. */
+	ee_sandbox_gate(sb, hidden, len, last);
+	free(hidden);
+}
+
+static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
+{
+	struct ee_eval *ev = ctx;
+
+	if (ee_stream_feed(&ev->stream, p, n))
+		answer(ev, sb);
+	/* The clock started with LINT_BUDGET_MS more than the timeout; once the
+	 * lint phase is over (or cannot come: the syntax or scan phase failed),
+	 * the part of it lint did not use is taken back, so the candidate gets
+	 * exactly its timeout and --lint never turns a pass into a timeout. */
+	const struct ee_stream *s = &ev->stream;
+	if (ev->opt->lint && !ev->lint_credited &&
+	    (s->phases.lint.state != EE_PH_NOT_RUN || s->phases.syntax.state == EE_PH_FAIL ||
+	     s->phases.scan.state == EE_PH_FAIL)) {
+		double used = s->phases.lint.state == EE_PH_NOT_RUN ? 0 : s->phases.lint.duration_ms;
+		ev->lint_credited = 1;
+		used = used < 0 ? LINT_BUDGET_MS : used > LINT_BUDGET_MS ? LINT_BUDGET_MS : used;
+		ee_sandbox_extend(sb, used - LINT_BUDGET_MS);
+	}
+	if (ev->stream.wire.violation)
+		ee_sandbox_kill(sb);
+}
+
+static void free_eval(struct ee_eval *ev)
+{
+	ee_stream_free(&ev->stream);
+	free(ev->job);
+	free(ev->model);
+	free(ev->program);
+	free(ev->extraction);
+	json_decref(ev->extra);
+	free(ev);
+}
+
+static int launch(struct ee_eval *ev, struct ee_err *err);
+
+/* A warm worker lost mid-candidate (killed from outside, hung) says
+ * nothing about the candidate: run it once more, from a new worker, with a
+ * new stream. Returns 0 when it is running again. */
+static int retry(struct ee_eval *ev, struct ee_err *err)
+{
+	ee_stream_free(&ev->stream);
+	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, ev->opt->run_hidden_on_fail) < 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	ev->stream.phases.lint_asked = ev->opt->lint;
+	ev->lint_credited = 0;
+	return launch(ev, err);
+}
+
+static void on_done(void *ctx, struct ee_sandbox *sb)
+{
+	struct ee_eval *ev = ctx;
+	const struct ee_sandbox_outcome *out = ee_sandbox_outcome(sb);
+	json_t *rec = NULL;
+	struct ee_err err = { 0 };
+
+	/* A second loss is reported below, as any sandbox failure. */
+	if (out->worker_lost && !out->interrupted && ev->attempts < 2 &&
+	    !ee_loop_interrupted(ee_engine_loop(ev->eng))) {
+		ee_sandbox_free(sb);
+		if (retry(ev, &err) == 0)
+			return;
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		free_eval(ev);
+		return;
+	}
+	ee_stream_finish(&ev->stream);
+	if (out->interrupted) {
+		rec = NULL; /* stopped by execeval's own signal: no verdict to give */
+	} else if (out->setup_failed) {
+		rec = ee_record_sandbox_error(ev->task->task_id, out->setup_err.msg);
+	} else {
+		struct ee_record_parts parts = {
+			.task = ev->task,
+			.stream = &ev->stream,
+			.out = out,
+			.model = ev->model,
+			.sample = ev->sample,
+			.extra = ev->extra,
+			.no_code_block = ev->no_code_block,
+			.program = ev->program,
+			.extraction = ev->extraction,
+			.shard = ev->shard[0] ? ev->shard : NULL,
+			.sandbox_id = ev->sandbox_id,
+			.started_at = ev->started_at,
+			.lint = ev->opt->lint,
+			.lint_severity = ev->opt->lint_severity,
+		};
+		rec = ee_record_build(&parts);
+		if (!rec) /* the host failed, not the candidate: no record short of a key */
+			rec = ee_record_sandbox_error(ev->task->task_id, "out of memory building the record");
+	}
+	ev->cb(ev->ctx, rec);
+	ee_sandbox_free(sb);
+	free_eval(ev);
+}
+
+static const struct ee_sandbox_ops ops = { on_result, on_done };
+
+int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_candidate *c,
+                  ee_record_cb cb, void *ctx, struct ee_err *err)
+{
+	struct ee_eval *ev = calloc(1, sizeof(*ev));
+
+	if (!ev)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	ev->task = c->task;
+	ev->model = c->model ? strdup(c->model) : NULL;
+	ev->sample = c->sample;
+	ev->extra = c->extra ? json_deep_copy(c->extra) : NULL;
+	ev->no_code_block = c->no_code_block;
+	ev->program = strndup(c->program ? c->program : "", KEEP_OUTPUT_BYTES);
+	ev->extraction = c->extraction ? strdup(c->extraction) : NULL;
+	snprintf(ev->shard, sizeof(ev->shard), "%s", c->shard ? c->shard : "");
+	if (!ev->program || (c->extraction && !ev->extraction)) {
+		free_eval(ev);
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	}
+	ev->cb = cb;
+	ev->ctx = ctx;
+	random_hex(ev->nonce);
+	random_hex(ev->sandbox_id);
+	ee_iso_now(ev->started_at);
+	ee_eval_limits(o, c->task, &ev->limits);
+
+	size_t n_hidden = 0;
+	for (size_t i = 0; i < c->task->n_tests; i++)
+		n_hidden += c->task->tests[i].hidden;
+	/* Hidden tests always come after the public ones, through the gate; with
+	 * run_hidden_on_fail it opens whatever the public verdict. */
+	ev->gate = n_hidden > 0;
+	if (ee_stream_init(&ev->stream, c->task, ev->nonce, ev->gate, o->run_hidden_on_fail) < 0) {
+		free_eval(ev);
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	}
+	ev->stream.phases.lint_asked = o->lint;
+	size_t job_len = 0;
+	struct ee_job_spec spec = {
+		.task = c->task,
+		.program = c->program,
+		.nonce = ev->nonce,
+		.deny_imports = o->deny_imports,
+		.scan = o->scan,
+		.gate = ev->gate,
+		.io_output_cap = ev->limits.output_cap,
+		.lint = o->lint,
+	};
+	ev->job = ee_job_build(&spec, &job_len);
+	if (!ev->job) {
+		free_eval(ev);
+		return ee_fail(err, EE_ERR_USAGE,
+		               "task %s: cannot encode the job (invalid UTF-8 in the task?)",
+		               c->task->task_id);
+	}
+	ev->job_len = job_len;
+	ev->eng = eng;
+	ev->opt = o;
+	if (launch(ev, err) < 0) {
+		free_eval(ev);
+		return -1;
+	}
+	return 0;
+}
+
+static int launch(struct ee_eval *ev, struct ee_err *err)
+{
+	const struct ee_eval_options *o = ev->opt;
+	struct ee_sandbox *sb;
+	struct ee_limits limits = ev->limits;
+	if (o->lint)
+		limits.timeout_s += LINT_BUDGET_MS / 1000; /* given back after the lint phase (on_result) */
+	struct ee_sandbox_config cfg = {
+		.limits = &limits,
+		.job = ev->job,
+		.job_len = ev->job_len,
+		.keep_output = KEEP_OUTPUT_BYTES,
+		.drain_output = o->drain_output,
+	};
+	if (ee_engine_sandbox_config(ev->eng, &cfg, err) < 0)
+		return -1;
+	ev->attempts++;
+	return ee_sandbox_start(ee_engine_loop(ev->eng), &cfg, &ops, ev, &sb, err);
+}

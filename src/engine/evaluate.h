@@ -1,0 +1,79 @@
+/* evaluate.h - one candidate, from program text to result record.
+ *
+ * Builds the job (job.h), starts a sandbox on the engine's loop, validates
+ * the event stream as it arrives (events.h), answers the gate, and when the
+ * sandbox is gone hands the finished record (record.h, which decides the
+ * verdict with score.h) to the caller's callback. Many evaluations can share one
+ * engine (engine/engine.h: the host, sandbox parts and loop); each owns its
+ * state until the callback has run. The options are configuration only.
+ */
+#ifndef EE_EVALUATE_H
+#define EE_EVALUATE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "base/resource_limits.h"
+
+struct ee_engine;
+struct ee_err;
+struct ee_task;
+
+enum ee_scan_mode { EE_SCAN_OFF, EE_SCAN_REPORT, EE_SCAN_BLOCK };
+
+/* Lint findings' severities, in order; --lint-severity picks the threshold. */
+enum ee_severity { EE_SEV_LOW, EE_SEV_MEDIUM, EE_SEV_HIGH };
+
+/* How candidates are started (worker.h): a fresh interpreter each (cold), a
+ * fork of a warm worker (warm), or warm where the host allows it (auto). */
+enum ee_isolation { EE_ISOLATION_AUTO, EE_ISOLATION_COLD, EE_ISOLATION_WARM };
+
+struct ee_eval_options {
+	struct ee_limits limits; /* the command line's; a task's own override them */
+	int deny_imports;        /* the import denylist is on */
+	int drain_output;        /* output past the cap is read and dropped, the record
+	                                   * says output_truncated (--humaneval-compat); else a kill,
+	                                   * "output overflow" */
+	int scan;                /* enum ee_scan_mode */
+	int run_hidden_on_fail;  /* run hidden tests even when a public one failed */
+	int isolation;           /* enum ee_isolation, as asked for */
+	int lint;                /* run the lint phase (--lint) */
+	int lint_severity;       /* enum ee_severity: lint fails at or above it */
+	int strict_asserts;      /* --strict-asserts: the loader converts literal asserts
+	                                   * (ee_task_strict_asserts); evaluation itself ignores it */
+	int mbpp_challenge;      /* --mbpp-challenge: the loader adds MBPP's challenge_test_list
+	                                   * as hidden tests (EE_TASK_MBPP_CHALLENGE) */
+	int weak_limits;         /* --weak-limits and no memory cgroup: RLIMIT_AS stands in,
+	                                   * limits fitted by ee_limits_fit_weak (ee_engine_open) */
+};
+
+/* The defaults: limits (ee_limits_default), the import denylist on, scan
+ * report, lint off (severity medium when on), isolation auto, hidden tests
+ * behind the gate. */
+void ee_eval_options_default(struct ee_eval_options *o);
+
+struct ee_candidate {
+	const struct ee_task *task; /* borrowed until the callback */
+	const char *program;        /* copied at start */
+	const char *model;          /* NULL: absent from the record */
+	long sample;                /* index, -1: absent */
+	const json_t *extra;        /* fields copied into the record, or NULL */
+	int no_code_block;          /* --extract fenced found no block */
+	const char *extraction;     /* how program was found (extract.h); NULL: absent */
+	const char *shard;          /* "I/N" of eval --shard (copied at start); NULL: absent */
+};
+
+/* Receives the record (a new reference the callback owns), or NULL when the
+ * evaluation was interrupted by a signal to execeval (no verdict exists: a
+ * record would make --resume skip a candidate that was never judged). */
+typedef void (*ee_record_cb)(void *ctx, json_t *record);
+
+/* o is borrowed until the callback (a warm worker's loss starts the
+ * candidate again with it). */
+int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_candidate *c,
+                  ee_record_cb cb, void *ctx, struct ee_err *err);
+
+/* Merges a task's limits over o's and clamps them. */
+void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, struct ee_limits *ret);
+
+#endif

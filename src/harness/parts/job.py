@@ -1,0 +1,219 @@
+# --------------------------------------------------------------------------
+# The job (fd 3).
+
+
+class _ScanContext:
+    """What _json.make_scanner (the C half of json.loads) reads."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError("JSON constant " + name)
+
+
+def _json_loads(text):
+    import _json
+
+    text = text.strip(" \t\r\n")
+    old = _get_int_digits()
+    _set_int_digits(0)  # call args may hold big ints
+    try:
+        value, end = _json.make_scanner(_ScanContext)(text, 0)
+    except (StopIteration, ValueError):
+        raise _HarnessError("the job is not valid JSON") from None
+    finally:
+        _set_int_digits(old)
+    if end != len(text):
+        raise _HarnessError("trailing data after the job")
+    return value
+
+
+def _field(obj, key, kind, default=None):
+    """obj[key] checked for its exact type; `default` when absent (None = required)."""
+    if key not in obj:
+        if default is None:
+            raise _HarnessError("job: missing %r" % key)
+        return default
+    value = obj[key]
+    if type(value) is not kind:
+        raise _HarnessError("job: %r must be a %s" % (key, kind.__name__))
+    return value
+
+
+def _decode(v, depth):
+    """A canonical value (docs/protocol.md) back into the Python value: the
+    arguments of a strict assert, as the supervisor read them."""
+    t = type(v)
+    if v is None or t is bool or t is str:
+        return v
+    if t is not dict or len(v) != 1 or depth > _MAX_DEPTH:
+        raise _HarnessError("job: bad canonical value")
+    ((tag, inner),) = dict.items(v)
+    if tag == "int" and type(inner) is str:
+        old = _get_int_digits()
+        _set_int_digits(0)
+        try:
+            return int(inner)
+        finally:
+            _set_int_digits(old)
+    if tag == "float" and type(inner) is str:
+        return float(inner)
+    if type(inner) is not list:
+        raise _HarnessError("job: bad canonical value")
+    if tag == "dict":
+        return {_decode(k, depth + 1): _decode(x, depth + 1) for k, x in inner}
+    items = [_decode(x, depth + 1) for x in inner]
+    kinds = {"list": list, "tuple": tuple, "set": set}
+    if tag not in kinds:
+        raise _HarnessError("job: bad canonical value")
+    return kinds[tag](items)
+
+
+def _decode_call(raw):
+    """(args, kwargs) of a strict call: canonical "args" and "kwargs" pairs."""
+    kwargs = {}
+    for pair in _field(raw, "kwargs", list, []):
+        if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+            raise _HarnessError("job: bad kwargs")
+        kwargs[pair[0]] = _decode(pair[1], 0)
+    return [_decode(v, 0) for v in _field(raw, "args", list, [])], kwargs
+
+
+def _parse_test(raw):
+    if type(raw) is not dict:
+        raise _HarnessError("job: a test must be an object")
+    kind = _field(raw, "kind", str)
+    visibility = _field(raw, "visibility", str, "public")
+    if visibility not in ("public", "hidden"):
+        raise _HarnessError("job: bad visibility %r" % visibility)
+    test = {"index": _field(raw, "index", int), "kind": kind, "hidden": visibility == "hidden"}
+    if kind in ("assert", "program", "unittest"):
+        test["code"] = _field(raw, "code", str)
+    elif kind == "call":
+        test["fn"] = _field(raw, "fn", str)
+        test["args"] = _field(raw, "args", list, [])
+        test["strict"] = raw.get("strict") is True
+        test["kwargs"] = {}
+        if test["strict"]:  # a strict assert: canonical values, keywords
+            test["args"], test["kwargs"] = _decode_call(raw)
+    elif kind == "calls":  # a check program under --strict-asserts
+        test["fn"] = _field(raw, "fn", str)
+        test["calls"] = []
+        for call in _field(raw, "calls", list):
+            if type(call) is not dict:
+                raise _HarnessError("job: bad calls")
+            test["calls"].append(_decode_call(call))
+        if not test["calls"]:
+            raise _HarnessError("job: calls must not be empty")
+    elif kind == "io":
+        test["stdin"] = _field(raw, "stdin", str, "")
+    else:
+        raise _HarnessError("job: unknown test kind %r" % kind)
+    return test
+
+
+def _parse_job(job_bytes):
+    """The job as a dict of checked fields, defaults filled in."""
+    try:
+        job = _json_loads(bytes.decode(job_bytes, "utf-8"))
+    except UnicodeDecodeError:
+        raise _HarnessError("the job is not UTF-8") from None
+    if type(job) is not dict or job.get("v") != 1:
+        raise _HarnessError("job: not a version 1 job object")
+    deny = _field(job, "deny_imports", list, [])
+    if [n for n in deny if type(n) is not str or not n]:
+        raise _HarnessError("job: deny_imports must hold module names")
+    scan = _field(job, "scan", str, "report")
+    if scan not in ("off", "report", "block"):
+        raise _HarnessError("job: bad scan mode %r" % scan)
+    cap = _field(job, "io_output_cap", int, 262144)
+    if cap < 0:
+        raise _HarnessError("job: io_output_cap must be >= 0")
+    return {
+        "nonce": _field(job, "nonce", str),
+        "code": _job_code(job),
+        "setup": _field(job, "setup", str, ""),
+        "tests": [_parse_test(t) for t in _field(job, "tests", list)],
+        "deny": deny,
+        "scan": scan,
+        "gate": _field(job, "gate", bool, False),
+        "hidden_kinds": _hidden_kinds(job),
+        "io_cap": cap,
+        "lint": _field(job, "lint", str, ""),  # lint.py's source, "" for no lint phase
+    }
+
+
+def _hidden_kinds(job):
+    """The kinds of the hidden tests to come (they follow the gate): whether
+    the import phase runs and unittest is bound depend on them."""
+    kinds = _field(job, "hidden_kinds", list, [])
+    if [k for k in kinds if k not in ("assert", "io", "call", "calls", "program", "unittest")]:
+        raise _HarnessError("job: bad hidden_kinds")
+    return kinds
+
+
+def _read_exactly(fd, n):
+    chunks, got = [], 0
+    while got < n:
+        chunk = _read(fd, min(n - got, 1 << 16))
+        if not chunk:
+            raise _HarnessError("the gate closed in the middle of the hidden tests")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _read_hidden(fd):
+    """After the gate event: the supervisor's answer, b"c" then a netstring
+    of {"tests": [...]} (the hidden tests, in the job's shape), or anything
+    else (b"s", EOF) to skip them.  None when skipped."""
+    try:
+        answer = _read(fd, 1)
+    except OSError:
+        answer = b""
+    if answer != b"c":
+        return None
+    digits = b""
+    while True:
+        byte = _read_exactly(fd, 1)
+        if byte == b":":
+            break
+        if not b"0" <= byte <= b"9" or len(digits) >= 12 or (digits == b"0"):
+            raise _HarnessError("bad hidden-tests frame")
+        digits += byte
+    if not digits:
+        raise _HarnessError("bad hidden-tests frame")
+    payload = _read_exactly(fd, int(digits) + 1)
+    if payload[-1:] != b",":
+        raise _HarnessError("bad hidden-tests frame")
+    try:
+        raw = _json_loads(bytes.decode(payload[:-1], "utf-8"))
+    except UnicodeDecodeError:
+        raise _HarnessError("the hidden tests are not UTF-8") from None
+    if type(raw) is not dict:
+        raise _HarnessError("hidden tests: not an object")
+    tests = [_parse_test(t) for t in _field(raw, "tests", list)]
+    if [t for t in tests if not t["hidden"]]:
+        raise _HarnessError("hidden tests: a public test")
+    return tests
+
+
+def _job_code(job):
+    """The program: text, or raw bytes when it is not valid UTF-8 (sent as
+    code_b64), so that compile() applies Python's own rules to them: a
+    coding declaration, else a SyntaxError, exactly as `python3 file.py`."""
+    if "code_b64" in job:
+        import binascii  # built in: no file to load
+
+        try:
+            return binascii.a2b_base64(_field(job, "code_b64", str))
+        except binascii.Error:
+            raise _HarnessError("job: code_b64 is not base64")
+    return _field(job, "code", str)
+
+

@@ -1,0 +1,371 @@
+# --------------------------------------------------------------------------
+# Tests.  Each runner returns (event, fallback) and never lets a candidate
+# exception out.
+
+
+class _Context:
+    """What the test runners share: the candidate's namespace and the job's knobs."""
+
+    __slots__ = ("globals", "policy", "code", "source", "io_cap", "channel_fds", "unittest")
+
+
+def _test_event(test, status, start=None):
+    event = {"ev": "test", "index": test["index"], "status": status}
+    if start is not None:
+        event["duration_ms"] = _ms(start)
+    return event
+
+
+def _run_assert(test, ctx):
+    """assert and program tests: the test's code runs in the candidate's globals."""
+    filename = "<test %d>" % test["index"]
+    start = _now()
+    try:
+        exec(compile(test["code"], filename, "exec", dont_inherit=True), ctx.globals)
+    except BaseException as exc:
+        event = _test_event(test, "fail", start)
+        event.update(_error_fields(exc, ctx.policy, filename, test["code"]))
+        return event, None
+    return _test_event(test, "pass", start), None
+
+
+def _callee(ctx, name, builtins):
+    """The candidate's global `name`; with builtins, as a Python expression
+    would find it (the candidate's globals, then builtins); else _MISSING."""
+    fn = ctx.globals.get(name, _MISSING)
+    if fn is _MISSING and builtins:
+        fn = _builtins.__dict__.get(name, _MISSING)
+    return fn
+
+
+def _run_call(test, ctx):
+    """call tests: the function's return value, canonically serialised."""
+    try:
+        fn = _callee(ctx, test["fn"], test["strict"])  # a strict assert finds builtins too
+        if fn is _MISSING:
+            raise NameError("name '%s' is not defined" % test["fn"])
+        value = fn(*test["args"], **test["kwargs"])
+    except BaseException as exc:
+        event = _test_event(test, "raised")
+        event.update(_error_fields(exc, ctx.policy, "<candidate>", ctx.source))
+        return event, None
+    event = _test_event(test, "returned")
+    event["value"] = _Raw(_canonical(value, test["strict"]))
+    fallback = _test_event(test, "returned")
+    fallback["value"] = _Raw(_TOO_LARGE)
+    return event, fallback
+
+
+def _run_calls(emit, test, ctx):
+    """A check program under --strict-asserts: the entry point, looked up once
+    as check(NAME) would, called with each argument list in order; one event
+    per call.  After a returned value the supervisor, which alone holds the
+    expected values, answers on the gate fd: c (it matched) for the next call,
+    anything else to stop, as check() stops at its first failing assert.  An
+    exception ends the test at that call.  False when a call tried to end the
+    interpreter."""
+    calls = test["calls"]
+    fn = _callee(ctx, test["fn"], True)
+    for number, (args, kwargs) in enumerate(calls):
+        event = _test_event(test, "returned")
+        event["call"] = number
+        try:
+            if fn is _MISSING:
+                raise NameError("name '%s' is not defined" % test["fn"])
+            value = fn(*args, **kwargs)
+        except BaseException as exc:
+            event["status"] = "raised"
+            event.update(_error_fields(exc, ctx.policy, "<candidate>", ctx.source))
+            emit(event)
+            return not event.get("exit")
+        event["value"] = _Raw(_canonical(value, True))
+        fallback = dict(event)
+        fallback["value"] = _Raw(_TOO_LARGE)
+        emit(event, fallback)
+        if number + 1 == len(calls):
+            break
+        try:
+            answer = _read(ctx.channel_fds[1], 1)
+        except OSError:
+            answer = b""
+        if answer != b"c":
+            break
+    return True
+
+
+class _UnittestKit:
+    """unittest's classes, bound when it is imported (before candidate code)."""
+
+    def __init__(self):
+        import unittest
+
+        self.module = unittest
+        self.real_main = unittest.main
+        self.TestCase = unittest.TestCase
+        self.TestLoader = unittest.TestLoader
+        self.TestSuite = unittest.TestSuite
+        self.builtin_cases = (unittest.TestCase, unittest.FunctionTestCase)
+        self.Result = _silent_result_class(unittest.TestResult)
+
+
+def _silent_result_class(TestResult):
+    """A result class on the real TestResult, built once unittest is imported."""
+
+    class Result(TestResult):
+        """Counts outcomes without printing; keeps the first problem."""
+
+        def __init__(self):
+            TestResult.__init__(self)
+            self.problems = self.skips = 0
+            self.first = None
+            self.exited = False
+
+        def problem(self, test, err):
+            self.problems += 1
+            if self.first is None:
+                self.first = (test, err)
+            if err is not None and issubclass(err[0], _EXIT_TYPES):
+                self.exited = True
+
+        def addError(self, test, err):
+            self.problem(test, err)
+
+        def addFailure(self, test, err):
+            self.problem(test, err)
+
+        def addUnexpectedSuccess(self, test):
+            self.problem(test, None)
+
+        def addSubTest(self, test, subtest, err):
+            if err is not None:
+                self.problem(subtest, err)
+
+        def addSkip(self, test, reason):
+            self.skips += 1
+
+        def addExpectedFailure(self, test, err):
+            pass
+
+    return Result
+
+
+def _no_main(*args, **kwargs):
+    """Task code often ends with unittest.main(); _run_unittest does its job."""
+
+
+def _run_unittest(test, ctx):
+    """unittest tests: the TestCase classes the code defines, run silently in a
+    namespace layered on the candidate's."""
+    kit, filename = ctx.unittest, "<test %d>" % test["index"]
+    start = _now()
+    namespace = dict(ctx.globals)
+    result = kit.Result()
+    try:
+        kit.module.main = _no_main
+        try:
+            exec(compile(test["code"], filename, "exec", dont_inherit=True), namespace)
+        finally:
+            kit.module.main = kit.real_main
+        suite, loader = kit.TestSuite(), kit.TestLoader()
+        for name, value in list(namespace.items()):
+            if (issubclass(type(value), type) and issubclass(value, kit.TestCase)
+                    and value not in kit.builtin_cases and ctx.globals.get(name) is not value):
+                suite.addTests(loader.loadTestsFromTestCase(value))
+        suite.run(result)
+    except BaseException as exc:
+        event = _test_event(test, "fail", start)
+        event.update(_error_fields(exc, ctx.policy, filename, test["code"]))
+        return event, None
+    ran = result.testsRun - result.skips
+    event = _test_event(test, "pass" if ran >= 1 and not result.problems else "fail", start)
+    if event["status"] == "fail":
+        event.update(_unittest_failure(result, ran, ctx.policy, filename, test["code"]))
+    return event, None
+
+
+def _unittest_failure(result, ran, policy, filename, source):
+    """Event fields for a failed unittest test: counts and the first problem."""
+    if not result.problems:
+        return {"message": "no tests ran"}
+    where, err = result.first
+    try:
+        where = str.replace(str.__str__(where.id()), "__candidate__.", "")
+    except BaseException:
+        where = "?"
+    if err is None:
+        return {"message": _message("unexpected success: " + where)}
+    fields = _error_fields(err[1], policy, filename, source)
+    fields["message"] = _message("%d of %d failed; %s: %s" % (
+        result.problems, ran, where, fields["message"]))
+    if result.exited:
+        fields["exit"] = True
+    return fields
+
+
+def _stdin_file(text):
+    """An fd positioned at the start of `text`: a memfd, else an unnamed file in the cwd (/tmp)."""
+    try:
+        fd = _memfd_create("stdin", _posix.MFD_CLOEXEC)
+    except (OSError, TypeError):
+        fd = _open_fd(".", _posix.O_TMPFILE | _posix.O_RDWR | _posix.O_CLOEXEC, 0o600)
+    data = str.encode(text, "utf-8", "replace")
+    while data:
+        data = data[_write(fd, data):]
+    _lseek(fd, 0, 0)
+    return fd
+
+
+def _read_capped(fd, cap):
+    """All of fd up to EOF, or None once more than `cap` bytes arrived."""
+    chunks, total = [], 0
+    while True:
+        chunk = _read(fd, 65536)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > cap:
+            return None
+        chunks.append(chunk)
+
+
+def _run_io(test, ctx):
+    """io tests: the program runs as __main__ in a forked child; its stdout comes back here."""
+    _flush_std()
+    stdin_fd = _stdin_file(test["stdin"])
+    out_r, out_w = _pipe()
+    trailer_r, trailer_w = _pipe()
+    pid = _fork()
+    if pid == 0:
+        _io_child(ctx, stdin_fd, out_w, trailer_w, (out_r, trailer_r))
+    for fd in (stdin_fd, out_w, trailer_w):
+        _close(fd)
+    try:
+        stdout = _read_capped(out_r, ctx.io_cap)
+        if stdout is None:
+            try:
+                _kill(pid, 9)
+            except OSError:
+                pass
+    finally:
+        _close(out_r)
+    exit_code = _exitcode(_waitpid(pid, 0)[1])
+    _set_blocking(trailer_r, False)
+    try:
+        trailer = _read(trailer_r, 65536)
+    except OSError:
+        trailer = b""
+    _close(trailer_r)
+    overflow = _test_event(test, "overflow")
+    if stdout is None:
+        return overflow, None
+    raised = _parse_trailer(trailer)
+    if raised is not None:
+        event = _test_event(test, "raised")
+        event.update(raised)
+        return event, None
+    event = _test_event(test, "returned")
+    event["stdout"] = bytes.decode(stdout, "utf-8", "replace")
+    event["exit_code"] = exit_code
+    return event, overflow
+
+
+def _parse_trailer(data):
+    """The child's last trailer: {error_type, message[, denied]} or None."""
+    i = bytes.rfind(data, _TRAILER)
+    if i < 0:
+        return None
+    parts = bytes.split(data[i + len(_TRAILER):], b"\0", 2)
+    if len(parts) != 3:
+        return None
+    denied, etype, message = [bytes.decode(p, "utf-8", "replace") for p in parts]
+    fields = {"error_type": etype, "message": _message(message)}
+    if denied:
+        fields["denied"] = denied
+    return fields
+
+
+def _close_quietly(fd):
+    try:
+        _close(fd)
+    except OSError:
+        pass
+
+
+def _move_high(fd):
+    """The same file on an fd >= 10, the old number closed."""
+    high = _fcntl(fd, _fcntl_module.F_DUPFD_CLOEXEC, 10)
+    _close(fd)
+    return high
+
+
+def _io_child(ctx, stdin_fd, out_w, trailer_w, parent_fds):
+    """The forked child of an io test: never returns."""
+    status = 70
+    try:
+        # The candidate may have closed fd 0 or 1, so the pipes can sit there.
+        stdin_fd, out_w, trailer_w = [_move_high(fd) for fd in (stdin_fd, out_w, trailer_w)]
+        for fd in parent_fds + ctx.channel_fds:
+            _close_quietly(fd)
+        _dup2(stdin_fd, 0)
+        _dup2(out_w, 1)
+        _close(stdin_fd)
+        _close(out_w)
+        _reopen_std()
+        status = _run_program(ctx, trailer_w)
+    except BaseException as exc:
+        _report_failure("io child: " + _type_name(type(exc)) + ": " + _text(exc))
+    finally:
+        _exit(status)
+
+
+def _reopen_std():
+    """Fresh sys.stdin/stdout/stderr on fds 0-2, encoded like the interpreter's own."""
+    for fd, name, mode, buffering in ((0, "stdin", "r", -1), (1, "stdout", "w", -1),
+                                      (2, "stderr", "w", 1)):
+        model = _STREAMS[fd]
+        stream = _io_open(fd, mode, buffering, getattr(model, "encoding", "utf-8"),
+                          getattr(model, "errors", "strict"), closefd=False)
+        setattr(_sys, name, stream)
+        setattr(_sys, "__%s__" % name, stream)
+
+
+def _run_program(ctx, trailer_w):
+    """Run the candidate as a fresh __main__, as `python3 prog.py` would; the exit status."""
+    module = _ModuleType("__main__")
+    module.__builtins__ = _builtins
+    _modules["__main__"] = module
+    _atexit_clear()  # handlers the parent's import phase registered
+    trailer = b""
+    try:
+        exec(ctx.code, module.__dict__)
+        status = 0
+    except SystemExit as exc:
+        code = _exit_code(exc)
+        if code is None or issubclass(type(code), int):
+            status = 0 if code is None else int.__and__(code, 0xFF)
+        else:
+            _write(2, str.encode(_text(code) + "\n", "utf-8", "replace"))
+            status = 1
+    except BaseException as exc:
+        fields = _error_fields(exc, ctx.policy, "<candidate>", ctx.source)
+        _write(2, str.encode(fields["message"] + "\n", "utf-8", "replace"))
+        parts = [fields.get("denied", ""), fields["error_type"], fields["message"]]
+        trailer = _TRAILER + str.encode("\0".join(parts), "utf-8", "replace")
+        status = 1
+    threading = _modules.get("threading")
+    try:  # what interpreter exit does: join threads, atexit, flush
+        if threading is not None:
+            threading._shutdown()
+        _atexit_run()
+    except BaseException:
+        pass
+    _flush_std()
+    if trailer:
+        _write(trailer_w, trailer)
+    return status
+
+
+_RUNNERS = {"assert": _run_assert, "program": _run_assert, "call": _run_call, "io": _run_io,
+            "unittest": _run_unittest}
+
+

@@ -1,0 +1,181 @@
+/* task.c - a task's lifecycle: reading one from JSON in any of the three
+ * formats (see task.h), building one from --assert, freeing it, naming its
+ * enums.
+ *
+ * Theory of operation: ee_task_from_json checks the value is an object,
+ * tells the format (ee_task_detect) unless the caller named it, reads the
+ * fields every format has (task_id, class) and hands the rest to the
+ * format's parser (task_formats.c); any string left unset becomes "" at the
+ * end. Every field goes through jsonfield.h's getters, whose messages read
+ * "where: path: expected X, got Y". On error the half-built task is freed
+ * and the caller's struct stays zeroed.
+ */
+#include "input/task.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/jsonfield.h"
+#include "input/task_int.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+struct ee_jf ee_task_ctx(const char *where, struct ee_err *err)
+{
+	return ee_jf_make(where ? where : "input", err);
+}
+
+const char *ee_task_name_of(const char *const *names, size_t n, int i)
+{
+	return i >= 0 && (size_t)i < n ? names[i] : "unknown";
+}
+
+int ee_task_check_object(const struct ee_jf *c, const json_t *obj)
+{
+	if (json_is_object(obj))
+		return 0;
+	return ee_jf_fail(c, "", "expected a JSON object, got %s", obj ? ee_jf_type_name(obj) : "nothing");
+}
+
+void ee_test_init(struct ee_test *t, int kind, int hidden)
+{
+	t->kind = kind;
+	t->hidden = hidden;
+	t->tier = EE_TIER_CANONICAL;
+	t->weight = 1.0;
+	t->float_tol = -1.0;
+}
+
+static void test_free(struct ee_test *t)
+{
+	free(t->code);
+	free(t->stdin_text);
+	free(t->stdout_text);
+	free(t->fn);
+	json_decref(t->args);
+	json_decref(t->expected);
+	json_decref(t->kwargs);
+	json_decref(t->calls);
+}
+
+/* Allocates n zeroed tests, so ee_task_free can run at any point after. */
+int ee_task_alloc_tests(const struct ee_jf *c, struct ee_task *t, size_t n)
+{
+	t->tests = calloc(n, sizeof(*t->tests));
+	if (!t->tests)
+		return ee_jf_oom(c);
+	t->n_tests = n;
+	return 0;
+}
+
+int ee_task_detect(const json_t *obj)
+{
+	if (!json_is_object(obj))
+		return -1;
+	if (json_object_get(obj, "tests"))
+		return EE_FORMAT_NATIVE;
+	if (json_object_get(obj, "test") && json_object_get(obj, "entry_point"))
+		return EE_FORMAT_HUMANEVAL;
+	if (json_object_get(obj, "test_list"))
+		return EE_FORMAT_MBPP;
+	return -1;
+}
+
+static int fill_empty(const struct ee_jf *c, char **s)
+{
+	return *s ? 0 : ee_jf_strdup(c, "", s);
+}
+
+/* The strings a format did not set become "". */
+static int fill_defaults(const struct ee_jf *c, struct ee_task *t)
+{
+	if (fill_empty(c, &t->class_name) < 0 || fill_empty(c, &t->prompt) < 0 ||
+	    fill_empty(c, &t->entry_point) < 0 || fill_empty(c, &t->setup) < 0)
+		return -1;
+	return 0;
+}
+
+static int parse_task(const struct ee_jf *c, const json_t *obj, int format, struct ee_task *t)
+{
+	static int (*const parsers[])(const struct ee_jf *, const json_t *, unsigned, struct ee_task *) = {
+		[EE_FORMAT_NATIVE] = ee_task_parse_native,
+		[EE_FORMAT_HUMANEVAL] = ee_task_parse_humaneval,
+		[EE_FORMAT_MBPP] = ee_task_parse_mbpp,
+	};
+
+	if (ee_task_check_object(c, obj) < 0)
+		return -1;
+	unsigned opts = format > 0 ? (unsigned)format & ~EE_TASK_FORMAT_MASK : 0;
+	if (format > 0)
+		format &= (int)EE_TASK_FORMAT_MASK;
+	if (format == EE_FORMAT_AUTO && (format = ee_task_detect(obj)) < 0)
+		return ee_jf_fail(c, "",
+		                  "cannot tell the format: expected 'tests' (native), "
+		                  "'test'+'entry_point' (HumanEval) or 'test_list' (MBPP)");
+	if (format < 0 || format >= (int)COUNT(parsers) || !parsers[format])
+		return ee_jf_fail(c, "", "unknown task format %d", format);
+	t->format = format;
+	if (ee_jf_id(c, obj, "task_id", &t->task_id) < 0 ||
+	    ee_jf_str(c, obj, "class", 0, NULL, &t->class_name) < 0 || parsers[format](c, obj, opts, t) < 0)
+		return -1;
+	return fill_defaults(c, t);
+}
+
+int ee_task_from_json(const json_t *obj, int format, const char *where, struct ee_task *ret,
+                      struct ee_err *err)
+{
+	struct ee_jf c = ee_task_ctx(where, err);
+	struct ee_task t = { 0 };
+
+	memset(ret, 0, sizeof(*ret));
+	if (parse_task(&c, obj, format, &t) < 0) {
+		ee_task_free(&t);
+		return -1;
+	}
+	*ret = t;
+	return 0;
+}
+
+int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *ret, struct ee_err *err)
+{
+	struct ee_jf c = ee_task_ctx("--assert", err);
+	struct ee_task t = { .format = EE_FORMAT_NATIVE };
+
+	memset(ret, 0, sizeof(*ret));
+	if (n == 0)
+		return ee_fail(err, EE_ERR_USAGE, "--assert: expected at least one assertion, got none");
+	if (ee_jf_strdup(&c, "run", &t.task_id) < 0 || ee_task_alloc_tests(&c, &t, n) < 0)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		ee_test_init(&t.tests[i], EE_TEST_ASSERT, 0);
+		if (!asserts[i]) {
+			ee_fail(err, EE_ERR_USAGE, "--assert: assertion %zu is missing", i + 1);
+			goto fail;
+		}
+		if (ee_jf_strdup(&c, asserts[i], &t.tests[i].code) < 0)
+			goto fail;
+	}
+	if (fill_defaults(&c, &t) < 0)
+		goto fail;
+	*ret = t;
+	return 0;
+fail:
+	ee_task_free(&t);
+	return -1;
+}
+
+void ee_task_free(struct ee_task *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; t->tests && i < t->n_tests; i++)
+		test_free(&t->tests[i]);
+	free(t->tests);
+	free(t->task_id);
+	free(t->class_name);
+	free(t->prompt);
+	free(t->entry_point);
+	free(t->setup);
+	memset(t, 0, sizeof(*t));
+}

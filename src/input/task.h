@@ -1,0 +1,146 @@
+/* task.h - tasks (a program's tests and limits) and samples, in the formats
+ * of CONTRACT.md: native, HumanEval and MBPP, detected by their fields.
+ *
+ * Parsing never crashes on bad input and never guesses: an error names the
+ * file, line and field ("tasks.jsonl:3: tests[2].kind: expected one of
+ * assert, io, call, program, unittest"). A task owns every string and JSON
+ * value it holds; ee_task_free releases them and accepts a zeroed task.
+ */
+#ifndef EE_TASK_H
+#define EE_TASK_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+struct ee_err;
+
+enum ee_test_kind { EE_TEST_ASSERT, EE_TEST_IO, EE_TEST_CALL, EE_TEST_PROGRAM, EE_TEST_UNITTEST };
+enum ee_tier { EE_TIER_CANONICAL, EE_TIER_EDGE, EE_TIER_PROPERTY };
+enum ee_task_format { EE_FORMAT_AUTO, EE_FORMAT_NATIVE, EE_FORMAT_HUMANEVAL, EE_FORMAT_MBPP };
+
+/* Parse options, OR'd into the format argument of ee_task_from_json and
+ * ee_dataset_load. MBPP_CHALLENGE (--mbpp-challenge): MBPP's
+ * challenge_test_list becomes hidden tests; without it only test_list is
+ * scored, as in the standard MBPP protocol. */
+#define EE_TASK_FORMAT_MASK    0xffu
+#define EE_TASK_MBPP_CHALLENGE 0x100u
+
+struct ee_test {
+	int kind;          /* enum ee_test_kind */
+	int hidden;        /* visibility "hidden" */
+	int tier;          /* enum ee_tier */
+	double weight;     /* > 0, default 1.0 */
+	char *code;        /* assert, program, unittest */
+	char *stdin_text;  /* io ("" when absent) */
+	char *stdout_text; /* io: expected output */
+	char *fn;          /* call: function name */
+	json_t *args;      /* call: JSON array (owned reference) */
+	json_t *expected;  /* call: expected value (owned reference); strict: canonical */
+	double float_tol;  /* io and call: -1 = exact (default) */
+	int strict;        /* an assert judged by the supervisor (--strict-asserts):
+	                    * fn, args, kwargs and expected hold its call, args and
+	                    * expected in canonical form; code is kept */
+	json_t *kwargs;    /* strict: array of [name, canonical value] */
+	json_t *calls;     /* strict program (kind stays program): fn is the entry
+	                    * name and calls its calls in order, each
+	                    * {"args", "kwargs", "expected"} in canonical form */
+};
+
+/* Per-task overrides; has_* says which were given. */
+struct ee_task_limits {
+	int has_timeout, has_memory, has_procs, has_output_cap;
+	double timeout_s;
+	unsigned memory_mb, procs;
+	size_t output_cap;
+};
+
+struct ee_task {
+	char *task_id;     /* always set; numbers (MBPP) become their decimal text */
+	char *class_name;  /* "class"; "" when absent */
+	char *prompt;      /* "" when absent (HumanEval: the prompt; MBPP: text) */
+	char *entry_point; /* "" when absent */
+	char *setup;       /* run after the candidate's top level; "" when absent */
+	int format;        /* enum ee_task_format, as detected */
+	struct ee_test *tests;
+	size_t n_tests;
+	struct ee_task_limits limits;
+	int strict_asserts; /* ee_task_strict_asserts ran: the record says who judged each test */
+};
+
+/* Detects the format of obj from its fields (native: "tests"; HumanEval:
+ * "test" + "entry_point"; MBPP, original or sanitized: "test_list").
+ * Returns an enum ee_task_format, or -1 when none matches. */
+int ee_task_detect(const json_t *obj);
+
+/* Builds a task from one JSON object. where = "file:line" for messages.
+ * format EE_FORMAT_AUTO detects it; another value forces it; parse options
+ * (EE_TASK_MBPP_CHALLENGE) may be OR'd in. obj is borrowed;
+ * the task copies what it keeps. On error *ret is left zeroed. */
+int ee_task_from_json(const json_t *obj, int format, const char *where, struct ee_task *ret,
+                      struct ee_err *err);
+
+/* Reads obj's optional "limits" object (as in a task) into *ret; a field
+ * absent leaves its has_* 0. Errors name "limits.<field>". */
+int ee_task_limits_from_json(const json_t *obj, const char *where, struct ee_task_limits *ret,
+                             struct ee_err *err);
+
+/* A task made of assertion strings (`execeval run --assert`), all public. */
+int ee_task_from_asserts(const char *const *asserts, size_t n, struct ee_task *ret, struct ee_err *err);
+
+void ee_task_free(struct ee_task *t);
+
+/* --strict-asserts: converts every assert test whose code has the literal
+ * shape of pyliteral.h into a supervisor-judged call (strict = 1), and
+ * every program test of the check-program shape into a supervisor-judged
+ * sequence of calls (strict = 1, calls set), keeping each test's kind,
+ * index, visibility, weight and tier; other tests are left alone.
+ * Returns how many were converted, or -1 (out of memory; the task is then
+ * unchanged but for the tests converted so far, each still consistent). */
+int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err);
+
+/* How a test's verdict is reached, chosen once when the stream is prepared
+ * (ee_test_judging): the sandbox's own report (assert, program, unittest),
+ * an io comparison, a call's value against the expected JSON, Python's ==
+ * against a canonical value (a strict assert), or a strict program's calls
+ * one by one. */
+enum ee_judging { EE_JUDGE_SANDBOX, EE_JUDGE_IO, EE_JUDGE_VALUE, EE_JUDGE_PYEQ, EE_JUDGE_PYEQ_CALLS };
+
+int ee_test_judging(const struct ee_test *t);
+
+/* Whether a test's verdict is the supervisor's own (io, call, strict
+ * assert) rather than reported from inside the sandbox. */
+int ee_test_judged_by_supervisor(const struct ee_test *t);
+
+/* Name of a kind/tier ("assert", "canonical", ...). */
+const char *ee_test_kind_name(int kind);
+const char *ee_tier_name(int tier);
+
+/* ---- Samples --------------------------------------------------------------
+ * One line of a samples file (CONTRACT.md, "Samples format"): a task_id and
+ * exactly one of "completion" (HumanEval: the program is prompt + text),
+ * "generation" (a free-form reply: code is extracted), "code" or "solution"
+ * (EvalPlus's name; both a complete program, source EE_SAMPLE_CODE). A sample owns its strings and extra; ee_sample_free releases them
+ * and accepts a zeroed sample.
+ */
+enum ee_sample_source { EE_SAMPLE_COMPLETION, EE_SAMPLE_GENERATION, EE_SAMPLE_CODE };
+
+struct ee_sample {
+	char *task_id; /* numbers become their decimal text */
+	long index;    /* "sample", >= 0; -1 when absent (the caller numbers it) */
+	char *model;   /* NULL when absent */
+	int source;    /* enum ee_sample_source: which field text came from */
+	char *text;    /* that field's value */
+	json_t *extra; /* every other field, to copy to the record: an object
+	                * (empty when there are none), owned reference */
+};
+
+/* Builds a sample from one JSON object. where = "file:line" for messages.
+ * obj is borrowed. On error *ret is left zeroed. */
+int ee_sample_from_json(const json_t *obj, const char *where, struct ee_sample *ret, struct ee_err *err);
+
+void ee_sample_free(struct ee_sample *s);
+
+/* Name of a source ("completion", "generation", "code"). */
+const char *ee_sample_source_name(int source);
+
+#endif

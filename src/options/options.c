@@ -1,0 +1,349 @@
+/* options.c - the table of evaluation options and what is derived from it
+ * (see options.h). */
+#include "options/options.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/resource_limits.h"
+#include "input/task.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+#define RUN   EE_FRONT_RUN
+#define EVAL  EE_FRONT_EVAL
+#define SERVE EE_FRONT_SERVE
+#define HTTP  EE_FRONT_HTTP
+#define CLI   (RUN | EVAL | SERVE)
+
+#define FIELD(m)                                                                                             \
+	.offset = offsetof(struct ee_eval_options, m), .size = sizeof(((struct ee_eval_options *)0)->m)
+#define TASK_LIMIT(m, has)                                                                                   \
+	.http_limit = 1, .task_offset = offsetof(struct ee_task_limits, m),                                  \
+	.task_has_offset = offsetof(struct ee_task_limits, has)
+#define CHOICES(a) .choices = a, .n_choices = COUNT(a)
+
+static const struct ee_option_choice extract_choices[] = {
+	{ "auto", EE_EXTRACT_AUTO },
+	{ "fenced", EE_EXTRACT_FENCED },
+	{ "none", EE_EXTRACT_NONE },
+};
+static const struct ee_option_choice scan_choices[] = {
+	{ "off", EE_SCAN_OFF },
+	{ "report", EE_SCAN_REPORT },
+	{ "block", EE_SCAN_BLOCK },
+};
+static const struct ee_option_choice isolation_choices[] = {
+	{ "warm", EE_ISOLATION_WARM },
+	{ "cold", EE_ISOLATION_COLD },
+	{ "auto", EE_ISOLATION_AUTO },
+};
+static const struct ee_option_choice severity_choices[] = {
+	{ "low", EE_SEV_LOW },
+	{ "medium", EE_SEV_MEDIUM },
+	{ "high", EE_SEV_HIGH },
+};
+
+static void set_extract(const struct ee_option *row, double value, struct ee_option_sink *s)
+{
+	(void)row;
+	*s->extract = (enum ee_extract_mode)value;
+}
+
+/* A threshold for lint findings asks for the lint phase too. */
+static void set_lint_severity(const struct ee_option *row, double value, struct ee_option_sink *s)
+{
+	(void)row;
+	s->opt->lint_severity = (int)value;
+	s->opt->lint = 1;
+}
+
+/* clang-format off */
+const struct ee_option ee_options[] = {
+	{ .name = "timeout", .type = EE_OPT_DOUBLE, .fronts = CLI | HTTP, .metavar = "S",
+	  FIELD(limits.timeout_s), .def = 3,
+	  .help = "wall clock in seconds (default 3, clamped to [0.1, 30])",
+	  .http = "timeout_s", TASK_LIMIT(timeout_s, has_timeout) },
+	{ .name = "memory", .type = EE_OPT_UINT, .fronts = CLI | HTTP, .metavar = "MB",
+	  FIELD(limits.memory_mb), .def = 512, .max = 1u << 20,
+	  .help = "memory limit (default 512)",
+	  .http = "memory_mb", TASK_LIMIT(memory_mb, has_memory) },
+	{ .name = "procs", .type = EE_OPT_UINT, .fronts = CLI | HTTP, .metavar = "N",
+	  FIELD(limits.procs), .def = 64, .max = 1u << 20,
+	  .help = "process limit (default 64)",
+	  .http = "procs", TASK_LIMIT(procs, has_procs) },
+	{ .name = "output-cap", .type = EE_OPT_UINT, .fronts = CLI | HTTP, .metavar = "BYTES",
+	  FIELD(limits.output_cap), .def = 262144, .max = 1ul << 40,
+	  .help = "stdout+stderr cap (default 262144)",
+	  .http = "output_cap", TASK_LIMIT(output_cap, has_output_cap) },
+	{ .name = "tmp-size", .type = EE_OPT_UINT, .fronts = CLI, .metavar = "MB",
+	  FIELD(limits.tmp_mb), .def = 64, .max = 1u << 20,
+	  .help = "size of the candidate's private /tmp (default 64, clamped\n"
+	          "to [1, 4096]; counted in --memory)" },
+	{ .name = "extract", .type = EE_OPT_ENUM, .fronts = CLI | HTTP, CHOICES(extract_choices),
+	  .def = EE_EXTRACT_AUTO, .set = set_extract, .http = "extract",
+	  .help = "how a \"generation\" finds its program (default auto)" },
+	{ .name = "scan", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(scan_choices),
+	  FIELD(scan), .def = EE_SCAN_REPORT,
+	  .help = "the static scan of imports and calls (default report)" },
+	{ .name = "allow-imports", .type = EE_OPT_FLAG, .fronts = CLI,
+	  FIELD(deny_imports), .def = 1, .flag_value = 0,
+	  .help = "turn the import denylist off" },
+	{ .name = "run-hidden", .type = EE_OPT_FLAG, .fronts = CLI,
+	  FIELD(run_hidden_on_fail), .def = 0, .alt_fronts = SERVE, .alt_def = 1, .flag_value = 1,
+	  .help = "run hidden tests even when a public test failed" },
+	{ .name = "gate-hidden", .type = EE_OPT_FLAG, .fronts = SERVE,
+	  FIELD(run_hidden_on_fail), .def = 1, .flag_value = 0,
+	  .help = "hidden tests only after every public test passed, as run and\n"
+	          "eval do; by default serve runs them whatever the public\n"
+	          "verdict, so no candidate learns it while running (--run-hidden)" },
+	{ .name = "isolation", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(isolation_choices),
+	  FIELD(isolation), .def = EE_ISOLATION_AUTO, .alt_fronts = RUN, .alt_def = EE_ISOLATION_COLD,
+	  .help = "warm: fork each candidate from a prepared worker\n"
+	          "(default auto: warm where the host allows it)",
+	  .help_run = "cold (default) or warm: see execeval eval" },
+	{ .name = "lint", .type = EE_OPT_FLAG, .fronts = CLI,
+	  FIELD(lint), .def = 0, .flag_value = 1,
+	  .help = "lint phase: pyflakes, and flake8/bandit when installed" },
+	{ .name = "lint-severity", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(severity_choices),
+	  FIELD(lint_severity), .def = EE_SEV_MEDIUM, .set = set_lint_severity,
+	  .help = "lint fails at a finding this severe or worse\n"
+	          "(default medium; implies --lint)" },
+	{ .name = "mbpp-challenge", .type = EE_OPT_FLAG, .fronts = CLI,
+	  FIELD(mbpp_challenge), .def = 0, .flag_value = 1,
+	  .help = "MBPP task: add challenge_test_list as hidden tests\n"
+	          "(default: test_list only, the standard protocol)" },
+	{ .name = "strict-asserts", .type = EE_OPT_FLAG, .fronts = CLI,
+	  FIELD(strict_asserts), .def = 0, .flag_value = 1,
+	  .help = "judge `assert f(LITERALS) == LITERAL` in the supervisor,\n"
+	          "also inside a program's def check(candidate): the\n"
+	          "candidate cannot forge those (docs/threat-model.md)" },
+	{ .name = "weak-limits", .type = EE_OPT_FLAG, .fronts = CLI,
+	  FIELD(weak_limits), .def = 0, .flag_value = 1,
+	  .help = "run even without a memory cgroup: RLIMIT_AS stands in,\n"
+	          "memfd_create is refused, /tmp and file sizes fit --memory" },
+};
+/* clang-format on */
+const size_t ee_options_count = COUNT(ee_options);
+
+_Static_assert(COUNT(ee_options) <= EE_OPTIONS_MAX, "raise EE_OPTIONS_MAX");
+
+const struct ee_option *ee_option_of_code(int code)
+{
+	if (code < EE_OPTION_CODE || (size_t)(code - EE_OPTION_CODE) >= ee_options_count)
+		return NULL;
+	return &ee_options[code - EE_OPTION_CODE];
+}
+
+const struct ee_option *ee_option_named(const char *name)
+{
+	for (size_t i = 0; i < ee_options_count; i++)
+		if (strcmp(ee_options[i].name, name) == 0)
+			return &ee_options[i];
+	return NULL;
+}
+
+int ee_options_getopt(const struct option *own, unsigned front, struct option *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (; own[n].name; n++) {
+		if (n + 1 >= cap)
+			return -1;
+		out[n] = own[n];
+	}
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		if (!(row->fronts & front))
+			continue;
+		if (n + 1 >= cap)
+			return -1;
+		out[n++] = (struct option){ row->name,
+			                    row->type == EE_OPT_FLAG ? no_argument : required_argument, NULL,
+			                    EE_OPTION_CODE + (int)i };
+	}
+	out[n] = (struct option){ 0 };
+	return 0;
+}
+
+double ee_option_default(const struct ee_option *row, unsigned front)
+{
+	return row->alt_fronts & front ? row->alt_def : row->def;
+}
+
+/* value into row's field of o (a double, a size_t, or an int/unsigned). */
+static void store_field(const struct ee_option *row, double value, struct ee_eval_options *o)
+{
+	char *field = (char *)o + row->offset;
+
+	if (row->type == EE_OPT_DOUBLE) {
+		double d = value;
+		memcpy(field, &d, sizeof(d));
+	} else if (row->size == sizeof(size_t)) {
+		size_t z = (size_t)value;
+		memcpy(field, &z, sizeof(z));
+	} else { /* int and unsigned share their size and representation here */
+		unsigned u = (unsigned)value;
+		memcpy(field, &u, sizeof(u));
+	}
+}
+
+double ee_option_value(const struct ee_option *row, const struct ee_eval_options *o)
+{
+	const char *field = (const char *)o + row->offset;
+
+	if (row->type == EE_OPT_DOUBLE) {
+		double d;
+		memcpy(&d, field, sizeof(d));
+		return d;
+	}
+	if (row->size == sizeof(size_t)) {
+		size_t z;
+		memcpy(&z, field, sizeof(z));
+		return (double)z;
+	}
+	unsigned u;
+	memcpy(&u, field, sizeof(u));
+	return row->type == EE_OPT_UINT ? (double)u : (double)(int)u;
+}
+
+/* A default goes into the field itself: no setter's side effect (a default
+ * severity asks for no lint phase). Rows without a field have a setter. */
+void ee_options_defaults(unsigned front, struct ee_option_sink *s)
+{
+	ee_limits_default(&s->opt->limits);
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		if (!(row->fronts & front))
+			continue;
+		if (row->size)
+			store_field(row, ee_option_default(row, front), s->opt);
+		else
+			row->set(row, ee_option_default(row, front), s);
+	}
+}
+
+int ee_option_choice(const struct ee_option *row, const char *name, int *ret)
+{
+	for (size_t i = 0; name && i < row->n_choices; i++)
+		if (strcmp(name, row->choices[i].name) == 0) {
+			*ret = row->choices[i].value;
+			return 0;
+		}
+	return -1;
+}
+
+void ee_option_choices_text(const struct ee_option *row, const char *last, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < row->n_choices && len < size; i++) {
+		const char *sep = i == 0 ? "" : i + 1 == row->n_choices ? last : ", ";
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", sep, row->choices[i].name);
+	}
+}
+
+int ee_parse_double(const char *flag, const char *s, double *ret, struct ee_err *err)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || v != v)
+		return ee_fail(err, EE_ERR_USAGE, "%s: expected a number, got '%s'", flag, s);
+	*ret = v;
+	return 0;
+}
+
+int ee_parse_uint(const char *flag, const char *s, unsigned long max, unsigned long *ret, struct ee_err *err)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > max)
+		return ee_fail(err, EE_ERR_USAGE, "%s: expected a whole number up to %lu, got '%s'", flag,
+		               max, s);
+	*ret = v;
+	return 0;
+}
+
+/* The value arg gives row, or -1 with a message naming --NAME. */
+static int parse_value(const struct ee_option *row, const char *arg, double *ret, struct ee_err *err)
+{
+	char flag[64], choices[128];
+	unsigned long u;
+	int c;
+
+	snprintf(flag, sizeof(flag), "--%s", row->name);
+	switch (row->type) {
+	case EE_OPT_FLAG: *ret = row->flag_value; return 0;
+	case EE_OPT_DOUBLE: return ee_parse_double(flag, arg, ret, err);
+	case EE_OPT_UINT:
+		if (ee_parse_uint(flag, arg, row->max, &u, err) < 0)
+			return -1;
+		*ret = (double)u;
+		return 0;
+	case EE_OPT_ENUM:
+		if (ee_option_choice(row, arg, &c) == 0) {
+			*ret = c;
+			return 0;
+		}
+		ee_option_choices_text(row, " or ", choices, sizeof(choices));
+		return ee_fail(err, EE_ERR_USAGE, "%s: expected %s, got '%s'", flag, choices, arg);
+	}
+	return ee_fail(err, EE_ERR_USAGE, "internal: option %s has no type", flag);
+}
+
+int ee_option_set(const struct ee_option *row, const char *arg, struct ee_option_sink *s, struct ee_err *err)
+{
+	double value;
+
+	if (parse_value(row, arg, &value, err) < 0)
+		return -1;
+	if (row->set)
+		row->set(row, value, s);
+	else
+		store_field(row, value, s->opt);
+	return 0;
+}
+
+/* "--name ARG": an enum's ARG is its choices, a|b|c. */
+static int print_synopsis(FILE *out, const struct ee_option *row)
+{
+	char choices[128];
+	const char *arg = row->metavar;
+
+	if (row->type == EE_OPT_ENUM) {
+		ee_option_choices_text(row, ", ", choices, sizeof(choices));
+		for (char *p = choices; (p = strstr(p, ", ")); p++)
+			memmove(p + 1, p + 2, strlen(p + 2) + 1), *p = '|';
+		arg = choices;
+	}
+	return fprintf(out, "  --%s%s%s", row->name, arg ? " " : "", arg ? arg : "");
+}
+
+void ee_options_help(FILE *out, unsigned front, int col)
+{
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		const char *help = front == EE_FRONT_RUN && row->help_run ? row->help_run : row->help;
+		int used;
+
+		if (!(row->fronts & front))
+			continue;
+		used = print_synopsis(out, row);
+		if (used + 1 > col) { /* too long: the help starts on the next line */
+			fputc('\n', out);
+			used = 0;
+		}
+		for (const char *line = help; line;) {
+			const char *nl = strchr(line, '\n');
+			int len = nl ? (int)(nl - line) : (int)strlen(line);
+			fprintf(out, "%*s%.*s\n", col - used, "", len, line);
+			used = 0;
+			line = nl ? nl + 1 : NULL;
+		}
+	}
+}

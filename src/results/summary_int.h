@@ -1,0 +1,83 @@
+/* summary_int.h - the summary's state, shared by summary.c (counting) and
+ * summary_json.c (deriving the metrics). Not a public header: everyone else
+ * goes through summary.h. */
+#ifndef EE_SUMMARY_INT_H
+#define EE_SUMMARY_INT_H
+
+#include <stddef.h>
+
+#include "base/strmap.h"
+#include "results/summary.h"
+
+#define SUM_OTHER "(other)"
+
+enum { SUM_PASS, SUM_ASSERTION_FAIL, SUM_SYNTAX_ERROR, SUM_TIMEOUT, SUM_ERROR, SUM_N_STATUS };
+extern const char *const ee_summary_status_names[SUM_N_STATUS];
+
+struct sum_counts {
+	unsigned long status[SUM_N_STATUS];
+	struct ee_strmap details;           /* normalised detail -> count */
+	unsigned long lint_pass, lint_fail; /* records whose lint ran (--lint) */
+	struct ee_strmap lint_codes;        /* finding code -> count */
+};
+
+struct sum_task {
+	size_t cls; /* index into classes */
+	unsigned long n, c;
+	double score_sum;
+};
+
+struct sum_class {
+	char *name; /* "" for records without a class */
+	struct sum_counts counts;
+};
+
+struct sum_tier {
+	char *name;
+	unsigned long tests, passed, samples, all_passed;
+	unsigned long seen_at; /* serial of the last sample with a test of this tier */
+	int failed;            /* that sample had a test of this tier not pass */
+};
+
+/* One model's share: its own counts, and per task (indexed as the
+ * summary's tasks[], grown lazily up to n_tasks) its n, c and sum of
+ * scores, so the memory is tasks x models, never samples. */
+struct sum_model {
+	char *name; /* "" for records without a model */
+	struct sum_counts counts;
+	struct sum_task *tasks; /* [0 .. n_tasks); cls unused */
+	size_t n_tasks, cap_tasks;
+};
+
+struct sum_res {
+	unsigned long n_wall, n_cpu, n_rss;
+	double wall_sum, wall_max, cpu_sum, rss_max;
+};
+
+struct ee_summary {
+	unsigned long samples;
+	unsigned long unattributed; /* of samples: invalid ones without a task_id */
+	struct ee_strmap task_ix, class_ix, tier_ix;
+	struct sum_task *tasks;
+	size_t n_tasks, cap_tasks;
+	struct sum_class *classes;
+	size_t n_classes, cap_classes;
+	struct sum_tier tiers[EE_SUMMARY_MAX_TIERS + 1]; /* + "(other)" */
+	size_t n_tiers;
+	struct ee_strmap model_ix;
+	struct sum_model models[EE_SUMMARY_MAX_MODELS + 1]; /* + "(other)" */
+	size_t n_models;
+	struct sum_counts all;
+	size_t n_details;    /* distinct details in all.details but "(other)" */
+	size_t n_lint_codes; /* distinct codes in all.lint_codes but "(other)" */
+	struct sum_res res;
+	double first_start, last_finish; /* seconds since the epoch; 0: none */
+};
+
+/* task_ix's slots sorted by task id (bytewise): a new array of n_tasks
+ * pointers (slot->value is the task's index), NULL when out of memory. A
+ * canonical order for what must not depend on the order of the records
+ * (eval -j N writes them in completion order): the bootstrap's draws. */
+const struct ee_strmap_slot **sum_tasks_by_id(const struct ee_summary *s);
+
+#endif

@@ -1,0 +1,357 @@
+/* summary_print.c - the summary as a table for people (summary.h).
+ *
+ * Reads only the summary JSON, so `eval` and `metrics` print alike and a
+ * saved summary prints the same again. Anything missing prints as "-", and
+ * input of any other shape prints as mostly dashes, never crashes.
+ * Widths count characters (code points); long names are cut with "...".
+ * Bootstrap intervals follow their value ("95% CI [lo, hi]"); the class
+ * table shows the interval of the first pass@k only, to stay narrow. The
+ * model table (summaries of more than one model) is drawn as the class
+ * table, followed by each model's statuses and details.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results/summary.h"
+
+#define LABEL_W       20
+#define NAME_MAX_W    40
+#define DETAILS_SHOWN 25
+#define MODEL_DETAILS 5 /* details shown per model */
+
+static size_t text_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* s left-aligned in w columns, cut with "..." when longer. */
+static void put_name(FILE *out, const char *s, size_t w)
+{
+	size_t tw = text_width(s), shown = 0;
+
+	if (tw <= w) {
+		fprintf(out, "%s%*s", s, (int)(w - tw), "");
+		return;
+	}
+	const char *p = s;
+	for (; *p && shown < w - 3; p++) {
+		shown += ((unsigned char)*p & 0xc0) != 0x80;
+		if (shown == w - 3) /* keep the continuation bytes of the last character */
+			while (((unsigned char)p[1] & 0xc0) == 0x80)
+				p++;
+	}
+	fprintf(out, "%.*s...", (int)(p - s), s);
+}
+
+/* A number right-aligned in w columns with prec decimals; "-" if absent. */
+static void put_num(FILE *out, const json_t *v, int w, int prec)
+{
+	if (json_is_integer(v))
+		fprintf(out, " %*lld", w - 1, (long long)json_integer_value(v));
+	else if (json_is_number(v))
+		fprintf(out, " %*.*f", w - 1, prec, json_number_value(v));
+	else
+		fprintf(out, " %*s", w - 1, "-");
+}
+
+static void put_percent(FILE *out, double part, double whole, int w)
+{
+	if (whole > 0)
+		fprintf(out, " %*.1f%%", w - 2, 100.0 * part / whole);
+	else
+		fprintf(out, " %*s", w - 1, "-");
+}
+
+static const char *class_label(const char *name)
+{
+	return name[0] ? name : "(none)";
+}
+
+/* The widest name of obj's keys, between the header's width and the cap. */
+static size_t name_width(const json_t *obj, const char *header, int classes)
+{
+	size_t w = strlen(header);
+	const char *key;
+	json_t *val;
+
+	json_object_foreach ((json_t *)obj, key, val) {
+		size_t kw = text_width(classes ? class_label(key) : key);
+		w = kw > w ? kw : w;
+	}
+	return w < NAME_MAX_W ? w : NAME_MAX_W;
+}
+
+static void print_line(FILE *out, const char *label, const json_t *v, int prec, const char *unit)
+{
+	fprintf(out, "  %-*s", LABEL_W, label);
+	put_num(out, v, 1, prec);
+	fprintf(out, "%s\n", json_is_number(v) && unit ? unit : "");
+}
+
+/* "[lo, hi]" of an interval; "-" when ci is not two numbers. */
+static void format_ci(const json_t *ci, char *buf, size_t size)
+{
+	const json_t *lo = json_array_get(ci, 0), *hi = json_array_get(ci, 1);
+
+	if (json_array_size(ci) == 2 && json_is_number(lo) && json_is_number(hi))
+		snprintf(buf, size, "[%.4f, %.4f]", json_number_value(lo), json_number_value(hi));
+	else
+		snprintf(buf, size, "-");
+}
+
+/* "95%" from the summary's bootstrap level ("" when absent). */
+static void level_label(const json_t *sum, char *buf, size_t size)
+{
+	const json_t *level = json_object_get(json_object_get(sum, "bootstrap"), "level");
+
+	buf[0] = '\0';
+	if (json_is_number(level) && json_number_value(level) > 0 && json_number_value(level) < 1)
+		snprintf(buf, size, "%g%%", 100.0 * json_number_value(level));
+}
+
+/* A value's line, with its interval when the summary has one. */
+static void print_with_ci(FILE *out, const char *label, const json_t *v, const json_t *ci, const char *level)
+{
+	char text[64];
+
+	fprintf(out, "  %-*s", LABEL_W, label);
+	put_num(out, v, 1, 4);
+	if (json_is_number(v) && json_is_array(ci)) {
+		format_ci(ci, text, sizeof(text));
+		fprintf(out, "   %s%sCI %s", level, level[0] ? " " : "", text);
+	}
+	fprintf(out, "\n");
+}
+
+static void print_pass_at_k(FILE *out, const json_t *sum)
+{
+	const json_t *cis = json_object_get(sum, "pass_at_k_ci");
+	const char *key;
+	json_t *val;
+	char label[48], level[16];
+
+	level_label(sum, level, sizeof(level));
+	json_object_foreach (json_object_get(sum, "pass_at_k"), key, val) {
+		snprintf(label, sizeof(label), "pass@%s", key);
+		print_with_ci(out, label, val, json_object_get(cis, key), level);
+	}
+	size_t i;
+	json_array_foreach (json_object_get(sum, "pass_at_k_dropped"), i, val) {
+		snprintf(label, sizeof(label), "pass@%lld",
+		         (long long)json_integer_value(json_object_get(val, "k")));
+		const char *why = json_string_value(json_object_get(val, "reason"));
+		fprintf(out, "  %-*s dropped: %s\n", LABEL_W, label, why ? why : "?");
+	}
+}
+
+static void print_overall(FILE *out, const json_t *sum)
+{
+	const json_t *res = json_object_get(sum, "resources");
+	char level[16];
+
+	fprintf(out, "summary\n");
+	print_line(out, "tasks", json_object_get(sum, "tasks"), 0, NULL);
+	if (json_is_integer(json_object_get(sum, "tasks_in_file"))) {
+		char attempted[64];
+		snprintf(attempted, sizeof(attempted), ", attempted %lld",
+		         (long long)json_integer_value(json_object_get(sum, "tasks_attempted")));
+		print_line(out, "tasks in file", json_object_get(sum, "tasks_in_file"), 0, attempted);
+	}
+	print_line(out, "samples", json_object_get(sum, "samples"), 0, NULL);
+	if (json_object_get(sum, "samples_without_task"))
+		print_line(out, "samples without task", json_object_get(sum, "samples_without_task"), 0,
+		           " (invalid sample lines)");
+	print_pass_at_k(out, sum);
+	level_label(sum, level, sizeof(level));
+	print_with_ci(out, "mean score", json_object_get(sum, "mean_score"),
+	              json_object_get(sum, "mean_score_ci"), level);
+	print_line(out, "median task score", json_object_get(sum, "median_task_score"), 4, NULL);
+	print_line(out, "p10 task score", json_object_get(sum, "p10_task_score"), 4, NULL);
+	const json_t *lint = json_object_get(sum, "lint"), *comp = json_object_get(sum, "composite");
+	if (lint)
+		print_line(out, "lint pass rate", json_object_get(lint, "pass_rate"), 4, NULL);
+	if (comp) {
+		const char *why = json_string_value(json_object_get(comp, "error"));
+		print_line(out, "composite", json_object_get(comp, "value"), 4, NULL);
+		fprintf(out, "  %-*s %s%s%s\n", LABEL_W, "",
+		        json_string_value(json_object_get(comp, "formula")), why ? ": " : "", why ? why : "");
+	}
+	if (json_object_get(sum, "wall_s")) {
+		int stamps = json_is_true(json_object_get(sum, "wall_from_timestamps"));
+		print_line(out, "wall time", json_object_get(sum, "wall_s"), 2,
+		           stamps ? " s (first start to last finish of the records)" : " s");
+		print_line(out, "throughput", json_object_get(sum, "throughput_per_s"), 2, " samples/s");
+	}
+	if (json_object_get(res, "wall_ms_mean"))
+		print_line(out, "sandbox wall, mean", json_object_get(res, "wall_ms_mean"), 1, " ms");
+	if (json_object_get(res, "cpu_ms_mean"))
+		print_line(out, "sandbox cpu, mean", json_object_get(res, "cpu_ms_mean"), 1, " ms");
+	if (json_is_number(json_object_get(res, "peak_rss_kb_max"))) {
+		json_t *mib = json_real(json_number_value(json_object_get(res, "peak_rss_kb_max")) / 1024.0);
+		print_line(out, "peak RSS, max", mib, 1, " MiB");
+		json_decref(mib);
+	}
+}
+
+/* The blocks of sum[key] ("classes" or "models"), one row each, named
+ * under header; the columns are the whole set's ks. */
+static void print_blocks(FILE *out, const json_t *sum, const char *key_name, const char *header)
+{
+	const json_t *classes = json_object_get(sum, key_name), *pak = json_object_get(sum, "pass_at_k");
+	size_t w = name_width(classes, header, 1);
+	const char *key, *k, *ci_k = json_object_iter_key(json_object_iter((json_t *)pak));
+	json_t *val, *unused;
+	char level[16], text[64];
+
+	if (json_object_size(classes) == 0)
+		return;
+	level_label(sum, level, sizeof(level));
+	fprintf(out, "\n");
+	put_name(out, header, w);
+	fprintf(out, "   tasks  samples");
+	json_object_foreach ((json_t *)pak, k, unused)
+		fprintf(out, " %9s%s", "pass@", k);
+	fprintf(out, "     mean   median      p10");
+	if (ci_k && json_object_get(sum, "pass_at_k_ci"))
+		fprintf(out, "   pass@%s %s CI", ci_k, level);
+	else
+		ci_k = NULL;
+	fprintf(out, "\n");
+	json_object_foreach ((json_t *)classes, key, val) {
+		put_name(out, class_label(key), w);
+		put_num(out, json_object_get(val, "tasks"), 8, 0);
+		put_num(out, json_object_get(val, "samples"), 9, 0);
+		json_object_foreach ((json_t *)pak, k, unused)
+			put_num(out, json_object_get(json_object_get(val, "pass_at_k"), k),
+			        10 + (int)strlen(k), 4);
+		put_num(out, json_object_get(val, "mean_score"), 9, 4);
+		put_num(out, json_object_get(val, "median_task_score"), 9, 4);
+		put_num(out, json_object_get(val, "p10_task_score"), 9, 4);
+		if (ci_k) {
+			format_ci(json_object_get(json_object_get(val, "pass_at_k_ci"), ci_k), text,
+			          sizeof(text));
+			fprintf(out, "   %s", text);
+		}
+		fprintf(out, "\n");
+	}
+}
+
+static void print_tiers(FILE *out, const json_t *sum)
+{
+	const json_t *tiers = json_object_get(sum, "tiers");
+	size_t w = name_width(tiers, "tier", 0);
+	const char *key;
+	json_t *val;
+
+	if (json_object_size(tiers) == 0)
+		return;
+	fprintf(out, "\n");
+	put_name(out, "tier", w);
+	fprintf(out, "    tests   passed  pass rate  samples  all passed\n");
+	json_object_foreach ((json_t *)tiers, key, val) {
+		put_name(out, key, w);
+		put_num(out, json_object_get(val, "tests"), 9, 0);
+		put_num(out, json_object_get(val, "tests_passed"), 9, 0);
+		put_percent(out, json_number_value(json_object_get(val, "tests_passed")),
+		            json_number_value(json_object_get(val, "tests")), 11);
+		put_num(out, json_object_get(val, "samples"), 9, 0);
+		put_percent(out, json_number_value(json_object_get(val, "samples_all_passed")),
+		            json_number_value(json_object_get(val, "samples")), 12);
+		fprintf(out, "\n");
+	}
+}
+
+/* A table of counts with their share of the samples; at most max rows. */
+static void print_counts(FILE *out, const json_t *counts, const char *header, double samples, size_t max)
+{
+	size_t w = name_width(counts, header, 0), row = 0;
+	const char *key;
+	json_t *val;
+
+	if (json_object_size(counts) == 0)
+		return;
+	fprintf(out, "\n");
+	put_name(out, header, w);
+	fprintf(out, "    count    share\n");
+	json_object_foreach ((json_t *)counts, key, val) {
+		if (row++ == max)
+			break;
+		put_name(out, key, w);
+		put_num(out, val, 9, 0);
+		put_percent(out, json_number_value(val), samples, 9);
+		fprintf(out, "\n");
+	}
+	if (json_object_size(counts) > max)
+		fprintf(out, "... %zu more in the JSON summary\n", json_object_size(counts) - max);
+}
+
+/* Per model: its statuses in one row, then its most frequent details. */
+static void print_model_outcomes(FILE *out, const json_t *sum)
+{
+	const json_t *models = json_object_get(sum, "models"), *first;
+	size_t w = name_width(models, "model", 1);
+	const char *key, *status;
+	json_t *val, *n;
+
+	first = json_object_get(json_object_iter_value(json_object_iter((json_t *)models)), "statuses");
+	if (!first)
+		return;
+	fprintf(out, "\n");
+	put_name(out, "model", w);
+	json_object_foreach ((json_t *)first, status, n)
+		fprintf(out, " %*s", (int)strlen(status) > 8 ? (int)strlen(status) : 8, status);
+	fprintf(out, "\n");
+	json_object_foreach ((json_t *)models, key, val) {
+		put_name(out, class_label(key), w);
+		json_object_foreach ((json_t *)first, status, n)
+			put_num(out, json_object_get(json_object_get(val, "statuses"), status),
+			        ((int)strlen(status) > 8 ? (int)strlen(status) : 8) + 1, 0);
+		fprintf(out, "\n");
+	}
+	json_object_foreach ((json_t *)models, key, val) {
+		size_t size = strlen(class_label(key)) + 16;
+		char *header = malloc(size);
+		if (!header)
+			return;
+		snprintf(header, size, "detail, %s", class_label(key));
+		print_counts(out, json_object_get(val, "details"), header,
+		             json_number_value(json_object_get(val, "samples")), MODEL_DETAILS);
+		free(header);
+	}
+}
+
+/* One line: what produced the summary (eval only; metrics cannot know). */
+static void print_environment(FILE *out, const json_t *env)
+{
+	const json_t *py = json_object_get(env, "interpreter");
+	const char *version = json_string_value(json_object_get(py, "version"));
+	const char *path = json_string_value(json_object_get(py, "path"));
+
+	if (!env)
+		return;
+	fprintf(out, "\nenvironment: execeval %s, python %s (%s), isolation %s%s, kernel %s\n",
+	        json_string_value(json_object_get(env, "execeval_version")), version ? version : "unknown",
+	        path ? path : "unknown", json_string_value(json_object_get(env, "isolation")),
+	        json_is_true(json_object_get(env, "weak_limits")) ? " (weak limits)" : "",
+	        json_string_value(json_object_get(env, "kernel")));
+}
+
+void ee_summary_print(const json_t *summary, FILE *out)
+{
+	double samples = json_number_value(json_object_get(summary, "samples"));
+
+	print_overall(out, summary);
+	print_blocks(out, summary, "classes", "class");
+	print_blocks(out, summary, "models", "model");
+	print_tiers(out, summary);
+	print_counts(out, json_object_get(summary, "statuses"), "status", samples, (size_t)-1);
+	print_counts(out, json_object_get(summary, "details"), "detail", samples, DETAILS_SHOWN);
+	print_model_outcomes(out, summary);
+	print_environment(out, json_object_get(summary, "environment"));
+}

@@ -1,0 +1,79 @@
+/* test_engine.c - the engine without a host: what code that runs no
+ * candidate gets (engine/engine.h). The engine with sandboxes is proven by
+ * the e2e suites (run, eval, serve, doctor all open one). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "base/err.h"
+#include "engine/evaluate.h"
+#include "harness/harness.h"
+#include "leakcheck.h"
+#include "sandbox/sandbox.h"
+#include "input/task.h"
+
+Test(engine, a_loop_only_engine_has_a_loop_and_no_host)
+{
+	struct ee_eval_options o;
+	struct ee_engine_config cfg = { .opt = &o, .loop_only = 1 };
+	struct ee_engine *eng = NULL;
+	struct ee_err err = { 0 };
+
+	memset(&o, 0, sizeof(o));
+	cr_assert_eq(ee_engine_open(&cfg, &eng, &err), 0, "%s", err.msg);
+	cr_expect_not_null(ee_engine_loop(eng));
+	cr_expect_null(ee_engine_host(eng));
+	cr_expect_eq(ee_engine_warm(eng), 0);
+	cr_expect_eq(ee_engine_harness(eng)->code_fd, -1);
+	cr_expect_eq(ee_loop_run(ee_engine_loop(eng), &err), 0, "nothing to run: %s", err.msg);
+	ee_engine_close(eng);
+	ee_engine_close(NULL);
+	no_leaks();
+}
+
+/* An evaluation on it fails at start, with an error and no record. */
+Test(engine, an_evaluation_on_a_loop_only_engine_fails_at_start)
+{
+	static const char *const asserts[] = { "assert f() == 1" };
+	struct ee_eval_options o;
+	struct ee_engine_config cfg = { .opt = &o, .loop_only = 1 };
+	struct ee_engine *eng = NULL;
+	struct ee_task task;
+	struct ee_err err = { 0 };
+	int called = 0;
+
+	memset(&o, 0, sizeof(o));
+	ee_limits_default(&o.limits);
+	cr_assert_eq(ee_task_from_asserts(asserts, 1, &task, &err), 0, "%s", err.msg);
+	cr_assert_eq(ee_engine_open(&cfg, &eng, &err), 0, "%s", err.msg);
+	struct ee_candidate c = { .task = &task, .program = "def f():\n    return 1\n", .sample = -1 };
+	cr_expect_eq(ee_eval_start(eng, &o, &c, (ee_record_cb)NULL, &called, &err), -1);
+	cr_expect(strstr(err.msg, "runs no sandbox") != NULL, "'%s'", err.msg);
+	cr_expect_eq(err.code, EE_ERR_SANDBOX);
+	cr_expect_eq(called, 0);
+	ee_engine_close(eng);
+	ee_task_free(&task);
+	no_leaks();
+}
+
+/* What doctor and the benchmark start from (front ends change a few). */
+Test(engine, the_default_options_are_the_documented_ones)
+{
+	struct ee_eval_options o;
+	struct ee_limits want;
+
+	memset(&o, 0x5a, sizeof(o));
+	ee_eval_options_default(&o);
+	ee_limits_default(&want);
+	cr_expect_eq(memcmp(&o.limits, &want, sizeof(want)), 0);
+	cr_expect_eq(o.deny_imports, 1);
+	cr_expect_eq(o.scan, EE_SCAN_REPORT);
+	cr_expect_eq(o.lint, 0);
+	cr_expect_eq(o.lint_severity, EE_SEV_MEDIUM);
+	cr_expect_eq(o.isolation, EE_ISOLATION_AUTO);
+	cr_expect_eq(o.run_hidden_on_fail, 0);
+	cr_expect_eq(o.drain_output, 0);
+	cr_expect_eq(o.strict_asserts, 0);
+	cr_expect_eq(o.mbpp_challenge, 0);
+	cr_expect_eq(o.weak_limits, 0);
+}

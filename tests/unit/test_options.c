@@ -1,0 +1,311 @@
+/* test_options.c - the table of evaluation options (options.h): each front
+ * end accepts exactly the rows it claims, with the row's default and range,
+ * and the HTTP request's fields follow the rows that claim them (through
+ * ee_request_parse, with the server's values as ceilings). */
+#include <criterion/criterion.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "options/options.h"
+#include "base/resource_limits.h"
+#include "serve/request.h"
+
+static const unsigned fronts[] = { EE_FRONT_RUN, EE_FRONT_EVAL, EE_FRONT_SERVE };
+static const char *const front_names[] = { "run", "eval", "serve" };
+
+struct values {
+	struct ee_eval_options opt;
+	enum ee_extract_mode extract;
+	struct ee_option_sink sink;
+};
+
+static void defaults(struct values *v, unsigned front)
+{
+	memset(v, 0, sizeof(*v));
+	v->sink = (struct ee_option_sink){ &v->opt, &v->extract };
+	ee_options_defaults(front, &v->sink);
+}
+
+static double value_of(const struct ee_option *row, const struct values *v)
+{
+	return row->size ? ee_option_value(row, &v->opt) : (double)v->extract;
+}
+
+/* An argument row takes: its largest number, or its last choice. */
+static void good_arg(const struct ee_option *row, char *buf, size_t size)
+{
+	if (row->type == EE_OPT_ENUM)
+		snprintf(buf, size, "%s", row->choices[row->n_choices - 1].name);
+	else if (row->type == EE_OPT_UINT)
+		snprintf(buf, size, "%lu", row->max);
+	else
+		snprintf(buf, size, "0.5");
+}
+
+/* Runs getopt over argv with front's table: the code it returned for the
+ * first option, '?' when refused. */
+static int getopt_code(unsigned front, int argc, char **argv)
+{
+	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+	struct option longopts[EE_OPTIONS_MAX + 1];
+
+	cr_assert_eq(ee_options_getopt(none, front, longopts, EE_OPTIONS_MAX + 1), 0);
+	optind = 0; /* glibc: a full reset */
+	opterr = 0;
+	return getopt_long(argc, argv, "", longopts, NULL);
+}
+
+Test(options, each_front_end_accepts_exactly_the_rows_it_claims)
+{
+	for (size_t f = 0; f < 3; f++)
+		for (size_t i = 0; i < ee_options_count; i++) {
+			const struct ee_option *row = &ee_options[i];
+			char flag[64], arg[64];
+			good_arg(row, arg, sizeof(arg));
+			snprintf(flag, sizeof(flag), "--%s", row->name);
+			char *argv[] = { "execeval", flag, arg, NULL };
+			int argc = row->type == EE_OPT_FLAG ? 2 : 3;
+			int c = getopt_code(fronts[f], argc, argv);
+			int claimed = (row->fronts & fronts[f]) != 0;
+
+			cr_expect_eq(ee_option_of_code(c) == row, claimed, "%s %s: code %d", front_names[f],
+			             flag, c);
+			if (!claimed)
+				continue;
+			struct values v;
+			struct ee_err err = { 0 };
+			defaults(&v, fronts[f]);
+			cr_assert_eq(ee_option_set(row, optarg, &v.sink, &err), 0, "%s", err.msg);
+			double want = row->type == EE_OPT_FLAG   ? row->flag_value
+			              : row->type == EE_OPT_ENUM ? row->choices[row->n_choices - 1].value
+			              : row->type == EE_OPT_UINT ? (double)row->max
+			                                         : 0.5;
+			cr_expect_eq(value_of(row, &v), want, "%s %s %s", front_names[f], flag, arg);
+		}
+}
+
+Test(options, defaults_are_the_rows_and_limits_match_ee_limits_default)
+{
+	struct ee_limits lim;
+
+	ee_limits_default(&lim);
+	for (size_t f = 0; f < 3; f++) {
+		struct values v;
+		defaults(&v, fronts[f]);
+		for (size_t i = 0; i < ee_options_count; i++) {
+			const struct ee_option *row = &ee_options[i];
+			if (!(row->fronts & fronts[f]))
+				continue;
+			cr_expect_eq(value_of(row, &v), ee_option_default(row, fronts[f]), "%s --%s",
+			             front_names[f], row->name);
+		}
+		cr_expect_eq(v.opt.limits.timeout_s, lim.timeout_s);
+		cr_expect_eq(v.opt.limits.memory_mb, lim.memory_mb);
+		cr_expect_eq(v.opt.limits.procs, lim.procs);
+		cr_expect_eq(v.opt.limits.output_cap, lim.output_cap);
+		cr_expect_eq(v.opt.limits.tmp_mb, lim.tmp_mb);
+		cr_expect_eq(v.opt.lint, 0, "a default severity asks for no lint phase");
+	}
+	struct values run, eval, serve;
+	defaults(&run, EE_FRONT_RUN);
+	defaults(&eval, EE_FRONT_EVAL);
+	defaults(&serve, EE_FRONT_SERVE);
+	cr_expect_eq(run.opt.isolation, EE_ISOLATION_COLD);
+	cr_expect_eq(eval.opt.isolation, EE_ISOLATION_AUTO);
+	cr_expect_eq(serve.opt.isolation, EE_ISOLATION_AUTO);
+	cr_expect_eq(run.opt.run_hidden_on_fail, 0);
+	cr_expect_eq(serve.opt.run_hidden_on_fail, 1);
+	cr_expect_eq(run.opt.deny_imports, 1);
+	cr_expect_eq(run.opt.scan, EE_SCAN_REPORT);
+	cr_expect_eq(run.opt.lint_severity, EE_SEV_MEDIUM);
+}
+
+Test(options, numbers_out_of_range_and_unknown_choices_are_refused_naming_the_flag)
+{
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		struct values v;
+		struct ee_err err = { 0 };
+		char bad[64], flag[64];
+
+		if (row->type == EE_OPT_FLAG || !row->size)
+			continue;
+		if (row->type == EE_OPT_UINT)
+			snprintf(bad, sizeof(bad), "%lu", row->max + 1);
+		else
+			snprintf(bad, sizeof(bad), row->type == EE_OPT_ENUM ? "nonesuch" : "3x");
+		snprintf(flag, sizeof(flag), "--%s: expected ", row->name);
+		defaults(&v, EE_FRONT_EVAL);
+		double before = value_of(row, &v);
+		cr_expect_eq(ee_option_set(row, bad, &v.sink, &err), -1, "--%s %s", row->name, bad);
+		cr_expect_eq(err.code, EE_ERR_USAGE);
+		cr_expect(strncmp(err.msg, flag, strlen(flag)) == 0, "%s", err.msg);
+		cr_expect(strstr(err.msg, bad) != NULL, "%s", err.msg);
+		cr_expect_eq(value_of(row, &v), before, "a refused value changes nothing");
+	}
+}
+
+Test(options, the_messages_users_know)
+{
+	struct values v;
+	struct ee_err err = { 0 };
+
+	defaults(&v, EE_FRONT_RUN);
+	ee_option_set(ee_option_named("isolation"), "hot", &v.sink, &err);
+	cr_expect_str_eq(err.msg, "--isolation: expected warm, cold or auto, got 'hot'");
+	ee_option_set(ee_option_named("extract"), "x", &v.sink, &err);
+	cr_expect_str_eq(err.msg, "--extract: expected auto, fenced or none, got 'x'");
+	ee_option_set(ee_option_named("memory"), "-1", &v.sink, &err);
+	cr_expect_str_eq(err.msg, "--memory: expected a whole number up to 1048576, got '-1'");
+	ee_option_set(ee_option_named("timeout"), "", &v.sink, &err);
+	cr_expect_str_eq(err.msg, "--timeout: expected a number, got ''");
+	cr_expect_eq(ee_option_set(ee_option_named("lint-severity"), "high", &v.sink, &err), 0);
+	cr_expect(v.opt.lint && v.opt.lint_severity == EE_SEV_HIGH, "--lint-severity implies --lint");
+}
+
+/* Rows on one field agree on its default for every front end taking both. */
+Test(options, rows_sharing_a_field_agree_on_its_default)
+{
+	for (size_t i = 0; i < ee_options_count; i++)
+		for (size_t j = i + 1; j < ee_options_count; j++) {
+			const struct ee_option *a = &ee_options[i], *b = &ee_options[j];
+			if (!a->size || !b->size || a->offset != b->offset) /* a setter has no field */
+				continue;
+			for (size_t f = 0; f < 3; f++)
+				if (a->fronts & b->fronts & fronts[f])
+					cr_expect_eq(ee_option_default(a, fronts[f]),
+					             ee_option_default(b, fronts[f]), "--%s and --%s on %s",
+					             a->name, b->name, front_names[f]);
+		}
+}
+
+Test(options, help_lists_exactly_the_rows_of_each_front_end_with_their_defaults)
+{
+	for (size_t f = 0; f < 3; f++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&text, &len);
+		fputc('\n', out); /* every synopsis follows a newline */
+		ee_options_help(out, fronts[f], 25);
+		fclose(out);
+		for (size_t i = 0; i < ee_options_count; i++) {
+			const struct ee_option *row = &ee_options[i];
+			char synopsis[64], def[64];
+			snprintf(synopsis, sizeof(synopsis), "\n  --%s%s", row->name,
+			         row->type == EE_OPT_FLAG ? "" : " ");
+			int listed = strstr(text, synopsis) != NULL;
+			cr_expect_eq(listed, (row->fronts & fronts[f]) != 0, "%s --%s", front_names[f],
+			             row->name);
+			if (row->type != EE_OPT_UINT && row->type != EE_OPT_DOUBLE)
+				continue;
+			snprintf(def, sizeof(def), "(default %g", row->def);
+			cr_expect(strstr(row->help, def) != NULL, "--%s: help says %s", row->name, def);
+		}
+		free(text);
+	}
+}
+
+/* ---- HTTP ----------------------------------------------------------------- */
+
+#define TASK "{\"task_id\": \"t\", \"tests\": [{\"kind\": \"assert\", \"code\": \"assert f() == 1\"}]}"
+
+static int parse_request(const char *body, const struct ee_limits *ceiling, struct ee_request *r,
+                         struct ee_err *err)
+{
+	struct ee_request_rules rules = { 4, EE_EXTRACT_AUTO, ceiling, 0, 10000, 500000, 250000, 0 };
+	memset(r, 0, sizeof(*r));
+	memset(err, 0, sizeof(*err));
+	return ee_request_parse(body, strlen(body), EE_REQUEST_RUN, &rules, r, err);
+}
+
+/* Every limit row HTTP claims: at the server's value it is taken, above it
+ * refused naming limits.FIELD and the server's --NAME. */
+Test(options, http_limits_are_the_rows_with_the_servers_values_as_ceiling)
+{
+	struct values server;
+	size_t n = 0;
+
+	defaults(&server, EE_FRONT_SERVE);
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		struct ee_request r;
+		struct ee_err err;
+		char body[1024], field[64], its[64];
+
+		if (!(row->fronts & EE_FRONT_HTTP) || !row->http_limit)
+			continue;
+		n++;
+		double ceiling = ee_option_value(row, &server.opt);
+		snprintf(body, sizeof(body),
+		         "{\"task\": " TASK ", \"candidate\": \"x = 1\", \"limits\": {\"%s\": %.17g}}",
+		         row->http, ceiling);
+		cr_assert_eq(parse_request(body, &server.opt.limits, &r, &err), 0, "%s: %s", body, err.msg);
+		struct ee_eval_options got = { .limits = { 0 } };
+		memcpy((char *)&got + row->offset, (char *)&r.runs[0].task.limits + row->task_offset,
+		       row->size);
+		cr_expect_eq(ee_option_value(row, &got), ceiling, "%s", row->http);
+		ee_request_free(&r);
+
+		snprintf(body, sizeof(body),
+		         "{\"task\": " TASK ", \"candidate\": \"x = 1\", \"limits\": {\"%s\": %.17g}}",
+		         row->http, row->type == EE_OPT_DOUBLE ? ceiling * 2 : ceiling + 1);
+		cr_assert_eq(parse_request(body, &server.opt.limits, &r, &err), -1, "%s", body);
+		snprintf(field, sizeof(field), "limits.%s", row->http);
+		snprintf(its, sizeof(its), "(its --%s)", row->name);
+		cr_expect_str_eq(err.field, field);
+		cr_expect(strstr(err.msg, its) && strstr(err.msg, "above this server's ceiling"), "%s",
+		          err.msg);
+		ee_request_free(&r);
+	}
+	cr_expect_eq(n, 4, "timeout, memory, procs, output-cap");
+}
+
+/* A row HTTP does not claim is no request field, at the top or in limits. */
+Test(options, http_refuses_the_rows_it_does_not_claim)
+{
+	struct values server;
+
+	defaults(&server, EE_FRONT_SERVE);
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		struct ee_request r;
+		struct ee_err err;
+		char body[1024];
+
+		if (row->fronts & EE_FRONT_HTTP)
+			continue;
+		snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x = 1\", \"%s\": true}",
+		         row->name);
+		cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), -1, "%s", body);
+		cr_expect_str_eq(err.field, row->name);
+		ee_request_free(&r);
+	}
+}
+
+Test(options, http_extract_takes_the_rows_choices)
+{
+	const struct ee_option *row = ee_option_named("extract");
+	struct values server;
+
+	defaults(&server, EE_FRONT_SERVE);
+	cr_assert(row && (row->fronts & EE_FRONT_HTTP));
+	for (size_t c = 0; c < row->n_choices; c++) {
+		struct ee_request r;
+		struct ee_err err;
+		char body[1024];
+		snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x = 1\", \"%s\": \"%s\"}",
+		         row->http, row->choices[c].name);
+		cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), 0, "%s: %s", body, err.msg);
+		ee_request_free(&r);
+	}
+	struct ee_request r;
+	struct ee_err err;
+	cr_expect_eq(parse_request("{\"task\": " TASK ", \"candidate\": \"x\", \"extract\": \"all\"}",
+	                           &server.opt.limits, &r, &err),
+	             -1);
+	cr_expect_str_eq(err.msg, "extract: expected one of auto, fenced, none");
+	ee_request_free(&r);
+}
