@@ -96,10 +96,10 @@ void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, st
  * with it: they enter the sandbox only now (docs/protocol.md, Gate). */
 static void answer(struct ee_eval *ev, struct ee_sandbox *sb)
 {
-	char byte = (char)ev->stream.reply;
-	int last = ev->stream.reply_last;
+	char byte = (char)ev->stream.gate.reply;
+	int last = ev->stream.gate.reply_last;
 
-	if (!ev->stream.reply_gate || byte != 'c') {
+	if (!ev->stream.gate.reply_gate || byte != 'c') {
 		ee_sandbox_gate(sb, &byte, 1, last);
 		return;
 	}
@@ -126,14 +126,14 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 	 * exactly its timeout and --lint never turns a pass into a timeout. */
 	const struct ee_stream *s = &ev->stream;
 	if (ev->opt->lint && !ev->lint_credited &&
-	    (s->lint_phase.state != EE_PH_NOT_RUN || s->syntax.state == EE_PH_FAIL ||
-	     s->scan.state == EE_PH_FAIL)) {
-		double used = s->lint_phase.state == EE_PH_NOT_RUN ? 0 : s->lint_phase.duration_ms;
+	    (s->phases.lint.state != EE_PH_NOT_RUN || s->phases.syntax.state == EE_PH_FAIL ||
+	     s->phases.scan.state == EE_PH_FAIL)) {
+		double used = s->phases.lint.state == EE_PH_NOT_RUN ? 0 : s->phases.lint.duration_ms;
 		ev->lint_credited = 1;
 		used = used < 0 ? LINT_BUDGET_MS : used > LINT_BUDGET_MS ? LINT_BUDGET_MS : used;
 		ee_sandbox_extend(sb, used - LINT_BUDGET_MS);
 	}
-	if (ev->stream.violation)
+	if (ev->stream.wire.violation)
 		ee_sandbox_kill(sb);
 }
 
@@ -158,7 +158,7 @@ static int retry(struct ee_eval *ev, struct ee_err *err)
 	ee_stream_free(&ev->stream);
 	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, ev->opt->run_hidden_on_fail) < 0)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
-	ev->stream.lint = ev->opt->lint;
+	ev->stream.phases.lint_asked = ev->opt->lint;
 	ev->lint_credited = 0;
 	return launch(ev, err);
 }
@@ -249,7 +249,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		free_eval(ev);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
-	ev->stream.lint = o->lint;
+	ev->stream.phases.lint_asked = o->lint;
 	size_t job_len = 0;
 	struct ee_job_spec spec = {
 		.task = c->task,

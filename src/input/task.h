@@ -98,6 +98,15 @@ void ee_task_free(struct ee_task *t);
  * unchanged but for the tests converted so far, each still consistent). */
 int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err);
 
+/* How a test's verdict is reached, chosen once when the stream is prepared
+ * (ee_test_judging): the sandbox's own report (assert, program, unittest),
+ * an io comparison, a call's value against the expected JSON, Python's ==
+ * against a canonical value (a strict assert), or a strict program's calls
+ * one by one. */
+enum ee_judging { EE_JUDGE_SANDBOX, EE_JUDGE_IO, EE_JUDGE_VALUE, EE_JUDGE_PYEQ, EE_JUDGE_PYEQ_CALLS };
+
+int ee_test_judging(const struct ee_test *t);
+
 /* Whether a test's verdict is the supervisor's own (io, call, strict
  * assert) rather than reported from inside the sandbox. */
 int ee_test_judged_by_supervisor(const struct ee_test *t);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/cleanup.h"
 #include "base/err.h"
 #include "base/jsonfield.h"
 #include "input/task.h"
@@ -224,27 +225,23 @@ static int append_line(const struct ee_jf *c, struct ee_buf *b, const char *s)
 /* setup = sanitized MBPP's test_imports, one a line, then test_setup_code. */
 static int mbpp_setup(const struct ee_jf *c, const json_t *obj, char **ret)
 {
+	ee_autobuf struct ee_buf b;
+	ee_buf_init(&b, SETUP_CAP);
 	json_t *imports;
 	const json_t *code = json_object_get(obj, "test_setup_code");
 	const char *s = "";
-	struct ee_buf b;
-	int rc = -1;
 
-	ee_buf_init(&b, SETUP_CAP);
 	if (ee_jf_array(c, obj, "test_imports", 0, "an array of strings", &imports) < 0 ||
 	    (code && ee_jf_str_check(c, "test_setup_code", code, &s) < 0))
-		goto out;
+		return -1;
 	for (size_t i = 0; i < json_array_size(imports); i++) {
 		const char *line;
 		if (str_elem(c, imports, "test_imports", i, &line) < 0 || append_line(c, &b, line) < 0)
-			goto out;
+			return -1;
 	}
 	if (*s && append_line(c, &b, s) < 0)
-		goto out;
-	rc = ee_jf_strdup(c, b.data ? b.data : "", ret);
-out:
-	ee_buf_free(&b);
-	return rc;
+		return -1;
+	return ee_jf_strdup(c, b.data ? b.data : "", ret);
 }
 
 int ee_task_parse_mbpp(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t)

@@ -62,7 +62,16 @@ int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err)
 	return converted;
 }
 
+int ee_test_judging(const struct ee_test *t)
+{
+	if (t->strict)
+		return t->calls ? EE_JUDGE_PYEQ_CALLS : EE_JUDGE_PYEQ;
+	if (t->kind == EE_TEST_IO)
+		return EE_JUDGE_IO;
+	return t->kind == EE_TEST_CALL ? EE_JUDGE_VALUE : EE_JUDGE_SANDBOX;
+}
+
 int ee_test_judged_by_supervisor(const struct ee_test *t)
 {
-	return t->strict || t->kind == EE_TEST_IO || t->kind == EE_TEST_CALL;
+	return ee_test_judging(t) != EE_JUDGE_SANDBOX;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/cleanup.h"
 #include "input/task.h"
 
 const char *const ee_default_denylist[] = {
@@ -131,24 +132,15 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 			json_array_append_new(tests, job_test(&task->tests[i], i));
 	for (size_t i = 0; deny && spec->deny_imports && ee_default_denylist[i]; i++)
 		json_array_append_new(deny, json_string(ee_default_denylist[i]));
-	json_t *job = json_pack("{s:i, s:s, s:s, s:o, s:o, s:s, s:b, s:I}", "v", 1, "nonce", spec->nonce,
-	                        "setup", task->setup ? task->setup : "", "tests", tests, "deny_imports", deny,
-	                        "scan", scan_names[spec->scan], "gate", spec->gate, "io_output_cap",
-	                        (json_int_t)spec->io_output_cap);
-	if (job && json_object_set_new(job, "hidden_kinds", hidden_kinds(task)) < 0) {
-		json_decref(job);
+	ee_autodecref json_t *job = json_pack(
+	        "{s:i, s:s, s:s, s:o, s:o, s:s, s:b, s:I}", "v", 1, "nonce", spec->nonce, "setup",
+	        task->setup ? task->setup : "", "tests", tests, "deny_imports", deny, "scan",
+	        scan_names[spec->scan], "gate", spec->gate, "io_output_cap", (json_int_t)spec->io_output_cap);
+	if (!job || json_object_set_new(job, "hidden_kinds", hidden_kinds(task)) < 0 ||
+	    (spec->lint && json_object_set_new(job, "lint", json_string(ee_lint_py)) < 0) ||
+	    set_program(job, spec->program) < 0)
 		return NULL;
-	}
-	if (job && spec->lint && json_object_set_new(job, "lint", json_string(ee_lint_py)) < 0) {
-		json_decref(job);
-		return NULL;
-	}
-	if (!job || set_program(job, spec->program) < 0) {
-		json_decref(job);
-		return NULL;
-	}
 	char *text = json_dumps(job, JSON_COMPACT);
-	json_decref(job);
 	if (text)
 		*len = strlen(text);
 	return text;
@@ -161,9 +153,8 @@ char *ee_job_hidden(const struct ee_task *task, size_t *len)
 	for (size_t i = 0; tests && i < task->n_tests; i++)
 		if (task->tests[i].hidden)
 			json_array_append_new(tests, job_test(&task->tests[i], i));
-	json_t *o = json_pack("{s:o}", "tests", tests);
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
+	ee_autodecref json_t *o = json_pack("{s:o}", "tests", tests);
+	ee_autofree char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	if (!text)
 		return NULL;
 	/* 'c', then the netstring: "c<len>:<json>," */
@@ -176,7 +167,6 @@ char *ee_job_hidden(const struct ee_task *task, size_t *len)
 		out[head + n + 1] = '\0';
 		*len = (size_t)head + n + 1;
 	}
-	free(text);
 	return out;
 }
 

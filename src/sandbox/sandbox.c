@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/resource_limits.h"
 #include "sandbox/child.h"
 #include "sandbox/clone.h"
@@ -248,6 +249,15 @@ static void flush_gate(struct ee_sandbox *sb)
  * before it is taken for hung (stopped, tampered with) and killed itself. */
 #define WORKER_GRACE_S 2.0
 
+/* Records why the sandbox ends; returns 0 when another cause came first. */
+static int end_by(struct ee_sandbox *sb, enum ee_sandbox_end cause)
+{
+	if (sb->out.end != EE_END_RAN)
+		return 0;
+	sb->out.end = cause;
+	return 1;
+}
+
 static void kill_init(struct ee_sandbox *sb)
 {
 	if (sb->fd[W_PIDFD] < 0 || sb->reaped)
@@ -266,7 +276,7 @@ static void kill_init(struct ee_sandbox *sb)
 
 void ee_sandbox_kill(struct ee_sandbox *sb)
 {
-	sb->out.killed = 1;
+	end_by(sb, EE_END_KILLED);
 	if (sb->starting)
 		give_up_start(sb);
 	else
@@ -315,8 +325,8 @@ static void on_worker(struct ee_sandbox *sb)
 			sb->out.setup_failed = 1;
 			sb->out.setup_err = m.err;
 		}
-	} else if (sb->worker_hung || (!sb->out.have_status && !sb->out.setup_failed && !sb->out.killed &&
-	                               !sb->out.timed_out && !sb->out.output_overflow)) {
+	} else if (sb->worker_hung ||
+	           (!sb->out.have_status && !sb->out.setup_failed && sb->out.end == EE_END_RAN)) {
 		/* Not the candidate's doing: the caller may run it again. */
 		sb->out.worker_lost = 1;
 		sb->out.setup_failed = 1;
@@ -486,10 +496,8 @@ static void on_output(struct ee_sandbox *sb, int kind)
 	 * is stored, each chunk is dropped once read, and the wall clock holds. */
 	if (sb->drain_output)
 		sb->out.output_truncated = 1;
-	else if (!sb->out.output_overflow) {
-		sb->out.output_overflow = 1;
+	else if (end_by(sb, EE_END_OUTPUT_OVERFLOW))
 		kill_init(sb);
-	}
 }
 
 static void on_result(struct ee_sandbox *sb)
@@ -538,7 +546,7 @@ static void on_timer(struct ee_sandbox *sb)
 		sb->worker_hung = 1;
 		ee_worker_kill(sb->worker);
 	} else if (!sb->reaped) {
-		sb->out.timed_out = 1;
+		end_by(sb, EE_END_TIMEOUT);
 		/* Before the kill: was it slow, or did it wait for a CPU? */
 		sb->out.runq_wait_ms =
 		        ee_cgroup_runq_wait_ms(sb->worker ? ee_worker_cgroup(sb->worker) : &sb->cg);
@@ -762,7 +770,7 @@ void ee_sandbox_extend(struct ee_sandbox *sb, double ms)
 {
 	struct itimerspec its;
 
-	if (sb->starting || sb->killing || sb->out.timed_out || sb->fd[W_TIMER] < 0 || ms == 0 ||
+	if (sb->starting || sb->killing || sb->out.end == EE_END_TIMEOUT || sb->fd[W_TIMER] < 0 || ms == 0 ||
 	    timerfd_gettime(sb->fd[W_TIMER], &its) < 0 ||
 	    (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0))
 		return;
@@ -847,6 +855,26 @@ static int launch_cold(struct ee_sandbox *sb, const struct ee_sandbox_config *cf
 		return -1;
 	}
 	return 0;
+}
+
+static void close_pipes(int (*p)[P_COUNT][2])
+{
+	for (int i = 0; i < P_COUNT; i++)
+		close_pair((*p)[i]);
+}
+
+/* A sandbox that never reached the loop: what launching it claimed. */
+static void discard_unstarted(struct ee_sandbox **sbp)
+{
+	struct ee_sandbox *sb = *sbp;
+
+	if (!sb)
+		return;
+	ee_uid_release(&sb->uid); /* a failed clone, or its child reaped */
+	ee_cgroup_destroy(&sb->cg, NULL);
+	ee_buf_free(&sb->out.out);
+	ee_buf_free(&sb->out.err);
+	free(sb);
 }
 
 /* ---- a warm start --------------------------------------------------------
@@ -941,7 +969,7 @@ static void on_start_event(struct ee_sandbox *sb, int kind)
 
 	if (kind == W_TIMER && read(sb->fd[W_TIMER], &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
 		return;
-	if (sb->out.killed || sb->out.setup_failed) { /* given up (give_up_start) */
+	if (sb->out.end != EE_END_RAN || sb->out.setup_failed) { /* given up (give_up_start) */
 		ee_worker_start_abandon(sb->worker);
 		end_unstarted(sb, NULL);
 		return;
@@ -958,15 +986,21 @@ static void on_start_event(struct ee_sandbox *sb, int kind)
 	}
 }
 
+/* Until the sandbox is on the loop's list, the locals own what is made
+ * (base/cleanup.h): a failure returns and they release it. The child's
+ * ends of the pipes and the job are closed on return (a cold child has its
+ * own copies; a warm sandbox has taken them into child_fds, claim_worker);
+ * the parent's ends go to the sandbox one by one as they are watched. */
 int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret, struct ee_err *err)
 {
-	int p[P_COUNT][2];
-	int job = -1, pidfd = -1;
-	struct ee_sandbox *sb = calloc(1, sizeof(*sb));
-
+	__attribute__((cleanup(close_pipes))) int p[P_COUNT][2];
 	for (int i = 0; i < P_COUNT; i++)
 		p[i][0] = p[i][1] = -1;
+	ee_autoclose int job = -1;
+	ee_autoclose int pidfd = -1;
+	__attribute__((cleanup(discard_unstarted))) struct ee_sandbox *sb = calloc(1, sizeof(*sb));
+
 	if (!sb)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	for (int i = 0; i < W_COUNT; i++)
@@ -989,41 +1023,30 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 
 	/* A warm sandbox needs no sync pipe: its worker starts it when ready. */
 	for (int i = cfg->pool ? P_CTL : P_SYNC; i < P_COUNT; i++)
-		if (pipe2(p[i], O_CLOEXEC) < 0) {
-			ee_fail_errno(err, EE_ERR_SANDBOX, "pipe2");
-			goto fail;
-		}
+		if (pipe2(p[i], O_CLOEXEC) < 0)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "pipe2");
 	/* Sealed: the candidate cannot rewrite the job the harness re-reads. */
 	job = ee_memfd_sealed("execeval-job", cfg->job, cfg->job_len, err);
 	if (job < 0)
-		goto fail;
+		return -1;
 
 	clock_gettime(CLOCK_MONOTONIC, &sb->started);
 	if (cfg->pool) {
 		if (claim_worker(sb, cfg, p, &job, err) < 0)
-			goto fail;
+			return -1;
 	} else if (launch_cold(sb, cfg, p, job, &pidfd, err) < 0) {
-		goto fail;
+		return -1;
 	}
-	/* The child's ends belong to the sandbox now (a warm one's wait in
-	 * child_fds until its worker has its copies). */
-	close_fd(&job);
-	close_fd(&p[P_SYNC][0]);
-	sb->lifeline_fd = p[P_SYNC][1];
-	close_fd(&p[P_CTL][1]);
-	close_fd(&p[P_OUT][1]);
-	close_fd(&p[P_ERR][1]);
-	close_fd(&p[P_RESULT][1]);
-	close_fd(&p[P_GATE][0]);
-	sb->gate_fd = p[P_GATE][1];
+	sb->lifeline_fd = ee_take_fd(&p[P_SYNC][1]);
+	sb->gate_fd = ee_take_fd(&p[P_GATE][1]);
 	fcntl(sb->gate_fd, F_SETFL, O_NONBLOCK);
 	for (int i = P_CTL; i <= P_RESULT; i++)
 		fcntl(p[i][0], F_SETFL, O_NONBLOCK);
 
 	/* A starting sandbox's timer counts its worker's answer first. */
-	int timer = arm_timer(
+	ee_autoclose int timer = arm_timer(
 	        sb->starting ? ee_worker_start_ms_left(sb->worker) / 1e3 : cfg->limits->timeout_s, err);
-	/* From here on, the loop owns every fd; a failure still tears down
+	/* From here on, the loop owns the sandbox; a failure still tears down
 	 * through the loop, so nothing is leaked. */
 	sb->next = loop->all;
 	if (loop->all)
@@ -1034,12 +1057,15 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	if (sb->worker) {
 		watched = watch_worker(sb, err) == 0;
 	} else {
-		watched = add_watch(sb, W_PIDFD, pidfd, err) == 0;
+		watched = add_watch(sb, W_PIDFD, ee_take_fd(&pidfd), err) == 0;
 	}
-	if (!watched || add_watch(sb, W_CTL, p[P_CTL][0], err) < 0 ||
-	    add_watch(sb, W_OUT, p[P_OUT][0], err) < 0 || add_watch(sb, W_ERR, p[P_ERR][0], err) < 0 ||
-	    add_watch(sb, W_RESULT, p[P_RESULT][0], err) < 0 || timer < 0 ||
-	    add_watch(sb, W_TIMER, timer, err) < 0) {
+	/* add_watch takes each fd (also when it fails); those never reached
+	 * are closed on return. */
+	if (!watched || add_watch(sb, W_CTL, ee_take_fd(&p[P_CTL][0]), err) < 0 ||
+	    add_watch(sb, W_OUT, ee_take_fd(&p[P_OUT][0]), err) < 0 ||
+	    add_watch(sb, W_ERR, ee_take_fd(&p[P_ERR][0]), err) < 0 ||
+	    add_watch(sb, W_RESULT, ee_take_fd(&p[P_RESULT][0]), err) < 0 || timer < 0 ||
+	    add_watch(sb, W_TIMER, ee_take_fd(&timer), err) < 0) {
 		/* Unreachable in practice (epoll_ctl on fresh fds); end it cleanly. */
 		sb->out.setup_failed = 1;
 		sb->out.setup_err = *err;
@@ -1048,22 +1074,8 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		else
 			kill_init(sb);
 	}
-	*ret = sb;
+	*ret = ee_take_ptr(&sb);
 	return 0;
-
-fail:
-	if (job >= 0)
-		close(job);
-	if (pidfd >= 0)
-		close(pidfd);
-	for (int i = 0; i < P_COUNT; i++)
-		close_pair(p[i]);
-	ee_uid_release(&sb->uid); /* a failed clone, or its child reaped */
-	ee_cgroup_destroy(&sb->cg, NULL);
-	ee_buf_free(&sb->out.out);
-	ee_buf_free(&sb->out.err);
-	free(sb);
-	return -1;
 }
 
 int ee_sandbox_gate(struct ee_sandbox *sb, const char *p, size_t n, int last)

@@ -56,16 +56,25 @@ struct ee_sandbox_config {
 	                         (worker.h); NULL: cold, a clone of this process */
 };
 
+/* What ended a sandbox that ran. The first cause wins: a kill for one
+ * reason is not relabelled by another that comes while the sandbox dies. */
+enum ee_sandbox_end {
+	EE_END_RAN,             /* it ended by itself (the wait status says how) */
+	EE_END_TIMEOUT,         /* the wall clock expired and we killed it */
+	EE_END_OUTPUT_OVERFLOW, /* stdout + stderr passed the cap; killed */
+	EE_END_KILLED           /* ee_sandbox_kill was called */
+};
+
 struct ee_sandbox_outcome {
-	int setup_failed;          /* the sandbox never ran the payload */
-	struct ee_err setup_err;   /* why, when setup_failed */
-	int have_status;           /* the payload's wait status is known */
-	int status;                /* wait status of the payload (the harness) */
-	int timed_out;             /* the wall clock expired and we killed it */
-	int output_overflow;       /* stdout + stderr passed the cap; killed */
-	int output_truncated;      /* drain_output: stdout + stderr passed the cap; the
+	int setup_failed;        /* the sandbox never ran the payload */
+	struct ee_err setup_err; /* why, when setup_failed */
+	int have_status;         /* the payload's wait status is known */
+	int status;              /* wait status of the payload (the harness) */
+	int end;                 /* enum ee_sandbox_end */
+	int output_truncated;    /* drain_output: stdout + stderr passed the cap; the
 	                              rest was read and dropped, the sandbox ran on */
-	int killed;                /* ee_sandbox_kill was called */
+	/* Not end causes: whatever ended the sandbox, these say there is no
+	 * verdict to give. */
 	int interrupted;           /* killed because the loop caught a signal: the
 	                              candidate's outcome is unknown, not a verdict */
 	int worker_lost;           /* warm: its worker died or hung mid-candidate (it
@@ -140,7 +149,8 @@ int ee_sandbox_gate(struct ee_sandbox *sb, const char *p, size_t n, int last);
  * now); nothing once the clock ran out or the sandbox is dying. */
 void ee_sandbox_extend(struct ee_sandbox *sb, double ms);
 
-/* Ends the sandbox now (e.g. a protocol violation); outcome.killed is set. */
+/* Ends the sandbox now (e.g. a protocol violation); outcome.end says killed
+ * unless another cause came first. */
 void ee_sandbox_kill(struct ee_sandbox *sb);
 
 const struct ee_sandbox_outcome *ee_sandbox_outcome(const struct ee_sandbox *sb);

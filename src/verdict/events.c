@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cleanup.h"
 #include "base/err.h"
-#include "pyvalue/judge.h"
-#include "input/task.h"
 #include "base/text.h"
+#include "input/task.h"
+#include "pyvalue/judge.h"
 
 #define MAX_FRAME    (1u << 20)
 #define MAX_STREAM   (64u << 20)
@@ -20,10 +21,10 @@ static char out_of_memory[] = "out of memory";
 
 static void violate(struct ee_stream *s, const char *why)
 {
-	if (!s->violation)
-		s->violation = strdup(why);
-	if (!s->violation)
-		s->violation = out_of_memory;
+	if (!s->wire.violation)
+		s->wire.violation = strdup(why);
+	if (!s->wire.violation)
+		s->wire.violation = out_of_memory;
 }
 
 static char *copy_text(const char *p)
@@ -78,27 +79,33 @@ static double get_ms(const json_t *o)
 int ee_stream_init(struct ee_stream *s, const struct ee_task *task, const char *nonce, int gate,
                    int run_hidden_on_fail)
 {
+	size_t n = task->n_tests ? task->n_tests : 1;
+
 	memset(s, 0, sizeof(*s));
 	s->task = task;
-	snprintf(s->nonce, sizeof(s->nonce), "%s", nonce);
-	s->gate = gate;
-	s->run_hidden_on_fail = run_hidden_on_fail;
-	ee_ns_init(&s->dec, MAX_FRAME, MAX_STREAM);
-	s->findings = json_array();
-	s->lint_findings = json_array();
-	s->lint_tools = json_array();
-	s->order = calloc(task->n_tests ? task->n_tests : 1, sizeof(*s->order));
-	s->tests = calloc(task->n_tests ? task->n_tests : 1, sizeof(*s->tests));
-	if (!s->findings || !s->lint_findings || !s->lint_tools || !s->order || !s->tests)
+	s->at = EE_AT_HELLO;
+	snprintf(s->wire.nonce, sizeof(s->wire.nonce), "%s", nonce);
+	ee_ns_init(&s->wire.dec, MAX_FRAME, MAX_STREAM);
+	s->gate.enabled = gate;
+	s->gate.run_hidden_on_fail = run_hidden_on_fail;
+	struct ee_stream_phases *ph = &s->phases;
+	ph->findings = json_array();
+	ph->lint_findings = json_array();
+	ph->lint_tools = json_array();
+	s->tests.order = calloc(n, sizeof(*s->tests.order));
+	s->tests.results = calloc(n, sizeof(*s->tests.results));
+	if (!ph->findings || !ph->lint_findings || !ph->lint_tools || !s->tests.order || !s->tests.results)
 		return -1;
 	size_t k = 0;
 	for (int hidden = 0; hidden <= 1; hidden++)
 		for (size_t i = 0; i < task->n_tests; i++)
 			if (task->tests[i].hidden == hidden)
-				s->order[k++] = i;
-	for (size_t i = 0; i < task->n_tests; i++)
-		s->tests[i].duration_ms = -1;
-	s->syntax.duration_ms = s->scan.duration_ms = s->lint_phase.duration_ms = s->import.duration_ms = -1;
+				s->tests.order[k++] = i;
+	for (size_t i = 0; i < task->n_tests; i++) {
+		s->tests.results[i].duration_ms = -1;
+		s->tests.results[i].judging = ee_test_judging(&task->tests[i]);
+	}
+	ph->syntax.duration_ms = ph->scan.duration_ms = ph->lint.duration_ms = ph->import.duration_ms = -1;
 	return 0;
 }
 
@@ -110,26 +117,33 @@ static void free_phase(struct ee_phase_result *p)
 
 void ee_stream_free(struct ee_stream *s)
 {
-	ee_ns_free(&s->dec);
-	json_decref(s->findings);
-	json_decref(s->lint_findings);
-	json_decref(s->lint_tools);
-	if (s->violation != out_of_memory)
-		free(s->violation);
-	free(s->scan_block);
-	free(s->import_denied);
-	free_phase(&s->syntax);
-	free_phase(&s->scan);
-	free_phase(&s->lint_phase);
-	free_phase(&s->import);
-	if (s->tests)
+	struct ee_stream_phases *ph = &s->phases;
+
+	ee_ns_free(&s->wire.dec);
+	if (s->wire.violation != out_of_memory)
+		free(s->wire.violation);
+	json_decref(ph->findings);
+	json_decref(ph->lint_findings);
+	json_decref(ph->lint_tools);
+	free(ph->scan_block);
+	free(ph->import_denied);
+	free_phase(&ph->syntax);
+	free_phase(&ph->scan);
+	free_phase(&ph->lint);
+	free_phase(&ph->import);
+	if (s->tests.results)
 		for (size_t i = 0; i < s->task->n_tests; i++) {
-			free(s->tests[i].message);
-			free(s->tests[i].denied);
+			free(s->tests.results[i].message);
+			free(s->tests.results[i].denied);
 		}
-	free(s->tests);
-	free(s->order);
+	free(s->tests.results);
+	free(s->tests.order);
 	memset(s, 0, sizeof(*s));
+}
+
+int ee_stream_done(const struct ee_stream *s)
+{
+	return s->at == EE_AT_DONE;
 }
 
 /* ---- phases ------------------------------------------------------------- */
@@ -149,6 +163,7 @@ static int phase_state(const char *status, int allow_skip)
 
 static void take_findings(struct ee_stream *s, const json_t *list)
 {
+	struct ee_stream_phases *ph = &s->phases;
 	size_t i;
 	json_t *f;
 
@@ -165,9 +180,9 @@ static void take_findings(struct ee_stream *s, const json_t *list)
 		        &e, 0, "{s:s%, s:s%, s:s%, s:I}", "code", code, strnlen(code, 64), "severity", sev,
 		        strnlen(sev, 16), "message", msg ? msg : "", msg ? strnlen(msg, 300) : 0, "line",
 		        (json_int_t)(json_is_integer(line) ? json_integer_value(line) : 0));
-		keep(s, s->findings, copy, &e);
-		if (!s->scan_block && strcmp(sev, "block") == 0)
-			s->scan_block = dup_text(s, code);
+		keep(s, ph->findings, copy, &e);
+		if (!ph->scan_block && strcmp(sev, "block") == 0)
+			ph->scan_block = dup_text(s, code);
 	}
 }
 
@@ -179,11 +194,12 @@ static int severity_known(const char *sev)
 /* Lint findings: typed fields only, bounded, unknown severities dropped. */
 static void take_lint(struct ee_stream *s, const json_t *ev)
 {
+	struct ee_stream_phases *ph = &s->phases;
 	size_t i;
 	json_t *f;
 
 	json_array_foreach (json_object_get(ev, "findings"), i, f) {
-		if (json_array_size(s->lint_findings) >= MAX_FINDINGS || !json_is_object(f))
+		if (json_array_size(ph->lint_findings) >= MAX_FINDINGS || !json_is_object(f))
 			break;
 		const char *tool = get_str(f, "tool"), *code = get_str(f, "code");
 		const char *sev = get_str(f, "severity"), *msg = get_str(f, "message");
@@ -196,7 +212,7 @@ static void take_lint(struct ee_stream *s, const json_t *ev)
 		                     "code", code, strnlen(code, 16), "line",
 		                     (json_int_t)(json_is_integer(line) ? json_integer_value(line) : 0),
 		                     "message", msg ? msg : "", msg ? strnlen(msg, 300) : 0, "severity", sev);
-		keep(s, s->lint_findings, copy, &e);
+		keep(s, ph->lint_findings, copy, &e);
 	}
 	json_array_foreach (json_object_get(ev, "tools"), i, f) {
 		const char *name = json_string_value(f);
@@ -204,7 +220,7 @@ static void take_lint(struct ee_stream *s, const json_t *ev)
 			break;
 		size_t n = strnlen(name, 16);
 		json_t *tool = json_stringn(name, n); /* NULL too for a character cut: dropped */
-		if (tool ? json_array_append_new(s->lint_tools, tool) < 0 : ee_utf8_first_bad(name, n) < 0)
+		if (tool ? json_array_append_new(ph->lint_tools, tool) < 0 : ee_utf8_first_bad(name, n) < 0)
 			violate(s, "out of memory");
 	}
 }
@@ -218,50 +234,84 @@ static void note_memory_error(struct ee_stream *s, const json_t *ev)
 		s->memory_error = 1;
 }
 
+/* The phase the cursor expects as name, or NULL. */
+static struct ee_phase_result *expected_phase(struct ee_stream *s, const char *name)
+{
+	static const struct {
+		const char *name;
+		int at;
+	} order[] = { { "syntax", EE_AT_SYNTAX },
+		      { "scan", EE_AT_SCAN },
+		      { "lint", EE_AT_LINT },
+		      { "import", EE_AT_IMPORT } };
+	struct ee_phase_result *slot[] = { &s->phases.syntax, &s->phases.scan, &s->phases.lint,
+		                           &s->phases.import };
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (strcmp(name, order[i].name) == 0)
+			return s->at == order[i].at ? slot[i] : NULL;
+	return NULL;
+}
+
+/* Where the cursor goes once phase p ended in state: a failed syntax,
+ * scan or import phase stops the run (a failed lint phase does not). */
+static void advance(struct ee_stream *s, const struct ee_phase_result *p, int state)
+{
+	const struct ee_stream_phases *ph = &s->phases;
+
+	if (state == EE_PH_FAIL && p != &ph->lint)
+		s->at = EE_AT_STOPPED;
+	else if (p == &ph->syntax)
+		s->at = EE_AT_SCAN;
+	else if (p == &ph->scan)
+		s->at = ph->lint_asked ? EE_AT_LINT : EE_AT_IMPORT;
+	else if (p == &ph->lint)
+		s->at = EE_AT_IMPORT;
+	else
+		s->at = EE_AT_TESTS;
+}
+
+static void take_scan(struct ee_stream *s, const json_t *ev, int state)
+{
+	struct ee_stream_phases *ph = &s->phases;
+
+	take_findings(s, json_object_get(ev, "findings"));
+	if (state != EE_PH_FAIL) {
+		free(ph->scan_block); /* findings reported, not blocking */
+		ph->scan_block = NULL;
+	} else if (!ph->scan_block) {
+		ph->scan_block = dup_text(s, "unknown");
+	}
+}
+
 static void on_phase(struct ee_stream *s, const json_t *ev)
 {
 	const char *name = get_str(ev, "name");
-	struct ee_phase_result *p;
+	struct ee_stream_phases *ph = &s->phases;
 
 	if (!name)
 		return violate(s, "phase without a name");
-	if (strcmp(name, "syntax") == 0 && s->syntax.state == EE_PH_NOT_RUN)
-		p = &s->syntax;
-	else if (strcmp(name, "scan") == 0 && s->syntax.state == EE_PH_OK && s->scan.state == EE_PH_NOT_RUN)
-		p = &s->scan;
-	else if (strcmp(name, "lint") == 0 && s->lint && s->scan.state != EE_PH_NOT_RUN &&
-	         s->scan.state != EE_PH_FAIL && s->lint_phase.state == EE_PH_NOT_RUN)
-		p = &s->lint_phase;
-	else if (strcmp(name, "import") == 0 && s->scan.state != EE_PH_NOT_RUN &&
-	         s->scan.state != EE_PH_FAIL && s->import.state == EE_PH_NOT_RUN &&
-	         (!s->lint || s->lint_phase.state != EE_PH_NOT_RUN))
-		p = &s->import;
-	else
+	struct ee_phase_result *p = expected_phase(s, name);
+	if (!p)
 		return violate(s, "phase out of order");
-	int state = phase_state(get_str(ev, "status"), p != &s->syntax);
+	int state = phase_state(get_str(ev, "status"), p != &ph->syntax);
 	if (state < 0)
 		return violate(s, "bad phase status");
 	p->state = state;
 	p->duration_ms = get_ms(ev);
 	p->message = dup_text(s, get_str(ev, "message"));
-	if (p == &s->syntax && json_is_integer(json_object_get(ev, "line")))
+	advance(s, p, state);
+	if (p == &ph->syntax && json_is_integer(json_object_get(ev, "line")))
 		p->line = (long)json_integer_value(json_object_get(ev, "line"));
-	if (p == &s->scan) {
-		take_findings(s, json_object_get(ev, "findings"));
-		if (state != EE_PH_FAIL) {
-			free(s->scan_block); /* findings reported, not blocking */
-			s->scan_block = NULL;
-		} else if (!s->scan_block) {
-			s->scan_block = dup_text(s, "unknown");
-		}
-	}
-	if (p == &s->lint_phase && state == EE_PH_OK)
+	if (p == &ph->scan)
+		take_scan(s, ev, state);
+	if (p == &ph->lint && state == EE_PH_OK)
 		take_lint(s, ev);
-	if (p == &s->import && state == EE_PH_FAIL) {
+	if (p == &ph->import && state == EE_PH_FAIL) {
 		note_memory_error(s, ev);
-		s->import_exit = json_is_true(json_object_get(ev, "exit"));
-		s->import_setup = json_is_true(json_object_get(ev, "setup"));
-		s->import_denied = dup_text(s, get_str(ev, "denied"));
+		ph->import_exit = json_is_true(json_object_get(ev, "exit"));
+		ph->import_setup = json_is_true(json_object_get(ev, "setup"));
+		ph->import_denied = dup_text(s, get_str(ev, "denied"));
 	}
 }
 
@@ -310,8 +360,8 @@ static void judge_call(const struct ee_test *t, const json_t *ev, struct ee_test
 
 	if (!status || strcmp(status, "returned") != 0 || !value)
 		return fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "the call raised");
-	if (t->strict ? ee_judge_pyeq(t->expected, value, why, sizeof(why))
-	              : ee_judge_call(t->expected, value, t->float_tol, why, sizeof(why)))
+	if (r->judging == EE_JUDGE_PYEQ ? ee_judge_pyeq(t->expected, value, why, sizeof(why))
+	                                : ee_judge_call(t->expected, value, t->float_tol, why, sizeof(why)))
 		r->state = EE_T_PASS;
 	else
 		fail_test(r, why);
@@ -339,7 +389,7 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 {
 	const char *status = get_str(ev, "status");
 	json_t *number = json_object_get(ev, "call"), *value = json_object_get(ev, "value");
-	size_t n = json_array_size(t->calls), k = s->call_next;
+	size_t n = json_array_size(t->calls), k = s->tests.call_next;
 	char why[256], msg[400];
 
 	/* An honest harness numbers every call; an event that does not (a
@@ -372,49 +422,57 @@ static int judge_program_call(struct ee_stream *s, const struct ee_test *t, stru
 	 * answer is 'c' after a mismatch too, so that no running candidate
 	 * learns a verdict; the test's verdict stays its first mismatch's. */
 	int asks = returned && k + 1 < n;
-	if (asks && (r->state != EE_T_FAIL || s->run_hidden_on_fail)) {
-		s->call_next++;
-		s->reply = 'c';
+	if (asks && (r->state != EE_T_FAIL || s->gate.run_hidden_on_fail)) {
+		s->tests.call_next++;
+		s->gate.reply = 'c';
 		return 1;
 	}
 	if (asks)
-		s->reply = 's'; /* check() stops at its first failing assert */
-	s->call_next = 0;
-	s->n_run++;
+		s->gate.reply = 's'; /* check() stops at its first failing assert */
+	s->tests.call_next = 0;
+	s->tests.n_run++;
 	return asks;
+}
+
+/* Why the test event ev cannot be the next one, or NULL. */
+static const char *test_out_of_place(const struct ee_stream *s, const json_t *ev)
+{
+	json_t *idx = json_object_get(ev, "index");
+	const struct ee_stream_tests *ts = &s->tests;
+
+	if (s->at != EE_AT_TESTS)
+		return "test before the import phase";
+	if (ts->n_run >= s->task->n_tests || !json_is_integer(idx) ||
+	    (size_t)json_integer_value(idx) != ts->order[ts->n_run])
+		return "test out of order or unknown";
+	if (s->task->tests[ts->order[ts->n_run]].hidden && s->gate.enabled && s->gate.answer != 'c')
+		return "hidden test without the gate's consent";
+	return NULL;
 }
 
 static int on_test(struct ee_stream *s, const json_t *ev)
 {
-	json_t *idx = json_object_get(ev, "index");
-	const char *why = NULL;
+	const char *why = test_out_of_place(s, ev);
 
-	if (!s->hello || s->import.state == EE_PH_NOT_RUN || s->import.state == EE_PH_FAIL)
-		why = "test before the import phase";
-	else if (s->n_run >= s->task->n_tests || !json_is_integer(idx) ||
-	         (size_t)json_integer_value(idx) != s->order[s->n_run])
-		why = "test out of order or unknown";
-	else if (s->task->tests[s->order[s->n_run]].hidden && s->gate && s->gate_answer != 'c')
-		why = "hidden test without the gate's consent";
 	if (why) {
 		violate(s, why);
 		return 0;
 	}
-	size_t i = s->order[s->n_run];
+	size_t i = s->tests.order[s->tests.n_run];
 	const struct ee_test *t = &s->task->tests[i];
-	struct ee_test_result *r = &s->tests[i];
-	if (t->strict && t->calls)
+	struct ee_test_result *r = &s->tests.results[i];
+	if (r->judging == EE_JUDGE_PYEQ_CALLS)
 		return judge_program_call(s, t, r, ev);
-	s->n_run++;
+	s->tests.n_run++;
 	r->duration_ms = get_ms(ev);
 	r->exited = json_is_true(json_object_get(ev, "exit"));
 	r->denied = dup_text(s, get_str(ev, "denied"));
-	if (t->kind == EE_TEST_IO)
-		judge_io(t, ev, r);
-	else if (t->strict || t->kind == EE_TEST_CALL)
-		judge_call(t, ev, r);
-	else
-		judge_reported(s, ev, r);
+	switch (r->judging) {
+	case EE_JUDGE_IO: judge_io(t, ev, r); break;
+	case EE_JUDGE_VALUE:
+	case EE_JUDGE_PYEQ: judge_call(t, ev, r); break;
+	default: judge_reported(s, ev, r);
+	}
 	check_message(s, r);
 	return 0;
 }
@@ -422,8 +480,8 @@ static int on_test(struct ee_stream *s, const json_t *ev)
 int ee_stream_public_failed(const struct ee_stream *s)
 {
 	for (size_t k = 0; k < s->task->n_tests; k++) {
-		const struct ee_test_result *r = &s->tests[s->order[k]];
-		if (!s->task->tests[s->order[k]].hidden && r->state != EE_T_PASS)
+		size_t i = s->tests.order[k];
+		if (!s->task->tests[i].hidden && s->tests.results[i].state != EE_T_PASS)
 			return 1;
 	}
 	return 0;
@@ -439,25 +497,28 @@ static size_t count_public(const struct ee_task *t)
 
 static int on_gate(struct ee_stream *s)
 {
-	if (!s->gate || s->gate_asked || s->n_run != count_public(s->task) || s->n_run == s->task->n_tests ||
-	    s->call_next > 0) {
+	struct ee_stream_gate *g = &s->gate;
+	size_t n_run = s->tests.n_run;
+
+	if (!g->enabled || g->asked || n_run != count_public(s->task) || n_run == s->task->n_tests ||
+	    s->tests.call_next > 0) {
 		violate(s, "unexpected gate");
 		return 0;
 	}
-	s->gate_asked = 1;
-	s->gate_answer = (!ee_stream_public_failed(s) || s->run_hidden_on_fail) ? 'c' : 's';
-	s->reply = s->gate_answer;
-	s->reply_gate = 1;
+	g->asked = 1;
+	g->answer = (!ee_stream_public_failed(s) || g->run_hidden_on_fail) ? 'c' : 's';
+	g->reply = g->answer;
+	g->reply_gate = 1;
 	return 1;
 }
 
 /* Tests the stream never reported: skipped (the gate said so) or not run. */
 static void settle_unreported(struct ee_stream *s)
 {
-	for (size_t k = s->n_run; k < s->task->n_tests; k++) {
-		size_t i = s->order[k];
-		if (s->task->tests[i].hidden && s->gate_answer == 's')
-			s->tests[i].state = EE_T_SKIPPED;
+	for (size_t k = s->tests.n_run; k < s->task->n_tests; k++) {
+		size_t i = s->tests.order[k];
+		if (s->task->tests[i].hidden && s->gate.answer == 's')
+			s->tests.results[i].state = EE_T_SKIPPED;
 	}
 }
 
@@ -466,62 +527,61 @@ static void settle_unreported(struct ee_stream *s)
 static int on_event(struct ee_stream *s, const char *payload, size_t len)
 {
 	json_error_t jerr;
-	json_t *ev = json_loadb(payload, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	ee_autodecref json_t *ev = json_loadb(payload, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	int wants_reply = 0;
 
 	if (!json_is_object(ev)) {
-		json_decref(ev);
 		violate(s, "event is not a JSON object");
 		return 0;
 	}
 	const char *nonce = get_str(ev, "nonce"), *kind = get_str(ev, "ev");
 	json_t *seq = json_object_get(ev, "seq");
-	if (!nonce || strcmp(nonce, s->nonce) != 0)
+	if (!nonce || strcmp(nonce, s->wire.nonce) != 0)
 		violate(s, "wrong nonce");
-	else if (!json_is_integer(seq) || json_integer_value(seq) != s->next_seq)
+	else if (!json_is_integer(seq) || json_integer_value(seq) != s->wire.next_seq)
 		violate(s, "sequence gap");
-	else if (s->done)
+	else if (s->at == EE_AT_DONE)
 		violate(s, "event after done");
 	else if (!kind)
 		violate(s, "event without a kind");
-	else if (s->next_seq == 0 ? strcmp(kind, "hello") != 0 : strcmp(kind, "hello") == 0)
+	else if ((s->at == EE_AT_HELLO) != (strcmp(kind, "hello") == 0))
 		violate(s, "hello out of place");
 	else if (strcmp(kind, "hello") == 0)
-		s->hello = 1;
+		s->at = EE_AT_SYNTAX;
 	else if (strcmp(kind, "phase") == 0)
 		on_phase(s, ev);
 	else if (strcmp(kind, "test") == 0)
 		wants_reply = on_test(s, ev);
 	else if (strcmp(kind, "gate") == 0)
 		wants_reply = on_gate(s);
-	else if (strcmp(kind, "done") == 0 && s->call_next > 0)
+	else if (strcmp(kind, "done") == 0 && s->tests.call_next > 0)
 		violate(s, "done in the middle of a test");
 	else if (strcmp(kind, "done") == 0) {
-		s->done = 1;
+		s->at = EE_AT_DONE;
 		settle_unreported(s);
 	} else
 		violate(s, "unknown event");
-	s->next_seq++;
-	json_decref(ev);
+	s->wire.next_seq++;
 	return wants_reply;
 }
 
-/* Whether the harness may still ask anything once it has s->reply: the
+/* Whether the harness may still ask anything once it has s->gate.reply: the
  * rest of a strict program, a strict program still to run, or the gate. */
 static int more_questions(const struct ee_stream *s)
 {
-	if (s->call_next > 0)
+	if (s->tests.call_next > 0)
 		return 1;
-	if (s->gate_asked && s->gate_answer != 'c')
+	if (s->gate.asked && s->gate.answer != 'c')
 		return 0;
 	int hidden_left = 0;
-	for (size_t k = s->n_run; k < s->task->n_tests; k++) {
-		const struct ee_test *t = &s->task->tests[s->order[k]];
-		if (t->strict && t->calls && json_array_size(t->calls) > 1)
+	for (size_t k = s->tests.n_run; k < s->task->n_tests; k++) {
+		size_t i = s->tests.order[k];
+		const struct ee_test *t = &s->task->tests[i];
+		if (s->tests.results[i].judging == EE_JUDGE_PYEQ_CALLS && json_array_size(t->calls) > 1)
 			return 1; /* a one-call program asks nothing */
 		hidden_left |= t->hidden;
 	}
-	return s->gate && !s->gate_asked && hidden_left;
+	return s->gate.enabled && !s->gate.asked && hidden_left;
 }
 
 int ee_stream_feed(struct ee_stream *s, const char *p, size_t n)
@@ -531,29 +591,29 @@ int ee_stream_feed(struct ee_stream *s, const char *p, size_t n)
 	size_t len;
 	int wants_reply = 0;
 
-	s->reply_gate = 0;
-	if (s->violation)
+	s->gate.reply_gate = 0;
+	if (s->wire.violation)
 		return 0;
-	if (ee_ns_feed(&s->dec, p, n, &err) < 0) {
+	if (ee_ns_feed(&s->wire.dec, p, n, &err) < 0) {
 		violate(s, err.msg);
 		return 0;
 	}
 	for (;;) {
-		int rc = ee_ns_next(&s->dec, &payload, &len, &err);
+		int rc = ee_ns_next(&s->wire.dec, &payload, &len, &err);
 		if (rc < 0)
 			violate(s, err.msg);
-		if (rc <= 0 || s->violation)
+		if (rc <= 0 || s->wire.violation)
 			break;
 		int asks = on_event(s, payload, len);
 		if (asks && wants_reply) /* the harness waits after each question */
 			violate(s, "a question before the last answer");
 		wants_reply |= asks;
-		if (s->violation)
+		if (s->wire.violation)
 			break;
 	}
 	if (wants_reply)
-		s->reply_last = !more_questions(s);
-	return s->violation ? 0 : wants_reply;
+		s->gate.reply_last = !more_questions(s);
+	return s->wire.violation ? 0 : wants_reply;
 }
 
 void ee_stream_finish(struct ee_stream *s)

@@ -25,7 +25,22 @@ struct ee_task;
 
 enum ee_phase_state { EE_PH_NOT_RUN, EE_PH_OK, EE_PH_FAIL, EE_PH_SKIPPED };
 
+/* The phase cursor: what the stream accepts next. hello, then the phases
+ * in order (lint only when the job asked for it), then the tests; a failed
+ * phase stops it (only "done" may follow), "done" ends it. */
+enum ee_stream_at {
+	EE_AT_HELLO,
+	EE_AT_SYNTAX,
+	EE_AT_SCAN,
+	EE_AT_LINT,
+	EE_AT_IMPORT,
+	EE_AT_TESTS,
+	EE_AT_STOPPED,
+	EE_AT_DONE
+};
+
 struct ee_test_result {
+	int judging;        /* enum ee_judging (task.h), set by ee_stream_init */
 	int state;          /* enum ee_test_state */
 	double duration_ms; /* -1 unknown */
 	char *message;      /* owned; NULL when none */
@@ -41,34 +56,52 @@ struct ee_phase_result {
 	long line;          /* syntax: line of the error, 0 unknown */
 };
 
-struct ee_stream {
-	const struct ee_task *task; /* borrowed */
-	char nonce[33];
-	int gate; /* the task has hidden tests: the harness asks for them after the public ones */
-	int run_hidden_on_fail; /* no oracle: the gate opens whatever the public verdict,
-	                         * a strict program's calls get 'c' after a mismatch too */
+/* The frames: their decoder, the job's nonce, the next sequence number. */
+struct ee_stream_wire {
 	struct ee_ns_decoder dec;
+	char nonce[33];
 	long next_seq;
-	int hello, done;
 	char *violation; /* owned; first protocol violation */
-	struct ee_phase_result syntax, scan, lint_phase, import;
-	int lint;              /* the job asked for the lint phase (set after init) */
+};
+
+struct ee_stream_phases {
+	struct ee_phase_result syntax, scan, lint, import;
+	int lint_asked;        /* the job asked for the lint phase (set after init) */
 	json_t *findings;      /* scan findings (sanitised copies) */
 	json_t *lint_findings; /* lint findings (sanitised copies) */
 	json_t *lint_tools;    /* names of the tools that ran */
 	char *scan_block;      /* code of the first blocking finding */
 	int import_exit, import_setup;
-	int memory_error; /* the import or a test failed with MemoryError */
 	char *import_denied;
-	size_t *order;                /* run order: indices of public, then hidden tests */
-	size_t n_run;                 /* tests reported so far (position in order) */
-	struct ee_test_result *tests; /* by task index */
-	int gate_asked;               /* the harness sent "gate" */
-	int gate_answer;              /* 'c' or 's' once decided */
-	size_t call_next;             /* strict program under way: its next call's number */
-	int reply;                    /* the byte the harness waits for on the gate fd */
-	int reply_last;               /* no question can follow it: close the gate fd */
-	int reply_gate;               /* the reply is the gate's: 'c' goes with the hidden tests */
+};
+
+struct ee_stream_tests {
+	size_t *order;                  /* run order: indices of public, then hidden tests */
+	size_t n_run;                   /* tests reported so far (position in order) */
+	struct ee_test_result *results; /* by task index */
+	size_t call_next;               /* strict program under way: its next call's number */
+};
+
+/* The gate fd: the gate's question and a strict program's go-on/stop. */
+struct ee_stream_gate {
+	int enabled; /* the task has hidden tests: the harness asks for them after the public ones */
+	int run_hidden_on_fail; /* no oracle: the gate opens whatever the public verdict,
+	                         * a strict program's calls get 'c' after a mismatch too */
+	int asked;              /* the harness sent "gate" */
+	int answer;             /* 'c' or 's' once decided */
+	int reply;              /* the byte the harness waits for on the gate fd */
+	int reply_last;         /* no question can follow it: close the gate fd */
+	int reply_gate;         /* the reply is the gate's: 'c' goes with the hidden tests */
+};
+
+struct ee_stream {
+	const struct ee_task *task; /* borrowed */
+	int at;                     /* enum ee_stream_at */
+	int memory_error;           /* the import or a test failed with MemoryError */
+	struct ee_stream_wire wire;
+	struct ee_stream_phases phases;
+	struct ee_stream_tests tests;
+	struct ee_stream_gate gate;
 };
 
 /* Prepares a stream for task; nonce is the job's. */
@@ -77,17 +110,20 @@ int ee_stream_init(struct ee_stream *s, const struct ee_task *task, const char *
 void ee_stream_free(struct ee_stream *s);
 
 /* Feeds result-channel bytes. Returns 1 when the harness waits for a byte
- * on the gate fd (write s->reply, then close the fd when s->reply_last):
+ * on the gate fd (write s->gate.reply, then close the fd when s->gate.reply_last):
  * the gate's answer, or after a strict program's call whether to go on
  * ('c', the value matched) or stop ('s').
- * When s->reply_gate and s->reply is 'c', the hidden tests go with it
+ * When s->gate.reply_gate and s->gate.reply is 'c', the hidden tests go with it
  * (ee_job_hidden). Else 0. A violation is recorded, never returned as an error: the caller
- * kills the sandbox when s->violation. */
+ * kills the sandbox when s->wire.violation. */
 int ee_stream_feed(struct ee_stream *s, const char *p, size_t n);
 
 /* Call at end of stream (EOF). A cut-off last frame only leaves the
- * stream incomplete (done == 0). */
+ * stream incomplete (not at EE_AT_DONE). */
 void ee_stream_finish(struct ee_stream *s);
+
+/* Whether the stream ended with "done". */
+int ee_stream_done(const struct ee_stream *s);
 
 /* Whether any public test is not a pass (after the public phase). */
 int ee_stream_public_failed(const struct ee_stream *s);

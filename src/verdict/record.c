@@ -89,7 +89,7 @@ static json_t *tests_phase(int *oom, const struct ee_record_parts *ev, int hidde
 	for (size_t i = 0; i < t->n_tests; i++) {
 		if (t->tests[i].hidden != hidden)
 			continue;
-		int st = ev->stream->tests[i].state;
+		int st = ev->stream->tests.results[i].state;
 		total++;
 		passed += st == EE_T_PASS;
 		skipped += st == EE_T_SKIPPED;
@@ -104,19 +104,19 @@ static json_t *tests_phase(int *oom, const struct ee_record_parts *ev, int hidde
 	/* gated: hidden tests only after every public one passed (an oracle
 	 * to the candidate); always: whatever the public verdict. */
 	if (o && hidden && total > 0)
-		put(oom, o, "mode", json_string(ev->stream->run_hidden_on_fail ? "always" : "gated"));
+		put(oom, o, "mode", json_string(ev->stream->gate.run_hidden_on_fail ? "always" : "gated"));
 	return o;
 }
 
 static json_t *phases_json(int *oom, const struct ee_record_parts *ev)
 {
 	json_t *a = json_array();
-	append(oom, a, phase_json(oom, "syntax", &ev->stream->syntax));
-	json_t *scan = phase_json(oom, "scan", &ev->stream->scan);
-	if (json_object_set(scan, "findings", ev->stream->findings) < 0)
+	append(oom, a, phase_json(oom, "syntax", &ev->stream->phases.syntax));
+	json_t *scan = phase_json(oom, "scan", &ev->stream->phases.scan);
+	if (json_object_set(scan, "findings", ev->stream->phases.findings) < 0)
 		*oom = 1;
 	append(oom, a, scan);
-	append(oom, a, phase_json(oom, "import", &ev->stream->import));
+	append(oom, a, phase_json(oom, "import", &ev->stream->phases.import));
 	append(oom, a, tests_phase(oom, ev, 0));
 	append(oom, a, tests_phase(oom, ev, 1));
 	return a;
@@ -127,7 +127,7 @@ static json_t *tests_json(int *oom, const struct ee_record_parts *ev)
 	json_t *a = json_array();
 	for (size_t i = 0; i < ev->task->n_tests; i++) {
 		const struct ee_test *t = &ev->task->tests[i];
-		const struct ee_test_result *r = &ev->stream->tests[i];
+		const struct ee_test_result *r = &ev->stream->tests.results[i];
 		append(oom, a,
 		       json_pack("{s:I, s:s, s:s, s:s, s:s, s:f, s:o, s:o}", "index", (json_int_t)i, "kind",
 		                 ee_test_kind_name(t->kind), "visibility", t->hidden ? "hidden" : "public",
@@ -156,7 +156,7 @@ static json_t *tiers_json(int *oom, const struct ee_record_parts *ev)
 			t = json_object_get(o, tier);
 		}
 		put(oom, t, "total", json_integer(json_integer_value(json_object_get(t, "total")) + 1));
-		if (ev->stream->tests[i].state == EE_T_PASS)
+		if (ev->stream->tests.results[i].state == EE_T_PASS)
 			put(oom, t, "passed",
 			    json_integer(json_integer_value(json_object_get(t, "passed")) + 1));
 	}
@@ -169,29 +169,29 @@ static void fill_verdict_in(const struct ee_record_parts *ev, const struct ee_sa
 	const struct ee_stream *s = ev->stream;
 
 	memset(in, 0, sizeof(*in));
-	in->timed_out = out->timed_out;
+	in->timed_out = out->end == EE_END_TIMEOUT;
 	in->cpu_ms = out->cpu_ms;
 	in->runq_wait_ms = out->runq_wait_ms;
 	in->wall_ms = out->wall_ms;
-	in->output_overflow = out->output_overflow;
+	in->output_overflow = out->end == EE_END_OUTPUT_OVERFLOW;
 	in->oom_killed = out->cg.oom_kills > 0 || s->memory_error;
 	in->pids_limit_hit = out->cg.pids_max_hits > 0;
 	in->have_status = out->have_status;
 	in->status = out->status;
-	in->protocol_error = s->violation;
-	in->done = s->done;
-	if (s->syntax.state == EE_PH_FAIL)
-		in->syntax_error = s->syntax.message ? s->syntax.message : "invalid syntax";
-	if (s->scan.state == EE_PH_FAIL)
-		in->scan_block = s->scan_block;
-	in->import_failed = s->import.state == EE_PH_FAIL;
-	in->import_exit = s->import_exit;
-	in->import_setup = s->import_setup;
-	in->import_denied = s->import_denied;
-	in->import_message = s->import.message ? s->import.message : "the module raised";
+	in->protocol_error = s->wire.violation;
+	in->done = ee_stream_done(s);
+	if (s->phases.syntax.state == EE_PH_FAIL)
+		in->syntax_error = s->phases.syntax.message ? s->phases.syntax.message : "invalid syntax";
+	if (s->phases.scan.state == EE_PH_FAIL)
+		in->scan_block = s->phases.scan_block;
+	in->import_failed = s->phases.import.state == EE_PH_FAIL;
+	in->import_exit = s->phases.import_exit;
+	in->import_setup = s->phases.import_setup;
+	in->import_denied = s->phases.import_denied;
+	in->import_message = s->phases.import.message ? s->phases.import.message : "the module raised";
 	for (size_t k = 0; k < ev->task->n_tests; k++) {
-		size_t i = s->order[k];
-		const struct ee_test_result *r = &s->tests[i];
+		size_t i = s->tests.order[k];
+		const struct ee_test_result *r = &s->tests.results[i];
 		tests[k] = (struct ee_test_outcome){ .state = r->state,
 			                             .weight = ev->task->tests[i].weight,
 			                             .index = (int)i,
@@ -231,22 +231,22 @@ static json_t *lint_json(int *oom, const struct ee_record_parts *ev)
 	const struct ee_stream *s = ev->stream;
 	const char *status = "not_run";
 
-	if (s->lint_phase.state == EE_PH_OK) {
+	if (s->phases.lint.state == EE_PH_OK) {
 		size_t i;
 		json_t *f;
 		status = "pass";
-		json_array_foreach (s->lint_findings, i, f)
+		json_array_foreach (s->phases.lint_findings, i, f)
 			if (severity_rank(json_string_value(json_object_get(f, "severity"))) >=
 			    ev->lint_severity)
 				status = "fail";
 	}
 	json_t *lint = json_pack("{s:s, s:s, s:O, s:O}", "status", status, "severity",
-	                         severity_names[ev->lint_severity], "tools", s->lint_tools, "findings",
-	                         s->lint_findings);
-	if (lint && s->lint_phase.duration_ms >= 0)
-		put(oom, lint, "duration_ms", json_real(s->lint_phase.duration_ms));
-	if (lint && s->lint_phase.message)
-		put(oom, lint, "message", json_string(s->lint_phase.message));
+	                         severity_names[ev->lint_severity], "tools", s->phases.lint_tools, "findings",
+	                         s->phases.lint_findings);
+	if (lint && s->phases.lint.duration_ms >= 0)
+		put(oom, lint, "duration_ms", json_real(s->phases.lint.duration_ms));
+	if (lint && s->phases.lint.message)
+		put(oom, lint, "message", json_string(s->phases.lint.message));
 	return lint;
 }
 

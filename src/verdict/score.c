@@ -108,18 +108,36 @@ static int starved(const struct ee_verdict_in *in)
 	       in->cpu_ms < STARVED_CPU_FRACTION * in->wall_ms;
 }
 
-static void decide_status(const struct ee_verdict_in *in, struct ee_verdict *v)
+/* What cut the run short, first match wins: the supervisor's clock (a
+ * starved run's timeout says so), its output cap, the kernel's OOM killer
+ * (or a MemoryError) unless everything passed anyway. */
+enum cut { CUT_NONE, CUT_STARVED, CUT_TIMEOUT, CUT_OUTPUT_OVERFLOW, CUT_MEMORY };
+
+static enum cut cut_short(const struct ee_verdict_in *in)
 {
 	int complete = in->done && !in->protocol_error;
 
-	if (in->timed_out && starved(in)) {
+	if (in->timed_out)
+		return starved(in) ? CUT_STARVED : CUT_TIMEOUT;
+	if (in->output_overflow)
+		return CUT_OUTPUT_OVERFLOW;
+	if (in->oom_killed && !(complete && all_passed(in)))
+		return CUT_MEMORY;
+	return CUT_NONE;
+}
+
+static void decide_status(const struct ee_verdict_in *in, struct ee_verdict *v)
+{
+	enum cut cut = cut_short(in);
+
+	if (cut == CUT_STARVED) {
 		v->status = EE_TIMEOUT;
 		snprintf(v->detail, sizeof(v->detail), "timeout (starved: %.0f ms of CPU)", in->cpu_ms);
-	} else if (in->timed_out)
+	} else if (cut == CUT_TIMEOUT)
 		set(v, EE_TIMEOUT, "timeout", NULL);
-	else if (in->output_overflow)
+	else if (cut == CUT_OUTPUT_OVERFLOW)
 		set(v, EE_ERROR, "output overflow", NULL);
-	else if (in->oom_killed && !(complete && all_passed(in)))
+	else if (cut == CUT_MEMORY)
 		set(v, EE_ERROR, "memory limit", NULL);
 	else if (in->protocol_error)
 		set(v, EE_ERROR, "protocol violation: ", in->protocol_error);

@@ -40,12 +40,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	for (size_t off = 1; off < size; off += chunk) {
 		size_t n = size - off < chunk ? size - off : chunk;
-		if (ee_stream_feed(&s, (const char *)data + off, n) == 1 && s.gate_answer != 'c' &&
-		    s.gate_answer != 's')
+		if (ee_stream_feed(&s, (const char *)data + off, n) == 1 && s.gate.answer != 'c' &&
+		    s.gate.answer != 's')
 			__builtin_trap();
 	}
 	ee_stream_finish(&s);
-	if (s.n_run > make_task()->n_tests)
+	if (s.tests.n_run > make_task()->n_tests)
 		__builtin_trap();
 	ee_stream_free(&s);
 	return 0;

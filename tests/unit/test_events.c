@@ -65,15 +65,15 @@ Test(events, a_complete_stream_with_the_gate)
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
 	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1, "the harness waits for the gate");
-	cr_assert_eq(s.gate_answer, 'c');
+	cr_assert_eq(s.gate.answer, 'c');
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3  "
 	               "\\n\\n\",\"exit_code\":0");
 	send_ev(NONCE, "\"ev\":\"done\"");
 	ee_stream_finish(&s);
-	cr_assert_null(s.violation, "%s", s.violation);
-	cr_assert(s.done);
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_assert(ee_stream_done(&s));
 	for (int i = 0; i < 3; i++)
-		cr_expect_eq(s.tests[i].state, EE_T_PASS, "test %d", i);
+		cr_expect_eq(s.tests.results[i].state, EE_T_PASS, "test %d", i);
 }
 
 Test(events, the_supervisor_judges_io)
@@ -84,8 +84,8 @@ Test(events, the_supervisor_judges_io)
 	send_ev(NONCE, "\"ev\":\"gate\"");
 	send_ev(NONCE,
 	        "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"4\\n\",\"exit_code\":0");
-	cr_assert_eq(s.tests[2].state, EE_T_FAIL);
-	cr_assert_not_null(s.tests[2].message);
+	cr_assert_eq(s.tests.results[2].state, EE_T_FAIL);
+	cr_assert_not_null(s.tests.results[2].message);
 }
 
 Test(events, a_public_failure_skips_hidden_tests)
@@ -94,16 +94,16 @@ Test(events, a_public_failure_skips_hidden_tests)
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"fail\",\"message\":\"AssertionError\"");
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
 	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
-	cr_assert_eq(s.gate_answer, 's');
+	cr_assert_eq(s.gate.answer, 's');
 	send_ev(NONCE, "\"ev\":\"done\"");
-	cr_assert_null(s.violation);
-	cr_assert_eq(s.tests[2].state, EE_T_SKIPPED);
+	cr_assert_null(s.wire.violation);
+	cr_assert_eq(s.tests.results[2].state, EE_T_SKIPPED);
 }
 
 static void expect_violation(const char *why)
 {
-	cr_assert_not_null(s.violation, "expected a violation: %s", why);
-	cr_assert_str_eq(s.violation, why);
+	cr_assert_not_null(s.wire.violation, "expected a violation: %s", why);
+	cr_assert_str_eq(s.wire.violation, why);
 }
 
 Test(events, wrong_nonce)
@@ -173,10 +173,10 @@ Test(events, a_forged_pass_after_a_premature_done_cannot_help)
 {
 	good_prefix();
 	send_ev(NONCE, "\"ev\":\"done\"");
-	cr_assert_null(s.violation);
+	cr_assert_null(s.wire.violation);
 	/* done without tests: nothing passed */
 	for (int i = 0; i < 3; i++)
-		cr_expect_neq(s.tests[i].state, EE_T_PASS);
+		cr_expect_neq(s.tests.results[i].state, EE_T_PASS);
 }
 
 Test(events, not_json)
@@ -190,7 +190,7 @@ Test(events, bad_framing)
 {
 	const char frame[] = "x:{},";
 	ee_stream_feed(&s, frame, sizeof(frame) - 1);
-	cr_assert_not_null(s.violation);
+	cr_assert_not_null(s.wire.violation);
 }
 
 Test(events, a_frame_cut_at_eof_is_incomplete_not_forged)
@@ -199,8 +199,8 @@ Test(events, a_frame_cut_at_eof_is_incomplete_not_forged)
 	const char part[] = "40:{\"nonce\":";
 	ee_stream_feed(&s, part, sizeof(part) - 1);
 	ee_stream_finish(&s);
-	cr_assert_null(s.violation);
-	cr_assert(!s.done);
+	cr_assert_null(s.wire.violation);
+	cr_assert(!ee_stream_done(&s));
 }
 
 Test(events, a_bad_status_is_a_violation)
@@ -214,8 +214,8 @@ Test(events, an_exit_is_never_a_pass)
 {
 	good_prefix();
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\",\"exit\":true");
-	cr_assert_eq(s.tests[0].state, EE_T_NOT_RUN);
-	cr_assert(s.tests[0].exited);
+	cr_assert_eq(s.tests.results[0].state, EE_T_NOT_RUN);
+	cr_assert(s.tests.results[0].exited);
 }
 
 Test(events, a_memory_error_is_noted)
@@ -223,7 +223,7 @@ Test(events, a_memory_error_is_noted)
 	good_prefix();
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"fail\",\"error_type\":\"MemoryError\"");
 	cr_assert(s.memory_error);
-	cr_assert_eq(s.tests[0].state, EE_T_FAIL);
+	cr_assert_eq(s.tests.results[0].state, EE_T_FAIL);
 }
 
 Test(events, an_io_overflow_is_flagged)
@@ -233,9 +233,9 @@ Test(events, an_io_overflow_is_flagged)
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
 	send_ev(NONCE, "\"ev\":\"gate\"");
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"overflow\"");
-	cr_assert_null(s.violation);
-	cr_assert_eq(s.tests[2].state, EE_T_FAIL);
-	cr_assert(s.tests[2].overflow);
+	cr_assert_null(s.wire.violation);
+	cr_assert_eq(s.tests.results[2].state, EE_T_FAIL);
+	cr_assert(s.tests.results[2].overflow);
 }
 
 Test(events, a_nul_in_program_output_is_data_not_a_violation)
@@ -246,8 +246,8 @@ Test(events, a_nul_in_program_output_is_data_not_a_violation)
 	send_ev(NONCE, "\"ev\":\"gate\"");
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3\\u0000\\n\","
 	               "\"exit_code\":0");
-	cr_assert_null(s.violation, "%s", s.violation);
-	cr_assert_eq(s.tests[2].state, EE_T_FAIL, "3\\0 is not 3");
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_assert_eq(s.tests.results[2].state, EE_T_FAIL, "3\\0 is not 3");
 }
 
 /* ---- strict programs: a check program judged call by call ------------- */
@@ -286,19 +286,19 @@ Test(events_program, every_call_matches, .init = setup_program, .fini = teardown
 {
 	good_prefix();
 	cr_assert_eq(send_ev(NONCE, CALL(0, 0, "{\"float\":\"1.0\"}")), 1, "asks after a match");
-	cr_expect_eq(s.reply, 'c');
-	cr_expect_eq(s.reply_last, 0);
+	cr_expect_eq(s.gate.reply, 'c');
+	cr_expect_eq(s.gate.reply_last, 0);
 	cr_assert_eq(send_ev(NONCE, CALL(0, 1, "{\"tuple\":[{\"int\":\"4\"},{\"int\":\"5\"}]}")), 1);
 	cr_assert_eq(send_ev(NONCE, CALL(0, 2, "{\"int\":\"9\"}")), 0, "no question after the last call");
-	cr_expect_eq(s.tests[0].state, EE_T_PASS);
+	cr_expect_eq(s.tests.results[0].state, EE_T_PASS);
 	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
-	cr_expect_eq(s.reply, 'c');
-	cr_expect_eq(s.reply_last, 1, "the hidden strict program has one call: it asks nothing");
+	cr_expect_eq(s.gate.reply, 'c');
+	cr_expect_eq(s.gate.reply_last, 1, "the hidden strict program has one call: it asks nothing");
 	cr_assert_eq(send_ev(NONCE, CALL(1, 0, "{\"int\":\"0\"}")), 0);
 	send_ev(NONCE, "\"ev\":\"done\"");
-	cr_assert_null(s.violation, "%s", s.violation);
-	cr_expect_eq(s.tests[1].state, EE_T_PASS);
-	cr_expect_eq(s.tests[0].duration_ms, -1);
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_expect_eq(s.tests.results[1].state, EE_T_PASS);
+	cr_expect_eq(s.tests.results[0].duration_ms, -1);
 }
 
 Test(events_program, a_mismatch_stops_the_test, .init = setup_program, .fini = teardown_program)
@@ -306,13 +306,13 @@ Test(events_program, a_mismatch_stops_the_test, .init = setup_program, .fini = t
 	good_prefix();
 	send_ev(NONCE, CALL(0, 0, "{\"int\":\"1\"}"));
 	cr_assert_eq(send_ev(NONCE, CALL(0, 1, "{\"list\":[{\"int\":\"4\"},{\"int\":\"5\"}]}")), 1);
-	cr_expect_eq(s.reply, 's');
-	cr_expect_eq(s.reply_last, 0, "the gate is still to come");
-	cr_expect_eq(s.tests[0].state, EE_T_FAIL);
-	cr_expect_str_eq(s.tests[0].message, "assert 2 of 3: expected (4, 5), got [4, 5]");
+	cr_expect_eq(s.gate.reply, 's');
+	cr_expect_eq(s.gate.reply_last, 0, "the gate is still to come");
+	cr_expect_eq(s.tests.results[0].state, EE_T_FAIL);
+	cr_expect_str_eq(s.tests.results[0].message, "assert 2 of 3: expected (4, 5), got [4, 5]");
 	/* the third call must not come: the test is over */
 	send_ev(NONCE, CALL(0, 2, "{\"int\":\"9\"}"));
-	cr_expect_str_eq(s.violation, "test out of order or unknown");
+	cr_expect_str_eq(s.wire.violation, "test out of order or unknown");
 }
 
 Test(events_program, an_exception_ends_the_test_at_that_call, .init = setup_program, .fini = teardown_program)
@@ -323,24 +323,24 @@ Test(events_program, an_exception_ends_the_test_at_that_call, .init = setup_prog
 	                     "\"ev\":\"test\",\"index\":0,\"call\":1,\"status\":\"raised\","
 	                     "\"error_type\":\"ZeroDivisionError\",\"message\":\"ZeroDivisionError: x\""),
 	             0, "an exception asks nothing");
-	cr_expect_str_eq(s.tests[0].message, "assert 2 of 3: ZeroDivisionError: x");
+	cr_expect_str_eq(s.tests.results[0].message, "assert 2 of 3: ZeroDivisionError: x");
 	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
-	cr_expect_eq(s.reply, 's');
-	cr_expect_eq(s.reply_last, 1, "skipping the hidden tests: nothing more to ask");
+	cr_expect_eq(s.gate.reply, 's');
+	cr_expect_eq(s.gate.reply_last, 1, "skipping the hidden tests: nothing more to ask");
 	send_ev(NONCE, "\"ev\":\"done\"");
-	cr_assert_null(s.violation, "%s", s.violation);
-	cr_expect_eq(s.tests[1].state, EE_T_SKIPPED);
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_expect_eq(s.tests.results[1].state, EE_T_SKIPPED);
 }
 
 Test(events_program, a_call_out_of_order_fails_the_test, .init = setup_program, .fini = teardown_program)
 {
 	good_prefix();
 	cr_expect_eq(send_ev(NONCE, CALL(0, 1, "{\"int\":\"1\"}")), 0);
-	cr_assert_null(s.violation, "%s", s.violation);
-	cr_expect_eq(s.tests[0].state, EE_T_FAIL);
-	cr_expect_str_eq(s.tests[0].message, "assert 1 of 3: the call raised");
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_expect_eq(s.tests.results[0].state, EE_T_FAIL);
+	cr_expect_str_eq(s.tests.results[0].message, "assert 1 of 3: the call raised");
 	send_ev(NONCE, CALL(0, 1, "{\"tuple\":[{\"int\":\"4\"},{\"int\":\"5\"}]}"));
-	cr_expect_str_eq(s.violation, "test out of order or unknown", "the test is over");
+	cr_expect_str_eq(s.wire.violation, "test out of order or unknown", "the test is over");
 }
 
 Test(events_program, done_in_the_middle_is_a_violation, .init = setup_program, .fini = teardown_program)
@@ -348,15 +348,15 @@ Test(events_program, done_in_the_middle_is_a_violation, .init = setup_program, .
 	good_prefix();
 	send_ev(NONCE, CALL(0, 0, "{\"int\":\"1\"}"));
 	send_ev(NONCE, "\"ev\":\"done\"");
-	cr_expect_str_eq(s.violation, "done in the middle of a test");
+	cr_expect_str_eq(s.wire.violation, "done in the middle of a test");
 }
 
 Test(events_program, a_forged_pass_without_a_call_fails, .init = setup_program, .fini = teardown_program)
 {
 	good_prefix();
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\",\"message\":\"fine\"");
-	cr_assert_null(s.violation, "%s", s.violation);
-	cr_expect_str_eq(s.tests[0].message, "assert 1 of 3: the call raised");
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_expect_str_eq(s.tests.results[0].message, "assert 1 of 3: the call raised");
 }
 
 Test(events_program, two_questions_in_one_read_are_a_violation, .init = setup_program,
@@ -374,7 +374,7 @@ Test(events_program, two_questions_in_one_read_are_a_violation, .init = setup_pr
 		              payload[k]);
 	}
 	cr_expect_eq(ee_stream_feed(&s, frames, (size_t)n), 0);
-	cr_expect_str_eq(s.violation, "a question before the last answer");
+	cr_expect_str_eq(s.wire.violation, "a question before the last answer");
 }
 
 /* ---- the gate without an oracle (--run-hidden; serve's default) -------- */
@@ -387,14 +387,14 @@ Test(events, run_hidden_opens_the_gate_after_a_public_failure)
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"fail\",\"message\":\"AssertionError\"");
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
 	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
-	cr_expect_eq(s.reply, 'c', "the answer does not depend on the public verdict");
-	cr_expect_eq(s.reply_gate, 1, "the hidden tests go with it");
-	cr_expect_eq(s.reply_last, 1);
+	cr_expect_eq(s.gate.reply, 'c', "the answer does not depend on the public verdict");
+	cr_expect_eq(s.gate.reply_gate, 1, "the hidden tests go with it");
+	cr_expect_eq(s.gate.reply_last, 1);
 	send_ev(NONCE,
 	        "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3\\n\",\"exit_code\":0");
 	send_ev(NONCE, "\"ev\":\"done\"");
-	cr_assert_null(s.violation, "%s", s.violation);
-	cr_expect_eq(s.tests[2].state, EE_T_PASS);
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_expect_eq(s.tests.results[2].state, EE_T_PASS);
 }
 
 Test(events, a_gated_skip_sends_no_hidden_tests)
@@ -403,11 +403,11 @@ Test(events, a_gated_skip_sends_no_hidden_tests)
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"fail\"");
 	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
 	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
-	cr_expect_eq(s.reply, 's');
-	cr_expect_eq(s.reply_gate, 1);
+	cr_expect_eq(s.gate.reply, 's');
+	cr_expect_eq(s.gate.reply_gate, 1);
 	/* the next read carries no answer of the gate's */
 	send_ev(NONCE, "\"ev\":\"done\"");
-	cr_expect_eq(s.reply_gate, 0);
+	cr_expect_eq(s.gate.reply_gate, 0);
 }
 
 Test(events_program, without_the_oracle_a_mismatch_still_answers_c, .init = setup_program,
@@ -417,21 +417,21 @@ Test(events_program, without_the_oracle_a_mismatch_still_answers_c, .init = setu
 	cr_assert_eq(ee_stream_init(&s, &ptask, NONCE, 1, 1), 0);
 	good_prefix();
 	cr_assert_eq(send_ev(NONCE, CALL(0, 0, "{\"int\":\"7\"}")), 1, "the harness waits");
-	cr_expect_eq(s.reply, 'c', "a mismatch answers as a match does");
-	cr_expect_eq(s.reply_gate, 0, "a call's answer brings no hidden tests");
-	cr_expect_eq(s.tests[0].state, EE_T_FAIL);
+	cr_expect_eq(s.gate.reply, 'c', "a mismatch answers as a match does");
+	cr_expect_eq(s.gate.reply_gate, 0, "a call's answer brings no hidden tests");
+	cr_expect_eq(s.tests.results[0].state, EE_T_FAIL);
 	cr_assert_eq(send_ev(NONCE, CALL(0, 1, "{\"tuple\":[{\"int\":\"4\"},{\"int\":\"5\"}]}")), 1);
-	cr_expect_eq(s.reply, 'c');
+	cr_expect_eq(s.gate.reply, 'c');
 	cr_assert_eq(send_ev(NONCE, CALL(0, 2, "{\"int\":\"9\"}")), 0, "no question after the last call");
-	cr_expect_eq(s.tests[0].state, EE_T_FAIL, "later matches do not undo the first mismatch");
-	cr_expect_str_eq(s.tests[0].message, "assert 1 of 3: expected 1, got 7");
+	cr_expect_eq(s.tests.results[0].state, EE_T_FAIL, "later matches do not undo the first mismatch");
+	cr_expect_str_eq(s.tests.results[0].message, "assert 1 of 3: expected 1, got 7");
 	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
-	cr_expect_eq(s.reply, 'c');
-	cr_expect_eq(s.reply_gate, 1);
+	cr_expect_eq(s.gate.reply, 'c');
+	cr_expect_eq(s.gate.reply_gate, 1);
 	cr_assert_eq(send_ev(NONCE, CALL(1, 0, "{\"int\":\"0\"}")), 0);
 	send_ev(NONCE, "\"ev\":\"done\"");
-	cr_assert_null(s.violation, "%s", s.violation);
-	cr_expect_eq(s.tests[1].state, EE_T_PASS);
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_expect_eq(s.tests.results[1].state, EE_T_PASS);
 }
 
 /* ---- the job and the gate's payload (job.h) ---------------------------- */
@@ -479,4 +479,58 @@ Test(events, a_strict_literal_in_a_sibling_is_visible)
 	cr_expect_eq(ee_job_expected_visible(&v, 2), 1, "hidden: the hidden unittest holds \"zz\"");
 	cr_expect_eq(ee_job_expected_visible(&v, 3), 0, "not a strict test");
 	ee_task_free(&v);
+}
+
+/* The phase cursor: each phase only as the expected next one; lint only
+ * when the job asked for it, and then before import; a failed phase (but
+ * lint) admits no later phase and no test. */
+Test(events, phases_are_accepted_only_in_order)
+{
+	static const struct {
+		int lint;
+		const char *phases[4]; /* "name:status" */
+		const char *violation; /* NULL: accepted, and a test may follow */
+	} cases[] = {
+		{ 0, { "syntax:ok", "scan:ok", "import:ok" }, NULL },
+		{ 0, { "syntax:ok", "scan:skipped", "import:skipped" }, NULL },
+		{ 0, { "scan:ok" }, "phase out of order" },
+		{ 0, { "syntax:ok", "import:ok" }, "phase out of order" },
+		{ 0, { "syntax:ok", "scan:ok", "lint:ok" }, "phase out of order" },
+		{ 0, { "syntax:ok", "syntax:ok" }, "phase out of order" },
+		{ 0, { "syntax:fail", "scan:ok" }, "phase out of order" },
+		{ 0, { "syntax:skipped" }, "bad phase status" },
+		{ 0, { "syntax:ok", "scan:fail", "import:ok" }, "phase out of order" },
+		{ 0, { "syntax:ok", "scan:ok", "import:fail" }, "test before the import phase" },
+		{ 1, { "syntax:ok", "scan:ok", "lint:fail", "import:ok" }, NULL },
+		{ 1, { "syntax:ok", "scan:skipped", "lint:ok", "import:ok" }, NULL },
+		{ 1, { "syntax:ok", "scan:ok", "import:ok" }, "phase out of order" },
+		{ 1, { "syntax:ok", "scan:ok", "import:ok", "lint:ok" }, "phase out of order" },
+	};
+	char body[200];
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		ee_stream_free(&s);
+		cr_assert_eq(ee_stream_init(&s, &task, NONCE, 1, 0), 0);
+		s.phases.lint_asked = cases[c].lint;
+		seq = 0;
+		send_ev(NONCE, "\"ev\":\"hello\"");
+		for (int k = 0; k < 4 && cases[c].phases[k]; k++) {
+			const char *p = cases[c].phases[k], *colon = strchr(p, ':');
+			snprintf(body, sizeof(body), "\"ev\":\"phase\",\"name\":\"%.*s\",\"status\":\"%s\"",
+			         (int)(colon - p), p, colon + 1);
+			send_ev(NONCE, body);
+		}
+		send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+		if (cases[c].violation)
+			cr_expect_str_eq(s.wire.violation ? s.wire.violation : "(none)", cases[c].violation,
+			                 "case %zu", c);
+		else
+			cr_expect_null(s.wire.violation, "case %zu: %s", c, s.wire.violation);
+	}
+}
+
+Test(events, each_test_carries_its_judging_mode)
+{
+	cr_expect_eq(s.tests.results[0].judging, EE_JUDGE_SANDBOX);
+	cr_expect_eq(s.tests.results[2].judging, EE_JUDGE_IO);
 }
