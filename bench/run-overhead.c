@@ -21,6 +21,7 @@
 
 #include "engine/engine.h"
 #include "engine/evaluate.h"
+#include "options/options.h"
 #include "sandbox/sandbox.h"
 #include "input/task.h"
 
@@ -96,7 +97,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: run-overhead [N] [ROUNDS], N a multiple of ROUNDS\n");
 		return 2;
 	}
-	ee_eval_options_default(&o);
+	enum ee_extract_mode extract;
+	ee_options_defaults(EE_FRONT_RUN, &(struct ee_option_sink){ &o, &extract });
 	o.isolation = EE_ISOLATION_COLD;
 	cfg = (struct ee_engine_config){ .opt = &o, .workers = 1 };
 	if (ee_engine_open(&cfg, &eng, &err) < 0 || ee_task_from_asserts(asserts, 1, &task, &err) < 0) {

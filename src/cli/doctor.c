@@ -62,13 +62,14 @@ static void capabilities(const struct ee_host *h)
  * cold or from a warm worker. */
 static int live_check(int isolation, int weak_limits, struct ee_err *err)
 {
-	struct ee_eval_options o;
+	struct ee_eval_options o = { 0 };
+	enum ee_extract_mode extract;
 	struct ee_engine_config cfg = { .opt = &o, .workers = 1 };
 	struct ee_engine *eng = NULL;
 	double ms;
 	int rc = -1;
 
-	ee_eval_options_default(&o);
+	ee_options_defaults(EE_FRONT_EVAL, &(struct ee_option_sink){ &o, &extract });
 	o.isolation = isolation;
 	o.weak_limits = weak_limits;
 	if (ee_engine_open(&cfg, &eng, err) < 0 || ee_engine_check(eng, &o, &ms, err) < 0)

@@ -64,16 +64,6 @@ static void random_hex(char out[33])
 		snprintf(out + 2 * i, 3, "%02x", raw[i]);
 }
 
-void ee_eval_options_default(struct ee_eval_options *o)
-{
-	memset(o, 0, sizeof(*o));
-	ee_limits_default(&o->limits);
-	o->deny_imports = 1;
-	o->scan = EE_SCAN_REPORT;
-	o->lint_severity = EE_SEV_MEDIUM;
-	o->isolation = EE_ISOLATION_AUTO;
-}
-
 void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, struct ee_limits *ret)
 {
 	*ret = o->limits;

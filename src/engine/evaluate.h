@@ -47,11 +47,6 @@ struct ee_eval_options {
 	                                   * limits fitted by ee_limits_fit_weak (ee_engine_open) */
 };
 
-/* The defaults: limits (ee_limits_default), the import denylist on, scan
- * report, lint off (severity medium when on), isolation auto, hidden tests
- * behind the gate. */
-void ee_eval_options_default(struct ee_eval_options *o);
-
 struct ee_candidate {
 	const struct ee_task *task; /* borrowed until the callback */
 	const char *program;        /* copied at start */

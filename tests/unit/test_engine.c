@@ -55,25 +55,3 @@ Test(engine, an_evaluation_on_a_loop_only_engine_fails_at_start)
 	ee_task_free(&task);
 	no_leaks();
 }
-
-/* What doctor and the benchmark start from (front ends change a few). */
-Test(engine, the_default_options_are_the_documented_ones)
-{
-	struct ee_eval_options o;
-	struct ee_limits want;
-
-	memset(&o, 0x5a, sizeof(o));
-	ee_eval_options_default(&o);
-	ee_limits_default(&want);
-	cr_expect_eq(memcmp(&o.limits, &want, sizeof(want)), 0);
-	cr_expect_eq(o.deny_imports, 1);
-	cr_expect_eq(o.scan, EE_SCAN_REPORT);
-	cr_expect_eq(o.lint, 0);
-	cr_expect_eq(o.lint_severity, EE_SEV_MEDIUM);
-	cr_expect_eq(o.isolation, EE_ISOLATION_AUTO);
-	cr_expect_eq(o.run_hidden_on_fail, 0);
-	cr_expect_eq(o.drain_output, 0);
-	cr_expect_eq(o.strict_asserts, 0);
-	cr_expect_eq(o.mbpp_challenge, 0);
-	cr_expect_eq(o.weak_limits, 0);
-}

@@ -309,3 +309,28 @@ Test(options, http_extract_takes_the_rows_choices)
 	cr_expect_str_eq(err.msg, "extract: expected one of auto, fenced, none");
 	ee_request_free(&r);
 }
+
+/* What eval and doctor start from (docs: README options, contract.md). */
+Test(options, evals_defaults_are_the_documented_ones)
+{
+	struct ee_eval_options o;
+	struct ee_limits want;
+
+	enum ee_extract_mode extract = EE_EXTRACT_NONE;
+
+	memset(&o, 0, sizeof(o));
+	ee_options_defaults(EE_FRONT_EVAL, &(struct ee_option_sink){ &o, &extract });
+	ee_limits_default(&want);
+	cr_expect_eq(memcmp(&o.limits, &want, sizeof(want)), 0);
+	cr_expect_eq(o.deny_imports, 1);
+	cr_expect_eq(o.scan, EE_SCAN_REPORT);
+	cr_expect_eq(o.lint, 0);
+	cr_expect_eq(o.lint_severity, EE_SEV_MEDIUM);
+	cr_expect_eq(o.isolation, EE_ISOLATION_AUTO);
+	cr_expect_eq(o.run_hidden_on_fail, 0);
+	cr_expect_eq(o.drain_output, 0);
+	cr_expect_eq(o.strict_asserts, 0);
+	cr_expect_eq(o.mbpp_challenge, 0);
+	cr_expect_eq(o.weak_limits, 0);
+	cr_expect_eq(extract, EE_EXTRACT_AUTO);
+}
