@@ -425,18 +425,24 @@ static void count_status(const struct into *in, int status)
 		in->c[i]->status[status]++;
 }
 
+/* key, or SUM_OTHER when key is new to the totals' map seen and *n keys
+ * already fill its cap: the maps stay bounded whatever the records say. */
+static const char *capped_key(const struct ee_strmap *seen, size_t *n, size_t cap, const char *key)
+{
+	if (ee_strmap_get(seen, key))
+		return key;
+	if (*n >= cap)
+		return SUM_OTHER;
+	++*n;
+	return key;
+}
+
 static int count_detail(struct ee_summary *s, const struct into *in, const char *detail)
 {
 	char d[EE_SUMMARY_DETAIL_BYTES + 1];
-	const char *key = d;
 
 	ee_summary_detail_class(detail, d, sizeof(d));
-	if (!ee_strmap_get(&s->all.details, d)) {
-		if (s->n_details >= EE_SUMMARY_MAX_DETAILS)
-			key = SUM_OTHER;
-		else
-			s->n_details++;
-	}
+	const char *key = capped_key(&s->all.details, &s->n_details, EE_SUMMARY_MAX_DETAILS, d);
 	for (size_t i = 0; i < in->n; i++)
 		if (bump(&in->c[i]->details, key) < 0)
 			return -1;
@@ -464,13 +470,8 @@ static int count_lint(struct ee_summary *s, const struct into *in, const struct 
 		if (!code)
 			continue;
 		ee_jf_cut(key, sizeof(key), code, strlen(code));
-		const char *k = key;
-		if (!ee_strmap_get(&s->all.lint_codes, key)) {
-			if (s->n_lint_codes >= EE_SUMMARY_MAX_LINT_CODES)
-				k = SUM_OTHER;
-			else
-				s->n_lint_codes++;
-		}
+		const char *k =
+		        capped_key(&s->all.lint_codes, &s->n_lint_codes, EE_SUMMARY_MAX_LINT_CODES, key);
 		for (size_t j = 0; j < in->n; j++)
 			if (bump(&in->c[j]->lint_codes, k) < 0)
 				return -1;

@@ -29,15 +29,7 @@ static void violate(struct ee_stream *s, const char *why)
 
 static char *copy_text(const char *p)
 {
-	if (!p)
-		return NULL;
-	size_t len = strnlen(p, MAX_MESSAGE);
-	char *d = malloc(len + 1);
-	if (d) {
-		memcpy(d, p, len);
-		d[len] = '\0';
-	}
-	return d;
+	return p ? strndup(p, MAX_MESSAGE) : NULL;
 }
 
 /* A copy of p (NULL for NULL); one that memory fails is a violation: a
