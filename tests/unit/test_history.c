@@ -298,6 +298,42 @@ Test(history, list_is_newest_first_and_filters)
 	no_leaks();
 }
 
+/* A value another program stored malformed matches no filter, without an
+ * error, and the limit counts the runs listed, not the rows read. */
+Test(history, a_malformed_stored_value_matches_no_filter)
+{
+	static const char fixture[] = V1_SCHEMA "INSERT INTO meta VALUES ('schema_version', '1');" V1_RUN(
+	        1, "[\"m\"]", "{\"classes\":{\"math\":{}}}") V1_RUN(2, "[\"m\"", "{\"classes\":{\"math\":")
+	        V1_RUN(3, "not json", "{\"classes\":[}");
+	const char *path = in_dir("bad.db");
+	raw_sql(path, fixture);
+	static const struct {
+		struct ee_history_query q;
+		long long want[4];
+		int n;
+	} cases[] = {
+		{ { 0 }, { 3, 2, 1 }, 3 },
+		{ { .model = "m" }, { 1 }, 1 },
+		{ { .model = "m", .limit = 1 }, { 1 }, 1 },
+		{ { .task_class = "math", .limit = 1 }, { 1 }, 1 },
+		{ { .task_class = "math", .tasks_sha256 = "aaaa", .limit = 1 }, { 1 }, 1 },
+	};
+	struct ee_history *h = NULL;
+	struct ee_err err = { 0 };
+
+	cr_assert_eq(ee_history_open(path, 0, &h, &err), 0, "%s", err.msg);
+	for (size_t i = 0; i < COUNT(cases); i++) {
+		struct seen s = { 0 };
+		cr_assert_eq(ee_history_list(h, &cases[i].q, collect, &s, &err), 0, "case %zu: %s", i,
+		             err.msg);
+		cr_expect_eq(s.n, cases[i].n, "case %zu: %d runs", i, s.n);
+		for (int j = 0; j < s.n && j < cases[i].n; j++)
+			cr_expect_eq(s.ids[j], cases[i].want[j], "case %zu, row %d: id %lld", i, j, s.ids[j]);
+	}
+	ee_history_close(h);
+	no_leaks();
+}
+
 Test(history, get_returns_the_stored_fields)
 {
 	struct ee_history *h = open_filled(in_dir("h.db"));

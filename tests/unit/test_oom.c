@@ -692,10 +692,10 @@ static int visit_run(void *ctx, const struct ee_history_run *run, struct ee_err 
 }
 
 /* A new history (in memory's file system), a run of this summary stored,
- * listed and got back. Not the lists filtered by model or class: their SQL's
- * json_valid() (SQLite 3.40) answers 0 when its parse runs out of memory,
- * so a run is silently left out of the list (found by this test; a fix
- * would filter in C, not in SQL). */
+ * listed (all runs, then those of a model and of a class), got back, and
+ * listed again after the history is opened anew.
+ * The filtered lists: SQLite's json_valid() (3.40) answers 0 when its
+ * parse runs out of memory, which must not leave the run out silently. */
 static int history_subject(const char *in, size_t len, char **digest, struct ee_err *err)
 {
 	static const char path[] = "/dev/shm/ee-oom-history.db";
@@ -714,7 +714,8 @@ static int history_subject(const char *in, size_t len, char **digest, struct ee_
 		                      .limits = "{}",
 		                      .execeval_version = EE_VERSION,
 		                      .summary = in };
-	struct ee_history_query every = { 0 };
+	struct ee_history_query every = { 0 }, of_model = { .model = "m" },
+	                        of_class = { .task_class = "math" };
 	struct ee_history *h;
 	struct ee_buf out;
 	long long id;
@@ -728,8 +729,24 @@ static int history_subject(const char *in, size_t len, char **digest, struct ee_
 		rc = ee_history_list(h, &every, visit_run, &out, err);
 	}
 	if (rc == 0) {
+		note(&out, "of model m:", 11);
+		rc = ee_history_list(h, &of_model, visit_run, &out, err);
+	}
+	if (rc == 0) {
+		note(&out, "of class math:", 14);
+		rc = ee_history_list(h, &of_class, visit_run, &out, err);
+	}
+	if (rc == 0) {
 		note(&out, "by id:", 6);
 		rc = ee_history_get(h, id, visit_run, &out, err) < 0 ? -1 : 0;
+	}
+	ee_history_close(h);
+	h = NULL;
+	if (rc == 0) /* an existing history: its schema version is read */
+		rc = ee_history_open(path, 0, &h, err);
+	if (rc == 0) {
+		note(&out, "reopened:", 9);
+		rc = ee_history_list(h, &every, visit_run, &out, err);
 	}
 	ee_history_close(h);
 	if (rc == 0) {
