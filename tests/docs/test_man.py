@@ -136,6 +136,6 @@ def test_groff_renders_the_page_without_a_warning(page):
     assert p.returncode == 0 and p.stderr == "", p.stderr
     # Every request the page makes is one of man(7)'s macros or a basic one,
     # so man-db, mandoc and groff alike render it.
-    known = {"TH", "SH", "SS", "TP", "TQ", "PP", "B", "I", "BR", "BI", "IR", "RB", "RI", "IB", "br"}
+    known = {"TH", "SH", "SS", "TP", "TQ", "PP", "B", "I", "BR", "BI", "IR", "RB", "RI", "IB", "br", "nh"}
     used = set(re.findall(r"^\.([A-Za-z]+)", page, re.M))
     assert used <= known, used - known
