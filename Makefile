@@ -1,9 +1,9 @@
 # execeval - build, test, demo. See README.md.
 #
-#   make            build/execeval (hardened release build)
+#   make            build/execeval (hardened release build) and its man page build/execeval.1
 #   make test       install missing packages (scripts/install-deps --test), build, run every test
 #   make demo       install missing packages (no test-only ones), build, evaluate the bundled examples
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local: PREFIX/bin/execeval, PREFIX/share/man/man1/execeval.1
 
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
@@ -34,8 +34,8 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 rel_obj = $(patsubst %.c,$(BUILD)/rel/%.o,$(1))
 san_obj = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
 
-.PHONY: all test unit e2e fuzz pytests demo deps test-deps install clean format format-check bench
-all: $(BUILD)/execeval
+.PHONY: all test unit e2e fuzz pytests demo deps test-deps install man clean format format-check bench
+all: $(BUILD)/execeval $(BUILD)/execeval.1
 
 $(BUILD)/rel/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -135,8 +135,8 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 
 # Tests that run no candidate outside execeval's sandbox: the harness's own
 # (benign candidates only, no sandbox), the metrics CLI (reads files) and
-# the docs (links, the Requirements list).
-pytests: $(BUILD)/execeval
+# the docs (links, the Requirements list, the man page).
+pytests: $(BUILD)/execeval $(BUILD)/execeval.1
 	$(PYTHON) -m pytest -q tests/harness tests/metrics tests/docs
 
 # Every build step first, on all cores (serially they left all but one
@@ -178,10 +178,21 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 	$(PYTHON) bench/serve-load 60 200 2
 	$(PYTHON) bench/strict-overhead 3 2
 
-install: $(BUILD)/execeval
-	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval
+# The man page: docs/execeval.1.in with the options table's rows put in
+# (tools/gen-man.c), so the page cannot drift from what the binary takes.
+MAN_OBJ := $(call rel_obj,src/options/options.c src/base/err.c src/base/resource_limits.c)
+$(BUILD)/gen-man: tools/gen-man.c $(MAN_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(HARDEN) $(LDHARDEN) $^ -o $@
+$(BUILD)/execeval.1: docs/execeval.1.in $(BUILD)/gen-man
+	$(BUILD)/gen-man docs/execeval.1.in $(VERSION) > $@.tmp && mv $@.tmp $@
+man: $(BUILD)/execeval.1
 
-C_FILES = $(wildcard src/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] bench/*.c)
+install: $(BUILD)/execeval $(BUILD)/execeval.1
+	install -D -m 0755 $(BUILD)/execeval $(DESTDIR)$(PREFIX)/bin/execeval
+	install -D -m 0644 $(BUILD)/execeval.1 $(DESTDIR)$(PREFIX)/share/man/man1/execeval.1
+
+C_FILES = $(wildcard src/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] bench/*.c tools/*.c)
 format:
 	clang-format -i $(C_FILES)
 format-check:

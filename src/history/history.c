@@ -65,19 +65,28 @@ static const char sql_insert[] =
 
 #define RUN_COLUMNS                                                                                          \
 	"SELECT id, started_at, finished_at, command_line, tasks_path, tasks_sha256, samples_path,"          \
-	" samples_sha256, models, limits, execeval_version, summary FROM runs"
-/* ?1 model, ?2 task class; a malformed JSON value matches nothing. */
+	" samples_sha256, models, limits, execeval_version, summary"
+/* ?1 model, ?2 task class, as two more columns: 1 when the run matches (or
+ * there is no filter), 0 when it does not, NULL when json_valid() said 0.
+ * That 0 is a malformed value (it matches nothing) or, in SQLite 3.40, a
+ * parse that ran out of memory: the C side tells them apart (match_unparsed).
+ * So rows are filtered, and the limit counted, in C. */
 #define RUN_FILTERS                                                                                          \
-	" (?1 IS NULL OR CASE WHEN json_valid(models) THEN EXISTS (SELECT 1 FROM json_each(runs.models)"     \
-	" WHERE json_each.value = ?1) ELSE 0 END)"                                                           \
-	" AND (?2 IS NULL OR CASE WHEN json_valid(summary) THEN EXISTS (SELECT 1 FROM"                       \
-	" json_each(runs.summary, '$.classes') WHERE json_each.key = ?2) ELSE 0 END)"
+	", CASE WHEN ?1 IS NULL THEN 1 WHEN json_valid(models) THEN EXISTS (SELECT 1 FROM"                   \
+	" json_each(runs.models) WHERE json_each.value = ?1) END"                                            \
+	", CASE WHEN ?2 IS NULL THEN 1 WHEN json_valid(summary) THEN EXISTS (SELECT 1 FROM"                  \
+	" json_each(runs.summary, '$.classes') WHERE json_each.key = ?2) END"
+#define MODEL_MATCH_COL 12
+#define CLASS_MATCH_COL 13
 
-static const char sql_list[] = RUN_COLUMNS " WHERE" RUN_FILTERS " ORDER BY id DESC LIMIT ?3";
+static const char sql_list[] = RUN_COLUMNS RUN_FILTERS " FROM runs ORDER BY id DESC";
 /* One data set's runs: the index on tasks_sha256 finds them. */
 static const char sql_list_dataset[] =
-        RUN_COLUMNS " WHERE tasks_sha256 = ?4 AND id < ?5 AND" RUN_FILTERS " ORDER BY id DESC LIMIT ?3";
-static const char sql_get[] = RUN_COLUMNS " WHERE id = ?1";
+        RUN_COLUMNS RUN_FILTERS " FROM runs WHERE tasks_sha256 = ?4 AND id < ?5 ORDER BY id DESC";
+/* Raises "malformed JSON" for a malformed value, SQLITE_NOMEM when it runs
+ * out of memory (json_type reports what json_valid does not). */
+static const char sql_json_check[] = "SELECT json_type(?1)";
+static const char sql_get[] = RUN_COLUMNS " FROM runs WHERE id = ?1";
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -181,7 +190,13 @@ static int read_version(struct ee_history *h, int *ret, struct ee_err *err)
 		sqlite3_finalize(st);
 		return db_fail(h, "reading the schema version", err);
 	}
-	rc = rc == SQLITE_ROW ? parse_version(sqlite3_column_text(st, 0), ret) : -1;
+	const unsigned char *text = rc == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
+	if (rc == SQLITE_ROW && !text && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		sqlite3_finalize(st); /* not a missing version: memory ran out */
+		return ee_fail(err, EE_ERR_USAGE, "history %.160s: reading the schema version: out of memory",
+		               h->path);
+	}
+	rc = parse_version(text, ret);
 	sqlite3_finalize(st);
 	if (rc < 0)
 		return ee_fail(err, EE_ERR_USAGE,
@@ -407,41 +422,89 @@ int ee_history_insert(struct ee_history *h, const struct ee_history_run *r, long
 	return 0;
 }
 
-static const char *text_at(sqlite3_stmt *st, int col)
+/* Column col as text. sqlite3_column_text's NULL is a column's NULL ("")
+ * or memory that ran out: *oom = 1 (the row cannot be shown whole). */
+static const char *text_at(sqlite3_stmt *st, int col, int *oom)
 {
 	const unsigned char *s = sqlite3_column_text(st, col);
+
+	if (!s && sqlite3_column_type(st, col) != SQLITE_NULL)
+		*oom = 1;
 	return s ? (const char *)s : "";
 }
 
-/* Steps through st's rows, visiting each; returns the rows seen or -1. */
-static long visit_rows(struct ee_history *h, sqlite3_stmt *st, ee_history_visit_fn visit, void *ctx,
+/* The match of a row whose value (text) json_valid() said 0 of: 0 when the
+ * value is malformed (it matches nothing), -1 when memory ran out. */
+static int match_unparsed(const struct ee_history *h, const char *text, struct ee_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(h->db, sql_json_check, -1, &st, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ERROR) /* "malformed JSON" */
+		return 0;
+	/* out of memory now, or a value json_type parses: json_valid's 0 was memory */
+	return ee_fail(err, EE_ERR_USAGE, "history %.160s: filtering runs: out of memory", h->path);
+}
+
+/* Whether st's row passes the list's filters (the columns MODEL_MATCH_COL
+ * and CLASS_MATCH_COL, when st has them): 1, 0, or -1 with err set. */
+static int row_matches(const struct ee_history *h, sqlite3_stmt *st, const struct ee_history_run *r,
                        struct ee_err *err)
 {
-	long n = 0;
-	int rc;
+	if (sqlite3_column_count(st) <= CLASS_MATCH_COL)
+		return 1;
+	for (int col = MODEL_MATCH_COL; col <= CLASS_MATCH_COL; col++) {
+		if (sqlite3_column_type(st, col) == SQLITE_NULL)
+			return match_unparsed(h, col == MODEL_MATCH_COL ? r->models : r->summary, err);
+		if (sqlite3_column_int(st, col) == 0)
+			return 0;
+	}
+	return 1;
+}
 
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+/* Steps through st's rows, visiting each that matches, at most limit of
+ * them (0: all); returns the rows visited or -1. */
+static long visit_rows(struct ee_history *h, sqlite3_stmt *st, unsigned long limit, ee_history_visit_fn visit,
+                       void *ctx, struct ee_err *err)
+{
+	unsigned long n = 0;
+	int rc = SQLITE_DONE, oom = 0;
+
+	while ((limit == 0 || n < limit) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct ee_history_run r = {
 			.id = sqlite3_column_int64(st, 0),
-			.started_at = text_at(st, 1),
-			.finished_at = text_at(st, 2),
-			.command_line = text_at(st, 3),
-			.tasks_path = text_at(st, 4),
-			.tasks_sha256 = text_at(st, 5),
-			.samples_path = text_at(st, 6),
-			.samples_sha256 = text_at(st, 7),
-			.models = text_at(st, 8),
-			.limits = text_at(st, 9),
-			.execeval_version = text_at(st, 10),
-			.summary = text_at(st, 11),
+			.started_at = text_at(st, 1, &oom),
+			.finished_at = text_at(st, 2, &oom),
+			.command_line = text_at(st, 3, &oom),
+			.tasks_path = text_at(st, 4, &oom),
+			.tasks_sha256 = text_at(st, 5, &oom),
+			.samples_path = text_at(st, 6, &oom),
+			.samples_sha256 = text_at(st, 7, &oom),
+			.models = text_at(st, 8, &oom),
+			.limits = text_at(st, 9, &oom),
+			.execeval_version = text_at(st, 10, &oom),
+			.summary = text_at(st, 11, &oom),
 		};
+		if (oom)
+			return ee_fail(err, EE_ERR_USAGE, "history %.160s: reading runs: out of memory",
+			               h->path);
+		int match = row_matches(h, st, &r, err);
+		if (match < 0)
+			return -1;
+		if (match == 0)
+			continue;
 		n++;
 		if (visit(ctx, &r, err) < 0)
 			return -1;
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return db_fail(h, "reading runs", err);
-	return n;
+	return (long)n;
 }
 
 static int bind_opt_text(sqlite3_stmt *st, int i, const char *s)
@@ -460,8 +523,6 @@ int ee_history_list(struct ee_history *h, const struct ee_history_query *q, ee_h
 		rc = bind_opt_text(st, 1, q->model);
 	if (rc == SQLITE_OK)
 		rc = bind_opt_text(st, 2, q->task_class);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(st, 3, q->limit ? (sqlite3_int64)q->limit : -1);
 	if (rc == SQLITE_OK && q->tasks_sha256)
 		rc = sqlite3_bind_text(st, 4, q->tasks_sha256, -1, SQLITE_STATIC);
 	if (rc == SQLITE_OK && q->tasks_sha256)
@@ -471,7 +532,7 @@ int ee_history_list(struct ee_history *h, const struct ee_history_query *q, ee_h
 		sqlite3_finalize(st);
 		return -1;
 	}
-	long n = visit_rows(h, st, visit, ctx, err);
+	long n = visit_rows(h, st, q->limit, visit, ctx, err);
 	sqlite3_finalize(st);
 	return n < 0 ? -1 : 0;
 }
@@ -489,7 +550,7 @@ int ee_history_get(struct ee_history *h, long long id, ee_history_visit_fn visit
 		sqlite3_finalize(st);
 		return -1;
 	}
-	long n = visit_rows(h, st, visit, ctx, err);
+	long n = visit_rows(h, st, 0, visit, ctx, err);
 	sqlite3_finalize(st);
 	return n < 0 ? -1 : n > 0;
 }

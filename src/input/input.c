@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -34,6 +36,22 @@ static ssize_t read_raw(struct ee_input *in, size_t at, struct ee_err *err)
 	}
 }
 
+/* zlib allocates through these, so its allocations are the program's own
+ * malloc's (tests that fail allocations one by one reach them: test_oom). */
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+	(void)opaque;
+	if (size && items > SIZE_MAX / size)
+		return Z_NULL;
+	return malloc((size_t)items * size);
+}
+
+static void z_free(voidpf opaque, voidpf p)
+{
+	(void)opaque;
+	free(p);
+}
+
 int ee_input_open(struct ee_input *in, const char *path, struct ee_err *err)
 {
 	int stdin_ = strcmp(path, "-") == 0;
@@ -58,6 +76,8 @@ int ee_input_open(struct ee_input *in, const char *path, struct ee_err *err)
 		in->len = in->raw_len;
 		return 0;
 	}
+	in->z.zalloc = z_alloc;
+	in->z.zfree = z_free;
 	if (inflateInit2(&in->z, 16 + MAX_WBITS) != Z_OK)
 		return ee_fail(err, EE_ERR_USAGE, "%s: out of memory", in->name);
 	in->z_live = 1;

@@ -261,13 +261,30 @@ Test(history, create_fails_where_a_directory_cannot_be_made)
 
 /* ---- storing and listing ---------------------------------------------------- */
 
+/* A query and the ids it should list, in order. */
+struct list_case {
+	struct ee_history_query q;
+	long long want[8];
+	int n;
+};
+
+static void expect_lists(struct ee_history *h, const struct list_case *cases, size_t n)
+{
+	struct ee_err err = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		struct seen s = { 0 };
+		cr_assert_eq(ee_history_list(h, &cases[i].q, collect, &s, &err), 0, "case %zu: %s", i,
+		             err.msg);
+		cr_expect_eq(s.n, cases[i].n, "case %zu: %d runs", i, s.n);
+		for (int j = 0; j < s.n && j < cases[i].n; j++)
+			cr_expect_eq(s.ids[j], cases[i].want[j], "case %zu, row %d: id %lld", i, j, s.ids[j]);
+	}
+}
+
 Test(history, list_is_newest_first_and_filters)
 {
-	static const struct {
-		struct ee_history_query q;
-		long long want[8];
-		int n;
-	} cases[] = {
+	static const struct list_case cases[] = {
 		{ { 0 }, { 5, 4, 3, 2, 1 }, 5 },
 		{ { .limit = 2 }, { 5, 4 }, 2 },
 		{ { .model = "gpt-a" }, { 4, 3, 1 }, 3 },
@@ -284,16 +301,33 @@ Test(history, list_is_newest_first_and_filters)
 		{ { .tasks_sha256 = "d1", .task_class = "strings", .before_id = 4 }, { 1 }, 1 },
 	};
 	struct ee_history *h = open_filled(in_dir("h.db"));
+
+	expect_lists(h, cases, COUNT(cases));
+	ee_history_close(h);
+	no_leaks();
+}
+
+/* A value another program stored malformed matches no filter, without an
+ * error, and the limit counts the runs listed, not the rows read. */
+Test(history, a_malformed_stored_value_matches_no_filter)
+{
+	static const char fixture[] = V1_SCHEMA "INSERT INTO meta VALUES ('schema_version', '1');" V1_RUN(
+	        1, "[\"m\"]", "{\"classes\":{\"math\":{}}}") V1_RUN(2, "[\"m\"", "{\"classes\":{\"math\":")
+	        V1_RUN(3, "not json", "{\"classes\":[}");
+	const char *path = in_dir("bad.db");
+	raw_sql(path, fixture);
+	static const struct list_case cases[] = {
+		{ { 0 }, { 3, 2, 1 }, 3 },
+		{ { .model = "m" }, { 1 }, 1 },
+		{ { .model = "m", .limit = 1 }, { 1 }, 1 },
+		{ { .task_class = "math", .limit = 1 }, { 1 }, 1 },
+		{ { .task_class = "math", .tasks_sha256 = "aaaa", .limit = 1 }, { 1 }, 1 },
+	};
+	struct ee_history *h = NULL;
 	struct ee_err err = { 0 };
 
-	for (size_t i = 0; i < COUNT(cases); i++) {
-		struct seen s = { 0 };
-		cr_assert_eq(ee_history_list(h, &cases[i].q, collect, &s, &err), 0, "case %zu: %s", i,
-		             err.msg);
-		cr_expect_eq(s.n, cases[i].n, "case %zu: %d runs", i, s.n);
-		for (int j = 0; j < s.n && j < cases[i].n; j++)
-			cr_expect_eq(s.ids[j], cases[i].want[j], "case %zu, row %d: id %lld", i, j, s.ids[j]);
-	}
+	cr_assert_eq(ee_history_open(path, 0, &h, &err), 0, "%s", err.msg);
+	expect_lists(h, cases, COUNT(cases));
 	ee_history_close(h);
 	no_leaks();
 }

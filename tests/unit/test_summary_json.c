@@ -1,4 +1,5 @@
-/* test_environment.c - the summary's "environment" (summary.h). */
+/* test_summary_json.c - the summary's "environment" (summary.h, made by
+ * summary_json.c). */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>

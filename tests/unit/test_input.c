@@ -1,10 +1,9 @@
-/* test_io.c - the file-facing modules of eval: dataset loading, program
- * composition, the results file (resume, torn lines), limits and buffers;
- * the input layer: gzip by its magic bytes (members, corrupt, truncated),
- * the sha256 of the bytes as given, a byte-order mark, UTF-8 named by
- * offset; and EvalPlus's samples directory (order, checks, hash). */
+/* test_input.c - the input layer: dataset loading, program composition,
+ * reading a file once (input.c: gzip by its magic bytes, members, corrupt,
+ * truncated; the sha256 of the bytes as given; a byte-order mark, UTF-8
+ * named by offset; lines capped, torn lines) and EvalPlus's samples
+ * directory (order, checks, hash). The results file: test_results.c. */
 #include <criterion/criterion.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,44 +16,12 @@
 #include "input/dataset.h"
 #include "base/err.h"
 #include "input/lines.h"
-#include "base/resource_limits.h"
-#include "results/results.h"
 #include "input/samples_dir.h"
 #include "base/sha256.h"
 #include "input/task.h"
+#include "tmpdir.h"
 
-static char dir[] = "/tmp/ee-unit-io-XXXXXX";
-
-static void make_dir(void)
-{
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-	strcpy(dir, "/tmp/ee-unit-io-XXXXXX");
-}
-
-TestSuite(io, .init = make_dir, .fini = remove_dir);
-
-static const char *write_bytes(const char *name, const void *data, size_t len)
-{
-	static char path[256];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	cr_assert_not_null(f);
-	cr_assert_eq(fwrite(data, 1, len, f), len);
-	fclose(f);
-	return path;
-}
-
-static const char *write_file(const char *name, const char *content)
-{
-	return write_bytes(name, content, strlen(content));
-}
+TestSuite(input, .init = tmpdir_make, .fini = tmpdir_remove);
 
 #define TASK(id)                                                                                             \
 	"{\"task_id\":\"" id                                                                                 \
@@ -62,7 +29,7 @@ static const char *write_file(const char *name, const char *content)
 
 /* ---- dataset ------------------------------------------------------------ */
 
-Test(io, dataset_loads_jsonl_and_finds_by_id)
+Test(input, dataset_loads_jsonl_and_finds_by_id)
 {
 	struct ee_dataset d;
 	struct ee_err err;
@@ -76,7 +43,7 @@ Test(io, dataset_loads_jsonl_and_finds_by_id)
 	ee_dataset_free(&d);
 }
 
-Test(io, dataset_loads_a_json_array)
+Test(input, dataset_loads_a_json_array)
 {
 	struct ee_dataset d;
 	struct ee_err err;
@@ -87,7 +54,7 @@ Test(io, dataset_loads_a_json_array)
 	ee_dataset_free(&d);
 }
 
-Test(io, dataset_errors_name_file_line_and_field)
+Test(input, dataset_errors_name_file_line_and_field)
 {
 	static const struct {
 		const char *content, *want;
@@ -114,7 +81,7 @@ Test(io, dataset_errors_name_file_line_and_field)
 	cr_expect_not_null(strstr(err.msg, "/nonexistent/t.jsonl"));
 }
 
-Test(io, read_line_caps_and_reports_torn_lines)
+Test(input, read_line_caps_and_reports_torn_lines)
 {
 	const char *p = write_file("l.txt", "short\n0123456789abcdef\nlast");
 	struct ee_lines l;
@@ -165,7 +132,7 @@ static char *read_all(const char *path, size_t cap, struct ee_lines *l)
 	return got;
 }
 
-Test(io, gzip_is_known_by_its_magic_and_members_follow_one_another)
+Test(input, gzip_is_known_by_its_magic_and_members_follow_one_another)
 {
 	unsigned char z[4096];
 	size_t n = gzip_append("one\ntw", z, 0, sizeof(z));
@@ -187,7 +154,7 @@ Test(io, gzip_is_known_by_its_magic_and_members_follow_one_another)
 	ee_lines_close(&l);
 }
 
-Test(io, corrupt_and_truncated_gzip_name_the_file_and_line)
+Test(input, corrupt_and_truncated_gzip_name_the_file_and_line)
 {
 	unsigned char z[65536];
 	char text[20000] = "";
@@ -219,7 +186,7 @@ Test(io, corrupt_and_truncated_gzip_name_the_file_and_line)
 	ee_lines_close(&l);
 }
 
-Test(io, a_bom_is_dropped_and_bad_utf8_named_by_its_offset)
+Test(input, a_bom_is_dropped_and_bad_utf8_named_by_its_offset)
 {
 	struct ee_lines l;
 	const char *p = write_bytes("bom.jsonl", "\xEF\xBB\xBF{}\n\xEF\xBB\xBF{}\n", 12);
@@ -241,7 +208,7 @@ Test(io, a_bom_is_dropped_and_bad_utf8_named_by_its_offset)
 	ee_lines_close(&l);
 }
 
-Test(io, a_document_read_whole_stops_at_its_cap)
+Test(input, a_document_read_whole_stops_at_its_cap)
 {
 	const char *p = write_file("doc.json", "{\n  \"a\": 1\n}");
 	struct ee_lines l;
@@ -266,7 +233,7 @@ Test(io, a_document_read_whole_stops_at_its_cap)
 	}
 }
 
-Test(io, a_tasks_file_in_gzip_as_lines_or_an_array)
+Test(input, a_tasks_file_in_gzip_as_lines_or_an_array)
 {
 	const char *task = "{\"task_id\":\"a\",\"prompt\":\"def f():\\n\",\"tests\":[{\"kind\":\"assert\","
 	                   "\"code\":\"assert f()\"}]}";
@@ -301,7 +268,7 @@ static void put(const char *name, const char *text)
 	fclose(f);
 }
 
-Test(io, an_evalplus_directory_in_task_then_numeric_order)
+Test(input, an_evalplus_directory_in_task_then_numeric_order)
 {
 	char root[256];
 	struct ee_samples_dir d;
@@ -365,7 +332,7 @@ static char *compose(const struct ee_task *t, const char *sample_json, int mode,
 	return program;
 }
 
-Test(io, compose_each_sample_form)
+Test(input, compose_each_sample_form)
 {
 	struct ee_task he = task_of("{\"task_id\":\"h\",\"prompt\":\"def f():\\n\",\"entry_point\":\"f\","
 	                            "\"test\":\"def check(c): assert c()\"}");
@@ -399,196 +366,4 @@ Test(io, compose_each_sample_form)
 	free(p);
 	ee_task_free(&he);
 	ee_task_free(&mbpp);
-}
-
-/* ---- results ------------------------------------------------------------ */
-
-static int count_visit(void *ctx, const json_t *rec, const char *where, struct ee_err *err)
-{
-	(void)rec, (void)where, (void)err;
-	++*(int *)ctx;
-	return 0;
-}
-
-#define REC(id, n) "{\"task_id\":\"" id "\",\"sample\":" #n ",\"status\":\"pass\"}\n"
-
-Test(io, resume_collects_done_pairs_and_cuts_a_torn_line)
-{
-	struct ee_done_set done;
-	struct ee_err err;
-	int visited = 0, repaired;
-	const char *p = write_file("r.jsonl", REC("a", 0) REC("a", 1) REC("b", 0) "{\"task_id\":\"b\",\"sam");
-	memset(&done, 0, sizeof(done));
-	cr_assert_eq(ee_results_resume(p, &done, count_visit, &visited, &repaired, &err), 0, "%s", err.msg);
-	cr_expect_eq(visited, 3);
-	cr_expect(repaired);
-	cr_expect(ee_done_contains(&done, "a", 1));
-	cr_expect(!ee_done_contains(&done, "a", 2));
-	cr_expect(!ee_done_contains(&done, "b", 1));
-	FILE *f = fopen(p, "r");
-	fseek(f, 0, SEEK_END);
-	cr_expect_eq(ftell(f), (long)strlen(REC("a", 0) REC("a", 1) REC("b", 0)),
-	             "cut after the last whole line");
-	fclose(f);
-	cr_expect_eq(ee_done_insert(&done, "b", 1), 0);
-	cr_expect(ee_done_contains(&done, "b", 1));
-	ee_done_free(&done);
-}
-
-Test(io, resume_of_a_missing_file_is_an_empty_start)
-{
-	struct ee_done_set done;
-	struct ee_err err;
-	int repaired;
-	memset(&done, 0, sizeof(done));
-	cr_assert_eq(ee_results_resume("/tmp/ee-unit-io-none/r.jsonl", &done, NULL, NULL, &repaired, &err),
-	             0);
-	cr_assert(!ee_done_contains(&done, "a", 0));
-	ee_done_free(&done);
-}
-
-Test(io, a_bad_line_in_the_middle_is_an_error_naming_it)
-{
-	struct ee_done_set done;
-	struct ee_err err;
-	int repaired;
-	const char *p = write_file("r.jsonl", REC("a", 0) "{\"task_id\":\"a\"}\n" REC("a", 2));
-	memset(&done, 0, sizeof(done));
-	cr_assert_eq(ee_results_resume(p, &done, NULL, NULL, &repaired, &err), -1);
-	cr_expect_not_null(strstr(err.msg, "r.jsonl:2"), "%s", err.msg);
-	ee_done_free(&done);
-	cr_assert_eq(ee_results_read("/nonexistent/r.jsonl", NULL, NULL, &repaired, &err), -1);
-}
-
-Test(io, append_writes_whole_lines)
-{
-	struct ee_err err;
-	char path[256];
-	snprintf(path, sizeof(path), "%s/out.jsonl", dir);
-	int fd = ee_results_open(path, 1, &err);
-	cr_assert_geq(fd, 0, "%s", err.msg);
-	json_t *rec = json_pack("{s:s, s:i, s:f}", "task_id", "t", "sample", 3, "score", 0.5);
-	cr_assert_eq(ee_results_append(fd, rec, path, &err), 0);
-	cr_assert_eq(ee_results_append(fd, rec, path, &err), 0);
-	close(fd);
-	json_decref(rec);
-	FILE *f = fopen(path, "r");
-	char line[256];
-	int n = 0;
-	while (fgets(line, sizeof(line), f))
-		n += strcmp(line, "{\"task_id\":\"t\",\"sample\":3,\"score\":0.5}\n") == 0;
-	fclose(f);
-	cr_expect_eq(n, 2);
-	cr_expect_eq(ee_results_open("/nonexistent/dir/out.jsonl", 0, &err), -1);
-}
-
-Test(io, encode_gives_the_line_append_writes_and_write_names_the_file_on_failure)
-{
-	struct ee_err err;
-	size_t len = 0;
-	static const char want[] = "{\"task_id\":\"t\",\"sample\":3}\n";
-	json_t *rec = json_pack("{s:s, s:i}", "task_id", "t", "sample", 3);
-	char *line = ee_results_encode(rec, &len);
-	json_decref(rec);
-	cr_assert_not_null(line);
-	cr_expect_eq(len, strlen(want));
-	cr_expect_eq(memcmp(line, want, len), 0, "%.*s", (int)len, line);
-	cr_expect_eq(ee_results_write(-1, line, len, "bad.jsonl", &err), -1);
-	cr_expect_not_null(strstr(err.msg, "bad.jsonl: write"), "%s", err.msg);
-	free(line);
-}
-
-/* ---- limits and buffers ------------------------------------------------- */
-
-Test(io, limits_are_clamped_and_nan_is_the_default)
-{
-	struct ee_limits l;
-	ee_limits_default(&l);
-	cr_expect(l.timeout_s == 3.0 && l.memory_mb == 512 && l.procs == 64 && l.output_cap == 262144);
-	l.timeout_s = 0;
-	l.memory_mb = 1;
-	l.procs = 0;
-	l.output_cap = 0;
-	ee_limits_clamp(&l);
-	cr_expect(l.timeout_s == 0.1 && l.memory_mb == 16 && l.procs == 1 && l.output_cap == 1024);
-	l.timeout_s = NAN;
-	ee_limits_clamp(&l);
-	cr_expect(l.timeout_s == 3.0);
-	l.timeout_s = 1e9;
-	ee_limits_clamp(&l);
-	cr_expect(l.timeout_s == 30.0);
-}
-
-Test(io, a_buffer_never_passes_its_cap)
-{
-	struct ee_buf b;
-	ee_buf_init(&b, 10);
-	cr_expect_eq(ee_buf_append(&b, "0123456", 7), 0);
-	cr_expect_eq(ee_buf_append(&b, "789a", 4), -1, "11 > 10: refused whole");
-	cr_expect_eq(b.len, 7);
-	cr_expect_eq(ee_buf_append_some(&b, "789abc", 6), 3);
-	cr_expect_str_eq(b.data, "0123456789");
-	ee_buf_consume(&b, 4);
-	cr_expect_str_eq(b.data, "456789");
-	ee_buf_free(&b);
-	ee_buf_free(&b);
-}
-
-/* ---- repeated keys (issue 12) ------------------------------------------- */
-
-Test(io, a_repeated_key_is_refused_naming_both_lines_where_asked)
-{
-	struct ee_done_set done;
-	struct ee_err err;
-	int visited = 0, torn;
-	const char *p = write_file("dup.jsonl", REC("a", 0) REC("b", 0) REC("a", 0));
-	memset(&done, 0, sizeof(done));
-	cr_expect_eq(ee_results_read(p, count_visit, &visited, &torn, &err), 0, "merge reads them all");
-	cr_expect_eq(visited, 3);
-	visited = 0;
-	cr_assert_eq(ee_results_read_unique(p, count_visit, &visited, &torn, &err), -1);
-	cr_expect_eq(visited, 2, "the repeated line is not visited");
-	cr_expect_not_null(
-	        strstr(err.msg, "dup.jsonl:3: repeated record: task_id 'a' sample 0 is already on line 1"),
-	        "%s", err.msg);
-	cr_assert_eq(ee_results_resume(p, &done, NULL, NULL, &torn, &err), -1);
-	cr_expect_not_null(strstr(err.msg, "already on line 1"), "%s", err.msg);
-	ee_done_free(&done);
-	p = write_file("ok.jsonl", REC("a", 0) REC("a", 1) REC("b", 0));
-	cr_expect_eq(ee_results_read_unique(p, NULL, NULL, &torn, &err), 0, "%s", err.msg);
-}
-
-/* One torn-line rule for every reader (results.h): only a line that is not
- * whole JSON can be torn; a whole last line is a record or an error. */
-Test(io, every_reader_shares_the_torn_line_rule)
-{
-	static const struct ee_results_policy keyed = { EE_RESULTS_KEYED, 1, 1u << 20 };
-	static const struct ee_results_policy loose = { EE_RESULTS_LOOSE, 1, 1u << 20 };
-	const struct ee_results_policy *policies[] = { &keyed, &loose };
-	struct ee_results_torn torn;
-	struct ee_err err;
-	int visited, was_torn;
-
-	for (size_t i = 0; i < 2; i++) {
-		const char *p = write_file("t.jsonl", REC("a", 0) "{\"task_id\":\"a\",\"sam");
-		visited = 0;
-		cr_assert_eq(ee_results_scan(p, policies[i], count_visit, &visited, &torn, &err), 0, "%s",
-		             err.msg);
-		cr_expect_eq(visited, 1);
-		cr_expect_eq(torn.lines, 1);
-		cr_expect_not_null(strstr(torn.why.msg, "t.jsonl:2"), "%s", torn.why.msg);
-
-		p = write_file("t.jsonl", REC("a", 0) "{\"task_id\":\"a\",\"sample\":1}");
-		cr_assert_eq(ee_results_scan(p, policies[i], NULL, NULL, &torn, &err), 0, "%s", err.msg);
-		cr_expect_eq(torn.lines, 1, "no newline: torn even when it parses");
-	}
-	/* A whole last line without its key: an error, not a torn line. */
-	const char *p = write_file("t.jsonl", REC("a", 0) "{\"task_id\":\"a\"}\n");
-	cr_expect_eq(ee_results_read(p, NULL, NULL, &was_torn, &err), -1);
-	cr_expect_not_null(strstr(err.msg, "t.jsonl:2: not a result record"), "%s", err.msg);
-	/* Blank lines: part of no KEYED file; skipped by LOOSE readers. */
-	p = write_file("t.jsonl", REC("a", 0) "\n" REC("a", 1));
-	cr_expect_eq(ee_results_scan(p, &keyed, NULL, NULL, &torn, &err), -1);
-	cr_expect_eq(ee_results_scan(p, &loose, NULL, NULL, &torn, &err), 0, "%s", err.msg);
-	cr_expect_eq(torn.lines, 0);
 }

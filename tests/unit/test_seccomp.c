@@ -1,9 +1,8 @@
-/* test_policy.c - the seccomp allow-list and the mount plan, as data and as
- * the kernel enforces them. Probes are side-effect free: a refused call fails
+/* test_seccomp.c - the seccomp allow-list, as data and as the kernel
+ * enforces it. Probes are side-effect free: a refused call fails
  * with EPERM/ENOSYS, the same call allowed would fail with EBADF/EINVAL/EFAULT
  * on its bad arguments. They run in a forked child, so the filter never
- * touches the test runner. The limits --weak-limits fits are checked here
- * too. */
+ * touches the test runner. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +22,6 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "base/resource_limits.h"
-#include "sandbox/mount.h"
 #include "sandbox/seccomp.h"
 
 #define P(...) ((long)syscall(__VA_ARGS__))
@@ -269,93 +266,4 @@ Test(seccomp, a_foreign_architecture_is_killed)
 	cr_assert(WIFSIGNALED(status), "the 32-bit syscall was not killed (status %#x)", status);
 	cr_assert_eq(WTERMSIG(status), SIGSYS);
 	ee_seccomp_free(&prog);
-}
-
-/* ---- the mount plan ----------------------------------------------------- */
-
-static int starts_with(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-Test(mount, plan_binds_only_what_the_interpreter_needs)
-{
-	struct ee_mount_plan plan;
-	struct ee_err err;
-	int have_tmp = 0, have_proc = 0, have_dev = 0, devices = 0;
-
-	cr_assert_eq(ee_mount_plan(64, &plan, &err), 0, "%s", err.msg);
-	for (size_t i = 0; i < plan.n; i++) {
-		const struct ee_mount_step *s = &plan.steps[i];
-		cr_expect_neq(strcmp(s->target, "/"), 0, "the host root is never bound");
-		static const char *const forbidden[] = { "/root", "/home", "/var", "/run", "/sys",
-			                                 "/work", "/mnt",  "/srv", "/opt", NULL };
-		for (size_t j = 0; forbidden[j]; j++)
-			cr_expect(s->kind == EE_MNT_SYMLINK || (!starts_with(s->target, forbidden[j]) &&
-			                                        !starts_with(s->arg, forbidden[j])),
-			          "%s reaches %s", s->target, forbidden[j]);
-		if (s->kind == EE_MNT_BIND_RO)
-			cr_expect(starts_with(s->target, "/usr") || starts_with(s->target, "/lib") ||
-			                  starts_with(s->target, "/bin") || starts_with(s->target, "/sbin") ||
-			                  starts_with(s->target, "/etc/ld.so") ||
-			                  !strcmp(s->target, "/etc/localtime") ||
-			                  !strcmp(s->target, "/etc/alternatives"),
-			          "unexpected bind %s", s->target);
-		if (s->kind == EE_MNT_DEV) {
-			devices++;
-			cr_expect(!strcmp(s->target, "/dev/null") || !strcmp(s->target, "/dev/zero") ||
-			                  !strcmp(s->target, "/dev/full") ||
-			                  !strcmp(s->target, "/dev/random") ||
-			                  !strcmp(s->target, "/dev/urandom"),
-			          "unexpected device %s", s->target);
-		}
-		if (s->kind == EE_MNT_TMPFS && !strcmp(s->target, "/tmp")) {
-			have_tmp = 1;
-			cr_expect_str_eq(s->arg, "64");
-		}
-		have_dev |= s->kind == EE_MNT_TMPFS && !strcmp(s->target, "/dev");
-		have_proc |= s->kind == EE_MNT_PROC && !strcmp(s->target, "/proc");
-	}
-	cr_expect(have_tmp && have_proc && have_dev);
-	cr_expect_eq(devices, 5);
-}
-
-Test(mount, plan_has_a_step_for_usr)
-{
-	struct ee_mount_plan plan;
-	struct ee_err err;
-	int usr = 0;
-	cr_assert_eq(ee_mount_plan(1, &plan, &err), 0, "%s", err.msg);
-	for (size_t i = 0; i < plan.n; i++)
-		usr |= plan.steps[i].kind == EE_MNT_BIND_RO && !strcmp(plan.steps[i].target, "/usr");
-	cr_assert(usr);
-}
-
-/* ---- limits under --weak-limits ---------------------------------------- */
-
-Test(limits, weak_fits_tmp_and_file_size_x_open_files_inside_memory)
-{
-	static const struct {
-		unsigned memory, tmp, files, file_mb; /* in */
-		unsigned want_tmp, want_files, want_file_mb;
-	} cases[] = {
-		{ 512, 64, 256, 64, 64, 256, 2 },          /* the defaults: 2 MB files */
-		{ 128, 64, 256, 64, 64, 128, 1 },          /* 1 MB files, then fewer of them */
-		{ 16, 64, 256, 64, 16, 16, 1 },            /* the smallest memory */
-		{ 65536, 4096, 16, 4096, 4096, 16, 4096 }, /* already inside: unchanged */
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct ee_limits l;
-		ee_limits_default(&l);
-		l.memory_mb = cases[i].memory;
-		l.tmp_mb = cases[i].tmp;
-		l.open_files = cases[i].files;
-		l.file_mb = cases[i].file_mb;
-		ee_limits_fit_weak(&l);
-		cr_expect_eq(l.tmp_mb, cases[i].want_tmp, "case %zu: tmp %u", i, l.tmp_mb);
-		cr_expect_eq(l.open_files, cases[i].want_files, "case %zu: open files %u", i, l.open_files);
-		cr_expect_eq(l.file_mb, cases[i].want_file_mb, "case %zu: file size %u", i, l.file_mb);
-		cr_expect_leq((unsigned long)l.file_mb * l.open_files, l.memory_mb, "case %zu", i);
-		cr_expect_leq(l.tmp_mb, l.memory_mb, "case %zu", i);
-	}
 }
