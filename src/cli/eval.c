@@ -741,8 +741,8 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 		return -1;
 	if (ee_dataset_load(r->a->tasks, cli_task_format(r->a->format, &r->a->opt), &r->tasks, err) < 0)
 		return -1;
-	for (size_t i = 0; r->a->opt.strict_asserts && i < r->tasks.n; i++)
-		if (ee_task_strict_asserts(&r->tasks.entries[i].task, err) < 0)
+	for (size_t i = 0; i < r->tasks.n; i++)
+		if (cli_prepare_task(&r->tasks.entries[i].task, &r->a->opt, err) < 0)
 			return -1;
 	r->summary = ee_summary_new();
 	if (!r->summary)
