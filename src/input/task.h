@@ -40,6 +40,7 @@ struct ee_test {
 	json_t *expected;  /* call: expected value (owned reference); strict: canonical */
 	double float_tol;  /* io and call: -1 = exact (default) */
 	struct ee_compare compare; /* io: its rule (judge.h); zeroed: lines */
+	size_t task_index; /* its index in the task as loaded, before a --max-tests cut */
 	int strict;        /* an assert judged by the supervisor (--strict-asserts):
 	                    * fn, args, kwargs and expected hold its call, args and
 	                    * expected in canonical form; code is kept */

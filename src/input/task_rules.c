@@ -107,8 +107,10 @@ static int apply_budget(struct ee_task *t, unsigned max, int pick, struct ee_err
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < t->n_tests; i++) {
-		if (keep[i])
-			tests[n++] = t->tests[i];
+		if (keep[i]) {
+			tests[n] = t->tests[i];
+			tests[n++].task_index = i;
+		}
 		else
 			ee_test_free(&t->tests[i]);
 	}

@@ -137,6 +137,8 @@ static json_t *tests_json(int *oom, const struct ee_record_parts *ev)
 		if (ev->task->strict_asserts)
 			put(oom, json_array_get(a, i), "judged_by",
 			    json_string(ee_test_judged_by_supervisor(t) ? "supervisor" : "sandbox"));
+		if (ev->task->budget.total > ev->task->n_tests) /* --max-tests cut: where it came from */
+			put(oom, json_array_get(a, i), "task_index", json_integer((json_int_t)t->task_index));
 		if (t->kind == EE_TEST_IO && !ee_compare_is_default(&t->compare)) {
 			char rule[EE_COMPARE_TEXT_MAX];
 			ee_compare_text(&t->compare, rule, sizeof(rule));

@@ -898,6 +898,7 @@ Test(task, max_tests_keeps_the_first_or_the_longest_in_task_order)
 	cr_assert_eq(longest.n_tests, 2);
 	cr_expect_str_eq(longest.tests[0].stdout_text, "2", "task order kept");
 	cr_expect_eq(longest.tests[1].kind, EE_TEST_CALL);
+	cr_expect(longest.tests[0].task_index == 1 && longest.tests[1].task_index == 2);
 	cr_expect(longest.budget.pick == EE_PICK_LONGEST && longest.budget.total == 4);
 	two.max_tests = 10;
 	cr_assert_eq(ee_task_apply_rules(&all, &two, NULL), 0);
