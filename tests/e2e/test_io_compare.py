@@ -126,3 +126,23 @@ def test_eval_takes_compare_and_max_tests_for_every_task(tmp_path):
     assert (recs["a"]["passed"], recs["a"]["total"]) == (2, 3)
     assert recs["b"]["status"] == "pass" and recs["b"]["tests"][0]["compare"] == "lines:ci"
     assert recs["b"]["test_budget"] == {"max": 3, "pick": "longest", "tests": 1}
+
+
+def test_resume_refuses_another_rule_or_budget(tmp_path):
+    """A rule or a budget changes verdicts: --resume must not mix two."""
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text(json.dumps(dict(MAX_TESTS_TASK, task_id="a")) + "\n")
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "a", "code": "print(input())\n"}) + "\n")
+    out = tmp_path / "r.jsonl"
+    base = [EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out), "-q",
+            "--no-history"]
+    p = subprocess.run(with_isolation(base), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    run = json.loads((tmp_path / "r.jsonl.run.json").read_text())
+    assert "compare" not in run["options"] and "test_budget" not in run["options"], "run files as before"
+    for extra, says in ((["--compare", "tokens"], "options.compare"),
+                        (["--max-tests", "2"], "options.test_budget")):
+        p = subprocess.run(with_isolation(base + ["--resume"] + extra), capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 2 and says in p.stderr and "--resume-anyway" in p.stderr, p.stderr
