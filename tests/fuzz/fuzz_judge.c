@@ -15,23 +15,6 @@
 #include "pyvalue/judge.h"
 #include "base/text.h"
 
-/* Every comparison rule: a printable reason, and each text matches itself. */
-static void judge_rules(const char *a, size_t an, const char *b, size_t bn)
-{
-	static const char *const rules[] = { "exact", "rstrip:ci", "tokens", "numeric", "numeric:abs=0,rel=0,ci" };
-	char why[256];
-
-	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		struct ee_compare c;
-		if (ee_compare_parse(rules[i], &c, NULL, 0) < 0)
-			abort();
-		ee_judge_io_by(&c, a, an, b, bn, -1.0, why, sizeof(why));
-		check_reason(why);
-		if (!ee_judge_io_by(&c, a, an, a, an, 1e-6, why, sizeof(why)))
-			abort();
-	}
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define JUDGE_MAX_DEPTH 100
@@ -119,6 +102,23 @@ static void judge_json(const char *a, size_t an, const char *b, size_t bn)
 	}
 	json_decref(ja);
 	json_decref(jb);
+}
+
+/* Every comparison rule: a printable reason, and each text matches itself. */
+static void judge_rules(const char *a, size_t an, const char *b, size_t bn)
+{
+	static const char *const rules[] = { "exact", "rstrip:ci", "tokens", "numeric", "numeric:abs=0,rel=0,ci" };
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		struct ee_compare c;
+		if (ee_compare_parse(rules[i], &c, NULL, 0) < 0)
+			abort();
+		ee_judge_io_by(&c, a, an, b, bn, -1.0, why, sizeof(why));
+		check_reason(why);
+		if (!ee_judge_io_by(&c, a, an, a, an, 1e-6, why, sizeof(why)))
+			abort();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

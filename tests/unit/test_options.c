@@ -370,3 +370,28 @@ Test(options, evals_defaults_are_the_documented_ones)
 	cr_expect_eq(o.weak_limits, 0);
 	cr_expect_eq(extract, EE_EXTRACT_AUTO);
 }
+
+/* serve has no --compare (its front end would need the server to pass the
+ * rules): a request's task names its rule itself, and a bad one is a 400
+ * naming task.compare. */
+Test(options, http_task_compare_is_the_tasks_own)
+{
+	struct values server;
+	struct ee_request r;
+	struct ee_err err;
+
+	defaults(&server, EE_FRONT_SERVE);
+	cr_expect_eq(ee_option_named("compare")->fronts & (EE_FRONT_SERVE | EE_FRONT_HTTP), 0);
+	cr_assert_eq(parse_request("{\"task\": {\"task_id\": \"t\", \"compare\": \"tokens:ci\", \"tests\": "
+	                           "[{\"kind\": \"io\", \"stdout\": \"1\"}]}, \"candidate\": \"x = 1\"}",
+	                           &server.opt.limits, &r, &err),
+	             0, "%s", err.msg);
+	cr_expect(r.runs[0].task.tests[0].compare.rule == EE_CMP_TOKENS && r.runs[0].task.tests[0].compare.ci);
+	ee_request_free(&r);
+	cr_expect_eq(parse_request("{\"task\": {\"task_id\": \"t\", \"compare\": \"token\", \"tests\": "
+	                           "[{\"kind\": \"io\", \"stdout\": \"1\"}]}, \"candidate\": \"x = 1\"}",
+	                           &server.opt.limits, &r, &err),
+	             -1);
+	cr_expect_str_eq(err.field, "task.compare");
+	ee_request_free(&r);
+}
