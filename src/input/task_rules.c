@@ -17,16 +17,17 @@ static const char *const pick_names[] = { "first", "longest" };
 
 /* A test's float_tol is used by the rules that compare numbers in tokens
  * of text; the others would silently ignore it. */
-static int check_float_tol(const struct ee_jf *c, const struct ee_task *t, const char *text)
+static int check_float_tol(const struct ee_jf *c, const struct ee_task *t, const struct ee_compare *rule,
+                           const char *text)
 {
-	if (t->tests[0].compare.rule == EE_CMP_LINES || t->tests[0].compare.rule == EE_CMP_TOKENS)
+	if (rule->rule == EE_CMP_LINES || rule->rule == EE_CMP_TOKENS)
 		return 0;
 	for (size_t i = 0; i < t->n_tests; i++)
 		if (t->tests[i].kind == EE_TEST_IO && t->tests[i].float_tol >= 0) {
 			char name[32];
 			struct ee_jf sub = ee_jf_sub(c, ee_jf_elem("tests", i, name, sizeof(name)));
-			return ee_jf_fail(&sub, "float_tol", "compare '%s' does not use it (lines and tokens do)",
-			                  text);
+			return ee_jf_fail(&sub, "float_tol",
+			                  "compare '%s' does not use it (lines and tokens do)", text);
 		}
 	return 0;
 }
@@ -47,7 +48,7 @@ int ee_task_read_compare(const struct ee_jf *c, const json_t *obj, struct ee_tas
 	for (size_t i = 0; i < t->n_tests; i++)
 		t->tests[i].compare = rule;
 	t->compare_given = 1;
-	return t->n_tests ? check_float_tol(c, t, text) : 0;
+	return check_float_tol(c, t, &rule, text);
 }
 
 /* What --test-pick longest measures: the bytes a test feeds the candidate. */
@@ -110,8 +111,7 @@ static int apply_budget(struct ee_task *t, unsigned max, int pick, struct ee_err
 		if (keep[i]) {
 			tests[n] = t->tests[i];
 			tests[n++].task_index = i;
-		}
-		else
+		} else
 			ee_test_free(&t->tests[i]);
 	}
 	free(keep);

@@ -19,6 +19,9 @@ static const char *const rule_names[] = {
 
 static const char rule_list[] = "exact, rstrip, lines, tokens or numeric";
 
+/* Writes the reason; returns -1, the result that comes with one. */
+#define REFUSE(...) (judge_say(why, why_len, __VA_ARGS__), -1)
+
 static bool same_word(const char *s, size_t n, const char *word)
 {
 	return strlen(word) == n && memcmp(s, word, n) == 0;
@@ -45,24 +48,25 @@ static bool tolerance(const char *s, size_t n, double *ret)
 static int modifier(const char *m, size_t n, struct ee_compare *c, unsigned *seen, char *why, size_t why_len)
 {
 	char shown[QUOTED_LEN];
-	unsigned bit = same_word(m, n, "ci") ? 1 : n > 4 && memcmp(m, "abs=", 4) == 0 ? 2
-	                                         : n > 4 && memcmp(m, "rel=", 4) == 0 ? 4
-	                                                                              : 0;
+	unsigned bit = same_word(m, n, "ci")                ? 1
+	               : n > 4 && memcmp(m, "abs=", 4) == 0 ? 2
+	               : n > 4 && memcmp(m, "rel=", 4) == 0 ? 4
+	                                                    : 0;
 
 	judge_quote(shown, m, n, QUOTE_BYTES);
 	if (!bit)
-		return judge_say(why, why_len, "expected ci, abs=X or rel=X after ':', got '%s'", shown), -1;
+		return REFUSE("expected ci, abs=X or rel=X after ':', got '%s'", shown);
 	if (*seen & bit)
-		return judge_say(why, why_len, "'%s' given twice", shown), -1;
+		return REFUSE("'%s' given twice", shown);
 	*seen |= bit;
 	if (bit == 1) {
 		c->ci = 1;
 		return 0;
 	}
 	if (c->rule != EE_CMP_NUMERIC)
-		return judge_say(why, why_len, "'%s': only numeric takes a tolerance", shown), -1;
+		return REFUSE("'%s': only numeric takes a tolerance", shown);
 	if (!tolerance(m + 4, n - 4, bit == 2 ? &c->abs_tol : &c->rel_tol))
-		return judge_say(why, why_len, "'%s': expected a number >= 0", shown), -1;
+		return REFUSE("'%s': expected a number >= 0", shown);
 	return 0;
 }
 
@@ -73,9 +77,8 @@ int ee_compare_parse(const char *text, struct ee_compare *ret, char *why, size_t
 	unsigned seen = 0;
 
 	if (!text || strlen(text) >= EE_COMPARE_TEXT_MAX)
-		return judge_say(why, why_len, "expected a rule (%s), %s", rule_list,
-		                 text ? "got a longer text" : "got nothing"),
-		       -1;
+		return REFUSE("expected a rule (%s), %s", rule_list,
+		              text ? "got a longer text" : "got nothing");
 	const char *colon = strchr(text, ':');
 	size_t n = colon ? (size_t)(colon - text) : strlen(text);
 	c.rule = -1;
@@ -84,11 +87,12 @@ int ee_compare_parse(const char *text, struct ee_compare *ret, char *why, size_t
 			c.rule = (int)i;
 	if (c.rule < 0) {
 		judge_quote(shown, text, n, QUOTE_BYTES);
-		return judge_say(why, why_len, "expected %s, got '%s'", rule_list, shown), -1;
+		return REFUSE("expected %s, got '%s'", rule_list, shown);
 	}
 	for (const char *m = colon; m; m = strchr(m + 1, ',')) {
 		const char *next = strchr(m + 1, ',');
-		if (modifier(m + 1, next ? (size_t)(next - m - 1) : strlen(m + 1), &c, &seen, why, why_len) < 0)
+		if (modifier(m + 1, next ? (size_t)(next - m - 1) : strlen(m + 1), &c, &seen, why, why_len) <
+		    0)
 			return -1;
 	}
 	if (c.rule == EE_CMP_NUMERIC && !(seen & 6))
@@ -100,7 +104,8 @@ int ee_compare_parse(const char *text, struct ee_compare *ret, char *why, size_t
 
 void ee_compare_text(const struct ee_compare *c, char *buf, size_t size)
 {
-	const char *name = c->rule >= 0 && (size_t)c->rule < COUNT(rule_names) ? rule_names[c->rule] : "unknown";
+	const char *name =
+	        c->rule >= 0 && (size_t)c->rule < COUNT(rule_names) ? rule_names[c->rule] : "unknown";
 
 	if (c->rule == EE_CMP_NUMERIC)
 		snprintf(buf, size, "%s:abs=%g,rel=%g%s", name, c->abs_tol, c->rel_tol, c->ci ? ",ci" : "");
