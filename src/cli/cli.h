@@ -24,6 +24,11 @@ void cli_usage(const char *head, unsigned front, int col, const char *tail);
 /* format (enum ee_task_format) with the parse options o asks for OR'd in. */
 int cli_task_format(int format, const struct ee_eval_options *o);
 
+struct ee_task;
+/* What o asks of a loaded task: the run's rules (ee_task_apply_rules),
+ * then --strict-asserts. -1 with err set; the task is still whole. */
+int cli_prepare_task(struct ee_task *t, const struct ee_eval_options *o, struct ee_err *err);
+
 /* Reads a whole file (or stdin for "-" or NULL), at most cap bytes. */
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err);
 

@@ -27,6 +27,13 @@ int cli_task_format(int format, const struct ee_eval_options *o)
 	return format | (o->mbpp_challenge ? (int)EE_TASK_MBPP_CHALLENGE : 0);
 }
 
+int cli_prepare_task(struct ee_task *t, const struct ee_eval_options *o, struct ee_err *err)
+{
+	if (ee_task_apply_rules(t, &o->task_rules, err) < 0)
+		return -1;
+	return o->strict_asserts && ee_task_strict_asserts(t, err) < 0 ? -1 : 0;
+}
+
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err)
 {
 	int stdin_ = !path || strcmp(path, "-") == 0;

@@ -679,6 +679,15 @@ static json_t *judging_options(const struct eval_args *a)
 	/* Only when on: run files from before the option still match. */
 	if (o && a->opt.drain_output)
 		json_object_set_new(o, "drain_output", json_true());
+	if (o && a->opt.task_rules.has_compare) {
+		char rule[EE_COMPARE_TEXT_MAX];
+		ee_compare_text(&a->opt.task_rules.compare, rule, sizeof(rule));
+		json_object_set_new(o, "compare", json_string(rule));
+	}
+	if (o && a->opt.task_rules.max_tests)
+		json_object_set_new(o, "test_budget",
+		                    json_pack("{s:I, s:s}", "max", (json_int_t)a->opt.task_rules.max_tests, "pick",
+		                              ee_test_pick_name(a->opt.task_rules.pick)));
 	return o;
 }
 
@@ -741,8 +750,8 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 		return -1;
 	if (ee_dataset_load(r->a->tasks, cli_task_format(r->a->format, &r->a->opt), &r->tasks, err) < 0)
 		return -1;
-	for (size_t i = 0; r->a->opt.strict_asserts && i < r->tasks.n; i++)
-		if (ee_task_strict_asserts(&r->tasks.entries[i].task, err) < 0)
+	for (size_t i = 0; i < r->tasks.n; i++)
+		if (cli_prepare_task(&r->tasks.entries[i].task, &r->a->opt, err) < 0)
 			return -1;
 	r->summary = ee_summary_new();
 	if (!r->summary)

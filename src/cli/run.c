@@ -190,7 +190,7 @@ static int load_task(const struct run_args *a, struct ee_task *t, struct ee_err 
 {
 	if (read_task(a, t, err) < 0)
 		return -1;
-	if (a->opt.strict_asserts && ee_task_strict_asserts(t, err) < 0) {
+	if (cli_prepare_task(t, &a->opt, err) < 0) {
 		ee_task_free(t);
 		return -1;
 	}

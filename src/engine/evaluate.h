@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "base/resource_limits.h"
+#include "input/task.h"
 
 struct ee_engine;
 struct ee_err;
@@ -45,6 +46,8 @@ struct ee_eval_options {
 	                                   * as hidden tests (EE_TASK_MBPP_CHALLENGE) */
 	int weak_limits;         /* --weak-limits and no memory cgroup: RLIMIT_AS stands in,
 	                                   * limits fitted by ee_limits_fit_weak (ee_engine_open) */
+	struct ee_task_rules task_rules; /* --compare, --max-tests, --test-pick: the loader
+	                                  * applies them (ee_task_apply_rules); evaluation ignores them */
 };
 
 struct ee_candidate {

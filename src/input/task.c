@@ -47,7 +47,7 @@ void ee_test_init(struct ee_test *t, int kind, int hidden)
 	t->float_tol = -1.0;
 }
 
-static void test_free(struct ee_test *t)
+void ee_test_free(struct ee_test *t)
 {
 	free(t->code);
 	free(t->stdin_text);
@@ -117,7 +117,8 @@ static int parse_task(const struct ee_jf *c, const json_t *obj, int format, stru
 		return ee_jf_fail(c, "", "unknown task format %d", format);
 	t->format = format;
 	if (ee_jf_id(c, obj, "task_id", &t->task_id) < 0 ||
-	    ee_jf_str(c, obj, "class", 0, NULL, &t->class_name) < 0 || parsers[format](c, obj, opts, t) < 0)
+	    ee_jf_str(c, obj, "class", 0, NULL, &t->class_name) < 0 || parsers[format](c, obj, opts, t) < 0 ||
+	    ee_task_read_compare(c, obj, t) < 0)
 		return -1;
 	return fill_defaults(c, t);
 }
@@ -170,7 +171,7 @@ void ee_task_free(struct ee_task *t)
 	if (!t)
 		return;
 	for (size_t i = 0; t->tests && i < t->n_tests; i++)
-		test_free(&t->tests[i]);
+		ee_test_free(&t->tests[i]);
 	free(t->tests);
 	free(t->task_id);
 	free(t->class_name);

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "pyvalue/judge.h"
+
 struct ee_err;
 
 enum ee_test_kind { EE_TEST_ASSERT, EE_TEST_IO, EE_TEST_CALL, EE_TEST_PROGRAM, EE_TEST_UNITTEST };
@@ -37,6 +39,8 @@ struct ee_test {
 	json_t *args;      /* call: JSON array (owned reference) */
 	json_t *expected;  /* call: expected value (owned reference); strict: canonical */
 	double float_tol;  /* io and call: -1 = exact (default) */
+	struct ee_compare compare; /* io: its rule (judge.h); zeroed: lines */
+	size_t task_index; /* its index in the task as loaded, before a --max-tests cut */
 	int strict;        /* an assert judged by the supervisor (--strict-asserts):
 	                    * fn, args, kwargs and expected hold its call, args and
 	                    * expected in canonical form; code is kept */
@@ -44,6 +48,16 @@ struct ee_test {
 	json_t *calls;     /* strict program (kind stays program): fn is the entry
 	                    * name and calls its calls in order, each
 	                    * {"args", "kwargs", "expected"} in canonical form */
+};
+
+/* --max-tests N --test-pick P as applied to a task (ee_task_apply_rules):
+ * max 0 when no budget was asked for. */
+enum ee_test_pick { EE_PICK_FIRST, EE_PICK_LONGEST };
+
+struct ee_test_budget {
+	unsigned max;  /* N */
+	int pick;      /* enum ee_test_pick */
+	size_t total;  /* tests the task had before */
 };
 
 /* Per-task overrides; has_* says which were given. */
@@ -65,6 +79,8 @@ struct ee_task {
 	size_t n_tests;
 	struct ee_task_limits limits;
 	int strict_asserts; /* ee_task_strict_asserts ran: the record says who judged each test */
+	int compare_given;  /* the task's own "compare" set its io tests' rule */
+	struct ee_test_budget budget; /* ee_task_apply_rules's --max-tests */
 };
 
 /* Detects the format of obj from its fields (native: "tests"; HumanEval:
@@ -97,6 +113,27 @@ void ee_task_free(struct ee_task *t);
  * Returns how many were converted, or -1 (out of memory; the task is then
  * unchanged but for the tests converted so far, each still consistent). */
 int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err);
+
+/* ---- Run-wide rules (task_rules.c) ---------------------------------------
+ * What a run's options (--compare, --max-tests, --test-pick) do to a task
+ * once it is loaded. The rule of the task's own "compare" wins over the
+ * run's, which wins over the format's default (docs/compare.md). */
+struct ee_task_rules {
+	int has_compare;           /* --compare was given */
+	struct ee_compare compare; /* its rule */
+	unsigned max_tests;        /* 0: every test */
+	int pick;                  /* enum ee_test_pick */
+};
+
+/* Sets the run's rule on the io tests of a task without its own, then,
+ * with max_tests, keeps the first max_tests tests or the max_tests with
+ * the longest inputs (io: stdin; call: its arguments' JSON; others: their
+ * code; ties to the earlier test), in task order, and records the budget
+ * in t->budget. Returns 0, or -1 out of memory (no budget applied). */
+int ee_task_apply_rules(struct ee_task *t, const struct ee_task_rules *r, struct ee_err *err);
+
+/* Name of a pick ("first", "longest"). */
+const char *ee_test_pick_name(int pick);
 
 /* How a test's verdict is reached, chosen once when the stream is prepared
  * (ee_test_judging): the sandbox's own report (assert, program, unittest),

@@ -25,7 +25,7 @@ static const char *const tier_names[] = { "canonical", "edge", "property" };
 static const char *const visibility_names[] = { "public", "hidden" };
 /* The keys a native task, its tests (by kind) and its limits may have. */
 static const char *const task_keys[] = { "task_id", "class", "prompt", "entry_point",
-	                                 "setup",   "tests", "limits" };
+	                                 "setup",   "tests", "limits", "compare" };
 static const char *const limits_keys[] = { "timeout_s", "memory_mb", "procs", "output_cap" };
 #define TEST_COMMON "kind", "weight", "tier", "visibility"
 static const char *const code_test_keys[] = { TEST_COMMON, "code" };

@@ -20,6 +20,13 @@ const char *ee_task_name_of(const char *const *names, size_t n, int i);
 /* A test of kind with the defaults: canonical tier, weight 1, no tolerance. */
 void ee_test_init(struct ee_test *t, int kind, int hidden);
 
+/* Releases what one test holds (not the test itself). */
+void ee_test_free(struct ee_test *t);
+
+/* A task's optional "compare" (any format): the rule of its io tests
+ * (task_rules.c). */
+int ee_task_read_compare(const struct ee_jf *c, const json_t *obj, struct ee_task *t);
+
 /* n zeroed tests, so ee_task_free can run at any point after. */
 int ee_task_alloc_tests(const struct ee_jf *c, struct ee_task *t, size_t n);
 

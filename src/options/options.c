@@ -60,6 +60,30 @@ static void set_lint_severity(const struct ee_option *row, double value, struct 
 	s->opt->lint = 1;
 }
 
+static const struct ee_option_choice pick_choices[] = {
+	{ "first", EE_PICK_FIRST },
+	{ "longest", EE_PICK_LONGEST },
+};
+
+/* --compare RULE: the io tests' rule for tasks without their own. */
+static int parse_compare(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                         struct ee_err *err)
+{
+	struct ee_compare rule;
+	char why[200];
+
+	if (!arg) {
+		s->opt->task_rules.has_compare = 0;
+		memset(&s->opt->task_rules.compare, 0, sizeof(s->opt->task_rules.compare));
+		return 0;
+	}
+	if (ee_compare_parse(arg, &rule, why, sizeof(why)) < 0)
+		return ee_fail(err, EE_ERR_USAGE, "--%s: %s", row->name, why);
+	s->opt->task_rules.compare = rule;
+	s->opt->task_rules.has_compare = 1;
+	return 0;
+}
+
 /* clang-format off */
 const struct ee_option ee_options[] = {
 	{ .name = "timeout", .type = EE_OPT_DOUBLE, .fronts = CLI | HTTP, .metavar = "S",
@@ -120,6 +144,21 @@ const struct ee_option ee_options[] = {
 	  .help = "judge `assert f(LITERALS) == LITERAL` in the supervisor,\n"
 	          "also inside a program's def check(candidate): the\n"
 	          "candidate cannot forge those (docs/threat-model.md)" },
+	{ .name = "compare", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "RULE",
+	  .parse = parse_compare, .example = "numeric:abs=1e-9,rel=1e-6,ci",
+	  .help = "how io tests compare output, for tasks without their own\n"
+	          "\"compare\": exact, rstrip, lines, tokens or numeric, with\n"
+	          "modifiers after ':' (ci; numeric: abs=X, rel=X), e.g.\n"
+	          "tokens:ci (default: the format's, lines for native tasks;\n"
+	          "docs/compare.md)" },
+	{ .name = "max-tests", .type = EE_OPT_UINT, .fronts = RUN | EVAL, .metavar = "N",
+	  FIELD(task_rules.max_tests), .def = 0, .max = 1u << 20,
+	  .help = "judge at most N tests of each task, picked by --test-pick\n"
+	          "(default 0: every test; the record says test_budget)" },
+	{ .name = "test-pick", .type = EE_OPT_ENUM, .fronts = RUN | EVAL, CHOICES(pick_choices),
+	  FIELD(task_rules.pick), .def = EE_PICK_FIRST,
+	  .help = "which tests --max-tests keeps: the first N, or the N with\n"
+	          "the longest inputs, in task order (default first)" },
 	{ .name = "weak-limits", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(weak_limits), .def = 0, .flag_value = 1,
 	  .help = "run even without a memory cgroup: RLIMIT_AS stands in,\n"
@@ -194,6 +233,8 @@ double ee_option_value(const struct ee_option *row, const struct ee_eval_options
 {
 	const char *field = (const char *)o + row->offset;
 
+	if (row->type == EE_OPT_TEXT) /* no number: its parse keeps what it read */
+		return 0;
 	if (row->type == EE_OPT_DOUBLE) {
 		double d;
 		memcpy(&d, field, sizeof(d));
@@ -218,7 +259,9 @@ void ee_options_defaults(unsigned front, struct ee_option_sink *s)
 		const struct ee_option *row = &ee_options[i];
 		if (!(row->fronts & front))
 			continue;
-		if (row->size)
+		if (row->type == EE_OPT_TEXT)
+			row->parse(row, NULL, s, NULL);
+		else if (row->size)
 			store_field(row, ee_option_default(row, front), s->opt);
 		else
 			row->set(row, ee_option_default(row, front), s);
@@ -292,6 +335,7 @@ static int parse_value(const struct ee_option *row, const char *arg, double *ret
 		}
 		ee_option_choices_text(row, " or ", choices, sizeof(choices));
 		return ee_fail(err, EE_ERR_USAGE, "%s: expected %s, got '%s'", flag, choices, arg);
+	case EE_OPT_TEXT: break; /* ee_option_set hands it to the row's parse */
 	}
 	return ee_fail(err, EE_ERR_USAGE, "internal: option %s has no type", flag);
 }
@@ -300,6 +344,8 @@ int ee_option_set(const struct ee_option *row, const char *arg, struct ee_option
 {
 	double value;
 
+	if (row->type == EE_OPT_TEXT)
+		return row->parse(row, arg, s, err);
 	if (parse_value(row, arg, &value, err) < 0)
 		return -1;
 	if (row->set)

@@ -35,6 +35,7 @@ enum ee_option_type {
 	EE_OPT_UINT,   /* a whole number in [0, max] */
 	EE_OPT_DOUBLE, /* a number */
 	EE_OPT_ENUM,   /* one of choices */
+	EE_OPT_TEXT,   /* a text the row's parse reads (a rule like "tokens:ci") */
 };
 
 struct ee_option_choice {
@@ -65,6 +66,11 @@ struct ee_option {
 	size_t n_choices;
 	/* instead of storing at offset (value: the parsed number or choice) */
 	void (*set)(const struct ee_option *row, double value, struct ee_option_sink *s);
+	/* EE_OPT_TEXT: reads arg into s (arg NULL: the default), -1 with a
+	 * message naming --NAME; example is a value it takes (tests, help) */
+	int (*parse)(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+	             struct ee_err *err);
+	const char *example;
 	const char *help;     /* lines separated by '\n' */
 	const char *help_run; /* run's wording, when it differs; NULL: help */
 	/* EE_FRONT_HTTP: the request's field; when http_limit, it is under

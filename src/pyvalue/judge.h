@@ -31,9 +31,56 @@
 #include <jansson.h>
 
 /* Returns true when actual matches expected. On a mismatch, why (when
- * non-NULL) receives a short reason, e.g. "line 2: expected '3', got '4'". */
+ * non-NULL) receives a short reason, e.g. "line 2: expected '3', got '4'".
+ * The rule of the description above: ee_judge_io_by's "lines". */
 bool ee_judge_io(const char *expected, size_t expected_len, const char *actual, size_t actual_len,
                  double float_tol, char *why, size_t why_len);
+
+/* ---- io comparison rules (docs/compare.md) -------------------------------
+ *
+ * The rule an io test is judged by, chosen when its task is loaded. Only
+ * ASCII blanks (space, \t, \r, \v, \f) and \n are whitespace: a no-break
+ * space or any other Unicode space is part of a token. Text compares
+ * byte for byte, with ci ASCII letters regardless of case.
+ *   exact    the bytes
+ *   rstrip   the bytes once trailing \n are dropped from both (verl)
+ *   lines    the description above (the default: a zeroed struct)
+ *   tokens   the whitespace-separated tokens of the whole text, so line
+ *            breaks count as spaces
+ *   numeric  tokens, where two numbers are equal when
+ *            |actual - expected| <= max(abs_tol, rel_tol * |expected|);
+ *            two integers (no '.', no exponent) compare exactly, at any
+ *            size; inf, nan and numbers past a double's range are text
+ * float_tol (a test's, >= 0) makes numbers within it equal under lines and
+ * tokens, as described above; exact, rstrip and numeric do not use it. */
+enum ee_compare_rule { EE_CMP_LINES, EE_CMP_EXACT, EE_CMP_RSTRIP, EE_CMP_TOKENS, EE_CMP_NUMERIC };
+
+struct ee_compare {
+	int rule;       /* enum ee_compare_rule */
+	int ci;         /* ASCII letters case-insensitively */
+	double abs_tol; /* numeric: >= 0 */
+	double rel_tol; /* numeric: >= 0 */
+};
+
+/* numeric's tolerances when its text names neither. */
+#define EE_COMPARE_TOL 1e-6
+/* The longest text of a rule, its terminator included. */
+#define EE_COMPARE_TEXT_MAX 96
+
+/* Reads "RULE[:MOD,...]": RULE one of the names above, MOD "ci", and for
+ * numeric "abs=X" or "rel=X" (X a number >= 0; naming one sets the other
+ * to 0, naming neither gives both EE_COMPARE_TOL), each at most once. -1
+ * with why set (what was expected, what was found) when text is not one. */
+int ee_compare_parse(const char *text, struct ee_compare *ret, char *why, size_t why_len);
+/* The rule's canonical text ("tokens:ci", "numeric:abs=1e-06,rel=0"),
+ * which ee_compare_parse reads back. */
+void ee_compare_text(const struct ee_compare *c, char *buf, size_t size);
+/* Whether c is the default rule (lines, case kept). */
+bool ee_compare_is_default(const struct ee_compare *c);
+
+/* ee_judge_io under rule c (NULL: lines). */
+bool ee_judge_io_by(const struct ee_compare *c, const char *expected, size_t expected_len, const char *actual,
+                    size_t actual_len, double float_tol, char *why, size_t why_len);
 
 /* expected: plain JSON from the task. actual: the harness's canonical value.
  * Both borrowed. A malformed canonical value is a mismatch, never a crash. */

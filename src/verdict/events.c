@@ -335,8 +335,8 @@ static void judge_io(const struct ee_test *t, const json_t *ev, struct ee_test_r
 		snprintf(why, sizeof(why), "exit code %lld", (long long)json_integer_value(code));
 		return fail_test(r, why);
 	}
-	if (ee_judge_io(t->stdout_text, strlen(t->stdout_text), json_string_value(out),
-	                json_string_length(out), t->float_tol, why, sizeof(why)))
+	if (ee_judge_io_by(&t->compare, t->stdout_text, strlen(t->stdout_text), json_string_value(out),
+	                   json_string_length(out), t->float_tol, why, sizeof(why)))
 		r->state = EE_T_PASS;
 	else
 		fail_test(r, why);

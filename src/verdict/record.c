@@ -137,6 +137,13 @@ static json_t *tests_json(int *oom, const struct ee_record_parts *ev)
 		if (ev->task->strict_asserts)
 			put(oom, json_array_get(a, i), "judged_by",
 			    json_string(ee_test_judged_by_supervisor(t) ? "supervisor" : "sandbox"));
+		if (ev->task->budget.total > ev->task->n_tests) /* --max-tests cut: where it came from */
+			put(oom, json_array_get(a, i), "task_index", json_integer((json_int_t)t->task_index));
+		if (t->kind == EE_TEST_IO && !ee_compare_is_default(&t->compare)) {
+			char rule[EE_COMPARE_TEXT_MAX];
+			ee_compare_text(&t->compare, rule, sizeof(rule));
+			put(oom, json_array_get(a, i), "compare", json_string(rule));
+		}
 		if (t->strict) /* its literal's text is in test code the sandbox held */
 			put(oom, json_array_get(a, i), "expected_visible",
 			    json_boolean(ee_job_expected_visible(ev->task, i)));
@@ -306,6 +313,11 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 	put(oom, rec, "phases", phases_json(oom, ev));
 	put(oom, rec, "tests", tests_json(oom, ev));
 	put(oom, rec, "tiers", tiers_json(oom, ev));
+	if (ev->task->budget.max) /* --max-tests: how many ran of how many, and which */
+		put(oom, rec, "test_budget",
+		    json_pack("{s:I, s:s, s:I}", "max", (json_int_t)ev->task->budget.max, "pick",
+		              ee_test_pick_name(ev->task->budget.pick), "tests",
+		              (json_int_t)ev->task->budget.total));
 	if (ev->lint)
 		put(oom, rec, "lint", lint_json(oom, ev));
 	put(oom, rec, "stdout", text_value(out->out.data, out->out.len));

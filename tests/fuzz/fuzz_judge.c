@@ -1,7 +1,8 @@
 /* fuzz_judge.c - both judges on hostile input.
  *
  * Input: two parts split at the first NUL byte. ee_judge_io compares them as
- * texts (and each with itself: always a match). When both parse as JSON,
+ * texts (and each with itself: always a match), under every rule of
+ * ee_judge_io_by too. When both parse as JSON,
  * ee_judge_call compares them, and the first is also compared with its own
  * canonical form, built here, which must match unless it nests deeper than
  * the judge's limit. Every reason must be printable UTF-8. */
@@ -103,6 +104,23 @@ static void judge_json(const char *a, size_t an, const char *b, size_t bn)
 	json_decref(jb);
 }
 
+/* Every comparison rule: a printable reason, and each text matches itself. */
+static void judge_rules(const char *a, size_t an, const char *b, size_t bn)
+{
+	static const char *const rules[] = { "exact", "rstrip:ci", "tokens", "numeric", "numeric:abs=0,rel=0,ci" };
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		struct ee_compare c;
+		if (ee_compare_parse(rules[i], &c, NULL, 0) < 0)
+			abort();
+		ee_judge_io_by(&c, a, an, b, bn, -1.0, why, sizeof(why));
+		check_reason(why);
+		if (!ee_judge_io_by(&c, a, an, a, an, 1e-6, why, sizeof(why)))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *s = (const char *)data;
@@ -119,6 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!ee_judge_io(s, an, s, an, -1.0, why, sizeof(why)) ||
 	    !ee_judge_io(b, bn, b, bn, 1e-6, why, sizeof(why)))
 		abort(); /* every text matches itself */
+	judge_rules(s, an, b, bn);
 	judge_json(s, an, b, bn);
 	return 0;
 }

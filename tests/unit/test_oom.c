@@ -184,9 +184,16 @@ static int task_subject(const char *in, size_t len, char **digest, struct ee_err
 	json_decref(j);
 	if (rc < 0)
 		return rc;
+	/* --max-tests 1 --test-pick longest: its ranking allocates too */
+	struct ee_task_rules budget = { .max_tests = 1, .pick = EE_PICK_LONGEST };
+	if (ee_task_apply_rules(&t, &budget, err) < 0) {
+		ee_task_free(&t);
+		return -1;
+	}
 	disarm();
 	char buf[256];
-	snprintf(buf, sizeof(buf), "%s %zu %s", t.task_id, t.n_tests, t.entry_point ? t.entry_point : "-");
+	snprintf(buf, sizeof(buf), "%s %zu %s %zu", t.task_id, t.n_tests, t.entry_point ? t.entry_point : "-",
+	         t.n_tests ? t.tests[0].task_index : 0);
 	*digest = strdup(buf);
 	ee_task_free(&t);
 	return 0;

@@ -39,6 +39,8 @@ static void good_arg(const struct ee_option *row, char *buf, size_t size)
 {
 	if (row->type == EE_OPT_ENUM)
 		snprintf(buf, size, "%s", row->choices[row->n_choices - 1].name);
+	else if (row->type == EE_OPT_TEXT)
+		snprintf(buf, size, "%s", row->example);
 	else if (row->type == EE_OPT_UINT)
 		snprintf(buf, size, "%lu", row->max);
 	else
@@ -79,6 +81,8 @@ Test(options, each_front_end_accepts_exactly_the_rows_it_claims)
 			struct ee_err err = { 0 };
 			defaults(&v, fronts[f]);
 			cr_assert_eq(ee_option_set(row, optarg, &v.sink, &err), 0, "%s", err.msg);
+			if (row->type == EE_OPT_TEXT) /* no number: its own test below */
+				continue;
 			double want = row->type == EE_OPT_FLAG   ? row->flag_value
 			              : row->type == EE_OPT_ENUM ? row->choices[row->n_choices - 1].value
 			              : row->type == EE_OPT_UINT ? (double)row->max
@@ -97,7 +101,7 @@ Test(options, defaults_are_the_rows_and_limits_match_ee_limits_default)
 		defaults(&v, fronts[f]);
 		for (size_t i = 0; i < ee_options_count; i++) {
 			const struct ee_option *row = &ee_options[i];
-			if (!(row->fronts & fronts[f]))
+			if (!(row->fronts & fronts[f]) || row->type == EE_OPT_TEXT)
 				continue;
 			cr_expect_eq(value_of(row, &v), ee_option_default(row, fronts[f]), "%s --%s",
 			             front_names[f], row->name);
@@ -164,6 +168,37 @@ Test(options, the_messages_users_know)
 	cr_expect_str_eq(err.msg, "--timeout: expected a number, got ''");
 	cr_expect_eq(ee_option_set(ee_option_named("lint-severity"), "high", &v.sink, &err), 0);
 	cr_expect(v.opt.lint && v.opt.lint_severity == EE_SEV_HIGH, "--lint-severity implies --lint");
+}
+
+/* --compare is the one text row: its default is no rule of the run's own
+ * (each task's or its format's), a rule sets it, anything else is refused
+ * naming the flag and changes nothing. --max-tests and --test-pick land
+ * in the loader's rules. */
+Test(options, compare_max_tests_and_test_pick_fill_the_task_rules)
+{
+	const struct ee_option *row = ee_option_named("compare");
+	struct values v;
+	struct ee_err err = { 0 };
+
+	cr_assert(row && row->type == EE_OPT_TEXT);
+	defaults(&v, EE_FRONT_EVAL);
+	cr_expect_eq(v.opt.task_rules.has_compare, 0);
+	cr_expect_eq(v.opt.task_rules.max_tests, 0);
+	cr_expect_eq(v.opt.task_rules.pick, EE_PICK_FIRST);
+	cr_assert_eq(ee_option_set(row, "tokens:ci", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect(v.opt.task_rules.has_compare && v.opt.task_rules.compare.rule == EE_CMP_TOKENS &&
+	          v.opt.task_rules.compare.ci);
+	cr_expect_eq(ee_option_set(row, "words", &v.sink, &err), -1);
+	cr_expect_str_eq(err.msg, "--compare: expected exact, rstrip, lines, tokens or numeric, got 'words'");
+	cr_expect_eq(v.opt.task_rules.compare.rule, EE_CMP_TOKENS, "a refused value changes nothing");
+	cr_expect_eq(ee_option_set(row, "numeric:abs=x", &v.sink, &err), -1);
+	cr_expect_str_eq(err.msg, "--compare: 'abs=x': expected a number >= 0");
+	cr_assert_eq(ee_option_set(ee_option_named("max-tests"), "10", &v.sink, &err), 0, "%s", err.msg);
+	cr_assert_eq(ee_option_set(ee_option_named("test-pick"), "longest", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect_eq(v.opt.task_rules.max_tests, 10);
+	cr_expect_eq(v.opt.task_rules.pick, EE_PICK_LONGEST);
+	cr_expect_eq(ee_option_set(ee_option_named("test-pick"), "last", &v.sink, &err), -1);
+	cr_expect_str_eq(err.msg, "--test-pick: expected first or longest, got 'last'");
 }
 
 /* Rows on one field agree on its default for every front end taking both. */
@@ -320,6 +355,7 @@ Test(options, evals_defaults_are_the_documented_ones)
 
 	memset(&o, 0, sizeof(o));
 	ee_options_defaults(EE_FRONT_EVAL, &(struct ee_option_sink){ &o, &extract });
+	memset(&want, 0, sizeof(want)); /* its padding too: memcmp reads it */
 	ee_limits_default(&want);
 	cr_expect_eq(memcmp(&o.limits, &want, sizeof(want)), 0);
 	cr_expect_eq(o.deny_imports, 1);
@@ -333,4 +369,29 @@ Test(options, evals_defaults_are_the_documented_ones)
 	cr_expect_eq(o.mbpp_challenge, 0);
 	cr_expect_eq(o.weak_limits, 0);
 	cr_expect_eq(extract, EE_EXTRACT_AUTO);
+}
+
+/* serve has no --compare (its front end would need the server to pass the
+ * rules): a request's task names its rule itself, and a bad one is a 400
+ * naming task.compare. */
+Test(options, http_task_compare_is_the_tasks_own)
+{
+	struct values server;
+	struct ee_request r;
+	struct ee_err err;
+
+	defaults(&server, EE_FRONT_SERVE);
+	cr_expect_eq(ee_option_named("compare")->fronts & (EE_FRONT_SERVE | EE_FRONT_HTTP), 0);
+	cr_assert_eq(parse_request("{\"task\": {\"task_id\": \"t\", \"compare\": \"tokens:ci\", \"tests\": "
+	                           "[{\"kind\": \"io\", \"stdout\": \"1\"}]}, \"candidate\": \"x = 1\"}",
+	                           &server.opt.limits, &r, &err),
+	             0, "%s", err.msg);
+	cr_expect(r.runs[0].task.tests[0].compare.rule == EE_CMP_TOKENS && r.runs[0].task.tests[0].compare.ci);
+	ee_request_free(&r);
+	cr_expect_eq(parse_request("{\"task\": {\"task_id\": \"t\", \"compare\": \"token\", \"tests\": "
+	                           "[{\"kind\": \"io\", \"stdout\": \"1\"}]}, \"candidate\": \"x = 1\"}",
+	                           &server.opt.limits, &r, &err),
+	             -1);
+	cr_expect_str_eq(err.field, "task.compare");
+	ee_request_free(&r);
 }

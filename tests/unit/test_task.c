@@ -401,7 +401,14 @@ static const struct err_case task_errors[] = {
 	{ A "], 'Setup': 'x'}", 0, "Setup: unknown key in a task; did you mean 'setup'?" },
 	{ A "], 'description': 'x'}", 0,
 	  "description: unknown key in a task; expected one of task_id, class, prompt, entry_point, setup, "
-	  "tests, limits" },
+	  "tests, limits, compare" },
+	{ A "], 'compare': 'words'}", 0,
+	  "compare: expected exact, rstrip, lines, tokens or numeric, got 'words'" },
+	{ A "], 'compare': 'tokens:abs=1'}", 0, "compare: 'abs=1': only numeric takes a tolerance" },
+	{ A "], 'compare': ['tokens']}", 0, "compare: expected a string, got array" },
+	{ "{'task_id': 'a', 'compare': 'exact', 'tests': [{'kind': 'io', 'stdout': '1'}, "
+	  "{'kind': 'io', 'stdout': '1', 'float_tol': 0.1}]}", 0,
+	  "tests[1].float_tol: compare 'exact' does not use it (lines and tokens do)" },
 	{ T1("{'kind': 'io', 'stdout': '1', 'stdn': '2'}"), 0,
 	  "tests[0].stdn: unknown key in an io test; did you mean 'stdin'?" },
 	{ T1("{'kind': 'call', 'fn': 'f', 'expected': 1, 'arg': []}"), 0,
@@ -844,4 +851,60 @@ Test(nearest, names_the_close_one_or_none)
 			cr_expect_null(got, "%s: got %s", cases[i].key, got);
 	}
 	cr_expect_null(ee_nearest_name("x", ids, 0));
+}
+
+/* ---- compare and the run's rules (task_rules.c) ------------------------ */
+
+#define IO3 "{'kind': 'io', 'stdin': 'aa', 'stdout': '1'}, {'kind': 'io', 'stdin': 'aaaa', 'stdout': '2'}, " \
+	    "{'kind': 'call', 'fn': 'f', 'args': ['aaa'], 'expected': 3}, {'kind': 'io', 'stdin': 'aaaa', 'stdout': '4'}"
+
+Test(task, compare_of_the_task_beats_the_runs_which_beats_the_default)
+{
+	struct ee_task own, plain;
+	struct ee_task_rules run = { .has_compare = 1 };
+
+	load_task("{'task_id': 'a', 'compare': 'tokens:ci', 'tests': [" IO3 "]}", EE_FORMAT_AUTO, &own);
+	load_task("{'task_id': 'b', 'tests': [" IO3 "]}", EE_FORMAT_AUTO, &plain);
+	cr_expect(own.compare_given);
+	cr_expect(own.tests[0].compare.rule == EE_CMP_TOKENS && own.tests[0].compare.ci);
+	cr_expect(ee_compare_is_default(&plain.tests[0].compare), "native's default is lines");
+	cr_assert_eq(ee_compare_parse("exact", &run.compare, NULL, 0), 0);
+	cr_assert_eq(ee_task_apply_rules(&own, &run, NULL), 0);
+	cr_assert_eq(ee_task_apply_rules(&plain, &run, NULL), 0);
+	cr_expect_eq(own.tests[3].compare.rule, EE_CMP_TOKENS, "the task's own wins");
+	cr_expect_eq(plain.tests[3].compare.rule, EE_CMP_EXACT, "the run's over the default");
+	cr_expect_eq(plain.budget.max, 0, "no --max-tests: no budget");
+	cr_expect_eq(plain.n_tests, 4);
+	ee_task_free(&own);
+	ee_task_free(&plain);
+}
+
+Test(task, max_tests_keeps_the_first_or_the_longest_in_task_order)
+{
+	struct ee_task first, longest, all;
+	struct ee_task_rules two = { .max_tests = 2, .pick = EE_PICK_FIRST };
+
+	load_task("{'task_id': 'a', 'tests': [" IO3 "]}", EE_FORMAT_AUTO, &first);
+	load_task("{'task_id': 'a', 'tests': [" IO3 "]}", EE_FORMAT_AUTO, &longest);
+	load_task("{'task_id': 'a', 'tests': [" IO3 "]}", EE_FORMAT_AUTO, &all);
+	cr_assert_eq(ee_task_apply_rules(&first, &two, NULL), 0);
+	cr_assert_eq(first.n_tests, 2);
+	cr_expect_str_eq(first.tests[0].stdout_text, "1");
+	cr_expect_str_eq(first.tests[1].stdout_text, "2");
+	cr_expect(first.budget.max == 2 && first.budget.pick == EE_PICK_FIRST && first.budget.total == 4);
+	/* inputs 2, 4, 7 (["aaa"]) and 4 bytes: the call, then the first of the two 4s */
+	two.pick = EE_PICK_LONGEST;
+	cr_assert_eq(ee_task_apply_rules(&longest, &two, NULL), 0);
+	cr_assert_eq(longest.n_tests, 2);
+	cr_expect_str_eq(longest.tests[0].stdout_text, "2", "task order kept");
+	cr_expect_eq(longest.tests[1].kind, EE_TEST_CALL);
+	cr_expect(longest.tests[0].task_index == 1 && longest.tests[1].task_index == 2);
+	cr_expect(longest.budget.pick == EE_PICK_LONGEST && longest.budget.total == 4);
+	two.max_tests = 10;
+	cr_assert_eq(ee_task_apply_rules(&all, &two, NULL), 0);
+	cr_expect(all.n_tests == 4 && all.budget.max == 10 && all.budget.total == 4, "fewer than N: all kept");
+	cr_expect_str_eq(ee_test_pick_name(EE_PICK_LONGEST), "longest");
+	ee_task_free(&first);
+	ee_task_free(&longest);
+	ee_task_free(&all);
 }
