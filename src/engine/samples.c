@@ -44,7 +44,8 @@ int ee_samples_open(struct ee_samples *s, const struct ee_samples_config *cfg, s
 	s->shard[0] = '\0'; /* --shard 0/1 is the whole run: no shard */
 	if (cfg->shard_n > 1)
 		snprintf(s->shard, sizeof(s->shard), "%lu/%lu", cfg->shard_i, cfg->shard_n);
-	ee_reorder_init(&s->order, (cfg->jobs ? cfg->jobs : 1) * (size_t)HELD_PER_JOB, HELD_BYTES, to_sink, s);
+	ee_reorder_init(&s->order, (cfg->jobs ? cfg->jobs : 1) * (size_t)HELD_PER_JOB, HELD_BYTES, to_sink,
+	                s);
 	s->from_dir = ee_samples_dir_is(cfg->path);
 	if (s->from_dir)
 		return ee_samples_dir_open(&s->dir, cfg->path, cfg->tasks, err);
@@ -226,7 +227,8 @@ static int next_candidate(struct ee_samples *s, struct ee_candidate *c, struct e
 		struct ee_extract_info how = { 0 };
 		free(s->program);
 		s->program = NULL;
-		if (rc == 1 && ee_compose(&e->task, &s->sample, cfg->extract, cfg->stop, &s->program, &how, err) < 0)
+		if (rc == 1 &&
+		    ee_compose(&e->task, &s->sample, cfg->extract, cfg->stop, &s->program, &how, err) < 0)
 			rc = -1;
 		s->n.lines++;
 		ee_extraction_name(&how, s->extraction, sizeof(s->extraction));
@@ -337,9 +339,10 @@ int ee_samples_some_evaluated(const struct ee_samples *s, struct ee_err *err)
 		               s->from_dir ? "the directory has no task directory with a <n>.py"
 		                           : "the file has no non-blank line");
 	if (s->n.invalid == s->n.lines)
-		return ee_fail(err, EE_ERR_USAGE,
-		               "--samples %s: no sample evaluated: all %lu lines are invalid (first: line %ld)",
-		               path, s->n.lines, s->n.first_invalid);
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "--samples %s: no sample evaluated: all %lu lines are invalid (first: line %ld)",
+		        path, s->n.lines, s->n.first_invalid);
 	return ee_fail(err, EE_ERR_USAGE,
 	               "--samples %s: no sample evaluated: --shard %lu/%lu selects none of its %lu lines "
 	               "(%lu invalid)",

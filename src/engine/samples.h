@@ -53,7 +53,7 @@ struct ee_engine;
 struct ee_err;
 
 struct ee_samples_config {
-	const char *path;       /* a JSONL file, "-" (standard input) or an EvalPlus directory */
+	const char *path; /* a JSONL file, "-" (standard input) or an EvalPlus directory */
 	struct ee_dataset *tasks;
 	const char *tasks_path; /* for messages */
 	const char *model;      /* of the samples that carry none; NULL: none */

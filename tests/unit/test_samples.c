@@ -216,9 +216,10 @@ Test(samples, resume_skips_the_keys_of_the_results_file_invalid_lines_included)
 	size_t n;
 	int repaired = 0;
 	/* a/0 and the invalid line 3 were done; a/1 was torn off the end */
-	const char *results = write_file("r.jsonl", "{\"task_id\":\"a\",\"sample\":0,\"status\":\"pass\"}\n"
-	                                            "{\"task_id\":null,\"sample\":-3,\"invalid\":true,\"status\":\"error\"}\n"
-	                                            "{\"task_id\":\"a\",\"sam");
+	const char *results = write_file(
+	        "r.jsonl", "{\"task_id\":\"a\",\"sample\":0,\"status\":\"pass\"}\n"
+	                   "{\"task_id\":null,\"sample\":-3,\"invalid\":true,\"status\":\"error\"}\n"
+	                   "{\"task_id\":\"a\",\"sam");
 
 	open_run(&r, S("a", "") S("b", "") "{not json\n" S("a", "") "[1]\n", &cfg);
 	cr_assert_eq(ee_samples_resume(&r.s, results, NULL, NULL, &repaired, &err), 0, "%s", err.msg);
@@ -295,7 +296,8 @@ Test(samples, an_invalid_line_is_a_stop_or_under_skip_invalid_an_error_record_in
 			int rc = drain(&r, keys, &n, COUNT(keys), &err);
 			if (!skip) {
 				cr_expect_eq(rc, -1, "case %zu", i);
-				cr_expect_not_null(strstr(err.msg, cases[i].want_msg), "case %zu: %s", i, err.msg);
+				cr_expect_not_null(strstr(err.msg, cases[i].want_msg), "case %zu: %s", i,
+				                   err.msg);
 				cr_expect_eq(r.s.failed, 1, "case %zu", i);
 				cr_expect_eq(r.seen.n, 1, "case %zu: the record before it is kept", i);
 			} else {
@@ -323,9 +325,11 @@ Test(samples, records_reach_the_sink_in_input_order_whatever_order_they_finish_i
 	cr_assert_eq(ee_samples_next(&r.s, &c, &t[0], &err), 1, "%s", err.msg);
 	cr_assert_eq(ee_samples_next(&r.s, &c, &t[1], &err), 1, "%s", err.msg);
 	cr_expect_eq(r.seen.n, 0, "the invalid line waits for a/0");
-	ee_samples_done(&r.s, t[1], json_pack("{s:s, s:i, s:s}", "task_id", "b", "sample", 0, "status", "fail"));
+	ee_samples_done(&r.s, t[1],
+	                json_pack("{s:s, s:i, s:s}", "task_id", "b", "sample", 0, "status", "fail"));
 	cr_expect_eq(r.seen.n, 0);
-	ee_samples_done(&r.s, t[0], json_pack("{s:s, s:i, s:s}", "task_id", "a", "sample", 0, "status", "pass"));
+	ee_samples_done(&r.s, t[0],
+	                json_pack("{s:s, s:i, s:s}", "task_id", "a", "sample", 0, "status", "pass"));
 	cr_assert_eq(r.seen.n, 3);
 	cr_expect_str_eq(r.seen.keys[0], "a/0 pass");
 	cr_expect_str_eq(r.seen.keys[1], "null/-2 error");
@@ -350,8 +354,9 @@ Test(samples, the_reorder_bound_makes_next_wait)
 	/* the head never finishes: the others pile up behind it */
 	while ((rc = ee_samples_next(&r.s, &c, &t, &err)) == 1) {
 		got++;
-		ee_samples_done(&r.s, t, json_pack("{s:s, s:I, s:s}", "task_id", "a", "sample", (json_int_t)c.sample,
-		                                   "status", "pass"));
+		ee_samples_done(&r.s, t,
+		                json_pack("{s:s, s:I, s:s}", "task_id", "a", "sample", (json_int_t)c.sample,
+		                          "status", "pass"));
 	}
 	cr_expect_eq(rc, EE_SCHED_WAIT);
 	cr_expect_eq(got, 256, "256 held per job");
