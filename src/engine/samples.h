@@ -61,7 +61,7 @@ struct ee_samples_config {
 	int stop;                       /* cut completions at HumanEval's stop sequences */
 	unsigned long shard_i, shard_n; /* keep shard I of N; N <= 1: every sample */
 	int skip_invalid;               /* an invalid sample is an error record, not a stop */
-	unsigned jobs;                  /* evaluations at once: bounds the reorder buffer */
+	unsigned jobs;                  /* evaluations at once (ee_samples_run); bounds the buffer */
 	/* Each parsed sample's model (NULL: none), before its task is looked
 	 * up, so that a sample of an unknown task counts too; -1 (err filled)
 	 * makes the sample invalid. NULL: not called. */
