@@ -17,19 +17,18 @@
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static char dir[] = "/tmp/ee-unit-samples-XXXXXX";
+static char dir[64];
 
+/* Each test in a directory of its own, removed after it. */
 static void make_dir(void)
 {
-	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_not_null(mkdtemp(strcpy(dir, "/tmp/ee-unit-samples-XXXXXX")));
 }
 
 static void remove_dir(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-	strcpy(dir, "/tmp/ee-unit-samples-XXXXXX");
+	char cmd[96];
+	cr_assert_eq(system((snprintf(cmd, sizeof(cmd), "rm -rf %s", dir), cmd)), 0);
 }
 
 TestSuite(samples, .init = make_dir, .fini = remove_dir);
