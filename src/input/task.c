@@ -107,9 +107,10 @@ static int parse_id(const struct ee_jf *c, const json_t *obj, int format, long l
 		return ee_jf_id(c, obj, "task_id", ret);
 	if (key && json_object_get(obj, key))
 		return ee_jf_id(c, obj, key, ret);
+	if (line <= 0 && key)
+		return ee_jf_fail(c, "task_id", "missing, and so is %s (expected a string or an integer)", key);
 	if (line <= 0)
-		return ee_jf_fail(c, "task_id", "missing (expected a string or an integer%s%s)",
-		                  key ? ", or " : "", key ? key : "");
+		return ee_jf_fail(c, "task_id", "missing (expected a string or an integer)");
 	snprintf(text, sizeof(text), "%ld", line);
 	return ee_jf_strdup(c, text, ret);
 }

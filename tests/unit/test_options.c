@@ -320,6 +320,7 @@ Test(options, evals_defaults_are_the_documented_ones)
 
 	memset(&o, 0, sizeof(o));
 	ee_options_defaults(EE_FRONT_EVAL, &(struct ee_option_sink){ &o, &extract });
+	memset(&want, 0, sizeof(want)); /* its padding too: memcmp compares it */
 	ee_limits_default(&want);
 	cr_expect_eq(memcmp(&o.limits, &want, sizeof(want)), 0);
 	cr_expect_eq(o.deny_imports, 1);
@@ -331,6 +332,7 @@ Test(options, evals_defaults_are_the_documented_ones)
 	cr_expect_eq(o.drain_output, 0);
 	cr_expect_eq(o.strict_asserts, 0);
 	cr_expect_eq(o.mbpp_challenge, 0);
+	cr_expect_eq(o.task_format, EE_FORMAT_AUTO);
 	cr_expect_eq(o.weak_limits, 0);
 	cr_expect_eq(extract, EE_EXTRACT_AUTO);
 }
