@@ -219,12 +219,7 @@ static int lcb_case(const struct ee_jf *parent, const char *key, const json_t *t
 		return ee_jf_bad(parent, name, "an object", tc);
 	if (ee_jf_enum(&c, tc, "testtype", testtype_names, 2, -1, &type) < 0)
 		return -1;
-	if (!json_object_get(tc, "input"))
-		return ee_jf_fail(&c, "input", "missing (expected a string)");
-	if (!json_object_get(tc, "output"))
-		return ee_jf_fail(&c, "output", "missing (expected a string)");
-	if (ee_jf_str_check(&c, "input", json_object_get(tc, "input"), &in) < 0 ||
-	    ee_jf_str_check(&c, "output", json_object_get(tc, "output"), &out) < 0)
+	if (ee_rl_case_texts(&c, tc, &in, &out) < 0)
 		return -1;
 	if (type == 0)
 		return ee_rl_io_test(&c, test, hidden, in, out);

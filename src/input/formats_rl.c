@@ -132,6 +132,18 @@ int ee_rl_entry_point(const struct ee_jf *c, struct ee_task *t, const char *fn, 
 	return ee_jf_strdup(c, method_of ? method_of : fn, &t->entry_point);
 }
 
+int ee_rl_case_texts(const struct ee_jf *c, const json_t *tc, const char **in, const char **out)
+{
+	if (!json_object_get(tc, "input"))
+		return ee_jf_fail(c, "input", "missing (expected a string)");
+	if (!json_object_get(tc, "output"))
+		return ee_jf_fail(c, "output", "missing (expected a string)");
+	if (ee_jf_str_check(c, "input", json_object_get(tc, "input"), in) < 0 ||
+	    ee_jf_str_check(c, "output", json_object_get(tc, "output"), out) < 0)
+		return -1;
+	return 0;
+}
+
 /* The name of key[i] in buf. */
 static const char *elem(const char *key, size_t i, char *buf)
 {
@@ -380,12 +392,7 @@ static int openr1_case(const struct ee_jf *parent, const json_t *tc, size_t i, s
 		return -1;
 	if (strcmp(type_s, "stdin_stdout") != 0)
 		return ee_jf_bad(&c, "type", "\"stdin_stdout\"", type);
-	if (!json_object_get(tc, "input"))
-		return ee_jf_fail(&c, "input", "missing (expected a string)");
-	if (!json_object_get(tc, "output"))
-		return ee_jf_fail(&c, "output", "missing (expected a string)");
-	if (ee_jf_str_check(&c, "input", json_object_get(tc, "input"), &in) < 0 ||
-	    ee_jf_str_check(&c, "output", json_object_get(tc, "output"), &out) < 0)
+	if (ee_rl_case_texts(&c, tc, &in, &out) < 0)
 		return -1;
 	return ee_rl_io_test(&c, test, 0, in, out);
 }

@@ -57,6 +57,10 @@ int ee_rl_json_lines(const struct ee_jf *c, const char *field, const json_t *tex
 int ee_rl_call_test(const struct ee_jf *c, struct ee_test *test, int hidden, const char *fn,
                     const char *method_of, json_t *args, json_t *expected);
 
+/* A test case object's "input" and "output" strings (borrowed), both
+ * required (LiveCodeBench, open-r1). */
+int ee_rl_case_texts(const struct ee_jf *c, const json_t *tc, const char **in, const char **out);
+
 /* An io test: stdin and expected stdout copied. */
 int ee_rl_io_test(const struct ee_jf *c, struct ee_test *test, int hidden, const char *in, const char *out);
 

@@ -8,25 +8,11 @@
 
 #include "base/err.h"
 #include "input/task.h"
+#include "fixture_json.h"
 #include "leakcheck.h"
 
 #define WHERE    "t.jsonl:3"
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-static json_t *fix(const char *text)
-{
-	char *s = strdup(text);
-	json_error_t e;
-
-	cr_assert_not_null(s);
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	json_t *j = json_loads(s, JSON_DECODE_ANY, &e);
-	cr_assert_not_null(j, "bad fixture %s: %s", s, e.text);
-	free(s);
-	return j;
-}
 
 static void load(const char *text, struct ee_task *t)
 {
