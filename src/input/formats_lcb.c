@@ -100,15 +100,17 @@ static int inflate_capped(const struct ee_jf *c, const char *field, const unsign
 				inflateEnd(&z);
 				free(out);
 				return grown > alloc ? ee_jf_oom(c)
-				                     : ee_jf_fail(c, field, "inflates to more than %zu bytes", PRIVATE_CAP);
+				                     : ee_jf_fail(c, field, "inflates to more than %zu bytes",
+				                                  PRIVATE_CAP);
 			}
 			out = p;
 			alloc = grown;
 		}
 		/* avail_in is the whole input at first; uInt bounds each step. */
 		if (z.avail_in == 0 && (size_t)(z.next_in - in) < n)
-			z.avail_in = (uInt)(n - (size_t)(z.next_in - in) > UINT32_MAX ? UINT32_MAX
-			                                                                : n - (size_t)(z.next_in - in));
+			z.avail_in = (uInt)(n - (size_t)(z.next_in - in) > UINT32_MAX
+			                            ? UINT32_MAX
+			                            : n - (size_t)(z.next_in - in));
 		size_t room = alloc - len;
 		z.next_out = out + len;
 		z.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
@@ -119,7 +121,8 @@ static int inflate_capped(const struct ee_jf *c, const char *field, const unsign
 		if (zrc != Z_OK && zrc != Z_STREAM_END && zrc != Z_BUF_ERROR) {
 			inflateEnd(&z);
 			free(out);
-			return ee_jf_fail(c, field, "not zlib data (%s)", zrc == Z_MEM_ERROR ? "out of memory" : "corrupt");
+			return ee_jf_fail(c, field, "not zlib data (%s)",
+			                  zrc == Z_MEM_ERROR ? "out of memory" : "corrupt");
 		}
 	}
 	int trailing = (size_t)(z.next_in - in) != n;
@@ -246,14 +249,16 @@ int ee_task_parse_lcb(const struct ee_jf *c, const json_t *obj, unsigned opts, s
 	    test_cases(c, obj, "private_test_cases", &priv) < 0 || func_name(c, obj, &fn) < 0)
 		goto out;
 	if (json_array_size(pub) + json_array_size(priv) == 0) {
-		ee_jf_fail(c, "public_test_cases", "no tests (public_test_cases and private_test_cases are empty)");
+		ee_jf_fail(c, "public_test_cases",
+		           "no tests (public_test_cases and private_test_cases are empty)");
 		goto out;
 	}
 	if (ee_task_alloc_tests(c, t, json_array_size(pub) + json_array_size(priv)) < 0 ||
 	    (fn && ee_rl_entry_point(c, t, fn, method_of) < 0))
 		goto out;
 	for (size_t i = 0; i < json_array_size(pub); i++)
-		if (lcb_case(c, "public_test_cases", json_array_get(pub, i), i, 0, fn, method_of, &t->tests[n++]) < 0)
+		if (lcb_case(c, "public_test_cases", json_array_get(pub, i), i, 0, fn, method_of,
+		             &t->tests[n++]) < 0)
 			goto out;
 	for (size_t i = 0; i < json_array_size(priv); i++)
 		if (lcb_case(c, "private_test_cases", json_array_get(priv, i), i, 1, fn, method_of,

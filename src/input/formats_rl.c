@@ -98,7 +98,8 @@ int ee_rl_call_test(const struct ee_jf *c, struct ee_test *test, int hidden, con
 	test->expected = expected;
 	if (!args || !expected)
 		return ee_jf_oom(c);
-	if (ee_jf_strdup(c, fn, &test->fn) < 0 || (method_of && ee_jf_strdup(c, method_of, &test->method_of) < 0))
+	if (ee_jf_strdup(c, fn, &test->fn) < 0 ||
+	    (method_of && ee_jf_strdup(c, method_of, &test->method_of) < 0))
 		return -1;
 	return 0;
 }
@@ -208,24 +209,27 @@ static int inputs_outputs(const struct ee_jf *c, const json_t *io, const char *m
 		elem("inputs", i, in_name);
 		elem("outputs", i, out_name);
 		if (!fn) {
-			if (io_text(c, in_name, in, &in_text) < 0 || io_text(c, out_name, out, &out_text) < 0 ||
+			if (io_text(c, in_name, in, &in_text) < 0 ||
+			    io_text(c, out_name, out, &out_text) < 0 ||
 			    ee_rl_io_test(c, &t->tests[i], 0, in_text, out_text) < 0)
 				return -1;
 			continue;
 		}
 		if (json_is_array(in)) {
 			args = json_incref((json_t *)in);
-			want = json_is_array(out) && json_array_size(out) == 1 ? json_array_get(out, 0) : (json_t *)out;
+			want = json_is_array(out) && json_array_size(out) == 1 ? json_array_get(out, 0)
+			                                                       : (json_t *)out;
 			json_incref(want);
 		} else {
 			if (!json_is_string(in))
-				return ee_jf_bad(c, in_name, "an argument list or a string of JSON lines", in);
+				return ee_jf_bad(c, in_name, "an argument list or a string of JSON lines",
+				                 in);
 			if (ee_rl_json_lines(c, in_name, in, &args) < 0)
 				return -1;
 			if (!json_is_string(out))
 				want = json_incref((json_t *)out);
-			else if (ee_rl_parse_json(c, out_name, json_string_value(out), json_string_length(out),
-			                          &want) < 0) {
+			else if (ee_rl_parse_json(c, out_name, json_string_value(out),
+			                          json_string_length(out), &want) < 0) {
 				json_decref(args);
 				return -1;
 			}
@@ -286,7 +290,8 @@ int ee_task_parse_codecontests(const struct ee_jf *c, const json_t *obj, unsigne
 		total += json_array_size(ins[k]);
 	}
 	if (total == 0) {
-		ee_jf_fail(c, "public_tests", "no tests (public_tests, private_tests and generated_tests are empty)");
+		ee_jf_fail(c, "public_tests",
+		           "no tests (public_tests, private_tests and generated_tests are empty)");
 		goto out;
 	}
 	if (ee_task_alloc_tests(c, t, total) < 0)
@@ -296,9 +301,10 @@ int ee_task_parse_codecontests(const struct ee_jf *c, const json_t *obj, unsigne
 		for (size_t i = 0; i < json_array_size(ins[k]); i++) {
 			char in_name[NAME_LEN], out_name[NAME_LEN];
 			const char *in, *expect;
-			if (ee_jf_str_check(&sub, elem("input", i, in_name), json_array_get(ins[k], i), &in) < 0 ||
-			    ee_jf_str_check(&sub, elem("output", i, out_name), json_array_get(outs[k], i), &expect) <
+			if (ee_jf_str_check(&sub, elem("input", i, in_name), json_array_get(ins[k], i), &in) <
 			            0 ||
+			    ee_jf_str_check(&sub, elem("output", i, out_name), json_array_get(outs[k], i),
+			                    &expect) < 0 ||
 			    ee_rl_io_test(c, &t->tests[n++], k > 0, in, expect) < 0)
 				goto out;
 		}
@@ -373,7 +379,8 @@ static int python_only(const struct ee_jf *c, const json_t *info)
 		return 0;
 	if (ee_jf_str_check(c, "language", v, &lang) < 0)
 		return -1;
-	if (strcasecmp(lang, "python") == 0 || strcasecmp(lang, "python3") == 0 || strcasecmp(lang, "py") == 0)
+	if (strcasecmp(lang, "python") == 0 || strcasecmp(lang, "python3") == 0 ||
+	    strcasecmp(lang, "py") == 0)
 		return 0;
 	return ee_jf_bad(c, "language", "python (execeval runs Python only)", v);
 }
@@ -443,7 +450,8 @@ static int prime_test(const struct ee_jf *c, const json_t *ins, const json_t *ou
 	const char *in_s, *out_s;
 	int rc = -1;
 
-	if (json_elem(c, ins, "test_case_inputs", i, &in) < 0 || json_elem(c, outs, "test_case_outputs", i, &out) < 0)
+	if (json_elem(c, ins, "test_case_inputs", i, &in) < 0 ||
+	    json_elem(c, outs, "test_case_outputs", i, &out) < 0)
 		goto done;
 	if (!fn) {
 		if (ee_jf_str_check(c, elem("test_case_inputs", i, name), in, &in_s) < 0 ||
@@ -495,7 +503,8 @@ int ee_task_parse_prime(const struct ee_jf *c, const json_t *obj, unsigned opts,
 		           json_array_size(ins));
 		goto out;
 	}
-	if (ee_task_alloc_tests(c, t, json_array_size(ins)) < 0 || (fn && ee_rl_entry_point(c, t, fn, method_of) < 0))
+	if (ee_task_alloc_tests(c, t, json_array_size(ins)) < 0 ||
+	    (fn && ee_rl_entry_point(c, t, fn, method_of) < 0))
 		goto out;
 	for (size_t i = 0; i < t->n_tests; i++)
 		if (prime_test(&sub, ins, outs, i, fn, method_of, &t->tests[i]) < 0)

@@ -88,9 +88,8 @@ static int fill_defaults(const struct ee_jf *c, struct ee_task *t)
 /* An RL row's own id field; "task_id" wins over it, the line number
  * stands in when neither is there (docs/formats.md). */
 static const char *const rl_id_keys[EE_FORMAT_COUNT] = {
-	[EE_FORMAT_APPS] = "problem_id",  [EE_FORMAT_CODECONTESTS] = "name",
-	[EE_FORMAT_LCB] = "question_id",  [EE_FORMAT_OPENR1] = "problem_id",
-	[EE_FORMAT_PRIME] = "problem_id",
+	[EE_FORMAT_APPS] = "problem_id",   [EE_FORMAT_CODECONTESTS] = "name", [EE_FORMAT_LCB] = "question_id",
+	[EE_FORMAT_OPENR1] = "problem_id", [EE_FORMAT_PRIME] = "problem_id",
 };
 
 static int is_rl_format(int format)
@@ -108,7 +107,8 @@ static int parse_id(const struct ee_jf *c, const json_t *obj, int format, long l
 	if (key && json_object_get(obj, key))
 		return ee_jf_id(c, obj, key, ret);
 	if (line <= 0 && key)
-		return ee_jf_fail(c, "task_id", "missing, and so is %s (expected a string or an integer)", key);
+		return ee_jf_fail(c, "task_id", "missing, and so is %s (expected a string or an integer)",
+		                  key);
 	if (line <= 0)
 		return ee_jf_fail(c, "task_id", "missing (expected a string or an integer)");
 	snprintf(text, sizeof(text), "%ld", line);

@@ -40,18 +40,42 @@ static int verification_has(const json_t *obj, const char *key)
 	return yes;
 }
 
-static int is_native(const json_t *o) { return has(o, "tests"); }
-static int is_humaneval(const json_t *o) { return has(o, "test") && has(o, "entry_point"); }
-static int is_mbpp(const json_t *o) { return has(o, "test_list"); }
-static int is_verl(const json_t *o) { return json_is_object(json_object_get(o, "reward_model")); }
-static int is_lcb(const json_t *o) { return has(o, "public_test_cases") || has(o, "private_test_cases"); }
+static int is_native(const json_t *o)
+{
+	return has(o, "tests");
+}
+static int is_humaneval(const json_t *o)
+{
+	return has(o, "test") && has(o, "entry_point");
+}
+static int is_mbpp(const json_t *o)
+{
+	return has(o, "test_list");
+}
+static int is_verl(const json_t *o)
+{
+	return json_is_object(json_object_get(o, "reward_model"));
+}
+static int is_lcb(const json_t *o)
+{
+	return has(o, "public_test_cases") || has(o, "private_test_cases");
+}
 static int is_codecontests(const json_t *o)
 {
 	return has(o, "public_tests") || has(o, "private_tests") || has(o, "generated_tests");
 }
-static int is_apps(const json_t *o) { return has(o, "input_output"); }
-static int is_openr1(const json_t *o) { return verification_has(o, "test_cases"); }
-static int is_prime(const json_t *o) { return verification_has(o, "test_case_inputs"); }
+static int is_apps(const json_t *o)
+{
+	return has(o, "input_output");
+}
+static int is_openr1(const json_t *o)
+{
+	return verification_has(o, "test_cases");
+}
+static int is_prime(const json_t *o)
+{
+	return verification_has(o, "test_case_inputs");
+}
 
 static const struct {
 	int format;

@@ -30,7 +30,9 @@ static const char *const limits_keys[] = { "timeout_s", "memory_mb", "procs", "o
 #define TEST_COMMON "kind", "weight", "tier", "visibility"
 static const char *const code_test_keys[] = { TEST_COMMON, "code" };
 static const char *const io_test_keys[] = { TEST_COMMON, "stdin", "stdout", "float_tol" };
-static const char *const call_test_keys[] = { TEST_COMMON, "fn", "method_of", "args", "expected", "float_tol" };
+static const char *const call_test_keys[] = {
+	TEST_COMMON, "fn", "method_of", "args", "expected", "float_tol"
+};
 static const char *const test_kind_what[] = { "an assert test", "an io test", "a call test", "a program test",
 	                                      "a unittest test" };
 

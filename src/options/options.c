@@ -42,16 +42,11 @@ static const struct ee_option_choice isolation_choices[] = {
 };
 /* The formats of task.h, as docs/formats.md names them. */
 static const struct ee_option_choice format_choices[] = {
-	{ "auto", EE_FORMAT_AUTO },
-	{ "native", EE_FORMAT_NATIVE },
-	{ "humaneval", EE_FORMAT_HUMANEVAL },
-	{ "mbpp", EE_FORMAT_MBPP },
-	{ "apps", EE_FORMAT_APPS },
-	{ "codecontests", EE_FORMAT_CODECONTESTS },
-	{ "verl", EE_FORMAT_VERL },
-	{ "livecodebench", EE_FORMAT_LCB },
-	{ "open-r1", EE_FORMAT_OPENR1 },
-	{ "prime", EE_FORMAT_PRIME },
+	{ "auto", EE_FORMAT_AUTO },           { "native", EE_FORMAT_NATIVE },
+	{ "humaneval", EE_FORMAT_HUMANEVAL }, { "mbpp", EE_FORMAT_MBPP },
+	{ "apps", EE_FORMAT_APPS },           { "codecontests", EE_FORMAT_CODECONTESTS },
+	{ "verl", EE_FORMAT_VERL },           { "livecodebench", EE_FORMAT_LCB },
+	{ "open-r1", EE_FORMAT_OPENR1 },      { "prime", EE_FORMAT_PRIME },
 };
 static const struct ee_option_choice severity_choices[] = {
 	{ "low", EE_SEV_LOW },

@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (ee_pickle_str(data, size, &s, &len, why, sizeof(why)) == 0) {
 		/* A string read in place, ending before STOP. */
-		if (!s || s < data || len >= size || (size_t)(s - data) > size - len - 1 || data[size - 1] != '.')
+		if (!s || s < data || len >= size || (size_t)(s - data) > size - len - 1 ||
+		    data[size - 1] != '.')
 			__builtin_trap();
 	} else if (!why[0] || strchr(why, '\n')) {
 		__builtin_trap();

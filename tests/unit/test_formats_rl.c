@@ -98,7 +98,8 @@ Test(formats_rl, verl_ground_truth_io_json_line_calls_and_asserts)
 {
 	struct ee_task t;
 
-	load("{'reward_model': {'style': 'rule', 'ground_truth': '{\\'inputs\\': [\\'5\\\\n\\'], \\'outputs\\':"
+	load("{'reward_model': {'style': 'rule', 'ground_truth': '{\\'inputs\\': [\\'5\\\\n\\'], "
+	     "\\'outputs\\':"
 	     " [\\'25\\\\n\\']}'}}",
 	     &t);
 	cr_expect_eq(t.format, EE_FORMAT_VERL);
@@ -113,7 +114,8 @@ Test(formats_rl, verl_ground_truth_io_json_line_calls_and_asserts)
 	cr_expect_str_eq(t.entry_point, "add");
 	ee_task_free(&t);
 
-	load("{'reward_model': {'ground_truth': {'assert_case': ['assert f(1) == 2', 'assert f(2) == 3']}}}", &t);
+	load("{'reward_model': {'ground_truth': {'assert_case': ['assert f(1) == 2', 'assert f(2) == 3']}}}",
+	     &t);
 	cr_assert_eq(t.n_tests, 2);
 	cr_expect_eq(t.tests[1].kind, EE_TEST_ASSERT);
 	cr_expect_str_eq(t.tests[1].code, "assert f(2) == 3");
@@ -125,7 +127,8 @@ Test(formats_rl, verl_ground_truth_io_json_line_calls_and_asserts)
  * private tests, made with CPython for this test: two functional cases,
  * "[1, 2]\n3" -> "[1, 2, 3]" and "" -> "[]". */
 #define LCB_PRIVATE                                                                                          \
-	"eJxrYJnaxgABPU3R1UqZeQWlJUpWCkrRhjoKRrExecZKOgpK+aUlyMI6CsaxIOGS1OKSksqCVJBEWmlecklmfl5ijlKtjgKSQWj68WqM" \
+	"eJxrYJnaxgABPU3R1UqZeQWlJUpWCkrRhjoKRrExecZKOgpK+"                                                  \
+	"aUlyMI6CsaxIOGS1OKSksqCVJBEWmlecklmfl5ijlKtjgKSQWj68WqM"                                            \
 	"naIHAIfcKw4="
 
 Test(formats_lcb, public_json_private_packed_and_solution_methods)
@@ -146,7 +149,8 @@ Test(formats_lcb, public_json_private_packed_and_solution_methods)
 	expect_call(&t.tests[2], 1, "push", "Solution", "[]", "[]");
 	ee_task_free(&t);
 
-	load("{'question_id': 'q', 'public_test_cases': [{'input': '1\\n', 'output': '2\\n', 'testtype': 'stdin'}],"
+	load("{'question_id': 'q', 'public_test_cases': [{'input': '1\\n', 'output': '2\\n', 'testtype': "
+	     "'stdin'}],"
 	     " 'private_test_cases': '[]', 'metadata': '{}'}",
 	     &t);
 	cr_assert_eq(t.n_tests, 1);
@@ -167,14 +171,16 @@ Test(formats_rl, openr1_and_prime_verification_info)
 	expect_io(&t.tests[0], 0, "2\n", "4\n");
 	ee_task_free(&t);
 
-	load("{'verification_info': {'test_case_inputs': ['\\'3\\\\n\\''], 'test_case_outputs': ['\\'9\\\\n\\''],"
+	load("{'verification_info': {'test_case_inputs': ['\\'3\\\\n\\''], 'test_case_outputs': "
+	     "['\\'9\\\\n\\''],"
 	     " 'fn_name': null, 'timeout': 5}}",
 	     &t);
 	cr_expect_eq(t.format, EE_FORMAT_PRIME);
 	expect_io(&t.tests[0], 0, "3\n", "9\n");
 	ee_task_free(&t);
 
-	load("{'verification_info': {'test_case_inputs': ['[1, 2]', '\\'3\\\\n4\\''], 'test_case_outputs': ['3', '7'],"
+	load("{'verification_info': {'test_case_inputs': ['[1, 2]', '\\'3\\\\n4\\''], 'test_case_outputs': "
+	     "['3', '7'],"
 	     " 'fn_name': 'add'}}",
 	     &t);
 	expect_call(&t.tests[0], 0, "add", NULL, "[1, 2]", "3");
@@ -198,7 +204,8 @@ static const struct {
 	  "input_output.inputs[0]: expected an argument list or a string of JSON lines, got 3" },
 	{ "{'problem_id': [1], 'input_output': {'inputs': ['1'], 'outputs': ['1']}}",
 	  "problem_id: expected a string or an integer, got array" },
-	{ "{'name': 'n', 'public_tests': {'input': ['1'], 'output': []}}", "public_tests.output: 0 outputs for 1 inputs" },
+	{ "{'name': 'n', 'public_tests': {'input': ['1'], 'output': []}}",
+	  "public_tests.output: 0 outputs for 1 inputs" },
 	{ "{'name': 'n', 'private_tests': {'input': [1], 'output': ['1']}}",
 	  "private_tests.input[0]: expected a string, got number" },
 	{ "{'reward_model': {}}", "reward_model.ground_truth: missing (expected JSON, or a string of JSON)" },
@@ -208,20 +215,25 @@ static const struct {
 	  "reward_model.ground_truth.inputs[0]: not JSON" },
 	{ "{'reward_model': {'ground_truth': {'assert_case': []}}}",
 	  "reward_model.ground_truth.assert_case: expected a non-empty array of strings, got []" },
-	{ "{'question_id': 'q', 'public_test_cases': '[{\\'input\\': \\'1\\', \\'output\\': \\'1\\', \\'testtype\\':"
+	{ "{'question_id': 'q', 'public_test_cases': '[{\\'input\\': \\'1\\', \\'output\\': \\'1\\', "
+	  "\\'testtype\\':"
 	  " \\'functional\\'}]'}",
 	  "metadata.func_name: missing (public_test_cases[0] is functional)" },
-	{ "{'question_id': 'q', 'public_test_cases': '[{\\'input\\': \\'1\\', \\'testtype\\': \\'stdin\\'}]'}",
+	{ "{'question_id': 'q', 'public_test_cases': '[{\\'input\\': \\'1\\', \\'testtype\\': "
+	  "\\'stdin\\'}]'}",
 	  "public_test_cases[0].output: missing (expected a string)" },
-	{ "{'question_id': 'q', 'public_test_cases': '[{\\'input\\': \\'1\\', \\'output\\': \\'1\\', \\'testtype\\':"
+	{ "{'question_id': 'q', 'public_test_cases': '[{\\'input\\': \\'1\\', \\'output\\': \\'1\\', "
+	  "\\'testtype\\':"
 	  " \\'file\\'}]'}",
 	  "public_test_cases[0].testtype: expected one of stdin, functional" },
-	{ "{'question_id': 'q', 'private_test_cases': 'bm90IHpsaWI='}", "private_test_cases: not zlib data (corrupt)" },
+	{ "{'question_id': 'q', 'private_test_cases': 'bm90IHpsaWI='}",
+	  "private_test_cases: not zlib data (corrupt)" },
 	{ "{'question_id': 'q', 'private_test_cases': 'not base64!'}",
 	  "private_test_cases: neither JSON nor base64 (of zlib of a pickled string)" },
 	/* zlib of pickle.dumps([...]): a list, not a str */
 	{ "{'question_id': 'q', 'private_test_cases': "
-	  "'eJxrYJkaywABsVM0aqdo9LBm5hWUlkzp4Yg21FEwiuUyntLDll9aAhbjBIvpKBjHAuVLUotLSioLUqf0cKWV5iWXZObnJeZMKQWakcHUwzAlg6WHKTp2SgZbBntpqh4AolAiOg=='}",
+	  "'eJxrYJkaywABsVM0aqdo9LBm5hWUlkzp4Yg21FEwiuUyntLDll9aAhbjBIvpKBjHAuVLUotLSioLUqf0cKWV5iWXZObnJeZMK"
+	  "QWakcHUwzAlg6WHKTp2SgZbBntpqh4AolAiOg=='}",
 	  "private_test_cases: not a pickled string: byte 11 (0x5d): only a single string is accepted" },
 	{ "{'question_id': 'q', 'public_test_cases': '[]', 'private_test_cases': ''}",
 	  "public_test_cases: no tests (public_test_cases and private_test_cases are empty)" },
@@ -232,7 +244,8 @@ static const struct {
 	{ "{'verification_info': {'test_cases': [{'output': ''}]}}",
 	  "verification_info.test_cases[0].input: missing (expected a string)" },
 	{ "{'verification_info': {'test_case_inputs': ['1'], 'test_case_outputs': []}}",
-	  "verification_info.test_case_outputs: expected a non-empty array of JSON strings, got an empty array" },
+	  "verification_info.test_case_outputs: expected a non-empty array of JSON strings, got an empty "
+	  "array" },
 	{ "{'verification_info': {'test_case_inputs': ['1'], 'test_case_outputs': ['\\'1\\'']}}",
 	  "verification_info.test_case_inputs[0]: expected a string, got number" },
 	{ "{'verification_info': {'test_case_inputs': ['x'], 'test_case_outputs': ['1']}}",
@@ -250,9 +263,10 @@ Test(formats_rl, a_row_missing_what_its_format_needs_names_the_field)
 		char want[512];
 
 		snprintf(want, sizeof(want), "%s: %s", WHERE, errors[i].want);
-		cr_expect_eq(ee_task_from_row(j, EE_FORMAT_AUTO, WHERE, 3, &t, &err), -1, "%s", errors[i].json);
-		cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "case %zu:\n got  %s\n want %s", i, err.msg,
-		          want);
+		cr_expect_eq(ee_task_from_row(j, EE_FORMAT_AUTO, WHERE, 3, &t, &err), -1, "%s",
+		             errors[i].json);
+		cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "case %zu:\n got  %s\n want %s", i,
+		          err.msg, want);
 		json_decref(j);
 	}
 	no_leaks();

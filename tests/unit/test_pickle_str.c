@@ -19,15 +19,15 @@ struct ok_case {
 };
 
 static const struct ok_case oks[] = {
-	{ B("\x80\x02\x58\x02\x00\x00\x00hiq\x00."), "hi" },                           /* protocol 2 */
-	{ B("\x80\x03\x58\x02\x00\x00\x00hiq\x00."), "hi" },                           /* protocol 3 */
-	{ B("\x80\x04\x95\x06\x00\x00\x00\x00\x00\x00\x00\x8c\x02hi\x94."), "hi" },    /* protocol 4 */
-	{ B("\x80\x05\x95\x06\x00\x00\x00\x00\x00\x00\x00\x8c\x02hi\x94."), "hi" },    /* protocol 5 */
-	{ B("\x80\x04\x95\x04\x00\x00\x00\x00\x00\x00\x00\x8c\x00\x94."), "" },        /* "" */
+	{ B("\x80\x02\x58\x02\x00\x00\x00hiq\x00."), "hi" },                        /* protocol 2 */
+	{ B("\x80\x03\x58\x02\x00\x00\x00hiq\x00."), "hi" },                        /* protocol 3 */
+	{ B("\x80\x04\x95\x06\x00\x00\x00\x00\x00\x00\x00\x8c\x02hi\x94."), "hi" }, /* protocol 4 */
+	{ B("\x80\x05\x95\x06\x00\x00\x00\x00\x00\x00\x00\x8c\x02hi\x94."), "hi" }, /* protocol 5 */
+	{ B("\x80\x04\x95\x04\x00\x00\x00\x00\x00\x00\x00\x8c\x00\x94."), "" },     /* "" */
 	{ B("\x80\x04\x95\x06\x00\x00\x00\x00\x00\x00\x00\x8c\x02\xc3\xa9\x94."), "\xc3\xa9" },
-	{ B("\x80\x04\x8c\x02hi\x94."), "hi" },                                        /* no frame */
-	{ B("\x80\x04\x8d\x02\x00\x00\x00\x00\x00\x00\x00hi\x94."), "hi" },            /* BINUNICODE8 */
-	{ B("\x80\x04\x8c\x02hi."), "hi" },                                            /* no memo */
+	{ B("\x80\x04\x8c\x02hi\x94."), "hi" },                             /* no frame */
+	{ B("\x80\x04\x8d\x02\x00\x00\x00\x00\x00\x00\x00hi\x94."), "hi" }, /* BINUNICODE8 */
+	{ B("\x80\x04\x8c\x02hi."), "hi" },                                 /* no memo */
 };
 
 Test(pickle_str, reads_what_cpython_writes_for_a_str)
@@ -36,8 +36,8 @@ Test(pickle_str, reads_what_cpython_writes_for_a_str)
 		const unsigned char *s = NULL;
 		size_t len = 0;
 		char why[128];
-		cr_expect_eq(ee_pickle_str(oks[i].p, oks[i].n, &s, &len, why, sizeof(why)), 0, "case %zu: %s", i,
-		             why);
+		cr_expect_eq(ee_pickle_str(oks[i].p, oks[i].n, &s, &len, why, sizeof(why)), 0, "case %zu: %s",
+		             i, why);
 		cr_expect_eq(len, strlen(oks[i].want), "case %zu", i);
 		cr_expect(s && memcmp(s, oks[i].want, len) == 0, "case %zu", i);
 		cr_expect(s >= oks[i].p && s + len <= oks[i].p + oks[i].n, "case %zu: read in place", i);
@@ -84,15 +84,25 @@ struct bad_case {
 
 static const struct bad_case bads[] = {
 	{ B(""), "byte 0 (the end): expected PROTO" },
-	{ B("Vhi\np0\n."), "byte 0 (0x56): expected PROTO" },          /* protocol 0 */
+	{ B("Vhi\np0\n."), "byte 0 (0x56): expected PROTO" }, /* protocol 0 */
 	{ B("\x80\x01X\x02\x00\x00\x00hi."), "byte 1 (0x01): protocol not in 2..5" },
 	{ B("\x80\x06\x8c\x02hi."), "protocol not in 2..5" },
-	{ B("\x80\x04K\x05."), "byte 2 (0x4b): only a single string" },   /* an int */
-	{ B("\x80\x04\x95\x08\x00\x00\x00\x00\x00\x00\x00]\x94\x8c\x01" "a\x94" "a."), "byte 11 (0x5d): only a single string" },
-	{ B("\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00" "C\x01" "a\x94."), "only a single string" }, /* bytes */
-	{ B("\x80\x04\x8c\x01" "a\x94\x85\x94."), "byte 6 (0x85): expected STOP" },                 /* ("a",) */
-	{ B("\x80\x04\x8c\x05posix\x8c\x06system\x93."), "expected STOP" },                     /* a global */
-	{ B("\x80\x02" "cos\nsystem\n."), "byte 2 (0x63): only a single string" },                  /* GLOBAL */
+	{ B("\x80\x04K\x05."), "byte 2 (0x4b): only a single string" }, /* an int */
+	{ B("\x80\x04\x95\x08\x00\x00\x00\x00\x00\x00\x00]\x94\x8c\x01"
+	    "a\x94"
+	    "a."),
+	  "byte 11 (0x5d): only a single string" },
+	{ B("\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00"
+	    "C\x01"
+	    "a\x94."),
+	  "only a single string" }, /* bytes */
+	{ B("\x80\x04\x8c\x01"
+	    "a\x94\x85\x94."),
+	  "byte 6 (0x85): expected STOP" },                                 /* ("a",) */
+	{ B("\x80\x04\x8c\x05posix\x8c\x06system\x93."), "expected STOP" }, /* a global */
+	{ B("\x80\x02"
+	    "cos\nsystem\n."),
+	  "byte 2 (0x63): only a single string" }, /* GLOBAL */
 	{ B("\x80\x04\x8c\x02hi\x94.."), "byte 8 (0x2e): bytes after STOP" },
 	{ B("\x80\x04\x8c\x02hi\x94"), "byte 7 (the end): expected STOP" },
 	{ B("\x80\x04\x8c\x09hi\x94."), "string longer than the pickle" },
@@ -101,10 +111,10 @@ static const struct bad_case bads[] = {
 	{ B("\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\xffhi\x94."), "string longer than the pickle" },
 	{ B("\x80\x04\x95\x07\x00\x00\x00\x00\x00\x00\x00\x8c\x02hi\x94."), "byte 2 (0x95): frame length" },
 	{ B("\x80\x04\x95\x06\x00\x00"), "truncated length" },
-	{ B("\x80\x03\x8c\x02hi."), "only a single string" },       /* SHORT_BINUNICODE is protocol 4 */
+	{ B("\x80\x03\x8c\x02hi."), "only a single string" }, /* SHORT_BINUNICODE is protocol 4 */
 	{ B("\x80\x02\x95\x06\x00\x00\x00\x00\x00\x00\x00X\x02\x00\x00\x00hi."), "only a single string" },
-	{ B("\x80\x02X\x02\x00\x00\x00hi\x94."), "expected STOP" },   /* MEMOIZE is protocol 4 */
-	{ B("\x80\x04\x8c\x02hiq\x00."), "expected STOP" },           /* BINPUT is protocol 2-3 */
+	{ B("\x80\x02X\x02\x00\x00\x00hi\x94."), "expected STOP" }, /* MEMOIZE is protocol 4 */
+	{ B("\x80\x04\x8c\x02hiq\x00."), "expected STOP" },         /* BINPUT is protocol 2-3 */
 	{ B("\x80\x02X\x02\x00\x00\x00hiq"), "truncated BINPUT" },
 };
 
@@ -114,7 +124,8 @@ Test(pickle_str, refuses_every_other_opcode_and_every_bad_length)
 		const unsigned char *s;
 		size_t len;
 		char why[128];
-		cr_expect_eq(ee_pickle_str(bads[i].p, bads[i].n, &s, &len, why, sizeof(why)), -1, "case %zu", i);
+		cr_expect_eq(ee_pickle_str(bads[i].p, bads[i].n, &s, &len, why, sizeof(why)), -1, "case %zu",
+		             i);
 		cr_expect(strstr(why, bads[i].why) != NULL, "case %zu: '%s' lacks '%s'", i, why, bads[i].why);
 	}
 }

@@ -65,13 +65,14 @@ Test(task_detect, a_forced_format_reads_its_own_fields_only)
 	cr_expect_eq(t.format, EE_FORMAT_APPS);
 	ee_task_free(&t);
 	cr_expect_eq(ee_task_from_row(j, EE_FORMAT_CODECONTESTS, "t.jsonl:1", 1, &t, &err), -1);
-	cr_expect_str_eq(err.msg,
-	                 "t.jsonl:1: public_tests: no tests (public_tests, private_tests and generated_tests are empty)");
+	cr_expect_str_eq(err.msg, "t.jsonl:1: public_tests: no tests (public_tests, private_tests and "
+	                          "generated_tests are empty)");
 	cr_expect_eq(ee_task_from_row(j, EE_FORMAT_LCB, "t.jsonl:1", 1, &t, &err), -1);
 	cr_expect_eq(ee_task_from_row(j, EE_FORMAT_VERL, "t.jsonl:1", 1, &t, &err), -1);
 	cr_expect_str_eq(err.msg, "t.jsonl:1: reward_model: missing (expected an object)");
 	/* without a line to stand in, the format's own id is asked for */
 	cr_expect_eq(ee_task_from_json(j, EE_FORMAT_CODECONTESTS, "t.jsonl:1", &t, &err), -1);
-	cr_expect_str_eq(err.msg, "t.jsonl:1: task_id: missing, and so is name (expected a string or an integer)");
+	cr_expect_str_eq(err.msg,
+	                 "t.jsonl:1: task_id: missing, and so is name (expected a string or an integer)");
 	json_decref(j);
 }
