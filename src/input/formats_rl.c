@@ -176,7 +176,7 @@ static int io_text(const struct ee_jf *c, const char *field, const json_t *v, ch
 	return ee_jf_strdup(c, b.data ? b.data : "", ret);
 }
 
-/* The tests of {"inputs", "outputs", "fn_name"?} at *n (APPS, TACO, verl):
+/* The tests of {"inputs", "outputs", "fn_name"?} (APPS, TACO, verl):
  * without fn_name io tests; with it call tests, an input being either the
  * argument list (APPS: its output then a one-element list holding the
  * return value, unwrapped as APPS's harness accepts it) or newline-separated

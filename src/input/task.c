@@ -142,8 +142,13 @@ static int parse_task(const struct ee_jf *c, const json_t *obj, int format, long
 	if (format < 0 || format >= (int)COUNT(parsers) || !parsers[format])
 		return ee_jf_fail(c, "", "unknown task format %d", format);
 	t->format = format;
+	/* An RL row's tests first: with no id of its own, what its format
+	 * lacks says more than the missing id. */
+	if (is_rl_format(format) && parsers[format](c, obj, opts, t) < 0)
+		return -1;
 	if (parse_id(c, obj, format, line, &t->task_id) < 0 ||
-	    ee_jf_str(c, obj, "class", 0, NULL, &t->class_name) < 0 || parsers[format](c, obj, opts, t) < 0)
+	    ee_jf_str(c, obj, "class", 0, NULL, &t->class_name) < 0 ||
+	    (!is_rl_format(format) && parsers[format](c, obj, opts, t) < 0))
 		return -1;
 	return fill_defaults(c, t);
 }

@@ -70,8 +70,13 @@ Test(task_detect, a_forced_format_reads_its_own_fields_only)
 	cr_expect_eq(ee_task_from_row(j, EE_FORMAT_LCB, "t.jsonl:1", 1, &t, &err), -1);
 	cr_expect_eq(ee_task_from_row(j, EE_FORMAT_VERL, "t.jsonl:1", 1, &t, &err), -1);
 	cr_expect_str_eq(err.msg, "t.jsonl:1: reward_model: missing (expected an object)");
+	/* what the format lacks comes before the id */
+	cr_expect_eq(ee_task_from_json(j, EE_FORMAT_VERL, "t.jsonl:1", &t, &err), -1);
+	cr_expect_str_eq(err.msg, "t.jsonl:1: reward_model: missing (expected an object)");
+	json_decref(j);
 	/* without a line to stand in, the format's own id is asked for */
-	cr_expect_eq(ee_task_from_json(j, EE_FORMAT_CODECONTESTS, "t.jsonl:1", &t, &err), -1);
+	j = fix("{'public_tests': {'input': ['1'], 'output': ['1']}}");
+	cr_expect_eq(ee_task_from_json(j, EE_FORMAT_AUTO, "t.jsonl:1", &t, &err), -1);
 	cr_expect_str_eq(err.msg,
 	                 "t.jsonl:1: task_id: missing, and so is name (expected a string or an integer)");
 	json_decref(j);
