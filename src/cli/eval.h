@@ -31,7 +31,7 @@ struct eval_args {
 	unsigned long jobs;
 	unsigned long ks[MAX_KS];
 	size_t nk;
-	int format, resume, resume_anyway, skip_invalid, quiet, stop, humaneval_compat, force;
+	int resume, resume_anyway, skip_invalid, quiet, stop, humaneval_compat, force;
 	char run_file[4096];   /* RESULTS.run.json */
 	char compat_out[4096]; /* SAMPLES_results.jsonl, with --humaneval-compat */
 	int composite;         /* --composite given: formula */

@@ -80,7 +80,7 @@ static json_t *judging_options(const struct eval_args *a)
 	        "limits", "timeout_s", l->timeout_s, "memory_mb", (json_int_t)l->memory_mb, "procs",
 	        (json_int_t)l->procs, "output_cap", (json_int_t)l->output_cap, "tmp_mb",
 	        (json_int_t)l->tmp_mb, "open_files", (json_int_t)l->open_files, "file_mb",
-	        (json_int_t)l->file_mb, "format", a->format, "extract", (int)a->extract, "stop", a->stop,
+	        (json_int_t)l->file_mb, "format", a->opt.task_format, "extract", (int)a->extract, "stop", a->stop,
 	        "scan", a->opt.scan, "deny_imports", a->opt.deny_imports, "run_hidden",
 	        a->opt.run_hidden_on_fail, "lint", a->opt.lint, "lint_severity", a->opt.lint_severity,
 	        "strict_asserts", a->opt.strict_asserts, "weak_limits", a->opt.weak_limits, "shard",

@@ -44,6 +44,8 @@ struct ee_eval_options {
 	                                   * (ee_task_strict_asserts); evaluation itself ignores it */
 	int mbpp_challenge;      /* --mbpp-challenge: the loader adds MBPP's challenge_test_list
 	                                   * as hidden tests (EE_TASK_MBPP_CHALLENGE) */
+	int task_format;         /* --format: enum ee_task_format the loader forces
+	                                   * (EE_FORMAT_AUTO: detected per task) */
 	int weak_limits;         /* --weak-limits and no memory cgroup: RLIMIT_AS stands in,
 	                                   * limits fitted by ee_limits_fit_weak (ee_engine_open) */
 	struct ee_task_rules task_rules; /* --compare, --max-tests, --test-pick: the loader

@@ -34,7 +34,7 @@ static int add(struct ee_dataset *d, size_t *cap, const json_t *obj, int format,
 	struct ee_dataset_entry *e = &d->entries[d->n];
 	memset(e, 0, sizeof(*e));
 	snprintf(where, sizeof(where), "%.480s:%ld", path, line);
-	if (ee_task_from_json(obj, format, where, &e->task, err) < 0)
+	if (ee_task_from_row(obj, format, where, line, &e->task, err) < 0)
 		return -1;
 	e->line = line;
 	d->n++;

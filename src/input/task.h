@@ -1,5 +1,7 @@
 /* task.h - tasks (a program's tests and limits) and samples, in the formats
- * of CONTRACT.md: native, HumanEval and MBPP, detected by their fields.
+ * of CONTRACT.md, detected by their fields: native, HumanEval and MBPP, and
+ * the RL code data sets' rows (APPS/TACO, CodeContests, verl, LiveCodeBench,
+ * open-r1, Prime Intellect; docs/formats.md).
  *
  * Parsing never crashes on bad input and never guesses: an error names the
  * file, line and field ("tasks.jsonl:3: tests[2].kind: expected one of
@@ -18,7 +20,19 @@ struct ee_err;
 
 enum ee_test_kind { EE_TEST_ASSERT, EE_TEST_IO, EE_TEST_CALL, EE_TEST_PROGRAM, EE_TEST_UNITTEST };
 enum ee_tier { EE_TIER_CANONICAL, EE_TIER_EDGE, EE_TIER_PROPERTY };
-enum ee_task_format { EE_FORMAT_AUTO, EE_FORMAT_NATIVE, EE_FORMAT_HUMANEVAL, EE_FORMAT_MBPP };
+enum ee_task_format {
+	EE_FORMAT_AUTO,
+	EE_FORMAT_NATIVE,
+	EE_FORMAT_HUMANEVAL,
+	EE_FORMAT_MBPP,
+	EE_FORMAT_APPS,         /* APPS, TACO: input_output */
+	EE_FORMAT_CODECONTESTS, /* public_tests, private_tests, generated_tests */
+	EE_FORMAT_VERL,         /* reward_model.ground_truth */
+	EE_FORMAT_LCB,          /* LiveCodeBench: public_test_cases, private_test_cases */
+	EE_FORMAT_OPENR1,       /* verification_info.test_cases */
+	EE_FORMAT_PRIME,        /* verification_info.test_case_inputs */
+	EE_FORMAT_COUNT
+};
 
 /* Parse options, OR'd into the format argument of ee_task_from_json and
  * ee_dataset_load. MBPP_CHALLENGE (--mbpp-challenge): MBPP's
@@ -36,6 +50,8 @@ struct ee_test {
 	char *stdin_text;  /* io ("" when absent) */
 	char *stdout_text; /* io: expected output */
 	char *fn;          /* call: function name */
+	char *method_of;   /* call: fn is a method of a fresh instance of this class
+	                    * (LeetCode's Solution().fn(...)); NULL: a global function */
 	json_t *args;      /* call: JSON array (owned reference) */
 	json_t *expected;  /* call: expected value (owned reference); strict: canonical */
 	double float_tol;  /* io and call: -1 = exact (default) */
@@ -84,7 +100,8 @@ struct ee_task {
 };
 
 /* Detects the format of obj from its fields (native: "tests"; HumanEval:
- * "test" + "entry_point"; MBPP, original or sanitized: "test_list").
+ * "test" + "entry_point"; MBPP, original or sanitized: "test_list"; the RL
+ * formats by theirs, docs/formats.md; task_detect.c holds the one table).
  * Returns an enum ee_task_format, or -1 when none matches. */
 int ee_task_detect(const json_t *obj);
 
@@ -94,6 +111,11 @@ int ee_task_detect(const json_t *obj);
  * the task copies what it keeps. On error *ret is left zeroed. */
 int ee_task_from_json(const json_t *obj, int format, const char *where, struct ee_task *ret,
                       struct ee_err *err);
+
+/* As ee_task_from_json, for the row at line (>= 1) of a tasks file: an RL
+ * row without an id of its own is then named by its line number. */
+int ee_task_from_row(const json_t *obj, int format, const char *where, long line, struct ee_task *ret,
+                     struct ee_err *err);
 
 /* Reads obj's optional "limits" object (as in a task) into *ret; a field
  * absent leaves its has_* 0. Errors name "limits.<field>". */

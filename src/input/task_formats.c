@@ -30,7 +30,9 @@ static const char *const limits_keys[] = { "timeout_s", "memory_mb", "procs", "o
 #define TEST_COMMON "kind", "weight", "tier", "visibility"
 static const char *const code_test_keys[] = { TEST_COMMON, "code" };
 static const char *const io_test_keys[] = { TEST_COMMON, "stdin", "stdout", "float_tol" };
-static const char *const call_test_keys[] = { TEST_COMMON, "fn", "args", "expected", "float_tol" };
+static const char *const call_test_keys[] = {
+	TEST_COMMON, "fn", "method_of", "args", "expected", "float_tol"
+};
 static const char *const test_kind_what[] = { "an assert test", "an io test", "a call test", "a program test",
 	                                      "a unittest test" };
 
@@ -57,7 +59,8 @@ static int parse_call(const struct ee_jf *c, const json_t *obj, struct ee_test *
 {
 	json_t *args;
 
-	if (ee_jf_name(c, obj, "fn", &t->fn) < 0 || ee_jf_array(c, obj, "args", 0, "an array", &args) < 0)
+	if (ee_jf_name(c, obj, "fn", &t->fn) < 0 || ee_jf_array(c, obj, "args", 0, "an array", &args) < 0 ||
+	    (json_object_get(obj, "method_of") && ee_jf_name(c, obj, "method_of", &t->method_of) < 0))
 		return -1;
 	t->args = args ? json_incref(args) : json_array();
 	if (!t->args)

@@ -36,4 +36,46 @@ int ee_task_parse_native(const struct ee_jf *c, const json_t *obj, unsigned opts
 int ee_task_parse_humaneval(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 int ee_task_parse_mbpp(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 
+/* The RL data sets' rows (formats_rl.c, formats_lcb.c; docs/formats.md):
+ * every test an io or a call test, judged by the supervisor. */
+int ee_task_parse_apps(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
+int ee_task_parse_codecontests(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
+int ee_task_parse_verl(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
+int ee_task_parse_lcb(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
+int ee_task_parse_openr1(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
+int ee_task_parse_prime(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
+
+/* What the RL parsers share (formats_rl.c). */
+
+/* obj[key] as a JSON value: a string is parsed as the JSON it holds (the
+ * data sets store tests so), anything else is taken as it is. A new
+ * reference in *ret; NULL when absent and not required. */
+int ee_rl_json_field(const struct ee_jf *c, const json_t *obj, const char *key, int required, json_t **ret);
+
+/* JSON text s[0..n) parsed, errors naming field: "field: not JSON: ...". */
+int ee_rl_parse_json(const struct ee_jf *c, const char *field, const char *s, size_t n, json_t **ret);
+
+/* Newline-separated JSON values (LiveCodeBench's and verl's call inputs)
+ * as an argument array; blank lines are skipped. */
+int ee_rl_json_lines(const struct ee_jf *c, const char *field, const json_t *text, json_t **ret);
+
+/* A call test of fn on args (stolen) expecting expected (stolen), a
+ * method of a fresh method_of() when method_of is not NULL. */
+int ee_rl_call_test(const struct ee_jf *c, struct ee_test *test, int hidden, const char *fn,
+                    const char *method_of, json_t *args, json_t *expected);
+
+/* A test case object's "input" and "output" strings (borrowed), both
+ * required (LiveCodeBench, open-r1). */
+int ee_rl_case_texts(const struct ee_jf *c, const json_t *tc, const char **in, const char **out);
+
+/* An io test: stdin and expected stdout copied. */
+int ee_rl_io_test(const struct ee_jf *c, struct ee_test *test, int hidden, const char *in, const char *out);
+
+/* "Solution" when starter_code (a string, may be absent) defines
+ * `class Solution` (LeetCode style), else NULL. */
+const char *ee_rl_method_class(const json_t *obj);
+
+/* entry_point for the extraction: fn, or the class its method is in. */
+int ee_rl_entry_point(const struct ee_jf *c, struct ee_task *t, const char *fn, const char *method_of);
+
 #endif

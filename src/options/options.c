@@ -40,6 +40,14 @@ static const struct ee_option_choice isolation_choices[] = {
 	{ "cold", EE_ISOLATION_COLD },
 	{ "auto", EE_ISOLATION_AUTO },
 };
+/* The formats of task.h, as docs/formats.md names them. */
+static const struct ee_option_choice format_choices[] = {
+	{ "auto", EE_FORMAT_AUTO },           { "native", EE_FORMAT_NATIVE },
+	{ "humaneval", EE_FORMAT_HUMANEVAL }, { "mbpp", EE_FORMAT_MBPP },
+	{ "apps", EE_FORMAT_APPS },           { "codecontests", EE_FORMAT_CODECONTESTS },
+	{ "verl", EE_FORMAT_VERL },           { "livecodebench", EE_FORMAT_LCB },
+	{ "open-r1", EE_FORMAT_OPENR1 },      { "prime", EE_FORMAT_PRIME },
+};
 static const struct ee_option_choice severity_choices[] = {
 	{ "low", EE_SEV_LOW },
 	{ "medium", EE_SEV_MEDIUM },
@@ -135,6 +143,10 @@ const struct ee_option ee_options[] = {
 	  FIELD(lint_severity), .def = EE_SEV_MEDIUM, .set = set_lint_severity,
 	  .help = "lint fails at a finding this severe or worse\n"
 	          "(default medium; implies --lint)" },
+	{ .name = "format", .type = EE_OPT_ENUM, .fronts = RUN | EVAL, CHOICES(format_choices),
+	  FIELD(task_format), .def = EE_FORMAT_AUTO,
+	  .help = "the tasks' format (default auto: detected per task by its\n"
+	          "fields; docs/formats.md)" },
 	{ .name = "mbpp-challenge", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(mbpp_challenge), .def = 0, .flag_value = 1,
 	  .help = "MBPP task: add challenge_test_list as hidden tests\n"

@@ -52,7 +52,8 @@ static json_t *job_test(const struct ee_test *t, size_t index)
 		rc = json_object_set_new(o, "stdin", json_string(t->stdin_text ? t->stdin_text : ""));
 	else if (t->kind == EE_TEST_CALL)
 		rc = json_object_set_new(o, "fn", json_string(t->fn)) |
-		     json_object_set(o, "args", t->args ? t->args : json_array());
+		     json_object_set(o, "args", t->args ? t->args : json_array()) |
+		     (t->method_of ? json_object_set_new(o, "method_of", json_string(t->method_of)) : 0);
 	else
 		rc = json_object_set_new(o, "code", json_string(t->code));
 	/* Expected values (io stdout, call expected) never enter the sandbox. */

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!j)
 		return 0;
 	(void)ee_task_detect(j);
-	for (int format = EE_FORMAT_AUTO; format <= EE_FORMAT_MBPP; format++) {
+	for (int format = EE_FORMAT_AUTO; format < EE_FORMAT_COUNT; format++) {
 		memset(&err, 0, sizeof(err));
 		check_err(ee_task_from_json(j, format, "fuzz:1", &t, &err), &err);
 		ee_task_free(&t);

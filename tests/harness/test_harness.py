@@ -578,6 +578,18 @@ def test_call_of_missing_function_raises_name_error():
     assert t[0]["status"] == "raised" and t[0]["error_type"] == "NameError"
 
 
+def test_call_of_a_method_of_a_fresh_instance():
+    code = ("class Solution:\n    made = 0\n    def __init__(self):\n        Solution.made += 1\n"
+            "        self.n = Solution.made\n    def twice(self, x):\n        return [2 * x, self.n]\n")
+    tests = [call("twice", 3, method_of="Solution"), call("twice", 4, method_of="Solution"),
+             call("twice", 1, method_of="Nope"), call("missing", 1, method_of="Solution")]
+    t = run(make_job(code, tests)).tests()
+    assert t[0]["value"] == {"list": [{"int": "6"}, {"int": "1"}]}
+    assert t[1]["value"] == {"list": [{"int": "8"}, {"int": "2"}]}  # one instance per test
+    assert t[2]["status"] == "raised" and t[2]["error_type"] == "NameError"
+    assert t[3]["status"] == "raised" and t[3]["error_type"] == "AttributeError"
+
+
 def test_call_of_big_int_argument():
     assert value_of("def f(x):\n    return x + 1\n", 10 ** 5000) == {"int": str(10 ** 5000 + 1)}
 

@@ -367,6 +367,7 @@ Test(options, evals_defaults_are_the_documented_ones)
 	cr_expect_eq(o.drain_output, 0);
 	cr_expect_eq(o.strict_asserts, 0);
 	cr_expect_eq(o.mbpp_challenge, 0);
+	cr_expect_eq(o.task_format, EE_FORMAT_AUTO);
 	cr_expect_eq(o.weak_limits, 0);
 	cr_expect_eq(extract, EE_EXTRACT_AUTO);
 }

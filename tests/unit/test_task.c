@@ -366,12 +366,12 @@ static const struct err_case task_errors[] = {
 	/* shape and detection */
 	{ "[]", 0, "expected a JSON object, got array" },
 	{ "{'task_id': 'a'}", 0,
-	  "cannot tell the format: expected 'tests' (native), 'test'+'entry_point' (HumanEval) or "
-	  "'test_list' (MBPP)" },
+	  "cannot tell the format: expected 'tests' (native), 'test'+'entry_point' (HumanEval), "
+	  "'test_list' (MBPP) or an RL data set's tests (--format; docs/formats.md)" },
 	{ "{'task_id': 'a', 'test': 'x'}", 0,
-	  "cannot tell the format: expected 'tests' (native), 'test'+'entry_point' (HumanEval) or "
-	  "'test_list' (MBPP)" },
-	{ A "]}", 9, "unknown task format 9" },
+	  "cannot tell the format: expected 'tests' (native), 'test'+'entry_point' (HumanEval), "
+	  "'test_list' (MBPP) or an RL data set's tests (--format; docs/formats.md)" },
+	{ A "]}", EE_FORMAT_COUNT, "unknown task format 10" },
 	{ A "]}", -2, "unknown task format -2" },
 	/* task fields */
 	{ "{'tests': [{'kind': 'assert', 'code': 'x'}]}", 0,

@@ -99,6 +99,7 @@ def _parse_test(raw):
         test["args"] = _field(raw, "args", list, [])
         test["strict"] = raw.get("strict") is True
         test["kwargs"] = {}
+        test["method_of"] = _field(raw, "method_of", str, "") or None
         if test["strict"]:  # a strict assert: canonical values, keywords
             test["args"], test["kwargs"] = _decode_call(raw)
     elif kind == "calls":  # a check program under --strict-asserts

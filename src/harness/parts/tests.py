@@ -38,12 +38,22 @@ def _callee(ctx, name, builtins):
     return fn
 
 
+def _call_target(test, ctx):
+    """What a call test calls: the candidate's function, or with method_of
+    the method of a fresh instance of that class (LeetCode's Solution().f)."""
+    name = test.get("method_of") or test["fn"]
+    fn = _callee(ctx, name, test["strict"])  # a strict assert finds builtins too
+    if fn is _MISSING:
+        raise NameError("name '%s' is not defined" % name)
+    if test.get("method_of"):
+        fn = getattr(fn(), test["fn"])
+    return fn
+
+
 def _run_call(test, ctx):
     """call tests: the function's return value, canonically serialised."""
     try:
-        fn = _callee(ctx, test["fn"], test["strict"])  # a strict assert finds builtins too
-        if fn is _MISSING:
-            raise NameError("name '%s' is not defined" % test["fn"])
+        fn = _call_target(test, ctx)
         value = fn(*test["args"], **test["kwargs"])
     except BaseException as exc:
         event = _test_event(test, "raised")
