@@ -23,8 +23,8 @@ void ee_test_init(struct ee_test *t, int kind, int hidden);
 /* Releases what one test holds (not the test itself). */
 void ee_test_free(struct ee_test *t);
 
-/* A task's optional "compare" (any format): the rule of its io tests
- * (task_rules.c). */
+/* A task's optional "compare" (any format), else its format's default:
+ * the rule of its io tests (task_rules.c). t->format is set. */
 int ee_task_read_compare(const struct ee_jf *c, const json_t *obj, struct ee_task *t);
 
 /* n zeroed tests, so ee_task_free can run at any point after. */

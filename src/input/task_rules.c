@@ -32,6 +32,34 @@ static int check_float_tol(const struct ee_jf *c, const struct ee_task *t, const
 	return 0;
 }
 
+/* What a format's own harness does, where a rule here is the same or
+ * nearly (docs/compare.md's table); the others keep lines. */
+static const char *const format_rules[EE_FORMAT_COUNT] = {
+	[EE_FORMAT_VERL] = "rstrip",
+	[EE_FORMAT_CODECONTESTS] = "numeric:abs=1e-5,rel=0,ci",
+};
+
+static void set_rule(struct ee_task *t, const struct ee_compare *rule)
+{
+	for (size_t i = 0; i < t->n_tests; i++)
+		t->tests[i].compare = *rule;
+}
+
+/* A task without its own "compare": its format's default rule. */
+static int format_default(const struct ee_jf *c, struct ee_task *t)
+{
+	struct ee_compare rule;
+	char why[200];
+	const char *text = t->format >= 0 && t->format < EE_FORMAT_COUNT ? format_rules[t->format] : NULL;
+
+	if (!text)
+		return 0;
+	if (ee_compare_parse(text, &rule, why, sizeof(why)) < 0) /* a bug of the table */
+		return ee_jf_fail(c, "compare", "the format's default '%s': %s", text, why);
+	set_rule(t, &rule);
+	return 0;
+}
+
 int ee_task_read_compare(const struct ee_jf *c, const json_t *obj, struct ee_task *t)
 {
 	const json_t *v = json_object_get(obj, "compare");
@@ -40,24 +68,27 @@ int ee_task_read_compare(const struct ee_jf *c, const json_t *obj, struct ee_tas
 	char why[200];
 
 	if (!v)
-		return 0;
+		return format_default(c, t);
 	if (ee_jf_str_check(c, "compare", v, &text) < 0)
 		return -1;
 	if (ee_compare_parse(text, &rule, why, sizeof(why)) < 0)
 		return ee_jf_fail(c, "compare", "%s", why);
-	for (size_t i = 0; i < t->n_tests; i++)
-		t->tests[i].compare = rule;
+	set_rule(t, &rule);
 	t->compare_given = 1;
 	return check_float_tol(c, t, &rule, text);
 }
 
-/* What --test-pick longest measures: the bytes a test feeds the candidate. */
-static size_t input_size(const struct ee_test *t)
+/* What --test-pick longest measures: the bytes a test feeds the candidate.
+ * -1: out of memory (jansson's dump allocates for its loop check; a call's
+ * arguments are never empty: "[]" at least). */
+static int input_size(const struct ee_test *t, size_t *size)
 {
 	switch (t->kind) {
-	case EE_TEST_IO: return t->stdin_text ? strlen(t->stdin_text) : 0;
-	case EE_TEST_CALL: return t->args ? json_dumpb(t->args, NULL, 0, JSON_COMPACT) : 0;
-	default: return t->code ? strlen(t->code) : 0;
+	case EE_TEST_IO: *size = t->stdin_text ? strlen(t->stdin_text) : 0; return 0;
+	case EE_TEST_CALL:
+		*size = t->args ? json_dumpb(t->args, NULL, 0, JSON_COMPACT) : 0;
+		return t->args && *size == 0 ? -1 : 0;
+	default: *size = t->code ? strlen(t->code) : 0; return 0;
 	}
 }
 
@@ -84,8 +115,13 @@ static int choose(const struct ee_task *t, unsigned max, int pick, unsigned char
 	struct ranked *r = calloc(t->n_tests, sizeof(*r));
 	if (!r)
 		return -1;
-	for (size_t i = 0; i < t->n_tests; i++)
-		r[i] = (struct ranked){ input_size(&t->tests[i]), i };
+	for (size_t i = 0; i < t->n_tests; i++) {
+		r[i].index = i;
+		if (input_size(&t->tests[i], &r[i].size) < 0) {
+			free(r);
+			return -1;
+		}
+	}
 	qsort(r, t->n_tests, sizeof(*r), by_size);
 	for (size_t k = 0; k < max; k++)
 		keep[r[k].index] = 1;
@@ -124,8 +160,7 @@ static int apply_budget(struct ee_task *t, unsigned max, int pick, struct ee_err
 int ee_task_apply_rules(struct ee_task *t, const struct ee_task_rules *r, struct ee_err *err)
 {
 	if (r->has_compare && !t->compare_given)
-		for (size_t i = 0; i < t->n_tests; i++)
-			t->tests[i].compare = r->compare;
+		set_rule(t, &r->compare);
 	return r->max_tests ? apply_budget(t, r->max_tests, r->pick, err) : 0;
 }
 

@@ -292,3 +292,32 @@ Test(formats_rl, ids_task_id_then_the_formats_own_then_the_line)
 	json_decref(j);
 	no_leaks();
 }
+
+/* An io test's rule: the row's own "compare", else its format's default
+ * (docs/compare.md): verl's rstrip, CodeContests' numeric, lines else. */
+Test(formats_rl, io_tests_get_their_formats_compare_rule_unless_the_row_names_one)
+{
+	struct ee_task t;
+
+	load("{'reward_model': {'ground_truth': {'inputs': ['5\\n'], 'outputs': ['25\\n']}}}", &t);
+	cr_expect_eq(t.tests[0].compare.rule, EE_CMP_RSTRIP);
+	cr_expect_eq(t.compare_given, 0); /* --compare may still override it */
+	ee_task_free(&t);
+
+	load("{'name': 'x', 'public_tests': {'input': ['1\\n'], 'output': ['YES\\n']}}", &t);
+	cr_expect_eq(t.tests[0].compare.rule, EE_CMP_NUMERIC);
+	cr_expect_eq(t.tests[0].compare.ci, 1);
+	cr_expect_float_eq(t.tests[0].compare.abs_tol, 1e-5, 1e-12);
+	cr_expect_eq(t.tests[0].compare.rel_tol, 0);
+	ee_task_free(&t);
+
+	load("{'name': 'x', 'compare': 'exact', 'public_tests': {'input': ['1\\n'], 'output': ['2\\n']}}", &t);
+	cr_expect_eq(t.tests[0].compare.rule, EE_CMP_EXACT);
+	cr_expect_eq(t.compare_given, 1);
+	ee_task_free(&t);
+
+	load("{'problem_id': 1, 'input_output': {'inputs': ['1\\n'], 'outputs': ['2\\n']}}", &t);
+	cr_expect_eq(t.tests[0].compare.rule, EE_CMP_LINES);
+	ee_task_free(&t);
+	no_leaks();
+}
