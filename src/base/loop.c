@@ -96,7 +96,8 @@ int ee_loop_add_fd(struct ee_loop *loop, int fd, int events, ee_loop_fd_cb cb, v
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	*x = (struct ee_loop_fd){ .loop = loop, .fd = fd, .cb = cb, .ctx = ctx };
 	struct epoll_event ev = {
-		.events = (events & EE_LOOP_READABLE ? EPOLLIN : 0) | (events & EE_LOOP_WRITABLE ? EPOLLOUT : 0),
+		.events = (events & EE_LOOP_READABLE ? EPOLLIN : 0) |
+		          (events & EE_LOOP_WRITABLE ? EPOLLOUT : 0),
 		.data.ptr = x,
 	};
 	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {

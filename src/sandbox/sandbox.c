@@ -65,7 +65,8 @@ int sandbox_add_watch(struct ee_sandbox *sb, int kind, int fd, struct ee_err *er
 	sb->fd[kind] = fd;
 	sb->watch[kind].sb = sb;
 	sb->watch[kind].kind = kind;
-	return ee_loop_add_fd(sb->loop, fd, EE_LOOP_READABLE, on_watch, &sb->watch[kind], &sb->watched[kind], err);
+	return ee_loop_add_fd(sb->loop, fd, EE_LOOP_READABLE, on_watch, &sb->watch[kind], &sb->watched[kind],
+	                      err);
 }
 
 void sandbox_close_fd(int *fd)
@@ -101,8 +102,8 @@ static void flush_gate(struct ee_sandbox *sb)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
 			if (!sb->gate_watch)
-				(void)ee_loop_add_fd(sb->loop, sb->gate_fd, EE_LOOP_WRITABLE, on_gate_room, sb,
-				                     &sb->gate_watch, NULL);
+				(void)ee_loop_add_fd(sb->loop, sb->gate_fd, EE_LOOP_WRITABLE, on_gate_room,
+				                     sb, &sb->gate_watch, NULL);
 			return;
 		}
 		if (n <= 0)
@@ -300,7 +301,8 @@ static int start_settling(struct ee_sandbox *sb)
 	struct itimerspec every = { { 0, SETTLE_POLL_MS * 1000000L }, { 0, SETTLE_POLL_MS * 1000000L } };
 	struct ee_err err;
 
-	if (fd < 0 || timerfd_settime(fd, 0, &every, NULL) < 0 || sandbox_add_watch(sb, W_TIMER, fd, &err) < 0) {
+	if (fd < 0 || timerfd_settime(fd, 0, &every, NULL) < 0 ||
+	    sandbox_add_watch(sb, W_TIMER, fd, &err) < 0) {
 		if (fd >= 0 && sb->fd[W_TIMER] != fd)
 			close(fd);
 		return -1;

@@ -367,4 +367,3 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	*ret = ee_take_ptr(&sb);
 	return 0;
 }
-

@@ -63,7 +63,8 @@ Test(loop, a_readable_fd_fires_its_callback_and_a_removed_one_does_not)
 	int p[2];
 	make_pipe(p);
 	struct probe pr = { .fd = p[0] };
-	cr_assert_eq(ee_loop_add_fd(loop, p[0], EE_LOOP_READABLE, on_fd, &pr, &pr.watch, &err), 0, "%s", err.msg);
+	cr_assert_eq(ee_loop_add_fd(loop, p[0], EE_LOOP_READABLE, on_fd, &pr, &pr.watch, &err), 0, "%s",
+	             err.msg);
 
 	cr_assert_eq(ee_loop_wait(loop, 0, &err), 0);
 	cr_expect_eq(pr.fired, 0, "nothing to read yet");
@@ -84,7 +85,8 @@ Test(loop, a_writable_fd_fires)
 	int p[2];
 	make_pipe(p);
 	struct probe pr = { .fd = -1 };
-	cr_assert_eq(ee_loop_add_fd(loop, p[1], EE_LOOP_WRITABLE, on_fd, &pr, &pr.watch, &err), 0, "%s", err.msg);
+	cr_assert_eq(ee_loop_add_fd(loop, p[1], EE_LOOP_WRITABLE, on_fd, &pr, &pr.watch, &err), 0, "%s",
+	             err.msg);
 	cr_assert_eq(ee_loop_wait(loop, 1000, &err), 0);
 	cr_expect_eq(pr.fired, 1, "an empty pipe has room");
 	ee_loop_remove_fd(pr.watch);
