@@ -18,8 +18,8 @@
 #include "sandbox/sandbox_int.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
