@@ -22,7 +22,7 @@
 #include "engine/engine.h"
 #include "engine/evaluate.h"
 #include "options/options.h"
-#include "sandbox/sandbox.h"
+#include "base/loop.h"
 #include "input/task.h"
 
 extern char **environ;

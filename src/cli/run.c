@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "base/err.h"
+#include "base/loop.h"
 #include "input/compose.h"
 #include "input/dataset.h"
 #include "engine/engine.h"

@@ -10,7 +10,6 @@
 #include "cli/cli.h"
 #include "engine/engine.h"
 #include "base/err.h"
-#include "sandbox/sandbox.h"
 #include "serve/auth.h"
 #include "serve/server.h"
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/loop.h"
 #include "engine/evaluate.h"
 #include "harness/harness.h"
 #include "sandbox/cgroup.h"

@@ -9,6 +9,7 @@
 
 #include "engine/engine.h"
 #include "base/err.h"
+#include "base/loop.h"
 #include "verdict/events.h"
 #include "protocol/job.h"
 #include "verdict/record.h"

@@ -6,6 +6,7 @@
 
 #include "engine/engine.h"
 #include "base/err.h"
+#include "base/loop.h"
 #include "sandbox/sandbox.h"
 
 struct sched {

@@ -1,23 +1,24 @@
 /* sandbox.h - running the harness in a throw-away, kernel-isolated sandbox.
  *
- * Lifecycle: ee_loop_new once; ee_sandbox_start for each candidate (any
- * number at once); ee_loop_run drives them all until each has finished and
- * been torn down, calling ops->on_result with result-channel bytes as they
- * arrive and ops->on_done once per sandbox; ee_sandbox_free afterwards.
+ * Lifecycle: ee_loop_new once (base/loop.h); ee_sandbox_start for each
+ * candidate (any number at once); ee_loop_run drives them all until each
+ * has finished and been torn down, calling ops->on_result with
+ * result-channel bytes as they arrive and ops->on_done once per sandbox;
+ * ee_sandbox_free afterwards (from on_done, say).
  *
- * Ownership: the loop owns its epoll and signalfd; a sandbox owns its pipes,
- * pidfd, timer and cgroup until on_done, by which time all are released and
- * no process, mount or cgroup of it is left. The config is borrowed for the
- * duration of ee_sandbox_start only.
+ * Ownership: a sandbox owns its pipes, pidfd, timer and cgroup until
+ * on_done, by which time all are released and no process, mount or cgroup
+ * of it is left. The config is borrowed for the duration of
+ * ee_sandbox_start only.
  *
  * A candidate's crash, timeout or overflow is an outcome, never an error;
  * ee_err is for a sandbox that could not be set up (exit code 3).
  *
- * Signals: the loop ignores SIGPIPE (a sandbox may close its pipes) and
- * blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT and reads
- * them from a signalfd; on one it kills every sandbox, tears each down, and
- * ee_loop_run returns the signal number, so the caller exits 128 + signo
- * with nothing left behind.
+ * Signals: each sandbox is a job of the loop (base/loop.h); when the loop
+ * is interrupted (a signal, ee_loop_interrupt) it kills every sandbox,
+ * whose outcomes say interrupted, tears each down, and ee_loop_run returns
+ * the signal number, so the caller exits 128 + signo with nothing left
+ * behind.
  */
 #ifndef EE_SANDBOX_H
 #define EE_SANDBOX_H
@@ -96,44 +97,6 @@ struct ee_sandbox_ops {
 	void (*on_result)(void *ctx, struct ee_sandbox *sb, const char *p, size_t n);
 	void (*on_done)(void *ctx, struct ee_sandbox *sb);
 };
-
-int ee_loop_new(struct ee_loop **ret, struct ee_err *err);
-void ee_loop_free(struct ee_loop *loop);
-
-/* Runs until no sandbox is active. Returns 0, a signal number (> 0) when
- * interrupted (every sandbox was killed and torn down), or -1 on an
- * internal failure of the loop itself. */
-int ee_loop_run(struct ee_loop *loop, struct ee_err *err);
-
-/* One round: waits for events and handles them (callbacks included).
- * Returns 0 (also when nothing is active) or -1. */
-int ee_loop_run_once(struct ee_loop *loop, struct ee_err *err);
-
-/* The signal that interrupted the loop, or 0. Once set, callers should
- * start no new sandbox. */
-int ee_loop_interrupted(const struct ee_loop *loop);
-
-/* Waits up to timeout_ms (-1: without end) for events, also when no
- * sandbox is active (a server waiting for requests), and handles them.
- * Returns 0 or -1. */
-int ee_loop_wait(struct ee_loop *loop, int timeout_ms, struct ee_err *err);
-
-/* Kills every sandbox as a signal does and marks the loop interrupted by
- * signo: their outcomes say interrupted. */
-void ee_loop_interrupt(struct ee_loop *loop, int signo);
-
-/* Lets hook decide what a signal does: it returns 1 when it handled the
- * signal itself (e.g. a server that drains first), 0 for the default
- * (ee_loop_interrupt). */
-void ee_loop_on_signal(struct ee_loop *loop, int (*hook)(void *ctx, int signo), void *ctx);
-
-/* Another fd for the loop to watch (readable: cb runs on the loop's thread).
- * Remove it before closing fd, and never from within another fd's callback. */
-struct ee_loop_fd;
-typedef void (*ee_loop_fd_cb)(void *ctx);
-int ee_loop_add_fd(struct ee_loop *loop, int fd, ee_loop_fd_cb cb, void *ctx, struct ee_loop_fd **ret,
-                   struct ee_err *err);
-void ee_loop_remove_fd(struct ee_loop_fd *x);
 
 int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret,

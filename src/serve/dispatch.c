@@ -7,9 +7,9 @@
 
 #include "engine/engine.h"
 #include "base/err.h"
+#include "base/loop.h"
 #include "engine/evaluate.h"
 #include "verdict/record.h"
-#include "sandbox/sandbox.h"
 #include "input/task.h"
 
 struct item {

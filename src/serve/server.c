@@ -17,8 +17,8 @@
 #include "base/buf.h"
 #include "engine/engine.h"
 #include "base/err.h"
+#include "base/loop.h"
 #include "engine/evaluate.h"
-#include "sandbox/sandbox.h"
 #include "serve/auth.h"
 #include "serve/budget.h"
 #include "serve/dispatch.h"
@@ -875,7 +875,8 @@ int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		return -1;
 	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_EPOLL_FD);
-	if (!info || ee_loop_add_fd(loop, info->epoll_fd, on_http, srv, &srv->watch, err) < 0) {
+	if (!info ||
+	    ee_loop_add_fd(loop, info->epoll_fd, EE_LOOP_READABLE, on_http, srv, &srv->watch, err) < 0) {
 		if (!info)
 			ee_fail(err, EE_ERR_SANDBOX, "libmicrohttpd has no epoll fd");
 		ee_server_free(srv);

@@ -6,6 +6,7 @@
 
 #include "engine/engine.h"
 #include "base/err.h"
+#include "base/loop.h"
 #include "engine/evaluate.h"
 #include "harness/harness.h"
 #include "leakcheck.h"
