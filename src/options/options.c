@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/choice.h"
 #include "base/err.h"
 #include "base/resource_limits.h"
 #include "input/task.h"
@@ -25,22 +26,17 @@
 	.task_has_offset = offsetof(struct ee_task_limits, has)
 #define CHOICES(a) .choices = a, .n_choices = COUNT(a)
 
-static const struct ee_option_choice extract_choices[] = {
-	{ "auto", EE_EXTRACT_AUTO },
-	{ "fenced", EE_EXTRACT_FENCED },
-	{ "none", EE_EXTRACT_NONE },
-};
-static const struct ee_option_choice scan_choices[] = {
+static const struct ee_choice scan_choices[] = {
 	{ "off", EE_SCAN_OFF },
 	{ "report", EE_SCAN_REPORT },
 	{ "block", EE_SCAN_BLOCK },
 };
-static const struct ee_option_choice isolation_choices[] = {
+static const struct ee_choice isolation_choices[] = {
 	{ "warm", EE_ISOLATION_WARM },
 	{ "cold", EE_ISOLATION_COLD },
 	{ "auto", EE_ISOLATION_AUTO },
 };
-static const struct ee_option_choice severity_choices[] = {
+static const struct ee_choice severity_choices[] = {
 	{ "low", EE_SEV_LOW },
 	{ "medium", EE_SEV_MEDIUM },
 	{ "high", EE_SEV_HIGH },
@@ -82,7 +78,7 @@ const struct ee_option ee_options[] = {
 	  FIELD(limits.tmp_mb), .def = 64, .max = 1u << 20,
 	  .help = "size of the candidate's private /tmp (default 64, clamped\n"
 	          "to [1, 4096]; counted in --memory)" },
-	{ .name = "extract", .type = EE_OPT_ENUM, .fronts = CLI | HTTP, CHOICES(extract_choices),
+	{ .name = "extract", .type = EE_OPT_ENUM, .fronts = CLI | HTTP, CHOICES(ee_extract_modes),
 	  .def = EE_EXTRACT_AUTO, .set = set_extract, .http = "extract",
 	  .help = "how a \"generation\" finds its program (default auto)" },
 	{ .name = "scan", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(scan_choices),
@@ -227,12 +223,7 @@ void ee_options_defaults(unsigned front, struct ee_option_sink *s)
 
 int ee_option_choice(const struct ee_option *row, const char *name, int *ret)
 {
-	for (size_t i = 0; name && i < row->n_choices; i++)
-		if (strcmp(name, row->choices[i].name) == 0) {
-			*ret = row->choices[i].value;
-			return 0;
-		}
-	return -1;
+	return ee_choice_find(row->choices, row->n_choices, name, ret);
 }
 
 void ee_option_choices_text(const struct ee_option *row, const char *last, char *buf, size_t size)
