@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-int ee_choice_find(const struct ee_choice *choices, size_t n, const char *name, int *ret)
+int ee_choice_find(const struct ee_option_choice *choices, size_t n, const char *name, int *ret)
 {
 	for (size_t i = 0; name && i < n; i++)
 		if (strcmp(name, choices[i].name) == 0) {

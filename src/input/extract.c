@@ -57,7 +57,7 @@ static const char *const how_names[EE_HOW_COUNT] = {
 static const char think_open[] = "<think>", think_close[] = "</think>";
 static const char begin_mark[] = "[BEGIN]", done_mark[] = "[DONE]";
 
-const struct ee_choice ee_extract_modes[EE_EXTRACT_MODES] = {
+const struct ee_option_choice ee_extract_modes[EE_EXTRACT_MODES] = {
 	{ "auto", EE_EXTRACT_AUTO },
 	{ "fenced", EE_EXTRACT_FENCED },
 	{ "none", EE_EXTRACT_NONE },

@@ -39,7 +39,7 @@ enum ee_extract_mode { EE_EXTRACT_AUTO, EE_EXTRACT_FENCED, EE_EXTRACT_NONE };
 /* The modes' names ("auto", "fenced", "none"): the only list of them,
  * which --extract and a request's "extract" take (options.c). */
 #define EE_EXTRACT_MODES 3
-extern const struct ee_choice ee_extract_modes[EE_EXTRACT_MODES];
+extern const struct ee_option_choice ee_extract_modes[EE_EXTRACT_MODES];
 
 /* How the program was found: the first word of the record's "extraction". */
 enum ee_extract_how {

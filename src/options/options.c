@@ -26,17 +26,17 @@
 	.task_has_offset = offsetof(struct ee_task_limits, has)
 #define CHOICES(a) .choices = a, .n_choices = COUNT(a)
 
-static const struct ee_choice scan_choices[] = {
+static const struct ee_option_choice scan_choices[] = {
 	{ "off", EE_SCAN_OFF },
 	{ "report", EE_SCAN_REPORT },
 	{ "block", EE_SCAN_BLOCK },
 };
-static const struct ee_choice isolation_choices[] = {
+static const struct ee_option_choice isolation_choices[] = {
 	{ "warm", EE_ISOLATION_WARM },
 	{ "cold", EE_ISOLATION_COLD },
 	{ "auto", EE_ISOLATION_AUTO },
 };
-static const struct ee_choice severity_choices[] = {
+static const struct ee_option_choice severity_choices[] = {
 	{ "low", EE_SEV_LOW },
 	{ "medium", EE_SEV_MEDIUM },
 	{ "high", EE_SEV_HIGH },

@@ -54,9 +54,9 @@ struct ee_option {
 	double def;          /* the default (an enum's value); a flag's: the field's */
 	unsigned alt_fronts; /* these front ends default to alt_def instead */
 	double alt_def;
-	int flag_value;                  /* what a flag stores */
-	unsigned long max;               /* EE_OPT_UINT's largest value */
-	const struct ee_choice *choices; /* base/choice.h: a module's own table, or options.c's */
+	int flag_value;                         /* what a flag stores */
+	unsigned long max;                      /* EE_OPT_UINT's largest value */
+	const struct ee_option_choice *choices; /* base/choice.h: a module's own table, or options.c's */
 	size_t n_choices;
 	/* instead of storing at offset (value: the parsed number or choice) */
 	void (*set)(const struct ee_option *row, double value, struct ee_option_sink *s);
