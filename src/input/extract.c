@@ -57,26 +57,20 @@ static const char *const how_names[EE_HOW_COUNT] = {
 static const char think_open[] = "<think>", think_close[] = "</think>";
 static const char begin_mark[] = "[BEGIN]", done_mark[] = "[DONE]";
 
+const struct ee_option_choice ee_extract_modes[EE_EXTRACT_MODES] = {
+	{ "auto", EE_EXTRACT_AUTO },
+	{ "fenced", EE_EXTRACT_FENCED },
+	{ "none", EE_EXTRACT_NONE },
+};
+
 int ee_extract_mode_parse(const char *s, enum ee_extract_mode *ret)
 {
-	static const struct {
-		const char *name;
-		enum ee_extract_mode mode;
-	} modes[] = {
-		{ "auto", EE_EXTRACT_AUTO },
-		{ "fenced", EE_EXTRACT_FENCED },
-		{ "none", EE_EXTRACT_NONE },
-	};
+	int mode;
 
-	if (!s)
+	if (ee_choice_find(ee_extract_modes, EE_EXTRACT_MODES, s, &mode) < 0)
 		return -1;
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		if (strcmp(s, modes[i].name) == 0) {
-			*ret = modes[i].mode;
-			return 0;
-		}
-	}
-	return -1;
+	*ret = (enum ee_extract_mode)mode;
+	return 0;
 }
 
 static int is_blank(char c)

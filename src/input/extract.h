@@ -30,9 +30,16 @@
 
 #include <stddef.h>
 
+#include "base/choice.h"
+
 struct ee_err;
 
 enum ee_extract_mode { EE_EXTRACT_AUTO, EE_EXTRACT_FENCED, EE_EXTRACT_NONE };
+
+/* The modes' names ("auto", "fenced", "none"): the only list of them,
+ * which --extract and a request's "extract" take (options.c). */
+#define EE_EXTRACT_MODES 3
+extern const struct ee_option_choice ee_extract_modes[EE_EXTRACT_MODES];
 
 /* How the program was found: the first word of the record's "extraction". */
 enum ee_extract_how {
@@ -55,7 +62,7 @@ struct ee_extract_info {
 	int imports;        /* prompt import lines prepended (compose.h) */
 };
 
-/* Parses "auto" | "fenced" | "none". Returns 0 or -1. */
+/* Parses one of ee_extract_modes. Returns 0, or -1 (*ret left alone). */
 int ee_extract_mode_parse(const char *s, enum ee_extract_mode *ret);
 
 /* Extracts the program from text[0..len) (rules above). entry_point may be

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/choice.h"
 #include "base/err.h"
 #include "base/resource_limits.h"
 #include "input/task.h"
@@ -25,11 +26,6 @@
 	.task_has_offset = offsetof(struct ee_task_limits, has)
 #define CHOICES(a) .choices = a, .n_choices = COUNT(a)
 
-static const struct ee_option_choice extract_choices[] = {
-	{ "auto", EE_EXTRACT_AUTO },
-	{ "fenced", EE_EXTRACT_FENCED },
-	{ "none", EE_EXTRACT_NONE },
-};
 static const struct ee_option_choice scan_choices[] = {
 	{ "off", EE_SCAN_OFF },
 	{ "report", EE_SCAN_REPORT },
@@ -114,7 +110,7 @@ const struct ee_option ee_options[] = {
 	  FIELD(limits.tmp_mb), .def = 64, .max = 1u << 20,
 	  .help = "size of the candidate's private /tmp (default 64, clamped\n"
 	          "to [1, 4096]; counted in --memory)" },
-	{ .name = "extract", .type = EE_OPT_ENUM, .fronts = CLI | HTTP, CHOICES(extract_choices),
+	{ .name = "extract", .type = EE_OPT_ENUM, .fronts = CLI | HTTP, CHOICES(ee_extract_modes),
 	  .def = EE_EXTRACT_AUTO, .set = set_extract, .http = "extract",
 	  .help = "how a \"generation\" finds its program (default auto)" },
 	{ .name = "scan", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(scan_choices),
@@ -282,12 +278,7 @@ void ee_options_defaults(unsigned front, struct ee_option_sink *s)
 
 int ee_option_choice(const struct ee_option *row, const char *name, int *ret)
 {
-	for (size_t i = 0; name && i < row->n_choices; i++)
-		if (strcmp(name, row->choices[i].name) == 0) {
-			*ret = row->choices[i].value;
-			return 0;
-		}
-	return -1;
+	return ee_choice_find(row->choices, row->n_choices, name, ret);
 }
 
 void ee_option_choices_text(const struct ee_option *row, const char *last, char *buf, size_t size)

@@ -5,8 +5,8 @@
  * HTTP request with the server's value as its ceiling) and where its value
  * lands (an offset into struct ee_eval_options, or a setter). The getopt
  * tables, the parsing of values, the evaluation part of every --help, the
- * defaults and the HTTP request's limit fields are all derived from the
- * table, so adding an option is one row plus the code that uses it.
+ * defaults and the HTTP request's option fields (http.h) are all derived
+ * from the table, so adding an option is one row plus the code that uses it.
  * Front-end-only options (-o, --resume, --listen, ...) stay in their front end.
  */
 #ifndef EE_OPTIONS_H
@@ -38,11 +38,6 @@ enum ee_option_type {
 	EE_OPT_TEXT,   /* a text the row's parse reads (a rule like "tokens:ci") */
 };
 
-struct ee_option_choice {
-	const char *name;
-	int value;
-};
-
 /* Where option values land: the evaluation options and the extraction mode
  * (which is the front end's: it turns text into a program before evaluation). */
 struct ee_option_sink {
@@ -60,9 +55,9 @@ struct ee_option {
 	double def;          /* the default (an enum's value); a flag's: the field's */
 	unsigned alt_fronts; /* these front ends default to alt_def instead */
 	double alt_def;
-	int flag_value;    /* what a flag stores */
-	unsigned long max; /* EE_OPT_UINT's largest value */
-	const struct ee_option_choice *choices;
+	int flag_value;                         /* what a flag stores */
+	unsigned long max;                      /* EE_OPT_UINT's largest value */
+	const struct ee_option_choice *choices; /* base/choice.h: a module's own table, or options.c's */
 	size_t n_choices;
 	/* instead of storing at offset (value: the parsed number or choice) */
 	void (*set)(const struct ee_option *row, double value, struct ee_option_sink *s);

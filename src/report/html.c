@@ -1,4 +1,6 @@
-/* html.c - the report's page (report.h).
+/* html.c - the report's page (report.h): its assets, head, header and key
+ * figures, and the order of its parts (charts: html_charts.c; the task
+ * table and sections: html_tasks.c).
  *
  * One pass writes the whole document into an ee_out: head (CSP, style),
  * header and key figures, the charts (svg.h), the task table, one section
@@ -21,17 +23,12 @@
 
 #include "base/err.h"
 #include "verdict/record.h"
+#include "report/html_int.h"
 #include "report/out.h"
 #include "report/report.h"
 #include "report/report_int.h"
 #include "report/svg.h"
 #include "results/summary.h"
-
-#define MAX_KS_SHOWN    32
-#define MAX_CLASS_BARS  40
-#define MAX_DETAIL_BARS 12
-#define SCORE_BINS      10
-#define ID_CHARS        200 /* of a task id in the table and headings */
 
 /* clang-format off */
 static const char STYLE[] =
@@ -114,14 +111,14 @@ static const char CSP[] = "default-src 'none'; style-src '" STYLE_HASH "'; scrip
 
 /* ---- small pieces ---------------------------------------------------------- */
 
-static double num_at(const json_t *obj, const char *key)
+double html_num_at(const json_t *obj, const char *key)
 {
 	const json_t *v = json_object_get(obj, key);
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 /* An interval [lo, hi] as the summary writes it, when it is one. */
-static int interval(const json_t *v, double *lo, double *hi)
+int html_interval(const json_t *v, double *lo, double *hi)
 {
 	if (!json_is_array(v) || json_array_size(v) != 2)
 		return 0;
@@ -131,12 +128,12 @@ static int interval(const json_t *v, double *lo, double *hi)
 	       isfinite(*lo) && isfinite(*hi) && *lo <= *hi;
 }
 
-static void open_panel(struct ee_out *o, const char *id, const char *title)
+void html_open_panel(struct ee_out *o, const char *id, const char *title)
 {
 	ee_out_fmt(o, "<section class=\"panel\" id=\"%s\"><h2>%s</h2>\n", id, title);
 }
 
-static void note(struct ee_out *o, const char *text)
+void html_note(struct ee_out *o, const char *text)
 {
 	ee_out_fmt(o, "<p class=\"note\">%s</p>\n", text);
 }
@@ -150,7 +147,7 @@ static void card(struct ee_out *o, const char *name, double v, int decimals, con
 	ee_out_raw(o, "<div class=\"card\"><b>");
 	ee_out_num(o, v, decimals);
 	ee_out_fmt(o, "</b><span>%s", name);
-	if (interval(ci, &lo, &hi)) {
+	if (html_interval(ci, &lo, &hi)) {
 		ee_out_raw(o, " (CI ");
 		ee_out_num(o, lo, decimals);
 		ee_out_raw(o, "\xe2\x80\x93");
@@ -160,7 +157,7 @@ static void card(struct ee_out *o, const char *name, double v, int decimals, con
 	ee_out_raw(o, "</span></div>\n");
 }
 
-static void status_badge(struct ee_out *o, int status)
+void html_status_badge(struct ee_out *o, int status)
 {
 	ee_out_fmt(o, "<span class=\"st s-%s\">%s</span>", ee_report_status_names[status],
 	           ee_report_status_names[status]);
@@ -238,557 +235,24 @@ static void figures(struct ee_out *o, const json_t *s)
 	char name[48];
 
 	ee_out_raw(o, "<div class=\"cards\">\n");
-	card(o, "tasks", num_at(s, "tasks"), 0, NULL);
-	card(o, "samples", num_at(s, "samples"), 0, NULL);
+	card(o, "tasks", html_num_at(s, "tasks"), 0, NULL);
+	card(o, "samples", html_num_at(s, "samples"), 0, NULL);
 	json_object_foreach ((json_t *)pk, k, v) {
 		snprintf(name, sizeof(name), "pass@%.20s", k);
 		card(o, name, json_number_value(v), 3, json_object_get(ci, k));
 	}
-	card(o, "mean score", num_at(s, "mean_score"), 3, json_object_get(s, "mean_score_ci"));
-	card(o, "median task score", num_at(s, "median_task_score"), 3, NULL);
-	card(o, "p10 task score", num_at(s, "p10_task_score"), 3, NULL);
-	card(o, "lint pass rate", num_at(lint, "pass_rate"), 3, NULL);
-	card(o, "composite", num_at(comp, "value"), 3, NULL);
-	card(o, "wall time, s", num_at(s, "wall_s"), 1, NULL);
+	card(o, "mean score", html_num_at(s, "mean_score"), 3, json_object_get(s, "mean_score_ci"));
+	card(o, "median task score", html_num_at(s, "median_task_score"), 3, NULL);
+	card(o, "p10 task score", html_num_at(s, "p10_task_score"), 3, NULL);
+	card(o, "lint pass rate", html_num_at(lint, "pass_rate"), 3, NULL);
+	card(o, "composite", html_num_at(comp, "value"), 3, NULL);
+	card(o, "wall time, s", html_num_at(s, "wall_s"), 1, NULL);
 	ee_out_raw(o, "</div>\n<nav><a href=\"#pass-at-k\">pass@k</a><a href=\"#classes\">classes</a>");
 	if (json_object_size(json_object_get(s, "models")) > 0)
 		ee_out_raw(o, "<a href=\"#models\">models</a>");
 	ee_out_raw(o, "<a href=\"#statuses\">statuses</a><a href=\"#scores\">scores</a>"
 	              "<a href=\"#resources\">time and memory</a><a href=\"#tasks\">tasks</a>"
 	              "<a href=\"#failures\">failures</a></nav>\n");
-}
-
-/* ---- charts from the summary ----------------------------------------------- */
-
-static void pass_at_k(struct ee_out *o, const json_t *s)
-{
-	const json_t *pk = json_object_get(s, "pass_at_k"), *ci = json_object_get(s, "pass_at_k_ci");
-	const json_t *boot = json_object_get(s, "bootstrap"),
-	             *dropped = json_object_get(s, "pass_at_k_dropped");
-	struct ee_svg_bar bars[MAX_KS_SHOWN];
-	char labels[MAX_KS_SHOWN][32];
-	size_t n = 0, with_ci = 0;
-	const char *k;
-	json_t *v;
-
-	json_object_foreach ((json_t *)pk, k, v) {
-		if (n == MAX_KS_SHOWN)
-			break;
-		snprintf(labels[n], sizeof(labels[n]), "pass@%.20s", k);
-		bars[n] = (struct ee_svg_bar){ .label = labels[n], .value = json_number_value(v) };
-		bars[n].has_ci = interval(json_object_get(ci, k), &bars[n].lo, &bars[n].hi);
-		with_ci += bars[n].has_ci;
-		n++;
-	}
-	open_panel(o, "pass-at-k", "pass@k");
-	ee_svg_vbars(o, &(struct ee_svg_chart){ .id = "chart-pass-at-k", .title = "pass@k", .max = 1 }, bars,
-	             n);
-	if (with_ci && json_is_object(boot)) {
-		ee_out_raw(o, "<p class=\"note\">Whiskers: ");
-		ee_out_num(o, 100 * num_at(boot, "level"), 0);
-		ee_out_raw(o, "% bootstrap confidence interval, ");
-		ee_out_num(o, num_at(boot, "resamples"), 0);
-		ee_out_raw(o, " resamples over tasks, seed ");
-		ee_out_num(o, num_at(boot, "seed"), 0);
-		ee_out_raw(o, ".</p>\n");
-	} else if (with_ci) {
-		note(o, "Whiskers: the confidence intervals of the summary.");
-	} else {
-		note(o, "No confidence intervals in this summary.");
-	}
-	for (size_t i = 0; i < json_array_size(dropped); i++) {
-		const json_t *d = json_array_get(dropped, i);
-		ee_out_raw(o, "<p class=\"note\">pass@");
-		ee_out_num(o, num_at(d, "k"), 0);
-		ee_out_raw(o, " not reported: ");
-		ee_out_text(o, json_string_value(json_object_get(d, "reason")));
-		ee_out_raw(o, "</p>\n");
-	}
-	ee_out_raw(o, "</section>\n");
-}
-
-struct class_row {
-	const char *name;
-	double rate;
-	int has_ci;
-	double lo, hi;
-	double tasks;
-};
-
-static int by_rate(const void *pa, const void *pb)
-{
-	const struct class_row *a = pa, *b = pb;
-	if (a->rate != b->rate)
-		return a->rate < b->rate ? 1 : -1;
-	return strcmp(a->name, b->name);
-}
-
-/* A grouping of the summary drawn as pass@1 bars: its classes or models. */
-struct grouping {
-	const char *key;   /* in the summary */
-	const char *id;    /* of the panel; the chart's is "chart-" id */
-	const char *title; /* of the panel and the chart */
-	const char *none;  /* the label of the group "" */
-	const char *more;  /* the note when not all are drawn: "N <more>." */
-};
-
-static const struct grouping CLASSES = { "classes", "classes", "pass@1 by class", "(no class)",
-	                                 "more classes (the table lists every task)" };
-static const struct grouping MODELS = { "models", "models", "pass@1 by model", "(no model)",
-	                                "more models (the table lists every model)" };
-
-/* The bars of g's groups (in a panel of its own unless within_panel). */
-static void group_bars(struct ee_out *o, const json_t *s, const struct grouping *g, int within_panel)
-{
-	const json_t *cls = json_object_get(s, g->key);
-	size_t n = json_object_size(cls), i = 0;
-	struct class_row *rows = calloc(n + 1, sizeof(*rows));
-	struct ee_svg_bar *bars = calloc(n + 1, sizeof(*bars));
-	char(*texts)[48] = calloc(n + 1, sizeof(*texts));
-	const char *name;
-	json_t *c;
-
-	if (!rows || !bars || !texts) {
-		o->failed = 1;
-		goto out;
-	}
-	json_object_foreach ((json_t *)cls, name, c) {
-		const json_t *p1 = json_object_get(json_object_get(c, "pass_at_k"), "1");
-		const json_t *ci = json_object_get(json_object_get(c, "pass_at_k_ci"), "1");
-		struct class_row *row = &rows[i++];
-		row->name = name[0] ? name : g->none;
-		row->rate = json_is_number(p1) ? json_number_value(p1) : 0;
-		row->has_ci = interval(ci, &row->lo, &row->hi);
-		row->tasks = num_at(c, "tasks");
-	}
-	qsort(rows, n, sizeof(*rows), by_rate);
-	size_t shown = n < MAX_CLASS_BARS ? n : MAX_CLASS_BARS;
-	for (i = 0; i < shown; i++) {
-		snprintf(texts[i], sizeof(texts[i]), "%.3f \xc2\xb7 %.0f task%s", rows[i].rate, rows[i].tasks,
-		         rows[i].tasks == 1 ? "" : "s");
-		bars[i] = (struct ee_svg_bar){ .label = rows[i].name,
-			                       .value = rows[i].rate,
-			                       .has_ci = rows[i].has_ci,
-			                       .lo = rows[i].lo,
-			                       .hi = rows[i].hi,
-			                       .text = texts[i],
-			                       .cls = "bar-class" };
-	}
-	char chart_id[64];
-	snprintf(chart_id, sizeof(chart_id), "chart-%s", g->id);
-	if (!within_panel)
-		open_panel(o, g->id, g->title);
-	ee_svg_hbars(o, &(struct ee_svg_chart){ .id = chart_id, .title = g->title, .max = 1 }, bars, shown);
-	if (n > shown) {
-		ee_out_fmt(o, "<p class=\"note\">%zu %s.</p>\n", n - shown, g->more);
-	}
-	if (!within_panel)
-		ee_out_raw(o, "</section>\n");
-out:
-	free(rows);
-	free(bars);
-	free(texts);
-}
-
-static void statuses(struct ee_out *o, const json_t *s)
-{
-	const json_t *st = json_object_get(s, "statuses"), *details = json_object_get(s, "details");
-	struct ee_svg_bar parts[REP_N_STATUS], bars[MAX_DETAIL_BARS];
-	char texts[REP_N_STATUS][32], dtexts[MAX_DETAIL_BARS][32], cls[REP_N_STATUS][32];
-	size_t n = 0;
-	const char *d;
-	json_t *v;
-
-	for (int i = 0; i < REP_N_STATUS; i++) {
-		double count = num_at(st, ee_report_status_names[i]);
-		snprintf(texts[i], sizeof(texts[i]), "%.0f", isfinite(count) ? count : 0);
-		snprintf(cls[i], sizeof(cls[i]), "s-%s", ee_report_status_names[i]);
-		parts[i] = (struct ee_svg_bar){
-			.label = ee_report_status_names[i], .value = count, .text = texts[i], .cls = cls[i]
-		};
-	}
-	json_object_foreach ((json_t *)details, d, v) {
-		if (n == MAX_DETAIL_BARS)
-			break;
-		snprintf(dtexts[n], sizeof(dtexts[n]), "%.0f", json_number_value(v));
-		bars[n] = (struct ee_svg_bar){
-			.label = d, .value = json_number_value(v), .text = dtexts[n], .cls = "bar-detail"
-		};
-		n++;
-	}
-	open_panel(o, "statuses", "statuses and details");
-	ee_svg_stack(o, &(struct ee_svg_chart){ .id = "chart-statuses", .title = "samples by status" }, parts,
-	             REP_N_STATUS);
-	ee_out_raw(o, "<h3>details of the samples that did not pass</h3>\n");
-	ee_svg_hbars(o, &(struct ee_svg_chart){ .id = "chart-details", .title = "samples by detail" }, bars,
-	             n);
-	if (json_object_size(details) > n)
-		ee_out_fmt(o, "<p class=\"note\">%zu more detail classes.</p>\n",
-		           json_object_size(details) - n);
-	ee_out_raw(o, "</section>\n");
-}
-
-/* ---- per model ------------------------------------------------------------- */
-
-#define MODEL_DETAILS 3 /* the most frequent details shown per model */
-
-static void num_cell(struct ee_out *o, const json_t *v, int decimals)
-{
-	ee_out_raw(o, "<td class=\"n\">");
-	if (json_is_number(v))
-		ee_out_num(o, json_number_value(v), decimals);
-	else
-		ee_out_raw(o, "-");
-	ee_out_raw(o, "</td>");
-}
-
-/* One model's row: its figures at the whole set's ks, statuses, details. */
-static void model_row(struct ee_out *o, const char *name, const json_t *m, const json_t *pk)
-{
-	const json_t *st = json_object_get(m, "statuses"), *details = json_object_get(m, "details");
-	const char *k, *d;
-	json_t *unused, *v;
-	size_t shown = 0;
-
-	ee_out_raw(o, "<tr><td>");
-	ee_out_text_cut(o, name[0] ? name : MODELS.none, 80);
-	ee_out_raw(o, "</td>");
-	num_cell(o, json_object_get(m, "tasks"), 0);
-	num_cell(o, json_object_get(m, "samples"), 0);
-	json_object_foreach ((json_t *)pk, k, unused)
-		num_cell(o, json_object_get(json_object_get(m, "pass_at_k"), k), 3);
-	num_cell(o, json_object_get(m, "mean_score"), 3);
-	num_cell(o, json_object_get(m, "median_task_score"), 3);
-	num_cell(o, json_object_get(m, "p10_task_score"), 3);
-	for (int i = 0; i < REP_N_STATUS; i++)
-		num_cell(o, json_object_get(st, ee_report_status_names[i]), 0);
-	ee_out_raw(o, "<td>");
-	json_object_foreach ((json_t *)details, d, v) {
-		if (shown++ == MODEL_DETAILS)
-			break;
-		ee_out_raw(o, shown > 1 ? " \xc2\xb7 " : "");
-		ee_out_text_cut(o, d, 80);
-		ee_out_raw(o, " ");
-		ee_out_num(o, json_number_value(v), 0);
-	}
-	ee_out_raw(o, "</td></tr>\n");
-}
-
-/* With more than one model: pass@1 by model, and a row per model. */
-static void models(struct ee_out *o, const json_t *s)
-{
-	const json_t *ms = json_object_get(s, "models"), *pk = json_object_get(s, "pass_at_k");
-	const char *name, *k;
-	json_t *m, *unused;
-
-	if (json_object_size(ms) == 0)
-		return;
-	ee_out_raw(o, "<section class=\"panel wide\" id=\"models\"><h2>by model</h2>\n");
-	group_bars(o, s, &MODELS, 1);
-	ee_out_raw(o, "<table id=\"model-table\"><thead><tr><th>model</th><th class=\"n\">tasks</th>"
-	              "<th class=\"n\">samples</th>");
-	json_object_foreach ((json_t *)pk, k, unused) {
-		ee_out_raw(o, "<th class=\"n\">pass@");
-		ee_out_text_cut(o, k, 20);
-		ee_out_raw(o, "</th>");
-	}
-	ee_out_raw(o, "<th class=\"n\">mean</th><th class=\"n\">median</th><th class=\"n\">p10</th>");
-	for (int i = 0; i < REP_N_STATUS; i++)
-		ee_out_fmt(o, "<th class=\"n\">%s</th>", ee_report_status_names[i]);
-	ee_out_raw(o, "<th>most frequent details</th></tr></thead>\n<tbody>\n");
-	json_object_foreach ((json_t *)ms, name, m)
-		model_row(o, name, m, pk);
-	ee_out_raw(o, "</tbody></table>\n");
-	note(o, "Each model over the tasks it attempted; pass@k as for the whole set (- when a task of "
-	        "the model has fewer than k samples of it).");
-	ee_out_raw(o, "</section>\n");
-}
-
-/* ---- charts from the tasks -------------------------------------------------- */
-
-static void scores(struct ee_out *o, const struct ee_report *r, const json_t *s)
-{
-	unsigned long counts[SCORE_BINS] = { 0 };
-	struct ee_svg_mark marks[2];
-	size_t nm = 0;
-
-	for (size_t i = 0; i < r->n_tasks; i++) {
-		const struct rep_task *t = &r->tasks[i];
-		double mean = t->n ? t->score_sum / (double)t->n : 0;
-		int bin = (int)(mean * SCORE_BINS);
-		counts[bin < 0 ? 0 : bin >= SCORE_BINS ? SCORE_BINS - 1 : bin]++;
-	}
-	if (isfinite(num_at(s, "median_task_score")))
-		marks[nm++] = (struct ee_svg_mark){ "median", num_at(s, "median_task_score"), "median" };
-	if (isfinite(num_at(s, "p10_task_score")))
-		marks[nm++] = (struct ee_svg_mark){ "p10", num_at(s, "p10_task_score"), "p10" };
-	open_panel(o, "scores", "mean score per task");
-	ee_svg_histogram(o, &(struct ee_svg_chart){ .id = "chart-scores", .title = "tasks by mean score" },
-	                 counts, SCORE_BINS, 0, 1, marks, nm);
-	note(o, "Each task counts once, at the mean score of its samples; dashed lines: the median and the "
-	        "10th percentile over tasks.");
-	ee_out_raw(o, "</section>\n");
-}
-
-struct ranked {
-	double v;
-	size_t ix;
-	const char *id;
-};
-
-static int by_value(const void *pa, const void *pb)
-{
-	const struct ranked *a = pa, *b = pb;
-	if (a->v != b->v)
-		return a->v < b->v ? 1 : -1;
-	return strcmp(a->id, b->id);
-}
-
-/* The EE_REPORT_TOP tasks with the largest wall time (wall = 1) or memory. */
-static void top_tasks(struct ee_out *o, const struct ee_report *r, int wall)
-{
-	struct ranked *rk = calloc(r->n_tasks + 1, sizeof(*rk));
-	struct ee_svg_bar bars[EE_REPORT_TOP];
-	char texts[EE_REPORT_TOP][32], hrefs[EE_REPORT_TOP][32];
-	size_t n = 0;
-
-	if (!rk) {
-		o->failed = 1;
-		return;
-	}
-	for (size_t i = 0; i < r->n_tasks; i++) {
-		double v = wall ? r->tasks[i].wall_max : r->tasks[i].mem_max;
-		if (v >= 0)
-			rk[n++] = (struct ranked){ v, i, r->tasks[i].id };
-	}
-	qsort(rk, n, sizeof(*rk), by_value);
-	n = n < EE_REPORT_TOP ? n : EE_REPORT_TOP;
-	for (size_t i = 0; i < n; i++) {
-		if (wall)
-			snprintf(texts[i], sizeof(texts[i]), "%.1f ms", rk[i].v);
-		else
-			snprintf(texts[i], sizeof(texts[i]), "%.1f MiB", rk[i].v / 1024);
-		snprintf(hrefs[i], sizeof(hrefs[i]), "#t-%zu", rk[i].ix);
-		bars[i] = (struct ee_svg_bar){ .label = rk[i].id,
-			                       .value = rk[i].v,
-			                       .text = texts[i],
-			                       .href = hrefs[i],
-			                       .cls = wall ? "bar-slow" : "bar-mem" };
-	}
-	if (wall)
-		ee_svg_hbars(o, &(struct ee_svg_chart){ .id = "chart-slowest", .title = "slowest tasks" },
-		             bars, n);
-	else
-		ee_svg_hbars(
-		        o,
-		        &(struct ee_svg_chart){ .id = "chart-memory", .title = "most memory-hungry tasks" },
-		        bars, n);
-	free(rk);
-}
-
-static void resources(struct ee_out *o, const struct ee_report *r)
-{
-	ee_out_raw(o, "<section class=\"panel wide\" id=\"resources\"><h2>time and memory</h2>\n"
-	              "<div class=\"halves\"><div><h3>slowest tasks (largest wall time of a sample)</h3>\n");
-	top_tasks(o, r, 1);
-	ee_out_raw(o, "</div><div><h3>most memory-hungry tasks (largest peak of a sample)</h3>\n");
-	top_tasks(o, r, 0);
-	ee_out_raw(o, "</div></div>\n");
-	note(o, "Memory: the sandbox's cgroup peak (peak_memory_kb), else the largest RSS (peak_rss_kb).");
-	ee_out_raw(o, "</section>\n");
-}
-
-static void trends(struct ee_out *o, const struct ee_report_options *opt)
-{
-	char id[48];
-
-	open_panel(o, "trends", "over runs");
-	for (size_t i = 0; i < opt->n_trends; i++) {
-		const struct ee_report_trend *t = &opt->trends[i];
-		snprintf(id, sizeof(id), "chart-trend-%zu", i);
-		ee_out_raw(o, "<h3>");
-		ee_out_text(o, t->label);
-		ee_out_raw(o, "</h3>\n");
-		ee_svg_trend(o, &(struct ee_svg_chart){ .id = id, .title = t->label, .max = t->max }, t->pts,
-		             t->n);
-	}
-	if (opt->trends_note)
-		note(o, opt->trends_note);
-	ee_out_raw(o, "</section>\n");
-}
-
-/* ---- the table and the tasks ----------------------------------------------- */
-
-static void table(struct ee_out *o, const struct ee_report *r)
-{
-	open_panel(o, "tasks", "tasks");
-	ee_out_raw(o, "<table class=\"sortable\" id=\"task-table\"><thead><tr>"
-	              "<th data-type=\"text\"><button type=\"button\">task</button></th>"
-	              "<th data-type=\"text\"><button type=\"button\">class</button></th>"
-	              "<th class=\"n\" data-type=\"num\"><button type=\"button\">samples</button></th>"
-	              "<th class=\"n\" data-type=\"num\"><button type=\"button\">pass rate</button></th>"
-	              "<th class=\"n\" data-type=\"num\"><button type=\"button\">mean score</button></th>"
-	              "<th data-type=\"num\"><button type=\"button\">worst status</button></th>"
-	              "</tr></thead>\n<tbody>\n");
-	for (size_t i = 0; i < r->n_tasks; i++) {
-		const struct rep_task *t = &r->tasks[i];
-		double rate = t->n ? (double)t->c / (double)t->n : 0,
-		       mean = t->n ? t->score_sum / (double)t->n : 0;
-		ee_out_fmt(o, "<tr><td><a href=\"#t-%zu\">", i);
-		ee_out_text_cut(o, t->id, ID_CHARS);
-		ee_out_raw(o, "</a></td><td>");
-		ee_out_text_cut(o, t->cls, 80);
-		ee_out_fmt(o, "</td><td class=\"n\" data-v=\"%lu\">%lu</td><td class=\"n\" data-v=\"", t->n,
-		           t->n);
-		ee_out_num(o, rate, 4);
-		ee_out_raw(o, "\">");
-		ee_out_num(o, rate, 2);
-		ee_out_raw(o, "</td><td class=\"n\" data-v=\"");
-		ee_out_num(o, mean, 4);
-		ee_out_raw(o, "\">");
-		ee_out_num(o, mean, 3);
-		ee_out_fmt(o, "</td><td data-v=\"%d\">", t->worst);
-		status_badge(o, t->worst);
-		ee_out_raw(o, "</td></tr>\n");
-	}
-	ee_out_raw(o, "</tbody></table>\n");
-	note(o, "Click a column's name to sort by it; a task's name leads to its failing samples.");
-	ee_out_raw(o, "</section>\n");
-}
-
-static void failing_test(struct ee_out *o, const json_t *t)
-{
-	const json_t *index = json_object_get(t, "index");
-
-	ee_out_raw(o, "<li>test ");
-	if (json_is_integer(index))
-		ee_out_fmt(o, "%lld", (long long)json_integer_value(index));
-	ee_out_raw(o, " (");
-	ee_out_text(o, json_string_value(json_object_get(t, "kind")));
-	ee_out_raw(o, ", ");
-	ee_out_text(o, json_string_value(json_object_get(t, "tier")));
-	ee_out_raw(o, ", ");
-	ee_out_text(o, json_string_value(json_object_get(t, "visibility")));
-	ee_out_raw(o, ")");
-	const char *msg = json_string_value(json_object_get(t, "message"));
-	if (msg) {
-		ee_out_raw(o, ": <code>");
-		ee_out_text(o, msg);
-		ee_out_raw(o, "</code>");
-	}
-	ee_out_raw(o, "</li>\n");
-}
-
-static int status_index(const char *name)
-{
-	for (int i = 0; name && i < REP_N_STATUS; i++)
-		if (strcmp(name, ee_report_status_names[i]) == 0)
-			return i;
-	return REP_ERROR;
-}
-
-/* The code that ran, collapsed: a reader opens it when the detail and the
- * messages do not say enough. */
-static void failure_program(struct ee_out *o, const json_t *f)
-{
-	const char *program = json_string_value(json_object_get(f, "program"));
-	int cut = json_is_true(json_object_get(f, "program_cut"));
-
-	if (!program)
-		return;
-	ee_out_raw(o, "<details class=\"program\"><summary>program");
-	if (cut)
-		ee_out_raw(o, " (its start: the program is longer)");
-	ee_out_raw(o, "</summary><pre>");
-	ee_out_text(o, program);
-	if (cut)
-		ee_out_raw(o, "\xe2\x80\xa6");
-	ee_out_raw(o, "</pre></details>\n");
-}
-
-static void failure(struct ee_out *o, const json_t *f)
-{
-	const json_t *sample = json_object_get(f, "sample"), *tests = json_object_get(f, "tests");
-	const char *model = json_string_value(json_object_get(f, "model"));
-	const char *detail = json_string_value(json_object_get(f, "detail"));
-	const char *more = json_string_value(json_object_get(f, "more"));
-	const char *err = json_string_value(json_object_get(f, "stderr"));
-	json_int_t failing = json_integer_value(json_object_get(f, "failing_tests"));
-
-	ee_out_raw(o, "<div class=\"failure\"><h4>");
-	if (json_is_integer(sample))
-		ee_out_fmt(o, "sample %lld ", (long long)json_integer_value(sample));
-	else
-		ee_out_raw(o, "a sample ");
-	if (model) {
-		ee_out_raw(o, "of ");
-		ee_out_text(o, model);
-		ee_out_raw(o, " ");
-	}
-	status_badge(o, status_index(json_string_value(json_object_get(f, "status"))));
-	ee_out_raw(o, "</h4>\n");
-	if (detail || more) {
-		ee_out_raw(o, "<p class=\"detail\">");
-		ee_out_text(o, detail);
-		ee_out_raw(o, detail && more ? ": " : "");
-		ee_out_text(o, more);
-		ee_out_raw(o, "</p>\n");
-	}
-	if (json_array_size(tests)) {
-		ee_out_raw(o, "<ul>\n");
-		for (size_t i = 0; i < json_array_size(tests); i++)
-			failing_test(o, json_array_get(tests, i));
-		ee_out_raw(o, "</ul>\n");
-	}
-	if (failing > (json_int_t)json_array_size(tests))
-		ee_out_fmt(o, "<p class=\"note\">%lld more failing tests.</p>\n",
-		           (long long)(failing - (json_int_t)json_array_size(tests)));
-	if (err) {
-		ee_out_raw(o, json_is_true(json_object_get(f, "stderr_cut"))
-		                      ? "<pre>stderr (the end):\n\xe2\x80\xa6"
-		                      : "<pre>stderr:\n");
-		ee_out_text(o, err);
-		ee_out_raw(o, "</pre>\n");
-	}
-	failure_program(o, f);
-	ee_out_raw(o, "</div>\n");
-}
-
-static void task_section(struct ee_out *o, const struct ee_report *r, size_t i)
-{
-	const struct rep_task *t = &r->tasks[i];
-	size_t shown = json_array_size(t->shown);
-
-	ee_out_fmt(o, "<section class=\"task\" id=\"t-%zu\"><h3>", i);
-	ee_out_text_cut(o, t->id, ID_CHARS);
-	if (t->cls) {
-		ee_out_raw(o, " <span class=\"cls\">");
-		ee_out_text_cut(o, t->cls, 80);
-		ee_out_raw(o, "</span>");
-	}
-	ee_out_fmt(o, "</h3>\n<p>%lu sample%s, %lu passed; worst: ", t->n, t->n == 1 ? "" : "s", t->c);
-	status_badge(o, t->worst);
-	ee_out_raw(o, " \xc2\xb7 <a href=\"#tasks\">the table</a></p>\n");
-	for (size_t k = 0; k < shown; k++)
-		failure(o, json_array_get(t->shown, k));
-	if (t->failures > shown)
-		ee_out_fmt(o, "<p class=\"note\">%lu more failing sample%s not shown.</p>\n",
-		           t->failures - shown, t->failures - shown == 1 ? "" : "s");
-	ee_out_raw(o, "</section>\n");
-}
-
-static void tasks(struct ee_out *o, const struct ee_report *r)
-{
-	open_panel(o, "failures", "failing samples by task");
-	if (r->unkept)
-		ee_out_fmt(
-		        o,
-		        "<p class=\"note\">%lu failing samples are counted but not shown: the report keeps "
-		        "at most %u MiB of them.</p>\n",
-		        r->unkept, EE_REPORT_KEEP_BYTES >> 20);
-	for (size_t i = 0; i < r->n_tasks; i++)
-		task_section(o, r, i);
-	ee_out_raw(o, "</section>\n");
 }
 
 /* ---- the page ---------------------------------------------------------------- */
@@ -808,17 +272,11 @@ int ee_report_html(const struct ee_report *r, const struct ee_report_options *op
 	header(o, r, opt);
 	figures(o, s);
 	ee_out_raw(o, "<div class=\"panels\">\n");
-	pass_at_k(o, s);
-	group_bars(o, s, &CLASSES, 0);
-	models(o, s);
-	statuses(o, s);
-	scores(o, r, s);
-	resources(o, r);
+	html_charts(o, r, s);
 	ee_out_raw(o, "</div>\n");
 	if (opt->trends)
-		trends(o, opt);
-	table(o, r);
-	tasks(o, r);
+		html_trends(o, opt);
+	html_tasks(o, r);
 	ee_out_raw(o, "</main>\n<script>");
 	ee_out_raw(o, SCRIPT);
 	ee_out_raw(o, "</script>\n</body></html>\n");

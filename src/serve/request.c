@@ -10,13 +10,15 @@
 #include "input/compose.h"
 #include "base/err.h"
 #include "base/jsonfield.h"
+#include "options/http.h"
 #include "options/options.h"
 #include "base/resource_limits.h"
 #include "serve/prescan.h"
 
-static const char *const run_fields[] = { "task", "candidate", "limits", "model", "sample", "extract" };
-/* A batch's own fields besides "runs": defaults for the runs that lack them. */
-static const char *const batch_defaults[] = { "task", "limits", "model", "extract" };
+/* A run's own fields, and a batch's (besides "runs", defaults for the runs
+ * that lack them); the options table's HTTP rows add theirs (http.h). */
+static const char *const run_fields[] = { "task", "candidate", "limits", "model", "sample" };
+static const char *const batch_fields[] = { "runs", "task", "limits", "model" };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -28,27 +30,53 @@ static void printable(char *s)
 			*s = '?';
 }
 
+/* The context of the object at prefix ("", "runs[2]", "task.limits"): its
+ * messages start at the path, and an empty one is the "body". */
+static struct ee_jf context(const char *prefix, struct ee_err *err)
+{
+	struct ee_jf top = ee_jf_make(NULL, err);
+
+	top.root = "body";
+	return ee_jf_sub(&top, prefix);
+}
+
 /* Fails naming the field path (prefix + name) in the message and err->field;
  * ee_request_parse makes both printable. */
 __attribute__((format(printf, 4, 5))) static int fail(struct ee_err *err, const char *prefix,
                                                       const char *name, const char *fmt, ...)
 {
-	struct ee_jf top = ee_jf_make(NULL, err);
+	struct ee_jf c = context(prefix, err);
 	va_list ap;
 
-	top.root = "body";
-	struct ee_jf c = ee_jf_sub(&top, prefix);
 	va_start(ap, fmt);
 	ee_jf_vfail(&c, name, fmt, ap);
 	va_end(ap);
 	return -1;
 }
 
-static int known_field(const char *key)
+/* Every key of obj is one of own[0..n) or an HTTP row's field. */
+static int check_fields(const json_t *obj, const char *prefix, const char *const *own, size_t n,
+                        struct ee_err *err)
 {
-	for (size_t i = 0; i < COUNT(run_fields); i++)
-		if (strcmp(key, run_fields[i]) == 0)
-			return 1;
+	const char *names[8 + EE_OPTIONS_MAX];
+	size_t count = 0;
+	const char *key;
+	const json_t *v;
+	char list[200];
+
+	for (; count < n; count++)
+		names[count] = own[count];
+	for (size_t i = 0; i < ee_options_count; i++)
+		if (ee_option_http_field(&ee_options[i]))
+			names[count++] = ee_option_http_field(&ee_options[i]);
+	json_object_foreach ((json_t *)obj, key, v) {
+		size_t i = 0;
+		while (i < count && strcmp(key, names[i]) != 0)
+			i++;
+		if (i == count)
+			return fail(err, prefix, key, "unknown field (expected %s)",
+			            ee_jf_join_names(names, count, list, sizeof(list)));
+	}
 	return 0;
 }
 
@@ -101,48 +129,16 @@ static int read_task(const json_t *task, const char *path, const struct ee_reque
 	return 0;
 }
 
-/* A limit row's value in lim, when lim has it (options.h: task_offset). */
-static int task_limit(const struct ee_option *row, const struct ee_task_limits *lim, double *ret)
-{
-	struct ee_eval_options o;
-	int has;
-
-	memcpy(&has, (const char *)lim + row->task_has_offset, sizeof(has));
-	if (!has)
-		return 0;
-	/* the row's field in o.limits has the width of the task's field */
-	memcpy((char *)&o + row->offset, (const char *)lim + row->task_offset, row->size);
-	*ret = ee_option_value(row, &o);
-	return 1;
-}
-
-/* Limits above the server's are refused, not cut: a cut limit would change
- * the verdict without telling. path: "limits" or "task.limits" under prefix.
- * The limits are the options rows a request takes under "limits". */
+/* A task's or a request's limits at most the server's. path: "limits" or
+ * "task.limits" under prefix. */
 static int check_ceiling(const struct ee_task_limits *lim, const struct ee_limits *max, const char *prefix,
                          const char *path, struct ee_err *err)
 {
-	struct ee_eval_options server;
 	char where[96];
-	double v;
 
-	if (!max)
-		return 0;
-	server.limits = *max;
 	ee_jf_join_path(where, sizeof(where), prefix, path);
-	for (size_t i = 0; i < ee_options_count; i++) {
-		const struct ee_option *row = &ee_options[i];
-		if (!(row->fronts & EE_FRONT_HTTP) || !row->http_limit || !task_limit(row, lim, &v))
-			continue;
-		double ceiling = ee_option_value(row, &server);
-		if (v > ceiling)
-			return fail(err, where, row->http,
-			            row->type == EE_OPT_DOUBLE
-			                    ? "%g is above this server's ceiling %g (its --%s)"
-			                    : "%.0f is above this server's ceiling %.0f (its --%s)",
-			            v, ceiling, row->name);
-	}
-	return 0;
+	struct ee_jf c = context(where, err);
+	return ee_options_http_ceiling(&c, lim, max);
 }
 
 /* The request's limits go over the task's own. */
@@ -159,25 +155,12 @@ static int read_limits(const json_t *obj, const char *prefix, const struct ee_li
 	}
 	if (check_ceiling(&req, max, prefix, "limits", err) < 0)
 		return -1;
-	if (req.has_timeout) {
-		lim->has_timeout = 1;
-		lim->timeout_s = req.timeout_s;
-	}
-	if (req.has_memory) {
-		lim->has_memory = 1;
-		lim->memory_mb = req.memory_mb;
-	}
-	if (req.has_procs) {
-		lim->has_procs = 1;
-		lim->procs = req.procs;
-	}
-	if (req.has_output_cap) {
-		lim->has_output_cap = 1;
-		lim->output_cap = req.output_cap;
-	}
+	ee_options_http_limits_over(lim, &req);
 	return 0;
 }
 
+/* model and sample are the run's own; every other field here is a row of
+ * the options table (http.h). */
 static int read_options(const json_t *obj, const char *prefix, struct ee_run *run, enum ee_extract_mode *mode,
                         struct ee_err *err)
 {
@@ -194,17 +177,8 @@ static int read_options(const json_t *obj, const char *prefix, struct ee_run *ru
 			return fail(err, prefix, "sample", "expected an integer >= 0");
 		run->sample = (long)json_integer_value(v);
 	}
-	if ((v = json_object_get(obj, "extract"))) {
-		const struct ee_option *row = ee_option_named("extract");
-		char choices[128];
-		int m;
-		if (!json_is_string(v) || ee_option_choice(row, json_string_value(v), &m) < 0) {
-			ee_option_choices_text(row, ", ", choices, sizeof(choices));
-			return fail(err, prefix, row->http, "expected one of %s", choices);
-		}
-		*mode = (enum ee_extract_mode)m;
-	}
-	return 0;
+	struct ee_jf c = context(prefix, err);
+	return ee_options_http_read(&c, obj, &(struct ee_option_sink){ NULL, mode });
 }
 
 /* What a batch gives the runs that lack a field: read once (check_defaults). */
@@ -242,7 +216,6 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 	enum ee_extract_mode mode = d ? d->mode : rules->extract;
 	const json_t *limits_from = obj;
 	const char *limits_prefix = prefix;
-	const char *key;
 	const json_t *v;
 	struct ee_extract_info how;
 	int rc;
@@ -250,11 +223,8 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 	run->sample = 0; /* as `execeval run`: one candidate is sample 0 */
 	if (!json_is_object(obj))
 		return fail(err, prefix, "", "expected an object");
-	json_object_foreach ((json_t *)obj, key, v)
-		if (!known_field(key))
-			return fail(err, prefix, key,
-			            "unknown field (expected task, candidate, limits, model, "
-			            "sample, extract)");
+	if (check_fields(obj, prefix, run_fields, COUNT(run_fields), err) < 0)
+		return -1;
 	v = json_object_get(obj, "candidate");
 	if (!v)
 		return fail(err, prefix, "candidate", "required (program text or a model's generation)");
@@ -287,16 +257,6 @@ static int alloc_runs(struct ee_request *r, size_t n, struct ee_err *err)
 	if (!r->runs)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	r->n_runs = n;
-	return 0;
-}
-
-static int is_batch_field(const char *key)
-{
-	if (strcmp(key, "runs") == 0)
-		return 1;
-	for (size_t i = 0; i < COUNT(batch_defaults); i++)
-		if (strcmp(key, batch_defaults[i]) == 0)
-			return 1;
 	return 0;
 }
 
@@ -400,15 +360,11 @@ static int read_batch(const json_t *root, const struct ee_request_rules *rules, 
 {
 	size_t max_runs = rules->max_runs;
 	struct batch_defaults d;
-	const char *key;
-	const json_t *v;
 	const json_t *runs = json_object_get(root, "runs");
 	int rc;
 
-	json_object_foreach ((json_t *)root, key, v)
-		if (!is_batch_field(key))
-			return fail(err, "", key,
-			            "unknown field (expected runs, task, limits, model, extract)");
+	if (check_fields(root, "", batch_fields, COUNT(batch_fields), err) < 0)
+		return -1;
 	if (!runs)
 		return fail(err, "", "runs", "required (an array of run objects)");
 	if (!json_is_array(runs) || json_array_size(runs) == 0)

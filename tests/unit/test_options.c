@@ -4,11 +4,14 @@
  * ee_request_parse, with the server's values as ceilings). */
 #include <criterion/criterion.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
+#include "base/jsonfield.h"
+#include "options/http.h"
 #include "options/options.h"
 #include "base/resource_limits.h"
 #include "serve/request.h"
@@ -256,6 +259,20 @@ static int parse_request(const char *body, const struct ee_limits *ceiling, stru
 	return ee_request_parse(body, strlen(body), EE_REQUEST_RUN, &rules, r, err);
 }
 
+/* A batch, under the server's default limits as its ceiling. */
+static int parse_batch(const char *body, struct ee_request *r, struct ee_err *err)
+{
+	struct values server;
+
+	defaults(&server, EE_FRONT_SERVE);
+	struct ee_request_rules rules = {
+		4, EE_EXTRACT_AUTO, &server.opt.limits, 0, 10000, 500000, 250000, 0
+	};
+	memset(r, 0, sizeof(*r));
+	memset(err, 0, sizeof(*err));
+	return ee_request_parse(body, strlen(body), EE_REQUEST_BATCH, &rules, r, err);
+}
+
 /* Every limit row HTTP claims: at the server's value it is taken, above it
  * refused naming limits.FIELD and the server's --NAME. */
 Test(options, http_limits_are_the_rows_with_the_servers_values_as_ceiling)
@@ -320,22 +337,70 @@ Test(options, http_refuses_the_rows_it_does_not_claim)
 	}
 }
 
-Test(options, http_extract_takes_the_rows_choices)
+/* Every row HTTP takes outside "limits" is a field of a run and of a batch,
+ * of the row's own name, read through the table (options/http.h): each of
+ * its choices lands through the row's setter (the request's sink has no
+ * evaluation options), any other value is refused naming the JSON path. */
+Test(options, http_fields_are_the_rows_read_through_the_table)
 {
-	const struct ee_option *row = ee_option_named("extract");
 	struct values server;
+	size_t n = 0;
 
 	defaults(&server, EE_FRONT_SERVE);
-	cr_assert(row && (row->fronts & EE_FRONT_HTTP));
-	for (size_t c = 0; c < row->n_choices; c++) {
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		const char *field = ee_option_http_field(row);
 		struct ee_request r;
 		struct ee_err err;
-		char body[1024];
-		snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x = 1\", \"%s\": \"%s\"}",
-		         row->http, row->choices[c].name);
-		cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), 0, "%s: %s", body, err.msg);
+		char body[1024], want[256], choices[128];
+
+		if (!field)
+			continue;
+		n++;
+		cr_assert(row->type == EE_OPT_ENUM && row->set,
+		          "--%s: a request field reads only an enum row with a setter", row->name);
+		for (size_t c = 0; c < row->n_choices; c++) {
+			struct values v;
+			struct ee_jf ctx = ee_jf_make(NULL, &err);
+			memset(&v, 0, sizeof(v));
+			v.sink.extract = &v.extract; /* v.sink.opt stays NULL, as a request's */
+			snprintf(body, sizeof(body), "{\"%s\": \"%s\"}", field, row->choices[c].name);
+			json_t *obj = json_loads(body, 0, NULL);
+			cr_expect_eq(ee_options_http_read(&ctx, obj, &v.sink), 0, "%s: %s", body, err.msg);
+			cr_expect_eq(value_of(row, &v), row->choices[c].value, "%s", body);
+			json_decref(obj);
+
+			snprintf(body, sizeof(body),
+			         "{\"task\": " TASK ", \"candidate\": \"x = 1\", \"%s\": \"%s\"}", field,
+			         row->choices[c].name);
+			cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), 0, "%s: %s", body,
+			             err.msg);
+			ee_request_free(&r);
+			snprintf(body, sizeof(body),
+			         "{\"task\": " TASK
+			         ", \"%s\": \"%s\", \"runs\": [{\"candidate\": \"x\", \"%s\": \"%s\"}]}",
+			         field, row->choices[c].name, field, row->choices[0].name);
+			cr_expect_eq(parse_batch(body, &r, &err), 0, "%s: %s", body, err.msg);
+			ee_request_free(&r);
+		}
+		ee_option_choices_text(row, ", ", choices, sizeof(choices));
+		snprintf(body, sizeof(body),
+		         "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": \"nonesuch\"}", field);
+		cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), -1, "%s", body);
+		snprintf(want, sizeof(want), "%s: expected one of %s", field, choices);
+		cr_expect_str_eq(err.msg, want);
+		cr_expect_str_eq(err.field, field);
+		ee_request_free(&r);
+		snprintf(body, sizeof(body),
+		         "{\"task\": " TASK
+		         ", \"runs\": [{\"candidate\": \"x\"}, {\"candidate\": \"x\", \"%s\": 3}]}",
+		         field);
+		cr_expect_eq(parse_batch(body, &r, &err), -1, "%s", body);
+		snprintf(want, sizeof(want), "runs[1].%s: expected one of %s", field, choices);
+		cr_expect_str_eq(err.msg, want);
 		ee_request_free(&r);
 	}
+	cr_expect_eq(n, 1, "extract");
 	struct ee_request r;
 	struct ee_err err;
 	cr_expect_eq(parse_request("{\"task\": " TASK ", \"candidate\": \"x\", \"extract\": \"all\"}",
@@ -343,6 +408,52 @@ Test(options, http_extract_takes_the_rows_choices)
 	             -1);
 	cr_expect_str_eq(err.msg, "extract: expected one of auto, fenced, none");
 	ee_request_free(&r);
+}
+
+/* An unknown field's message lists what a run (or a batch) takes: its own
+ * fields, then the table's. */
+Test(options, http_unknown_fields_list_the_rows_fields)
+{
+	struct values server;
+	struct ee_request r;
+	struct ee_err err;
+
+	defaults(&server, EE_FRONT_SERVE);
+	cr_expect_eq(parse_request("{\"task\": " TASK ", \"candidate\": \"x\", \"limit\": {}}",
+	                           &server.opt.limits, &r, &err),
+	             -1);
+	cr_expect_str_eq(err.msg,
+	                 "limit: unknown field (expected task, candidate, limits, model, sample, extract)");
+	ee_request_free(&r);
+	cr_expect_eq(parse_batch("{\"runs\": [{\"candidate\": \"x\"}], \"sample\": 1}", &r, &err), -1);
+	cr_expect_str_eq(err.msg, "sample: unknown field (expected runs, task, limits, model, extract)");
+	ee_request_free(&r);
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const char *field = ee_option_http_field(&ee_options[i]);
+		char body[1024];
+		if (!field)
+			continue;
+		snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x\", \"nonesuch\": 1}");
+		cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), -1);
+		cr_expect(strstr(err.msg, field) != NULL, "%s lists %s", err.msg, field);
+		ee_request_free(&r);
+	}
+}
+
+/* --extract's choices are extract.c's own table: one list of the names,
+ * which ee_extract_mode_parse reads too. */
+Test(options, extract_choices_are_the_extractors_own)
+{
+	const struct ee_option *row = ee_option_named("extract");
+
+	cr_assert(row);
+	cr_expect((const void *)row->choices == (const void *)ee_extract_modes, "one list of names");
+	cr_expect_eq(row->n_choices, EE_EXTRACT_MODES);
+	for (size_t c = 0; c < row->n_choices; c++) {
+		enum ee_extract_mode mode = (enum ee_extract_mode)99;
+		cr_expect_eq(ee_extract_mode_parse(row->choices[c].name, &mode), 0);
+		cr_expect_eq((int)mode, row->choices[c].value, "%s", row->choices[c].name);
+	}
 }
 
 /* What eval and doctor start from (docs: README options, contract.md). */

@@ -1,0 +1,104 @@
+/* http.c - the table's HTTP rows read from a request (see http.h). */
+#include "options/http.h"
+
+#include <string.h>
+
+#include "base/jsonfield.h"
+#include "base/resource_limits.h"
+#include "input/task.h"
+#include "options/options.h"
+
+const char *ee_option_http_field(const struct ee_option *row)
+{
+	return (row->fronts & EE_FRONT_HTTP) && !row->http_limit ? row->http : NULL;
+}
+
+/* obj[row->http] as the row's value: 0 when absent, 1 read, -1 refused. */
+static int http_value(const struct ee_jf *c, const struct ee_option *row, const json_t *obj, double *ret)
+{
+	const json_t *v = json_object_get(obj, row->http);
+	char choices[128];
+	int choice;
+
+	if (!v)
+		return 0;
+	if (row->type != EE_OPT_ENUM || !row->set)
+		return ee_jf_fail(c, row->http, "internal: --%s has no request form", row->name);
+	if (!json_is_string(v) || ee_option_choice(row, json_string_value(v), &choice) < 0) {
+		ee_option_choices_text(row, ", ", choices, sizeof(choices));
+		return ee_jf_fail(c, row->http, "expected one of %s", choices);
+	}
+	*ret = choice;
+	return 1;
+}
+
+int ee_options_http_read(const struct ee_jf *c, const json_t *obj, struct ee_option_sink *s)
+{
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		double value = 0;
+		int rc;
+
+		if (!ee_option_http_field(row))
+			continue;
+		if ((rc = http_value(c, row, obj, &value)) < 0)
+			return -1;
+		if (rc)
+			row->set(row, value, s);
+	}
+	return 0;
+}
+
+/* Whether lim has row's limit (options.h: task_has_offset). */
+static int task_has(const struct ee_option *row, const struct ee_task_limits *lim)
+{
+	int has;
+
+	memcpy(&has, (const char *)lim + row->task_has_offset, sizeof(has));
+	return has;
+}
+
+/* A limit row's value in lim, as a double (lim must have it). */
+static double task_limit(const struct ee_option *row, const struct ee_task_limits *lim)
+{
+	struct ee_eval_options o;
+
+	/* the row's field in o.limits has the width of the task's field */
+	memcpy((char *)&o + row->offset, (const char *)lim + row->task_offset, row->size);
+	return ee_option_value(row, &o);
+}
+
+int ee_options_http_ceiling(const struct ee_jf *c, const struct ee_task_limits *lim,
+                            const struct ee_limits *max)
+{
+	struct ee_eval_options server;
+
+	if (!max)
+		return 0;
+	server.limits = *max;
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		if (!(row->fronts & EE_FRONT_HTTP) || !row->http_limit || !task_has(row, lim))
+			continue;
+		double v = task_limit(row, lim), ceiling = ee_option_value(row, &server);
+		if (v > ceiling)
+			return ee_jf_fail(c, row->http,
+			                  row->type == EE_OPT_DOUBLE
+			                          ? "%g is above this server's ceiling %g (its --%s)"
+			                          : "%.0f is above this server's ceiling %.0f (its --%s)",
+			                  v, ceiling, row->name);
+	}
+	return 0;
+}
+
+void ee_options_http_limits_over(struct ee_task_limits *dst, const struct ee_task_limits *src)
+{
+	for (size_t i = 0; i < ee_options_count; i++) {
+		const struct ee_option *row = &ee_options[i];
+		if (!(row->fronts & EE_FRONT_HTTP) || !row->http_limit || !task_has(row, src))
+			continue;
+		memcpy((char *)dst + row->task_offset, (const char *)src + row->task_offset, row->size);
+		memcpy((char *)dst + row->task_has_offset, (const char *)src + row->task_has_offset,
+		       sizeof(int));
+	}
+}

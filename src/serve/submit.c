@@ -1,0 +1,197 @@
+/* submit.c - from a complete body to its records (see server_int.h): the
+ * body is parsed (request.h), the request admitted only if every run fits
+ * in the queue and its records' smallest size in the budget, its runs
+ * submitted to the dispatcher, and each record kept as its JSON text,
+ * charged as it grows, until the last is back. */
+#include <jansson.h>
+#include <malloc.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "engine/evaluate.h"
+#include "serve/dispatch.h"
+#include "serve/server_int.h"
+
+/* A lower bound of a record's text: what admission reserves for it (a test
+ * is at least ~120 bytes of the record's "tests", the rest ~600). */
+#define RECORD_MIN      512
+#define RECORD_MIN_TEST 96
+
+static size_t record_reserve(const struct ee_task *t)
+{
+	return RECORD_MIN + RECORD_MIN_TEST * t->n_tests;
+}
+
+/* /v1/run's answer: the record, or a 500 carrying it when its sandbox failed. */
+static char *run_answer_text(json_t *rec, unsigned *code)
+{
+	const char *failure = json_string_value(json_object_get(rec, "sandbox_error"));
+
+	*code = failure ? 500 : 200;
+	if (!failure)
+		return json_dumps(rec, JSON_FLAGS);
+	char msg[300];
+	snprintf(msg, sizeof(msg), "sandbox setup failed: %s", failure);
+	json_t *v = json_pack("{s:s, s:n, s:O}", "error", msg, "field", "record", rec);
+	char *text = v ? json_dumps(v, JSON_FLAGS) : NULL;
+	json_decref(v);
+	return text;
+}
+
+/* Keeps rec (taken) as its text, charging what it outgrows of its
+ * reservation (or giving back what it does not use). */
+static void keep_record(struct conn *c, size_t i, json_t *rec)
+{
+	struct ee_budget *b = &c->srv->budget;
+	size_t want = record_reserve(&c->req.runs[i].task);
+	char *text =
+	        c->endpoint == EE_EP_RUN ? run_answer_text(rec, &c->run_code) : json_dumps(rec, JSON_FLAGS);
+	size_t len = text ? strlen(text) : 0;
+
+	json_decref(rec);
+	if (text && !c->overflow && len > want && ee_budget_charge(b, NULL, len - want) == EE_BUDGET_OK) {
+		c->reserved += len - want;
+	} else if (text && !c->overflow && len <= want) {
+		ee_budget_release(b, NULL, want - len);
+		c->reserved -= want - len;
+	} else {
+		c->overflow = 1; /* out of memory, or over the budget: its reservation stays until the end */
+		free(text);
+		return;
+	}
+	c->texts[i] = text;
+	c->lens[i] = len;
+}
+
+static void on_record(void *ctx, json_t *rec, double run_s)
+{
+	struct slot *slot = ctx;
+	struct conn *c = slot->c;
+	struct ee_server *srv = c->srv;
+
+	if (rec) {
+		ee_stats_record(&srv->stats, json_string_value(json_object_get(rec, "status")));
+		if (run_s > 0) {
+			ee_stats_observe(&srv->stats.evaluation_s, run_s);
+			srv->eval_s_avg += (run_s - srv->eval_s_avg) / 16;
+		}
+		keep_record(c, slot->index, rec);
+	} else {
+		c->interrupted = 1;
+	}
+	if (--c->pending > 0 || c->submitting)
+		return;
+	if (c->orphaned) {
+		free_conn(c);
+	} else if (c->suspended) {
+		/* Still counted as suspended until MHD calls on_request again
+		 * (answer_records): a drain must not end in between. */
+		MHD_resume_connection(c->mc);
+	}
+}
+
+/* Reserves the smallest size of every record c's request will hold: its
+ * answer must fit in the budget before anything of it runs. */
+static enum MHD_Result reserve_records(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+	size_t want = 0;
+
+	for (size_t i = 0; i < c->req.n_runs; i++)
+		want += record_reserve(&c->req.runs[i].task);
+	if (want > srv->cfg->max_buffered) {
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+		         "runs: the records of %zu runs (%zu tests) need at least %zu MiB, more than this "
+		         "server's --max-buffered",
+		         c->req.n_runs, c->req.tests, (want >> 20) + 1);
+		return refuse(c, 413, EE_REJ_TOO_LARGE, msg, "runs");
+	}
+	if (ee_budget_charge(&srv->budget, NULL, want) != EE_BUDGET_OK)
+		return refuse(c, 429, EE_REJ_OVER_BUDGET,
+		              "the server holds too many records and request bodies; retry after "
+		              "Retry-After seconds",
+		              NULL);
+	c->reserved = want;
+	return MHD_YES;
+}
+
+/* Admits every run of c's request or none; answers at once when none is left
+ * pending (all failed to start), else suspends the connection. */
+static enum MHD_Result submit(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+	size_t n = c->req.n_runs;
+
+	if (ee_dispatch_room(srv->dispatch) < n)
+		return refuse(c, 429, EE_REJ_QUEUE_FULL, "the queue is full; retry after Retry-After seconds",
+		              NULL);
+	if (reserve_records(c) != MHD_YES || c->answered)
+		return c->answered ? MHD_YES : MHD_NO;
+	c->texts = calloc(n, sizeof(*c->texts));
+	c->lens = calloc(n, sizeof(*c->lens));
+	c->slots = calloc(n, sizeof(*c->slots));
+	if (!c->texts || !c->lens || !c->slots)
+		return MHD_NO;
+	c->submitting = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct ee_run *run = &c->req.runs[i];
+		struct ee_candidate cand = {
+			.task = &run->task,
+			.program = run->program,
+			.model = run->model,
+			.sample = run->sample,
+			.no_code_block = run->no_code_block,
+			.extraction = run->extraction,
+		};
+		c->slots[i] = (struct slot){ c, i };
+		c->pending++;
+		if (ee_dispatch_submit(srv->dispatch, &cand, on_record, &c->slots[i]) < 0)
+			abort(); /* room was checked above, on this thread */
+	}
+	c->submitting = 0;
+	if (c->pending == 0)
+		return answer_records(c);
+	c->suspended = 1;
+	srv->suspended++;
+	MHD_suspend_connection(c->mc);
+	return MHD_YES;
+}
+
+enum MHD_Result on_body_complete(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+	struct ee_err err = { 0 };
+
+	if (srv->draining)
+		return refuse(c, 503, EE_REJ_DRAINING, "the server is shutting down", NULL);
+	int kind = c->endpoint == EE_EP_BATCH ? EE_REQUEST_BATCH : EE_REQUEST_RUN;
+	struct ee_request_rules rules = { srv->cfg->queue,
+		                          srv->cfg->extract,
+		                          &srv->o->limits,
+		                          srv->o->strict_asserts,
+		                          srv->cfg->max_tests_per_task,
+		                          srv->cfg->max_request_tests,
+		                          srv->cfg->max_body_values,
+		                          srv->o->mbpp_challenge ? (int)EE_TASK_MBPP_CHALLENGE : 0 };
+	int rc = ee_request_parse(c->body.data ? c->body.data : "", c->body.len, kind, &rules, &c->req, &err);
+	ee_buf_free(&c->body);
+	ee_budget_release(&srv->budget, c->share, c->charged);
+	if (c->charged > (1u << 20))
+		malloc_trim(0); /* give a large body's parse back to the system, not only to malloc */
+	c->charged = 0;
+	if (rc == -2)
+		return refuse(c, 413, EE_REJ_TOO_LARGE, err.msg, err.field);
+	if (rc < 0)
+		return refuse(c, 400, EE_REJ_BAD_REQUEST, err.msg, err.field);
+	/* The parsed request is held until its answer: charged like its body. */
+	size_t cost = ee_request_cost(&c->req);
+	int over = ee_budget_charge(&srv->budget, c->share, cost);
+	if (over != EE_BUDGET_OK)
+		return refuse_budget(c, over);
+	c->charged = cost;
+	return submit(c);
+}
