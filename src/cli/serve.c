@@ -121,7 +121,8 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 			return -1;
 		if (!(a->run_code_deadline > 0 && a->run_code_deadline <= 3600))
 			return ee_fail(err, EE_ERR_USAGE,
-			               "--run-code-deadline: expected seconds in (0, 3600], got '%s'", optarg);
+			               "--run-code-deadline: expected seconds in (0, 3600], got '%s'",
+			               optarg);
 		return 0;
 	case O_TOKEN: a->token_file = optarg; return 0;
 	case O_GRACE:

@@ -267,7 +267,7 @@ static int read_files(const json_t *req, json_t *script, const char **field, con
 	*field = "files";
 	if (files && !json_is_null(files) && !json_is_object(files))
 		return *msg = "files: must be an object of relative path -> base64", -1;
-	json_object_foreach((json_t *)files, path, v) {
+	json_object_foreach ((json_t *)files, path, v) {
 		snprintf(buf, size, "files.%.200s", path);
 		*field = buf;
 		if (json_is_null(v))
@@ -315,8 +315,11 @@ static int make_task(struct ee_run_code_call *call, const json_t *req, double ru
 	if (!t->task_id || !t->class_name || !t->prompt || !t->entry_point || !t->setup || !t->tests)
 		return -1;
 	t->n_tests = 1;
-	t->tests[0] = (struct ee_test){ .kind = EE_TEST_IO, .tier = EE_TIER_CANONICAL, .weight = 1.0,
-		                        .float_tol = -1.0, .script = json_incref(script) };
+	t->tests[0] = (struct ee_test){ .kind = EE_TEST_IO,
+		                        .tier = EE_TIER_CANONICAL,
+		                        .weight = 1.0,
+		                        .float_tol = -1.0,
+		                        .script = json_incref(script) };
 	t->tests[0].stdin_text = strdup(json_is_string(in) ? json_string_value(in) : "");
 	t->tests[0].stdout_text = strdup("");
 	if (!t->tests[0].stdin_text || !t->tests[0].stdout_text)
@@ -325,7 +328,8 @@ static int make_task(struct ee_run_code_call *call, const json_t *req, double ru
 	t->limits.timeout_s = run_timeout;
 	if (json_is_integer(mem) && json_integer_value(mem) > 0) {
 		t->limits.has_memory = 1;
-		t->limits.memory_mb = json_integer_value(mem) > 65536 ? 65536 : (unsigned)json_integer_value(mem);
+		t->limits.memory_mb =
+		        json_integer_value(mem) > 65536 ? 65536 : (unsigned)json_integer_value(mem);
 	}
 	return 0;
 }
@@ -351,13 +355,15 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 	if (in && !json_is_null(in) && !json_is_string(in))
 		return refuse_422(code, text, len, "stdin", "stdin: must be a string or null") < 0 ? -1 : 1;
 	if (seconds_field(req, "compile_timeout", &compile_timeout) < 0)
-		return refuse_422(code, text, len, "compile_timeout", "compile_timeout: a number > 0") < 0 ? -1
-		                                                                                        : 1;
+		return refuse_422(code, text, len, "compile_timeout", "compile_timeout: a number > 0") < 0
+		               ? -1
+		               : 1;
 	if (seconds_field(req, "run_timeout", &run_timeout) < 0)
 		return refuse_422(code, text, len, "run_timeout", "run_timeout: a number > 0") < 0 ? -1 : 1;
 	if (mem && !json_is_null(mem) &&
 	    (!json_is_integer(mem) || (json_integer_value(mem) <= 0 && json_integer_value(mem) != -1)))
-		return refuse_422(code, text, len, "memory_limit_MB", "memory_limit_MB: an integer > 0, or -1") < 0
+		return refuse_422(code, text, len, "memory_limit_MB",
+		                  "memory_limit_MB: an integer > 0, or -1") < 0
 		               ? -1
 		               : 1;
 	json_t *script = json_object();
@@ -382,8 +388,8 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 	struct ee_limits lim;
 	ee_eval_limits(rc->o, &call->task, &lim);
 	call->arrived = now_s();
-	call->deadline = call->arrived + (rc->cfg.deadline_s > 0 ? rc->cfg.deadline_s
-	                                                           : compile_timeout + lim.timeout_s + 10);
+	call->deadline = call->arrived +
+	                 (rc->cfg.deadline_s > 0 ? rc->cfg.deadline_s : compile_timeout + lim.timeout_s + 10);
 	return 0;
 }
 
@@ -465,14 +471,14 @@ static json_t *ran_answer(const json_t *rec, const struct facts *f)
 		         strncmp(detail, prefix, strlen(prefix)) == 0 ? detail + strlen(prefix) : detail);
 		err = text_or_empty(line);
 	}
-	json_t *run = json_pack("{s:s, s:f, s:o, s:o, s:o}", "status", timeout ? "TimeLimitExceeded" : "Finished",
-	                        "execution_time", f->wall_ms / 1000.0, "return_code",
-	                        timeout ? json_null() : json_integer(rc), "stdout", text_or_empty(f->out),
-	                        "stderr", err);
-	json_t *facts = json_pack("{s:s?, s:O?, s:O?, s:O?, s:b, s:b}", "status", status, "detail",
-	                          json_object_get(rec, "detail"), "resources", json_object_get(rec, "resources"),
-	                          "sandbox_id", json_object_get(rec, "sandbox_id"), "stdout_truncated", out_cut,
-	                          "stderr_truncated", err_cut);
+	json_t *run = json_pack("{s:s, s:f, s:o, s:o, s:o}", "status",
+	                        timeout ? "TimeLimitExceeded" : "Finished", "execution_time",
+	                        f->wall_ms / 1000.0, "return_code", timeout ? json_null() : json_integer(rc),
+	                        "stdout", text_or_empty(f->out), "stderr", err);
+	json_t *facts = json_pack(
+	        "{s:s?, s:O?, s:O?, s:O?, s:b, s:b}", "status", status, "detail",
+	        json_object_get(rec, "detail"), "resources", json_object_get(rec, "resources"), "sandbox_id",
+	        json_object_get(rec, "sandbox_id"), "stdout_truncated", out_cut, "stderr_truncated", err_cut);
 	int ok = !timeout && rc == 0;
 	return json_pack("{s:s, s:s, s:n, s:o?, s:n, s:o, s:o?}", "status", ok ? "Success" : "Failed",
 	                 "message", "", "compile_result", "run_result", run, "executor_pod_name", "files",
@@ -532,9 +538,10 @@ static void expire(struct ee_run_code *rc, struct ee_run_code_call *call)
 	char *text = NULL;
 	unsigned code;
 
-	answer_504(rc, &code, &text, &len,
-	           "no sandbox was free before this request's deadline (compile_timeout + run_timeout + 10 s, "
-	           "or --run-code-deadline); retry");
+	answer_504(
+	        rc, &code, &text, &len,
+	        "no sandbox was free before this request's deadline (compile_timeout + run_timeout + 10 s, "
+	        "or --run-code-deadline); retry");
 	finish(call, 504, text, len);
 }
 
@@ -678,7 +685,8 @@ void ee_run_code_drop_waiting(struct ee_run_code *rc)
 	while (rc->head) {
 		struct ee_run_code_call *call = pop(rc);
 		size_t len;
-		char *text = dump(json_pack("{s:s, s:n}", "error", "the server is shutting down", "field"), &len);
+		char *text =
+		        dump(json_pack("{s:s, s:n}", "error", "the server is shutting down", "field"), &len);
 		finish(call, 503, text, len);
 	}
 }

@@ -72,6 +72,7 @@ struct conn {
 	struct slot *slots;
 	size_t pending; /* evaluations not back yet */
 	int orphaned;   /* MHD completed the request first: free when pending is 0 */
+
 	struct ee_run_code_call *call; /* /run_code: its call, until answered */
 	int call_ready;
 };
@@ -592,8 +593,8 @@ static enum MHD_Result run_code_body(struct conn *c)
 	unsigned code = 0;
 	char *text = NULL;
 	size_t len = 0;
-	int rc = ee_run_code_submit(srv->run_code, c->body.data ? c->body.data : "", c->body.len, run_code_ready,
-	                            c, &c->call, &code, &text, &len);
+	int rc = ee_run_code_submit(srv->run_code, c->body.data ? c->body.data : "", c->body.len,
+	                            run_code_ready, c, &c->call, &code, &text, &len);
 
 	ee_buf_free(&c->body);
 	ee_budget_release(&srv->budget, c->share, c->charged);

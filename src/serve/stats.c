@@ -10,7 +10,9 @@
 
 static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run",   "/v1/batch", "/healthz", "/metrics",
 	                                                 "/run_code", "/v1/ping",  "other" };
-static const unsigned codes[EE_HTTP_CODES - 1] = { 200, 400, 401, 404, 405, 408, 413, 422, 429, 500, 503, 504 };
+static const unsigned codes[EE_HTTP_CODES - 1] = {
+	200, 400, 401, 404, 405, 408, 413, 422, 429, 500, 503, 504
+};
 static const char *const status_names[EE_STATUSES] = { "pass", "assertion_fail", "syntax_error", "timeout",
 	                                               "error" };
 static const char *const reject_names[EE_REJ_COUNT] = { "queue_full",  "too_large", "unauthorized",

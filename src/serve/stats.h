@@ -58,6 +58,7 @@ struct ee_serve_gauges {
 	unsigned running, workers;
 	int draining;
 	size_t buffered, buffered_capacity; /* bytes held for clients (budget.h), --max-buffered */
+
 	size_t run_code_depth, run_code_capacity; /* /run_code's own queue */
 };
 

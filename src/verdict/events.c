@@ -332,7 +332,7 @@ static void take_script(const struct ee_test *t, const json_t *ev, struct ee_tes
 	}
 	if (!t->script || !json_is_object(files))
 		return;
-	json_object_foreach(files, path, v) {
+	json_object_foreach (files, path, v) {
 		if (!json_is_string(v))
 			return;
 	}
