@@ -299,8 +299,10 @@ static int read_files(const json_t *req, json_t *script, const char **field, con
 	return 0;
 }
 
-/* The one-test task of a script: stdin, limits, files. */
-static int make_task(struct ee_run_code_call *call, const json_t *req, double run_timeout, json_t *script)
+/* The one-test task of a script: stdin, files, and its limits, the
+ * server's own (--timeout, --memory) the ceiling as for every request. */
+static int make_task(const struct ee_limits *server, struct ee_run_code_call *call, const json_t *req,
+                     double run_timeout, json_t *script)
 {
 	struct ee_task *t = &call->task;
 	const json_t *in = json_object_get(req, "stdin");
@@ -325,11 +327,12 @@ static int make_task(struct ee_run_code_call *call, const json_t *req, double ru
 	if (!t->tests[0].stdin_text || !t->tests[0].stdout_text)
 		return -1;
 	t->limits.has_timeout = 1;
-	t->limits.timeout_s = run_timeout;
+	t->limits.timeout_s = run_timeout < server->timeout_s ? run_timeout : server->timeout_s;
 	if (json_is_integer(mem) && json_integer_value(mem) > 0) {
 		t->limits.has_memory = 1;
-		t->limits.memory_mb =
-		        json_integer_value(mem) > 65536 ? 65536 : (unsigned)json_integer_value(mem);
+		t->limits.memory_mb = json_integer_value(mem) < (json_int_t)server->memory_mb
+		                              ? (unsigned)json_integer_value(mem)
+		                              : server->memory_mb;
 	}
 	return 0;
 }
@@ -381,7 +384,7 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 		*text = dump(sandbox_error(buf), len);
 		return *text ? 1 : -1;
 	}
-	int rc_task = make_task(call, req, run_timeout, script);
+	int rc_task = make_task(&rc->o->limits, call, req, run_timeout, script);
 	json_decref(script);
 	if (rc_task < 0 || !(call->program = strdup(json_string_value(prog))))
 		return -1;

@@ -116,16 +116,28 @@ def test_syntax_error_is_failed_with_return_code_1(serve):
 
 
 def test_run_timeout_is_time_limit_exceeded_with_null_return_code(serve):
-    a = ran(serve(), code="while True:\n    pass\n", run_timeout=1)
+    s = serve()
+    a = ran(s, code="while True:\n    pass\n", run_timeout=1)
     assert outcome(a) == ("Failed", "TimeLimitExceeded", None)
     assert 0.9 <= a["run_result"]["execution_time"] < 10
     assert a["execeval"]["status"] == "timeout"
+    # the server's --timeout (3 s by default) is the ceiling of run_timeout
+    a = ran(s, code="while True:\n    pass\n", run_timeout=20)
+    assert outcome(a) == ("Failed", "TimeLimitExceeded", None)
+    assert 2.9 <= a["run_result"]["execution_time"] < 10
 
 
 def test_memory_limit_is_finished_minus_9(serve):
-    a = ran(serve(), code="x = bytearray(400 << 20)\nprint(len(x))", memory_limit_MB=64)
+    s = serve("--memory", "128")
+    a = ran(s, code="x = bytearray(100 << 20)\nprint(len(x))", memory_limit_MB=64)
     assert outcome(a) == ("Failed", "Finished", -9), a
     assert a["execeval"]["detail"] == "memory limit"
+    # -1: the server's --memory; above it: clamped to it
+    for mb in (-1, 4096):
+        a = ran(s, code="x = bytearray(200 << 20)\nprint(len(x))", memory_limit_MB=mb)
+        assert outcome(a) == ("Failed", "Finished", -9), a
+    a = ran(s, code="x = bytearray(20 << 20)\nprint(len(x))", memory_limit_MB=-1)
+    assert outcome(a) == ("Success", "Finished", 0), a
 
 
 def test_output_over_the_cap_is_minus_9_and_flagged_not_cut_silently(serve):
@@ -227,7 +239,7 @@ def test_a_field_of_the_wrong_type_is_422_naming_it(serve, request_, field):
 
 
 def test_a_request_that_cannot_start_before_its_deadline_gets_504(serve):
-    s = serve("--run-code-deadline", "1", jobs=1)
+    s = serve("--run-code-deadline", "1", "--timeout", "10", jobs=1)
     slow = {}
     t = threading.Thread(target=lambda: slow.update(a=ran(s, code="import time\ntime.sleep(4)")))
     t.start()
