@@ -251,12 +251,7 @@ def _run_io(test, ctx):
     finally:
         _close(out_r)
     exit_code = _exitcode(_waitpid(pid, 0)[1])
-    _set_blocking(trailer_r, False)
-    try:
-        trailer = _read(trailer_r, 65536)
-    except OSError:
-        trailer = b""
-    _close(trailer_r)
+    trailer = _read_trailer(trailer_r)
     overflow = _test_event(test, "overflow")
     if stdout is None:
         return overflow, None
@@ -288,12 +283,7 @@ def _run_script(test, ctx):
     for fd in (stdin_fd, trailer_w):
         _close(fd)
     exit_code = _exitcode(_waitpid(pid, 0)[1])
-    _set_blocking(trailer_r, False)
-    try:
-        trailer = _read(trailer_r, 65536)
-    except OSError:
-        trailer = b""
-    _close(trailer_r)
+    trailer = _read_trailer(trailer_r)
     raised = _parse_trailer(trailer)
     event = _test_event(test, "returned" if raised is None else "raised")
     event.update(raised or {})
@@ -341,6 +331,17 @@ def _fetch_files(script):
         left -= len(data)
         files[path] = bytes.decode(script["b64"](data, newline=False), "ascii")
     return files
+
+
+def _read_trailer(fd):
+    """What the exited child left on its trailer pipe (closed here)."""
+    _set_blocking(fd, False)
+    try:
+        trailer = _read(fd, 65536)
+    except OSError:
+        trailer = b""
+    _close(fd)
+    return trailer
 
 
 def _parse_trailer(data):
