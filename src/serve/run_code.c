@@ -33,6 +33,7 @@
 #define FETCH_CAP       (512u << 10)
 #define PATH_MAX_LEN    255
 #define DEFAULT_TIMEOUT 10.0
+#define MAX_DEADLINE    3600.0
 
 enum call_state { CALL_WAITING, CALL_RUNNING, CALL_READY };
 
@@ -390,9 +391,11 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 		return -1;
 	struct ee_limits lim;
 	ee_eval_limits(rc->o, &call->task, &lim);
+	/* The deadline a client allows for: at most an hour (--run-code-deadline's
+	 * range), so a huge compile_timeout cannot hold a queue place for ever. */
+	double wait = rc->cfg.deadline_s > 0 ? rc->cfg.deadline_s : compile_timeout + lim.timeout_s + 10;
 	call->arrived = now_s();
-	call->deadline = call->arrived +
-	                 (rc->cfg.deadline_s > 0 ? rc->cfg.deadline_s : compile_timeout + lim.timeout_s + 10);
+	call->deadline = call->arrived + (wait < MAX_DEADLINE ? wait : MAX_DEADLINE);
 	return 0;
 }
 
