@@ -43,17 +43,23 @@ static const char usage_head[] =
         "                         content less a trailing newline: 16 to 4096 printable ASCII\n"
         "                         characters, no spaces; GET /healthz stays open\n"
         "  --grace S              after SIGTERM, time to finish accepted work (default 30)\n"
+        "  --run-code-deadline S  POST /run_code: seconds a request may wait to start, then\n"
+        "                         504 (default: its compile_timeout + run_timeout + 10)\n"
+        "  --run-code-queue N     POST /run_code requests that may wait (default: one per\n"
+        "                         4 MiB of memory, 256 to 16384); past it 504\n"
         "Evaluation options (defaults of every request; a request's and its task's limits\n"
         "override the limits, up to the server's own):\n";
 static const char usage_tail[] =
-        "Endpoints: POST /v1/run, POST /v1/batch, GET /healthz, GET /metrics (docs/api.md).\n";
+        "Endpoints: POST /v1/run, POST /v1/batch, POST /run_code, GET /healthz, GET /metrics,\n"
+        "GET /v1/ping (docs/api.md).\n";
 
 struct serve_args {
 	const char *listen;
 	const char *token_file;
 	unsigned long jobs, queue, max_body, max_buffered_mb, max_connections, per_ip, idle_timeout;
 	unsigned long per_ip_mb, max_tests, max_request_tests, max_values, min_rate_kib;
-	double grace, body_grace;
+	double grace, body_grace, run_code_deadline;
+	unsigned long run_code_queue;
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
 };
@@ -77,6 +83,8 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 		O_MIN_RATE,
 		O_BODY_GRACE,
 		O_MAX_VALUES,
+		O_RUN_CODE_DEADLINE,
+		O_RUN_CODE_QUEUE,
 	};
 	const struct ee_option *row = ee_option_of_code(c);
 
@@ -104,6 +112,16 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 		if (!(a->body_grace >= 0 && a->body_grace <= 3600))
 			return ee_fail(err, EE_ERR_USAGE,
 			               "--body-grace: expected seconds in [0, 3600], got '%s'", optarg);
+		return 0;
+	case O_RUN_CODE_QUEUE:
+		return ee_parse_uint("--run-code-queue", optarg, 1u << 20, &a->run_code_queue, err);
+	case O_RUN_CODE_DEADLINE:
+		if (ee_parse_double("--run-code-deadline", optarg, &a->run_code_deadline, err) < 0)
+			return -1;
+		if (!(a->run_code_deadline > 0 && a->run_code_deadline <= 3600))
+			return ee_fail(err, EE_ERR_USAGE,
+			               "--run-code-deadline: expected seconds in (0, 3600], got '%s'",
+			               optarg);
 		return 0;
 	case O_TOKEN: a->token_file = optarg; return 0;
 	case O_GRACE:
@@ -139,6 +157,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 		{ "body-min-rate", required_argument, NULL, 269 },
 		{ "body-grace", required_argument, NULL, 270 },
 		{ "max-body-values", required_argument, NULL, 271 },
+		{ "run-code-deadline", required_argument, NULL, 272 },
+		{ "run-code-queue", required_argument, NULL, 273 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct option longopts[EE_OPTIONS_MAX + sizeof(own) / sizeof(own[0])];
@@ -275,6 +295,8 @@ int cmd_serve(int argc, char **argv)
 	cfg.grace_s = a.grace;
 	cfg.jobs = (unsigned)a.jobs;
 	cfg.queue = a.queue;
+	cfg.run_code_deadline_s = a.run_code_deadline;
+	cfg.run_code_queue = a.run_code_queue;
 	cfg.extract = a.extract;
 	cfg.log = log_line;
 	code = serve(&a, &cfg, &err);

@@ -47,6 +47,9 @@ struct ee_eval {
 	int gate;
 	int attempts;
 	int lint_credited; /* the lint phase's time was given back to the clock */
+	size_t keep_output;
+	void (*on_outcome)(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s);
+	void *outcome_ctx;
 };
 
 static void random_hex(char out[33])
@@ -172,6 +175,8 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 		return;
 	}
 	ee_stream_finish(&ev->stream);
+	if (ev->on_outcome && !out->interrupted && !out->setup_failed)
+		ev->on_outcome(ev->outcome_ctx, out, &ev->stream);
 	if (out->interrupted) {
 		rec = NULL; /* stopped by execeval's own signal: no verdict to give */
 	} else if (out->setup_failed) {
@@ -225,6 +230,9 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	}
 	ev->cb = cb;
 	ev->ctx = ctx;
+	ev->keep_output = c->keep_output ? c->keep_output : KEEP_OUTPUT_BYTES;
+	ev->on_outcome = c->on_outcome;
+	ev->outcome_ctx = c->outcome_ctx;
 	random_hex(ev->nonce);
 	random_hex(ev->sandbox_id);
 	ee_iso_now(ev->started_at);
@@ -280,7 +288,7 @@ static int launch(struct ee_eval *ev, struct ee_err *err)
 		.limits = &limits,
 		.job = ev->job,
 		.job_len = ev->job_len,
-		.keep_output = KEEP_OUTPUT_BYTES,
+		.keep_output = ev->keep_output,
 		.drain_output = o->drain_output,
 	};
 	if (ee_engine_sandbox_config(ev->eng, &cfg, err) < 0)

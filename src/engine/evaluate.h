@@ -18,6 +18,8 @@
 
 struct ee_engine;
 struct ee_err;
+struct ee_sandbox_outcome;
+struct ee_stream;
 struct ee_task;
 
 enum ee_scan_mode { EE_SCAN_OFF, EE_SCAN_REPORT, EE_SCAN_BLOCK };
@@ -61,6 +63,13 @@ struct ee_candidate {
 	int no_code_block;          /* --extract fenced found no block */
 	const char *extraction;     /* how program was found (extract.h); NULL: absent */
 	const char *shard;          /* "I/N" of eval --shard (copied at start); NULL: absent */
+	size_t keep_output;         /* bytes of stdout and of stderr kept; 0: the record's */
+	/* Called just before the record's callback, with the sandbox's outcome
+	 * and the event stream (both borrowed for the call), when the sandbox
+	 * ran (not when it could not be set up, nor when interrupted); NULL:
+	 * none. serve's /run_code reads a script's whole output there. */
+	void (*on_outcome)(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s);
+	void *outcome_ctx;
 };
 
 /* Receives the record (a new reference the callback owns), or NULL when the

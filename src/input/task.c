@@ -59,6 +59,7 @@ void ee_test_free(struct ee_test *t)
 	json_decref(t->expected);
 	json_decref(t->kwargs);
 	json_decref(t->calls);
+	json_decref(t->script);
 }
 
 /* Allocates n zeroed tests, so ee_task_free can run at any point after. */

@@ -64,6 +64,8 @@ struct ee_test {
 	json_t *calls;     /* strict program (kind stays program): fn is the entry
 	                    * name and calls its calls in order, each
 	                    * {"args", "kwargs", "expected"} in canonical form */
+	json_t *script;    /* io run as a plain script (serve's /run_code), or NULL:
+	                    * {"files", "fetch", "fetch_cap"} as the job carries it */
 };
 
 /* --max-tests N --test-pick P as applied to a task (ee_task_apply_rules):

@@ -49,7 +49,8 @@ static json_t *job_test(const struct ee_test *t, size_t index)
 		     json_object_set_new(o, "fn", json_string(t->fn)) | json_object_set(o, "args", t->args) |
 		     json_object_set(o, "kwargs", t->kwargs) | json_object_set_new(o, "strict", json_true());
 	else if (t->kind == EE_TEST_IO)
-		rc = json_object_set_new(o, "stdin", json_string(t->stdin_text ? t->stdin_text : ""));
+		rc = json_object_set_new(o, "stdin", json_string(t->stdin_text ? t->stdin_text : "")) |
+		     (t->script ? json_object_set(o, "script", t->script) : 0);
 	else if (t->kind == EE_TEST_CALL)
 		rc = json_object_set_new(o, "fn", json_string(t->fn)) |
 		     json_object_set(o, "args", t->args ? t->args : json_array()) |

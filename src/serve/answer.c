@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "serve/dispatch.h"
+#include "serve/run_code.h"
 #include "serve/server_int.h"
 
 /* Queues r (its reference taken) as the answer. */
@@ -114,6 +115,8 @@ enum MHD_Result answer_metrics(struct conn *c)
 		.draining = srv->draining,
 		.buffered = srv->budget.held,
 		.buffered_capacity = srv->budget.total,
+		.run_code_depth = ee_run_code_waiting(srv->run_code),
+		.run_code_capacity = ee_run_code_capacity(srv->run_code),
 	};
 	size_t len;
 	char *text = ee_stats_render(&srv->stats, &g, &len);
@@ -235,6 +238,8 @@ enum MHD_Result answer_records(struct conn *c)
 
 enum MHD_Result refuse_budget(struct conn *c, int over)
 {
+	if (c->endpoint == EE_EP_RUN_CODE) /* its clients retry a 504 only (run_code.h) */
+		return answer_error(c, 504, "too many request bodies held; retry", NULL, NULL);
 	if (over == EE_BUDGET_SHARE)
 		return refuse(c, 429, EE_REJ_OVER_BUDGET,
 		              "this client address holds its share of the server's memory "

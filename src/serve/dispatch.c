@@ -28,6 +28,8 @@ struct ee_dispatch {
 	unsigned jobs, running;
 	size_t capacity, waiting;
 	struct item *head, *tail;
+	void (*on_idle)(void *ctx);
+	void *idle_ctx;
 };
 
 static double seconds_since(const struct timespec *t0)
@@ -80,6 +82,14 @@ static void on_record(void *ctx, json_t *record)
 	it->cb(it->ctx, record, seconds_since(&it->started));
 	free(it);
 	pump(d);
+	if (d->on_idle && d->running < d->jobs)
+		d->on_idle(d->idle_ctx);
+}
+
+void ee_dispatch_on_idle(struct ee_dispatch *d, void (*fn)(void *ctx), void *ctx)
+{
+	d->on_idle = fn;
+	d->idle_ctx = ctx;
 }
 
 /* Starts waiting candidates while sandbox slots are free. */

@@ -43,6 +43,11 @@ unsigned ee_dispatch_running(const struct ee_dispatch *d);
  * when the queue is full (no callback will come). */
 int ee_dispatch_submit(struct ee_dispatch *d, const struct ee_candidate *c, ee_dispatch_cb cb, void *ctx);
 
+/* fn(ctx) runs after every record's callback while a sandbox slot is
+ * idle: a caller holding its own work back (serve's /run_code, run_code.h)
+ * submits it then. One hook; NULL removes it. */
+void ee_dispatch_on_idle(struct ee_dispatch *d, void (*fn)(void *ctx), void *ctx);
+
 /* Ends every waiting candidate with a NULL record (a forced stop). */
 void ee_dispatch_drop_waiting(struct ee_dispatch *d);
 

@@ -27,6 +27,7 @@
 #include "serve/budget.h"
 #include "serve/dispatch.h"
 #include "serve/request.h"
+#include "serve/run_code.h"
 #include "serve/stats.h"
 #include "serve/server_int.h"
 
@@ -61,13 +62,13 @@ static int is_method(const char *method, const char *want)
 static enum MHD_Result on_headers(struct conn *c, const char *method)
 {
 	struct ee_server *srv = c->srv;
-	int post = c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH;
+	int post = c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH || c->endpoint == EE_EP_RUN_CODE;
 	int get_ok = is_method(method, "GET") || is_method(method, "HEAD");
 
 	if (c->endpoint == EE_EP_OTHER)
 		return answer_error(c, 404,
-		                    "no such endpoint (POST /v1/run, POST /v1/batch, GET /healthz, "
-		                    "GET /metrics)",
+		                    "no such endpoint (POST /v1/run, POST /v1/batch, POST /run_code, "
+		                    "GET /healthz, GET /metrics, GET /v1/ping)",
 		                    NULL, NULL);
 	if (post ? !is_method(method, "POST") : !get_ok) {
 		struct header allow[] = { { MHD_HTTP_HEADER_ALLOW, post ? "POST" : "GET, HEAD" },
@@ -77,7 +78,7 @@ static enum MHD_Result on_headers(struct conn *c, const char *method)
 	/* GETs are answered on the next call: a response queued with the
 	 * headers makes libmicrohttpd close the connection (it cannot know
 	 * no body follows), and clients polling /healthz keep theirs open. */
-	if (c->endpoint == EE_EP_HEALTHZ)
+	if (c->endpoint == EE_EP_HEALTHZ || c->endpoint == EE_EP_PING)
 		return MHD_YES;
 	if (srv->cfg->token &&
 	    !ee_token_check(srv->cfg->token, MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND,
@@ -135,6 +136,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		return answer_health(c);
 	if (c->endpoint == EE_EP_METRICS)
 		return answer_metrics(c);
+	if (c->endpoint == EE_EP_PING) /* SandboxFusion's liveness probe */
+		return answer(c, 200, strdup("\"pong\""), 6, "application/json", NULL);
+	if (c->call && c->call_ready) /* resumed: /run_code's answer is there */
+		return run_code_answer(c);
 	if (c->share) /* the body is in: back to the idle timeout */
 		MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, srv->cfg->idle_timeout_s);
 	if (c->refused == 413)
@@ -166,6 +171,12 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 	/* MHD closed a POST whose body stopped short: the minimum rate (pace). */
 	if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED && c->share && !c->answered && !c->req.n_runs)
 		srv->stats.rejected[EE_REJ_TOO_SLOW]++;
+	if (c->call) {
+		if (c->suspended)
+			srv->suspended--;
+		ee_run_code_abandon(c->call);
+		c->call = NULL;
+	}
 	if (c->pending > 0) {
 		c->orphaned = 1; /* its evaluations still run; on_record frees it */
 		return;
@@ -207,6 +218,7 @@ static void force_stop(struct ee_server *srv, int signo, const char *why)
 		srv->cfg->log("%s: killing %u running, dropping %zu queued", why,
 		              ee_dispatch_running(srv->dispatch), ee_dispatch_waiting(srv->dispatch));
 	ee_dispatch_drop_waiting(srv->dispatch);
+	ee_run_code_drop_waiting(srv->run_code);
 	ee_loop_interrupt(srv->loop, signo);
 }
 
@@ -245,6 +257,10 @@ static int wait_ms(const struct ee_server *srv)
 		if (ms > 100 || ms < 0)
 			ms = 100; /* the last answers' completion is noticed by polling */
 	}
+	/* /run_code's next deadline: its 504 is due then (run_code.h). */
+	long due = ee_run_code_next_ms(srv->run_code);
+	if (due >= 0 && (ms < 0 || due < ms))
+		ms = due;
 	return ms > 60000 || ms < 0 ? 60000 : (int)ms;
 }
 
@@ -254,6 +270,7 @@ int ee_server_run(struct ee_server *srv, struct ee_err *err)
 
 	ee_loop_on_signal(srv->loop, on_signal, srv);
 	while (!finished(srv)) {
+		ee_run_code_tick(srv->run_code); /* 504s due: resumed before MHD runs */
 		MHD_run(srv->daemon);
 		if (finished(srv))
 			break;
@@ -284,6 +301,11 @@ int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	ee_budget_init(&srv->budget, cfg->max_buffered, cfg->max_buffered_per_ip);
 	if (ee_dispatch_new(eng, o, cfg->jobs, cfg->queue, &srv->dispatch, err) < 0) {
 		free(srv);
+		return -1;
+	}
+	struct ee_run_code_config rc_cfg = { cfg->run_code_deadline_s, cfg->run_code_queue, cfg->jobs };
+	if (ee_run_code_new(srv->dispatch, o, &srv->budget, &srv->stats, &rc_cfg, &srv->run_code, err) < 0) {
+		ee_server_free(srv);
 		return -1;
 	}
 	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
@@ -334,6 +356,7 @@ void ee_server_free(struct ee_server *srv)
 	ee_loop_remove_fd(srv->watch);
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
+	ee_run_code_free(srv->run_code);
 	ee_dispatch_free(srv->dispatch);
 	ee_budget_free(&srv->budget);
 	free(srv);

@@ -33,6 +33,7 @@ struct ee_server {
 	struct MHD_Daemon *daemon;
 	struct ee_loop_fd *watch;
 	struct ee_dispatch *dispatch;
+	struct ee_run_code *run_code; /* POST /run_code's own queue (run_code.h) */
 	struct ee_serve_stats stats;
 	struct ee_budget budget; /* bytes held for every client (budget.h) */
 	unsigned suspended;      /* connections waiting for records */
@@ -69,6 +70,9 @@ struct conn {
 	struct slot *slots;
 	size_t pending; /* evaluations not back yet */
 	int orphaned;   /* MHD completed the request first: free when pending is 0 */
+
+	struct ee_run_code_call *call; /* /run_code: its call, until answered */
+	int call_ready;
 };
 
 struct slot {
@@ -123,6 +127,8 @@ enum MHD_Result on_upload(struct conn *c, const char *data, size_t n);
 
 /* The body is in: parses it and submits its runs, or refuses it. */
 enum MHD_Result on_body_complete(struct conn *c);
+/* /run_code's answer, once its call is done (submit.c). */
+enum MHD_Result run_code_answer(struct conn *c);
 
 /* ---- server.c ------------------------------------------------------------- */
 

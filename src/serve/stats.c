@@ -8,9 +8,11 @@
 
 #include "base/buf.h"
 
-static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run", "/v1/batch", "/healthz", "/metrics",
-	                                                 "other" };
-static const unsigned codes[EE_HTTP_CODES - 1] = { 200, 400, 401, 404, 405, 408, 413, 429, 500, 503 };
+static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run",   "/v1/batch", "/healthz", "/metrics",
+	                                                 "/run_code", "/v1/ping",  "other" };
+static const unsigned codes[EE_HTTP_CODES - 1] = {
+	200, 400, 401, 404, 405, 408, 413, 422, 429, 500, 503, 504
+};
 static const char *const status_names[EE_STATUSES] = { "pass", "assertion_fail", "syntax_error", "timeout",
 	                                               "error" };
 static const char *const reject_names[EE_REJ_COUNT] = { "queue_full",  "too_large", "unauthorized",
@@ -122,6 +124,26 @@ static void gauge(struct out *o, const char *name, const char *help, unsigned lo
 	put(o, "%s %llu\n", name, v);
 }
 
+/* The queue of each route: /v1 (run and batch share the dispatcher's, which
+ * refuses with 429 and never makes a request wait past a deadline) and
+ * /run_code (its own, with deadlines: 504). */
+static void routes(struct out *o, const struct ee_serve_stats *s, const struct ee_serve_gauges *g)
+{
+	head(o, "execeval_route_queue_depth", "gauge", "Requests waiting for a sandbox, by route.");
+	put(o, "execeval_route_queue_depth{route=\"/v1\"} %zu\n", g->queue_depth);
+	put(o, "execeval_route_queue_depth{route=\"/run_code\"} %zu\n", g->run_code_depth);
+	head(o, "execeval_route_queue_capacity", "gauge", "Requests that may wait, by route.");
+	put(o, "execeval_route_queue_capacity{route=\"/v1\"} %zu\n", g->queue_capacity);
+	put(o, "execeval_route_queue_capacity{route=\"/run_code\"} %zu\n", g->run_code_capacity);
+	head(o, "execeval_route_timeouts_total", "counter",
+	     "Requests answered 504: they could not start before their deadline, by route.");
+	put(o, "execeval_route_timeouts_total{route=\"/v1\"} 0\n");
+	put(o, "execeval_route_timeouts_total{route=\"/run_code\"} %llu\n", s->run_code_timeouts);
+	head(o, "execeval_route_queue_wait_seconds", "histogram",
+	     "From a request's arrival to its sandbox's start, by route (/run_code only).");
+	histogram(o, "execeval_route_queue_wait_seconds", "route=\"/run_code\"", &s->run_code_wait_s);
+}
+
 char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gauges *g, size_t *ret_len)
 {
 	struct out o = { .failed = 0 };
@@ -155,6 +177,7 @@ char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gaug
 	head(&o, "execeval_evaluation_duration_seconds", "histogram",
 	     "One evaluation, from its sandbox's start to its record.");
 	histogram(&o, "execeval_evaluation_duration_seconds", "", &s->evaluation_s);
+	routes(&o, s, g);
 	if (o.failed) {
 		ee_buf_free(&o.b);
 		return NULL;

@@ -10,7 +10,16 @@
 
 #include <stddef.h>
 
-enum ee_endpoint { EE_EP_RUN, EE_EP_BATCH, EE_EP_HEALTHZ, EE_EP_METRICS, EE_EP_OTHER, EE_EP_COUNT };
+enum ee_endpoint {
+	EE_EP_RUN,
+	EE_EP_BATCH,
+	EE_EP_HEALTHZ,
+	EE_EP_METRICS,
+	EE_EP_RUN_CODE, /* SandboxFusion's POST /run_code (run_code.h) */
+	EE_EP_PING,     /* and its GET /v1/ping */
+	EE_EP_OTHER,
+	EE_EP_COUNT
+};
 enum ee_reject {
 	EE_REJ_QUEUE_FULL,
 	EE_REJ_TOO_LARGE,
@@ -22,7 +31,7 @@ enum ee_reject {
 	EE_REJ_COUNT
 };
 
-#define EE_HTTP_CODES 11 /* 200 400 401 404 405 408 413 429 500 503, other */
+#define EE_HTTP_CODES 13 /* 200 400 401 404 405 408 413 422 429 500 503 504, other */
 #define EE_STATUSES   5
 #define EE_BUCKETS    14
 
@@ -38,6 +47,10 @@ struct ee_serve_stats {
 	unsigned long long rejected[EE_REJ_COUNT];
 	struct ee_histogram request_s[2]; /* EE_EP_RUN, EE_EP_BATCH */
 	struct ee_histogram evaluation_s;
+	/* /run_code's own queue (run_code.h): waits from arrival to the
+	 * sandbox's start, and 504s (could not start before its deadline). */
+	struct ee_histogram run_code_wait_s;
+	unsigned long long run_code_timeouts;
 };
 
 struct ee_serve_gauges {
@@ -45,6 +58,8 @@ struct ee_serve_gauges {
 	unsigned running, workers;
 	int draining;
 	size_t buffered, buffered_capacity; /* bytes held for clients (budget.h), --max-buffered */
+
+	size_t run_code_depth, run_code_capacity; /* /run_code's own queue */
 };
 
 /* The endpoint a path counts under. */

@@ -13,6 +13,7 @@
 #include "base/err.h"
 #include "engine/evaluate.h"
 #include "serve/dispatch.h"
+#include "serve/run_code.h"
 #include "serve/server_int.h"
 
 /* A lower bound of a record's text: what admission reserves for it (a test
@@ -161,6 +162,57 @@ static enum MHD_Result submit(struct conn *c)
 	return MHD_YES;
 }
 
+/* ---- /run_code (run_code.h) -------------------------------------------- */
+
+static void run_code_ready(void *ctx)
+{
+	struct conn *c = ctx;
+
+	c->call_ready = 1;
+	if (c->suspended)
+		MHD_resume_connection(c->mc); /* answered when MHD calls on_request again */
+}
+
+enum MHD_Result run_code_answer(struct conn *c)
+{
+	unsigned code;
+	char *text;
+	size_t len;
+
+	if (c->suspended) {
+		c->suspended = 0;
+		c->srv->suspended--;
+	}
+	ee_run_code_answer(c->call, &code, &text, &len);
+	c->call = NULL;
+	return text ? answer(c, code, text, len, "application/json", NULL) : MHD_NO;
+}
+
+/* Its body is queued as a call (or answered at once); the connection waits. */
+static enum MHD_Result run_code_body(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+	unsigned code = 0;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = ee_run_code_submit(srv->run_code, c->body.data ? c->body.data : "", c->body.len,
+	                            run_code_ready, c, &c->call, &code, &text, &len);
+
+	ee_buf_free(&c->body);
+	ee_budget_release(&srv->budget, c->share, c->charged);
+	c->charged = 0;
+	if (rc < 0)
+		return MHD_NO;
+	if (rc == 0)
+		return text ? answer(c, code, text, len, "application/json", NULL) : MHD_NO;
+	if (c->call_ready)
+		return run_code_answer(c);
+	c->suspended = 1;
+	srv->suspended++;
+	MHD_suspend_connection(c->mc);
+	return MHD_YES;
+}
+
 enum MHD_Result on_body_complete(struct conn *c)
 {
 	struct ee_server *srv = c->srv;
@@ -168,6 +220,8 @@ enum MHD_Result on_body_complete(struct conn *c)
 
 	if (srv->draining)
 		return refuse(c, 503, EE_REJ_DRAINING, "the server is shutting down", NULL);
+	if (c->endpoint == EE_EP_RUN_CODE)
+		return run_code_body(c);
 	int kind = c->endpoint == EE_EP_BATCH ? EE_REQUEST_BATCH : EE_REQUEST_RUN;
 	struct ee_request_rules rules = { srv->cfg->queue,
 		                          srv->cfg->extract,

@@ -127,6 +127,7 @@ void ee_stream_free(struct ee_stream *s)
 		for (size_t i = 0; i < s->task->n_tests; i++) {
 			free(s->tests.results[i].message);
 			free(s->tests.results[i].denied);
+			json_decref(s->tests.results[i].files);
 		}
 	free(s->tests.results);
 	free(s->tests.order);
@@ -316,10 +317,34 @@ static void fail_test(struct ee_test_result *r, const char *msg)
 		r->message = copy_text(msg); /* checked by the caller */
 }
 
+/* A script's facts (serve's /run_code): its exit code, and its read-back
+ * files when every key and value is a string (else none). */
+static void take_script(const struct ee_test *t, const json_t *ev, struct ee_test_result *r)
+{
+	json_t *code = json_object_get(ev, "exit_code");
+	json_t *files = json_object_get(ev, "files");
+	const char *path;
+	json_t *v;
+
+	if (json_is_integer(code) && json_integer_value(code) >= -255 && json_integer_value(code) <= 255) {
+		r->have_exit_code = 1;
+		r->exit_code = (long)json_integer_value(code);
+	}
+	if (!t->script || !json_is_object(files))
+		return;
+	json_object_foreach (files, path, v) {
+		if (!json_is_string(v))
+			return;
+	}
+	r->files = json_deep_copy(files);
+}
+
 static void judge_io(const struct ee_test *t, const json_t *ev, struct ee_test_result *r)
 {
 	const char *status = get_str(ev, "status");
 	char why[256];
+
+	take_script(t, ev, r);
 
 	if (status && strcmp(status, "overflow") == 0) {
 		r->overflow = 1;

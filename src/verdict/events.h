@@ -47,6 +47,10 @@ struct ee_test_result {
 	char *denied;       /* owned; NULL when none */
 	int exited;
 	int overflow; /* io: the program's stdout passed the output cap */
+	/* io: the exit code the harness saw (-N: signal N), when reported */
+	int have_exit_code;
+	long exit_code;
+	json_t *files; /* a script's read-back files {path: base64} (checked), or NULL */
 };
 
 struct ee_phase_result {

@@ -113,9 +113,37 @@ def _parse_test(raw):
             raise _HarnessError("job: calls must not be empty")
     elif kind == "io":
         test["stdin"] = _field(raw, "stdin", str, "")
+        if "script" in raw:
+            test["script"] = _parse_script(_field(raw, "script", dict))
     else:
         raise _HarnessError("job: unknown test kind %r" % kind)
     return test
+
+
+def _parse_script(raw):
+    """An io test run as a plain script (serve's /run_code): files to write
+    into the cwd first, files to read back after, and the read-back cap.
+    The supervisor checked the paths; they are checked again here."""
+    import binascii  # built in: no file to load
+
+    files = []
+    for path, b64 in dict.items(_field(raw, "files", dict, {})):
+        if type(b64) is not str or not _relative_path(path):
+            raise _HarnessError("job: bad script file")
+        try:
+            files.append((path, binascii.a2b_base64(b64)))
+        except binascii.Error:
+            raise _HarnessError("job: script file is not base64") from None
+    fetch = _field(raw, "fetch", list, [])
+    if [p for p in fetch if not _relative_path(p)]:
+        raise _HarnessError("job: bad fetch path")
+    return {"files": files, "fetch": fetch, "fetch_cap": _field(raw, "fetch_cap", int, 0),
+            "b64": binascii.b2a_base64}
+
+
+def _relative_path(path):
+    return (type(path) is str and path != "" and not str.startswith(path, "/") and "\0" not in path
+            and ".." not in str.split(path, "/"))
 
 
 def _parse_job(job_bytes):

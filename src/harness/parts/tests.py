@@ -240,6 +240,8 @@ def _read_capped(fd, cap):
 
 def _run_io(test, ctx):
     """io tests: the program runs as __main__ in a forked child; its stdout comes back here."""
+    if "script" in test:
+        return _run_script(test, ctx)
     _flush_std()
     stdin_fd = _stdin_file(test["stdin"])
     out_r, out_w = _pipe()
@@ -259,12 +261,7 @@ def _run_io(test, ctx):
     finally:
         _close(out_r)
     exit_code = _exitcode(_waitpid(pid, 0)[1])
-    _set_blocking(trailer_r, False)
-    try:
-        trailer = _read(trailer_r, 65536)
-    except OSError:
-        trailer = b""
-    _close(trailer_r)
+    trailer = _read_trailer(trailer_r)
     overflow = _test_event(test, "overflow")
     if stdout is None:
         return overflow, None
@@ -277,6 +274,84 @@ def _run_io(test, ctx):
     event["stdout"] = bytes.decode(stdout, "utf-8", "replace")
     event["exit_code"] = exit_code
     return event, overflow
+
+
+def _run_script(test, ctx):
+    """An io test as a plain script (serve's /run_code): its files written
+    into the cwd, the program as __main__ in a forked child whose stdout
+    and stderr are the sandbox's own (the supervisor keeps them, up to the
+    output cap), its exit code and the files asked for reported."""
+    script = test["script"]
+    for path, data in script["files"]:
+        _write_file(path, data)
+    _flush_std()
+    stdin_fd = _stdin_file(test["stdin"])
+    trailer_r, trailer_w = _pipe()
+    pid = _fork()
+    if pid == 0:
+        _io_child(ctx, stdin_fd, None, trailer_w, (trailer_r,))
+    for fd in (stdin_fd, trailer_w):
+        _close(fd)
+    exit_code = _exitcode(_waitpid(pid, 0)[1])
+    trailer = _read_trailer(trailer_r)
+    raised = _parse_trailer(trailer)
+    event = _test_event(test, "returned" if raised is None else "raised")
+    event.update(raised or {})
+    event["stdout"] = ""
+    event["exit_code"] = exit_code
+    event["files"] = _fetch_files(script)
+    return event, None
+
+
+def _write_file(path, data):
+    """path (relative, checked) under the cwd, its directories made."""
+    parts = str.split(path, "/")
+    for i in range(1, len(parts)):
+        try:
+            _posix.mkdir("/".join(parts[:i]), 0o755)
+        except FileExistsError:
+            pass
+    fd = _open_fd(path, _posix.O_WRONLY | _posix.O_CREAT | _posix.O_TRUNC | _posix.O_CLOEXEC, 0o644)
+    try:
+        while data:
+            data = data[_write(fd, data):]
+    finally:
+        _close(fd)
+
+
+def _fetch_files(script):
+    """{path: base64} of the regular files asked for, whole, while their
+    total stays under the cap; a missing or unreadable one is left out."""
+    files, left = {}, script["fetch_cap"]
+    for path in script["fetch"]:
+        try:
+            fd = _open_fd(path, _posix.O_RDONLY | _posix.O_NONBLOCK | _posix.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            if _posix.fstat(fd).st_mode & 0o170000 != 0o100000:
+                continue  # a regular file only: a FIFO would block, a device mislead
+            data = _read_capped(fd, left)
+        except OSError:
+            continue
+        finally:
+            _close(fd)
+        if data is None:
+            break
+        left -= len(data)
+        files[path] = bytes.decode(script["b64"](data, newline=False), "ascii")
+    return files
+
+
+def _read_trailer(fd):
+    """What the exited child left on its trailer pipe (closed here)."""
+    _set_blocking(fd, False)
+    try:
+        trailer = _read(fd, 65536)
+    except OSError:
+        trailer = b""
+    _close(fd)
+    return trailer
 
 
 def _parse_trailer(data):
@@ -313,13 +388,16 @@ def _io_child(ctx, stdin_fd, out_w, trailer_w, parent_fds):
     status = 70
     try:
         # The candidate may have closed fd 0 or 1, so the pipes can sit there.
-        stdin_fd, out_w, trailer_w = [_move_high(fd) for fd in (stdin_fd, out_w, trailer_w)]
+        # out_w None: a script's stdout is the sandbox's own.
+        stdin_fd, out_w, trailer_w = [None if fd is None else _move_high(fd)
+                                      for fd in (stdin_fd, out_w, trailer_w)]
         for fd in parent_fds + ctx.channel_fds:
             _close_quietly(fd)
         _dup2(stdin_fd, 0)
-        _dup2(out_w, 1)
         _close(stdin_fd)
-        _close(out_w)
+        if out_w is not None:
+            _dup2(out_w, 1)
+            _close(out_w)
         _reopen_std()
         status = _run_program(ctx, trailer_w)
     except BaseException as exc:

@@ -1,0 +1,706 @@
+/* run_code.c - SandboxFusion's POST /run_code: its request read, its
+ * program run as a script, its answer in its shapes (see run_code.h). */
+#include "serve/run_code.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/text.h"
+#include "engine/evaluate.h"
+#include "input/task.h"
+#include "sandbox/sandbox.h"
+#include "serve/budget.h"
+#include "serve/dispatch.h"
+#include "serve/stats.h"
+#include "verdict/events.h"
+#include "verdict/record.h"
+
+#define JSON_FLAGS (JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15))
+
+/* What a request may bring: written files, decoded, in total; files to
+ * read back, in number and in bytes (one event frame holds them: 1 MiB,
+ * events.c); a path's length. */
+#define FILES_CAP       (8u << 20)
+#define FETCH_MAX       64
+#define FETCH_CAP       (512u << 10)
+#define PATH_MAX_LEN    255
+#define DEFAULT_TIMEOUT 10.0
+#define MAX_DEADLINE    3600.0
+
+enum call_state { CALL_WAITING, CALL_RUNNING, CALL_READY };
+
+/* What the sandbox did, kept from its outcome (on_outcome) for the answer. */
+struct facts {
+	int have;
+	char *out, *err; /* the first output-cap bytes of each */
+	size_t out_len, err_len, out_total, err_total;
+	int end, have_status, status;
+	double wall_ms;
+	int have_exit_code;
+	long exit_code;
+	json_t *files;
+};
+
+struct ee_run_code_call {
+	struct ee_run_code *rc;
+	struct ee_task task; /* one io test in script mode */
+	char *program;
+	double arrived, deadline; /* monotonic seconds */
+	size_t charged;           /* of the budget, while it waits or runs */
+	int state;                /* enum call_state */
+	int abandoned;
+	ee_run_code_ready ready;
+	void *ctx;
+	struct facts facts;
+	unsigned code;
+	char *text;
+	size_t len;
+	struct ee_run_code_call *next; /* the FIFO */
+};
+
+struct ee_run_code {
+	struct ee_dispatch *d;
+	const struct ee_eval_options *o;
+	struct ee_budget *budget;
+	struct ee_serve_stats *stats;
+	struct ee_run_code_config cfg;
+	struct ee_run_code_call *head, *tail;
+	size_t waiting;
+	double earliest; /* no waiting call's deadline is before it: the loop
+	                  * scans the FIFO only once it is reached */
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+size_t ee_run_code_default_queue(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	double mib = pages > 0 && size > 0 ? (double)pages * (double)size / (1 << 20) : 0;
+	double n = mib / 4;
+
+	return n < 256 ? 256 : n > 16384 ? 16384 : (size_t)n;
+}
+
+int ee_run_code_new(struct ee_dispatch *d, const struct ee_eval_options *o, struct ee_budget *budget,
+                    struct ee_serve_stats *stats, const struct ee_run_code_config *cfg,
+                    struct ee_run_code **ret, struct ee_err *err)
+{
+	struct ee_run_code *rc = calloc(1, sizeof(*rc));
+
+	if (!rc)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	*rc = (struct ee_run_code){ .d = d, .o = o, .budget = budget, .stats = stats, .cfg = *cfg };
+	if (!rc->cfg.queue)
+		rc->cfg.queue = ee_run_code_default_queue();
+	if (!rc->cfg.jobs)
+		rc->cfg.jobs = 1;
+	*ret = rc;
+	return 0;
+}
+
+size_t ee_run_code_waiting(const struct ee_run_code *rc)
+{
+	return rc->waiting;
+}
+
+size_t ee_run_code_capacity(const struct ee_run_code *rc)
+{
+	return rc->cfg.queue;
+}
+
+/* ---- answers ------------------------------------------------------------ */
+
+static char *dump(json_t *v, size_t *len)
+{
+	char *text = v ? json_dumps(v, JSON_FLAGS) : NULL;
+	json_decref(v);
+	*len = text ? strlen(text) : 0;
+	return text;
+}
+
+/* A 422 naming the field, in execeval's shape ("error", "field") and
+ * FastAPI's ("detail": [{"loc", "msg", "type"}]) at once. */
+static int refuse_422(unsigned *code, char **text, size_t *len, const char *field, const char *msg)
+{
+	json_t *v = json_pack("{s:s, s:s, s:[{s:[s,s], s:s, s:s}]}", "error", msg, "field", field, "detail",
+	                      "loc", "body", field, "msg", msg, "type", "value_error");
+	*code = 422;
+	*text = dump(v, len);
+	return *text ? 0 : -1;
+}
+
+/* The answer when the program did not run: status SandboxError. */
+static json_t *sandbox_error(const char *msg)
+{
+	return json_pack("{s:s, s:s, s:n, s:n, s:n, s:{}, s:{s:s, s:s}}", "status", "SandboxError", "message",
+	                 msg, "compile_result", "run_result", "executor_pod_name", "files", "execeval",
+	                 "status", "error", "detail", msg);
+}
+
+static int answer_504(struct ee_run_code *rc, unsigned *code, char **text, size_t *len, const char *msg)
+{
+	rc->stats->run_code_timeouts++;
+	*code = 504;
+	*text = dump(json_pack("{s:s, s:n, s:s}", "error", msg, "field", "detail", msg), len);
+	return *text ? 0 : -1;
+}
+
+static void call_free(struct ee_run_code_call *call)
+{
+	if (call->charged)
+		ee_budget_release(call->rc->budget, NULL, call->charged);
+	ee_task_free(&call->task);
+	free(call->program);
+	free(call->facts.out);
+	free(call->facts.err);
+	json_decref(call->facts.files);
+	free(call->text);
+	free(call);
+}
+
+/* The call's answer is there: to its connection, or dropped with it. */
+static void finish(struct ee_run_code_call *call, unsigned code, char *text, size_t len)
+{
+	call->state = CALL_READY;
+	call->code = code;
+	call->text = text;
+	call->len = len;
+	if (call->charged) {
+		ee_budget_release(call->rc->budget, NULL, call->charged);
+		call->charged = 0;
+	}
+	if (call->abandoned)
+		call_free(call);
+	else
+		call->ready(call->ctx);
+}
+
+void ee_run_code_answer(struct ee_run_code_call *call, unsigned *code, char **text, size_t *len)
+{
+	*code = call->code;
+	*text = call->text;
+	*len = call->len;
+	call->text = NULL;
+	call_free(call);
+}
+
+/* ---- the request -------------------------------------------------------- */
+
+/* A path the sandbox may hold: relative, no "..", no NUL, not empty. */
+static int relative_path(const char *p, size_t n)
+{
+	if (n == 0 || n > PATH_MAX_LEN || p[0] == '/' || memchr(p, '\0', n))
+		return 0;
+	for (const char *s = p; s < p + n;) {
+		const char *e = memchr(s, '/', (size_t)(p + n - s));
+		size_t k = e ? (size_t)(e - s) : (size_t)(p + n - s);
+		if (k == 2 && s[0] == '.' && s[1] == '.')
+			return 0;
+		s += k + 1;
+	}
+	return 1;
+}
+
+/* The decoded length of strict base64 (newlines allowed), or -1. */
+static long base64_length(const char *s, size_t n)
+{
+	size_t digits = 0, pad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '\n' || ch == '\r')
+			continue;
+		if (ch == '=') {
+			pad++;
+			continue;
+		}
+		if (pad || !(ch == '+' || ch == '/' || (ch >= '0' && ch <= '9') || (ch >= 'A' && ch <= 'Z') ||
+		             (ch >= 'a' && ch <= 'z')))
+			return -1;
+		digits++;
+	}
+	if ((digits + pad) % 4 != 0 || pad > 2)
+		return -1;
+	return (long)((digits + pad) / 4 * 3 - pad);
+}
+
+/* A seconds field: absent or null the default, else a number > 0. */
+static int seconds_field(const json_t *req, const char *key, double *ret)
+{
+	const json_t *v = json_object_get(req, key);
+
+	*ret = DEFAULT_TIMEOUT;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))
+		return -1;
+	*ret = json_number_value(v);
+	return 0;
+}
+
+/* Checks "files" and "fetch_files" into the script object the job carries
+ * ({"files", "fetch", "fetch_cap"}); a refusal names the key. */
+static int read_files(const json_t *req, json_t *script, const char **field, const char **msg, char *buf,
+                      size_t size)
+{
+	const json_t *files = json_object_get(req, "files"), *fetch = json_object_get(req, "fetch_files");
+	json_t *put = json_object(), *want = json_array();
+	size_t total = 0;
+	const char *path;
+	json_t *v;
+
+	json_object_set_new(script, "files", put);
+	json_object_set_new(script, "fetch", want);
+	json_object_set_new(script, "fetch_cap", json_integer(FETCH_CAP));
+	*field = "files";
+	if (files && !json_is_null(files) && !json_is_object(files))
+		return *msg = "files: must be an object of relative path -> base64", -1;
+	json_object_foreach ((json_t *)files, path, v) {
+		snprintf(buf, size, "files.%.200s", path);
+		*field = buf;
+		if (json_is_null(v))
+			continue;
+		if (!relative_path(path, strlen(path)))
+			return *msg = "a file's path must be relative, without \"..\"", -1;
+		long n = json_is_string(v) ? base64_length(json_string_value(v), json_string_length(v)) : -1;
+		if (n < 0)
+			return *msg = "a file's content must be a base64 string", -1;
+		total += (size_t)n;
+		if (total > FILES_CAP)
+			return *msg = "files: more than 8 MiB in total", -1;
+		if (json_object_set(put, path, v) < 0)
+			return *msg = "out of memory", -1;
+	}
+	*field = "fetch_files";
+	if (fetch && !json_is_null(fetch) && !json_is_array(fetch))
+		return *msg = "fetch_files: must be a list of relative paths", -1;
+	if (json_array_size(fetch) > FETCH_MAX)
+		return *msg = "fetch_files: at most 64 paths", -1;
+	for (size_t i = 0; i < json_array_size(fetch); i++) {
+		v = json_array_get(fetch, i);
+		snprintf(buf, size, "fetch_files.%zu", i);
+		*field = buf;
+		if (!json_is_string(v) || !relative_path(json_string_value(v), json_string_length(v)))
+			return *msg = "a path to fetch must be relative, without \"..\"", -1;
+		json_array_append(want, v);
+	}
+	return 0;
+}
+
+/* The one-test task of a script: stdin, files, and its limits, the
+ * server's own (--timeout, --memory) the ceiling as for every request. */
+static int make_task(const struct ee_limits *server, struct ee_run_code_call *call, const json_t *req,
+                     double run_timeout, json_t *script)
+{
+	struct ee_task *t = &call->task;
+	const json_t *in = json_object_get(req, "stdin");
+	const json_t *mem = json_object_get(req, "memory_limit_MB");
+
+	t->task_id = strdup("run_code");
+	t->class_name = strdup("");
+	t->prompt = strdup("");
+	t->entry_point = strdup("");
+	t->setup = strdup("");
+	t->tests = calloc(1, sizeof(*t->tests));
+	if (!t->task_id || !t->class_name || !t->prompt || !t->entry_point || !t->setup || !t->tests)
+		return -1;
+	t->n_tests = 1;
+	t->tests[0] = (struct ee_test){ .kind = EE_TEST_IO,
+		                        .tier = EE_TIER_CANONICAL,
+		                        .weight = 1.0,
+		                        .float_tol = -1.0,
+		                        .script = json_incref(script) };
+	t->tests[0].stdin_text = strdup(json_is_string(in) ? json_string_value(in) : "");
+	t->tests[0].stdout_text = strdup("");
+	if (!t->tests[0].stdin_text || !t->tests[0].stdout_text)
+		return -1;
+	t->limits.has_timeout = 1;
+	t->limits.timeout_s = run_timeout < server->timeout_s ? run_timeout : server->timeout_s;
+	if (json_is_integer(mem) && json_integer_value(mem) > 0) {
+		t->limits.has_memory = 1;
+		t->limits.memory_mb = json_integer_value(mem) < (json_int_t)server->memory_mb
+		                              ? (unsigned)json_integer_value(mem)
+		                              : server->memory_mb;
+	}
+	return 0;
+}
+
+/* The request's fields checked as SandboxFusion's model reads them
+ * (unknown ones ignored). 0 with the call filled; 1 answered (*code...);
+ * -1 out of memory. */
+static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run_code_call *call,
+                        unsigned *code, char **text, size_t *len)
+{
+	const json_t *prog = json_object_get(req, "code"), *lang = json_object_get(req, "language");
+	const json_t *in = json_object_get(req, "stdin"), *mem = json_object_get(req, "memory_limit_MB");
+	double compile_timeout, run_timeout;
+	const char *field = NULL, *msg = NULL;
+	char buf[256];
+
+	if (!json_is_object(req))
+		return refuse_422(code, text, len, "body", "the body must be a JSON object") < 0 ? -1 : 1;
+	if (!json_is_string(prog))
+		return refuse_422(code, text, len, "code", "code: a string is required") < 0 ? -1 : 1;
+	if (lang && !json_is_null(lang) && !json_is_string(lang))
+		return refuse_422(code, text, len, "language", "language: must be a string") < 0 ? -1 : 1;
+	if (in && !json_is_null(in) && !json_is_string(in))
+		return refuse_422(code, text, len, "stdin", "stdin: must be a string or null") < 0 ? -1 : 1;
+	if (seconds_field(req, "compile_timeout", &compile_timeout) < 0)
+		return refuse_422(code, text, len, "compile_timeout", "compile_timeout: a number > 0") < 0
+		               ? -1
+		               : 1;
+	if (seconds_field(req, "run_timeout", &run_timeout) < 0)
+		return refuse_422(code, text, len, "run_timeout", "run_timeout: a number > 0") < 0 ? -1 : 1;
+	if (mem && !json_is_null(mem) &&
+	    (!json_is_integer(mem) || (json_integer_value(mem) <= 0 && json_integer_value(mem) != -1)))
+		return refuse_422(code, text, len, "memory_limit_MB",
+		                  "memory_limit_MB: an integer > 0, or -1") < 0
+		               ? -1
+		               : 1;
+	json_t *script = json_object();
+	if (!script)
+		return -1;
+	if (read_files(req, script, &field, &msg, buf, sizeof(buf)) < 0) {
+		json_decref(script);
+		return refuse_422(code, text, len, field, msg) < 0 ? -1 : 1;
+	}
+	if (lang && json_is_string(lang) && strcmp(json_string_value(lang), "python") != 0) {
+		json_decref(script);
+		snprintf(buf, sizeof(buf), "language %.64s: execeval runs Python only (\"python\")",
+		         json_string_value(lang));
+		*code = 200;
+		*text = dump(sandbox_error(buf), len);
+		return *text ? 1 : -1;
+	}
+	int rc_task = make_task(&rc->o->limits, call, req, run_timeout, script);
+	json_decref(script);
+	if (rc_task < 0 || !(call->program = strdup(json_string_value(prog))))
+		return -1;
+	struct ee_limits lim;
+	ee_eval_limits(rc->o, &call->task, &lim);
+	/* The deadline a client allows for: at most an hour (--run-code-deadline's
+	 * range), so a huge compile_timeout cannot hold a queue place for ever. */
+	double wait = rc->cfg.deadline_s > 0 ? rc->cfg.deadline_s : compile_timeout + lim.timeout_s + 10;
+	call->arrived = now_s();
+	call->deadline = call->arrived + (wait < MAX_DEADLINE ? wait : MAX_DEADLINE);
+	return 0;
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+static void on_outcome(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s)
+{
+	struct ee_run_code_call *call = ctx;
+	struct facts *f = &call->facts;
+	const struct ee_test_result *r = s->tests.results ? &s->tests.results[0] : NULL;
+
+	f->have = 1;
+	f->out = ee_text_sanitize(out->out.data ? out->out.data : "", out->out.len, SIZE_MAX, NULL);
+	f->err = ee_text_sanitize(out->err.data ? out->err.data : "", out->err.len, SIZE_MAX, NULL);
+	f->out_len = out->out.len;
+	f->err_len = out->err.len;
+	f->out_total = out->out_total;
+	f->err_total = out->err_total;
+	f->end = out->end;
+	f->have_status = out->have_status;
+	f->status = out->status;
+	f->wall_ms = out->wall_ms;
+	if (r && r->have_exit_code) {
+		f->have_exit_code = 1;
+		f->exit_code = r->exit_code;
+	}
+	if (r && r->files)
+		f->files = json_incref(r->files);
+}
+
+static int detail_is(const char *detail, const char *what)
+{
+	return detail && strcmp(detail, what) == 0;
+}
+
+/* The return code SandboxFusion would report, from the record and the
+ * facts: a limit's kill is -9, a signal N -N, else the exit code. */
+static long return_code(const char *status, const char *detail, const struct facts *f)
+{
+	if (detail_is(detail, "memory limit") || detail_is(detail, "output overflow") ||
+	    detail_is(detail, "process limit") || detail_is(detail, "cpu limit") ||
+	    detail_is(detail, "file size limit"))
+		return -9;
+	if (f->have_exit_code)
+		return f->exit_code;
+	if (status && strcmp(status, "syntax_error") == 0)
+		return 1;
+	if (f->have_status && WIFSIGNALED(f->status))
+		return -(long)WTERMSIG(f->status);
+	if (f->have_status && WIFEXITED(f->status) && WEXITSTATUS(f->status) != 0)
+		return WEXITSTATUS(f->status);
+	return 1; /* it never reported: the harness was stopped (a blocked scan, a violation) */
+}
+
+static json_t *text_or_empty(const char *s)
+{
+	json_t *v = json_string(s ? s : "");
+	return v ? v : json_string("");
+}
+
+/* The 200 answer for a program that ran. */
+static json_t *ran_answer(const json_t *rec, const struct facts *f)
+{
+	const char *status = json_string_value(json_object_get(rec, "status"));
+	const char *detail = json_string_value(json_object_get(rec, "detail"));
+	int timeout = status && strcmp(status, "timeout") == 0;
+	long rc = return_code(status, detail, f);
+	int overflow = f->end == EE_END_OUTPUT_OVERFLOW;
+	int out_cut = f->out_total > f->out_len || (overflow && f->out_total >= f->err_total);
+	int err_cut = f->err_total > f->err_len || (overflow && f->err_total > f->out_total);
+	json_t *err = text_or_empty(f->err);
+
+	/* A program that never compiled says why on stderr, as python3 would. */
+	if (status && strcmp(status, "syntax_error") == 0 && json_string_length(err) == 0 && detail) {
+		json_decref(err);
+		char line[600];
+		const char *prefix = "syntax error: ";
+		snprintf(line, sizeof(line), "%s\n",
+		         strncmp(detail, prefix, strlen(prefix)) == 0 ? detail + strlen(prefix) : detail);
+		err = text_or_empty(line);
+	}
+	json_t *run = json_pack("{s:s, s:f, s:o, s:o, s:o}", "status",
+	                        timeout ? "TimeLimitExceeded" : "Finished", "execution_time",
+	                        f->wall_ms / 1000.0, "return_code", timeout ? json_null() : json_integer(rc),
+	                        "stdout", text_or_empty(f->out), "stderr", err);
+	json_t *facts = json_pack(
+	        "{s:s?, s:O?, s:O?, s:O?, s:b, s:b}", "status", status, "detail",
+	        json_object_get(rec, "detail"), "resources", json_object_get(rec, "resources"), "sandbox_id",
+	        json_object_get(rec, "sandbox_id"), "stdout_truncated", out_cut, "stderr_truncated", err_cut);
+	int ok = !timeout && rc == 0;
+	return json_pack("{s:s, s:s, s:n, s:o?, s:n, s:o, s:o?}", "status", ok ? "Success" : "Failed",
+	                 "message", "", "compile_result", "run_result", run, "executor_pod_name", "files",
+	                 f->files ? json_incref(f->files) : json_object(), "execeval", facts);
+}
+
+static void on_record(void *ctx, json_t *rec, double run_s)
+{
+	struct ee_run_code_call *call = ctx;
+	const char *failure = json_string_value(json_object_get(rec, "sandbox_error"));
+	json_t *v;
+	size_t len;
+
+	(void)run_s;
+	if (!rec) { /* a forced stop: no outcome to give */
+		v = json_pack("{s:s, s:n}", "error", "the server stopped before this program finished; retry",
+		              "field");
+		char *text = dump(v, &len);
+		finish(call, 503, text, len);
+		return;
+	}
+	ee_stats_record(call->rc->stats, json_string_value(json_object_get(rec, "status")));
+	if (failure || !call->facts.have) {
+		char msg[300];
+		/* The engine's own words, never the program. */
+		snprintf(msg, sizeof(msg), "sandbox setup failed: %.250s", failure ? failure : "no outcome");
+		v = sandbox_error(msg);
+	} else {
+		v = ran_answer(rec, &call->facts);
+	}
+	json_decref(rec);
+	char *text = dump(v, &len);
+	finish(call, text ? 200 : 500, text, len);
+}
+
+/* A sandbox is idle and no /v1 evaluation waits for it. */
+static int idle(const struct ee_run_code *rc)
+{
+	return ee_dispatch_running(rc->d) < rc->cfg.jobs && ee_dispatch_waiting(rc->d) == 0;
+}
+
+static struct ee_run_code_call *pop(struct ee_run_code *rc)
+{
+	struct ee_run_code_call *call = rc->head;
+
+	rc->head = call->next;
+	if (!rc->head)
+		rc->tail = NULL;
+	call->next = NULL;
+	rc->waiting--;
+	return call;
+}
+
+static void expire(struct ee_run_code *rc, struct ee_run_code_call *call)
+{
+	size_t len;
+	char *text = NULL;
+	unsigned code;
+
+	answer_504(
+	        rc, &code, &text, &len,
+	        "no sandbox was free before this request's deadline (compile_timeout + run_timeout + 10 s, "
+	        "or --run-code-deadline); retry");
+	finish(call, 504, text, len);
+}
+
+static void start(struct ee_run_code *rc, struct ee_run_code_call *call)
+{
+	struct ee_limits lim;
+
+	ee_eval_limits(rc->o, &call->task, &lim);
+	struct ee_candidate cand = {
+		.task = &call->task,
+		.program = call->program,
+		.sample = -1,
+		.keep_output = lim.output_cap,
+		.on_outcome = on_outcome,
+		.outcome_ctx = call,
+	};
+	call->state = CALL_RUNNING;
+	ee_stats_observe(&rc->stats->run_code_wait_s, now_s() - call->arrived);
+	if (ee_dispatch_submit(rc->d, &cand, on_record, call) < 0)
+		on_record(call, ee_record_sandbox_error("run_code", "the dispatcher refused it"), 0);
+}
+
+static void pump(void *ctx)
+{
+	struct ee_run_code *rc = ctx;
+
+	while (rc->head && idle(rc)) {
+		struct ee_run_code_call *call = pop(rc);
+		if (now_s() > call->deadline)
+			expire(rc, call);
+		else
+			start(rc, call);
+	}
+}
+
+long ee_run_code_next_ms(const struct ee_run_code *rc)
+{
+	double now = now_s();
+
+	if (!rc->head)
+		return -1;
+	return rc->earliest <= now ? 0 : (long)ceil((rc->earliest - now) * 1000);
+}
+
+void ee_run_code_tick(struct ee_run_code *rc)
+{
+	double now = now_s(), next = INFINITY;
+
+	pump(rc);
+	if (!rc->head || now < rc->earliest)
+		return;
+	struct ee_run_code_call *last = NULL;
+	for (struct ee_run_code_call **p = &rc->head; *p;) {
+		struct ee_run_code_call *call = *p;
+		if (now <= call->deadline) {
+			next = call->deadline < next ? call->deadline : next;
+			last = call;
+			p = &call->next;
+			continue;
+		}
+		*p = call->next;
+		rc->waiting--;
+		call->next = NULL;
+		expire(rc, call);
+	}
+	rc->tail = last;
+	rc->earliest = next;
+}
+
+int ee_run_code_submit(struct ee_run_code *rc, const char *body, size_t len, ee_run_code_ready ready,
+                       void *ctx, struct ee_run_code_call **ret, unsigned *code, char **text,
+                       size_t *text_len)
+{
+	json_error_t jerr;
+	json_t *req = json_loadb(body, len, 0, &jerr);
+
+	if (!req)
+		return refuse_422(code, text, text_len, "body", "the body is not JSON");
+	struct ee_run_code_call *call = calloc(1, sizeof(*call));
+	if (!call) {
+		json_decref(req);
+		return -1;
+	}
+	call->rc = rc;
+	call->ready = ready;
+	call->ctx = ctx;
+	int r = read_request(rc, req, call, code, text, text_len);
+	size_t cost = len + sizeof(*call);
+	json_decref(req);
+	if (r != 0) {
+		call_free(call);
+		return r < 0 ? -1 : 0;
+	}
+	ee_dispatch_on_idle(rc->d, pump, rc);
+	if (rc->waiting >= rc->cfg.queue || ee_budget_charge(rc->budget, NULL, cost) != EE_BUDGET_OK) {
+		call_free(call);
+		return answer_504(rc, code, text, text_len,
+		                  "the /run_code queue is full (--run-code-queue, --max-buffered); retry");
+	}
+	call->charged = cost;
+	call->state = CALL_WAITING;
+	if (rc->tail)
+		rc->tail->next = call;
+	else
+		rc->head = call;
+	rc->tail = call;
+	rc->waiting++;
+	if (rc->waiting == 1 || call->deadline < rc->earliest)
+		rc->earliest = call->deadline;
+	*ret = call;
+	pump(rc);
+	return 1;
+}
+
+void ee_run_code_abandon(struct ee_run_code_call *call)
+{
+	struct ee_run_code *rc = call->rc;
+
+	if (call->state == CALL_READY) {
+		call_free(call);
+		return;
+	}
+	if (call->state == CALL_RUNNING) {
+		call->abandoned = 1; /* freed when its record comes (finish) */
+		return;
+	}
+	for (struct ee_run_code_call **p = &rc->head; *p; p = &(*p)->next)
+		if (*p == call) {
+			*p = call->next;
+			rc->waiting--;
+			break;
+		}
+	rc->tail = rc->head;
+	while (rc->tail && rc->tail->next)
+		rc->tail = rc->tail->next;
+	call_free(call);
+}
+
+void ee_run_code_drop_waiting(struct ee_run_code *rc)
+{
+	while (rc->head) {
+		struct ee_run_code_call *call = pop(rc);
+		size_t len;
+		char *text =
+		        dump(json_pack("{s:s, s:n}", "error", "the server is shutting down", "field"), &len);
+		finish(call, 503, text, len);
+	}
+}
+
+void ee_run_code_free(struct ee_run_code *rc)
+{
+	if (!rc)
+		return;
+	ee_dispatch_on_idle(rc->d, NULL, NULL);
+	free(rc);
+}
