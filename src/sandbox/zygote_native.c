@@ -40,7 +40,9 @@ fail:
 }
 
 static PyMethodDef loaded_under_def = {
-	"_c_loaded_under", loaded_under, METH_VARARGS,
+	"_c_loaded_under",
+	loaded_under,
+	METH_VARARGS,
 	"The keys of modules that are not str or whose top-level name is in tops.",
 };
 

@@ -52,18 +52,21 @@ Test(zygote_native, loaded_under_is_the_harness_own_function_in_c)
 	          "the warm harness uses the C helper, a cold one its own");
 
 	/* sys.modules, and keys of every kind sys.modules could hold. */
-	PyObject *cases = PyRun_String(
-		"[(__import__('sys').modules, frozenset(['os', 'json', 'collections', 'nope'])),\n"
-		" ({'a': 1, 'a.b': 2, 'ab': 3, 'b.a': 4, '': 5, '.a': 6, 'a.': 7, 'a..b': 8, '\\u00e9.x': 9,\n"
-		"   type('S', (str,), {})('zz'): 10, 7: 11, ('a',): 12, 'x.y.z': 13}, frozenset(['a', '', '\\u00e9', 'x'])),\n"
-		" ({'a': 1, 'a.b': 2}, frozenset())]\n",
-		Py_eval_input, py, py);
+	PyObject *cases = PyRun_String("[(__import__('sys').modules,\n"
+	                               "  frozenset(['os', 'json', 'collections', 'nope'])),\n"
+	                               " ({'a': 1, 'a.b': 2, 'ab': 3, 'b.a': 4, '': 5, '.a': 6,\n"
+	                               "   'a.': 7, 'a..b': 8, '\\u00e9.x': 9, 'x.y.z': 10,\n"
+	                               "   type('S', (str,), {})('zz'): 11, 7: 12, ('a',): 13},\n"
+	                               "  frozenset(['a', '', '\\u00e9', 'x'])),\n"
+	                               " ({'a': 1, 'a.b': 2}, frozenset())]\n",
+	                               Py_eval_input, py, py);
 	cr_assert_not_null(cases);
 	for (Py_ssize_t i = 0; i < PyList_GET_SIZE(cases); i++) {
 		PyObject *args = PyList_GET_ITEM(cases, i);
 		PyObject *want = PyObject_CallObject(py_fn, args), *got = PyObject_CallObject(c_fn, args);
 		cr_assert(want && got);
-		cr_expect_eq(PyObject_RichCompareBool(want, got, Py_EQ), 1, "case %zd: C and Python differ", i);
+		cr_expect_eq(PyObject_RichCompareBool(want, got, Py_EQ), 1, "case %zd: C and Python differ",
+		             i);
 		if (i == 0)
 			cr_expect_geq(PyList_GET_SIZE(got), 2, "sys.modules holds os and os.path at least");
 		Py_DECREF(want);
