@@ -51,6 +51,7 @@
 #include "sandbox/seccomp.h"
 #include "sandbox/wire.h"
 #include "sandbox/worker.h"
+#include "sandbox/zygote_native.h"
 
 static struct ee_worker_config cfg;
 static int cgroup_fds[8];
@@ -136,7 +137,8 @@ static int load_harness(struct ee_err *err)
 	globals = PyDict_New();
 	if (!code || !globals ||
 	    PyDict_SetItemString(globals, "__name__", PyUnicode_FromString("execeval_harness")) < 0 ||
-	    PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0)
+	    PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0 ||
+	    ee_zygote_add_native(globals) < 0)
 		goto fail;
 	r = PyEval_EvalCode(code, globals, globals);
 	if (!r)

@@ -500,6 +500,54 @@ def test_scan_findings_are_capped():
     assert len(run(make_job(code)).phase("scan")["findings"]) == 100
 
 
+def harness_namespace():
+    """The harness module itself, for the scan's shortcut (its functions only: nothing runs)."""
+    ns = {"__name__": "execeval_harness"}
+    exec(drive.assemble.code(), ns)
+    return ns
+
+
+# Each a finding of the scan on its own, short and ASCII.
+ONE_FINDING = ["import socket\n", "from os import system\n", "x = eval('1')\n", "exec('y = 2')\n",
+               "m = __import__('json')\n", "open('out.txt', 'w')\n", "import builtins\nbuiltins.print = print\n",
+               "globals()['z'] = 3\n", "vars()['z'] = 3\n", "__builtins__ = {}\n", "setattr(__builtins__, 'a', 1)\n",
+               "delattr(__builtins__, 'a')\n", "__builtins__.update(a=1)\n", "compile('1', 'f', 'eval')\n",
+               "import importlib\nimportlib.import_module('x')\n"]
+
+
+def test_the_scan_is_skipped_only_where_it_cannot_find_anything():
+    # The shortcut (no tree when _scan_may_find says so) must see every
+    # name the scanner matches; nothing else about the records changes.
+    ns = harness_namespace()
+    may_find = ns["_scan_may_find"]
+    assert not may_find(ADD) and not may_find("x = [i * 2 for i in range(3)]\nprint(x)\n")
+    for code in ONE_FINDING:
+        assert may_find(code), code
+        assert run(make_job(code, scan="report")).phase("scan")["findings"], code
+    names = set(ns["_DYNAMIC_CODE"] + ns["_DYNAMIC_IMPORT"] + ns["_OPEN"]) | {"setattr", "delattr", "globals",
+                                                                              "vars", "__builtins__"}
+    assert all(may_find("x = %s\n" % name) for name in names), names
+    assert may_find("x = \uff45val('1')\n")  # fullwidth: the parser reads it as eval
+    assert may_find("x = 1\n" * 100)  # past the length where nesting is bounded
+
+
+def test_a_skipped_scan_reports_as_an_empty_one():
+    for scan in ("report", "block"):
+        result = run(make_job(ADD, [A("assert add(1, 2) == 3")], scan=scan))
+        assert result.phase("scan") == dict(result.phase("scan"), status="ok", findings=[])
+        assert result.tests()[0]["status"] == "pass"
+
+
+def test_nesting_as_deep_as_a_skipped_scan_allows_still_compiles():
+    # Compiling through the tree fails past ~1,000 levels (RecursionError);
+    # a source short enough to skip it cannot come near that.
+    limit = harness_namespace()["_SCAN_SKIP_CHARS"]
+    for code in ("x = " + "-" * (limit - 6) + "1\n", "x = " + "+".join("1" * ((limit - 4) // 2)) + "\n"):
+        assert len(code) <= limit
+        for scan in ("report", "off"):
+            assert run(make_job(code, scan=scan)).phase("syntax")["status"] == "ok", scan
+
+
 # ---------------------------------------------------------------- canonical values
 
 @pytest.mark.parametrize("expr, expected", [

@@ -16,14 +16,24 @@ class _ScanContext:
         raise ValueError("JSON constant " + name)
 
 
-def _json_loads(text):
+# _json's scanner, made once: by warm_up() in a warm worker (a child that
+# made its own would copy the pages of every object make_scanner touches).
+_json_scanner = None
+
+
+def _new_json_scanner():
     import _json
 
+    return _json.make_scanner(_ScanContext)
+
+
+def _json_loads(text):
+    scan = _json_scanner if _json_scanner is not None else _new_json_scanner()
     text = text.strip(" \t\r\n")
     old = _get_int_digits()
     _set_int_digits(0)  # call args may hold big ints
     try:
-        value, end = _json.make_scanner(_ScanContext)(text, 0)
+        value, end = scan(text, 0)
     except (StopIteration, ValueError):
         raise _HarnessError("the job is not valid JSON") from None
     finally:

@@ -40,13 +40,15 @@ def _decode_source(raw):
         raise err
 
 
-def _syntax_phase(emit, source, want_ast):
-    """Compile once (through the AST when the scan needs it); None after a failure."""
+def _syntax_phase(emit, source, scan, lint):
+    """Compile once, through the AST when the scan or lint needs one (a scan
+    that can find nothing does not); (code, tree or None), None after a failure."""
     start = _now()
     tree = None
     try:
         if type(source) is bytes:
             source = _decode_source(source)
+        want_ast = bool(lint) or scan != "off" and _scan_may_find(source)
         if want_ast:
             tree = compile(source, "<candidate>", "exec", _ONLY_AST, dont_inherit=True)
         code = compile(tree if want_ast else source, "<candidate>", "exec", dont_inherit=True)
@@ -65,6 +67,9 @@ def _scan_phase(emit, mode, tree, policy):
     """Lint the AST; False when `block` mode found a blocking finding."""
     if mode == "off":
         emit({"ev": "phase", "name": "scan", "status": "skipped"})
+        return True
+    if tree is None:  # nothing to find (_scan_may_find)
+        emit({"ev": "phase", "name": "scan", "status": "ok", "findings": []})
         return True
     import _ast
 
@@ -149,7 +154,7 @@ def _finish(emit):
 
 def _run_phases(emit, job, fds):
     """Syntax to hidden tests; returns as soon as a phase or test ends the run."""
-    compiled = _syntax_phase(emit, job["code"], job["scan"] != "off" or job["lint"])
+    compiled = _syntax_phase(emit, job["code"], job["scan"], job["lint"])
     if compiled is None:
         return
     policy = _Policy(job["deny"])

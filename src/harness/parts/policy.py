@@ -261,11 +261,22 @@ class _DenyFinder:
         pass
 
 
+def _loaded_under(modules, tops):
+    """The keys of modules that are not str or whose top-level name is in tops."""
+    return [name for name in list(modules) if type(name) is not str or str.partition(name, ".")[0] in tops]
+
+
+# A warm worker puts the same function in C here first (zygote_native.c): it
+# reads sys.modules' keys without writing their reference counts, each of
+# which would copy a page in the candidate's process.
+_loaded_under = globals().get("_c_loaded_under", _loaded_under)
+
+
 def _install_policy(policy):
     """Before candidate code: the finder first, denied modules out of sys.modules,
     loaded modules patched, builtins.__import__ guarded."""
     _meta_path.insert(0, _DenyFinder(policy))
-    for name in list(_modules):
+    for name in _loaded_under(_modules, policy.tops):  # what policy.denies may be true of
         if policy.denies(name):
             del _modules[name]
             parent, _, child = name.rpartition(".")

@@ -62,7 +62,8 @@ anything here; the harness defeats the crude tricks:
 Speed: the harness imports almost nothing: posix rather than os, the C
 scanner of _json rather than json (which pulls in re: ~12 ms), _ast rather
 than ast (enum, contextlib, ...: ~5 ms; one parse gives the tree and, compiled,
-the code), unittest only for unittest tests.  Its run costs about 3 ms on a
+the code; no tree at all when the scan cannot find anything: _scan_may_find),
+unittest only for unittest tests.  Its run costs about 3 ms on a
 one-assert job: 1.2 ms of it is the first compile(), which builds the AST
 types whatever it compiles, 0.3-0.5 ms loading _json's shared library,
 0.4 ms defining this module, 0.1-0.2 ms a phase.  Compiling this source on a cold start costs more

@@ -7,6 +7,29 @@ _DYNAMIC_IMPORT = ("__import__", "importlib.import_module")
 _OPEN = ("open", "io.open")
 _NAMESPACE_METHODS = ("update", "setdefault", "__setitem__", "__delitem__", "pop", "clear")
 
+# Every finding below needs one of these words in the source: an import
+# (every alias, so every dotted name, comes from one), or a call or name the
+# scanner knows (eval, exec, compile, __import__, open, setattr, delattr,
+# globals(), vars(), __builtins__).  Keep them in step with _Scanner.
+_SCAN_WORDS = ("import", "eval", "exec", "compile", "open", "setattr", "delattr", "globals", "vars",
+               "__builtins__")
+# A source this short cannot nest deeper than the recursion limit that
+# compiling through the tree has (each level of the tree takes at least one
+# character), so skipping the tree changes no syntax verdict either.
+_SCAN_SKIP_CHARS = 500
+
+
+def _scan_may_find(source):
+    """False when the scan of source would find nothing, so that it needs no
+    tree: ASCII (non-ASCII identifiers are NFKC-normalised: a fullwidth
+    "eval" is eval), short, and without any of _SCAN_WORDS."""
+    if len(source) > _SCAN_SKIP_CHARS or not str.isascii(source):
+        return True
+    for word in _SCAN_WORDS:
+        if word in source:
+            return True
+    return False
+
 
 class _Scanner:
     """Findings over the candidate's AST, in source order."""

@@ -23,7 +23,7 @@ def warm_up(lint_source=None):
     types built, then every object moved out of the collector's reach so
     children do not copy pages by merely collecting (gc.freeze)."""
     import gc
-    global _warm_lint
+    global _warm_lint, _json_scanner
     _extend_sys_path()
     for name in _WARM_MODULES:
         try:
@@ -41,6 +41,7 @@ def warm_up(lint_source=None):
         except Exception:
             pass  # the candidate's lint phase will say what is missing
     compile("pass", "<warm>", "exec", _ONLY_AST, dont_inherit=True)
+    _json_scanner = _new_json_scanner()
     gc.collect()
     gc.freeze()
 
