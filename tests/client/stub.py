@@ -10,11 +10,14 @@ import time
 
 class Stub:
     """Stub(answers): answers is a list of (status, headers dict, body
-    object, delay seconds). .url, .requests [(path, body dict, monotonic
+    object or a function of the request's, delay seconds); with
+    close_after_answer, each connection is closed after one answer without
+    a `Connection: close` (as a server's idle timeout does). .url, .requests [(path, body dict, monotonic
     time)], .connections, .max_concurrent; stop() at the end."""
 
-    def __init__(self, answers, port=0):
+    def __init__(self, answers, port=0, close_after_answer=False):
         self.answers = list(answers)
+        self.close_after_answer = close_after_answer
         self.requests, self.connections = [], 0
         self.concurrent = self.max_concurrent = 0
         self.lock = threading.Lock()
@@ -58,6 +61,8 @@ class Stub:
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
+                if stub.close_after_answer:
+                    self.close_connection = True
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True

@@ -220,6 +220,26 @@ def test_keep_alive(stubs):
     assert s.connections == 1
 
 
+def test_a_connection_closed_while_idle_is_replaced(stubs):
+    s = stubs([ok()], close_after_answer=True)
+    c = Client(s.url, retries=0)
+    for _ in range(3):
+        assert c.run(ADD_TASK, ADD_OK) == {"status": "pass"}
+        time.sleep(0.05)  # the stub's close has arrived
+    assert (len(s.requests), s.connections, c.replicas[0].failures) == (3, 3, 0)
+
+
+def test_503_moves_to_another_replica(stubs):
+    draining = stubs([error(503, "the server is shutting down", headers={"Retry-After": "1"})])
+    other = stubs([ok()])
+    c = Client([draining.url, other.url])
+    t0 = time.monotonic()
+    for _ in range(3):
+        assert c.run(ADD_TASK, ADD_OK) == {"status": "pass"}
+    assert time.monotonic() - t0 < 0.5  # the other replica answered at once: no Retry-After wait
+    assert len(draining.requests) <= 1 and len(other.requests) == 3
+
+
 def test_map_bounds_what_is_in_flight_and_read(stubs):
     # Answers in a scrambled order of delays; the samples come from a
     # generator that counts how far it was read.

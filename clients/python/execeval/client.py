@@ -17,7 +17,8 @@ Failures, by class:
   429, 503, 504                          retried after max(Retry-After,
       back-off) plus up to half of it again in jitter; the back-off doubles
       from `backoff` up to `backoff_cap`. A 503 (draining) also cools its
-      replica down, so that the retry goes elsewhere when it can.
+      replica down, and the retry goes at once to another replica if one
+      is live.
   401 -> Unauthorized; other 4xx -> InputError; 500 and other statuses ->
       ServerError: never retried (a retry of the same request cannot help).
 After `retries` retries the last failure is raised as Unavailable.
@@ -154,8 +155,9 @@ class Client:
         return self.post("/run_code", body)
 
     def health(self):
-        """GET /healthz of the first replica that answers."""
-        return self.request("GET", "/healthz", None)
+        """GET /healthz (one attempt: a draining server's 503 is raised as
+        Unavailable at once, not waited out)."""
+        return self.request("GET", "/healthz", None, retries=0)
 
     def map(self, samples, max_in_flight=16, return_exceptions=False):
         """Evaluates samples with at most max_in_flight requests at once and
@@ -209,19 +211,19 @@ class Client:
         """POSTs body (a dict, sent as JSON) to path; the decoded 200 answer."""
         return self.request("POST", path, json.dumps(body).encode("utf-8"))
 
-    def request(self, method, path, payload):
-        delay = self.backoff
+    def request(self, method, path, payload, retries=None):
+        """One exchange with retries (see the module doc); payload: bytes or None."""
+        delay, wait = self.backoff, 0.0
         last = None
-        for attempt in range(self.retries + 1):
-            if attempt:
-                # Whatever failed last chose the wait (0: try another replica now).
+        for attempt in range((self.retries if retries is None else retries) + 1):
+            if attempt:  # whatever failed last chose the wait (0: another replica, now)
                 time.sleep(wait)
             replica = self._pick()
             try:
                 status, retry_after, data = self._exchange(replica, method, path, payload)
             except (OSError, http.client.HTTPException) as e:
                 self._failed(replica)
-                last = Unavailable("%s%s: no answer: %s" % (replica.url, path, e or type(e).__name__))
+                last = Unavailable("%s%s: no answer: %s" % (replica.url, path, str(e) or type(e).__name__))
                 wait = 0.0 if self._any_live() else _jitter(delay)
                 delay = min(delay * 2, self.backoff_cap)
                 continue
@@ -230,16 +232,23 @@ class Client:
                     replica.outstanding -= 1
             self._answered(replica)
             if status == 200:
-                return json.loads(data.decode("utf-8"))
+                try:
+                    return json.loads(data.decode("utf-8"))
+                except (ValueError, UnicodeDecodeError):
+                    raise ServerError("%s%s: a 200 whose body is not JSON" % (replica.url, path), status,
+                                      None, None) from None
             body = _error_body(data)
             message = body.get("error") if body and isinstance(body.get("error"), str) else \
                 data[:500].decode("utf-8", "replace") or http.client.responses.get(status, "")
             field = body.get("field") if body else None
             if status in RETRIED:
-                if status == 503:
-                    self._failed(replica)
                 last = Unavailable("%s%s: %s" % (replica.url, path, message), status, field, body)
                 wait = _jitter(max(_retry_after(retry_after), delay))
+                if status == 503:
+                    # Draining: its Retry-After is its own; another replica may answer now.
+                    self._failed(replica)
+                    if self._any_live():
+                        wait = 0.0
                 delay = min(delay * 2, self.backoff_cap)
                 continue
             if status == 401:
