@@ -139,6 +139,21 @@ def test_failover_past_a_closed_port(url):
     assert dead.failures == 2 and live.answers == 6
 
 
+def test_token(tmp_path):
+    token = "client-test-token-0123456789"
+    (tmp_path / "token").write_text(token + "\n")
+    s = Server(["--token-file", tmp_path / "token"], jobs=1)
+    try:
+        url = "http://%s:%d" % (s.connect_host, s.port)
+        assert Client(url, token=token).run(ADD_TASK, ADD_OK)["status"] == "pass"
+        for wrong in (None, token + "x"):
+            with pytest.raises(Unauthorized) as e:
+                Client(url, token=wrong).run(ADD_TASK, ADD_OK)
+            assert e.value.status == 401
+    finally:
+        assert s.stop() == 0, s.stderr[-3000:]
+
+
 def test_async_client(url):
     async def main():
         async with AsyncClient(url, max_in_flight=2) as ac:
