@@ -27,21 +27,13 @@ import execeval  # noqa: E402
 from execeval import AsyncClient, Client, InputError, ServerError, Unauthorized, Unavailable  # noqa: E402
 from serve_client import Server  # noqa: E402
 from stub import Stub, error, ok  # noqa: E402
+from test_serve import ADD_BAD, ADD_OK, ADD_TASK, sleeper  # noqa: E402 - tests/e2e's candidates
 
 if os.getpid() != 1 and not os.environ.get("EXECEVAL_E2E_I_AM_IN_A_NET"):
     pytest.exit("refusing to run: these tests start execeval serve; run them inside the safety net: "
                 "tests/e2e/safety-net /usr/bin/python3 -m pytest -q tests/client", returncode=4)
 
-ADD_TASK = {"task_id": "client/add", "entry_point": "add",
-            "tests": [{"kind": "assert", "code": "assert add(1, 2) == 3"},
-                      {"kind": "assert", "code": "assert add(2, 2) == 4"}]}
-ADD_OK = "def add(a, b):\n    return a + b\n"
-ADD_BAD = "def add(a, b):\n    return a - b\n"
 FENCED = "Here it is:\n```python\ndef add(a, b):\n    return a + b\n```\n"
-
-
-def sleeper(seconds):
-    return "import time\ntime.sleep(%r)\n%s" % (seconds, ADD_OK)
 
 
 @pytest.fixture(scope="module")
