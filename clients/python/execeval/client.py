@@ -94,8 +94,9 @@ class Client:
     """Client(url_or_urls, token=None, timeout=300, ...): see the module doc.
 
     url_or_urls: "http://HOST:PORT" (a path prefix is kept), or a list of
-    them (replicas). timeout: seconds for one exchange (connect, send, the
-    evaluation, the answer). retries: further attempts after the first.
+    them (replicas). timeout: seconds one socket operation may block: the
+    connect, and the wait for the answer (the server sends nothing while it
+    evaluates, so this bounds the evaluation's time too). retries: further attempts after the first.
     pool_size: idle connections kept per replica."""
 
     def __init__(self, url_or_urls, token=None, timeout=300.0, retries=10, backoff=0.1,
