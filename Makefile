@@ -124,8 +124,10 @@ fuzz-run-%: $(BUILD)/fuzz/%
 # interruptions run warm under ASan too (the supervisor's warm paths); not
 # the whole hostile suite, whose candidates would then run inside the
 # sanitizer's runtime (a subprocess of it exceeds the memory limit).
+# tests/client: the Python client (clients/python) against a real serve.
 e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e
+	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/client
 	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py tests/e2e/test_serve.py
 	EXECEVAL_ISOLATION=warm tests/e2e/safety-net $(PYTHON) -m pytest -q \

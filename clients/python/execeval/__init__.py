@@ -1,0 +1,14 @@
+"""execeval's Python client: run candidates on `execeval serve` replicas.
+
+    from execeval import Client
+    c = Client("http://127.0.0.1:8080")
+    rec = c.run(task, candidate="def add(a, b):\n    return a + b\n")
+
+Standard library only. See clients/python/README.md."""
+from .errors import ExecevalError, InputError, ServerError, Unauthorized, Unavailable
+from .client import Client
+from .aio import AsyncClient
+
+__all__ = ["Client", "AsyncClient", "ExecevalError", "InputError", "ServerError", "Unauthorized",
+           "Unavailable"]
+__version__ = "0.1.0"
