@@ -58,7 +58,7 @@ static void put_row(FILE *out, const struct ee_option *row, unsigned front)
 		fputs(" \\fB", out);
 		for (size_t i = 0; i < row->n_choices; i++) {
 			if (i)
-				fputs("\\fR|\\fB", out);
+				fputs("\\fR|\\:\\fB", out); /* \: a break point: a long list wraps */
 			put_text(out, row->choices[i].name, 0);
 		}
 		fputs("\\fR", out);
