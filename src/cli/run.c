@@ -26,7 +26,10 @@ static const char usage_head[] =
         "                       JSON array; native, HumanEval or MBPP)\n"
         "  --task-id ID         the task of a tasks file to run (needed when it holds\n"
         "                       more than one)\n"
-        "  --assert 'STMT'      an assertion, one test each (repeatable)\n";
+        "  --assert 'STMT'      an assertion, one test each (repeatable)\n"
+        "  --completion FILE    instead of CANDIDATE: the rest of the task's prompt, run\n"
+        "                       as prompt + completion (- for standard input)\n"
+        "  --stop               cut the completion at HumanEval's stop sequences\n";
 static const char usage_tail[] = "  --model NAME         copied into the record\n";
 
 struct run_args {
@@ -35,6 +38,8 @@ struct run_args {
 	const char *asserts[MAX_ASSERTS];
 	size_t n_asserts;
 	const char *candidate;
+	const char *completion; /* --completion FILE, instead of candidate */
+	int stop;
 	const char *model;
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
@@ -42,11 +47,13 @@ struct run_args {
 
 static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *err)
 {
-	enum { O_TASK = 256, O_TASK_ID, O_ASSERT, O_MODEL, O_HELP };
+	enum { O_TASK = 256, O_TASK_ID, O_ASSERT, O_COMPLETION, O_STOP, O_MODEL, O_HELP };
 	static const struct option own[] = {
 		{ "task", required_argument, NULL, O_TASK },
 		{ "task-id", required_argument, NULL, O_TASK_ID },
 		{ "assert", required_argument, NULL, O_ASSERT },
+		{ "completion", required_argument, NULL, O_COMPLETION },
+		{ "stop", no_argument, NULL, O_STOP },
 		{ "model", required_argument, NULL, O_MODEL },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -67,6 +74,8 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *
 				return ee_fail(err, EE_ERR_USAGE, "--assert: more than %d", MAX_ASSERTS);
 			a->asserts[a->n_asserts++] = optarg;
 			break;
+		case O_COMPLETION: a->completion = optarg; break;
+		case O_STOP: a->stop = 1; break;
 		case O_MODEL: a->model = optarg; break;
 		case 'h':
 		case O_HELP: cli_usage(usage_head, EE_FRONT_RUN, 23, usage_tail); exit(EXIT_PASS);
@@ -86,6 +95,10 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct ee_err *
 		return ee_fail(err, EE_ERR_USAGE, "one candidate at most, got '%s' and '%s'", argv[optind],
 		               argv[optind + 1]);
 	a->candidate = optind < argc ? argv[optind] : NULL;
+	if (a->completion && a->candidate)
+		return ee_fail(err, EE_ERR_USAGE, "give a CANDIDATE or --completion FILE, not both");
+	if (a->stop && !a->completion)
+		return ee_fail(err, EE_ERR_USAGE, "--stop cuts a --completion FILE");
 	if (!a->task_file == !a->n_asserts)
 		return ee_fail(err, EE_ERR_USAGE, "give either --task FILE or at least one --assert");
 	if (a->task_id && !a->task_file)
@@ -259,6 +272,16 @@ out:
 	return code;
 }
 
+/* The program: the completion after the task's prompt, or the candidate
+ * as a program or a generation (compose.h). */
+static int compose(const struct run_args *a, const struct ee_task *task, const char *text, size_t len,
+                   char **program, struct ee_extract_info *how, struct ee_err *err)
+{
+	if (a->completion)
+		return ee_compose_completion(task, text, a->stop, program, how, err);
+	return ee_compose_generation(task, text, len, a->extract, program, how, err);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_args a;
@@ -274,8 +297,8 @@ int cmd_run(int argc, char **argv)
 	/* isolation cold: one candidate, a worker would only add its warm-up */
 	ee_options_defaults(EE_FRONT_RUN, &(struct ee_option_sink){ &a.opt, &a.extract });
 	if (parse_args(argc, argv, &a, &err) < 0 || load_task(&a, &task, &err) < 0 ||
-	    cli_read_file(a.candidate, MAX_CANDIDATE, &text, &len, &err) < 0 ||
-	    ee_compose_generation(&task, text, len, a.extract, &program, &how, &err) < 0) {
+	    cli_read_file(a.completion ? a.completion : a.candidate, MAX_CANDIDATE, &text, &len, &err) < 0 ||
+	    compose(&a, &task, text, len, &program, &how, &err) < 0) {
 		fprintf(stderr, "execeval run: %s\n", err.msg);
 		goto out;
 	}

@@ -159,6 +159,18 @@ int ee_compose_generation(const struct ee_task *t, const char *text, size_t len,
 	return 0;
 }
 
+int ee_compose_completion(const struct ee_task *t, const char *text, int stop, char **ret,
+                          struct ee_extract_info *info, struct ee_err *err)
+{
+	size_t len = stop ? stop_at(text) : strlen(text);
+	const char *prompt = t->format == EE_FORMAT_MBPP || !t->prompt ? "" : t->prompt;
+
+	memset(info, 0, sizeof(*info));
+	info->how = EE_HOW_COMPLETION;
+	*ret = concat(prompt, text, len);
+	return *ret ? 0 : ee_fail(err, EE_ERR_USAGE, "out of memory");
+}
+
 int ee_compose(const struct ee_task *t, const struct ee_sample *s, enum ee_extract_mode mode, int stop,
                char **ret, struct ee_extract_info *info, struct ee_err *err)
 {
@@ -166,15 +178,10 @@ int ee_compose(const struct ee_task *t, const struct ee_sample *s, enum ee_extra
 	memset(info, 0, sizeof(*info));
 	if (s->source == EE_SAMPLE_GENERATION)
 		return ee_compose_generation(t, s->text, strlen(s->text), mode, ret, info, err);
-	if (s->source == EE_SAMPLE_CODE) {
-		info->how = EE_HOW_CODE;
-		*ret = strdup(s->text);
-	} else {
-		size_t len = stop ? stop_at(s->text) : strlen(s->text);
-		const char *prompt = t->format == EE_FORMAT_MBPP || !t->prompt ? "" : t->prompt;
-		info->how = EE_HOW_COMPLETION;
-		*ret = concat(prompt, s->text, len);
-	}
+	if (s->source != EE_SAMPLE_CODE)
+		return ee_compose_completion(t, s->text, stop, ret, info, err);
+	info->how = EE_HOW_CODE;
+	*ret = strdup(s->text);
 	return *ret ? 0 : ee_fail(err, EE_ERR_USAGE, "out of memory");
 }
 

@@ -36,6 +36,11 @@ int ee_compose(const struct ee_task *t, const struct ee_sample *s, enum ee_extra
 int ee_compose_generation(const struct ee_task *t, const char *text, size_t len, enum ee_extract_mode mode,
                           char **ret, struct ee_extract_info *info, struct ee_err *err);
 
+/* The completion text of task t (above; stop: cut it first). run and
+ * serve take a "completion" so, as eval takes a sample's. */
+int ee_compose_completion(const struct ee_task *t, const char *text, int stop, char **ret,
+                          struct ee_extract_info *info, struct ee_err *err);
+
 /* ee_compose, reporting only whether FENCED found no block. */
 int ee_compose_program(const struct ee_task *t, const struct ee_sample *s, enum ee_extract_mode mode,
                        int stop, char **ret, int *ret_no_block, struct ee_err *err);

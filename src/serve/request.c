@@ -17,8 +17,14 @@
 
 /* A run's own fields, and a batch's (besides "runs", defaults for the runs
  * that lack them); the options table's HTTP rows add theirs (http.h). */
-static const char *const run_fields[] = { "task", "candidate", "limits", "model", "sample" };
-static const char *const batch_fields[] = { "runs", "task", "limits", "model" };
+static const char *const run_fields[] = { "task",  "candidate", "completion", "generation",
+	                                  "limits", "model",     "sample",     "stop" };
+static const char *const batch_fields[] = { "runs", "task", "limits", "model", "stop" };
+
+/* What a run evaluates: exactly one of these (compose.h). A candidate and a
+ * generation are read alike, extracted by "extract" (a plain program comes
+ * through whole); a completion continues the task's prompt. */
+static const char *const text_fields[] = { "candidate", "completion", "generation" };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -187,7 +193,58 @@ struct batch_defaults {
 	const struct ee_task *task; /* the shared task, or NULL */
 	char *model;                /* the shared model, or NULL */
 	enum ee_extract_mode mode;  /* the batch's "extract", else the server's */
+	int stop;                   /* the batch's "stop", for its completions */
 };
+
+/* The run's one text field: *ret its value, *name its name. */
+static int read_text(const json_t *obj, const char *prefix, const json_t **ret, const char **name,
+                     struct ee_err *err)
+{
+	*ret = NULL;
+	for (size_t i = 0; i < COUNT(text_fields); i++) {
+		const json_t *v = json_object_get(obj, text_fields[i]);
+		if (!v)
+			continue;
+		if (*ret)
+			return fail(err, prefix, text_fields[i],
+			            "give one of candidate, completion or generation, not both %s and %s", *name,
+			            text_fields[i]);
+		if (!json_is_string(v))
+			return fail(err, prefix, text_fields[i], "expected a string");
+		*ret = v;
+		*name = text_fields[i];
+	}
+	if (!*ret)
+		return fail(err, prefix, "candidate",
+		            "required: one of candidate (a program or a model's generation), completion (the "
+		            "rest of the task's prompt) or generation");
+	return 0;
+}
+
+/* obj's "stop" into *stop when it has one: true cuts a completion at
+ * HumanEval's stop sequences, as eval --stop. */
+static int read_stop(const json_t *obj, const char *prefix, int *stop, struct ee_err *err)
+{
+	const json_t *v = json_object_get(obj, "stop");
+
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v))
+		return fail(err, prefix, "stop",
+		            "expected true or false (true: HumanEval's stop sequences; a list is not taken)");
+	*stop = json_is_true(v);
+	return 0;
+}
+
+/* The run's program from its text field name (read_text). */
+static int compose(const struct ee_run *run, const json_t *v, const char *name, enum ee_extract_mode mode,
+                   int stop, char **ret, struct ee_extract_info *how, struct ee_err *err)
+{
+	if (strcmp(name, "completion") == 0)
+		return ee_compose_completion(&run->task, json_string_value(v), stop, ret, how, err);
+	return ee_compose_generation(&run->task, json_string_value(v), json_string_length(v), mode, ret, how,
+	                             err);
+}
 
 /* The run's task: its own, built here, or a shallow copy of the batch's. */
 static int run_task(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
@@ -217,19 +274,19 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 	const json_t *limits_from = obj;
 	const char *limits_prefix = prefix;
 	const json_t *v;
+	const char *name = "candidate";
 	struct ee_extract_info how;
+	int stop = d ? d->stop : 0;
 	int rc;
 
 	run->sample = 0; /* as `execeval run`: one candidate is sample 0 */
 	if (!json_is_object(obj))
 		return fail(err, prefix, "", "expected an object");
-	if (check_fields(obj, prefix, run_fields, COUNT(run_fields), err) < 0)
+	if (check_fields(obj, prefix, run_fields, COUNT(run_fields), err) < 0 ||
+	    read_text(obj, prefix, &v, &name, err) < 0 || read_stop(obj, prefix, &stop, err) < 0)
 		return -1;
-	v = json_object_get(obj, "candidate");
-	if (!v)
-		return fail(err, prefix, "candidate", "required (program text or a model's generation)");
-	if (!json_is_string(v))
-		return fail(err, prefix, "candidate", "expected a string");
+	if (json_object_get(obj, "stop") && strcmp(name, "completion") != 0)
+		return fail(err, prefix, "stop", "cuts a completion only (this run has a %s)", name);
 	if ((rc = run_task(obj, prefix, rules, d, run, err)) < 0)
 		return rc;
 	if (d && !json_object_get(obj, "limits")) { /* the batch's, checked once already */
@@ -243,8 +300,7 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 		run->model = d->model;
 		run->shared_model = 1;
 	}
-	if (ee_compose_generation(&run->task, json_string_value(v), json_string_length(v), mode,
-	                          &run->program, &how, err) < 0)
+	if (compose(run, v, name, mode, stop, &run->program, &how, err) < 0)
 		return -1;
 	run->no_code_block = how.how == EE_HOW_NO_BLOCK;
 	ee_extraction_name(&how, run->extraction, sizeof(run->extraction));
@@ -279,7 +335,8 @@ static int read_defaults(const json_t *root, const struct ee_request_rules *rule
 		if (check_ceiling(&r->shared.limits, rules->ceiling, "", "task.limits", err) < 0)
 			return -1;
 	}
-	if (read_limits(root, "", rules->ceiling, &probe.task.limits, err) < 0)
+	if (read_limits(root, "", rules->ceiling, &probe.task.limits, err) < 0 ||
+	    read_stop(root, "", &d->stop, err) < 0)
 		return -1;
 	rc = read_options(root, "", &probe, &d->mode, err);
 	r->model = d->model = probe.model;

@@ -1,10 +1,14 @@
 /* request.h - the bodies of POST /v1/run and /v1/batch, read into tasks and
  * programs (docs/api.md).
  *
- * A run is {"task", "candidate", "limits"?, "model"?, "sample"?, "extract"?};
- * a batch is {"runs": [run, ...]} with optional "task", "limits", "model"
- * and "extract" that apply to each run without its own (a run's own field
- * replaces the batch's whole). Reading is strict: an unknown field, a
+ * A run is {"task", one of "candidate" | "generation" | "completion",
+ * "limits"?, "model"?, "sample"?, "extract"?, "stop"?}; a batch is
+ * {"runs": [run, ...]} with optional "task", "limits", "model", "extract"
+ * and "stop" that apply to each run without its own (a run's own field
+ * replaces the batch's whole). A candidate or a generation is extracted
+ * (ee_compose_generation), a completion follows the task's prompt, cut at
+ * HumanEval's stop sequences under "stop": true (ee_compose_completion);
+ * none of the three, or two, fails naming the run's field. Reading is strict: an unknown field, a
  * wrong type or an invalid task fails with a message and err->field set to
  * the JSON path at fault ("runs[3].task.tests[0].kind"), so a client learns
  * exactly what to fix. The request's limits override the task's, which
@@ -43,7 +47,7 @@ struct ee_limits;
 
 struct ee_run {
 	struct ee_task task; /* own, or a shallow copy of the request's shared task */
-	char *program;       /* extracted from "candidate" */
+	char *program;       /* composed from the run's candidate, generation or completion */
 	char *model;         /* NULL when absent; may be the request's shared model */
 	long sample;         /* 0 when absent, as for `execeval run` */
 	int no_code_block;

@@ -423,10 +423,11 @@ Test(options, http_unknown_fields_list_the_rows_fields)
 	                           &server.opt.limits, &r, &err),
 	             -1);
 	cr_expect_str_eq(err.msg,
-	                 "limit: unknown field (expected task, candidate, limits, model, sample, extract)");
+	                 "limit: unknown field (expected task, candidate, completion, generation, limits, model, "
+	                 "sample, stop, extract)");
 	ee_request_free(&r);
 	cr_expect_eq(parse_batch("{\"runs\": [{\"candidate\": \"x\"}], \"sample\": 1}", &r, &err), -1);
-	cr_expect_str_eq(err.msg, "sample: unknown field (expected runs, task, limits, model, extract)");
+	cr_expect_str_eq(err.msg, "sample: unknown field (expected runs, task, limits, model, stop, extract)");
 	ee_request_free(&r);
 	for (size_t i = 0; i < ee_options_count; i++) {
 		const char *field = ee_option_http_field(&ee_options[i]);

@@ -96,6 +96,70 @@ Test(request, generation_is_extracted)
 	ee_request_free(&r);
 }
 
+/* A HumanEval-style task: the prompt is the function's head. */
+#define HE_TASK                                                                                              \
+	"{\"task_id\": \"h\", \"prompt\": \"def f():\\n\", \"entry_point\": \"f\", \"test\": "             \
+	"\"def check(candidate):\\n    assert candidate() == 1\\n\"}"
+
+Test(request, completion_is_prompt_plus_completion)
+{
+	struct ee_request r;
+	struct ee_err err;
+	const char *plain = "{\"task\": " HE_TASK ", \"completion\": \"    return 1\\nprint(2)\\n\"}";
+	const char *stop = "{\"task\": " HE_TASK ", \"completion\": \"    return 1\\nprint(2)\\n\", \"stop\": true}";
+	const char *gen = "{\"task\": " HE_TASK ", \"generation\": \"```python\\ndef f(): return 1\\n```\"}";
+
+	cr_assert_eq(parse(plain, EE_REQUEST_RUN, &r, &err), 0, "%s", err.msg);
+	cr_expect_str_eq(r.runs[0].program, "def f():\n    return 1\nprint(2)\n");
+	cr_expect_str_eq(r.runs[0].extraction, "completion");
+	ee_request_free(&r);
+	cr_assert_eq(parse(stop, EE_REQUEST_RUN, &r, &err), 0, "%s", err.msg);
+	cr_expect_str_eq(r.runs[0].program, "def f():\n    return 1");
+	cr_expect_str_eq(r.runs[0].extraction, "completion");
+	ee_request_free(&r);
+	cr_assert_eq(parse(gen, EE_REQUEST_RUN, &r, &err), 0, "%s", err.msg);
+	cr_expect_str_eq(r.runs[0].program, "def f(): return 1\n");
+	cr_expect_str_eq(r.runs[0].extraction, "entry-point");
+	ee_request_free(&r);
+	no_leaks();
+}
+
+/* A GRPO group: one batch task, 16 completions; the task is read once, the
+ * batch's stop applies to each run without its own, and the request's
+ * cost counts every completion's program. */
+Test(request, a_group_of_completions_shares_one_task)
+{
+	struct ee_request r;
+	struct ee_err err;
+	char body[8192];
+	int len = snprintf(body, sizeof(body), "{\"task\": " HE_TASK ", \"stop\": true, \"runs\": [");
+
+	for (int i = 0; i < 16; i++)
+		len += snprintf(body + len, sizeof(body) - (size_t)len,
+		                "%s{\"completion\": \"    return %d\\n# %0200d\\n\"%s}", i ? ", " : "", i, 0,
+		                i == 5 ? ", \"stop\": false" : "");
+	snprintf(body + len, sizeof(body) - (size_t)len, "]}");
+	cr_assert_eq(parse_max(body, EE_REQUEST_BATCH, 16, &r, &err), 0, "%s", err.msg);
+	cr_assert_eq(r.n_runs, 16);
+	size_t programs = 0;
+	for (int i = 0; i < 16; i++) {
+		char want[64];
+		snprintf(want, sizeof(want), "def f():\n    return %d", i);
+		cr_expect(r.runs[i].shared_task && r.runs[i].task.tests == r.shared.tests, "run %d", i);
+		cr_expect_str_eq(r.runs[i].extraction, "completion", "run %d", i);
+		if (i == 5)
+			cr_expect(strncmp(r.runs[i].program, want, strlen(want)) == 0 &&
+			                  strlen(r.runs[i].program) > 200,
+			          "%s", r.runs[i].program);
+		else
+			cr_expect_str_eq(r.runs[i].program, want, "run %d", i);
+		programs += strlen(r.runs[i].program);
+	}
+	cr_expect(ee_request_cost(&r) > programs + 16 * sizeof(struct ee_run));
+	ee_request_free(&r);
+	no_leaks();
+}
+
 struct bad_case {
 	const char *body;
 	int kind;
@@ -155,6 +219,20 @@ static const struct bad_case bad[] = {
 	  "expected an object" },
 	{ "{\"runs\": [{\"task\": " TASK ", \"candidate\": \"x\"}, {\"task\": " TASK "}]}", EE_REQUEST_BATCH,
 	  "runs[1].candidate", "required" },
+	{ "{\"task\": " TASK ", \"candidate\": \"x\", \"completion\": \"y\"}", EE_REQUEST_RUN, "completion",
+	  "not both candidate and completion" },
+	{ "{\"task\": " TASK ", \"completion\": 1}", EE_REQUEST_RUN, "completion", "expected a string" },
+	{ "{\"task\": " TASK ", \"runs\": [{\"completion\": \"x\"}, {\"completion\": \"x\"}, {\"completion\": "
+	  "\"x\"}, {\"generation\": \"x\", \"completion\": \"y\"}]}",
+	  EE_REQUEST_BATCH, "runs[3].generation", "runs[3].generation: give one of" },
+	{ "{\"task\": " TASK ", \"runs\": [{\"model\": \"m\"}]}", EE_REQUEST_BATCH, "runs[0].candidate",
+	  "one of candidate" },
+	{ "{\"task\": " TASK ", \"candidate\": \"x\", \"stop\": true}", EE_REQUEST_RUN, "stop",
+	  "cuts a completion only" },
+	{ "{\"task\": " TASK ", \"completion\": \"x\", \"stop\": [\"\\ndef\"]}", EE_REQUEST_RUN, "stop",
+	  "expected true or false" },
+	{ "{\"task\": " TASK ", \"stop\": 1, \"runs\": [{\"completion\": \"x\"}]}", EE_REQUEST_BATCH, "stop",
+	  "expected true or false" },
 	{ "{\"runs\": [{\"task\": {\"task_id\": \"t\", \"tests\": [{\"kind\": \"io\"}]}, \"candidate\": "
 	  "\"x\"}]}",
 	  EE_REQUEST_BATCH, "runs[0].task.tests[0].stdout", "" },
