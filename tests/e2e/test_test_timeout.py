@@ -4,6 +4,11 @@ slow test is a timeout of that test and the others are still judged; a
 candidate that catches the harness's exception, ignores SIGALRM or resets
 the timer gains nothing. Every candidate runs through execeval, inside the
 safety net (cold, and warm under EXECEVAL_ISOLATION=warm)."""
+import json
+import subprocess
+
+from conftest import EXECEVAL, with_isolation
+from serve_client import serve  # noqa: F401 (fixture)
 
 # Loops forever on the input "2", echoes anything else.
 ECHO_BUT_2 = "import sys\ns = sys.stdin.read()\nwhile s.strip() == '2':\n    pass\nprint(s.strip())\n"
@@ -92,3 +97,38 @@ def test_a_bad_value_is_refused_naming_the_flag(run):
     assert r.code == 2 and "--test-timeout" in r.stderr, r.stderr
     r = run("print(1)\n", task={"task_id": "t", "tests": IO_TESTS[:1]}, args=["--test-timeout", "soon"])
     assert r.code == 2 and "--test-timeout: expected a number, got 'soon'" in r.stderr, r.stderr
+
+
+def test_eval_records_the_clock_and_resume_refuses_another(tmp_path):
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text(json.dumps({"task_id": "a", "tests": IO_TESTS}) + "\n")
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "a", "code": ECHO_BUT_2}) + "\n")
+    out = tmp_path / "r.jsonl"
+    base = [EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out), "-q",
+            "--no-history", "--timeout", "10"]
+    p = subprocess.run(with_isolation(base + ["--test-timeout", "0.5"]), capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    record = json.loads(out.read_text())
+    assert statuses(record) == ["pass", "timeout", "pass"] and record["status"] == "timeout", record
+    run = json.loads((tmp_path / "r.jsonl.run.json").read_text())
+    assert run["options"]["test_timeout_s"] == 0.5, run["options"]
+    p = subprocess.run(with_isolation(base + ["--resume", "--test-timeout", "2"]), capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2 and "options.test_timeout_s" in p.stderr, p.stderr
+
+
+def test_serve_applies_its_clock_to_every_request(serve):
+    s = serve("--timeout", "10", "--test-timeout", "0.5")
+    a = s.run({"task": {"task_id": "c", "tests": CALL_TESTS}, "candidate": DEFEATS["catches BaseException"]})
+    assert a.status == 200, a
+    record = a.json
+    assert statuses(record) == ["pass", "timeout", "pass"] and record["status"] == "timeout", record
+
+
+def test_hidden_tests_after_the_gate_have_their_clock_too(run):
+    tests = [IO_TESTS[0]] + [dict(t, visibility="hidden") for t in IO_TESTS[1:]]
+    r = run(ECHO_BUT_2, task={"task_id": "t", "tests": tests}, args=["--timeout", "10", "--test-timeout", "0.5"])
+    assert statuses(r.record) == ["pass", "timeout", "pass"], r.record
+    assert r.record["detail"] == "test 1 timed out", r.record
