@@ -98,6 +98,7 @@ _kill = _posix.kill
 _waitpid = _posix.waitpid
 # --test-timeout (tests.py): an io test's clock, a call test's
 _poll, _POLLIN, _WNOHANG = _select_module.poll, _select_module.POLLIN, _posix.WNOHANG
+_sched_yield = _posix.sched_yield
 _setitimer, _ITIMER_REAL = _signal.setitimer, _signal.ITIMER_REAL
 _set_handler, _SIGALRM = _signal.signal, _signal.SIGALRM
 _exitcode = _posix.waitstatus_to_exitcode

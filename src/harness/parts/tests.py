@@ -329,9 +329,10 @@ def _kill_quietly(pid):
 
 def _collect_clocked(pid, out_r, cap, limit_ms):
     """An io child under its own clock (--test-timeout), which the child
-    cannot touch: (stdout, None) as _read_capped's once EOF came in time,
-    then (stdout, wait status) once it exited in time; (_TIMED_OUT, wait
-    status) with the child killed when the clock ran out first."""
+    cannot touch: (stdout, wait status) once its stdout ended and it exited
+    in time; (None, None) past the cap, as _read_capped's None (the caller
+    kills it); (_TIMED_OUT, wait status) with the child killed when the
+    clock ran out first."""
     deadline = _now() + limit_ms / 1000.0
     poller, sleeper = _poll(), _poll()
     poller.register(out_r, _POLLIN)
@@ -347,13 +348,20 @@ def _collect_clocked(pid, out_r, cap, limit_ms):
         if total > cap:
             return None, None
         chunks.append(chunk)
-    nap = 0.5
-    while _now() < deadline:  # then its exit: it may close stdout and run on
+    # Then its exit, which follows EOF at once (the kernel closes a dying
+    # process's files just before it becomes a zombie), so a few yields
+    # first; naps (an empty poll sleeps) for one that closed stdout and runs on.
+    spins, nap = 0, 1
+    while _now() < deadline:
         done, wait = _waitpid(pid, _WNOHANG)
         if done:
             return b"".join(chunks), wait
-        sleeper.poll(min(nap, max((deadline - _now()) * 1000, 0)))  # an empty poll sleeps
-        nap = min(nap * 2, 20)
+        spins += 1
+        if spins < 200:
+            _sched_yield()
+        else:
+            sleeper.poll(min(nap, max((deadline - _now()) * 1000, 0)))
+            nap = min(nap * 2, 20)
     _kill_quietly(pid)
     return _TIMED_OUT, _waitpid(pid, 0)[1]
 
