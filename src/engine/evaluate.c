@@ -2,10 +2,12 @@
 #include "engine/evaluate.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "engine/engine.h"
 #include "base/err.h"
@@ -98,7 +100,7 @@ static void answer(struct ee_eval *ev, struct ee_sandbox *sb)
 		return;
 	}
 	size_t len = 0;
-	char *hidden = ee_job_hidden(ev->task, &len);
+	char *hidden = ee_job_hidden(ev->task, (long)ev->stream.tests.timeout_ms, &len);
 	if (!hidden) {
 		ee_sandbox_kill(sb); /* out of memory: no verdict without its tests */
 		return;
@@ -108,12 +110,22 @@ static void answer(struct ee_eval *ev, struct ee_sandbox *sb)
 	free(hidden);
 }
 
+static double monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 {
 	struct ee_eval *ev = ctx;
 
-	if (ee_stream_feed(&ev->stream, p, n))
+	ev->stream.now_ms = monotonic_ms(); /* the per-test clock's (events.c) */
+	if (ee_stream_feed(&ev->stream, p, n)) {
 		answer(ev, sb);
+		ev->stream.tests.clock_ms = monotonic_ms(); /* the harness waited for it */
+	}
 	/* The clock started with LINT_BUDGET_MS more than the timeout; once the
 	 * lint phase is over (or cannot come: the syntax or scan phase failed),
 	 * the part of it lint did not use is taken back, so the candidate gets
@@ -249,6 +261,10 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
 	ev->stream.phases.lint_asked = o->lint;
+	/* A test's clock longer than the candidate's is the candidate's. */
+	if (o->test_timeout_s > 0)
+		ev->stream.tests.timeout_ms =
+		        ceil(1e3 * (o->test_timeout_s < ev->limits.timeout_s ? o->test_timeout_s : ev->limits.timeout_s));
 	size_t job_len = 0;
 	struct ee_job_spec spec = {
 		.task = c->task,
@@ -259,6 +275,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		.gate = ev->gate,
 		.io_output_cap = ev->limits.output_cap,
 		.lint = o->lint,
+		.test_timeout_ms = (long)ev->stream.tests.timeout_ms,
 	};
 	ev->job = ee_job_build(&spec, &job_len);
 	if (!ev->job) {

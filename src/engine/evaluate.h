@@ -50,6 +50,8 @@ struct ee_eval_options {
 	                                   * (EE_FORMAT_AUTO: detected per task) */
 	int weak_limits;         /* --weak-limits and no memory cgroup: RLIMIT_AS stands in,
 	                                   * limits fitted by ee_limits_fit_weak (ee_engine_open) */
+	double test_timeout_s;   /* --test-timeout: each io and call test's clock (0: off),
+	                                   * clamped to the candidate's timeout */
 	struct ee_task_rules task_rules; /* --compare, --max-tests, --test-pick: the loader
 	                                  * applies them (ee_task_apply_rules); evaluation ignores them */
 };

@@ -3,6 +3,7 @@
 #include "options/options.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,22 @@ static int parse_compare(const struct ee_option *row, const char *arg, struct ee
 	return 0;
 }
 
+/* --test-timeout S: each io and call test's own clock; 0 turns it off. */
+static int parse_test_timeout(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                              struct ee_err *err)
+{
+	char flag[64];
+	double v = 0;
+
+	snprintf(flag, sizeof(flag), "--%s", row->name);
+	if (arg && ee_parse_double(flag, arg, &v, err) < 0)
+		return -1;
+	if (v < 0 || v > 1e6)
+		return ee_fail(err, EE_ERR_USAGE, "--%s: expected seconds >= 0, got '%s'", row->name, arg);
+	s->opt->test_timeout_s = v;
+	return 0;
+}
+
 /* clang-format off */
 const struct ee_option ee_options[] = {
 	{ .name = "timeout", .type = EE_OPT_DOUBLE, .fronts = CLI | HTTP, .metavar = "S",
@@ -167,6 +184,11 @@ const struct ee_option ee_options[] = {
 	  FIELD(task_rules.pick), .def = EE_PICK_FIRST,
 	  .help = "which tests --max-tests keeps: the first N, or the N with\n"
 	          "the longest inputs, in task order (default first)" },
+	{ .name = "test-timeout", .type = EE_OPT_TEXT, .fronts = CLI, .metavar = "S",
+	  .parse = parse_test_timeout, .example = "1.5",
+	  .help = "each io and call test's own clock, inside --timeout (larger\n"
+	          "is clamped to it): one slow test is a timeout of that\n"
+	          "test, the others still judged (default 0: off)" },
 	{ .name = "weak-limits", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(weak_limits), .def = 0, .flag_value = 1,
 	  .help = "run even without a memory cgroup: RLIMIT_AS stands in,\n"

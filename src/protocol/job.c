@@ -15,6 +15,11 @@ const char *const ee_default_denylist[] = {
 	"asyncio.subprocess", NULL,
 };
 
+int ee_job_test_clocked(const struct ee_test *t)
+{
+	return !t->strict && ((t->kind == EE_TEST_IO && !t->script) || t->kind == EE_TEST_CALL);
+}
+
 /* A strict program's calls as the job holds them: arguments only. */
 static json_t *job_calls(const json_t *calls)
 {
@@ -32,7 +37,8 @@ static json_t *job_calls(const json_t *calls)
 	return out;
 }
 
-static json_t *job_test(const struct ee_test *t, size_t index)
+/* test_timeout_ms (0: none) goes with io and call tests: their own clock. */
+static json_t *job_test(const struct ee_test *t, size_t index, long test_timeout_ms)
 {
 	json_t *o = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)index, "kind",
 	                      ee_test_kind_name(t->kind), "visibility", t->hidden ? "hidden" : "public");
@@ -57,6 +63,8 @@ static json_t *job_test(const struct ee_test *t, size_t index)
 		     (t->method_of ? json_object_set_new(o, "method_of", json_string(t->method_of)) : 0);
 	else
 		rc = json_object_set_new(o, "code", json_string(t->code));
+	if (test_timeout_ms > 0 && ee_job_test_clocked(t))
+		rc |= json_object_set_new(o, "timeout_ms", json_integer(test_timeout_ms));
 	/* Expected values (io stdout, call expected) never enter the sandbox. */
 	if (rc) {
 		json_decref(o);
@@ -131,7 +139,7 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 	 * public tests fail never holds them, and none holds them at import. */
 	for (size_t i = 0; tests && i < task->n_tests; i++)
 		if (!task->tests[i].hidden)
-			json_array_append_new(tests, job_test(&task->tests[i], i));
+			json_array_append_new(tests, job_test(&task->tests[i], i, spec->test_timeout_ms));
 	for (size_t i = 0; deny && spec->deny_imports && ee_default_denylist[i]; i++)
 		json_array_append_new(deny, json_string(ee_default_denylist[i]));
 	ee_autodecref json_t *job = json_pack(
@@ -148,13 +156,13 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 	return text;
 }
 
-char *ee_job_hidden(const struct ee_task *task, size_t *len)
+char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, size_t *len)
 {
 	json_t *tests = json_array();
 
 	for (size_t i = 0; tests && i < task->n_tests; i++)
 		if (task->tests[i].hidden)
-			json_array_append_new(tests, job_test(&task->tests[i], i));
+			json_array_append_new(tests, job_test(&task->tests[i], i, test_timeout_ms));
 	ee_autodecref json_t *o = json_pack("{s:o}", "tests", tests);
 	ee_autofree char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	if (!text)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 struct ee_task;
+struct ee_test;
 
 /* The default import denylist (module names and dotted attributes). */
 extern const char *const ee_default_denylist[];
@@ -25,6 +26,7 @@ struct ee_job_spec {
 	int gate;          /* ask the supervisor before hidden tests */
 	size_t io_output_cap;
 	int lint; /* run the lint phase (lint.py travels in the job) */
+	long test_timeout_ms; /* --test-timeout: each clocked test's own (0: none) */
 };
 
 /* The job as compact JSON (public tests only: hidden ones follow the gate) (malloc'd, owned by the caller), *ret_len its
@@ -34,7 +36,11 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *ret_len);
 /* The gate's opening as the harness reads it on fd 5: 'c', then a netstring
  * of {"tests": [the hidden tests, as the job's]} (malloc'd, owned by the
  * caller), *ret_len its length; NULL when out of memory. */
-char *ee_job_hidden(const struct ee_task *task, size_t *ret_len);
+char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, size_t *ret_len);
+
+/* Whether --test-timeout clocks test t: io tests (not a /run_code script,
+ * which has its own clock) and call tests, not converted asserts. */
+int ee_job_test_clocked(const struct ee_test *t);
 
 /* Whether strict test index's expected literal (any, for a strict program)
  * appears, whitespace and quote style aside, in test code the sandbox holds

@@ -9,6 +9,7 @@
 #include "base/err.h"
 #include "base/text.h"
 #include "input/task.h"
+#include "protocol/job.h"
 #include "pyvalue/judge.h"
 
 #define MAX_FRAME    (1u << 20)
@@ -467,6 +468,34 @@ static const char *test_out_of_place(const struct ee_stream *s, const json_t *ev
 	return NULL;
 }
 
+/* A harness's margin over --test-timeout on the supervisor's clock: the
+ * fork of an io test, an event's encoding and its trip. */
+#define TEST_CLOCK_SLACK       1.1
+#define TEST_CLOCK_SLACK_MS    100.0
+
+/* --test-timeout: a clocked test the harness says timed out, or whose event
+ * came later after the one before it than the limit allows, is a timeout of
+ * that test whatever it reported: the supervisor's clock is the candidate's
+ * last word, so no caught exception or reset alarm makes an overrun pass. */
+static void clock_test(struct ee_stream *s, const struct ee_test *t, const json_t *ev,
+                       struct ee_test_result *r)
+{
+	const struct ee_stream_tests *ts = &s->tests;
+	const char *status = get_str(ev, "status");
+	char why[96];
+
+	if (ts->timeout_ms <= 0 || !ee_job_test_clocked(t) || r->overflow)
+		return;
+	if (!(status && strcmp(status, "timeout") == 0) &&
+	    s->now_ms - ts->clock_ms <= ts->timeout_ms * TEST_CLOCK_SLACK + TEST_CLOCK_SLACK_MS)
+		return;
+	snprintf(why, sizeof(why), "timed out (--test-timeout %g s)", ts->timeout_ms / 1000.0);
+	free(r->message);
+	r->message = NULL;
+	r->timed_out = 1;
+	fail_test(r, why);
+}
+
 static int on_test(struct ee_stream *s, const json_t *ev)
 {
 	const char *why = test_out_of_place(s, ev);
@@ -490,6 +519,7 @@ static int on_test(struct ee_stream *s, const json_t *ev)
 	case EE_JUDGE_PYEQ: judge_call(t, ev, r); break;
 	default: judge_reported(s, ev, r);
 	}
+	clock_test(s, t, ev, r);
 	check_message(s, r);
 	return 0;
 }
@@ -579,6 +609,7 @@ static int on_event(struct ee_stream *s, const char *payload, size_t len)
 	} else
 		violate(s, "unknown event");
 	s->wire.next_seq++;
+	s->tests.clock_ms = s->now_ms; /* the next test's clock starts here */
 	return wants_reply;
 }
 

@@ -47,6 +47,7 @@ struct ee_test_result {
 	char *denied;       /* owned; NULL when none */
 	int exited;
 	int overflow; /* io: the program's stdout passed the output cap */
+	int timed_out; /* --test-timeout: the test ran out of its own clock */
 	/* io: the exit code the harness saw (-N: signal N), when reported */
 	int have_exit_code;
 	long exit_code;
@@ -84,6 +85,9 @@ struct ee_stream_tests {
 	size_t n_run;                   /* tests reported so far (position in order) */
 	struct ee_test_result *results; /* by task index */
 	size_t call_next;               /* strict program under way: its next call's number */
+	/* --test-timeout (0: off): each clocked test's limit, and when the
+	 * event before it arrived (its clock's start, on the supervisor's clock) */
+	double timeout_ms, clock_ms;
 };
 
 /* The gate fd: the gate's question and a strict program's go-on/stop. */
@@ -102,6 +106,7 @@ struct ee_stream {
 	const struct ee_task *task; /* borrowed */
 	int at;                     /* enum ee_stream_at */
 	int memory_error;           /* the import or a test failed with MemoryError */
+	double now_ms;              /* the caller's monotonic clock as the bytes fed arrived */
 	struct ee_stream_wire wire;
 	struct ee_stream_phases phases;
 	struct ee_stream_tests tests;

@@ -31,10 +31,10 @@ static const char *phase_name(int state)
 	return names[state];
 }
 
-static const char *test_state_name(int state)
+static const char *test_state_name(const struct ee_test_result *r)
 {
 	static const char *const names[] = { "not_run", "pass", "fail", "skipped" };
-	return names[state];
+	return r->timed_out ? "timeout" : names[r->state];
 }
 
 static json_t *ms_value(double ms)
@@ -131,7 +131,7 @@ static json_t *tests_json(int *oom, const struct ee_record_parts *ev)
 		append(oom, a,
 		       json_pack("{s:I, s:s, s:s, s:s, s:s, s:f, s:o, s:o}", "index", (json_int_t)i, "kind",
 		                 ee_test_kind_name(t->kind), "visibility", t->hidden ? "hidden" : "public",
-		                 "tier", ee_tier_name(t->tier), "status", test_state_name(r->state), "weight",
+		                 "tier", ee_tier_name(t->tier), "status", test_state_name(r), "weight",
 		                 t->weight, "duration_ms", ms_value(r->duration_ms), "message",
 		                 opt_text(r->message)));
 		if (ev->task->strict_asserts)
@@ -204,6 +204,7 @@ static void fill_verdict_in(const struct ee_record_parts *ev, const struct ee_sa
 			                             .index = (int)i,
 			                             .exited = r->exited,
 			                             .overflow = r->overflow,
+			                             .timed_out = r->timed_out,
 			                             .denied = r->denied,
 			                             .message = r->message };
 	}

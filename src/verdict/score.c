@@ -42,7 +42,7 @@ static void incomplete(const struct ee_verdict_in *in, struct ee_verdict *v)
 
 static void from_tests(const struct ee_verdict_in *in, struct ee_verdict *v)
 {
-	const struct ee_test_outcome *first_fail = NULL;
+	const struct ee_test_outcome *first_fail = NULL, *first_timeout = NULL;
 
 	if (in->n_tests == 0) {
 		set(v, EE_ERROR, "no tests", NULL); /* nothing was checked: never a pass */
@@ -62,8 +62,16 @@ static void from_tests(const struct ee_verdict_in *in, struct ee_verdict *v)
 			set(v, EE_ERROR, "denied import: ", t->denied);
 			return;
 		}
+		if (t->timed_out && !first_timeout)
+			first_timeout = t;
 		if (t->state == EE_T_FAIL && !first_fail)
 			first_fail = t;
+	}
+	if (first_timeout) {
+		char buf[64];
+		snprintf(buf, sizeof(buf), "test %d timed out", first_timeout->index);
+		set(v, EE_TIMEOUT, buf, NULL);
+		return;
 	}
 	if (first_fail) {
 		char buf[200];
@@ -180,7 +188,7 @@ void ee_verdict_decide(const struct ee_verdict_in *in, struct ee_verdict *v)
 	}
 	v->total = (unsigned)in->n_tests;
 	v->score = all > 0 ? got / all : 0.0;
-	if (v->status == EE_TIMEOUT)
+	if (in->timed_out) /* a test's own timeout leaves the others judged */
 		v->score = 0.0;
 	if (v->score > 1.0)
 		v->score = 1.0;

@@ -12,7 +12,9 @@
  *   unless everything passed) >
  *   protocol violation > syntax > scan block > import failure >
  *   incomplete stream (signal, cpu/file limits, premature exit) >
- *   a test that exited, overflowed or hit a denied import > a failed test >
+ *   a test that exited, overflowed or hit a denied import >
+ *   a test out of its --test-timeout (timeout, "test N timed out", scored
+ *   by the tests that passed: the others were judged) > a failed test >
  *   pass.
  * A pids-limit hit turns any non-pass but a timeout (and the three limits
  * above it) into error / "process limit".
@@ -32,6 +34,7 @@ struct ee_test_outcome {
 	int index;           /* index in the task */
 	int exited;          /* the candidate tried to end the interpreter */
 	int overflow;        /* io: its output passed the cap */
+	int timed_out;       /* it ran out of its own clock (--test-timeout) */
 	const char *denied;  /* denied import that failed it, or NULL */
 	const char *message; /* why it failed, or NULL */
 };
@@ -56,7 +59,7 @@ struct ee_verdict_in {
 struct ee_verdict {
 	int status;       /* enum ee_status */
 	char detail[256]; /* "" for pass (null in the record) */
-	double score;     /* weighted fraction passed, [0,1]; 0 on timeout */
+	double score;     /* weighted fraction passed, [0,1]; 0 when the wall clock expired */
 	int reward;       /* +1 pass, -1 otherwise */
 	unsigned passed, total;
 };

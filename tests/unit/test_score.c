@@ -223,3 +223,19 @@ Test(score, status_names)
 	cr_assert_str_eq(ee_status_name(EE_ERROR), "error");
 	cr_assert_str_eq(ee_status_name(42), "error");
 }
+
+/* --test-timeout: one test out of its own clock; the others were judged. */
+Test(score, a_tests_own_timeout_is_a_timeout_scored_by_the_passed_ones)
+{
+	struct ee_test_outcome t[] = { fail_t(1, 0, "expected 1"), pass_t(1, 1), fail_t(1, 2, "timed out"),
+		                       pass_t(1, 3) };
+	t[2].timed_out = 1;
+	struct ee_verdict v = decide((struct ee_verdict_in){ .done = 1, .tests = t, .n_tests = 4 });
+	cr_assert_eq(v.status, EE_TIMEOUT);
+	cr_assert_str_eq(v.detail, "test 2 timed out");
+	cr_assert_float_eq(v.score, 0.5, 1e-12);
+	cr_assert_eq(v.passed, 2);
+	cr_assert_eq(v.reward, -1);
+	v = decide((struct ee_verdict_in){ .done = 1, .tests = t, .n_tests = 4, .pids_limit_hit = 1 });
+	cr_assert_str_eq(v.detail, "test 2 timed out", "a timeout keeps its detail");
+}

@@ -101,7 +101,8 @@ def _parse_test(raw):
     visibility = _field(raw, "visibility", str, "public")
     if visibility not in ("public", "hidden"):
         raise _HarnessError("job: bad visibility %r" % visibility)
-    test = {"index": _field(raw, "index", int), "kind": kind, "hidden": visibility == "hidden"}
+    test = {"index": _field(raw, "index", int), "kind": kind, "hidden": visibility == "hidden",
+            "timeout_ms": _field(raw, "timeout_ms", int, 0)}  # --test-timeout (tests.py)
     if kind in ("assert", "program", "unittest"):
         test["code"] = _field(raw, "code", str)
     elif kind == "call":

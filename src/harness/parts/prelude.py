@@ -75,10 +75,12 @@ forked child.
 import _collections
 import _imp
 import _io
+import _signal
 import atexit as _atexit
 import builtins as _builtins
 import fcntl as _fcntl_module
 import posix as _posix
+import select as _select_module
 import sys as _sys
 import time as _time
 
@@ -95,6 +97,11 @@ _fork = _posix.fork
 _getpid = _posix.getpid
 _kill = _posix.kill
 _waitpid = _posix.waitpid
+# --test-timeout (tests.py): an io test's clock, a call test's
+_poll, _POLLIN, _WNOHANG = _select_module.poll, _select_module.POLLIN, _posix.WNOHANG
+_sched_yield = _posix.sched_yield
+_setitimer, _ITIMER_REAL = _signal.setitimer, _signal.ITIMER_REAL
+_set_handler, _SIGALRM = _signal.signal, _signal.SIGALRM
 _exitcode = _posix.waitstatus_to_exitcode
 _exit = _posix._exit
 _set_blocking = _posix.set_blocking

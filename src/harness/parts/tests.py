@@ -50,15 +50,51 @@ def _call_target(test, ctx):
     return fn
 
 
+class _TestTimeout(BaseException):
+    """Raised into a call test whose own clock (--test-timeout) ran out."""
+
+
+_alarm_armed = [False]
+
+
+def _on_alarm(signum, frame):
+    if _alarm_armed[0]:  # a late signal finds the clock disarmed: nothing
+        raise _TestTimeout()
+
+
+def _clocked_call(test, ctx):
+    """The call under its own clock: SIGALRM raises _TestTimeout into it.
+    A candidate that catches it, ignores the signal or resets the timer
+    only runs on: the supervisor's clock then calls the test a timeout
+    (events.c), or the wall clock the whole candidate."""
+    _alarm_armed[0] = True
+    try:
+        _setitimer(_ITIMER_REAL, test["timeout_ms"] / 1000.0)
+        fn = _call_target(test, ctx)
+        return fn(*test["args"], **test["kwargs"])
+    finally:
+        _alarm_armed[0] = False
+        _setitimer(_ITIMER_REAL, 0)
+
+
 def _run_call(test, ctx):
     """call tests: the function's return value, canonically serialised."""
+    previous = _set_handler(_SIGALRM, _on_alarm) if test["timeout_ms"] else None
     try:
-        fn = _call_target(test, ctx)
-        value = fn(*test["args"], **test["kwargs"])
+        if test["timeout_ms"]:
+            value = _clocked_call(test, ctx)
+        else:
+            fn = _call_target(test, ctx)
+            value = fn(*test["args"], **test["kwargs"])
+    except _TestTimeout:
+        return _test_event(test, "timeout"), None
     except BaseException as exc:
         event = _test_event(test, "raised")
         event.update(_error_fields(exc, ctx.policy, "<candidate>", ctx.source))
         return event, None
+    finally:
+        if previous is not None:  # the candidate's own handler, if it set one
+            _set_handler(_SIGALRM, previous)
     event = _test_event(test, "returned")
     event["value"] = _Raw(_canonical(value, test["strict"]))
     fallback = _test_event(test, "returned")
@@ -251,17 +287,22 @@ def _run_io(test, ctx):
         _io_child(ctx, stdin_fd, out_w, trailer_w, (out_r, trailer_r))
     for fd in (stdin_fd, out_w, trailer_w):
         _close(fd)
+    wait = None
     try:
-        stdout = _read_capped(out_r, ctx.io_cap)
+        if test["timeout_ms"]:
+            stdout, wait = _collect_clocked(pid, out_r, ctx.io_cap, test["timeout_ms"])
+        else:
+            stdout = _read_capped(out_r, ctx.io_cap)
         if stdout is None:
-            try:
-                _kill(pid, 9)
-            except OSError:
-                pass
+            _kill_quietly(pid)
     finally:
         _close(out_r)
-    exit_code = _exitcode(_waitpid(pid, 0)[1])
+    if wait is None:
+        wait = _waitpid(pid, 0)[1]
     trailer = _read_trailer(trailer_r)
+    if stdout is _TIMED_OUT:
+        return _test_event(test, "timeout"), None
+    exit_code = _exitcode(wait)
     overflow = _test_event(test, "overflow")
     if stdout is None:
         return overflow, None
@@ -274,6 +315,55 @@ def _run_io(test, ctx):
     event["stdout"] = bytes.decode(stdout, "utf-8", "replace")
     event["exit_code"] = exit_code
     return event, overflow
+
+
+_TIMED_OUT = object()
+
+
+def _kill_quietly(pid):
+    try:
+        _kill(pid, 9)
+    except OSError:
+        pass
+
+
+def _collect_clocked(pid, out_r, cap, limit_ms):
+    """An io child under its own clock (--test-timeout), which the child
+    cannot touch: (stdout, wait status) once its stdout ended and it exited
+    in time; (None, None) past the cap, as _read_capped's None (the caller
+    kills it); (_TIMED_OUT, wait status) with the child killed when the
+    clock ran out first."""
+    deadline = _now() + limit_ms / 1000.0
+    poller, sleeper = _poll(), _poll()
+    poller.register(out_r, _POLLIN)
+    chunks, total = [], 0
+    while True:  # its stdout, to EOF
+        left = deadline - _now()
+        if left <= 0 or not poller.poll(int(left * 1000) + 1):
+            break
+        chunk = _read(out_r, 65536)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > cap:
+            return None, None
+        chunks.append(chunk)
+    # Then its exit, which follows EOF at once (the kernel closes a dying
+    # process's files just before it becomes a zombie), so a few yields
+    # first; naps (an empty poll sleeps) for one that closed stdout and runs on.
+    spins, nap = 0, 1
+    while _now() < deadline:
+        done, wait = _waitpid(pid, _WNOHANG)
+        if done:
+            return b"".join(chunks), wait
+        spins += 1
+        if spins < 200:
+            _sched_yield()
+        else:
+            sleeper.poll(min(nap, max((deadline - _now()) * 1000, 0)))
+            nap = min(nap * 2, 20)
+    _kill_quietly(pid)
+    return _TIMED_OUT, _waitpid(pid, 0)[1]
 
 
 def _run_script(test, ctx):
