@@ -253,7 +253,7 @@ Test(options, help_lists_exactly_the_rows_of_each_front_end_with_their_defaults)
 static int parse_request(const char *body, const struct ee_limits *ceiling, struct ee_request *r,
                          struct ee_err *err)
 {
-	struct ee_request_rules rules = { 4, EE_EXTRACT_AUTO, ceiling, 0, 10000, 500000, 250000, 0 };
+	struct ee_request_rules rules = { 4, EE_EXTRACT_AUTO, ceiling, 0, 10000, 500000, 250000, 0, NULL };
 	memset(r, 0, sizeof(*r));
 	memset(err, 0, sizeof(*err));
 	return ee_request_parse(body, strlen(body), EE_REQUEST_RUN, &rules, r, err);
@@ -266,7 +266,7 @@ static int parse_batch(const char *body, struct ee_request *r, struct ee_err *er
 
 	defaults(&server, EE_FRONT_SERVE);
 	struct ee_request_rules rules = {
-		4, EE_EXTRACT_AUTO, &server.opt.limits, 0, 10000, 500000, 250000, 0
+		4, EE_EXTRACT_AUTO, &server.opt.limits, 0, 10000, 500000, 250000, 0, NULL
 	};
 	memset(r, 0, sizeof(*r));
 	memset(err, 0, sizeof(*err));
