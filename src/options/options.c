@@ -169,18 +169,18 @@ const struct ee_option ee_options[] = {
 	  .help = "judge `assert f(LITERALS) == LITERAL` in the supervisor,\n"
 	          "also inside a program's def check(candidate): the\n"
 	          "candidate cannot forge those (docs/threat-model.md)" },
-	{ .name = "compare", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "RULE",
+	{ .name = "compare", .type = EE_OPT_TEXT, .fronts = RUN | EVAL | SERVE, .metavar = "RULE",
 	  .parse = parse_compare, .example = "numeric:abs=1e-9,rel=1e-6,ci",
 	  .help = "how io tests compare output, for tasks without their own\n"
 	          "\"compare\": exact, rstrip, lines, tokens or numeric, with\n"
 	          "modifiers after ':' (ci; numeric: abs=X, rel=X), e.g.\n"
 	          "tokens:ci (default: the format's, lines for native tasks;\n"
 	          "docs/compare.md)" },
-	{ .name = "max-tests", .type = EE_OPT_UINT, .fronts = RUN | EVAL, .metavar = "N",
+	{ .name = "max-tests", .type = EE_OPT_UINT, .fronts = RUN | EVAL | SERVE, .metavar = "N",
 	  FIELD(task_rules.max_tests), .def = 0, .max = 1u << 20,
 	  .help = "judge at most N tests of each task, picked by --test-pick\n"
 	          "(default 0: every test; the record says test_budget)" },
-	{ .name = "test-pick", .type = EE_OPT_ENUM, .fronts = RUN | EVAL, CHOICES(pick_choices),
+	{ .name = "test-pick", .type = EE_OPT_ENUM, .fronts = RUN | EVAL | SERVE, CHOICES(pick_choices),
 	  FIELD(task_rules.pick), .def = EE_PICK_FIRST,
 	  .help = "which tests --max-tests keeps: the first N, or the N with\n"
 	          "the longest inputs, in task order (default first)" },

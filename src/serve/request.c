@@ -127,11 +127,14 @@ static int read_task(const json_t *task, const char *path, const struct ee_reque
 		return fail(err, path, "", "expected an object");
 	if (json_tests(task) > rules->max_tests)
 		return too_many_tests(err, path, json_tests(task), rules->max_tests);
-	if (ee_task_from_json(task, rules->task_format, path, ret, err) < 0 ||
-	    (rules->strict_asserts && ee_task_strict_asserts(ret, err) < 0))
+	if (ee_task_from_json(task, rules->task_format, path, ret, err) < 0)
 		return task_error(err, path);
 	if (ret->n_tests > rules->max_tests)
 		return too_many_tests(err, path, ret->n_tests, rules->max_tests);
+	/* Then as cli_prepare_task does for run and eval: the server's rules, strict asserts. */
+	if ((rules->task_rules && ee_task_apply_rules(ret, rules->task_rules, err) < 0) ||
+	    (rules->strict_asserts && ee_task_strict_asserts(ret, err) < 0))
+		return task_error(err, path);
 	return 0;
 }
 

@@ -79,6 +79,7 @@ struct ee_request_rules {
 	size_t max_request_tests; /* tests over all runs of a request */
 	size_t max_values;        /* JSON values in a body (prescan.h) */
 	int task_format;          /* ee_task_from_json's format and parse options (0: auto) */
+	const struct ee_task_rules *task_rules; /* the server's --compare, --max-tests, --test-pick (NULL: none) */
 };
 
 /* Reads body[0..len) as a run (one run) or a batch (1..max_runs runs).

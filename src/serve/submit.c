@@ -230,7 +230,8 @@ enum MHD_Result on_body_complete(struct conn *c)
 		                          srv->cfg->max_tests_per_task,
 		                          srv->cfg->max_request_tests,
 		                          srv->cfg->max_body_values,
-		                          srv->o->mbpp_challenge ? (int)EE_TASK_MBPP_CHALLENGE : 0 };
+		                          srv->o->mbpp_challenge ? (int)EE_TASK_MBPP_CHALLENGE : 0,
+		                          &srv->o->task_rules };
 	int rc = ee_request_parse(c->body.data ? c->body.data : "", c->body.len, kind, &rules, &c->req, &err);
 	ee_buf_free(&c->body);
 	ee_budget_release(&srv->budget, c->share, c->charged);

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from conftest import EXECEVAL, with_isolation
+from serve_client import serve  # noqa: F401 (fixture)
 
 RULES = ["exact", "rstrip", "lines", "tokens", "numeric", "lines:ci", "tokens:ci", "numeric:abs=0.5,ci"]
 
@@ -146,3 +147,16 @@ def test_resume_refuses_another_rule_or_budget(tmp_path):
         p = subprocess.run(with_isolation(base + ["--resume"] + extra), capture_output=True, text=True,
                            timeout=120)
         assert p.returncode == 2 and says in p.stderr and "--resume-anyway" in p.stderr, p.stderr
+
+
+def test_serve_applies_its_compare_and_max_tests_to_every_requests_task(serve):
+    s = serve("--compare", "tokens:ci", "--max-tests", "3", "--test-pick", "longest")
+    a = s.run({"task": io_task([{"kind": "io", "stdin": "YES no", "stdout": "yes NO"}]), "candidate": ECHO_SPLIT})
+    assert a.status == 200, a
+    assert a.json["status"] == "pass" and a.json["tests"][0]["compare"] == "tokens:ci", a.json
+    a = s.batch([{"task": MAX_TESTS_TASK, "candidate": "print(input())\n"}])
+    assert a.status == 200, a
+    rec = a.json["records"][0]
+    assert rec["test_budget"] == {"max": 3, "pick": "longest", "tests": 4}, rec
+    assert [t["task_index"] for t in rec["tests"]] == [1, 2, 3]
+    assert (rec["passed"], rec["total"]) == (2, 3)
