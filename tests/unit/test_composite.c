@@ -59,7 +59,7 @@ Test(composite, text_is_recorded_without_spaces)
 	struct ee_err err = { 0 };
 
 	cr_assert_eq(ee_composite_parse(" 0.7 * correctness +\t0.3*lint ", &c, &err), 0);
-	cr_expect_str_eq(c.text, "0.7*correctness+0.3*lint");
+	cr_expect_str_eq(c.f.text, "0.7*correctness+0.3*lint");
 }
 
 Test(composite, hostile_and_malformed_formulas_are_refused)
