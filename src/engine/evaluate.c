@@ -197,6 +197,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 			.started_at = ev->started_at,
 			.lint = ev->opt->lint,
 			.lint_severity = ev->opt->lint_severity,
+			.reward = &ev->opt->reward,
 		};
 		rec = ee_record_build(&parts);
 		if (!rec) /* the host failed, not the candidate: no record short of a key */

@@ -15,6 +15,7 @@
 
 #include "base/resource_limits.h"
 #include "input/task.h"
+#include "verdict/reward.h"
 
 struct ee_engine;
 struct ee_err;
@@ -50,6 +51,7 @@ struct ee_eval_options {
 	                                   * (EE_FORMAT_AUTO: detected per task) */
 	int weak_limits;         /* --weak-limits and no memory cgroup: RLIMIT_AS stands in,
 	                                   * limits fitted by ee_limits_fit_weak (ee_engine_open) */
+	struct ee_reward reward; /* --reward: the record's reward (zero: binary) */
 	struct ee_task_rules task_rules; /* --compare, --max-tests, --test-pick: the loader
 	                                  * applies them (ee_task_apply_rules); evaluation ignores them */
 };
