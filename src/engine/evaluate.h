@@ -66,6 +66,7 @@ struct ee_candidate {
 	const char *extraction;     /* how program was found (extract.h); NULL: absent */
 	const char *shard;          /* "I/N" of eval --shard (copied at start); NULL: absent */
 	size_t keep_output;         /* bytes of stdout and of stderr kept; 0: the record's */
+	const struct ee_reward *reward; /* a request's own (copied at start); NULL: the options' */
 	/* Called just before the record's callback, with the sandbox's outcome
 	 * and the event stream (both borrowed for the call), when the sandbox
 	 * ran (not when it could not be set up, nor when interrupted); NULL:

@@ -171,7 +171,7 @@ const struct ee_option ee_options[] = {
 	          "modifiers after ':' (ci; numeric: abs=X, rel=X), e.g.\n"
 	          "tokens:ci (default: the format's, lines for native tasks;\n"
 	          "docs/compare.md)" },
-	{ .name = "reward", .type = EE_OPT_TEXT, .fronts = CLI, .metavar = "F",
+	{ .name = "reward", .type = EE_OPT_TEXT, .fronts = CLI | HTTP, .metavar = "F", .http = "reward",
 	  .parse = parse_reward, .example = "if(timeout, 0, score)",
 	  .help = "the record's reward: a preset (binary, the default: +1 pass,\n"
 	          "-1 otherwise; fraction, timeout-half, correctness-first,\n"

@@ -123,3 +123,20 @@ def test_serve_takes_reward_for_every_evaluation(serve):
     assert a.status == 200, a
     rec = a.json
     assert (rec["reward"], rec["reward_formula"]) == (0.25, "score"), rec
+
+
+def test_a_requests_reward_field_over_the_servers(serve):
+    s = serve("--reward", "fraction")
+    a = s.run({"task": TASK, "candidate": HALF, "reward": "partial"})
+    assert a.status == 200, a
+    assert (a.json["reward"], a.json["reward_formula"]) == (0.25, "if(syntax_error,0,passed/max(total,1))")
+    a = s.run({"task": TASK, "candidate": HALF, "reward": "binary"})
+    assert a.status == 200 and a.json["reward"] == -1 and "reward_formula" not in a.json, a
+    # a batch's reward is each run's that has none of its own
+    a = s.post("/v1/batch", {"task": TASK, "reward": "2*score",
+                             "runs": [{"candidate": HALF}, {"candidate": HALF, "reward": "passed"}]})
+    assert a.status == 200, a
+    assert [r["reward"] for r in a.json["records"]] == [0.5, 1.0], a.json
+    a = s.run({"task": TASK, "candidate": HALF, "reward": "1 +"})
+    assert a.status == 400, a
+    assert a.json["field"] == "reward" and "--reward: at 4" in a.json["error"], a.json
