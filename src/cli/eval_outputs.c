@@ -93,6 +93,8 @@ static json_t *judging_options(const struct eval_args *a)
 		ee_compare_text(&a->opt.task_rules.compare, rule, sizeof(rule));
 		json_object_set_new(o, "compare", json_string(rule));
 	}
+	if (o && a->opt.reward.custom) /* a resumed run must not mix two rewards */
+		json_object_set_new(o, "reward", json_string(ee_reward_text(&a->opt.reward)));
 	if (o && a->opt.task_rules.max_tests)
 		json_object_set_new(o, "test_budget",
 		                    json_pack("{s:I, s:s}", "max", (json_int_t)a->opt.task_rules.max_tests, "pick",

@@ -140,3 +140,14 @@ def test_a_requests_reward_field_over_the_servers(serve):
     a = s.run({"task": TASK, "candidate": HALF, "reward": "1 +"})
     assert a.status == 400, a
     assert a.json["field"] == "reward" and "--reward: at 4" in a.json["error"], a.json
+
+
+def test_resume_refuses_another_formula(tmp_path):
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("".join(SAMPLES.read_text().splitlines(keepends=True)[:6]))
+    out = tmp_path / "r.jsonl"
+    args = ("eval", "--tasks", TASKS, "--samples", samples, "-q", "--no-history", "-o", out)
+    assert execeval(*args, "--reward", "fraction").returncode == 0
+    r = execeval(*args, "--resume", "--reward", "partial")
+    assert r.returncode == 2 and "options.reward was score" in r.stderr, r.stderr
+    assert execeval(*args, "--resume", "--reward", "fraction").returncode == 0
