@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "results/compare.h"
 #include "results/composite.h"
+#include "verdict/reward.h"
 #include "base/err.h"
 #include "history/history.h"
 
@@ -239,6 +240,40 @@ static int reconcile_composite(const struct compare_args *a, struct ee_compare_s
 	return 0;
 }
 
+/* The reward formula a summary's records were judged with: absent in a
+ * summary older than --reward, whose rewards were binary's. */
+static const char *reward_formula(const json_t *summary, int *mixed)
+{
+	static struct ee_reward binary;
+	const json_t *r = json_object_get(summary, "reward");
+	const char *f = json_string_value(json_object_get(r, "formula"));
+
+	*mixed = json_is_true(json_object_get(r, "mixed"));
+	if (f)
+		return f;
+	ee_reward_default(&binary);
+	return ee_reward_text(&binary);
+}
+
+/* Rewards of two formulas are two different things, as composites are:
+ * refused (a side of mixed formulas too). */
+static int reconcile_reward(const struct ee_compare_side *base, const struct ee_compare_side *nw,
+                            struct ee_err *err)
+{
+	int mb, mn;
+	const char *fb = reward_formula(base->summary, &mb), *fn = reward_formula(nw->summary, &mn);
+
+	if (mb || mn)
+		return ee_fail(err, EE_ERR_USAGE, "reward: %s's records were judged with different --reward formulas",
+		               mb ? "BASE" : "NEW");
+	if (strcmp(fb, fn) != 0)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "reward: BASE's formula '%.80s' and NEW's '%.80s' differ (--reward): their "
+		               "rewards are not comparable",
+		               fb, fn);
+	return 0;
+}
+
 /* One data set, or --allow-different-tasks and a warning saying what the
  * metrics then cover. */
 static int pair(const struct compare_args *a, struct ee_compare_side *base, struct ee_compare_side *nw,
@@ -275,6 +310,7 @@ static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *
 	if (load_side(a->base, a->history, ks, nk, &base, err) < 0 ||
 	    load_side(a->new_path, a->history, ks, nk, &nw, err) < 0 ||
 	    pair(a, &base, &nw, ks, nk, err) < 0 || reconcile_composite(a, &base, &nw, err) < 0 ||
+	    reconcile_reward(&base, &nw, err) < 0 ||
 	    ee_compare(&base, &nw, &o, &report, err) < 0)
 		goto out;
 	if (a->json) {

@@ -50,6 +50,7 @@ struct ee_eval {
 	int attempts;
 	int lint_credited; /* the lint phase's time was given back to the clock */
 	size_t keep_output;
+	struct ee_reward reward; /* the candidate's, else the options' */
 	void (*on_outcome)(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s);
 	void *outcome_ctx;
 };
@@ -209,6 +210,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 			.started_at = ev->started_at,
 			.lint = ev->opt->lint,
 			.lint_severity = ev->opt->lint_severity,
+			.reward = &ev->reward,
 		};
 		rec = ee_record_build(&parts);
 		if (!rec) /* the host failed, not the candidate: no record short of a key */
@@ -243,6 +245,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	ev->cb = cb;
 	ev->ctx = ctx;
 	ev->keep_output = c->keep_output ? c->keep_output : KEEP_OUTPUT_BYTES;
+	ev->reward = c->reward ? *c->reward : o->reward;
 	ev->on_outcome = c->on_outcome;
 	ev->outcome_ctx = c->outcome_ctx;
 	random_hex(ev->nonce);

@@ -15,6 +15,7 @@
 
 #include "base/resource_limits.h"
 #include "input/task.h"
+#include "verdict/reward.h"
 
 struct ee_engine;
 struct ee_err;
@@ -52,6 +53,7 @@ struct ee_eval_options {
 	                                   * limits fitted by ee_limits_fit_weak (ee_engine_open) */
 	double test_timeout_s;   /* --test-timeout: each io and call test's clock (0: off),
 	                                   * clamped to the candidate's timeout */
+	struct ee_reward reward; /* --reward: the record's reward (zero: binary) */
 	struct ee_task_rules task_rules; /* --compare, --max-tests, --test-pick: the loader
 	                                  * applies them (ee_task_apply_rules); evaluation ignores them */
 };
@@ -66,6 +68,7 @@ struct ee_candidate {
 	const char *extraction;     /* how program was found (extract.h); NULL: absent */
 	const char *shard;          /* "I/N" of eval --shard (copied at start); NULL: absent */
 	size_t keep_output;         /* bytes of stdout and of stderr kept; 0: the record's */
+	const struct ee_reward *reward; /* a request's own (copied at start); NULL: the options' */
 	/* Called just before the record's callback, with the sandbox's outcome
 	 * and the event stream (both borrowed for the call), when the sandbox
 	 * ran (not when it could not be set up, nor when interrupted); NULL:

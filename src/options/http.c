@@ -1,8 +1,10 @@
 /* http.c - the table's HTTP rows read from a request (see http.h). */
 #include "options/http.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "base/jsonfield.h"
 #include "base/resource_limits.h"
 #include "input/task.h"
@@ -13,8 +15,10 @@ const char *ee_option_http_field(const struct ee_option *row)
 	return (row->fronts & EE_FRONT_HTTP) && !row->http_limit ? row->http : NULL;
 }
 
-/* obj[row->http] as the row's value: 0 when absent, 1 read, -1 refused. */
-static int http_value(const struct ee_jf *c, const struct ee_option *row, const json_t *obj, double *ret)
+/* obj[row->http] as the row's value: 0 when absent, 1 read, 2 read and
+ * stored by the row's parse (a text), -1 refused. */
+static int http_value(const struct ee_jf *c, const struct ee_option *row, const json_t *obj,
+                      struct ee_option_sink *s, double *ret)
 {
 	const json_t *v = json_object_get(obj, row->http);
 	char choices[128];
@@ -22,6 +26,16 @@ static int http_value(const struct ee_jf *c, const struct ee_option *row, const 
 
 	if (!v)
 		return 0;
+	if (row->type == EE_OPT_TEXT && row->parse) { /* read by the row's parse, into s */
+		if (!json_is_string(v))
+			return ee_jf_fail(c, row->http, "expected a string");
+		if (row->parse(row, json_string_value(v), s, c->err) < 0) {
+			char why[sizeof(c->err->msg)];
+			snprintf(why, sizeof(why), "%s", c->err->msg);
+			return ee_jf_fail(c, row->http, "%s", why);
+		}
+		return 2;
+	}
 	if (row->type != EE_OPT_ENUM || !row->set)
 		return ee_jf_fail(c, row->http, "internal: --%s has no request form", row->name);
 	if (!json_is_string(v) || ee_option_choice(row, json_string_value(v), &choice) < 0) {
@@ -41,9 +55,9 @@ int ee_options_http_read(const struct ee_jf *c, const json_t *obj, struct ee_opt
 
 		if (!ee_option_http_field(row))
 			continue;
-		if ((rc = http_value(c, row, obj, &value)) < 0)
+		if ((rc = http_value(c, row, obj, s, &value)) < 0)
 			return -1;
-		if (rc)
+		if (rc == 1)
 			row->set(row, value, s);
 	}
 	return 0;

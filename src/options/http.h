@@ -25,8 +25,8 @@ struct ee_task_limits;
 const char *ee_option_http_field(const struct ee_option *row);
 
 /* Reads every field of the table's rows that obj has; c is obj's context.
- * Each is stored through its row's setter into s, whose opt may be NULL: a
- * request carries no evaluation options of its own. -1 on a wrong value,
+ * Each is stored through its row's setter (a text row: its parse) into s,
+ * whose opt is the request's own options: only "reward" lands there. -1 on a wrong value,
  * naming the field ("runs[2].extract: expected one of auto, fenced, none"). */
 int ee_options_http_read(const struct ee_jf *c, const json_t *obj, struct ee_option_sink *s);
 

@@ -105,6 +105,18 @@ static int parse_test_timeout(const struct ee_option *row, const char *arg, stru
 	return 0;
 }
 
+/* --reward FORMULA or a preset's name: the record's reward. */
+static int parse_reward(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                        struct ee_err *err)
+{
+	(void)row;
+	if (!arg) {
+		ee_reward_default(&s->opt->reward);
+		return 0;
+	}
+	return ee_reward_parse(arg, &s->opt->reward, err);
+}
+
 /* clang-format off */
 const struct ee_option ee_options[] = {
 	{ .name = "timeout", .type = EE_OPT_DOUBLE, .fronts = CLI | HTTP, .metavar = "S",
@@ -176,6 +188,12 @@ const struct ee_option ee_options[] = {
 	          "modifiers after ':' (ci; numeric: abs=X, rel=X), e.g.\n"
 	          "tokens:ci (default: the format's, lines for native tasks;\n"
 	          "docs/compare.md)" },
+	{ .name = "reward", .type = EE_OPT_TEXT, .fronts = CLI | HTTP, .metavar = "F", .http = "reward",
+	  .parse = parse_reward, .example = "if(timeout, 0, score)",
+	  .help = "the record's reward: a preset (binary, the default: +1 pass,\n"
+	          "-1 otherwise; fraction, timeout-half, correctness-first,\n"
+	          "partial) or a formula over the record's facts, e.g.\n"
+	          "\"if(timeout, 0, score)\" (docs/record.md, \"reward\")" },
 	{ .name = "max-tests", .type = EE_OPT_UINT, .fronts = RUN | EVAL | SERVE, .metavar = "N",
 	  FIELD(task_rules.max_tests), .def = 0, .max = 1u << 20,
 	  .help = "judge at most N tests of each task, picked by --test-pick\n"

@@ -1,15 +1,10 @@
 /* composite.h - a composite score: a small arithmetic formula over the
  * summary's named metrics (`--composite "0.7*correctness+0.3*lint"`).
  *
- * The grammar is tiny and parsed here, never evaluated by anything else:
- *   expr    := term (('+' | '-') term)*
- *   term    := unary (('*' | '/') unary)*
- *   unary   := '-' unary | primary
- *   primary := NUMBER | METRIC | '(' expr ')'
- * Metrics: correctness (the share of samples that passed), pass@K (K a
+ * The language is base/formula.h's (the one --reward uses too: arithmetic,
+ * comparisons, min, max, if); its variables are the metrics: correctness (the share of samples that passed), pass@K (K a
  * whole number the summary reports), mean_score, lint (lint pass rate),
- * timeout_rate, error_rate. Bounded: 256 bytes of text, 64 nodes, nesting
- * 16 deep. A formula's meaning is versioned (EE_COMPOSITE_VERSION) and the
+ * timeout_rate, error_rate. A formula's meaning is versioned (EE_COMPOSITE_VERSION) and the
  * summary records it with the value, so a changed formula shows in a diff.
  *
  * Ownership: a parsed formula is a fixed-size value; nothing to free.
@@ -19,14 +14,16 @@
 
 #include <jansson.h>
 
+#include "base/formula.h"
+
 struct ee_err;
 
 #define EE_COMPOSITE_VERSION   1
-#define EE_COMPOSITE_MAX_TEXT  256
-#define EE_COMPOSITE_MAX_NODES 64
-#define EE_COMPOSITE_MAX_DEPTH 16
+#define EE_COMPOSITE_MAX_TEXT  EE_FORMULA_MAX_TEXT
+#define EE_COMPOSITE_MAX_NODES EE_FORMULA_MAX_NODES
+#define EE_COMPOSITE_MAX_DEPTH EE_FORMULA_MAX_DEPTH
 
-enum ee_cnode_kind { EE_CN_NUM, EE_CN_METRIC, EE_CN_NEG, EE_CN_ADD, EE_CN_SUB, EE_CN_MUL, EE_CN_DIV };
+/* The metrics, as the formula's variables. */
 enum ee_cmetric {
 	EE_CM_CORRECTNESS,
 	EE_CM_PASS_AT,
@@ -36,18 +33,8 @@ enum ee_cmetric {
 	EE_CM_ERROR_RATE
 };
 
-struct ee_cnode {
-	int kind;     /* enum ee_cnode_kind */
-	double num;   /* EE_CN_NUM */
-	int metric;   /* EE_CN_METRIC: enum ee_cmetric */
-	unsigned k;   /* EE_CM_PASS_AT */
-	int lhs, rhs; /* operand indices (rhs only for NEG) */
-};
-
 struct ee_composite {
-	char text[EE_COMPOSITE_MAX_TEXT + 1]; /* as given, whitespace removed */
-	struct ee_cnode nodes[EE_COMPOSITE_MAX_NODES];
-	int n_nodes, root;
+	struct ee_formula f; /* f.text: as given, whitespace removed */
 };
 
 /* Errors say where ("--composite: at 7: expected a metric or a number"). */

@@ -26,6 +26,7 @@
 #include "base/err.h"
 #include "base/jsonfield.h"
 #include "results/summary_int.h"
+#include "verdict/reward.h"
 #include "base/text.h"
 
 const char *const ee_summary_status_names[SUM_N_STATUS] = { "pass", "assertion_fail", "syntax_error",
@@ -41,6 +42,9 @@ struct rec {
 	const json_t *lint_findings;     /* with lint_pass >= 0 */
 	int lint_pass;                   /* 1 pass, 0 fail, -1 absent or not_run */
 	const char *started, *finished;
+	int has_reward, infra; /* a numeric "reward"; "infra_error": true */
+	double reward;
+	const char *reward_formula; /* NULL: the default, binary */
 };
 
 struct ee_summary *ee_summary_new(void)
@@ -56,6 +60,7 @@ void ee_summary_free(struct ee_summary *s)
 		free(s->classes[i].name);
 		ee_strmap_free(&s->classes[i].counts.details);
 		ee_strmap_free(&s->classes[i].counts.lint_codes);
+		ee_strmap_free(&s->classes[i].counts.rewards);
 	}
 	for (size_t i = 0; i < s->n_tiers; i++)
 		free(s->tiers[i].name);
@@ -64,6 +69,7 @@ void ee_summary_free(struct ee_summary *s)
 		free(s->models[i].tasks);
 		ee_strmap_free(&s->models[i].counts.details);
 		ee_strmap_free(&s->models[i].counts.lint_codes);
+		ee_strmap_free(&s->models[i].counts.rewards);
 	}
 	ee_strmap_free(&s->model_ix);
 	ee_strmap_free(&s->task_ix);
@@ -71,6 +77,7 @@ void ee_summary_free(struct ee_summary *s)
 	ee_strmap_free(&s->tier_ix);
 	ee_strmap_free(&s->all.details);
 	ee_strmap_free(&s->all.lint_codes);
+	ee_strmap_free(&s->all.rewards);
 	free(s->tasks);
 	free(s->classes);
 	free(s);
@@ -324,6 +331,20 @@ static int check_lint(const json_t *rec, const struct ee_jf *c, struct rec *r)
 	return 0;
 }
 
+/* "reward" (a number, or null for an infra error or a formula's
+ * non-finite value), "infra_error" and "reward_formula" (absent: binary). */
+static int check_reward(const json_t *rec, const struct ee_jf *c, struct rec *r)
+{
+	const json_t *reward = json_object_get(rec, "reward");
+
+	r->infra = json_is_true(json_object_get(rec, "infra_error"));
+	if (reward && !json_is_null(reward) && !json_is_number(reward))
+		return ee_jf_bad(c, "reward", "a number or null", reward);
+	r->has_reward = json_is_number(reward) && !r->infra;
+	r->reward = json_number_value(reward);
+	return get_string(c, rec, "reward_formula", "reward_formula", 1, &r->reward_formula);
+}
+
 static int check_record(const struct ee_summary *s, const json_t *rec, const struct ee_jf *c, struct rec *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -338,7 +359,8 @@ static int check_record(const struct ee_summary *s, const json_t *rec, const str
 	           get_string(c, rec, "class", "class", 1, &r->cls) < 0 || check_outcome(rec, c, r) < 0) {
 		return -1;
 	}
-	if (get_string(c, rec, "model", "model", 2, &r->model) < 0 || check_lint(rec, c, r) < 0)
+	if (get_string(c, rec, "model", "model", 2, &r->model) < 0 || check_lint(rec, c, r) < 0 ||
+	    check_reward(rec, c, r) < 0)
 		return -1;
 	if (!r->cls)
 		r->cls = "";
@@ -661,6 +683,36 @@ static void count_task(struct sum_task *t, const struct rec *r)
 	t->score_sum += r->score;
 }
 
+/* The reward's moments and values, in the totals, the class and the
+ * model; the formula the records name, and whether they disagree. */
+static int count_reward(struct ee_summary *s, const struct into *in, const struct rec *r)
+{
+	char value[32];
+	struct ee_reward binary;
+
+	ee_reward_default(&binary);
+	const char *formula = r->reward_formula ? r->reward_formula : ee_reward_text(&binary);
+	if (!s->reward_formula[0])
+		snprintf(s->reward_formula, sizeof(s->reward_formula), "%s", formula);
+	else if (strcmp(s->reward_formula, formula) != 0)
+		s->reward_mixed = 1;
+	snprintf(value, sizeof(value), "%.6g", r->reward);
+	const char *key = r->has_reward ? capped_key(&s->all.rewards, &s->n_rewards, EE_SUMMARY_MAX_REWARDS, value)
+	                                : NULL;
+	for (size_t i = 0; i < in->n; i++) {
+		struct sum_counts *c = in->c[i];
+		c->n_infra += r->infra;
+		if (!key)
+			continue;
+		c->n_reward++;
+		c->reward_sum += r->reward;
+		c->reward_sq += r->reward * r->reward;
+		if (bump(&c->rewards, key) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where, struct ee_err *err)
 {
 	struct ee_jf c = ee_jf_make(where, err);
@@ -675,7 +727,9 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 		s->samples++;
 		s->unattributed++;
 		count_status(&in, r.status);
-		return count_detail(s, &in, r.detail) < 0 ? ee_fail(err, EE_ERR_USAGE, "out of memory") : 0;
+		return count_detail(s, &in, r.detail) < 0 || count_reward(s, &in, &r) < 0
+		               ? ee_fail(err, EE_ERR_USAGE, "out of memory")
+		               : 0;
 	}
 	struct sum_model *m = model_slot(s, r.model);
 	if (!m || record_class(s, &r, &cls, &ti) < 0)
@@ -690,7 +744,7 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 	count_task(mt, &r);
 	count_status(&in, r.status);
 	if ((r.detail && count_detail(s, &in, r.detail) < 0) || count_tests(s, r.tests) < 0 ||
-	    count_lint(s, &in, &r) < 0)
+	    count_lint(s, &in, &r) < 0 || count_reward(s, &in, &r) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	if (r.resources)
 		count_resources(&s->res, r.resources);

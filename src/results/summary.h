@@ -45,6 +45,7 @@ struct ee_summary;
 #define EE_SUMMARY_MAX_TIERS      64
 #define EE_SUMMARY_MAX_MODELS     64  /* distinct models kept; the rest "(other)" */
 #define EE_SUMMARY_MAX_LINT_CODES 500 /* distinct lint codes kept; the rest "(other)" */
+#define EE_SUMMARY_MAX_REWARDS    20  /* distinct reward values listed; the rest "(other)" */
 #define EE_SUMMARY_DETAIL_BYTES   120 /* longer details are cut (UTF-8 safe) */
 
 /* NULL when out of memory. */

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "base/formula.h"
 #include "base/strmap.h"
 #include "results/summary.h"
 
@@ -19,6 +20,9 @@ struct sum_counts {
 	struct ee_strmap details;           /* normalised detail -> count */
 	unsigned long lint_pass, lint_fail; /* records whose lint ran (--lint) */
 	struct ee_strmap lint_codes;        /* finding code -> count */
+	unsigned long n_reward, n_infra;    /* records with a reward; with infra_error */
+	double reward_sum, reward_sq;
+	struct ee_strmap rewards; /* a reward's value ("%.6g") -> count */
 };
 
 struct sum_task {
@@ -70,6 +74,9 @@ struct ee_summary {
 	struct sum_counts all;
 	size_t n_details;    /* distinct details in all.details but "(other)" */
 	size_t n_lint_codes; /* distinct codes in all.lint_codes but "(other)" */
+	size_t n_rewards;    /* distinct values in all.rewards but "(other)" */
+	char reward_formula[EE_FORMULA_MAX_TEXT + 1]; /* the records' ("": none seen yet) */
+	int reward_mixed;                              /* records disagreed on it */
 	struct sum_res res;
 	double first_start, last_finish; /* seconds since the epoch; 0: none */
 };

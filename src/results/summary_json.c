@@ -136,6 +136,25 @@ static json_t *details_json(struct view *v, const struct ee_strmap *m)
 	return obj;
 }
 
+/* "reward": mean and standard deviation (population) of the records with
+ * a reward, the share of them at each value (most frequent first, at most
+ * EE_SUMMARY_MAX_REWARDS and "(other)"), and the infra errors left out. */
+static json_t *reward_json(struct view *v, const struct sum_counts *c)
+{
+	double n = (double)c->n_reward, mean = n > 0 ? c->reward_sum / n : 0;
+	double var = n > 0 ? c->reward_sq / n - mean * mean : 0;
+	json_t *counts = details_json(v, &c->rewards), *values = json_object();
+	const char *key;
+	json_t *count;
+
+	json_object_foreach (counts, key, count)
+		put(v, values, key, json_real(round((double)json_integer_value(count) / n * 1e6) / 1e6));
+	json_decref(counts);
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "samples", count_json(c->n_reward), "mean",
+	                 real_or_null(n > 0 ? mean : NAN), "sd", real_or_null(n > 0 ? sqrt(var > 0 ? var : 0) : NAN),
+	                 "values", values, "infra_errors", count_json(c->n_infra));
+}
+
 static json_t *statuses_json(struct view *v, const struct sum_counts *c)
 {
 	json_t *obj = json_object();
@@ -225,6 +244,7 @@ static json_t *block_json(struct view *v, const size_t *ix, size_t n, const stru
 		              real_or_null((double)c->lint_pass / (double)ran), "samples", count_json(ran),
 		              "codes", details_json(v, &c->lint_codes)));
 	}
+	put(v, b, "reward", reward_json(v, c));
 	return b;
 }
 
@@ -440,6 +460,11 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 		if (root && s->unattributed)
 			put(&v, root, "samples_without_task", count_json(s->unattributed));
 		if (root) {
+			/* the formula the rewards came from; "mixed": records disagreed */
+			json_t *reward = json_object_get(root, "reward");
+			put(&v, reward, "formula", s->reward_formula[0] ? json_string(s->reward_formula) : json_null());
+			if (s->reward_mixed)
+				put(&v, reward, "mixed", json_true());
 			put(&v, root, "bootstrap", bootstrap_json(&v));
 			put(&v, root, "classes", classes_json(&v));
 			put(&v, root, "tiers", tiers_json(&v));

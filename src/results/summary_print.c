@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "verdict/reward.h"
 #include "results/summary.h"
 
 #define LABEL_W       20
@@ -173,6 +174,18 @@ static void print_overall(FILE *out, const json_t *sum)
 	              json_object_get(sum, "mean_score_ci"), level);
 	print_line(out, "median task score", json_object_get(sum, "median_task_score"), 4, NULL);
 	print_line(out, "p10 task score", json_object_get(sum, "p10_task_score"), 4, NULL);
+	/* A reward other than binary's (whose mean the pass rate already says). */
+	const json_t *reward = json_object_get(sum, "reward");
+	const char *formula = json_string_value(json_object_get(reward, "formula"));
+	struct ee_reward binary;
+	ee_reward_default(&binary);
+	if (formula && strcmp(formula, ee_reward_text(&binary)) != 0) {
+		char sd[64];
+		const json_t *d = json_object_get(reward, "sd");
+		snprintf(sd, sizeof(sd), ", sd %.4f (%.40s)", json_is_number(d) ? json_number_value(d) : 0.0,
+		         formula);
+		print_line(out, "reward mean", json_object_get(reward, "mean"), 4, sd);
+	}
 	const json_t *lint = json_object_get(sum, "lint"), *comp = json_object_get(sum, "composite");
 	if (lint)
 		print_line(out, "lint pass rate", json_object_get(lint, "pass_rate"), 4, NULL);

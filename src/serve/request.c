@@ -187,7 +187,15 @@ static int read_options(const json_t *obj, const char *prefix, struct ee_run *ru
 		run->sample = (long)json_integer_value(v);
 	}
 	struct ee_jf c = context(prefix, err);
-	return ee_options_http_read(&c, obj, &(struct ee_option_sink){ NULL, mode });
+	/* the one row a request stores in evaluation options: its "reward" */
+	struct ee_eval_options own = { .reward = { .custom = -1 } }; /* -1: absent */
+	if (ee_options_http_read(&c, obj, &(struct ee_option_sink){ &own, mode }) < 0)
+		return -1;
+	if (own.reward.custom >= 0) {
+		run->reward = own.reward;
+		run->has_reward = 1;
+	}
+	return 0;
 }
 
 /* What a batch gives the runs that lack a field: read once (check_defaults). */
@@ -197,6 +205,8 @@ struct batch_defaults {
 	char *model;                /* the shared model, or NULL */
 	enum ee_extract_mode mode;  /* the batch's "extract", else the server's */
 	int stop;                   /* the batch's "stop", for its completions */
+	struct ee_reward reward;    /* the batch's "reward", when has_reward */
+	int has_reward;
 };
 
 /* The run's one text field: *ret its value, *name its name. */
@@ -283,6 +293,10 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 	int rc;
 
 	run->sample = 0; /* as `execeval run`: one candidate is sample 0 */
+	if (d && d->has_reward) { /* the batch's, unless the run says its own */
+		run->reward = d->reward;
+		run->has_reward = 1;
+	}
 	if (!json_is_object(obj))
 		return fail(err, prefix, "", "expected an object");
 	if (check_fields(obj, prefix, run_fields, COUNT(run_fields), err) < 0 ||
@@ -343,6 +357,8 @@ static int read_defaults(const json_t *root, const struct ee_request_rules *rule
 		return -1;
 	rc = read_options(root, "", &probe, &d->mode, err);
 	r->model = d->model = probe.model;
+	d->reward = probe.reward;
+	d->has_reward = probe.has_reward;
 	return rc;
 }
 

@@ -41,6 +41,7 @@
 
 #include "input/extract.h"
 #include "input/task.h"
+#include "verdict/reward.h"
 
 struct ee_err;
 struct ee_limits;
@@ -54,6 +55,8 @@ struct ee_run {
 	char extraction[EE_EXTRACTION_NAME_MAX]; /* how program was found (compose.h) */
 	int shared_task;  /* task's strings and tests are the request's shared task's */
 	int shared_model; /* model is the request's */
+	struct ee_reward reward; /* "reward", the run's or the batch's, when has_reward */
+	int has_reward;
 };
 
 struct ee_request {

@@ -147,6 +147,7 @@ static enum MHD_Result submit(struct conn *c)
 			.sample = run->sample,
 			.no_code_block = run->no_code_block,
 			.extraction = run->extraction,
+			.reward = run->has_reward ? &run->reward : NULL,
 		};
 		c->slots[i] = (struct slot){ c, i };
 		c->pending++;

@@ -11,6 +11,7 @@
 #include "verdict/events.h"
 #include "protocol/job.h"
 #include "sandbox/sandbox.h"
+#include "verdict/reward.h"
 #include "verdict/score.h"
 #include "input/task.h"
 #include "base/text.h"
@@ -275,6 +276,86 @@ static void program_json(int *oom, const struct ee_record_parts *ev, json_t *rec
 	free(clean);
 }
 
+/* The weighted fraction of the tests of one visibility that passed; -1
+ * when there are none. */
+static double visible_score(const struct ee_record_parts *ev, int hidden)
+{
+	double got = 0, all = 0;
+	int any = 0;
+
+	for (size_t i = 0; i < ev->task->n_tests; i++) {
+		if (ev->task->tests[i].hidden != hidden)
+			continue;
+		any = 1;
+		all += ev->task->tests[i].weight;
+		if (ev->stream->tests.results[i].state == EE_T_PASS)
+			got += ev->task->tests[i].weight;
+	}
+	return !any ? -1 : all > 0 ? got / all : 0;
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The facts a reward formula reads (reward.h), from the verdict v. */
+static void reward_facts(const struct ee_record_parts *ev, const struct ee_verdict *v, int lint_pass,
+                         struct ee_reward_facts *f)
+{
+	double pub = visible_score(ev, 0), hid = visible_score(ev, 1);
+	double tests = pub < 0 ? hid : hid < 0 ? pub : -1;
+
+	if (tests < 0) { /* both visibilities: weighted over every test */
+		double got = 0, all = 0;
+		for (size_t i = 0; i < ev->task->n_tests; i++) {
+			all += ev->task->tests[i].weight;
+			got += ev->stream->tests.results[i].state == EE_T_PASS ? ev->task->tests[i].weight : 0;
+		}
+		tests = all > 0 ? got / all : 0;
+	}
+	memset(f, 0, sizeof(*f));
+	f->v[EE_RF_PASS] = v->status == EE_PASS;
+	f->v[EE_RF_SCORE] = v->score;
+	f->v[EE_RF_TESTS_SCORE] = tests > 1 ? 1 : tests;
+	f->v[EE_RF_PUBLIC_SCORE] = pub < 0 ? 0 : pub;
+	f->v[EE_RF_HIDDEN_SCORE] = hid < 0 ? f->v[EE_RF_PUBLIC_SCORE] : hid;
+	f->v[EE_RF_TIMEOUT] = v->status == EE_TIMEOUT;
+	f->v[EE_RF_SYNTAX_ERROR] = v->status == EE_SYNTAX_ERROR;
+	f->v[EE_RF_ERROR] = v->status == EE_ERROR;
+	f->v[EE_RF_ASSERTION_FAIL] = v->status == EE_ASSERTION_FAIL;
+	f->v[EE_RF_BLOCKED] = v->status == EE_ERROR && (starts(v->detail, "blocked by scan") ||
+	                                                starts(v->detail, "denied import") ||
+	                                                starts(v->detail, "blocked syscall"));
+	f->v[EE_RF_LINT_PASS] = lint_pass;
+	f->v[EE_RF_SCAN_FINDINGS] = (double)json_array_size(ev->stream->phases.findings);
+	f->v[EE_RF_PASSED] = v->passed;
+	f->v[EE_RF_TOTAL] = v->total;
+}
+
+/* "reward" (and "reward_formula" when it is not the default binary one,
+ * so default records stay as they were): a value the formula could not
+ * compute (not finite) is null with "reward_error". */
+static void reward_json(int *oom, const struct ee_record_parts *ev, const struct ee_verdict *v,
+                        json_t *rec)
+{
+	if (!ev->reward || !ev->reward->custom) {
+		put(oom, rec, "reward", json_integer(v->reward));
+		return;
+	}
+	const char *lint = json_string_value(json_object_get(json_object_get(rec, "lint"), "status"));
+	struct ee_reward_facts f;
+	double value;
+	reward_facts(ev, v, lint && strcmp(lint, "pass") == 0, &f);
+	if (ee_reward_eval(ev->reward, &f, &value) == 0) {
+		put(oom, rec, "reward", json_real(value));
+	} else {
+		put(oom, rec, "reward", json_null());
+		put(oom, rec, "reward_error", json_string("the value is not finite (a division by zero?)"));
+	}
+	put(oom, rec, "reward_formula", json_string(ee_reward_text(ev->reward)));
+}
+
 json_t *ee_record_build(const struct ee_record_parts *ev)
 {
 	const struct ee_sandbox_outcome *out = ev->out;
@@ -310,7 +391,7 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 	put(oom, rec, "score", json_real(v.score));
 	put(oom, rec, "passed", json_integer(v.passed));
 	put(oom, rec, "total", json_integer(v.total));
-	put(oom, rec, "reward", json_integer(v.reward));
+	put(oom, rec, "reward", json_integer(v.reward)); /* its place; its value below */
 	put(oom, rec, "phases", phases_json(oom, ev));
 	put(oom, rec, "tests", tests_json(oom, ev));
 	put(oom, rec, "tiers", tiers_json(oom, ev));
@@ -321,6 +402,7 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 		              (json_int_t)ev->task->budget.total));
 	if (ev->lint)
 		put(oom, rec, "lint", lint_json(oom, ev));
+	reward_json(oom, ev, &v, rec);
 	put(oom, rec, "stdout", text_value(out->out.data, out->out.len));
 	put(oom, rec, "stderr", text_value(out->err.data, out->err.len));
 	if (out->output_truncated) /* only under drain_output: the cap dropped the rest */
@@ -351,8 +433,8 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 
 json_t *ee_record_sandbox_error(const char *task_id, const char *msg)
 {
-	return json_pack("{s:s, s:s, s:s}", "task_id", task_id, "sandbox_error", msg, "execeval_version",
-	                 EE_VERSION);
+	return json_pack("{s:s, s:s, s:n, s:b, s:s}", "task_id", task_id, "sandbox_error", msg, "reward",
+	                 "infra_error", 1, "execeval_version", EE_VERSION);
 }
 
 json_t *ee_record_invalid_sample(const json_t *task_id, long line, const char *message)

@@ -19,6 +19,7 @@
 struct ee_task;
 struct ee_stream;
 struct ee_sandbox_outcome;
+struct ee_reward;
 
 /* Everything borrowed for the call. */
 struct ee_record_parts {
@@ -36,14 +37,16 @@ struct ee_record_parts {
 	const char *started_at;
 	int lint;          /* the lint phase was asked for: the record has "lint" */
 	int lint_severity; /* enum ee_severity: lint fails at or above it */
+	const struct ee_reward *reward; /* --reward; NULL or not custom: binary, unrecorded */
 };
 
 /* A new record (owned by the caller), or NULL when out of memory. */
 json_t *ee_record_build(const struct ee_record_parts *parts);
 
-/* The record of a candidate whose sandbox could not be set up (the host
- * failed, not the candidate): {"task_id", "sandbox_error", "execeval_version"}.
- * NULL when out of memory. */
+/* The record of a candidate whose sandbox could not be set up, or whose
+ * worker was lost twice (the host failed, not the candidate): {"task_id",
+ * "sandbox_error", "reward": null, "infra_error": true, "execeval_version"};
+ * a trainer masks it instead of punishing the model. NULL when out of memory. */
 json_t *ee_record_sandbox_error(const char *task_id, const char *msg);
 
 /* The error record of an invalid sample (eval --skip-invalid) at line of

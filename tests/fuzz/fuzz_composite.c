@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		return 0;
 	}
-	if (c.n_nodes <= 0 || c.n_nodes > EE_COMPOSITE_MAX_NODES || c.root != c.n_nodes - 1)
+	if (c.f.n_nodes <= 0 || c.f.n_nodes > EE_COMPOSITE_MAX_NODES || c.f.root != c.f.n_nodes - 1)
 		__builtin_trap();
 	json_t *block =
 	        json_loads("{\"samples\": 3, \"statuses\": {\"pass\": 1, \"timeout\": 1}, \"pass_at_k\": "

@@ -59,7 +59,7 @@ Test(composite, text_is_recorded_without_spaces)
 	struct ee_err err = { 0 };
 
 	cr_assert_eq(ee_composite_parse(" 0.7 * correctness +\t0.3*lint ", &c, &err), 0);
-	cr_expect_str_eq(c.text, "0.7*correctness+0.3*lint");
+	cr_expect_str_eq(c.f.text, "0.7*correctness+0.3*lint");
 }
 
 Test(composite, hostile_and_malformed_formulas_are_refused)
@@ -165,4 +165,26 @@ Test(composite, added_to_the_summary_and_each_class)
 	                           json_object_get(json_object_get(cls, "b"), "composite"), "value")),
 	                   0.0, 1e-12);
 	json_decref(s);
+}
+
+/* One language with --reward: comparisons, min, max and if over metrics. */
+Test(composite, comparisons_min_max_and_if_over_metrics)
+{
+	struct ee_composite c;
+	struct ee_err err = { 0 };
+	json_t *block = json_loads("{\"samples\": 4, \"statuses\": {\"pass\": 3, \"timeout\": 1}, "
+	                           "\"mean_score\": 0.5}",
+	                           0, NULL);
+	double v = 0;
+	cr_assert_eq(ee_composite_parse("if(timeout_rate > 0.2, min(correctness, 0.1), max(mean_score, 0.9))",
+	                                &c, &err),
+	             0, "%s", err.msg);
+	cr_assert_eq(ee_composite_eval(&c, block, &v, &err), 0, "%s", err.msg);
+	cr_expect_eq(v, 0.1);
+	cr_assert_eq(ee_composite_parse("correctness == 0.75", &c, &err), 0, "%s", err.msg);
+	cr_assert_eq(ee_composite_eval(&c, block, &v, &err), 0, "%s", err.msg);
+	cr_expect_eq(v, 1);
+	cr_expect_eq(ee_composite_parse("if(lint, 1)", &c, &err), -1);
+	cr_expect(strstr(err.msg, "--composite: at 11: expected ','") != NULL, "%s", err.msg);
+	json_decref(block);
 }

@@ -357,8 +357,21 @@ Test(options, http_fields_are_the_rows_read_through_the_table)
 		if (!field)
 			continue;
 		n++;
+		if (row->type == EE_OPT_TEXT && row->parse) { /* --reward: the row's parse reads it */
+			snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": \"%s\"}",
+			         field, row->example);
+			cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), 0, "%s: %s", body, err.msg);
+			ee_request_free(&r);
+			snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": 3}", field);
+			cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), -1, "%s", body);
+			snprintf(want, sizeof(want), "%s: expected a string", field);
+			cr_expect_str_eq(err.msg, want);
+			cr_expect_str_eq(err.field, field);
+			ee_request_free(&r);
+			continue;
+		}
 		cr_assert(row->type == EE_OPT_ENUM && row->set,
-		          "--%s: a request field reads only an enum row with a setter", row->name);
+		          "--%s: a request field reads an enum row with a setter or a text row", row->name);
 		for (size_t c = 0; c < row->n_choices; c++) {
 			struct values v;
 			struct ee_jf ctx = ee_jf_make(NULL, &err);
@@ -400,7 +413,7 @@ Test(options, http_fields_are_the_rows_read_through_the_table)
 		cr_expect_str_eq(err.msg, want);
 		ee_request_free(&r);
 	}
-	cr_expect_eq(n, 1, "extract");
+	cr_expect_eq(n, 2, "extract, reward");
 	struct ee_request r;
 	struct ee_err err;
 	cr_expect_eq(parse_request("{\"task\": " TASK ", \"candidate\": \"x\", \"extract\": \"all\"}",
@@ -424,10 +437,10 @@ Test(options, http_unknown_fields_list_the_rows_fields)
 	             -1);
 	cr_expect_str_eq(err.msg,
 	                 "limit: unknown field (expected task, candidate, completion, generation, limits, model, "
-	                 "sample, stop, extract)");
+	                 "sample, stop, extract, reward)");
 	ee_request_free(&r);
 	cr_expect_eq(parse_batch("{\"runs\": [{\"candidate\": \"x\"}], \"sample\": 1}", &r, &err), -1);
-	cr_expect_str_eq(err.msg, "sample: unknown field (expected runs, task, limits, model, stop, extract)");
+	cr_expect_str_eq(err.msg, "sample: unknown field (expected runs, task, limits, model, stop, extract, reward)");
 	ee_request_free(&r);
 	for (size_t i = 0; i < ee_options_count; i++) {
 		const char *field = ee_option_http_field(&ee_options[i]);

@@ -16,12 +16,12 @@ static void expect_dump(json_t *rec, const char *want)
 	json_decref(rec);
 }
 
+/* The host failed, not the candidate: no reward, and a flag a trainer masks. */
 Test(record, a_sandbox_error_names_the_task_and_why)
 {
-	expect_dump(
-	        ee_record_sandbox_error("t/1", "cannot clone"),
-	        "{\"task_id\":\"t/1\",\"sandbox_error\":\"cannot clone\",\"execeval_version\":\"" EE_VERSION
-	        "\"}");
+	expect_dump(ee_record_sandbox_error("t/1", "cannot clone"),
+	            "{\"task_id\":\"t/1\",\"sandbox_error\":\"cannot clone\",\"reward\":null,"
+	            "\"infra_error\":true,\"execeval_version\":\"" EE_VERSION "\"}");
 	no_leaks();
 }
 
