@@ -181,8 +181,8 @@ static int comparison(const char *p, int *len)
 	static const struct {
 		const char *op;
 		int kind;
-	} ops[] = { { "<=", EE_FN_LE }, { ">=", EE_FN_GE }, { "==", EE_FN_EQ }, { "!=", EE_FN_NE },
-		    { "<", EE_FN_LT },  { ">", EE_FN_GT } };
+	} ops[] = { { "<=", EE_FN_LE }, { ">=", EE_FN_GE }, { "==", EE_FN_EQ },
+		    { "!=", EE_FN_NE }, { "<", EE_FN_LT },  { ">", EE_FN_GT } };
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		if (strncmp(p, ops[i].op, strlen(ops[i].op)) == 0) {
 			*len = (int)strlen(ops[i].op);

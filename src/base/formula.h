@@ -48,11 +48,11 @@ enum ee_fnode_kind {
 };
 
 struct ee_fnode {
-	int kind;          /* enum ee_fnode_kind */
-	double num;        /* EE_FN_NUM */
-	int var;           /* EE_FN_VAR: the caller's variable number */
-	unsigned k;        /* EE_FN_VAR: its @K, 0 when none */
-	int a, b, c;       /* operand indices (b for binary nodes, c for if's else) */
+	int kind;    /* enum ee_fnode_kind */
+	double num;  /* EE_FN_NUM */
+	int var;     /* EE_FN_VAR: the caller's variable number */
+	unsigned k;  /* EE_FN_VAR: its @K, 0 when none */
+	int a, b, c; /* operand indices (b for binary nodes, c for if's else) */
 };
 
 struct ee_formula {

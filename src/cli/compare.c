@@ -264,7 +264,8 @@ static int reconcile_reward(const struct ee_compare_side *base, const struct ee_
 	const char *fb = reward_formula(base->summary, &mb), *fn = reward_formula(nw->summary, &mn);
 
 	if (mb || mn)
-		return ee_fail(err, EE_ERR_USAGE, "reward: %s's records were judged with different --reward formulas",
+		return ee_fail(err, EE_ERR_USAGE,
+		               "reward: %s's records were judged with different --reward formulas",
 		               mb ? "BASE" : "NEW");
 	if (strcmp(fb, fn) != 0)
 		return ee_fail(err, EE_ERR_USAGE,
@@ -310,8 +311,7 @@ static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *
 	if (load_side(a->base, a->history, ks, nk, &base, err) < 0 ||
 	    load_side(a->new_path, a->history, ks, nk, &nw, err) < 0 ||
 	    pair(a, &base, &nw, ks, nk, err) < 0 || reconcile_composite(a, &base, &nw, err) < 0 ||
-	    reconcile_reward(&base, &nw, err) < 0 ||
-	    ee_compare(&base, &nw, &o, &report, err) < 0)
+	    reconcile_reward(&base, &nw, err) < 0 || ee_compare(&base, &nw, &o, &report, err) < 0)
 		goto out;
 	if (a->json) {
 		if (json_dumpf(report, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0)

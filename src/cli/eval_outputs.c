@@ -80,8 +80,8 @@ static json_t *judging_options(const struct eval_args *a)
 	        "limits", "timeout_s", l->timeout_s, "memory_mb", (json_int_t)l->memory_mb, "procs",
 	        (json_int_t)l->procs, "output_cap", (json_int_t)l->output_cap, "tmp_mb",
 	        (json_int_t)l->tmp_mb, "open_files", (json_int_t)l->open_files, "file_mb",
-	        (json_int_t)l->file_mb, "format", a->opt.task_format, "extract", (int)a->extract, "stop", a->stop,
-	        "scan", a->opt.scan, "deny_imports", a->opt.deny_imports, "run_hidden",
+	        (json_int_t)l->file_mb, "format", a->opt.task_format, "extract", (int)a->extract, "stop",
+	        a->stop, "scan", a->opt.scan, "deny_imports", a->opt.deny_imports, "run_hidden",
 	        a->opt.run_hidden_on_fail, "lint", a->opt.lint, "lint_severity", a->opt.lint_severity,
 	        "strict_asserts", a->opt.strict_asserts, "weak_limits", a->opt.weak_limits, "shard",
 	        a->shard_n > 1 ? shard : NULL);
@@ -99,8 +99,8 @@ static json_t *judging_options(const struct eval_args *a)
 		json_object_set_new(o, "reward", json_string(ee_reward_text(&a->opt.reward)));
 	if (o && a->opt.task_rules.max_tests)
 		json_object_set_new(o, "test_budget",
-		                    json_pack("{s:I, s:s}", "max", (json_int_t)a->opt.task_rules.max_tests, "pick",
-		                              ee_test_pick_name(a->opt.task_rules.pick)));
+		                    json_pack("{s:I, s:s}", "max", (json_int_t)a->opt.task_rules.max_tests,
+		                              "pick", ee_test_pick_name(a->opt.task_rules.pick)));
 	return o;
 }
 

@@ -267,7 +267,8 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	/* A test's clock longer than the candidate's is the candidate's. */
 	if (o->test_timeout_s > 0)
 		ev->stream.tests.timeout_ms =
-		        ceil(1e3 * (o->test_timeout_s < ev->limits.timeout_s ? o->test_timeout_s : ev->limits.timeout_s));
+		        ceil(1e3 * (o->test_timeout_s < ev->limits.timeout_s ? o->test_timeout_s
+		                                                             : ev->limits.timeout_s));
 	size_t job_len = 0;
 	struct ee_job_spec spec = {
 		.task = c->task,

@@ -33,41 +33,41 @@ enum ee_severity { EE_SEV_LOW, EE_SEV_MEDIUM, EE_SEV_HIGH };
 enum ee_isolation { EE_ISOLATION_AUTO, EE_ISOLATION_COLD, EE_ISOLATION_WARM };
 
 struct ee_eval_options {
-	struct ee_limits limits; /* the command line's; a task's own override them */
-	int deny_imports;        /* the import denylist is on */
-	int drain_output;        /* output past the cap is read and dropped, the record
+	struct ee_limits limits;         /* the command line's; a task's own override them */
+	int deny_imports;                /* the import denylist is on */
+	int drain_output;                /* output past the cap is read and dropped, the record
 	                                   * says output_truncated (--humaneval-compat); else a kill,
 	                                   * "output overflow" */
-	int scan;                /* enum ee_scan_mode */
-	int run_hidden_on_fail;  /* run hidden tests even when a public one failed */
-	int isolation;           /* enum ee_isolation, as asked for */
-	int lint;                /* run the lint phase (--lint) */
-	int lint_severity;       /* enum ee_severity: lint fails at or above it */
-	int strict_asserts;      /* --strict-asserts: the loader converts literal asserts
+	int scan;                        /* enum ee_scan_mode */
+	int run_hidden_on_fail;          /* run hidden tests even when a public one failed */
+	int isolation;                   /* enum ee_isolation, as asked for */
+	int lint;                        /* run the lint phase (--lint) */
+	int lint_severity;               /* enum ee_severity: lint fails at or above it */
+	int strict_asserts;              /* --strict-asserts: the loader converts literal asserts
 	                                   * (ee_task_strict_asserts); evaluation itself ignores it */
-	int mbpp_challenge;      /* --mbpp-challenge: the loader adds MBPP's challenge_test_list
+	int mbpp_challenge;              /* --mbpp-challenge: the loader adds MBPP's challenge_test_list
 	                                   * as hidden tests (EE_TASK_MBPP_CHALLENGE) */
-	int task_format;         /* --format: enum ee_task_format the loader forces
+	int task_format;                 /* --format: enum ee_task_format the loader forces
 	                                   * (EE_FORMAT_AUTO: detected per task) */
-	int weak_limits;         /* --weak-limits and no memory cgroup: RLIMIT_AS stands in,
+	int weak_limits;                 /* --weak-limits and no memory cgroup: RLIMIT_AS stands in,
 	                                   * limits fitted by ee_limits_fit_weak (ee_engine_open) */
-	double test_timeout_s;   /* --test-timeout: each io and call test's clock (0: off),
+	double test_timeout_s;           /* --test-timeout: each io and call test's clock (0: off),
 	                                   * clamped to the candidate's timeout */
-	struct ee_reward reward; /* --reward: the record's reward (zero: binary) */
+	struct ee_reward reward;         /* --reward: the record's reward (zero: binary) */
 	struct ee_task_rules task_rules; /* --compare, --max-tests, --test-pick: the loader
 	                                  * applies them (ee_task_apply_rules); evaluation ignores them */
 };
 
 struct ee_candidate {
-	const struct ee_task *task; /* borrowed until the callback */
-	const char *program;        /* copied at start */
-	const char *model;          /* NULL: absent from the record */
-	long sample;                /* index, -1: absent */
-	const json_t *extra;        /* fields copied into the record, or NULL */
-	int no_code_block;          /* --extract fenced found no block */
-	const char *extraction;     /* how program was found (extract.h); NULL: absent */
-	const char *shard;          /* "I/N" of eval --shard (copied at start); NULL: absent */
-	size_t keep_output;         /* bytes of stdout and of stderr kept; 0: the record's */
+	const struct ee_task *task;     /* borrowed until the callback */
+	const char *program;            /* copied at start */
+	const char *model;              /* NULL: absent from the record */
+	long sample;                    /* index, -1: absent */
+	const json_t *extra;            /* fields copied into the record, or NULL */
+	int no_code_block;              /* --extract fenced found no block */
+	const char *extraction;         /* how program was found (extract.h); NULL: absent */
+	const char *shard;              /* "I/N" of eval --shard (copied at start); NULL: absent */
+	size_t keep_output;             /* bytes of stdout and of stderr kept; 0: the record's */
 	const struct ee_reward *reward; /* a request's own (copied at start); NULL: the options' */
 	/* Called just before the record's callback, with the sandbox's outcome
 	 * and the event stream (both borrowed for the call), when the sandbox

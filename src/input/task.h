@@ -42,29 +42,29 @@ enum ee_task_format {
 #define EE_TASK_MBPP_CHALLENGE 0x100u
 
 struct ee_test {
-	int kind;          /* enum ee_test_kind */
-	int hidden;        /* visibility "hidden" */
-	int tier;          /* enum ee_tier */
-	double weight;     /* > 0, default 1.0 */
-	char *code;        /* assert, program, unittest */
-	char *stdin_text;  /* io ("" when absent) */
-	char *stdout_text; /* io: expected output */
-	char *fn;          /* call: function name */
-	char *method_of;   /* call: fn is a method of a fresh instance of this class
+	int kind;                  /* enum ee_test_kind */
+	int hidden;                /* visibility "hidden" */
+	int tier;                  /* enum ee_tier */
+	double weight;             /* > 0, default 1.0 */
+	char *code;                /* assert, program, unittest */
+	char *stdin_text;          /* io ("" when absent) */
+	char *stdout_text;         /* io: expected output */
+	char *fn;                  /* call: function name */
+	char *method_of;           /* call: fn is a method of a fresh instance of this class
 	                    * (LeetCode's Solution().fn(...)); NULL: a global function */
-	json_t *args;      /* call: JSON array (owned reference) */
-	json_t *expected;  /* call: expected value (owned reference); strict: canonical */
-	double float_tol;  /* io and call: -1 = exact (default) */
+	json_t *args;              /* call: JSON array (owned reference) */
+	json_t *expected;          /* call: expected value (owned reference); strict: canonical */
+	double float_tol;          /* io and call: -1 = exact (default) */
 	struct ee_compare compare; /* io: its rule (judge.h); zeroed: lines */
-	size_t task_index; /* its index in the task as loaded, before a --max-tests cut */
-	int strict;        /* an assert judged by the supervisor (--strict-asserts):
+	size_t task_index;         /* its index in the task as loaded, before a --max-tests cut */
+	int strict;                /* an assert judged by the supervisor (--strict-asserts):
 	                    * fn, args, kwargs and expected hold its call, args and
 	                    * expected in canonical form; code is kept */
-	json_t *kwargs;    /* strict: array of [name, canonical value] */
-	json_t *calls;     /* strict program (kind stays program): fn is the entry
+	json_t *kwargs;            /* strict: array of [name, canonical value] */
+	json_t *calls;             /* strict program (kind stays program): fn is the entry
 	                    * name and calls its calls in order, each
 	                    * {"args", "kwargs", "expected"} in canonical form */
-	json_t *script;    /* io run as a plain script (serve's /run_code), or NULL:
+	json_t *script;            /* io run as a plain script (serve's /run_code), or NULL:
 	                    * {"files", "fetch", "fetch_cap"} as the job carries it */
 };
 
@@ -73,9 +73,9 @@ struct ee_test {
 enum ee_test_pick { EE_PICK_FIRST, EE_PICK_LONGEST };
 
 struct ee_test_budget {
-	unsigned max;  /* N */
-	int pick;      /* enum ee_test_pick */
-	size_t total;  /* tests the task had before */
+	unsigned max; /* N */
+	int pick;     /* enum ee_test_pick */
+	size_t total; /* tests the task had before */
 };
 
 /* Per-task overrides; has_* says which were given. */
@@ -96,8 +96,8 @@ struct ee_task {
 	struct ee_test *tests;
 	size_t n_tests;
 	struct ee_task_limits limits;
-	int strict_asserts; /* ee_task_strict_asserts ran: the record says who judged each test */
-	int compare_given;  /* the task's own "compare" set its io tests' rule */
+	int strict_asserts;           /* ee_task_strict_asserts ran: the record says who judged each test */
+	int compare_given;            /* the task's own "compare" set its io tests' rule */
 	struct ee_test_budget budget; /* ee_task_apply_rules's --max-tests */
 };
 

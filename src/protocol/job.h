@@ -25,7 +25,7 @@ struct ee_job_spec {
 	int scan;          /* enum ee_scan_mode */
 	int gate;          /* ask the supervisor before hidden tests */
 	size_t io_output_cap;
-	int lint; /* run the lint phase (lint.py travels in the job) */
+	int lint;             /* run the lint phase (lint.py travels in the job) */
 	long test_timeout_ms; /* --test-timeout: each clocked test's own (0: none) */
 };
 

@@ -201,8 +201,8 @@ static bool differ(char *why, size_t why_len, const char *what, size_t n, const 
 	return judge_say(why, why_len, "%s %zu: expected '%s', got '%s'", what, n, es, as);
 }
 
-static bool judge_lines(const struct tok_rule *r, const char *expected, size_t expected_len, const char *actual,
-                        size_t actual_len, char *why, size_t why_len)
+static bool judge_lines(const struct tok_rule *r, const char *expected, size_t expected_len,
+                        const char *actual, size_t actual_len, char *why, size_t why_len)
 {
 	size_t ne = count_lines(expected, expected_len), na = count_lines(actual, actual_len);
 	struct lines et = { expected, expected_len, 0 }, at = { actual, actual_len, 0 };
@@ -245,7 +245,8 @@ static bool is_continuation(char ch)
 
 /* exact and rstrip: the first byte that differs, shown from there on;
  * the column counts bytes. */
-static bool judge_bytes(bool ci, const char *e, size_t en, const char *a, size_t an, char *why, size_t why_len)
+static bool judge_bytes(bool ci, const char *e, size_t en, const char *a, size_t an, char *why,
+                        size_t why_len)
 {
 	size_t k = 0, line = 1, start = 0;
 	char es[QUOTED_LEN], as[QUOTED_LEN];
@@ -269,8 +270,8 @@ static bool judge_bytes(bool ci, const char *e, size_t en, const char *a, size_t
 	if (k == en)
 		return judge_say(why, why_len, "line %zu, column %zu: expected end of output, got '%s'", line,
 		                 k - start + 1, as);
-	return judge_say(why, why_len, "line %zu, column %zu: expected '%s', got '%s'", line, k - start + 1, es,
-	                 as);
+	return judge_say(why, why_len, "line %zu, column %zu: expected '%s', got '%s'", line, k - start + 1,
+	                 es, as);
 }
 
 static size_t without_final_newlines(const char *s, size_t n)
@@ -302,7 +303,9 @@ bool ee_judge_io_by(const struct ee_compare *c, const char *expected, size_t exp
 		                   without_final_newlines(actual, actual_len), why, why_len);
 	case EE_CMP_TOKENS: return judge_tokens(&r, expected, expected_len, actual, actual_len, why, why_len);
 	case EE_CMP_NUMERIC:
-		r = (struct tok_rule){ .mode = TOK_NUMERIC, .ci = r.ci, .abs_tol = c->abs_tol, .rel_tol = c->rel_tol };
+		r = (struct tok_rule){
+			.mode = TOK_NUMERIC, .ci = r.ci, .abs_tol = c->abs_tol, .rel_tol = c->rel_tol
+		};
 		return judge_tokens(&r, expected, expected_len, actual, actual_len, why, why_len);
 	case EE_CMP_LINES: return judge_lines(&r, expected, expected_len, actual, actual_len, why, why_len);
 	}

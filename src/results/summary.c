@@ -697,8 +697,9 @@ static int count_reward(struct ee_summary *s, const struct into *in, const struc
 	else if (strcmp(s->reward_formula, formula) != 0)
 		s->reward_mixed = 1;
 	snprintf(value, sizeof(value), "%.6g", r->reward);
-	const char *key = r->has_reward ? capped_key(&s->all.rewards, &s->n_rewards, EE_SUMMARY_MAX_REWARDS, value)
-	                                : NULL;
+	const char *key = r->has_reward
+	                          ? capped_key(&s->all.rewards, &s->n_rewards, EE_SUMMARY_MAX_REWARDS, value)
+	                          : NULL;
 	for (size_t i = 0; i < in->n; i++) {
 		struct sum_counts *c = in->c[i];
 		c->n_infra += r->infra;

@@ -72,11 +72,11 @@ struct ee_summary {
 	struct sum_model models[EE_SUMMARY_MAX_MODELS + 1]; /* + "(other)" */
 	size_t n_models;
 	struct sum_counts all;
-	size_t n_details;    /* distinct details in all.details but "(other)" */
-	size_t n_lint_codes; /* distinct codes in all.lint_codes but "(other)" */
-	size_t n_rewards;    /* distinct values in all.rewards but "(other)" */
+	size_t n_details;                             /* distinct details in all.details but "(other)" */
+	size_t n_lint_codes;                          /* distinct codes in all.lint_codes but "(other)" */
+	size_t n_rewards;                             /* distinct values in all.rewards but "(other)" */
 	char reward_formula[EE_FORMULA_MAX_TEXT + 1]; /* the records' ("": none seen yet) */
-	int reward_mixed;                              /* records disagreed on it */
+	int reward_mixed;                             /* records disagreed on it */
 	struct sum_res res;
 	double first_start, last_finish; /* seconds since the epoch; 0: none */
 };

@@ -151,8 +151,9 @@ static json_t *reward_json(struct view *v, const struct sum_counts *c)
 		put(v, values, key, json_real(round((double)json_integer_value(count) / n * 1e6) / 1e6));
 	json_decref(counts);
 	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "samples", count_json(c->n_reward), "mean",
-	                 real_or_null(n > 0 ? mean : NAN), "sd", real_or_null(n > 0 ? sqrt(var > 0 ? var : 0) : NAN),
-	                 "values", values, "infra_errors", count_json(c->n_infra));
+	                 real_or_null(n > 0 ? mean : NAN), "sd",
+	                 real_or_null(n > 0 ? sqrt(var > 0 ? var : 0) : NAN), "values", values,
+	                 "infra_errors", count_json(c->n_infra));
 }
 
 static json_t *statuses_json(struct view *v, const struct sum_counts *c)
@@ -462,7 +463,8 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 		if (root) {
 			/* the formula the rewards came from; "mixed": records disagreed */
 			json_t *reward = json_object_get(root, "reward");
-			put(&v, reward, "formula", s->reward_formula[0] ? json_string(s->reward_formula) : json_null());
+			put(&v, reward, "formula",
+			    s->reward_formula[0] ? json_string(s->reward_formula) : json_null());
 			if (s->reward_mixed)
 				put(&v, reward, "mixed", json_true());
 			put(&v, root, "bootstrap", bootstrap_json(&v));

@@ -17,7 +17,7 @@
 
 /* A run's own fields, and a batch's (besides "runs", defaults for the runs
  * that lack them); the options table's HTTP rows add theirs (http.h). */
-static const char *const run_fields[] = { "task",  "candidate", "completion", "generation",
+static const char *const run_fields[] = { "task",   "candidate", "completion", "generation",
 	                                  "limits", "model",     "sample",     "stop" };
 static const char *const batch_fields[] = { "runs", "task", "limits", "model", "stop" };
 
@@ -220,8 +220,8 @@ static int read_text(const json_t *obj, const char *prefix, const json_t **ret, 
 			continue;
 		if (*ret)
 			return fail(err, prefix, text_fields[i],
-			            "give one of candidate, completion or generation, not both %s and %s", *name,
-			            text_fields[i]);
+			            "give one of candidate, completion or generation, not both %s and %s",
+			            *name, text_fields[i]);
 		if (!json_is_string(v))
 			return fail(err, prefix, text_fields[i], "expected a string");
 		*ret = v;
@@ -292,7 +292,7 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 	int stop = d ? d->stop : 0;
 	int rc;
 
-	run->sample = 0; /* as `execeval run`: one candidate is sample 0 */
+	run->sample = 0;          /* as `execeval run`: one candidate is sample 0 */
 	if (d && d->has_reward) { /* the batch's, unless the run says its own */
 		run->reward = d->reward;
 		run->has_reward = 1;

@@ -53,8 +53,8 @@ struct ee_run {
 	long sample;         /* 0 when absent, as for `execeval run` */
 	int no_code_block;
 	char extraction[EE_EXTRACTION_NAME_MAX]; /* how program was found (compose.h) */
-	int shared_task;  /* task's strings and tests are the request's shared task's */
-	int shared_model; /* model is the request's */
+	int shared_task;         /* task's strings and tests are the request's shared task's */
+	int shared_model;        /* model is the request's */
 	struct ee_reward reward; /* "reward", the run's or the batch's, when has_reward */
 	int has_reward;
 };
@@ -82,7 +82,8 @@ struct ee_request_rules {
 	size_t max_request_tests; /* tests over all runs of a request */
 	size_t max_values;        /* JSON values in a body (prescan.h) */
 	int task_format;          /* ee_task_from_json's format and parse options (0: auto) */
-	const struct ee_task_rules *task_rules; /* the server's --compare, --max-tests, --test-pick (NULL: none) */
+	const struct ee_task_rules
+	        *task_rules; /* the server's --compare, --max-tests, --test-pick (NULL: none) */
 };
 
 /* Reads body[0..len) as a run (one run) or a batch (1..max_runs runs).

@@ -470,8 +470,8 @@ static const char *test_out_of_place(const struct ee_stream *s, const json_t *ev
 
 /* A harness's margin over --test-timeout on the supervisor's clock: the
  * fork of an io test, an event's encoding and its trip. */
-#define TEST_CLOCK_SLACK       1.1
-#define TEST_CLOCK_SLACK_MS    100.0
+#define TEST_CLOCK_SLACK    1.1
+#define TEST_CLOCK_SLACK_MS 100.0
 
 /* --test-timeout: a clocked test the harness says timed out, or whose event
  * came later after the one before it than the limit allows, is a timeout of

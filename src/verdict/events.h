@@ -46,7 +46,7 @@ struct ee_test_result {
 	char *message;      /* owned; NULL when none */
 	char *denied;       /* owned; NULL when none */
 	int exited;
-	int overflow; /* io: the program's stdout passed the output cap */
+	int overflow;  /* io: the program's stdout passed the output cap */
 	int timed_out; /* --test-timeout: the test ran out of its own clock */
 	/* io: the exit code the harness saw (-N: signal N), when reported */
 	int have_exit_code;

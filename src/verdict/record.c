@@ -310,7 +310,8 @@ static void reward_facts(const struct ee_record_parts *ev, const struct ee_verdi
 		double got = 0, all = 0;
 		for (size_t i = 0; i < ev->task->n_tests; i++) {
 			all += ev->task->tests[i].weight;
-			got += ev->stream->tests.results[i].state == EE_T_PASS ? ev->task->tests[i].weight : 0;
+			got += ev->stream->tests.results[i].state == EE_T_PASS ? ev->task->tests[i].weight
+			                                                       : 0;
 		}
 		tests = all > 0 ? got / all : 0;
 	}
@@ -324,9 +325,9 @@ static void reward_facts(const struct ee_record_parts *ev, const struct ee_verdi
 	f->v[EE_RF_SYNTAX_ERROR] = v->status == EE_SYNTAX_ERROR;
 	f->v[EE_RF_ERROR] = v->status == EE_ERROR;
 	f->v[EE_RF_ASSERTION_FAIL] = v->status == EE_ASSERTION_FAIL;
-	f->v[EE_RF_BLOCKED] = v->status == EE_ERROR && (starts(v->detail, "blocked by scan") ||
-	                                                starts(v->detail, "denied import") ||
-	                                                starts(v->detail, "blocked syscall"));
+	f->v[EE_RF_BLOCKED] = v->status == EE_ERROR &&
+	                      (starts(v->detail, "blocked by scan") || starts(v->detail, "denied import") ||
+	                       starts(v->detail, "blocked syscall"));
 	f->v[EE_RF_LINT_PASS] = lint_pass;
 	f->v[EE_RF_SCAN_FINDINGS] = (double)json_array_size(ev->stream->phases.findings);
 	f->v[EE_RF_PASSED] = v->passed;
@@ -336,8 +337,7 @@ static void reward_facts(const struct ee_record_parts *ev, const struct ee_verdi
 /* "reward" (and "reward_formula" when it is not the default binary one,
  * so default records stay as they were): a value the formula could not
  * compute (not finite) is null with "reward_error". */
-static void reward_json(int *oom, const struct ee_record_parts *ev, const struct ee_verdict *v,
-                        json_t *rec)
+static void reward_json(int *oom, const struct ee_record_parts *ev, const struct ee_verdict *v, json_t *rec)
 {
 	if (!ev->reward || !ev->reward->custom) {
 		put(oom, rec, "reward", json_integer(v->reward));

@@ -35,8 +35,8 @@ struct ee_record_parts {
 	const char *shard;      /* "I/N" of eval --shard, or NULL: absent */
 	const char *sandbox_id;
 	const char *started_at;
-	int lint;          /* the lint phase was asked for: the record has "lint" */
-	int lint_severity; /* enum ee_severity: lint fails at or above it */
+	int lint;                       /* the lint phase was asked for: the record has "lint" */
+	int lint_severity;              /* enum ee_severity: lint fails at or above it */
 	const struct ee_reward *reward; /* --reward; NULL or not custom: binary, unrecorded */
 };
 

@@ -107,7 +107,8 @@ static void judge_json(const char *a, size_t an, const char *b, size_t bn)
 /* Every comparison rule: a printable reason, and each text matches itself. */
 static void judge_rules(const char *a, size_t an, const char *b, size_t bn)
 {
-	static const char *const rules[] = { "exact", "rstrip:ci", "tokens", "numeric", "numeric:abs=0,rel=0,ci" };
+	static const char *const rules[] = { "exact", "rstrip:ci", "tokens", "numeric",
+		                             "numeric:abs=0,rel=0,ci" };
 	char why[256];
 
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {

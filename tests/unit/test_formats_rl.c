@@ -311,7 +311,8 @@ Test(formats_rl, io_tests_get_their_formats_compare_rule_unless_the_row_names_on
 	cr_expect_eq(t.tests[0].compare.rel_tol, 0);
 	ee_task_free(&t);
 
-	load("{'name': 'x', 'compare': 'exact', 'public_tests': {'input': ['1\\n'], 'output': ['2\\n']}}", &t);
+	load("{'name': 'x', 'compare': 'exact', 'public_tests': {'input': ['1\\n'], 'output': ['2\\n']}}",
+	     &t);
 	cr_expect_eq(t.tests[0].compare.rule, EE_CMP_EXACT);
 	cr_expect_eq(t.compare_given, 1);
 	ee_task_free(&t);

@@ -170,7 +170,10 @@ static const struct rule_case rule_cases[] = {
 	{ "tokens", S(""), S(" \n\t"), EXACT, true, NULL },
 	{ "tokens", S(""), S("x"), EXACT, false, "token 1: expected end of output, got 'x'" },
 	{ "tokens", S("a" NBSP "b"), S("a b"), EXACT, false, "token 1" },
-	{ "tokens", S("a\xe3\x80\x80" "b"), S("a b"), EXACT, false, "token 1" }, /* U+3000 neither */
+	{ "tokens",
+	  S("a\xe3\x80\x80"
+	    "b"),
+	  S("a b"), EXACT, false, "token 1" }, /* U+3000 neither */
 	{ "tokens", S("YES"), S("yes"), EXACT, false, "token 1" },
 	{ "tokens:ci", S("YES\nno"), S("yes NO"), EXACT, true, NULL },
 	/* numeric: tokens, numbers within max(abs, rel * |expected|) */
@@ -212,28 +215,29 @@ Test(judge, io_rules_table)
 		struct ee_compare c;
 		char why[256] = "untouched";
 		cr_assert_eq(ee_compare_parse(tc->rule, &c, why, sizeof(why)), 0, "%s: %s", tc->rule, why);
-		bool got = ee_judge_io_by(&c, tc->expected, tc->expected_len, tc->actual, tc->actual_len, tc->tol,
-		                          why, sizeof(why));
+		bool got = ee_judge_io_by(&c, tc->expected, tc->expected_len, tc->actual, tc->actual_len,
+		                          tc->tol, why, sizeof(why));
 		cr_expect_eq(got, tc->want, "case %zu (%s): got %d (%s)", i, tc->rule, got, why);
 		if (tc->want)
 			cr_expect_str_eq(why, "", "case %zu: reason cleared on a match", i);
 		else
-			cr_expect_not_null(strstr(why, tc->why), "case %zu (%s): reason '%s'", i, tc->rule, why);
+			cr_expect_not_null(strstr(why, tc->why), "case %zu (%s): reason '%s'", i, tc->rule,
+			                   why);
 	}
 }
 
 /* Every text matches itself under every rule, and lines is ee_judge_io. */
 Test(judge, io_rules_agree_where_they_must)
 {
-	static const char *const rules[] = { "exact", "rstrip", "lines", "tokens", "numeric",
-		                             "exact:ci", "tokens:ci", "numeric:abs=0,rel=0" };
+	static const char *const rules[] = { "exact",   "rstrip",   "lines",     "tokens",
+		                             "numeric", "exact:ci", "tokens:ci", "numeric:abs=0,rel=0" };
 	static const char *const texts[] = { "", "\n", "3\n", "a b\r\n c\n\n", "1e999 nan -0", NBSP "x" };
 	for (size_t r = 0; r < sizeof(rules) / sizeof(rules[0]); r++)
 		for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]); t++) {
 			struct ee_compare c;
 			cr_assert_eq(ee_compare_parse(rules[r], &c, NULL, 0), 0);
-			cr_expect(ee_judge_io_by(&c, texts[t], strlen(texts[t]), texts[t], strlen(texts[t]), EXACT,
-			                         NULL, 0),
+			cr_expect(ee_judge_io_by(&c, texts[t], strlen(texts[t]), texts[t], strlen(texts[t]),
+			                         EXACT, NULL, 0),
 			          "%s: '%s' vs itself", rules[r], texts[t]);
 		}
 	for (size_t i = 0; i < sizeof(io_cases) / sizeof(io_cases[0]); i++) {
@@ -258,8 +262,10 @@ Test(judge, io_rules_refuse_a_prefix_of_the_expected_lines)
 		cr_assert_eq(ee_compare_parse(rules[r], &c, NULL, 0), 0);
 		cr_expect_not(ee_judge_io_by(&c, S("1\n2\n3\n"), S("1\n"), EXACT, why, sizeof(why)), "%s",
 		              rules[r]);
-		cr_expect_not(ee_judge_io_by(&c, S("1\n2\n3\n"), S(""), EXACT, why, sizeof(why)), "%s", rules[r]);
-		cr_expect_not(ee_judge_io_by(&c, S("1\n"), S("1\n2\n"), EXACT, why, sizeof(why)), "%s", rules[r]);
+		cr_expect_not(ee_judge_io_by(&c, S("1\n2\n3\n"), S(""), EXACT, why, sizeof(why)), "%s",
+		              rules[r]);
+		cr_expect_not(ee_judge_io_by(&c, S("1\n"), S("1\n2\n"), EXACT, why, sizeof(why)), "%s",
+		              rules[r]);
 	}
 }
 
@@ -292,9 +298,10 @@ static const struct parse_case parse_cases[] = {
 	{ "numeric:abs=1x", 0, "expected a number >= 0" },
 	{ "numeric:abs=", 0, "got 'abs='" },
 	{ "numeric:rel=1,rel=2", 0, "given twice" },
-	{ "numeric:abs=0.000000000000000000000000000000000000000000000000000000000000000000000000000001,ci", 0,
-	  "expected a number >= 0" },
-	{ "numeric:abs=0.00000000000000000000000000000000000000000000000000000000000000000000000000000000000000001",
+	{ "numeric:abs=0.000000000000000000000000000000000000000000000000000000000000000000000000000001,ci",
+	  0, "expected a number >= 0" },
+	{ "numeric:abs=0."
+	  "00000000000000000000000000000000000000000000000000000000000000000000000000000000000000001",
 	  0, "longer text" },
 };
 

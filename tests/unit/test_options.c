@@ -358,11 +358,14 @@ Test(options, http_fields_are_the_rows_read_through_the_table)
 			continue;
 		n++;
 		if (row->type == EE_OPT_TEXT && row->parse) { /* --reward: the row's parse reads it */
-			snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": \"%s\"}",
-			         field, row->example);
-			cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), 0, "%s: %s", body, err.msg);
+			snprintf(body, sizeof(body),
+			         "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": \"%s\"}", field,
+			         row->example);
+			cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), 0, "%s: %s", body,
+			             err.msg);
 			ee_request_free(&r);
-			snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": 3}", field);
+			snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": 3}",
+			         field);
 			cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), -1, "%s", body);
 			snprintf(want, sizeof(want), "%s: expected a string", field);
 			cr_expect_str_eq(err.msg, want);
@@ -435,12 +438,14 @@ Test(options, http_unknown_fields_list_the_rows_fields)
 	cr_expect_eq(parse_request("{\"task\": " TASK ", \"candidate\": \"x\", \"limit\": {}}",
 	                           &server.opt.limits, &r, &err),
 	             -1);
-	cr_expect_str_eq(err.msg,
-	                 "limit: unknown field (expected task, candidate, completion, generation, limits, model, "
-	                 "sample, stop, extract, reward)");
+	cr_expect_str_eq(
+	        err.msg,
+	        "limit: unknown field (expected task, candidate, completion, generation, limits, model, "
+	        "sample, stop, extract, reward)");
 	ee_request_free(&r);
 	cr_expect_eq(parse_batch("{\"runs\": [{\"candidate\": \"x\"}], \"sample\": 1}", &r, &err), -1);
-	cr_expect_str_eq(err.msg, "sample: unknown field (expected runs, task, limits, model, stop, extract, reward)");
+	cr_expect_str_eq(err.msg,
+	                 "sample: unknown field (expected runs, task, limits, model, stop, extract, reward)");
 	ee_request_free(&r);
 	for (size_t i = 0; i < ee_options_count; i++) {
 		const char *field = ee_option_http_field(&ee_options[i]);
@@ -513,7 +518,8 @@ Test(options, http_task_compare_is_the_tasks_own)
 	                           "[{\"kind\": \"io\", \"stdout\": \"1\"}]}, \"candidate\": \"x = 1\"}",
 	                           &server.opt.limits, &r, &err),
 	             0, "%s", err.msg);
-	cr_expect(r.runs[0].task.tests[0].compare.rule == EE_CMP_TOKENS && r.runs[0].task.tests[0].compare.ci);
+	cr_expect(r.runs[0].task.tests[0].compare.rule == EE_CMP_TOKENS &&
+	          r.runs[0].task.tests[0].compare.ci);
 	ee_request_free(&r);
 	cr_expect_eq(parse_request("{\"task\": {\"task_id\": \"t\", \"compare\": \"token\", \"tests\": "
 	                           "[{\"kind\": \"io\", \"stdout\": \"1\"}]}, \"candidate\": \"x = 1\"}",

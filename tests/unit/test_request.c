@@ -24,8 +24,8 @@ static int parse_bounded(const char *body, int kind, size_t max_runs, size_t max
 {
 	struct ee_limits ceiling;
 	ee_limits_default(&ceiling);
-	struct ee_request_rules rules = { max_runs,  EE_EXTRACT_AUTO,   &ceiling,   0,
-		                          max_tests, max_request_tests, max_values, 0, NULL };
+	struct ee_request_rules rules = { max_runs,          EE_EXTRACT_AUTO, &ceiling, 0,   max_tests,
+		                          max_request_tests, max_values,      0,        NULL };
 	memset(r, 0, sizeof(*r));
 	memset(err, 0, sizeof(*err));
 	return ee_request_parse(body, strlen(body), kind, &rules, r, err);
@@ -98,7 +98,7 @@ Test(request, generation_is_extracted)
 
 /* A HumanEval-style task: the prompt is the function's head. */
 #define HE_TASK                                                                                              \
-	"{\"task_id\": \"h\", \"prompt\": \"def f():\\n\", \"entry_point\": \"f\", \"test\": "             \
+	"{\"task_id\": \"h\", \"prompt\": \"def f():\\n\", \"entry_point\": \"f\", \"test\": "               \
 	"\"def check(candidate):\\n    assert candidate() == 1\\n\"}"
 
 Test(request, completion_is_prompt_plus_completion)
@@ -106,7 +106,8 @@ Test(request, completion_is_prompt_plus_completion)
 	struct ee_request r;
 	struct ee_err err;
 	const char *plain = "{\"task\": " HE_TASK ", \"completion\": \"    return 1\\nprint(2)\\n\"}";
-	const char *stop = "{\"task\": " HE_TASK ", \"completion\": \"    return 1\\nprint(2)\\n\", \"stop\": true}";
+	const char *stop =
+	        "{\"task\": " HE_TASK ", \"completion\": \"    return 1\\nprint(2)\\n\", \"stop\": true}";
 	const char *gen = "{\"task\": " HE_TASK ", \"generation\": \"```python\\ndef f(): return 1\\n```\"}";
 
 	cr_assert_eq(parse(plain, EE_REQUEST_RUN, &r, &err), 0, "%s", err.msg);
@@ -222,7 +223,8 @@ static const struct bad_case bad[] = {
 	{ "{\"task\": " TASK ", \"candidate\": \"x\", \"completion\": \"y\"}", EE_REQUEST_RUN, "completion",
 	  "not both candidate and completion" },
 	{ "{\"task\": " TASK ", \"completion\": 1}", EE_REQUEST_RUN, "completion", "expected a string" },
-	{ "{\"task\": " TASK ", \"runs\": [{\"completion\": \"x\"}, {\"completion\": \"x\"}, {\"completion\": "
+	{ "{\"task\": " TASK
+	  ", \"runs\": [{\"completion\": \"x\"}, {\"completion\": \"x\"}, {\"completion\": "
 	  "\"x\"}, {\"generation\": \"x\", \"completion\": \"y\"}]}",
 	  EE_REQUEST_BATCH, "runs[3].generation", "runs[3].generation: give one of" },
 	{ "{\"task\": " TASK ", \"runs\": [{\"model\": \"m\"}]}", EE_REQUEST_BATCH, "runs[0].candidate",

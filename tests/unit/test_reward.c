@@ -108,9 +108,10 @@ Test(reward, a_bad_formula_names_the_option_and_the_position)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ee_reward r;
 		struct ee_err err = { 0 };
-		cr_expect_eq(ee_reward_parse(cases[i].formula, &r, &err), -1, "accepted: %s", cases[i].formula);
-		cr_expect(strncmp(err.msg, cases[i].msg, strlen(cases[i].msg)) == 0, "%s: %s", cases[i].formula,
-		          err.msg);
+		cr_expect_eq(ee_reward_parse(cases[i].formula, &r, &err), -1, "accepted: %s",
+		             cases[i].formula);
+		cr_expect(strncmp(err.msg, cases[i].msg, strlen(cases[i].msg)) == 0, "%s: %s",
+		          cases[i].formula, err.msg);
 	}
 }
 

@@ -11,25 +11,11 @@
 #include "base/err.h"
 #include "results/summary.h"
 
+#include "fixture_json.h"
 #include "leakcheck.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 #define NODROP   (-1.0)
-
-static json_t *fix(const char *text)
-{
-	char *s = strdup(text);
-	json_error_t e;
-
-	cr_assert_not_null(s);
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	json_t *j = json_loads(s, JSON_DECODE_ANY, &e);
-	cr_assert_not_null(j, "bad fixture %s: %s", s, e.text);
-	free(s);
-	return j;
-}
 
 static void add_json(struct ee_summary *s, const char *text)
 {

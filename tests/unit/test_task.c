@@ -407,8 +407,8 @@ static const struct err_case task_errors[] = {
 	{ A "], 'compare': 'tokens:abs=1'}", 0, "compare: 'abs=1': only numeric takes a tolerance" },
 	{ A "], 'compare': ['tokens']}", 0, "compare: expected a string, got array" },
 	{ "{'task_id': 'a', 'compare': 'exact', 'tests': [{'kind': 'io', 'stdout': '1'}, "
-	  "{'kind': 'io', 'stdout': '1', 'float_tol': 0.1}]}", 0,
-	  "tests[1].float_tol: compare 'exact' does not use it (lines and tokens do)" },
+	  "{'kind': 'io', 'stdout': '1', 'float_tol': 0.1}]}",
+	  0, "tests[1].float_tol: compare 'exact' does not use it (lines and tokens do)" },
 	{ T1("{'kind': 'io', 'stdout': '1', 'stdn': '2'}"), 0,
 	  "tests[0].stdn: unknown key in an io test; did you mean 'stdin'?" },
 	{ T1("{'kind': 'call', 'fn': 'f', 'expected': 1, 'arg': []}"), 0,
@@ -855,8 +855,10 @@ Test(nearest, names_the_close_one_or_none)
 
 /* ---- compare and the run's rules (task_rules.c) ------------------------ */
 
-#define IO3 "{'kind': 'io', 'stdin': 'aa', 'stdout': '1'}, {'kind': 'io', 'stdin': 'aaaa', 'stdout': '2'}, " \
-	    "{'kind': 'call', 'fn': 'f', 'args': ['aaa'], 'expected': 3}, {'kind': 'io', 'stdin': 'aaaa', 'stdout': '4'}"
+#define IO3                                                                                                  \
+	"{'kind': 'io', 'stdin': 'aa', 'stdout': '1'}, {'kind': 'io', 'stdin': 'aaaa', 'stdout': '2'}, "     \
+	"{'kind': 'call', 'fn': 'f', 'args': ['aaa'], 'expected': 3}, {'kind': 'io', 'stdin': 'aaaa', "      \
+	"'stdout': '4'}"
 
 Test(task, compare_of_the_task_beats_the_runs_which_beats_the_default)
 {
@@ -902,7 +904,8 @@ Test(task, max_tests_keeps_the_first_or_the_longest_in_task_order)
 	cr_expect(longest.budget.pick == EE_PICK_LONGEST && longest.budget.total == 4);
 	two.max_tests = 10;
 	cr_assert_eq(ee_task_apply_rules(&all, &two, NULL), 0);
-	cr_expect(all.n_tests == 4 && all.budget.max == 10 && all.budget.total == 4, "fewer than N: all kept");
+	cr_expect(all.n_tests == 4 && all.budget.max == 10 && all.budget.total == 4,
+	          "fewer than N: all kept");
 	cr_expect_str_eq(ee_test_pick_name(EE_PICK_LONGEST), "longest");
 	ee_task_free(&first);
 	ee_task_free(&longest);
