@@ -24,10 +24,12 @@ static int visit_old(void *ctx, const json_t *rec, const char *where, struct ee_
 	return ee_summary_add(ctx, rec, where, err);
 }
 
+/* "-" is a stream even when the shell redirected a file into it: reading
+ * it twice (to hash, to count) would consume what the run must read. */
 int cli_eval_is_regular(const char *path)
 {
 	struct stat st;
-	return (strcmp(path, "-") == 0 ? fstat(0, &st) : stat(path, &st)) == 0 && S_ISREG(st.st_mode);
+	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* -o names a regular file, or one to create (not /dev/null, a fifo): it

@@ -58,10 +58,11 @@ int ee_samples_resume(struct ee_samples *s, const char *results, ee_record_visit
 	return ee_results_resume(results, &s->done, visit, ctx, ret_repaired, err);
 }
 
+/* "-" counts as a stream, whatever is behind it: counting reads it. */
 static int is_regular(const char *path)
 {
 	struct stat st;
-	return (strcmp(path, "-") == 0 ? fstat(0, &st) : stat(path, &st)) == 0 && S_ISREG(st.st_mode);
+	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* The non-empty lines of a regular file (decompressed): a reading of its

@@ -615,10 +615,11 @@ def test_merge_drops_exact_copies_with_a_count_and_fails_on_two_different_record
     assert not (tmp_path / "m2.jsonl").exists()
 
 
-@pytest.mark.parametrize("how", ["-", "/dev/stdin", "process-substitution"])
+@pytest.mark.parametrize("how", ["-", "/dev/stdin", "process-substitution", "- < file", "/dev/stdin < file"])
 def test_samples_from_a_pipe_are_read_once_and_all_evaluated(tmp_path, how):
     """count_lines used to read the file a second time: a pipe was drained
-    before the run, which then evaluated 0 samples and exited 0."""
+    before the run, which then evaluated 0 samples and exited 0; and a file
+    redirected into "-" was taken for the file "-" itself (exit 2)."""
     tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
     rows = [{"task_id": "t/sq", "completion": SQ_OK}] * 3
     body = "".join(json.dumps(r) + "\n" for r in rows)
@@ -627,6 +628,8 @@ def test_samples_from_a_pipe_are_read_once_and_all_evaluated(tmp_path, how):
     base = "%s eval --tasks %s -o %s -q -k 1 --history %s" % (EXECEVAL, tasks, out, hist)
     if how == "process-substitution":
         cmd = "%s --samples <(cat %s)" % (base, tmp_path / "s.jsonl")
+    elif "<" in how:
+        cmd = "%s --samples %s %s" % (base, how.replace("file", ""), tmp_path / "s.jsonl")
     else:
         cmd = "cat %s | %s --samples %s" % (tmp_path / "s.jsonl", base, how)
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
