@@ -91,6 +91,8 @@ def test_batch_in_order(url):
     assert [r["status"] for r in recs] == ["pass", "assertion_fail", "syntax_error"]
     assert [r["sample"] for r in recs] == [0, 1, 2]
     assert {r["model"] for r in recs} == {"m2"}
+    recs = c.batch(ADD_TASK, [{"generation": FENCED}, {"completion": "    return a + b\n"}])
+    assert [r["status"] for r in recs] == ["pass", "syntax_error"]  # ADD_TASK has no prompt: a body alone
 
 
 def test_run_code(url):
@@ -211,7 +213,8 @@ def test_request_fields(stubs):
     assert sent.pop("records") == []
     assert sent == {"task": ADD_TASK, "completion": "    return a + b\n", "stop": ["\ndef"],
                     "limits": {"memory_mb": 64}, "model": "m"}
-    assert c.run(ADD_TASK, generation=FENCED)["extract"] == "auto"
+    sent = c.run(ADD_TASK, generation=FENCED)
+    assert sent["generation"] == FENCED and "candidate" not in sent and "extract" not in sent
     assert c.batch(ADD_TASK, [{"completion": "x"}], limits={"timeout_s": 1}) == []
     assert s.requests[0][0] == "/prefix/v1/run" and s.requests[2][0] == "/prefix/v1/batch"
     assert s.requests[2][1] == {"task": ADD_TASK, "runs": [{"completion": "x"}], "limits": {"timeout_s": 1}}

@@ -121,10 +121,10 @@ class Client:
         """POST /v1/run; returns the record (a dict).
 
         Exactly one of candidate (the whole program), completion (the body
-        that follows the task's prompt: needs a server with completion
-        support) or generation (a model's free-form reply: sent as the
-        candidate with "extract": "auto", so that the server extracts the
-        code). timeout_s, memory_mb, procs, output_cap (or limits={...}) go
+        that follows the task's prompt) or generation (a model's free-form
+        reply, from which the server extracts the code by its "extract",
+        itself auto by default; each is sent as the request field of its
+        name). timeout_s, memory_mb, procs, output_cap (or limits={...}) go
         into "limits"; any other keyword (model, sample, extract, ...) is a
         top-level field of the request."""
         return self.post("/v1/run", run_body(task, candidate, completion, generation, limits, fields))
@@ -375,8 +375,7 @@ def run_body(task, candidate, completion, generation, limits, fields):
     elif completion is not None:
         body["completion"] = completion
     else:
-        body["candidate"] = generation
-        fields.setdefault("extract", "auto")
+        body["generation"] = generation
     limits = _limits(limits, fields)
     if limits:
         body["limits"] = limits
