@@ -144,6 +144,14 @@ def test_trl_reads_each_test_column_format(url):
           "test": "def check(candidate):\n    assert candidate(1) == -1\n"}
     assert trl_call(trl.code_reward, [fenced("def neg(x):\n    return -x\n")], test=[he["test"]],
                     entry_point=[he["entry_point"]]) == [1.0]
+    # A test program that is no HumanEval check(): run as it is, entry_point or not.
+    neg_ok, neg_bad = fenced("def neg(x):\n    return -x\n"), fenced("def neg(x):\n    return x\n")
+    assert trl_call(trl.code_reward, [neg_ok, neg_bad], test=["assert neg(1) == -1\n"] * 2,
+                    entry_point=["neg", None]) == [1.0, -1.0]
+    # Completion mode: the completion continues the prompt TRL gives.
+    f = trl.make_code_reward(mode="completion")
+    assert trl_call(f, ["    return -x\n", "    return x\n"], prompts=[he["prompt"]] * 2, test=[he["test"]] * 2,
+                    entry_point=["neg"] * 2) == [1.0, -1.0]
     native = [{"kind": "call", "fn": "inc", "args": [a], "expected": a + 1} for a in (1, 0)]
     assert trl_call(trl.code_reward, [INC_OK, INC_HALF], tests=[native, json.dumps(native)]) == [1.0, -1.0]
     assert trl_call(trl.code_reward, [INC_OK], test_list=[["assert inc(1) == 2"]]) == [1.0]
@@ -181,7 +189,7 @@ def test_trl_sends_a_grpo_group_as_one_batch_and_masks_infra_errors(stubs):
     rewards = trl_call(trl.code_reward, texts, input_output=[ADD_IO] * 3 + [GT_IO] * 3)
     assert rewards == [1.0, 1.0, 1.0, 1.0, None, 1.0]  # None: TRL leaves it out
     assert [p for p, _, _ in s.requests] == ["/v1/batch", "/v1/batch"]
-    first, second = s.requests[0][1], s.requests[1][1]
+    first, second = sorted((b for _, b, _ in s.requests), key=lambda b: b["runs"][0]["sample"])
     assert first["task"]["input_output"] == ADD_IO and second["task"]["input_output"] == GT_IO
     assert first["runs"] == [{"generation": t, "sample": i} for i, t in enumerate("abc")]
     assert [r["sample"] for r in second["runs"]] == [3, 4, 5]
@@ -195,8 +203,9 @@ def test_trl_settings_reach_the_request(stubs, monkeypatch):
     f = trl.make_code_reward(reward="correctness-first", mode="completion")
     assert trl_call(f, ["    return -x\n"] * 3, prompts=["def neg(x):\n"] * 3, test=["assert neg(1) == -1"] * 3,
                     entry_point=["neg"] * 3) == [1.0] * 3
-    assert len(s.requests) == 2  # at most two runs a batch
-    body = s.requests[0][1]
+    assert len(s.requests) == 2  # at most two runs a batch (sent at once: in either order)
+    body = min((b for _, b, _ in s.requests), key=lambda b: b["runs"][0]["sample"])
+    assert [r["sample"] for r in body["runs"]] == [0, 1]
     assert body["reward"] == "correctness-first" and body["limits"] == {"timeout_s": 2.5}
     assert body["task"]["prompt"] == "def neg(x):\n" and body["runs"][0] == {"completion": "    return -x\n",
                                                                              "sample": 0}

@@ -168,11 +168,11 @@ def task_from_row(row, task_id=None):
                 return task
             if column == "tests":
                 value = inner
-            elif "entry_point" not in row:
-                # A test program without HumanEval's entry_point: the program alone.
+            elif "entry_point" not in row or "def check" not in value:
+                # Not HumanEval's check(candidate) with its entry_point (which
+                # would get check(entry_point) appended): the program alone.
                 task = {"tests": [{"kind": "program", "code": value}]}
-                if "compare" in row:
-                    task["compare"] = row["compare"]
+                task.update((k, row[k]) for k in ("prompt", "entry_point", "compare") if k in row)
                 task["task_id"] = str(task_id or row.get("task_id") or _task_id(task))
                 return task
         task = {column: value}
