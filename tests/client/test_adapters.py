@@ -272,6 +272,32 @@ def test_verl_one_batch_request_per_response_with_every_test(stubs, monkeypatch)
         verl.compute_score("apps", "x", GT_CALL, None, sandbox_fusion_url="http://x", colour="red")
 
 
+class Array:
+    """What parquet gives verl through pandas: numpy arrays (numpy is not
+    installed here; tolist() is what the adapter relies on)."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def tolist(self):
+        return list(self.items)
+
+
+def test_verl_takes_parquets_arrays_and_verls_sandbox_keywords(stubs):
+    s = stubs([ok(records_of(passing))])
+    verl = load_by_path("verl.py", "custom_module")
+    gt = {"inputs": Array(["1 2\n"]), "outputs": Array(["3\n"])}
+    got = verl.compute_score(data_source="apps", solution_str="x", ground_truth=gt, extra_info={"index": 0},
+                             sandbox_fusion_url=None, concurrent_semaphore=None, memory_limit_mb=256)
+    assert got["score"] == 1.0
+    body = s.requests[0][1]
+    assert body["task"]["reward_model"]["ground_truth"] == {"inputs": ["1 2\n"], "outputs": ["3\n"]}
+    assert body["limits"] == {"memory_mb": 256}
+    scores = verl.compute_score(data_sources=Array(["apps"] * 2), solution_strs=Array(["x", "y"]),
+                                ground_truths=Array([GT_IO, GT_IO]), extra_infos=Array([None, None]))
+    assert scores == [1.0, 1.0] and len(s.requests) == 2
+
+
 # -- OpenRLHF ---------------------------------------------------------------------------
 
 

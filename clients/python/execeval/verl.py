@@ -72,7 +72,8 @@ def compute_score(data_source=None, solution_str=None, ground_truth=None, extra_
     keywords): a list of scores."""
     settings = _settings(kwargs)
     if solution_strs is not None:
-        recs = records(list(solution_strs), list(ground_truths), extra_infos, settings)
+        recs = records(_adapt.plain(solution_strs), _adapt.plain(ground_truths),
+                       None if extra_infos is None else _adapt.plain(extra_infos), settings)
         return [_score(r, settings) for r in recs]
     if solution_str is None or ground_truth is None:
         raise TypeError("compute_score needs solution_str and ground_truth (or the batch's plurals)")
