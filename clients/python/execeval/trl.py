@@ -33,7 +33,8 @@ else:  # loaded by file path: this tree's package
     from execeval import _adapt
 
 # TRL's own keywords: not dataset columns.
-TRL_KEYWORDS = ("prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric")
+TRL_KEYWORDS = ("prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric",
+                "environments")
 
 
 def records(completions, settings=None, **kwargs):
