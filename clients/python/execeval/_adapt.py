@@ -260,7 +260,9 @@ def evaluate(items, settings, client=None):
             body["limits"] = settings.limits()
         bodies.append(body)
     records = [None] * len(items)
-    answers = client.map(bodies, max_in_flight=max(1, settings.max_in_flight), return_exceptions=True)
+    # Every answer before any is looked at: the map generator is then run to
+    # its end, never left suspended in a traceback's frame (see Client.map).
+    answers = list(client.map(bodies, max_in_flight=max(1, settings.max_in_flight), return_exceptions=True))
     for (task, runs), answer in zip(groups, answers):
         if isinstance(answer, (Unavailable, ServerError)) and settings.unavailable == "mask":
             continue

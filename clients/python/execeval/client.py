@@ -170,21 +170,34 @@ class Client:
         window moves: at most max_in_flight requests and their answers are
         held at once. A failure is raised at its place (the requests still
         running finish first), or yielded as the exception object with
-        return_exceptions=True."""
+        return_exceptions=True. Closing the generator before its end (or
+        dropping it) cancels the requests not yet sent and does not wait for
+        those in flight, which finish in the pool's threads."""
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         window = collections.deque()
-        with ThreadPoolExecutor(max_in_flight, thread_name_prefix="execeval-map") as pool:
-            try:
-                for sample in samples:
-                    window.append(pool.submit(self._one, sample))
-                    if len(window) >= max_in_flight:
-                        yield _outcome(window.popleft(), return_exceptions)
-                while window:
+        pool = ThreadPoolExecutor(max_in_flight, thread_name_prefix="execeval-map")
+        try:
+            for sample in samples:
+                window.append(pool.submit(self._one, sample))
+                if len(window) >= max_in_flight:
                     yield _outcome(window.popleft(), return_exceptions)
-            finally:
-                for f in window:
-                    f.cancel()
+            while window:
+                yield _outcome(window.popleft(), return_exceptions)
+        except GeneratorExit:
+            # Closed early, maybe by the garbage collector in whatever thread
+            # it runs: never join threads there (a join inside threading's own
+            # bookkeeping deadlocks the interpreter).
+            for f in window:
+                f.cancel()
+            pool.shutdown(wait=False)
+            raise
+        except BaseException:
+            for f in window:
+                f.cancel()
+            pool.shutdown(wait=True)
+            raise
+        pool.shutdown(wait=True)
 
     def _one(self, sample):
         if "runs" in sample:
