@@ -91,6 +91,8 @@ def test_batch_in_order(url):
     assert [r["status"] for r in recs] == ["pass", "assertion_fail", "syntax_error"]
     assert [r["sample"] for r in recs] == [0, 1, 2]
     assert {r["model"] for r in recs} == {"m2"}
+    recs = c.batch(ADD_TASK, [{"generation": FENCED}, {"completion": "    return a + b\n"}])
+    assert [r["status"] for r in recs] == ["pass", "syntax_error"]  # ADD_TASK has no prompt: a body alone
 
 
 def test_run_code(url):
@@ -211,7 +213,8 @@ def test_request_fields(stubs):
     assert sent.pop("records") == []
     assert sent == {"task": ADD_TASK, "completion": "    return a + b\n", "stop": ["\ndef"],
                     "limits": {"memory_mb": 64}, "model": "m"}
-    assert c.run(ADD_TASK, generation=FENCED)["extract"] == "auto"
+    sent = c.run(ADD_TASK, generation=FENCED)
+    assert sent["generation"] == FENCED and "candidate" not in sent and "extract" not in sent
     assert c.batch(ADD_TASK, [{"completion": "x"}], limits={"timeout_s": 1}) == []
     assert s.requests[0][0] == "/prefix/v1/run" and s.requests[2][0] == "/prefix/v1/batch"
     assert s.requests[2][1] == {"task": ADD_TASK, "runs": [{"completion": "x"}], "limits": {"timeout_s": 1}}
@@ -309,3 +312,22 @@ def test_thread_safety(stubs):
         th.join(10)
     assert got == {t: [t * 10 + i for i in range(5)] for t in range(8)}
     assert s.connections <= 8
+
+
+def test_closing_an_unfinished_map_does_not_wait_for_its_requests(stubs):
+    # An unfinished map generator is closed by whoever drops it last, often
+    # the garbage collector in any thread (it is in a cycle when a traceback
+    # holds it): joining its threads there can deadlock the interpreter
+    # (a join inside threading's own bookkeeping). So close() only cancels
+    # and lets the requests in flight finish on their own.
+    release = threading.Event()
+    s = stubs([ok({"sample": 0}), ok(lambda body: release.wait(30) and {"sample": body["sample"]})])
+    gen = Client(s.url).map(({"candidate": "x", "sample": i} for i in range(3)), max_in_flight=2)
+    assert next(gen) == {"sample": 0}  # the second request is now held by the stub
+    closer = threading.Thread(target=gen.close)
+    closer.start()
+    closer.join(10)  # a liveness bound, not a speed assertion: it would hang until release
+    done = not closer.is_alive()
+    release.set()
+    closer.join(30)
+    assert done, "closing the map waited for a request in flight"

@@ -121,10 +121,10 @@ class Client:
         """POST /v1/run; returns the record (a dict).
 
         Exactly one of candidate (the whole program), completion (the body
-        that follows the task's prompt: needs a server with completion
-        support) or generation (a model's free-form reply: sent as the
-        candidate with "extract": "auto", so that the server extracts the
-        code). timeout_s, memory_mb, procs, output_cap (or limits={...}) go
+        that follows the task's prompt) or generation (a model's free-form
+        reply, from which the server extracts the code by its "extract",
+        itself auto by default; each is sent as the request field of its
+        name). timeout_s, memory_mb, procs, output_cap (or limits={...}) go
         into "limits"; any other keyword (model, sample, extract, ...) is a
         top-level field of the request."""
         return self.post("/v1/run", run_body(task, candidate, completion, generation, limits, fields))
@@ -170,21 +170,34 @@ class Client:
         window moves: at most max_in_flight requests and their answers are
         held at once. A failure is raised at its place (the requests still
         running finish first), or yielded as the exception object with
-        return_exceptions=True."""
+        return_exceptions=True. Closing the generator before its end (or
+        dropping it) cancels the requests not yet sent and does not wait for
+        those in flight, which finish in the pool's threads."""
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         window = collections.deque()
-        with ThreadPoolExecutor(max_in_flight, thread_name_prefix="execeval-map") as pool:
-            try:
-                for sample in samples:
-                    window.append(pool.submit(self._one, sample))
-                    if len(window) >= max_in_flight:
-                        yield _outcome(window.popleft(), return_exceptions)
-                while window:
+        pool = ThreadPoolExecutor(max_in_flight, thread_name_prefix="execeval-map")
+        try:
+            for sample in samples:
+                window.append(pool.submit(self._one, sample))
+                if len(window) >= max_in_flight:
                     yield _outcome(window.popleft(), return_exceptions)
-            finally:
-                for f in window:
-                    f.cancel()
+            while window:
+                yield _outcome(window.popleft(), return_exceptions)
+        except GeneratorExit:
+            # Closed early, maybe by the garbage collector in whatever thread
+            # it runs: never join threads there (a join inside threading's own
+            # bookkeeping deadlocks the interpreter).
+            for f in window:
+                f.cancel()
+            pool.shutdown(wait=False)
+            raise
+        except BaseException:
+            for f in window:
+                f.cancel()
+            pool.shutdown(wait=True)
+            raise
+        pool.shutdown(wait=True)
 
     def _one(self, sample):
         if "runs" in sample:
@@ -375,8 +388,7 @@ def run_body(task, candidate, completion, generation, limits, fields):
     elif completion is not None:
         body["completion"] = completion
     else:
-        body["candidate"] = generation
-        fields.setdefault("extract", "auto")
+        body["generation"] = generation
     limits = _limits(limits, fields)
     if limits:
         body["limits"] = limits
