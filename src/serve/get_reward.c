@@ -60,6 +60,21 @@ static int read_list(const json_t *root, const char *key, size_t *n, const json_
 	return 0;
 }
 
+/* An RL row names itself by its data set's id field (task.c reads it):
+ * "task_id" must not hide it. */
+static int own_id(const json_t *obj)
+{
+	static const char *const keys[] = { "problem_id", "name", "question_id" };
+	int format = ee_task_detect(obj);
+
+	if (format < EE_FORMAT_APPS || format >= EE_FORMAT_COUNT)
+		return 0;
+	for (size_t i = 0; i < COUNT(keys); i++)
+		if (json_object_get(obj, keys[i]))
+			return 1;
+	return 0;
+}
+
 /* The label as a task object (a new reference): itself, or the object its
  * JSON text holds; one without a task_id (and not an RL row, which names
  * itself) gets its path as one. */
@@ -82,9 +97,7 @@ static json_t *label_object(const json_t *label, const char *path, struct ee_err
 		     ee_jf_type_name(label));
 		return NULL;
 	}
-	int format = ee_task_detect(obj);
-	int rl = format >= EE_FORMAT_APPS && format < EE_FORMAT_COUNT;
-	if (obj && !json_object_get(obj, "task_id") && !rl)
+	if (obj && !json_object_get(obj, "task_id") && !own_id(obj))
 		json_object_set_new(obj, "task_id", json_string(path));
 	return obj;
 }
@@ -292,8 +305,7 @@ static int add_sample(const json_t *rec, json_t *rewards, json_t *scores, json_t
 	    json_array_append_new(scores, json_real(infra ? 0.0 : number(json_object_get(rec, "score")))) < 0)
 		return -1;
 	for (int k = 0; k < LOG_COUNT; k++)
-		if (json_array_append_new(logs[k], k < LOG_PASSED ? json_integer((json_int_t)row[k])
-		                                                  : json_real(row[k])) < 0)
+		if (json_array_append_new(logs[k], json_integer((json_int_t)row[k])) < 0)
 			return -1;
 	return 0;
 }
