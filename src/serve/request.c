@@ -190,6 +190,13 @@ struct inherited {
 	int has_reward;            /* 0: the server's --reward */
 };
 
+/* The bottom of the rule: what the server says (--extract; no "stop";
+ * its --reward). */
+static struct inherited from_server(const struct ee_request_rules *rules)
+{
+	return (struct inherited){ .mode = rules->extract };
+}
+
 /* obj's "stop" into *stop when it has one: true cuts a completion at
  * HumanEval's stop sequences, as eval --stop. */
 static int read_stop(const json_t *obj, const char *prefix, int *stop, struct ee_err *err)
@@ -311,7 +318,7 @@ static int run_task(const json_t *obj, const char *prefix, const struct ee_reque
 static int read_run(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
                     const struct batch_defaults *d, struct ee_run *run, struct ee_err *err)
 {
-	const struct inherited server = { .mode = rules->extract };
+	const struct inherited server = from_server(rules);
 	struct inherited set;
 	const json_t *limits_from = obj;
 	const char *limits_prefix = prefix;
@@ -370,7 +377,7 @@ static int read_defaults(const json_t *root, const struct ee_request_rules *rule
 	const json_t *task = json_object_get(root, "task");
 	int rc;
 
-	const struct inherited server = { .mode = rules->extract };
+	const struct inherited server = from_server(rules);
 
 	*d = (struct batch_defaults){ .root = root };
 	if (task) {
