@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "serve/dispatch.h"
+#include "serve/get_reward.h"
 #include "serve/run_code.h"
 #include "serve/server_int.h"
 
@@ -32,8 +33,11 @@ static enum MHD_Result queue(struct conn *c, unsigned code, struct MHD_Response 
 		c->answered = 1;
 		srv->answering++;
 		ee_stats_answer(&srv->stats, c->endpoint, code);
-		if (code == 200 && (c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH))
-			ee_stats_observe(&srv->stats.request_s[c->endpoint == EE_EP_BATCH],
+		if (code == 200 && (c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH ||
+		                    c->endpoint == EE_EP_GET_REWARD))
+			ee_stats_observe(&srv->stats.request_s[c->endpoint == EE_EP_RUN     ? 0
+			                                       : c->endpoint == EE_EP_BATCH ? 1
+			                                                                    : 2],
 			                 now_s() - ts_s(&c->arrived));
 	}
 	return ok;
@@ -232,6 +236,11 @@ enum MHD_Result answer_records(struct conn *c)
 		char *text = c->texts[0];
 		c->texts[0] = NULL;
 		return answer(c, c->run_code, text, c->lens[0], "application/json", NULL);
+	}
+	if (c->endpoint == EE_EP_GET_REWARD) {
+		size_t len;
+		char *text = ee_get_reward_answer(c->texts, c->lens, c->req.n_runs, c->records, &len);
+		return text ? answer(c, 200, text, len, "application/json", NULL) : MHD_NO;
 	}
 	return answer_batch(c);
 }

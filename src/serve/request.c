@@ -150,6 +150,18 @@ static int check_ceiling(const struct ee_task_limits *lim, const struct ee_limit
 	return ee_options_http_ceiling(&c, lim, max);
 }
 
+int ee_request_read_task(const json_t *task, const char *path, const struct ee_request_rules *rules,
+                         struct ee_task *ret, struct ee_err *err)
+{
+	char limits[96];
+	int rc = read_task(task, path, rules, ret, err);
+
+	if (rc < 0)
+		return rc;
+	ee_jf_join_path(limits, sizeof(limits), path, "limits");
+	return check_ceiling(&ret->limits, rules->ceiling, "", limits, err);
+}
+
 /* The request's limits go over the task's own. */
 static int read_limits(const json_t *obj, const char *prefix, const struct ee_limits *max,
                        struct ee_task_limits *lim, struct ee_err *err)
@@ -168,10 +180,60 @@ static int read_limits(const json_t *obj, const char *prefix, const struct ee_li
 	return 0;
 }
 
-/* model and sample are the run's own; every other field here is a row of
- * the options table (http.h). */
-static int read_options(const json_t *obj, const char *prefix, struct ee_run *run, enum ee_extract_mode *mode,
-                        struct ee_err *err)
+/* What a run inherits when it does not say: its batch's, which is the
+ * server's when the batch does not say either. One rule, run > batch >
+ * server, for every field here (read_inherited). */
+struct inherited {
+	enum ee_extract_mode mode; /* "extract" */
+	int stop;                  /* "stop", for a completion */
+	struct ee_reward reward;   /* "reward", when has_reward */
+	int has_reward;            /* 0: the server's --reward */
+};
+
+/* The bottom of the rule: what the server says (--extract; no "stop";
+ * its --reward). */
+static struct inherited from_server(const struct ee_request_rules *rules)
+{
+	return (struct inherited){ .mode = rules->extract };
+}
+
+/* obj's "stop" into *stop when it has one: true cuts a completion at
+ * HumanEval's stop sequences, as eval --stop. */
+static int read_stop(const json_t *obj, const char *prefix, int *stop, struct ee_err *err)
+{
+	const json_t *v = json_object_get(obj, "stop");
+
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v))
+		return fail(err, prefix, "stop",
+		            "expected true or false (true: HumanEval's stop sequences; a list is not taken)");
+	*stop = json_is_true(v);
+	return 0;
+}
+
+/* *out is base with what obj says of its own over it. "stop" is read
+ * here; every other field is a row of the options table (http.h). */
+static int read_inherited(const json_t *obj, const char *prefix, const struct inherited *base,
+                          struct inherited *out, struct ee_err *err)
+{
+	struct ee_jf c = context(prefix, err);
+	/* the one row a request stores in evaluation options: its "reward" */
+	struct ee_eval_options own = { .reward = { .custom = -1 } }; /* -1: absent */
+
+	*out = *base;
+	if (read_stop(obj, prefix, &out->stop, err) < 0 ||
+	    ee_options_http_read(&c, obj, &(struct ee_option_sink){ &own, &out->mode }) < 0)
+		return -1;
+	if (own.reward.custom >= 0) {
+		out->reward = own.reward;
+		out->has_reward = 1;
+	}
+	return 0;
+}
+
+/* model and sample: the run's own (the batch's model is shared, read_run). */
+static int read_model(const json_t *obj, const char *prefix, struct ee_run *run, struct ee_err *err)
 {
 	const json_t *v;
 
@@ -186,27 +248,15 @@ static int read_options(const json_t *obj, const char *prefix, struct ee_run *ru
 			return fail(err, prefix, "sample", "expected an integer >= 0");
 		run->sample = (long)json_integer_value(v);
 	}
-	struct ee_jf c = context(prefix, err);
-	/* the one row a request stores in evaluation options: its "reward" */
-	struct ee_eval_options own = { .reward = { .custom = -1 } }; /* -1: absent */
-	if (ee_options_http_read(&c, obj, &(struct ee_option_sink){ &own, mode }) < 0)
-		return -1;
-	if (own.reward.custom >= 0) {
-		run->reward = own.reward;
-		run->has_reward = 1;
-	}
 	return 0;
 }
 
-/* What a batch gives the runs that lack a field: read once (check_defaults). */
+/* What a batch gives the runs that lack a field: read once (read_defaults). */
 struct batch_defaults {
 	const json_t *root;         /* the batch object, for its "limits" */
 	const struct ee_task *task; /* the shared task, or NULL */
 	char *model;                /* the shared model, or NULL */
-	enum ee_extract_mode mode;  /* the batch's "extract", else the server's */
-	int stop;                   /* the batch's "stop", for its completions */
-	struct ee_reward reward;    /* the batch's "reward", when has_reward */
-	int has_reward;
+	struct inherited set;       /* the batch's, over the server's */
 };
 
 /* The run's one text field: *ret its value, *name its name. */
@@ -231,21 +281,6 @@ static int read_text(const json_t *obj, const char *prefix, const json_t **ret, 
 		return fail(err, prefix, "candidate",
 		            "required: one of candidate (a program or a model's generation), completion (the "
 		            "rest of the task's prompt) or generation");
-	return 0;
-}
-
-/* obj's "stop" into *stop when it has one: true cuts a completion at
- * HumanEval's stop sequences, as eval --stop. */
-static int read_stop(const json_t *obj, const char *prefix, int *stop, struct ee_err *err)
-{
-	const json_t *v = json_object_get(obj, "stop");
-
-	if (!v)
-		return 0;
-	if (!json_is_boolean(v))
-		return fail(err, prefix, "stop",
-		            "expected true or false (true: HumanEval's stop sequences; a list is not taken)");
-	*stop = json_is_true(v);
 	return 0;
 }
 
@@ -283,25 +318,24 @@ static int run_task(const json_t *obj, const char *prefix, const struct ee_reque
 static int read_run(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
                     const struct batch_defaults *d, struct ee_run *run, struct ee_err *err)
 {
-	enum ee_extract_mode mode = d ? d->mode : rules->extract;
+	const struct inherited server = from_server(rules);
+	struct inherited set;
 	const json_t *limits_from = obj;
 	const char *limits_prefix = prefix;
 	const json_t *v;
 	const char *name = "candidate";
 	struct ee_extract_info how;
-	int stop = d ? d->stop : 0;
 	int rc;
 
-	run->sample = 0;          /* as `execeval run`: one candidate is sample 0 */
-	if (d && d->has_reward) { /* the batch's, unless the run says its own */
-		run->reward = d->reward;
-		run->has_reward = 1;
-	}
+	run->sample = 0; /* as `execeval run`: one candidate is sample 0 */
 	if (!json_is_object(obj))
 		return fail(err, prefix, "", "expected an object");
 	if (check_fields(obj, prefix, run_fields, COUNT(run_fields), err) < 0 ||
-	    read_text(obj, prefix, &v, &name, err) < 0 || read_stop(obj, prefix, &stop, err) < 0)
+	    read_text(obj, prefix, &v, &name, err) < 0 ||
+	    read_inherited(obj, prefix, d ? &d->set : &server, &set, err) < 0)
 		return -1;
+	run->reward = set.reward;
+	run->has_reward = set.has_reward;
 	if (json_object_get(obj, "stop") && strcmp(name, "completion") != 0)
 		return fail(err, prefix, "stop", "cuts a completion only (this run has a %s)", name);
 	if ((rc = run_task(obj, prefix, rules, d, run, err)) < 0)
@@ -311,13 +345,13 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 		limits_prefix = "";
 	}
 	if (read_limits(limits_from, limits_prefix, rules->ceiling, &run->task.limits, err) < 0 ||
-	    read_options(obj, prefix, run, &mode, err) < 0)
+	    read_model(obj, prefix, run, err) < 0)
 		return -1;
 	if (!run->model && d && d->model) {
 		run->model = d->model;
 		run->shared_model = 1;
 	}
-	if (compose(run, v, name, mode, stop, &run->program, &how, err) < 0)
+	if (compose(run, v, name, set.mode, set.stop, &run->program, &how, err) < 0)
 		return -1;
 	run->no_code_block = how.how == EE_HOW_NO_BLOCK;
 	ee_extraction_name(&how, run->extraction, sizeof(run->extraction));
@@ -343,7 +377,9 @@ static int read_defaults(const json_t *root, const struct ee_request_rules *rule
 	const json_t *task = json_object_get(root, "task");
 	int rc;
 
-	*d = (struct batch_defaults){ .root = root, .mode = rules->extract };
+	const struct inherited server = from_server(rules);
+
+	*d = (struct batch_defaults){ .root = root };
 	if (task) {
 		if ((rc = read_task(task, "task", rules, &r->shared, err)) < 0)
 			return rc;
@@ -353,12 +389,10 @@ static int read_defaults(const json_t *root, const struct ee_request_rules *rule
 			return -1;
 	}
 	if (read_limits(root, "", rules->ceiling, &probe.task.limits, err) < 0 ||
-	    read_stop(root, "", &d->stop, err) < 0)
+	    read_inherited(root, "", &server, &d->set, err) < 0)
 		return -1;
-	rc = read_options(root, "", &probe, &d->mode, err);
+	rc = read_model(root, "", &probe, err);
 	r->model = d->model = probe.model;
-	d->reward = probe.reward;
-	d->has_reward = probe.has_reward;
 	return rc;
 }
 

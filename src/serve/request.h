@@ -37,6 +37,7 @@
 #ifndef EE_SERVE_REQUEST_H
 #define EE_SERVE_REQUEST_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "input/extract.h"
@@ -91,6 +92,12 @@ struct ee_request_rules {
  * bounds above (err says which and how many, err->field names it). */
 int ee_request_parse(const char *body, size_t len, int kind, const struct ee_request_rules *rules,
                      struct ee_request *ret, struct ee_err *err);
+
+/* Builds the task object at path ("labels[3]"; messages name fields under
+ * it) as a run's own task is built: the server's rules applied, its tests
+ * at most max_tests (-2 over), its limits at most the ceiling. */
+int ee_request_read_task(const json_t *task, const char *path, const struct ee_request_rules *rules,
+                         struct ee_task *ret, struct ee_err *err);
 
 /* Bytes the parsed request holds, about (its tasks, programs, models and
  * run structs; a shared task once): what the server charges to its

@@ -62,13 +62,14 @@ static int is_method(const char *method, const char *want)
 static enum MHD_Result on_headers(struct conn *c, const char *method)
 {
 	struct ee_server *srv = c->srv;
-	int post = c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH || c->endpoint == EE_EP_RUN_CODE;
+	int post = c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH || c->endpoint == EE_EP_RUN_CODE ||
+	           c->endpoint == EE_EP_GET_REWARD;
 	int get_ok = is_method(method, "GET") || is_method(method, "HEAD");
 
 	if (c->endpoint == EE_EP_OTHER)
 		return answer_error(c, 404,
 		                    "no such endpoint (POST /v1/run, POST /v1/batch, POST /run_code, "
-		                    "GET /healthz, GET /metrics, GET /v1/ping)",
+		                    "POST /get_reward, GET /healthz, GET /metrics, GET /v1/ping)",
 		                    NULL, NULL);
 	if (post ? !is_method(method, "POST") : !get_ok) {
 		struct header allow[] = { { MHD_HTTP_HEADER_ALLOW, post ? "POST" : "GET, HEAD" },

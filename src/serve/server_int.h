@@ -64,6 +64,7 @@ struct conn {
 	int refused_reason; /* 429: which cap (enum ee_budget_result) */
 	size_t discarded;   /* body bytes dropped since */
 	struct ee_request req;
+	int records;  /* /get_reward: the answer carries the records too */
 	char **texts; /* each run's record as JSON text (/v1/run: the answer), filled by the callbacks */
 	size_t *lens;
 	unsigned run_code; /* /v1/run: 200, or 500 when its sandbox could not be set up */

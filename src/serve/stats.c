@@ -8,8 +8,8 @@
 
 #include "base/buf.h"
 
-static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run",   "/v1/batch", "/healthz", "/metrics",
-	                                                 "/run_code", "/v1/ping",  "other" };
+static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run",   "/v1/batch", "/healthz",    "/metrics",
+	                                                 "/run_code", "/v1/ping",  "/get_reward", "other" };
 static const unsigned codes[EE_HTTP_CODES - 1] = {
 	200, 400, 401, 404, 405, 408, 413, 422, 429, 500, 503, 504
 };
@@ -174,6 +174,7 @@ char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gaug
 	     "From a request's arrival to its answer, for answered evaluations.");
 	histogram(&o, "execeval_request_duration_seconds", "endpoint=\"/v1/run\"", &s->request_s[0]);
 	histogram(&o, "execeval_request_duration_seconds", "endpoint=\"/v1/batch\"", &s->request_s[1]);
+	histogram(&o, "execeval_request_duration_seconds", "endpoint=\"/get_reward\"", &s->request_s[2]);
 	head(&o, "execeval_evaluation_duration_seconds", "histogram",
 	     "One evaluation, from its sandbox's start to its record.");
 	histogram(&o, "execeval_evaluation_duration_seconds", "", &s->evaluation_s);

@@ -15,8 +15,9 @@ enum ee_endpoint {
 	EE_EP_BATCH,
 	EE_EP_HEALTHZ,
 	EE_EP_METRICS,
-	EE_EP_RUN_CODE, /* SandboxFusion's POST /run_code (run_code.h) */
-	EE_EP_PING,     /* and its GET /v1/ping */
+	EE_EP_RUN_CODE,   /* SandboxFusion's POST /run_code (run_code.h) */
+	EE_EP_PING,       /* and its GET /v1/ping */
+	EE_EP_GET_REWARD, /* OpenRLHF's POST /get_reward (get_reward.h) */
 	EE_EP_OTHER,
 	EE_EP_COUNT
 };
@@ -45,7 +46,7 @@ struct ee_serve_stats {
 	unsigned long long evaluations[EE_STATUSES]; /* by status */
 	unsigned long long sandbox_failures;
 	unsigned long long rejected[EE_REJ_COUNT];
-	struct ee_histogram request_s[2]; /* EE_EP_RUN, EE_EP_BATCH */
+	struct ee_histogram request_s[3]; /* EE_EP_RUN, EE_EP_BATCH, EE_EP_GET_REWARD */
 	struct ee_histogram evaluation_s;
 	/* /run_code's own queue (run_code.h): waits from arrival to the
 	 * sandbox's start, and 504s (could not start before its deadline). */

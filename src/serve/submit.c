@@ -13,6 +13,7 @@
 #include "base/err.h"
 #include "engine/evaluate.h"
 #include "serve/dispatch.h"
+#include "serve/get_reward.h"
 #include "serve/run_code.h"
 #include "serve/server_int.h"
 
@@ -233,7 +234,10 @@ enum MHD_Result on_body_complete(struct conn *c)
 		                          srv->cfg->max_body_values,
 		                          srv->o->mbpp_challenge ? (int)EE_TASK_MBPP_CHALLENGE : 0,
 		                          &srv->o->task_rules };
-	int rc = ee_request_parse(c->body.data ? c->body.data : "", c->body.len, kind, &rules, &c->req, &err);
+	const char *body = c->body.data ? c->body.data : "";
+	int rc = c->endpoint == EE_EP_GET_REWARD
+	                 ? ee_get_reward_parse(body, c->body.len, &rules, &c->req, &c->records, &err)
+	                 : ee_request_parse(body, c->body.len, kind, &rules, &c->req, &err);
 	ee_buf_free(&c->body);
 	ee_budget_release(&srv->budget, c->share, c->charged);
 	if (c->charged > (1u << 20))
