@@ -509,10 +509,20 @@ def _reopen_std():
 
 def _run_program(ctx, trailer_w):
     """Run the candidate as a fresh __main__, as `python3 prog.py` would; the exit status."""
+    status, trailer = _run_main(ctx)
+    if trailer:
+        _write(trailer_w, trailer)
+    return status
+
+
+def _run_main(ctx, in_runner=False):
+    """The candidate as a fresh __main__: (exit status, trailer bytes).  In
+    an io runner (iorunner.py) threading._shutdown() runs only when it has
+    something to do: once run, threads cannot start in a later test."""
     module = _ModuleType("__main__")
     module.__builtins__ = _builtins
     _modules["__main__"] = module
-    _atexit_clear()  # handlers the parent's import phase registered
+    _atexit_clear()  # handlers the parent's import phase (or the last test) registered
     trailer = b""
     try:
         exec(ctx.code, module.__dict__)
@@ -530,17 +540,16 @@ def _run_program(ctx, trailer_w):
         parts = [fields.get("denied", ""), fields["error_type"], fields["message"]]
         trailer = _TRAILER + str.encode("\0".join(parts), "utf-8", "replace")
         status = 1
+    del module
     threading = _modules.get("threading")
     try:  # what interpreter exit does: join threads, atexit, flush
-        if threading is not None:
+        if threading is not None and not (in_runner and _threads_quiet(threading)):
             threading._shutdown()
         _atexit_run()
     except BaseException:
         pass
     _flush_std()
-    if trailer:
-        _write(trailer_w, trailer)
-    return status
+    return status, trailer
 
 
 _RUNNERS = {"assert": _run_assert, "program": _run_assert, "call": _run_call, "io": _run_io,
