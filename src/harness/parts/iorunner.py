@@ -330,6 +330,7 @@ def _runner(ctx, tests, pipes, status_w, status_r):
                 _write(status_w, b"R")
             stdin_fd = _move_high(_stdin_file(test["stdin"]))
             test["stdin"] = None  # the next tests cannot find it in this process
+            files = (_inode(stdin_fd), snap.inodes[outs[k]])
             _dup2(stdin_fd, 0)
             _close(stdin_fd)
             _dup2(outs[k], 1)
@@ -341,13 +342,29 @@ def _runner(ctx, tests, pipes, status_w, status_r):
                 _exit(status)
             _dup2(null, 1)  # the test's stdout ends here (and its stdin)
             _dup2(null, 0)
+            copies = _null_copies(files, null)
             _write(status_w, (b"F" if snap.forked[0] else b"") + b"E" + bytes((status,))
                    + int.to_bytes(len(trailer), 4, "little") + trailer)
+            if copies or len(_listdir("/proc/self/task")) != 1:
+                break  # leave now, as a forked child would, with its threads
             _tidy(snap, null)
     except BaseException:
         pass  # before a test began: that test goes to a new runner or _run_io
     finally:
         _exit(0)
+
+
+def _null_copies(files, null):
+    """Point every other fd on the test's stdin or stdout (dups the candidate
+    made) at /dev/null, so that nothing it buffered reaches the pipe after
+    "E" nor a later test its stdin; how many there were."""
+    copies = 0
+    for name in _listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd != null and _inode(fd) in files:
+            _dup2(null, fd)
+            copies += 1
+    return copies
 
 
 def _tidy(snap, null):
