@@ -87,6 +87,7 @@ LEFTOVERS = {
     "unflushed output on a dup of stdout": "import os, sys\nprint(sys.stdin.readline().strip() == 'x')\n"
                                            "out = os.fdopen(os.dup(1), 'w')\nout.write('stale\\n')\n",
     "an environment variable": "import os\nprint('SEEN' not in os.environ)\nos.environ['SEEN'] = '1'\n",
+    "a lot of memory": "print(True)\nkeep = [0] * (12 << 20)\n",
     "a forked child": "import os, time\nprint(True, flush=True)\nif os.fork() == 0:\n    time.sleep(0.2)\n"
                       "    os._exit(0)\n",
 }
@@ -115,3 +116,15 @@ def test_a_test_that_ends_its_process_is_that_tests_result_only(run):
     assert got[3][0] == "fail" and "ValueError: three" in got[3][1], got
     assert got[4] == ("fail", "exit code 5"), got
     assert got[5] == ("fail", "output overflow"), got
+
+
+# The point of it all: honest tests share one process (the runner), where a
+# fork per test would show four pids; one that leaves a thread behind sends
+# the next test to a new runner.
+def test_consecutive_io_tests_share_one_runner_until_one_leaves_something(run):
+    tests = [{"kind": "io", "stdin": "%d\n" % n, "stdout": "-\n"} for n in range(4)]
+    program = ("import os, threading, time\nprint(os.getpid())\nif input() == '1':\n"
+               "    threading.Thread(target=time.sleep, args=(0.2,), daemon=True).start()\n")
+    r = run(program, task={"task_id": "pids", "tests": tests})
+    pids = [t["message"].split("got ")[1] for t in r.record["tests"]]
+    assert pids[0] == pids[1] and pids[2] not in pids[:2] and pids[3] == pids[2], pids

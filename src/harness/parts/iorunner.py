@@ -43,7 +43,13 @@ _gettrace, _getprofile = _sys.gettrace, _sys.getprofile
 _SYS_HOOKS = ("excepthook", "displayhook", "unraisablehook", "breakpointhook")
 
 _RUNNER_TESTS = 16  # tests per runner: each holds a pipe (2 fds) until its turn
-_TIDY_S = 0.5  # a runner's cleanup between two tests, at most, else a new runner
+# A runner's cleanup between two tests, at most, else a new runner; under
+# --test-timeout less, within the supervisor's slack on each test's clock
+# (events.c), which counts it.
+_TIDY_S, _TIDY_CLOCKED_S = 0.5, 0.05
+# A test that grew the process by more than this leaves it (freeing that
+# much, object by object, can take longer than a new fork).
+_GROWTH_PAGES = (64 << 20) // _posix.sysconf("SC_PAGE_SIZE")
 
 
 def _run_io_tests(emit, tests, ctx):
@@ -109,7 +115,8 @@ def _run_batch(emit, tests, ctx):
     done = 0
     try:
         for k, test in enumerate(tests):
-            if k and _status_bytes(batch, 1, _now() + _TIDY_S) != b"R":
+            tidy = _TIDY_CLOCKED_S if test["timeout_ms"] else _TIDY_S
+            if k and _status_bytes(batch, 1, _now() + tidy) != b"R":
                 break  # changed, died or slow in its cleanup: a new runner
             result = _collect_test(test, pipes[k][0], batch, ctx)
             if result is None:  # it stopped before this test began
@@ -300,6 +307,16 @@ class _Snapshot:
         self.resource = "resource" in _modules
         self.environ = {_fsdecode(k): _fsdecode(v) for k, v in _posix.environ.items()}
         self.main = _modules.get("__main__")
+        self.resident = _resident()
+
+
+def _resident():
+    """This process's resident pages, from /proc/self/statm."""
+    fd = _open_fd("/proc/self/statm", _posix.O_RDONLY | _posix.O_CLOEXEC)
+    try:
+        return int(bytes.split(_read(fd, 200))[1])
+    finally:
+        _close(fd)
 
 
 def _fsdecode(raw):
@@ -345,7 +362,7 @@ def _runner(ctx, tests, pipes, status_w, status_r):
             copies = _null_copies(files, null)
             _write(status_w, (b"F" if snap.forked[0] else b"") + b"E" + bytes((status,))
                    + int.to_bytes(len(trailer), 4, "little") + trailer)
-            if copies or len(_listdir("/proc/self/task")) != 1:
+            if copies or len(_listdir("/proc/self/task")) != 1 or _resident() - snap.resident > _GROWTH_PAGES:
                 break  # leave now, as a forked child would, with its threads
             _tidy(snap, null)
     except BaseException:
@@ -432,12 +449,15 @@ def _unchanged(snap, outs, closed):
 
 
 def _threads_quiet(threading, after_shutdown=False):
-    """No thread but this one, nothing for threading._shutdown() to join or
-    call (nor, after_shutdown, has it run): skipping it changes nothing."""
+    """No thread but this one, nothing for threading._shutdown() to join
+    (the main thread's own lock aside) or call (nor, after_shutdown, has it
+    run): skipping it changes nothing."""
     try:
-        quiet = not (threading._shutdown_locks or threading._threading_atexits)
+        main = threading._main_thread
+        others = [lock for lock in threading._shutdown_locks if lock is not main._tstate_lock]
+        quiet = not (others or threading._threading_atexits)
         if after_shutdown:
-            quiet = quiet and not threading._main_thread._is_stopped
+            quiet = quiet and not main._is_stopped
     except AttributeError:  # another Python's threading: assume the worst
         return False
     return quiet and len(_listdir("/proc/self/task")) == 1
