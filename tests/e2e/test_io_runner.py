@@ -87,6 +87,7 @@ LEFTOVERS = {
     "unflushed output on a dup of stdout": "import os, sys\nprint(sys.stdin.readline().strip() == 'x')\n"
                                            "out = os.fdopen(os.dup(1), 'w')\nout.write('stale\\n')\n",
     "an environment variable": "import os\nprint('SEEN' not in os.environ)\nos.environ['SEEN'] = '1'\n",
+    "the harness's fds closed": "import os\nprint(True, flush=True)\nos.closerange(3, 4096)\n",
     "a lot of memory": "print(True)\nkeep = [0] * (12 << 20)\n",
     "a forked child": "import os, time\nprint(True, flush=True)\nif os.fork() == 0:\n    time.sleep(0.2)\n"
                       "    os._exit(0)\n",
@@ -102,6 +103,14 @@ def test_what_a_test_leaves_behind_does_not_reach_the_next(run, what):
 
 # What a fork per test reports for a test that ends the process, raises or
 # prints too much; the tests after it are judged as usual.
+def test_a_test_that_closes_the_runners_fds_keeps_its_exit_status(run):
+    program = "import os\nn = int(input())\nprint(n, flush=True)\nos.closerange(3, 4096)\nraise SystemExit(n)\n"
+    tests = [{"kind": "io", "stdin": "%d\n" % n, "stdout": "%d\n" % n} for n in (0, 4, 0)]
+    r = run(program, task={"task_id": "closes", "tests": tests})
+    got = [(t["status"], t["message"]) for t in r.record["tests"]]
+    assert got == [("pass", None), ("fail", "exit code 4"), ("pass", None)], got
+
+
 def test_a_test_that_ends_its_process_is_that_tests_result_only(run):
     program = ("import os, sys\nn = int(input())\nprint(n)\nsys.stdout.flush()\n"
                "if n == 1:\n    os._exit(3)\nif n == 2:\n    os.kill(os.getpid(), 9)\n"

@@ -61,6 +61,7 @@ def _run_io_tests(emit, tests, ctx):
         if not done:  # one test left, or a runner that could not start one
             event, fallback = _run_io(tests[i], ctx)
             emit(event, fallback)
+            del event, fallback  # nor its output
             done = 1
         for test in tests[i:i + done]:
             test["stdin"] = None  # later runners and forks cannot find a judged test's input
@@ -333,6 +334,7 @@ def _inode(fd):
 
 def _runner(ctx, tests, pipes, status_w, status_r):
     """The forked child that runs tests in turn: never returns."""
+    status = 0  # what it exits with: the last test's, should its "E" not get through
     try:
         outs = [_move_high(w) for _, w in pipes]
         status_w = _move_high(status_w)
@@ -368,7 +370,7 @@ def _runner(ctx, tests, pipes, status_w, status_r):
     except BaseException:
         pass  # before a test began: that test goes to a new runner or _run_io
     finally:
-        _exit(0)
+        _exit(status)
 
 
 def _null_copies(files, null):
