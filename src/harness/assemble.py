@@ -30,6 +30,7 @@ PARTS = (
     "scan",       # the best-effort AST lint
     "failures",   # describing failures
     "tests",      # the test runners: assert, call, calls, unittest, io, program
+    "iorunner",   # io tests, several to one forked child
     "phases",     # the phases, in order
     "cold",       # cold start
     "warm",       # warm start (src/sandbox/zygote.c)

@@ -131,9 +131,23 @@ def _import_phase(emit, job, ctx):
     return fields is None
 
 
+def _is_io(test):
+    return test["kind"] == "io" and "script" not in test
+
+
 def _run_tests(emit, tests, ctx):
-    """One event per test; False when a test tried to end the interpreter."""
-    for test in tests:
+    """One event per test; False when a test tried to end the interpreter.
+    Consecutive io tests go together to one runner (iorunner.py)."""
+    i = 0
+    while i < len(tests):
+        test, i = tests[i], i + 1
+        if _is_io(test):
+            j = i
+            while j < len(tests) and _is_io(tests[j]):
+                j += 1
+            _run_io_tests(emit, tests[i - 1:j], ctx)
+            i = j
+            continue
         if test["kind"] == "calls":
             if not _run_calls(emit, test, ctx):
                 return False
