@@ -33,12 +33,8 @@ static enum MHD_Result queue(struct conn *c, unsigned code, struct MHD_Response 
 		c->answered = 1;
 		srv->answering++;
 		ee_stats_answer(&srv->stats, c->endpoint, code);
-		if (code == 200 && (c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH ||
-		                    c->endpoint == EE_EP_GET_REWARD))
-			ee_stats_observe(&srv->stats.request_s[c->endpoint == EE_EP_RUN     ? 0
-			                                       : c->endpoint == EE_EP_BATCH ? 1
-			                                                                    : 2],
-			                 now_s() - ts_s(&c->arrived));
+		if (code == 200 && ee_stats_times_requests(c->endpoint))
+			ee_stats_observe(&srv->stats.request_s[c->endpoint], now_s() - ts_s(&c->arrived));
 	}
 	return ok;
 }

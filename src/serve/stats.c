@@ -45,6 +45,11 @@ void ee_stats_answer(struct ee_serve_stats *s, int endpoint, unsigned code)
 	s->requests[endpoint][code_index(code)]++;
 }
 
+int ee_stats_times_requests(int endpoint)
+{
+	return endpoint == EE_EP_RUN || endpoint == EE_EP_BATCH || endpoint == EE_EP_GET_REWARD;
+}
+
 void ee_stats_observe(struct ee_histogram *h, double seconds)
 {
 	h->count++;
@@ -172,9 +177,12 @@ char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gaug
 	      (unsigned long long)g->draining);
 	head(&o, "execeval_request_duration_seconds", "histogram",
 	     "From a request's arrival to its answer, for answered evaluations.");
-	histogram(&o, "execeval_request_duration_seconds", "endpoint=\"/v1/run\"", &s->request_s[0]);
-	histogram(&o, "execeval_request_duration_seconds", "endpoint=\"/v1/batch\"", &s->request_s[1]);
-	histogram(&o, "execeval_request_duration_seconds", "endpoint=\"/get_reward\"", &s->request_s[2]);
+	for (int ep = 0; ep < EE_EP_COUNT; ep++)
+		if (ee_stats_times_requests(ep)) {
+			char label[64];
+			snprintf(label, sizeof(label), "endpoint=\"%s\"", endpoint_names[ep]);
+			histogram(&o, "execeval_request_duration_seconds", label, &s->request_s[ep]);
+		}
 	head(&o, "execeval_evaluation_duration_seconds", "histogram",
 	     "One evaluation, from its sandbox's start to its record.");
 	histogram(&o, "execeval_evaluation_duration_seconds", "", &s->evaluation_s);

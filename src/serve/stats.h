@@ -46,7 +46,7 @@ struct ee_serve_stats {
 	unsigned long long evaluations[EE_STATUSES]; /* by status */
 	unsigned long long sandbox_failures;
 	unsigned long long rejected[EE_REJ_COUNT];
-	struct ee_histogram request_s[3]; /* EE_EP_RUN, EE_EP_BATCH, EE_EP_GET_REWARD */
+	struct ee_histogram request_s[EE_EP_COUNT]; /* by endpoint; kept for the evaluating ones */
 	struct ee_histogram evaluation_s;
 	/* /run_code's own queue (run_code.h): waits from arrival to the
 	 * sandbox's start, and 504s (could not start before its deadline). */
@@ -67,6 +67,10 @@ struct ee_serve_gauges {
 int ee_endpoint_of(const char *path);
 
 void ee_stats_answer(struct ee_serve_stats *s, int endpoint, unsigned code);
+
+/* 1 for the endpoints that evaluate (/v1/run, /v1/batch, /get_reward):
+ * their request durations are a histogram in /metrics. */
+int ee_stats_times_requests(int endpoint);
 void ee_stats_observe(struct ee_histogram *h, double seconds);
 /* Counts a record's status ("pass", ...) or a sandbox failure (no status). */
 void ee_stats_record(struct ee_serve_stats *s, const char *status);

@@ -30,9 +30,9 @@ Test(stats, render)
 	ee_stats_record(&s, "timeout");
 	ee_stats_record(&s, NULL);
 	ee_stats_record(&s, "bogus");
-	ee_stats_observe(&s.request_s[0], 0.003);
-	ee_stats_observe(&s.request_s[0], 0.7);
-	ee_stats_observe(&s.request_s[0], 500);
+	ee_stats_observe(&s.request_s[EE_EP_RUN], 0.003);
+	ee_stats_observe(&s.request_s[EE_EP_RUN], 0.7);
+	ee_stats_observe(&s.request_s[EE_EP_RUN], 500);
 	char *text = ee_stats_render(&s, &g, &len);
 	cr_assert_not_null(text);
 	cr_expect_eq(strlen(text), len);
