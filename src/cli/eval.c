@@ -361,7 +361,7 @@ int cmd_eval(int argc, char **argv)
 		a.history = NULL;
 	else if (!a.history && cli_history_default(history_default, sizeof(history_default)) == 0)
 		a.history = history_default;
-	if (!a.out && !cli_eval_is_regular(a.samples) && !ee_samples_dir_is(a.samples)) {
+	if (!a.out && !ee_samples_is_file(a.samples) && !ee_samples_dir_is(a.samples)) {
 		fprintf(stderr,
 		        "execeval eval: --samples %s is not a regular file: give the results file "
 		        "with -o FILE\n",

@@ -56,8 +56,6 @@ struct eval_run {
 	time_t started;
 };
 
-/* 1 when path is a regular file; "-" (standard input) never is. */
-int cli_eval_is_regular(const char *path);
 /* -o names a regular file, or one to create (not /dev/null, a fifo): it
  * then has a run file and can be emptied. */
 int cli_eval_results_is_a_file(const struct eval_args *a);

@@ -24,14 +24,6 @@ static int visit_old(void *ctx, const json_t *rec, const char *where, struct ee_
 	return ee_summary_add(ctx, rec, where, err);
 }
 
-/* "-" is a stream even when the shell redirected a file into it: reading
- * it twice (to hash, to count) would consume what the run must read. */
-int cli_eval_is_regular(const char *path)
-{
-	struct stat st;
-	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 /* -o names a regular file, or one to create (not /dev/null, a fifo): it
  * then has a run file and can be emptied. */
 int cli_eval_results_is_a_file(const struct eval_args *a)
@@ -57,7 +49,7 @@ int cli_eval_check_paths(const struct eval_args *a, struct ee_err *err)
 	struct ee_path_role out[4] = { { "-o", a->out }, { "-o (its run file)", a->run_file } };
 	size_t n = cli_eval_results_is_a_file(a) ? 2 : 1;
 
-	if (a->humaneval_compat && !cli_eval_is_regular(a->samples)) /* a pipe, a directory */
+	if (a->humaneval_compat && !ee_samples_is_file(a->samples)) /* a pipe, a directory */
 		return ee_fail(err, EE_ERR_USAGE,
 		               "--humaneval-compat: --samples %s is not a regular file (the compat file "
 		               "is written from a second reading of it)",
@@ -113,7 +105,7 @@ static int check_run_file(struct eval_run *r, struct ee_err *err)
 	const struct eval_args *a = r->a;
 	struct stat st;
 	int missing = 1, rc = 0;
-	json_t *run = cli_run_describe(a->tasks, a->samples, cli_eval_is_regular(a->samples),
+	json_t *run = cli_run_describe(a->tasks, a->samples, ee_samples_is_file(a->samples),
 	                               judging_options(a), err);
 
 	if (!run)

@@ -58,8 +58,7 @@ int ee_samples_resume(struct ee_samples *s, const char *results, ee_record_visit
 	return ee_results_resume(results, &s->done, visit, ctx, ret_repaired, err);
 }
 
-/* "-" counts as a stream, whatever is behind it: counting reads it. */
-static int is_regular(const char *path)
+int ee_samples_is_file(const char *path)
 {
 	struct stat st;
 	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
@@ -87,7 +86,9 @@ static unsigned long count_lines(const char *path)
 
 unsigned long ee_samples_expected(const struct ee_samples *s)
 {
-	unsigned long n = s->from_dir ? s->dir.n : is_regular(s->cfg.path) ? count_lines(s->cfg.path) : 0;
+	unsigned long n = s->from_dir                       ? s->dir.n
+	                  : ee_samples_is_file(s->cfg.path) ? count_lines(s->cfg.path)
+	                                                    : 0;
 	if (s->cfg.shard_n > 1)
 		n = (n + s->cfg.shard_n - 1) / s->cfg.shard_n; /* about */
 	return n;

@@ -114,6 +114,11 @@ int ee_samples_resume(struct ee_samples *s, const char *results, ee_record_visit
  * pipe is read once). A file is counted by a reading of its own. */
 unsigned long ee_samples_expected(const struct ee_samples *s);
 
+/* 1 when path is a regular file. "-" (standard input) never is, even when
+ * the shell redirected a file into it: reading it twice (to hash, to
+ * count) would consume what the run must read. */
+int ee_samples_is_file(const char *path);
+
 /* The next candidate in *c (valid until the next call) with the ticket
  * its record must come back with: 1; 0 at the end; EE_SCHED_WAIT while the
  * buffer is full; -1 with err (s->failed when the samples are at fault). */
