@@ -31,9 +31,9 @@ REPO = Path(__file__).resolve().parents[2]
 PKG = REPO / "clients" / "python" / "execeval"
 sys.path[:0] = [str(REPO / "clients" / "python"), str(REPO / "tests" / "e2e")]
 
-import conftest as e2e  # noqa: E402 - tests/e2e/conftest.py, for its checks
 from execeval import InputError, Unavailable, _adapt, trl  # noqa: E402
 from serve_client import Server  # noqa: E402
+from served import server  # noqa: E402,F401 - the module's real server
 from stub import Stub, error, ok  # noqa: E402
 
 if os.getpid() != 1 and not os.environ.get("EXECEVAL_E2E_I_AM_IN_A_NET"):
@@ -65,15 +65,6 @@ GT_CALL = json.dumps({"fn_name": "add", "inputs": ["1\n2", "3\n4"], "outputs": [
 INC_OK = fenced("def inc(x):\n    return x + 1\n")
 INC_HALF = fenced("def inc(x):\n    return 2\n")
 SUM_OK = fenced("a, b = map(int, input().split())\nprint(a + b)\n")
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = Server(jobs=2)
-    yield s
-    assert s.stop() == 0, s.stderr[-3000:]
-    assert e2e.wait_no_leftovers() == []
-    assert e2e.wait_no_cgroups() == []
 
 
 @pytest.fixture

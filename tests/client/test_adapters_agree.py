@@ -24,7 +24,7 @@ sys.path[:0] = [str(REPO / "clients" / "python"), str(REPO / "tests" / "e2e"), s
 
 import conftest as e2e  # noqa: E402
 from execeval import openrlhf, trl, verl  # noqa: E402
-from serve_client import Server  # noqa: E402
+from served import server  # noqa: E402,F401 - the module's real server
 from test_adapters import (ADD_BAD, ADD_IO, ADD_OK, DOUBLE_HALF, DOUBLE_INFO, DOUBLE_OK, ENV_KEYS,  # noqa: E402
                            GT_ASSERT, GT_CALL, GT_IO, INC_HALF, INC_OK, SUM_OK, SYNTAX, fenced, trl_call)
 
@@ -83,15 +83,6 @@ def by_eval(tmp_path_factory):
     recs = [json.loads(line) for line in (d / "results.jsonl").read_text().splitlines()]
     assert len(recs) == len(SAMPLES)
     return {(rec["task_id"], rec["sample"]): rec for rec in recs}
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = Server(jobs=2)
-    yield s
-    assert s.stop() == 0, s.stderr[-3000:]
-    assert e2e.wait_no_leftovers() == []
-    assert e2e.wait_no_cgroups() == []
 
 
 @pytest.fixture

@@ -22,10 +22,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "clients" / "python"), str(REPO / "tests" / "e2e")]
 
-import conftest as e2e  # noqa: E402 - tests/e2e/conftest.py, for its checks
 import execeval  # noqa: E402
 from execeval import AsyncClient, Client, InputError, ServerError, Unauthorized, Unavailable  # noqa: E402
 from serve_client import Server  # noqa: E402
+from served import server  # noqa: E402,F401 - the module's real server
 from stub import Stub, error, ok  # noqa: E402
 from test_serve import ADD_BAD, ADD_OK, ADD_TASK, sleeper  # noqa: E402 - tests/e2e's candidates
 
@@ -34,15 +34,6 @@ if os.getpid() != 1 and not os.environ.get("EXECEVAL_E2E_I_AM_IN_A_NET"):
                 "tests/e2e/safety-net /usr/bin/python3 -m pytest -q tests/client", returncode=4)
 
 FENCED = "Here it is:\n```python\ndef add(a, b):\n    return a + b\n```\n"
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = Server(jobs=2)
-    yield s
-    assert s.stop() == 0, s.stderr[-3000:]
-    assert e2e.wait_no_leftovers() == []
-    assert e2e.wait_no_cgroups() == []
 
 
 @pytest.fixture
