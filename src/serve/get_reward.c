@@ -20,14 +20,12 @@
 
 /* End-of-sequence tokens a decoded query may end with (the chat templates
  * of Qwen, GPT-2/Qwen base, Llama 2, Llama 3, Phi-3, DeepSeek-R1): left on
- * a response that is plain code, they would make it a syntax error. */
-static const char *const eos_tokens[] = { "<|im_end|>",
-	                                  "<|endoftext|>",
-	                                  "</s>",
-	                                  "<|eot_id|>",
-	                                  "<|end|>",
-	                                  "<\xef\xbd\x9c"
-	                                  "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>" };
+ * a response that is plain code, they would make it a syntax error.
+ * DeepSeek's is in octal escapes, which end after three digits. */
+static const char *const eos_tokens[] = {
+	"<|im_end|>", "<|endoftext|>", "</s>",
+	"<|eot_id|>", "<|end|>",       "<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>"
+};
 
 __attribute__((format(printf, 3, 4))) static int fail(struct ee_err *err, const char *field, const char *fmt,
                                                       ...)
@@ -224,19 +222,11 @@ static int read_body(const json_t *root, const struct ee_request_rules *rules, s
 	return 0;
 }
 
-static void printable(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-}
-
 int ee_get_reward_parse(const char *body, size_t len, const struct ee_request_rules *rules,
                         struct ee_request *ret, int *records, struct ee_err *err)
 {
 	struct ee_request r = { 0 };
 	struct ee_prescan pre;
-	json_error_t jerr;
 	int rc;
 
 	ee_prescan(body, len, &pre); /* its values only: this shape has no "task" */
@@ -245,18 +235,14 @@ int ee_get_reward_parse(const char *body, size_t len, const struct ee_request_ru
 		     rules->max_values);
 		return -2;
 	}
-	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		ee_fail(err, EE_ERR_USAGE, "body: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
-		printable(err->msg);
+	json_t *root = ee_request_load(body, len, err);
+	if (!root)
 		return -1;
-	}
 	rc = json_is_object(root) ? read_body(root, rules, &r, records, err)
 	                          : fail(err, "", "the body must be a JSON object");
 	json_decref(root);
 	if (rc < 0) {
-		printable(err->msg);
-		printable(err->field);
+		ee_request_printable(err);
 		ee_request_free(&r);
 		return rc;
 	}

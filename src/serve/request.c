@@ -534,22 +534,36 @@ static int prescan(const char *body, size_t len, int kind, const struct ee_reque
 	return 0;
 }
 
+void ee_request_printable(struct ee_err *err)
+{
+	printable(err->msg); /* jansson quotes the body as it is */
+	printable(err->field);
+}
+
+json_t *ee_request_load(const char *body, size_t len, struct ee_err *err)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (!root) {
+		ee_fail(err, EE_ERR_USAGE, "body: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+		ee_request_printable(err);
+	}
+	return root;
+}
+
 int ee_request_parse(const char *body, size_t len, int kind, const struct ee_request_rules *rules,
                      struct ee_request *ret, struct ee_err *err)
 {
 	struct ee_request r = { 0 };
 	struct ee_prescan pre;
-	json_error_t jerr;
 	int rc;
 
 	if ((rc = prescan(body, len, kind, rules, &pre, err)) != 0)
 		return rc;
-	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		ee_fail(err, EE_ERR_USAGE, "body: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
-		printable(err->msg);
+	json_t *root = ee_request_load(body, len, err);
+	if (!root)
 		return -1;
-	}
 	if (!json_is_object(root))
 		rc = fail(err, "", "", "the body must be a JSON object");
 	else if (kind == EE_REQUEST_BATCH)
@@ -558,8 +572,7 @@ int ee_request_parse(const char *body, size_t len, int kind, const struct ee_req
 		rc = read_single(root, rules, &r, err);
 	json_decref(root);
 	if (rc < 0) {
-		printable(err->msg); /* jansson quotes the body as it is */
-		printable(err->field);
+		ee_request_printable(err);
 		ee_request_free(&r);
 		return rc;
 	}

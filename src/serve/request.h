@@ -93,6 +93,14 @@ struct ee_request_rules {
 int ee_request_parse(const char *body, size_t len, int kind, const struct ee_request_rules *rules,
                      struct ee_request *ret, struct ee_err *err);
 
+/* The body as JSON (duplicate keys refused), or NULL with err saying
+ * where it is malformed, on one printable line. */
+json_t *ee_request_load(const char *body, size_t len, struct ee_err *err);
+
+/* err's message and field made one printable line each: they may quote
+ * a client's bytes. */
+void ee_request_printable(struct ee_err *err);
+
 /* Builds the task object at path ("labels[3]"; messages name fields under
  * it) as a run's own task is built: the server's rules applied, its tests
  * at most max_tests (-2 over), its limits at most the ceiling. */

@@ -49,6 +49,32 @@ Test(get_reward, response_is_the_query_after_its_prompt)
 	ee_request_free(&r);
 }
 
+/* Every end token the table names comes off, DeepSeek's (full-width bars,
+ * U+2581 for spaces) included, and several in a row. */
+Test(get_reward, end_of_sequence_tokens_come_off_the_response)
+{
+	static const char *const ends[] = { "<|im_end|>",
+		                            "<|endoftext|>",
+		                            "</s>",
+		                            "<|eot_id|>",
+		                            "<|end|>",
+		                            "<\uff5cend\u2581of\u2581sentence\uff5c>",
+		                            "<|eot_id|>\\n<|endoftext|>" };
+
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		char body[512];
+		struct ee_request r = { 0 };
+		struct ee_err err = { 0 };
+		int records;
+
+		snprintf(body, sizeof(body), "{\"query\": [\"print(1)%s\"], \"labels\": [" LABEL "]}",
+		         ends[i]);
+		cr_assert_eq(parse(body, &r, &records, &err), 0, "%s", err.msg);
+		cr_assert_str_eq(r.runs[0].program, "print(1)", "%s", ends[i]);
+		ee_request_free(&r);
+	}
+}
+
 Test(get_reward, a_label_may_be_the_text_of_a_task)
 {
 	const char *body =
