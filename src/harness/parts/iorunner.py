@@ -268,19 +268,6 @@ def _rest_of_output(out, deadline):
     return b"".join(out.chunks)
 
 
-def _io_event(test, stdout, exit_code, trailer):
-    """The event of an io test that ran to its end, as _run_io makes it."""
-    raised = _parse_trailer(trailer)
-    if raised is not None:
-        event = _test_event(test, "raised")
-        event.update(raised)
-        return event
-    event = _test_event(test, "returned")
-    event["stdout"] = bytes.decode(stdout, "utf-8", "replace")
-    event["exit_code"] = exit_code
-    return event
-
-
 # ---- the runner (the forked child) -------------------------------------------
 
 

@@ -302,19 +302,26 @@ def _run_io(test, ctx):
     trailer = _read_trailer(trailer_r)
     if stdout is _TIMED_OUT:
         return _test_event(test, "timeout"), None
-    exit_code = _exitcode(wait)
     overflow = _test_event(test, "overflow")
     if stdout is None:
         return overflow, None
+    event = _io_event(test, stdout, _exitcode(wait), trailer)
+    return event, (overflow if event["status"] == "returned" else None)
+
+
+def _io_event(test, stdout, exit_code, trailer):
+    """The event of an io test that ran to its end: what it raised (its
+    trailer says), else its stdout and exit code. A forked test's and an
+    io runner's (iorunner.py) alike."""
     raised = _parse_trailer(trailer)
     if raised is not None:
         event = _test_event(test, "raised")
         event.update(raised)
-        return event, None
+        return event
     event = _test_event(test, "returned")
     event["stdout"] = bytes.decode(stdout, "utf-8", "replace")
     event["exit_code"] = exit_code
-    return event, overflow
+    return event
 
 
 _TIMED_OUT = object()
