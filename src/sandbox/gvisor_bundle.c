@@ -39,7 +39,11 @@ int ee_gvisor_find_runsc(char *path, size_t size, struct ee_err *err)
 	const char *env = getenv("EXECEVAL_RUNSC");
 	if (env && *env) {
 		if (!is_executable(env))
-			return ee_fail(err, EE_ERR_SANDBOX, "EXECEVAL_RUNSC=%s is not an executable", env);
+			return ee_fail(
+			        err, EE_ERR_SANDBOX,
+			        "--backend gvisor: EXECEVAL_RUNSC=%.150s is not an executable; install "
+			        "Debian's runsc package (apt-get install runsc)",
+			        env);
 		snprintf(path, size, "%s", env);
 		return 0;
 	}
@@ -220,8 +224,11 @@ static json_t *rlimit(const char *type, unsigned long long soft, unsigned long l
 	return json_pack("{s:s, s:I, s:I}", "type", type, "soft", (json_int_t)soft, "hard", (json_int_t)hard);
 }
 
-/* The native payload's rlimits (child.c's set_rlimits), plus NPROC: the
- * host's pids cgroup holds runsc too, so inside it is gVisor's count. */
+/* The native payload's rlimits (child.c's set_rlimits), plus NPROC and AS:
+ * the host's cgroups hold runsc too, so inside the counts are gVisor's.
+ * AS answers a big allocation at once with MemoryError ("memory limit")
+ * where the host's OOM kill would come only after the sentry touched every
+ * page (seconds under ptrace: a timeout, not the native verdict). */
 static json_t *rlimits_of(const struct ee_limits *l)
 {
 	unsigned long long cpu = (unsigned long long)l->timeout_s + 2;
@@ -233,6 +240,8 @@ static json_t *rlimits_of(const struct ee_limits *l)
 	json_array_append_new(r, rlimit("RLIMIT_CORE", 0, 0));
 	json_array_append_new(r, rlimit("RLIMIT_MEMLOCK", 0, 0));
 	json_array_append_new(r, rlimit("RLIMIT_NPROC", l->procs, l->procs));
+	unsigned long long as = ((unsigned long long)l->memory_mb + 128) << 20;
+	json_array_append_new(r, rlimit("RLIMIT_AS", as, as));
 	return r;
 }
 
