@@ -56,6 +56,10 @@ struct ee_gvisor {
 #define EE_GVISOR_EXTRA_MB   192
 #define EE_GVISOR_EXTRA_PIDS 256
 
+/* runsc's start-up, until the harness runs, has a clock of its own: the
+ * candidate's starts only then (EE_CTL_STARTED). */
+#define EE_GVISOR_START_S 20
+
 /* The runsc this host has: $EXECEVAL_RUNSC, else the first runsc on PATH,
  * else /usr/bin/runsc. -1 with a fix naming Debian's package when none. */
 int ee_gvisor_find_runsc(char *path, size_t size, struct ee_err *err);

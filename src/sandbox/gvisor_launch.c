@@ -118,7 +118,10 @@ static int demux_frames(struct demux *d)
 		case EE_GV_STDOUT: (void)write_all(d->to->out, p, n); break;
 		case EE_GV_STDERR: (void)write_all(d->to->err, p, n); break;
 		case EE_GV_RESULT: (void)write_all(d->to->result, p, n); break;
-		case EE_GV_STARTED: d->started = 1; break;
+		case EE_GV_STARTED:
+			d->started = 1;
+			send_ctl(d->to->ctl, EE_CTL_STARTED, 0, NULL);
+			break;
 		case EE_GV_EXIT:
 			if (n != 4)
 				return -1;
@@ -373,6 +376,7 @@ int ee_gvisor_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
 	if (ee_cgroup_create(cfg->host, &lim, &sb->cg, err) < 0 ||
 	    ee_gvisor_bundle_write(cfg->gvisor, cfg->mounts, cfg->limits, dir, id, err) < 0)
 		return -1;
+	sb->timeout_s = cfg->limits->timeout_s; /* armed when the harness starts (sandbox.c) */
 	sb->gvisor_dir = strdup(dir);
 	if (!sb->gvisor_dir) {
 		ee_gvisor_bundle_remove(dir);

@@ -426,6 +426,16 @@ static void on_ctl(struct ee_sandbox *sb)
 	} else if (m.type == EE_CTL_EXIT && m.status != -1) {
 		sb->out.have_status = 1;
 		sb->out.status = m.status;
+	} else if (m.type == EE_CTL_STARTED && sb->gvisor_dir && sb->fd[W_TIMER] >= 0 &&
+	           sb->out.end == EE_END_RAN) {
+		/* gvisor: the candidate's clock, and its wall time, start now. */
+		struct itimerspec its = { { 0, 0 },
+			                  { (time_t)sb->timeout_s,
+			                    (long)((sb->timeout_s - (double)(time_t)sb->timeout_s) * 1e9) } };
+		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+			its.it_value.tv_nsec = 1;
+		timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &sb->started);
 	}
 }
 

@@ -347,8 +347,10 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		fcntl(p[i][0], F_SETFL, O_NONBLOCK);
 
 	/* A starting sandbox's timer counts its worker's answer first. */
-	ee_autoclose int timer = arm_timer(
-	        sb->starting ? ee_worker_start_ms_left(sb->worker) / 1e3 : cfg->limits->timeout_s, err);
+	ee_autoclose int timer = arm_timer(sb->starting  ? ee_worker_start_ms_left(sb->worker) / 1e3
+	                                   : cfg->gvisor ? EE_GVISOR_START_S + cfg->limits->timeout_s
+	                                                 : cfg->limits->timeout_s,
+	                                   err);
 	/* From here on, the loop owns the sandbox; a failure still tears down
 	 * through the loop, so nothing is leaked. */
 	sandbox_join(sb);
