@@ -4,7 +4,7 @@
  * harness's descriptors (docs/protocol.md: the job on 3, the result
  * channel on 4, the gate on 5, the pyc on 6) are rebuilt inside it by a
  * relay: execeval itself, bound read-only into the container and started
- * as `execeval __gvisor-relay PYTHON` (gvisor_relay.c). Between the two:
+ * as `execeval __gvisor-relay PYTHON AS_MB` (gvisor_relay.c). Between the two:
  *
  *   supervisor ── pipes ──▶ gVisor init (host, trusted) ──stdin──▶ relay ──fds 3-6──▶ harness
  *              ◀─ pipes ───                             ◀─stdout── frames ◀─ 1, 2, 4 ──
@@ -80,7 +80,7 @@ int ee_gvisor_bundle_write(struct ee_gvisor *g, const struct ee_mount_plan *plan
 /* Removes a bundle directory and runsc's state in it (any depth). */
 void ee_gvisor_bundle_remove(const char *dir);
 
-/* The relay's entry (main.c dispatches `__gvisor-relay PYTHON` to it):
+/* The relay's entry (main.c dispatches `__gvisor-relay PYTHON AS_MB` to it):
  * inside the container, never returns. */
 __attribute__((noreturn)) void ee_gvisor_relay_main(int argc, char **argv);
 

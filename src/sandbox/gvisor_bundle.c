@@ -224,11 +224,9 @@ static json_t *rlimit(const char *type, unsigned long long soft, unsigned long l
 	return json_pack("{s:s, s:I, s:I}", "type", type, "soft", (json_int_t)soft, "hard", (json_int_t)hard);
 }
 
-/* The native payload's rlimits (child.c's set_rlimits), plus NPROC and AS:
- * the host's cgroups hold runsc too, so inside the counts are gVisor's.
- * AS answers a big allocation at once with MemoryError ("memory limit")
- * where the host's OOM kill would come only after the sentry touched every
- * page (seconds under ptrace: a timeout, not the native verdict). */
+/* The native payload's rlimits (child.c's set_rlimits), plus NPROC: the
+ * host's pids cgroup holds runsc too, so inside the count is gVisor's. The
+ * relay adds RLIMIT_AS for the harness alone (gvisor_relay.c). */
 static json_t *rlimits_of(const struct ee_limits *l)
 {
 	unsigned long long cpu = (unsigned long long)l->timeout_s + 2;
@@ -240,8 +238,6 @@ static json_t *rlimits_of(const struct ee_limits *l)
 	json_array_append_new(r, rlimit("RLIMIT_CORE", 0, 0));
 	json_array_append_new(r, rlimit("RLIMIT_MEMLOCK", 0, 0));
 	json_array_append_new(r, rlimit("RLIMIT_NPROC", l->procs, l->procs));
-	unsigned long long as = ((unsigned long long)l->memory_mb + 128) << 20;
-	json_array_append_new(r, rlimit("RLIMIT_AS", as, as));
 	return r;
 }
 
@@ -257,7 +253,9 @@ int ee_gvisor_bundle_write(struct ee_gvisor *g, const struct ee_mount_plan *plan
 	snprintf(root, sizeof(root), "%s/rootfs", g->dir);
 	if (mkdir(dir, 0711) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "gvisor: mkdir %s", dir);
-	json_t *args = json_pack("[s, s, s]", RELAY_TARGET, "__gvisor-relay", g->python);
+	char as_mb[24];
+	snprintf(as_mb, sizeof(as_mb), "%u", lim->memory_mb + 128);
+	json_t *args = json_pack("[s, s, s, s]", RELAY_TARGET, "__gvisor-relay", g->python, as_mb);
 	json_t *env = json_pack("[s]", "PATH=/usr/bin:/bin");
 	json_t *ns = json_pack("[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}]", "type", "pid", "type", "network",
 	                       "type", "ipc", "type", "uts", "type", "mount");

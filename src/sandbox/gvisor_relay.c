@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -42,6 +43,8 @@
 #include "sandbox/seccomp.h"
 
 #define JOB_MAX (1u << 30)
+
+static rlim_t as_bytes; /* the harness's RLIMIT_AS (argv[3], MB) */
 
 static int write_all(int fd, const void *p, size_t n)
 {
@@ -115,7 +118,14 @@ __attribute__((noreturn)) static void exec_harness(const struct ee_harness *h, c
 		if (dup2(high[i], dst[i]) < 0)
 			_exit(127);
 	syscall(SYS_close_range, EE_FD_CODE + 1, ~0U, CLOSE_RANGE_CLOEXEC);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || ee_seccomp_load(prog, &err) < 0)
+	/* A big allocation is a MemoryError ("memory limit") at once, where the
+	 * host's OOM kill would come only after the sentry touched every page
+	 * (seconds under ptrace: a timeout, not the native verdict). The
+	 * harness's alone: the relay may be an ASan build, which reserves
+	 * terabytes of shadow. */
+	struct rlimit as = { as_bytes, as_bytes };
+	if (setrlimit(RLIMIT_AS, &as) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    ee_seccomp_load(prog, &err) < 0)
 		_exit(127);
 	execve(h->argv[0], (char *const *)h->argv, ee_child_clean_env);
 	_exit(127);
@@ -261,10 +271,11 @@ void ee_gvisor_relay_main(int argc, char **argv)
 	unsigned char lenb[4];
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if (argc != 3) {
-		ee_fail(&err, EE_ERR_SANDBOX, "relay: usage: __gvisor-relay PYTHON");
+	if (argc != 4) {
+		ee_fail(&err, EE_ERR_SANDBOX, "relay: usage: __gvisor-relay PYTHON AS_MB");
 		fail(&err);
 	}
+	as_bytes = (rlim_t)strtoull(argv[3], NULL, 10) << 20;
 	if (read_all(0, lenb, 4) < 0)
 		_exit(126);
 	uint32_t len = (uint32_t)lenb[0] | (uint32_t)lenb[1] << 8 | (uint32_t)lenb[2] << 16 |
