@@ -186,6 +186,7 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 	$(PYTHON) bench/serve-load 60 200 2
 	$(PYTHON) bench/strict-overhead 3 2
 	$(PYTHON) bench/rl-shape
+	$(PYTHON) bench/backend-overhead
 
 # The man page: docs/execeval.1.in with the options table's rows put in
 # (tools/gen-man.c), so the page cannot drift from what the binary takes.

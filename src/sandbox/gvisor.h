@@ -24,7 +24,8 @@
  * Ownership: struct ee_gvisor is the engine's (ee_gvisor_open/close); it
  * owns a private directory holding the shared read-only root and one
  * bundle directory per running candidate, each removed when its sandbox
- * ends (ee_gvisor_bundle_remove) and all of it at close.
+ * ends (ee_gvisor_bundle_remove) and all of it at close; the directory of
+ * an execeval killed before its close is removed by the next one's open.
  */
 #ifndef EE_GVISOR_H
 #define EE_GVISOR_H
@@ -48,6 +49,7 @@ struct ee_gvisor {
 	int platform;          /* enum ee_gvisor_platform */
 	uint64_t next_id;      /* names the next bundle */
 	unsigned tmp_mb;       /* the size of each container's /tmp */
+	int lock_fd;           /* dir, flock'd shared: not stale while we live */
 };
 
 /* What the gVisor sandbox's host cgroup allows beyond the candidate's own

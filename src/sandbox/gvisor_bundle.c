@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -115,12 +116,36 @@ static int root_step(const char *root, const struct ee_mount_step *s, struct ee_
 	}
 }
 
+static void remove_tree_at(int dfd, const char *name, int depth);
+
+/* The private directories of execevals that died without their clean-up
+ * (SIGKILL): each live one holds a shared flock on its directory (pids do
+ * not say it: another pid namespace may share this /tmp). */
+static void sweep_stale(const char *tmp)
+{
+	DIR *d = opendir(tmp);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "execeval-gvisor.", 16) != 0)
+			continue;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			remove_tree_at(dirfd(d), e->d_name, 0);
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
 int ee_gvisor_open(struct ee_gvisor *g, int platform, const struct ee_mount_plan *plan, const char *python,
                    struct ee_err *err)
 {
 	char root[PATH_MAX + 16];
 
 	memset(g, 0, sizeof(*g));
+	g->lock_fd = -1;
 	g->platform = platform;
 	snprintf(g->python, sizeof(g->python), "%s", python);
 	if (ee_gvisor_find_runsc(g->runsc, sizeof(g->runsc), err) < 0)
@@ -129,14 +154,20 @@ int ee_gvisor_open(struct ee_gvisor *g, int platform, const struct ee_mount_plan
 	if (n < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "readlink /proc/self/exe");
 	g->relay[n] = '\0';
-	const char *tmp = getenv("TMPDIR");
-	snprintf(g->dir, sizeof(g->dir), "%s/execeval-gvisor.XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+	const char *env_tmp = getenv("TMPDIR");
+	const char *tmp = env_tmp && *env_tmp == '/' ? env_tmp : "/tmp";
+	sweep_stale(tmp);
+	snprintf(g->dir, sizeof(g->dir), "%s/execeval-gvisor.XXXXXX", tmp);
 	if (!mkdtemp(g->dir)) {
 		int e = errno;
 		g->dir[0] = '\0';
 		errno = e;
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "gvisor: mkdtemp");
 	}
+	/* Held until close: a live execeval's directory is not stale. */
+	g->lock_fd = open(g->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_SH) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "gvisor: lock %s", g->dir);
 	/* runsc's gofer opens the root as root, its sentry as nobody. */
 	chmod(g->dir, 0711);
 	snprintf(root, sizeof(root), "%s/rootfs", g->dir);
@@ -186,6 +217,9 @@ void ee_gvisor_close(struct ee_gvisor *g)
 		return;
 	ee_gvisor_bundle_remove(g->dir);
 	g->dir[0] = '\0';
+	if (g->lock_fd >= 0)
+		close(g->lock_fd);
+	g->lock_fd = -1;
 }
 
 /* ---- a candidate's config.json ----------------------------------------- */

@@ -201,3 +201,26 @@ def test_eval_under_gvisor(tmp_path):
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(x["status"] for x in recs) == ["assertion_fail", "pass", "timeout"], recs
     assert all(x["backend"] == "gvisor" for x in recs)
+
+
+def test_a_dead_execevals_directory_is_swept_a_live_ones_kept(run, tmp_path):
+    """An execeval killed (SIGKILL) before its clean-up leaves its private
+    directory; the next gvisor engine removes it, unless its owner still
+    holds the directory's flock (it lives, maybe in another pid namespace)."""
+    import fcntl
+    tmp = tmp_path / "t"
+    tmp.mkdir()
+    dead = tmp / "execeval-gvisor.dead01"
+    live = tmp / "execeval-gvisor.live01"
+    for d in (dead, live):
+        (d / "rootfs").mkdir(parents=True)
+    fd = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        r = run("def add(a, b):\n    return a + b\n", asserts=["assert add(1, 2) == 3"], args=GV,
+                env={"TMPDIR": str(tmp)})
+        assert r.code == 0, r
+        assert not dead.exists() and live.exists()
+        assert sorted(p.name for p in tmp.iterdir()) == ["execeval-gvisor.live01"]
+    finally:
+        os.close(fd)
