@@ -134,6 +134,12 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py
 	EXECEVAL=$(BUILD)/execeval-san EXECEVAL_ISOLATION=warm tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_interrupt.py
+	# The gVisor backend: its own cases, then the data-driven suite under it,
+	# but the two fork bombs, whose detail differs there (test_gvisor.py says why).
+	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_gvisor.py
+	EXECEVAL_BACKEND=gvisor tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_cases.py \
+	    --deselect 'tests/e2e/test_cases.py::test_case[error_process_limit_fork_bomb]' \
+	    --deselect 'tests/e2e/test_cases.py::test_case[error_process_limit_classic_fork_bomb]'
 
 # Tests that run no candidate outside execeval's sandbox: the harness's own
 # (benign candidates only, no sandbox), the metrics CLI (reads files) and
@@ -181,6 +187,7 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 	$(PYTHON) bench/strict-overhead 3 2
 	$(PYTHON) bench/rl-shape
 	$(PYTHON) bench/rl-client
+	$(PYTHON) bench/backend-overhead
 
 # The man page: docs/execeval.1.in with the options table's rows put in
 # (tools/gen-man.c), so the page cannot drift from what the binary takes.

@@ -155,6 +155,7 @@ int cmd_doctor(int argc, char **argv)
 	int warm = ee_pool_supported(&h, &why) == 0;
 	line("warm isolation", warm, "eval forks each candidate from a warm worker (--isolation warm)",
 	     why.msg);
+	doctor_gvisor(h.is_root, weak);
 	if (ee_host_usable(&h, &err) < 0 || live_check(EE_ISOLATION_COLD, weak, &err) < 0) {
 		printf("\nexeceval cannot run candidates here: %s\n", err.msg);
 		return EXIT_SANDBOX;

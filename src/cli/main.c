@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "sandbox/child.h"
+#include "sandbox/gvisor.h"
 #include "sandbox/worker.h"
 
 static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
@@ -29,6 +30,8 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "__worker") == 0 && argc == 4)
 		ee_zygote_main(argv[2], argv[3]); /* a warm worker, started by execeval itself */
+	if (strcmp(cmd, "__gvisor-relay") == 0)
+		ee_gvisor_relay_main(argc, argv); /* inside a gVisor container (gvisor.h) */
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("execeval %s\n", EE_VERSION);
 		return 0;

@@ -11,6 +11,7 @@
 #include "engine/evaluate.h"
 #include "harness/harness.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/gvisor.h"
 #include "sandbox/host.h"
 #include "sandbox/mount.h"
 #include "sandbox/sandbox.h"
@@ -26,6 +27,9 @@ struct ee_engine {
 	struct ee_harness harness;
 	struct ee_loop *loop;
 	struct ee_pool *pool; /* warm workers, when the isolation is warm */
+	struct ee_gvisor gvisor;
+	struct ee_gvisor *use_gvisor; /* --backend gvisor: &gvisor, open (its bundle
+	                                 counter changes per candidate); else NULL */
 };
 
 /* Warm workers when asked for; auto falls back to cold where warm cannot run. */
@@ -34,7 +38,7 @@ static int start_pool(struct ee_engine *eng, const struct ee_eval_options *o, un
 {
 	struct ee_err why = { 0 };
 
-	if (o->isolation == EE_ISOLATION_COLD)
+	if (o->isolation == EE_ISOLATION_COLD || o->backend == EE_BACKEND_GVISOR)
 		return 0;
 	if (ee_pool_supported(&eng->host, &why) < 0) {
 		if (o->isolation == EE_ISOLATION_WARM) {
@@ -77,12 +81,21 @@ static int build(struct ee_engine *eng, const struct ee_engine_config *cfg, stru
 	if (ee_host_probe(&eng->host, err) < 0 || ee_host_usable(&eng->host, err) < 0 ||
 	    check_memory_limit(&eng->host, o, err) < 0)
 		return -1;
+	if (o->backend == EE_BACKEND_GVISOR && o->isolation == EE_ISOLATION_WARM)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--isolation warm: not with --backend gvisor yet (one runsc sandbox per "
+		               "candidate, cold); drop --isolation or use --backend native");
 	ee_cgroup_sweep_stale(&eng->host);
 	if (ee_mount_plan(o->limits.tmp_mb, &eng->mounts, err) < 0 ||
 	    ee_harness_prepare(eng->host.python, &eng->harness, err) < 0 ||
 	    ee_seccomp_compile(o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0, &eng->seccomp, err) < 0 ||
 	    ee_loop_new(&eng->loop, err) < 0)
 		return -1;
+	if (o->backend == EE_BACKEND_GVISOR) {
+		if (ee_gvisor_open(&eng->gvisor, o->gvisor_platform, &eng->mounts, eng->host.python, err) < 0)
+			return -1;
+		eng->use_gvisor = &eng->gvisor;
+	}
 	return start_pool(eng, o, cfg->workers, err);
 }
 
@@ -108,6 +121,7 @@ void ee_engine_close(struct ee_engine *eng)
 	if (!eng)
 		return;
 	ee_pool_free(eng->pool);
+	ee_gvisor_close(&eng->gvisor);
 	ee_loop_free(eng->loop);
 	ee_harness_release(&eng->harness);
 	ee_seccomp_free(&eng->seccomp);
@@ -129,6 +143,11 @@ const struct ee_harness *ee_engine_harness(const struct ee_engine *eng)
 	return &eng->harness;
 }
 
+int ee_engine_gvisor(const struct ee_engine *eng)
+{
+	return eng->use_gvisor != NULL;
+}
+
 int ee_engine_warm(const struct ee_engine *eng)
 {
 	return eng->pool != NULL;
@@ -144,6 +163,7 @@ int ee_engine_sandbox_config(const struct ee_engine *eng, struct ee_sandbox_conf
 	cfg->argv = eng->harness.argv;
 	cfg->code_fd = eng->harness.code_fd;
 	cfg->pool = eng->pool;
+	cfg->gvisor = eng->use_gvisor;
 	return 0;
 }
 

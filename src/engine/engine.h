@@ -47,6 +47,8 @@ const struct ee_host *ee_engine_host(const struct ee_engine *eng);
 const struct ee_harness *ee_engine_harness(const struct ee_engine *eng);
 /* Candidates are forked from warm workers (else cold). */
 int ee_engine_warm(const struct ee_engine *eng);
+/* Candidates run under gVisor (--backend gvisor). */
+int ee_engine_gvisor(const struct ee_engine *eng);
 
 /* Fills cfg's host, mounts, seccomp, harness and pool: -1 (err filled)
  * for a loop-only engine, which runs no sandbox. */

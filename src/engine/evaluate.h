@@ -32,6 +32,11 @@ enum ee_severity { EE_SEV_LOW, EE_SEV_MEDIUM, EE_SEV_HIGH };
  * fork of a warm worker (warm), or warm where the host allows it (auto). */
 enum ee_isolation { EE_ISOLATION_AUTO, EE_ISOLATION_COLD, EE_ISOLATION_WARM };
 
+/* What isolates a candidate: the native sandbox, or gVisor's runsc
+ * (sandbox/gvisor.h). The platforms are runsc's (ee_gvisor_platform). */
+enum ee_backend { EE_BACKEND_NATIVE, EE_BACKEND_GVISOR };
+enum { EE_GVISOR_PLATFORM_PTRACE, EE_GVISOR_PLATFORM_KVM };
+
 struct ee_eval_options {
 	struct ee_limits limits;         /* the command line's; a task's own override them */
 	int deny_imports;                /* the import denylist is on */
@@ -41,6 +46,8 @@ struct ee_eval_options {
 	int scan;                        /* enum ee_scan_mode */
 	int run_hidden_on_fail;          /* run hidden tests even when a public one failed */
 	int isolation;                   /* enum ee_isolation, as asked for */
+	int backend;                     /* enum ee_backend */
+	int gvisor_platform;             /* EE_GVISOR_PLATFORM_*, with the gvisor backend */
 	int lint;                        /* run the lint phase (--lint) */
 	int lint_severity;               /* enum ee_severity: lint fails at or above it */
 	int strict_asserts;              /* --strict-asserts: the loader converts literal asserts

@@ -37,6 +37,14 @@ static const struct ee_option_choice isolation_choices[] = {
 	{ "cold", EE_ISOLATION_COLD },
 	{ "auto", EE_ISOLATION_AUTO },
 };
+static const struct ee_option_choice backend_choices[] = {
+	{ "native", EE_BACKEND_NATIVE },
+	{ "gvisor", EE_BACKEND_GVISOR },
+};
+static const struct ee_option_choice gvisor_platform_choices[] = {
+	{ "ptrace", EE_GVISOR_PLATFORM_PTRACE },
+	{ "kvm", EE_GVISOR_PLATFORM_KVM },
+};
 /* The formats of task.h, as docs/formats.md names them. */
 static const struct ee_option_choice format_choices[] = {
 	{ "auto", EE_FORMAT_AUTO },           { "native", EE_FORMAT_NATIVE },
@@ -161,6 +169,14 @@ const struct ee_option ee_options[] = {
 	  .help = "warm: fork each candidate from a prepared worker\n"
 	          "(default auto: warm where the host allows it)",
 	  .help_run = "cold (default) or warm: see execeval eval" },
+	{ .name = "backend", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(backend_choices),
+	  FIELD(backend), .def = EE_BACKEND_NATIVE,
+	  .help = "gvisor: each candidate in its own gVisor (runsc) sandbox,\n"
+	          "cold (default native: namespaces, seccomp, cgroups)" },
+	{ .name = "gvisor-platform", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(gvisor_platform_choices),
+	  FIELD(gvisor_platform), .def = EE_GVISOR_PLATFORM_PTRACE,
+	  .help = "runsc's platform with --backend gvisor (default ptrace;\n"
+	          "kvm needs /dev/kvm: execeval doctor says which work)" },
 	{ .name = "lint", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(lint), .def = 0, .flag_value = 1,
 	  .help = "lint phase: pyflakes, and flake8/bandit when installed" },

@@ -23,7 +23,9 @@ struct ee_mount_plan;
 struct ee_seccomp_prog;
 struct ee_cgroup;
 
-enum { EE_CTL_ERROR = 1, EE_CTL_EXIT = 2 };
+/* STARTED: the gVisor init's (gvisor_launch.c): the harness runs now, so
+ * the wall clock starts (runsc's own start-up is not the candidate's time). */
+enum { EE_CTL_ERROR = 1, EE_CTL_EXIT = 2, EE_CTL_STARTED = 3 };
 
 /* One message on the control pipe (smaller than PIPE_BUF: written whole). */
 struct ee_ctl_msg {

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "sandbox/child.h"
+#include "sandbox/gvisor.h"
 #include "sandbox/host.h"
 #include "sandbox/worker.h"
 
@@ -256,6 +257,9 @@ static void complete(struct ee_sandbox *sb)
 	struct ee_err err;
 	if (ee_cgroup_destroy(&sb->cg, &err) < 0)
 		fprintf(stderr, "execeval: %s\n", err.msg);
+	/* gvisor: the bundle and runsc's state (every runsc process is gone with
+	 * the init's pid namespace). */
+	ee_gvisor_bundle_remove(sb->gvisor_dir);
 	ee_loop_leave(sb->loop, &sb->job);
 	if (sb->ops->on_done)
 		sb->ops->on_done(sb->ctx, sb);
@@ -422,6 +426,16 @@ static void on_ctl(struct ee_sandbox *sb)
 	} else if (m.type == EE_CTL_EXIT && m.status != -1) {
 		sb->out.have_status = 1;
 		sb->out.status = m.status;
+	} else if (m.type == EE_CTL_STARTED && sb->gvisor_dir && sb->fd[W_TIMER] >= 0 &&
+	           sb->out.end == EE_END_RAN) {
+		/* gvisor: the candidate's clock, and its wall time, start now. */
+		struct itimerspec its = { { 0, 0 },
+			                  { (time_t)sb->timeout_s,
+			                    (long)((sb->timeout_s - (double)(time_t)sb->timeout_s) * 1e9) } };
+		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+			its.it_value.tv_nsec = 1;
+		timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &sb->started);
 	}
 }
 
@@ -538,6 +552,8 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 	if (sb->reaped)
 		ee_uid_release(&sb->uid);
 	ee_cgroup_destroy(&sb->cg, NULL);
+	ee_gvisor_bundle_remove(sb->gvisor_dir);
+	free(sb->gvisor_dir);
 	ee_buf_free(&sb->out.out);
 	ee_buf_free(&sb->out.err);
 	/* Its watches are off the loop: an event of them still pending in the

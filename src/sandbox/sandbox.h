@@ -36,6 +36,7 @@ struct ee_mount_plan;
 struct ee_seccomp_prog;
 struct ee_loop;
 struct ee_pool;
+struct ee_gvisor;
 struct ee_sandbox;
 
 /* The fd numbers the harness sees (docs/protocol.md). */
@@ -50,11 +51,12 @@ struct ee_sandbox_config {
 	int code_fd;             /* borrowed; becomes EE_FD_CODE, or -1 for none */
 	const char *job;         /* copied into a sealed memfd: fd 3 */
 	size_t job_len;
-	size_t keep_output;   /* bytes of stdout and of stderr kept for the record */
-	int drain_output;     /* output past limits->output_cap is read and dropped
+	size_t keep_output;       /* bytes of stdout and of stderr kept for the record */
+	int drain_output;         /* output past limits->output_cap is read and dropped
 	                         (outcome.output_truncated), not a kill (overflow) */
-	struct ee_pool *pool; /* warm: a worker of this pool forks the sandbox
+	struct ee_pool *pool;     /* warm: a worker of this pool forks the sandbox
 	                         (worker.h); NULL: cold, a clone of this process */
+	struct ee_gvisor *gvisor; /* not NULL: the gVisor backend (gvisor.h), cold */
 };
 
 /* What ended a sandbox that ran. The first cause wins: a kill for one

@@ -60,6 +60,7 @@ struct ee_sandbox {
 	int child_fds[6];         /* warm, starting: the child's ends, until STARTED */
 	double timeout_s;         /* warm: the wall clock, armed at STARTED */
 	struct timespec started;
+	char *gvisor_dir; /* gvisor: the candidate's bundle, removed at the end */
 	struct ee_sandbox_outcome out;
 };
 

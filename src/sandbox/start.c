@@ -29,6 +29,8 @@
 #include "base/memfd.h"
 #include "sandbox/child.h"
 #include "sandbox/clone.h"
+#include "sandbox/gvisor.h"
+#include "sandbox/gvisor_launch.h"
 #include "sandbox/host.h"
 #include "sandbox/worker.h"
 
@@ -166,6 +168,8 @@ static void discard_unstarted(struct ee_sandbox **sbp)
 		return;
 	ee_uid_release(&sb->uid); /* a failed clone, or its child reaped */
 	ee_cgroup_destroy(&sb->cg, NULL);
+	ee_gvisor_bundle_remove(sb->gvisor_dir);
+	free(sb->gvisor_dir);
 	ee_buf_free(&sb->out.out);
 	ee_buf_free(&sb->out.err);
 	free(sb);
@@ -328,6 +332,11 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	if (cfg->pool) {
 		if (claim_worker(sb, cfg, p, &job, err) < 0)
 			return -1;
+	} else if (cfg->gvisor) {
+		struct ee_gvisor_fds gf = { p[P_SYNC][0], p[P_SYNC][1], p[P_CTL][1],    job,
+			                    p[P_OUT][1],  p[P_ERR][1],  p[P_RESULT][1], p[P_GATE][0] };
+		if (ee_gvisor_launch(sb, cfg, &gf, &pidfd, err) < 0)
+			return -1;
 	} else if (launch_cold(sb, cfg, p, job, &pidfd, err) < 0) {
 		return -1;
 	}
@@ -338,8 +347,10 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		fcntl(p[i][0], F_SETFL, O_NONBLOCK);
 
 	/* A starting sandbox's timer counts its worker's answer first. */
-	ee_autoclose int timer = arm_timer(
-	        sb->starting ? ee_worker_start_ms_left(sb->worker) / 1e3 : cfg->limits->timeout_s, err);
+	ee_autoclose int timer = arm_timer(sb->starting  ? ee_worker_start_ms_left(sb->worker) / 1e3
+	                                   : cfg->gvisor ? EE_GVISOR_START_S + cfg->limits->timeout_s
+	                                                 : cfg->limits->timeout_s,
+	                                   err);
 	/* From here on, the loop owns the sandbox; a failure still tears down
 	 * through the loop, so nothing is leaked. */
 	sandbox_join(sb);

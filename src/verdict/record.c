@@ -409,6 +409,8 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 		put(oom, rec, "output_truncated", json_true());
 	program_json(oom, ev, rec);
 	put(oom, rec, "resources", resources_json(oom, out));
+	if (ev->backend) /* absent for the native backend */
+		put(oom, rec, "backend", json_string(ev->backend));
 	put(oom, rec, "sandbox_id", json_string(ev->sandbox_id));
 	put(oom, rec, "started_at", json_string(ev->started_at));
 	put(oom, rec, "finished_at", json_string(finished));

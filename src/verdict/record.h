@@ -34,6 +34,7 @@ struct ee_record_parts {
 	const char *extraction; /* how it was found, or NULL: absent */
 	const char *shard;      /* "I/N" of eval --shard, or NULL: absent */
 	const char *sandbox_id;
+	const char *backend; /* "gvisor"; NULL (native): absent */
 	const char *started_at;
 	int lint;                       /* the lint phase was asked for: the record has "lint" */
 	int lint_severity;              /* enum ee_severity: lint fails at or above it */

@@ -61,6 +61,9 @@ SANDBOX_UID_COUNT = 65536
 SECRET = "ee-secret-" + secrets.token_hex(16)
 HOST_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 ISOLATION = os.environ.get("EXECEVAL_ISOLATION") or None
+# EXECEVAL_BACKEND=gvisor runs a suite's run/eval command lines under gVisor
+# (--backend gvisor, added as isolation_args() adds --isolation).
+BACKEND = os.environ.get("EXECEVAL_BACKEND") or None
 
 
 def pytest_configure(config):
@@ -73,6 +76,8 @@ def pytest_configure(config):
                     returncode=4)
     if ISOLATION not in (None, "warm", "cold", "auto"):
         pytest.exit("EXECEVAL_ISOLATION must be warm, cold or auto, not %r" % ISOLATION, returncode=4)
+    if BACKEND not in (None, "native", "gvisor"):
+        pytest.exit("EXECEVAL_BACKEND must be native or gvisor, not %r" % BACKEND, returncode=4)
     # Every execeval inherits this: eval's default history lands here, not in ~.
     config.execeval_data_home = tempfile.mkdtemp(prefix="execeval-e2e-data-")
     os.environ["XDG_DATA_HOME"] = config.execeval_data_home
@@ -85,12 +90,14 @@ def pytest_unconfigure(config):
 
 
 def pytest_report_header(config):
-    return "execeval: %s, isolation: %s" % (EXECEVAL, ISOLATION or "each command's default")
+    return "execeval: %s, isolation: %s, backend: %s" % (EXECEVAL, ISOLATION or "each command's default",
+                                                          BACKEND or "native")
 
 
 def isolation_args():
-    """["--isolation", EXECEVAL_ISOLATION], or [] when the variable is unset."""
-    return ["--isolation", ISOLATION] if ISOLATION else []
+    """["--isolation", EXECEVAL_ISOLATION] when that variable is set, and
+    ["--backend", EXECEVAL_BACKEND] when that one is; else []."""
+    return (["--isolation", ISOLATION] if ISOLATION else []) + (["--backend", BACKEND] if BACKEND else [])
 
 
 def with_isolation(argv):
