@@ -216,5 +216,6 @@ void ee_task_free(struct ee_task *t)
 	free(t->prompt);
 	free(t->entry_point);
 	free(t->setup);
+	ee_task_gen_free(t);
 	memset(t, 0, sizeof(*t));
 }
