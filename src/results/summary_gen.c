@@ -87,30 +87,39 @@ void sum_gen_count(struct ee_summary *s, const json_t *rec, int passed, struct s
 	}
 }
 
-json_t *sum_gen_json(const struct ee_summary *s, const unsigned long *ks, size_t nk)
+int sum_gen_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, json_t **ret)
 {
+	*ret = NULL;
 	if (!s->gen.other_tier && !s->gen.seeds && !s->gen.tasks)
-		return NULL;
+		return 0;
 	json_t *o = json_object(), *pk = json_object();
 	char key[32];
+	int bad = !o || !pk;
 
-	for (size_t j = 0; o && pk && j < nk && s->n_tasks; j++) {
+	for (size_t j = 0; !bad && j < nk && s->n_tasks; j++) {
 		double sum = 0;
 		for (size_t i = 0; i < s->n_tasks; i++)
 			sum += ee_pass_at_k(s->tasks[i].n, s->tasks[i].c_canonical, ks[j]);
 		snprintf(key, sizeof(key), "%lu", ks[j]);
-		json_object_set_new(pk, key, json_real(sum / (double)s->n_tasks));
+		bad |= json_object_set_new(pk, key, json_real(sum / (double)s->n_tasks)) < 0;
 	}
-	if (!o || !pk || json_object_set_new(o, "pass_at_k_canonical", pk) < 0) {
+	if (bad || json_object_set_new(o, "pass_at_k_canonical", pk) < 0) {
 		json_decref(o);
-		return NULL;
+		if (!bad)
+			return -1; /* pk went with the failed set */
+		json_decref(pk);
+		return -1;
 	}
-	json_object_set_new(o, "seed",
-	                    s->gen.seeds == 1  ? json_integer((json_int_t)s->gen.seed)
-	                    : s->gen.seeds > 1 ? json_string("mixed")
-	                                       : json_null());
-	json_object_set_new(o, "tasks", json_integer((json_int_t)s->gen.tasks));
-	json_object_set_new(o, "tests", json_integer((json_int_t)s->gen.tests));
-	json_object_set_new(o, "dropped", json_integer((json_int_t)s->gen.dropped));
-	return o;
+	json_t *seed = s->gen.seeds == 1  ? json_integer((json_int_t)s->gen.seed)
+	               : s->gen.seeds > 1 ? json_string("mixed")
+	                                  : json_null();
+	if (json_object_set_new(o, "seed", seed) < 0 ||
+	    json_object_set_new(o, "tasks", json_integer((json_int_t)s->gen.tasks)) < 0 ||
+	    json_object_set_new(o, "tests", json_integer((json_int_t)s->gen.tests)) < 0 ||
+	    json_object_set_new(o, "dropped", json_integer((json_int_t)s->gen.dropped)) < 0) {
+		json_decref(o);
+		return -1;
+	}
+	*ret = o;
+	return 0;
 }

@@ -105,9 +105,9 @@ int sum_gen_check(const json_t *rec, const struct ee_jf *c);
 /* Counts them, and the canonical tier, into s, the task t and the model's mt. */
 void sum_gen_count(struct ee_summary *s, const json_t *rec, int passed, struct sum_task *t,
                    struct sum_task *mt);
-/* The summary's "generated" (NULL when no record had generated tests, a
- * seed or a tier other than canonical): pass@k on the canonical tier for
- * ks[0..nk), seed, tasks, tests, dropped. */
-json_t *sum_gen_json(const struct ee_summary *s, const unsigned long *ks, size_t nk);
+/* The summary's "generated" into *ret (NULL when no record had generated
+ * tests, a seed or a tier other than canonical): pass@k on the canonical
+ * tier for ks[0..nk), seed, tasks, tests, dropped. -1 out of memory. */
+int sum_gen_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, json_t **ret);
 
 #endif
