@@ -127,30 +127,14 @@ def test_tuples_and_sets_keep_their_type(run):
 
 
 # ---------------------------------------------------------------------------
-# HumanEval with hand-written generators for a handful of tasks (test data,
-# not the shipped data set). The fixed tests are the docstrings' examples.
+# HumanEval with hand-written generators for a handful of tasks (test data in
+# data/humaneval_generators.jsonl, not the shipped data set; bench/differential
+# reads it too). The fixed tests are the docstrings' examples.
 
-GENERATORS = {
-    "HumanEval/0": (
-        "def generate(rng, n):\n"
-        "    return [[[round(rng.uniform(0, 10), 1) for _ in range(rng.randint(2, 8))],"
-        " rng.choice([0.05, 0.3, 0.5, 1.0])] for _ in range(n)]\n",
-        [([[1.0, 2.0, 3.0], 0.5], False), ([[1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3], True)]),
-    "HumanEval/2": (
-        "def generate(rng, n):\n    return [[round(rng.uniform(0, 100), 3)] for _ in range(n)]\n",
-        [([3.5], 0.5)]),
-    "HumanEval/13": (
-        "def generate(rng, n):\n    return [[rng.randint(1, 500), rng.randint(1, 500)] for _ in range(n)]\n",
-        [([3, 5], 1), ([25, 15], 5)]),
-    "HumanEval/16": (
-        "def generate(rng, n):\n"
-        "    return [[''.join(rng.choice('aAbBcCdDxyz ') for _ in range(rng.randint(0, 12)))] for _ in range(n)]\n",
-        [(["xyzXYZ"], 3), (["Jerry"], 4)]),
-    "HumanEval/34": (
-        "def generate(rng, n):\n"
-        "    return [[[rng.randint(0, 20) for _ in range(rng.randint(0, 10))]] for _ in range(n)]\n",
-        [([[5, 3, 5, 2, 3, 3, 9, 0, 123]], [0, 2, 3, 5, 9, 123])]),
-}
+# task_id -> (generate, the docstring's examples as (args, expected)).
+GENERATORS = {r["task_id"]: (r["generate"], [(e["args"], e["expected"]) for e in r["examples"]])
+              for r in map(json.loads, (Path(__file__).parent / "data" / "humaneval_generators.jsonl")
+                           .read_text().splitlines())}
 
 
 def humaneval_with_generators():
