@@ -33,6 +33,7 @@ static void gen_free(struct ee_task_gen *g)
 		return;
 	free(g->reference);
 	free(g->generate);
+	json_decref(g->inputs);
 	free(g);
 }
 
@@ -97,6 +98,9 @@ void ee_task_gen_hash(const struct ee_task *t, char hex[65])
 	hash_str(&h, t->entry_point);
 	hash_str(&h, t->gen ? t->gen->reference : NULL);
 	hash_str(&h, t->gen ? t->gen->generate : NULL);
+	char *given = t->gen && t->gen->inputs ? json_dumps(t->gen->inputs, JSON_COMPACT) : NULL;
+	hash_str(&h, given);
+	free(given);
 	ee_sha256_update(&h, &n, sizeof(n));
 	ee_sha256_final(&h, d);
 	ee_sha256_hex(d, hex);
@@ -138,11 +142,11 @@ static int pick_hidden(const char *task_id, unsigned long long seed, double frac
 	return 0;
 }
 
-static int make_test(struct ee_test *test, const struct ee_task *t, const json_t *args, json_t *expected,
-                     int hidden)
+static int make_test(struct ee_test *test, const struct ee_task *t, size_t input, const json_t *args,
+                     json_t *expected, int hidden)
 {
 	ee_test_init(test, EE_TEST_CALL, hidden);
-	test->tier = t->gen->tier;
+	test->tier = input < t->gen->n_base ? EE_TIER_CANONICAL : t->gen->tier;
 	test->float_tol = t->gen->float_tol;
 	test->strict = 1;
 	test->fn = strdup(t->entry_point);
@@ -171,7 +175,7 @@ int ee_task_add_generated(struct ee_task *t, const json_t *inputs, json_t *const
 			continue;
 		struct ee_test *test = &tests[t->n_tests + k];
 		test->task_index = t->n_tests + k;
-		if (make_test(test, t, json_array_get(inputs, i), outputs[i], hidden[k]) < 0) {
+		if (make_test(test, t, i, json_array_get(inputs, i), outputs[i], hidden[k]) < 0) {
 			k++;
 			goto oom;
 		}

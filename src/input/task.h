@@ -31,6 +31,7 @@ enum ee_task_format {
 	EE_FORMAT_LCB,          /* LiveCodeBench: public_test_cases, private_test_cases */
 	EE_FORMAT_OPENR1,       /* verification_info.test_cases */
 	EE_FORMAT_PRIME,        /* verification_info.test_case_inputs */
+	EE_FORMAT_EVALPLUS,     /* HumanEval+, MBPP+: base_input, plus_input (evalplus.c) */
 	EE_FORMAT_COUNT
 };
 
@@ -85,7 +86,11 @@ struct ee_test_budget {
  * (ee_task_add_generated). Owned by its task. */
 struct ee_task_gen {
 	char *reference;  /* "reference": a program defining the entry point */
-	char *generate;   /* "generate": Python defining generate(rng, n) */
+	char *generate;   /* "generate": Python defining generate(rng, n); NULL when
+	                   * the inputs are given (EvalPlus's rows) */
+	json_t *inputs;   /* given inputs (canonical argument arrays), or NULL */
+	size_t n_base;    /* of the given inputs, the first n_base are the canonical
+	                   * tier (EvalPlus's base_input), the rest the gen's tier */
 	unsigned n;       /* "n_generated": inputs asked for (default 20) */
 	int tier;         /* "generated_tier": enum ee_tier (default property) */
 	double float_tol; /* "generated_float_tol": -1 exact (default) */
@@ -165,7 +170,8 @@ void ee_task_gen_hash(const struct ee_task *t, char hex[65]);
 
 /* Appends one strict call test of the entry point per input i with
  * outputs[i] not NULL: args inputs[i] (an array of canonical values),
- * expected outputs[i] (canonical), the gen's tier and tolerance, weight 1.
+ * expected outputs[i] (canonical), the gen's tier (canonical for the first
+ * n_base of given inputs) and tolerance, weight 1.
  * A NULL output is an input the reference raised on: counted as dropped.
  * With hidden_fraction > 0, round(made * fraction) of them, picked by the
  * seed, are hidden. Records seed, made, dropped in t->gen. inputs and

@@ -50,6 +50,9 @@ int ee_task_parse_codecontests(const struct ee_jf *c, const json_t *obj, unsigne
 int ee_task_parse_verl(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 int ee_task_parse_lcb(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 int ee_task_parse_openr1(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
+/* EvalPlus's HumanEval+ and MBPP+ rows (evalplus.c): no tests of their
+ * own, given inputs in t->gen for the reference step. */
+int ee_task_parse_evalplus(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 int ee_task_parse_prime(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 
 /* What the RL parsers share (formats_rl.c). */

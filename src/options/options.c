@@ -45,6 +45,7 @@ static const struct ee_option_choice format_choices[] = {
 	{ "apps", EE_FORMAT_APPS },           { "codecontests", EE_FORMAT_CODECONTESTS },
 	{ "verl", EE_FORMAT_VERL },           { "livecodebench", EE_FORMAT_LCB },
 	{ "open-r1", EE_FORMAT_OPENR1 },      { "prime", EE_FORMAT_PRIME },
+	{ "evalplus", EE_FORMAT_EVALPLUS },
 };
 static const struct ee_option_choice severity_choices[] = {
 	{ "low", EE_SEV_LOW },

@@ -366,14 +366,15 @@ static void print_generated(FILE *out, const json_t *sum)
 		return;
 	fprintf(out, "\n");
 	if (json_integer_value(json_object_get(g, "tasks")) > 0) {
-		fprintf(out, "generated tests: %lld over %lld tasks, %lld inputs dropped, seed ",
+		fprintf(out, "generated tests: %lld over %lld tasks, %lld inputs dropped",
 		        (long long)json_integer_value(json_object_get(g, "tests")),
 		        (long long)json_integer_value(json_object_get(g, "tasks")),
 		        (long long)json_integer_value(json_object_get(g, "dropped")));
 		if (json_is_integer(seed))
-			fprintf(out, "%lld\n", (long long)json_integer_value(seed));
-		else
-			fprintf(out, "%s\n", json_is_string(seed) ? json_string_value(seed) : "-");
+			fprintf(out, ", seed %lld", (long long)json_integer_value(seed));
+		else if (json_is_string(seed))
+			fprintf(out, ", seed %s", json_string_value(seed));
+		fprintf(out, "\n");
 	}
 	fprintf(out, "canonical tier only:");
 	json_object_foreach ((json_t *)json_object_get(g, "pass_at_k_canonical"), key, val)

@@ -401,8 +401,9 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 		              ee_test_pick_name(ev->task->budget.pick), "tests",
 		              (json_int_t)ev->task->budget.total));
 	const struct ee_task_gen *gen = ev->task->gen;
-	if (gen && gen->added) { /* generated tests: from which seed, how many */
-		put(oom, rec, "seed", json_integer((json_int_t)gen->seed));
+	if (gen && gen->added) {   /* generated tests: from which seed, how many */
+		if (gen->generate) /* given inputs (EvalPlus's) owe nothing to a seed */
+			put(oom, rec, "seed", json_integer((json_int_t)gen->seed));
 		put(oom, rec, "generated",
 		    json_pack("{s:I, s:I, s:I, s:I}", "asked", (json_int_t)gen->n, "tests",
 		              (json_int_t)gen->made, "dropped", (json_int_t)gen->dropped, "hidden",
