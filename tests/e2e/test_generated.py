@@ -182,3 +182,81 @@ def test_humaneval_hard_coded_examples_fail_generated_tests_canonical_passes_for
         g = json.loads(summary.read_text())["generated"]
         assert g["seed"] == seed and g["tasks"] == 5 and g["tests"] == 100 and g["dropped"] == 0, g
         assert g["pass_at_k_canonical"]["1"] == 1.0, g
+
+
+# ---------------------------------------------------------------------------
+# EvalPlus's rows (HumanEval+, MBPP+), hand-made in their format, not copied
+# from the data sets: expected outputs come from the reference.
+
+HE_PLUS = {"task_id": "HumanEval/demo",
+           "prompt": "def add(x: int, y: int):\n    \"\"\"Add two numbers x and y\n    >>> add(2, 3)\n    5\n    \"\"\"\n",
+           "entry_point": "add", "canonical_solution": "    return x + y\n",
+           "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n", "contract": "\n    assert type(x) is int\n",
+           "base_input": [[2, 3], [5, 7]], "plus_input": [[0, 0], [-1, 1], [1000000000000, 1]], "atol": 0}
+MBPP_PLUS = {"task_id": "Mbpp/2",
+             "prompt": "\"\"\"\nWrite a function to find the shared elements from the given two lists.\n"
+                       "assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))\n\"\"\"\n",
+             "code": "def similar_elements(test_tup1, test_tup2):\n  return tuple(set(test_tup1) & set(test_tup2))\n",
+             "source_file": "Benchmark Questions Verification V2.ipynb", "test_imports": [],
+             "test_list": ["assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))"],
+             "test": "", "entry_point": "similar_elements",
+             "canonical_solution": "\ndef similar_elements(test_tup1, test_tup2):\n  return tuple(set(test_tup1) & set(test_tup2))\n",
+             "base_input": [[[3, 4, 5, 6], [5, 7, 4, 10]]], "plus_input": [[[1, 2], [3]], [[7], [7, 8]]], "atol": 0,
+             "assertion": "assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))"}
+MEAN_PLUS = {"task_id": "HumanEval/mean", "prompt": "def mean(xs: list):\n", "entry_point": "mean",
+             "canonical_solution": "    return sum(xs) / len(xs)\n",
+             "base_input": [[[1.0, 2.0]]], "plus_input": [[[0.1, 0.2, 0.3]]], "atol": 1e-3}
+
+
+def evalplus_eval(tmp_path, samples, tasks=(HE_PLUS, MBPP_PLUS)):
+    tf, sf, out, summary = (tmp_path / n for n in ("t.jsonl", "s.jsonl", "r.jsonl", "s.json"))
+    tf.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    sf.write_text("".join(json.dumps(s) + "\n" for s in samples))
+    p = subprocess.run(with_isolation([EXECEVAL, "eval", "--tasks", str(tf), "--samples", str(sf), "-o", str(out),
+                                       "-q", "-k", "1", "--summary-json", str(summary), "--no-history"]),
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    return [json.loads(line) for line in out.read_text().splitlines()], json.loads(summary.read_text())
+
+
+def test_evalplus_rows_base_and_plus_reported_apart(tmp_path):
+    recs, summary = evalplus_eval(tmp_path, [
+        {"task_id": "HumanEval/demo", "solution": "def add(x, y):\n    return x + y\n"},
+        {"task_id": "HumanEval/demo", "solution": "def add(x, y):\n    return abs(x) + abs(y)\n"},
+        {"task_id": "Mbpp/2", "solution": "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n"},
+        {"task_id": "Mbpp/2", "solution": "def similar_elements(a, b):\n    return (4, 5)\n"},
+    ])
+    status = [(r["task_id"], r["status"]) for r in recs]
+    assert sorted(status) == sorted([("HumanEval/demo", "pass"), ("HumanEval/demo", "assertion_fail"),
+                                     ("Mbpp/2", "pass"), ("Mbpp/2", "assertion_fail")]), status
+    for r in recs:
+        assert r["tiers"]["canonical"]["passed"] == r["tiers"]["canonical"]["total"], r
+        assert "seed" not in r and r["generated"]["dropped"] == 0, r
+        assert all(t["judged_by"] == "supervisor" and t["kind"] == "call" for t in r["tests"])
+    he = next(r for r in recs if r["task_id"] == "HumanEval/demo")
+    assert he["tiers"] == {"canonical": {"passed": 2, "total": 2}, "property": {"passed": 3, "total": 3}}
+    assert summary["pass_at_k"]["1"] == 0.5, "base + plus"
+    assert summary["generated"]["pass_at_k_canonical"]["1"] == 1.0, "base only"
+    assert summary["generated"]["tests"] == 8 and summary["generated"]["tasks"] == 2
+
+
+def test_evalplus_a_list_is_not_the_references_tuple(tmp_path):
+    recs, _ = evalplus_eval(tmp_path, [
+        {"task_id": "Mbpp/2", "solution": "def similar_elements(a, b):\n    return list(set(a) & set(b))\n"}],
+        tasks=[MBPP_PLUS])
+    assert recs[0]["status"] == "assertion_fail" and "expected (" in recs[0]["tests"][0]["message"], recs[0]
+
+
+def test_evalplus_atol_is_the_float_tolerance(tmp_path):
+    near = "def mean(xs):\n    return sum(xs) / len(xs) + 1e-4\n"
+    far = "def mean(xs):\n    return sum(xs) / len(xs) + 1e-2\n"
+    recs, _ = evalplus_eval(tmp_path, [{"task_id": "HumanEval/mean", "solution": near},
+                                       {"task_id": "HumanEval/mean", "solution": far}], tasks=[MEAN_PLUS])
+    assert [r["status"] for r in sorted(recs, key=lambda r: r["sample"])] == ["pass", "assertion_fail"], recs
+
+
+def test_evalplus_row_errors_name_the_field(run):
+    r = run("x = 1\n", task=dict(HE_PLUS, base_input=[1]))
+    assert r.code == 2 and "base_input[0]: expected an array of arguments" in r.stderr, r.stderr
+    r = run("x = 1\n", task=dict(HE_PLUS, atol=-1))
+    assert r.code == 2 and "atol: expected a number >= 0" in r.stderr, r.stderr
