@@ -260,3 +260,18 @@ def test_evalplus_row_errors_name_the_field(run):
     assert r.code == 2 and "base_input[0]: expected an array of arguments" in r.stderr, r.stderr
     r = run("x = 1\n", task=dict(HE_PLUS, atol=-1))
     assert r.code == 2 and "atol: expected a number >= 0" in r.stderr, r.stderr
+
+
+def test_resume_keeps_the_seed(tmp_path):
+    tf, sf, out = tmp_path / "t.jsonl", tmp_path / "s.jsonl", tmp_path / "r.jsonl"
+    tf.write_text(json.dumps(SORT) + "\n")
+    sf.write_text(json.dumps({"task_id": "demo/sort", "code": GOOD}) + "\n")
+
+    def ev(*extra):
+        return subprocess.run(with_isolation([EXECEVAL, "eval", "--tasks", str(tf), "--samples", str(sf), "-o",
+                                              str(out), "-q", "--no-history", *extra]),
+                              capture_output=True, text=True, timeout=600)
+    assert ev("--seed", "5").returncode == 0
+    p = ev("--seed", "6", "--resume")
+    assert p.returncode == 2 and "options.seed was 5, now 6" in p.stderr, p.stderr
+    assert ev("--seed", "5", "--resume").returncode == 0
