@@ -181,7 +181,8 @@ int ee_task_add_generated(struct ee_task *t, const json_t *inputs, json_t *const
 		}
 		k++;
 	}
-	memcpy(tests, t->tests, t->n_tests * sizeof(*tests));
+	if (t->n_tests) /* an EvalPlus row has none of its own */
+		memcpy(tests, t->tests, t->n_tests * sizeof(*tests));
 	free(t->tests);
 	t->tests = tests;
 	t->n_tests += made;
