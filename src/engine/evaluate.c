@@ -228,6 +228,14 @@ static const struct ee_sandbox_ops ops = { on_result, on_done };
 int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_candidate *c,
                   ee_record_cb cb, void *ctx, struct ee_err *err)
 {
+	/* A candidate judged without the tests its task asks for would pass on
+	 * fewer: the caller runs ee_reference_prepare first (reference.h). */
+	if (c->task->gen && !c->task->gen->added && !c->trusted)
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "task %s: its generated tests (reference, generate or EvalPlus inputs) are not "
+		        "made here (serve does not make them yet)",
+		        c->task->task_id);
 	struct ee_eval *ev = calloc(1, sizeof(*ev));
 
 	if (!ev)

@@ -79,6 +79,7 @@ struct ee_candidate {
 	void (*on_outcome)(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s);
 	void *outcome_ctx;
 	int keep_values; /* the stream keeps each call's value (trusted code only: reference.c) */
+	int trusted;     /* reference.c's own runs: a task whose generated tests are not made yet */
 };
 
 /* Receives the record (a new reference the callback owns), or NULL when the

@@ -74,7 +74,7 @@ static void trusted_options(const struct ee_eval_options *o, struct ee_eval_opti
 static int run_program(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_task *task,
                        const char *program, int values, struct run *r, struct ee_err *err)
 {
-	struct ee_candidate cand = { .task = task, .program = program, .sample = -1 };
+	struct ee_candidate cand = { .task = task, .program = program, .sample = -1, .trusted = 1 };
 
 	memset(r, 0, sizeof(*r));
 	if (values) {
