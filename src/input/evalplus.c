@@ -25,6 +25,18 @@
 
 static const struct ee_jf_num_rule non_negative = { 0, 1, 0, "a number >= 0" };
 
+/* {tag: inner}; inner is stolen, also on failure. */
+static json_t *tagged(const char *tag, json_t *inner)
+{
+	json_t *o = inner ? json_object() : NULL;
+
+	if (!o) {
+		json_decref(inner);
+		return NULL;
+	}
+	return json_object_set_new(o, tag, inner) < 0 ? (json_decref(o), NULL) : o;
+}
+
 /* A plain JSON value as a canonical one (docs/protocol.md), NULL when out
  * of memory or nested deeper than 100. */
 static json_t *canonical(const json_t *v, int depth)
@@ -43,10 +55,10 @@ static json_t *canonical(const json_t *v, int depth)
 	case JSON_STRING: return json_stringn(json_string_value(v), json_string_length(v));
 	case JSON_INTEGER:
 		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		return json_pack("{s:s}", "int", text);
+		return tagged("int", json_string(text));
 	case JSON_REAL:
 		snprintf(text, sizeof(text), "%.17g", json_real_value(v));
-		return json_pack("{s:s}", "float", text);
+		return tagged("float", json_string(text));
 	case JSON_ARRAY:
 		items = json_array();
 		json_array_foreach (v, i, x)
@@ -54,17 +66,25 @@ static json_t *canonical(const json_t *v, int depth)
 				json_decref(items);
 				return NULL;
 			}
-		return json_pack("{s:o}", "list", items);
+		return tagged("list", items);
 	case JSON_OBJECT:
 		items = json_array();
 		json_object_foreach ((json_t *)v, key, x) {
-			out = json_pack("[s, o]", key, canonical(x, depth + 1));
-			if (!items || json_array_append_new(items, out) < 0) {
+			out = json_array();
+			/* the pair complete, or freed here; then appended (or freed by the append) */
+			if (out && (json_array_append_new(out, json_string(key)) < 0 ||
+			            json_array_append_new(out, canonical(x, depth + 1)) < 0)) {
+				json_decref(out);
+				out = NULL;
+			}
+			if (!items || !out || json_array_append_new(items, out) < 0) {
+				if (!items)
+					json_decref(out);
 				json_decref(items);
 				return NULL;
 			}
 		}
-		return json_pack("{s:o}", "dict", items);
+		return tagged("dict", items);
 	}
 	return NULL;
 }
