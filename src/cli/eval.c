@@ -20,6 +20,7 @@
 #include "cli/eval.h"
 
 #include "engine/engine.h"
+#include "engine/reference.h"
 #include "results/results.h"
 #include "results/summary.h"
 
@@ -301,6 +302,13 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	code = EXIT_SANDBOX;
 	if (ee_engine_open(&ecfg, &eng, &err) < 0)
 		goto out;
+	/* Generated tests first: a task whose reference fails is reported
+	 * before any candidate runs. */
+	int made = ee_reference_prepare_set(eng, &a->opt, &r->tasks, &err);
+	if (made != 0) {
+		code = made > 0 ? 128 + made : err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
+		goto out;
+	}
 	cli_progress_start(&r->progress, a->quiet, r->total);
 	int rc = ee_samples_run(&r->samples, eng, &a->opt, &err);
 	cli_progress_show(&r->progress, r->finished, r->samples.n.skipped, r->passed, 1);

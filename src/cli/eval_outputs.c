@@ -91,6 +91,11 @@ static json_t *judging_options(const struct eval_args *a)
 		json_object_set_new(o, "test_timeout_s", json_real(a->opt.test_timeout_s));
 	if (o && a->opt.reward.custom) /* a resumed run must not mix two rewards */
 		json_object_set_new(o, "reward", json_string(ee_reward_text(&a->opt.reward)));
+	/* Generated tests' inputs (docs/generated.md): a resumed run keeps its seed. */
+	if (o && a->opt.seed)
+		json_object_set_new(o, "seed", json_integer((json_int_t)a->opt.seed));
+	if (o && a->opt.hidden_fraction > 0)
+		json_object_set_new(o, "hidden_fraction", json_real(a->opt.hidden_fraction));
 	if (o && a->opt.task_rules.max_tests)
 		json_object_set_new(o, "test_budget",
 		                    json_pack("{s:I, s:s}", "max", (json_int_t)a->opt.task_rules.max_tests,

@@ -10,6 +10,7 @@
 #include "input/compose.h"
 #include "input/dataset.h"
 #include "engine/engine.h"
+#include "engine/reference.h"
 #include "input/extract.h"
 #include "base/jsonfield.h"
 #include "sandbox/sandbox.h"
@@ -225,7 +226,7 @@ static int exit_code_of(const json_t *rec)
 	return strcmp(status, "pass") == 0 ? EXIT_PASS : EXIT_NOT_PASS;
 }
 
-static int evaluate(struct run_args *a, const struct ee_task *task, const char *program,
+static int evaluate(struct run_args *a, struct ee_task *task, const char *program,
                     const struct ee_extract_info *how)
 {
 	char extraction[EE_EXTRACTION_NAME_MAX];
@@ -237,6 +238,13 @@ static int evaluate(struct run_args *a, const struct ee_task *task, const char *
 
 	if (ee_engine_open(&ecfg, &eng, &err) < 0)
 		goto out;
+	int made = ee_reference_prepare(eng, &a->opt, task, &err);
+	if (made != 0) { /* the task's reference or generator failed: the task's error */
+		code = made > 0 ? 128 + made : err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
+		if (code == EXIT_USAGE)
+			fprintf(stderr, "execeval run: %s\n", err.msg);
+		goto out;
+	}
 	ee_extraction_name(how, extraction, sizeof(extraction));
 	struct ee_candidate cand = { .task = task,
 		                     .program = program,

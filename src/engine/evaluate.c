@@ -53,6 +53,7 @@ struct ee_eval {
 	struct ee_reward reward; /* the candidate's, else the options' */
 	void (*on_outcome)(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s);
 	void *outcome_ctx;
+	int keep_values;
 };
 
 static void random_hex(char out[33])
@@ -166,6 +167,7 @@ static int retry(struct ee_eval *ev, struct ee_err *err)
 	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, ev->opt->run_hidden_on_fail) < 0)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	ev->stream.phases.lint_asked = ev->opt->lint;
+	ev->stream.keep_values = ev->keep_values;
 	ev->lint_credited = 0;
 	return launch(ev, err);
 }
@@ -227,6 +229,14 @@ static const struct ee_sandbox_ops ops = { on_result, on_done };
 int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_candidate *c,
                   ee_record_cb cb, void *ctx, struct ee_err *err)
 {
+	/* A candidate judged without the tests its task asks for would pass on
+	 * fewer: the caller runs ee_reference_prepare first (reference.h). */
+	if (c->task->gen && !c->task->gen->added && !c->trusted)
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "task %s: its generated tests (reference, generate or EvalPlus inputs) are not "
+		        "made here (serve does not make them yet)",
+		        c->task->task_id);
 	struct ee_eval *ev = calloc(1, sizeof(*ev));
 
 	if (!ev)
@@ -265,6 +275,8 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
 	ev->stream.phases.lint_asked = o->lint;
+	ev->keep_values = c->keep_values;
+	ev->stream.keep_values = c->keep_values;
 	/* A test's clock longer than the candidate's is the candidate's. */
 	if (o->test_timeout_s > 0)
 		ev->stream.tests.timeout_ms =

@@ -63,6 +63,9 @@ struct ee_eval_options {
 	struct ee_reward reward;         /* --reward: the record's reward (zero: binary) */
 	struct ee_task_rules task_rules; /* --compare, --max-tests, --test-pick: the loader
 	                                  * applies them (ee_task_apply_rules); evaluation ignores them */
+	unsigned long long seed;         /* --seed: generated tests' inputs (engine/reference.h);
+	                                  * --seed random has drawn it already */
+	double hidden_fraction;          /* --hidden-fraction: of each task's generated tests, hidden */
 };
 
 struct ee_candidate {
@@ -82,6 +85,8 @@ struct ee_candidate {
 	 * none. serve's /run_code reads a script's whole output there. */
 	void (*on_outcome)(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s);
 	void *outcome_ctx;
+	int keep_values; /* the stream keeps each call's value (trusted code only: reference.c) */
+	int trusted;     /* reference.c's own runs: a task whose generated tests are not made yet */
 };
 
 /* Receives the record (a new reference the callback owns), or NULL when the

@@ -95,7 +95,7 @@ static const char *const rl_id_keys[EE_FORMAT_COUNT] = {
 
 static int is_rl_format(int format)
 {
-	return format >= EE_FORMAT_APPS && format < EE_FORMAT_COUNT;
+	return format >= EE_FORMAT_APPS && format <= EE_FORMAT_PRIME;
 }
 
 static int parse_id(const struct ee_jf *c, const json_t *obj, int format, long line, char **ret)
@@ -128,6 +128,7 @@ static int parse_task(const struct ee_jf *c, const json_t *obj, int format, long
 		[EE_FORMAT_LCB] = ee_task_parse_lcb,
 		[EE_FORMAT_OPENR1] = ee_task_parse_openr1,
 		[EE_FORMAT_PRIME] = ee_task_parse_prime,
+		[EE_FORMAT_EVALPLUS] = ee_task_parse_evalplus,
 	};
 
 	if (ee_task_check_object(c, obj) < 0)
@@ -216,5 +217,6 @@ void ee_task_free(struct ee_task *t)
 	free(t->prompt);
 	free(t->entry_point);
 	free(t->setup);
+	ee_task_gen_free(t);
 	memset(t, 0, sizeof(*t));
 }

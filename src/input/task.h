@@ -31,6 +31,7 @@ enum ee_task_format {
 	EE_FORMAT_LCB,          /* LiveCodeBench: public_test_cases, private_test_cases */
 	EE_FORMAT_OPENR1,       /* verification_info.test_cases */
 	EE_FORMAT_PRIME,        /* verification_info.test_case_inputs */
+	EE_FORMAT_EVALPLUS,     /* HumanEval+, MBPP+: base_input, plus_input (evalplus.c) */
 	EE_FORMAT_COUNT
 };
 
@@ -78,6 +79,28 @@ struct ee_test_budget {
 	size_t total; /* tests the task had before */
 };
 
+/* A native task's generated tests (generated.c; docs/generated.md): a
+ * trusted reference solution and a trusted generator of inputs. The engine
+ * (engine/reference.c) runs both in a sandbox once per (task, seed) and
+ * appends one supervisor-judged call test per input the reference answered
+ * (ee_task_add_generated). Owned by its task. */
+struct ee_task_gen {
+	char *reference;  /* "reference": a program defining the entry point */
+	char *generate;   /* "generate": Python defining generate(rng, n); NULL when
+	                   * the inputs are given (EvalPlus's rows) */
+	json_t *inputs;   /* given inputs (canonical argument arrays), or NULL */
+	size_t n_base;    /* of the given inputs, the first n_base are the canonical
+	                   * tier (EvalPlus's base_input), the rest the gen's tier */
+	unsigned n;       /* "n_generated": inputs asked for (default 20) */
+	int tier;         /* "generated_tier": enum ee_tier (default property) */
+	double float_tol; /* "generated_float_tol": -1 exact (default) */
+	/* Set by ee_task_add_generated: */
+	int added;               /* the generated tests are in the task */
+	unsigned long long seed; /* the seed they came from */
+	size_t made, dropped;    /* tests added; inputs the reference raised on */
+	size_t hidden;           /* of made, hidden by --hidden-fraction */
+};
+
 /* Per-task overrides; has_* says which were given. */
 struct ee_task_limits {
 	int has_timeout, has_memory, has_procs, has_output_cap;
@@ -99,6 +122,7 @@ struct ee_task {
 	int strict_asserts;           /* ee_task_strict_asserts ran: the record says who judged each test */
 	int compare_given;            /* the task's own "compare" set its io tests' rule */
 	struct ee_test_budget budget; /* ee_task_apply_rules's --max-tests */
+	struct ee_task_gen *gen;      /* reference + generate, or NULL (native tasks only) */
 };
 
 /* Detects the format of obj from its fields (native: "tests"; HumanEval:
@@ -137,6 +161,23 @@ void ee_task_free(struct ee_task *t);
  * Returns how many were converted, or -1 (out of memory; the task is then
  * unchanged but for the tests converted so far, each still consistent). */
 int ee_task_strict_asserts(struct ee_task *t, struct ee_err *err);
+
+/* ---- Generated tests (generated.c) ---------------------------------------- */
+
+/* SHA-256 (hex) of what decides a task's generated tests: the entry point,
+ * reference, generator and n_generated (the cache key with the seed). */
+void ee_task_gen_hash(const struct ee_task *t, char hex[65]);
+
+/* Appends one strict call test of the entry point per input i with
+ * outputs[i] not NULL: args inputs[i] (an array of canonical values),
+ * expected outputs[i] (canonical), the gen's tier (canonical for the first
+ * n_base of given inputs) and tolerance, weight 1.
+ * A NULL output is an input the reference raised on: counted as dropped.
+ * With hidden_fraction > 0, round(made * fraction) of them, picked by the
+ * seed, are hidden. Records seed, made, dropped in t->gen. inputs and
+ * outputs are borrowed. -1 out of memory (the task keeps its old tests). */
+int ee_task_add_generated(struct ee_task *t, const json_t *inputs, json_t *const *outputs,
+                          unsigned long long seed, double hidden_fraction, struct ee_err *err);
 
 /* ---- Run-wide rules (task_rules.c) ---------------------------------------
  * What a run's options (--compare, --max-tests, --test-pick) do to a task

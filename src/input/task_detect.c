@@ -52,6 +52,10 @@ static int is_mbpp(const json_t *o)
 {
 	return has(o, "test_list");
 }
+static int is_evalplus(const json_t *o)
+{
+	return has(o, "base_input") && has(o, "canonical_solution");
+}
 static int is_verl(const json_t *o)
 {
 	return json_is_object(json_object_get(o, "reward_model"));
@@ -81,10 +85,15 @@ static const struct {
 	int format;
 	int (*matches)(const json_t *obj);
 } detectors[] = {
-	{ EE_FORMAT_NATIVE, is_native }, { EE_FORMAT_HUMANEVAL, is_humaneval },
-	{ EE_FORMAT_MBPP, is_mbpp },     { EE_FORMAT_VERL, is_verl },
-	{ EE_FORMAT_LCB, is_lcb },       { EE_FORMAT_CODECONTESTS, is_codecontests },
-	{ EE_FORMAT_APPS, is_apps },     { EE_FORMAT_OPENR1, is_openr1 },
+	{ EE_FORMAT_NATIVE, is_native },
+	{ EE_FORMAT_EVALPLUS, is_evalplus },
+	{ EE_FORMAT_HUMANEVAL, is_humaneval },
+	{ EE_FORMAT_MBPP, is_mbpp },
+	{ EE_FORMAT_VERL, is_verl },
+	{ EE_FORMAT_LCB, is_lcb },
+	{ EE_FORMAT_CODECONTESTS, is_codecontests },
+	{ EE_FORMAT_APPS, is_apps },
+	{ EE_FORMAT_OPENR1, is_openr1 },
 	{ EE_FORMAT_PRIME, is_prime },
 };
 

@@ -24,8 +24,19 @@ static const char *const kind_names[] = { "assert", "io", "call", "program", "un
 static const char *const tier_names[] = { "canonical", "edge", "property" };
 static const char *const visibility_names[] = { "public", "hidden" };
 /* The keys a native task, its tests (by kind) and its limits may have. */
-static const char *const task_keys[] = { "task_id", "class", "prompt", "entry_point",
-	                                 "setup",   "tests", "limits", "compare" };
+static const char *const task_keys[] = { "task_id",
+	                                 "class",
+	                                 "prompt",
+	                                 "entry_point",
+	                                 "setup",
+	                                 "tests",
+	                                 "limits",
+	                                 "compare",
+	                                 "reference",
+	                                 "generate",
+	                                 "n_generated",
+	                                 "generated_tier",
+	                                 "generated_float_tol" };
 static const char *const limits_keys[] = { "timeout_s", "memory_mb", "procs", "output_cap" };
 #define TEST_COMMON "kind", "weight", "tier", "visibility"
 static const char *const code_test_keys[] = { TEST_COMMON, "code" };
@@ -169,7 +180,7 @@ int ee_task_parse_native(const struct ee_jf *c, const json_t *obj, unsigned opts
 	for (size_t i = 0; i < t->n_tests; i++)
 		if (parse_test(c, json_array_get(tests, i), i, &t->tests[i]) < 0)
 			return -1;
-	return parse_limits(c, obj, &t->limits);
+	return parse_limits(c, obj, &t->limits) < 0 ? -1 : ee_task_parse_gen(c, obj, t);
 }
 
 /* HumanEval's test defines check(candidate); running it is the one test. */

@@ -36,6 +36,13 @@ int ee_task_parse_native(const struct ee_jf *c, const json_t *obj, unsigned opts
 int ee_task_parse_humaneval(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 int ee_task_parse_mbpp(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 
+/* A native task's reference, generate, n_generated, generated_tier and
+ * generated_float_tol into t->gen (generated.c); none of them: t->gen
+ * stays NULL. t->entry_point must be set already. */
+int ee_task_parse_gen(const struct ee_jf *c, const json_t *obj, struct ee_task *t);
+/* Frees t->gen and sets it NULL. */
+void ee_task_gen_free(struct ee_task *t);
+
 /* The RL data sets' rows (formats_rl.c, formats_lcb.c; docs/formats.md):
  * every test an io or a call test, judged by the supervisor. */
 int ee_task_parse_apps(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
@@ -43,6 +50,9 @@ int ee_task_parse_codecontests(const struct ee_jf *c, const json_t *obj, unsigne
 int ee_task_parse_verl(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 int ee_task_parse_lcb(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 int ee_task_parse_openr1(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
+/* EvalPlus's HumanEval+ and MBPP+ rows (evalplus.c): no tests of their
+ * own, given inputs in t->gen for the reference step. */
+int ee_task_parse_evalplus(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 int ee_task_parse_prime(const struct ee_jf *c, const json_t *obj, unsigned opts, struct ee_task *t);
 
 /* What the RL parsers share (formats_rl.c). */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "base/choice.h"
 #include "base/err.h"
@@ -52,6 +53,7 @@ static const struct ee_option_choice format_choices[] = {
 	{ "apps", EE_FORMAT_APPS },           { "codecontests", EE_FORMAT_CODECONTESTS },
 	{ "verl", EE_FORMAT_VERL },           { "livecodebench", EE_FORMAT_LCB },
 	{ "open-r1", EE_FORMAT_OPENR1 },      { "prime", EE_FORMAT_PRIME },
+	{ "evalplus", EE_FORMAT_EVALPLUS },
 };
 static const struct ee_option_choice severity_choices[] = {
 	{ "low", EE_SEV_LOW },
@@ -110,6 +112,50 @@ static int parse_test_timeout(const struct ee_option *row, const char *arg, stru
 	if (v < 0 || v > 1e6)
 		return ee_fail(err, EE_ERR_USAGE, "--%s: expected seconds >= 0, got '%s'", row->name, arg);
 	s->opt->test_timeout_s = v;
+	return 0;
+}
+
+/* --seed S|random: the generated tests' seed; random draws one now, so the
+ * whole run (and its records) has the one it drew. Kept below 2^63, a
+ * JSON integer everywhere. */
+static int parse_seed(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                      struct ee_err *err)
+{
+	unsigned long long v = 0;
+	char *end = NULL;
+
+	if (arg && strcmp(arg, "random") == 0) {
+		if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+			return ee_fail_errno(err, EE_ERR_USAGE, "--%s random: getrandom", row->name);
+		s->opt->seed = v >> 1;
+		return 0;
+	}
+	if (arg) {
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (!arg[0] || arg[0] == '-' || *end || errno || v >= 1ull << 63)
+			return ee_fail(err, EE_ERR_USAGE,
+			               "--%s: expected a whole number in [0, 2^63) or 'random', got '%s'",
+			               row->name, arg);
+	}
+	s->opt->seed = v;
+	return 0;
+}
+
+/* --hidden-fraction F: in [0, 1]. */
+static int parse_hidden_fraction(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                                 struct ee_err *err)
+{
+	char flag[64];
+	double v = 0;
+
+	snprintf(flag, sizeof(flag), "--%s", row->name);
+	if (arg && ee_parse_double(flag, arg, &v, err) < 0)
+		return -1;
+	if (!(v >= 0 && v <= 1))
+		return ee_fail(err, EE_ERR_USAGE, "--%s: expected a fraction in [0, 1], got '%s'", row->name,
+		               arg);
+	s->opt->hidden_fraction = v;
 	return 0;
 }
 
@@ -223,6 +269,15 @@ const struct ee_option ee_options[] = {
 	  .help = "each io and call test's own clock, inside --timeout (larger\n"
 	          "is clamped to it): one slow test is a timeout of that\n"
 	          "test, the others still judged (default 0: off)" },
+	{ .name = "seed", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "S",
+	  .parse = parse_seed, .example = "42",
+	  .help = "seed of the generated tests of tasks with a reference and\n"
+	          "a generator: the same seed, the same inputs; 'random' draws\n"
+	          "one (default 0; the record says seed; docs/generated.md)" },
+	{ .name = "hidden-fraction", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "F",
+	  .parse = parse_hidden_fraction, .example = "0.5",
+	  .help = "this fraction of each task's generated tests is hidden,\n"
+	          "picked by the seed (default 0)" },
 	{ .name = "weak-limits", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(weak_limits), .def = 0, .flag_value = 1,
 	  .help = "run even without a memory cgroup: RLIMIT_AS stands in,\n"

@@ -101,6 +101,13 @@ bool ee_judge_call(const json_t *expected, const json_t *actual, double float_to
  * is a mismatch. */
 bool ee_judge_pyeq(const json_t *expected, const json_t *actual, char *why, size_t why_len);
 
+/* As ee_judge_pyeq, but with float_tol >= 0 two numbers of which one is a
+ * float compare within tolerance (as for io), in lists, tuples and dict
+ * values; dict keys and set members still compare exactly. Generated
+ * tests' generated_float_tol and EvalPlus's atol. */
+bool ee_judge_pyeq_tol(const json_t *expected, const json_t *actual, double float_tol, char *why,
+                       size_t why_len);
+
 struct ee_buf;
 /* Appends to out a key that two hashable canonical values share exactly
  * when Python finds them equal (None, bool, int, float, str, tuples of

@@ -721,7 +721,7 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 	struct into in = { { NULL }, 1 };
 	size_t cls, ti;
 
-	if (check_record(s, record, &c, &r) < 0)
+	if (check_record(s, record, &c, &r) < 0 || sum_gen_check(record, &c) < 0)
 		return -1;
 	in.c[0] = &s->all;
 	if (!r.task_id) { /* an invalid sample of no known task: in the totals only */
@@ -743,6 +743,7 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 	s->samples++;
 	count_task(&s->tasks[ti], &r);
 	count_task(mt, &r);
+	sum_gen_count(s, record, r.status == SUM_PASS, &s->tasks[ti], mt);
 	count_status(&in, r.status);
 	if ((r.detail && count_detail(s, &in, r.detail) < 0) || count_tests(s, r.tests) < 0 ||
 	    count_lint(s, &in, &r) < 0 || count_reward(s, &in, &r) < 0)

@@ -5,6 +5,7 @@
 #define EE_SUMMARY_INT_H
 
 #include <stddef.h>
+#include <jansson.h>
 
 #include "base/formula.h"
 #include "base/strmap.h"
@@ -29,6 +30,16 @@ struct sum_task {
 	size_t cls; /* index into classes */
 	unsigned long n, c;
 	double score_sum;
+	unsigned long c_canonical; /* samples that passed the canonical tier (summary_gen.c) */
+	int gen_seen;              /* its generated tests are counted in gen */
+};
+
+/* Generated tests and tiers over the records (summary_gen.c). */
+struct sum_gen {
+	int other_tier;          /* a test of a tier other than canonical was seen */
+	unsigned long seeds;     /* 0: no record had a seed; 1: one seed; 2: more */
+	unsigned long long seed; /* the first */
+	unsigned long tasks, tests, dropped;
 };
 
 struct sum_class {
@@ -79,6 +90,7 @@ struct ee_summary {
 	int reward_mixed;                             /* records disagreed on it */
 	struct sum_res res;
 	double first_start, last_finish; /* seconds since the epoch; 0: none */
+	struct sum_gen gen;
 };
 
 /* task_ix's slots sorted by task id (bytewise): a new array of n_tasks
@@ -86,5 +98,16 @@ struct ee_summary {
  * canonical order for what must not depend on the order of the records
  * (eval -j N writes them in completion order): the bootstrap's draws. */
 const struct ee_strmap_slot **sum_tasks_by_id(const struct ee_summary *s);
+
+struct ee_jf;
+/* A record's "seed" and "generated", checked before anything is counted. */
+int sum_gen_check(const json_t *rec, const struct ee_jf *c);
+/* Counts them, and the canonical tier, into s, the task t and the model's mt. */
+void sum_gen_count(struct ee_summary *s, const json_t *rec, int passed, struct sum_task *t,
+                   struct sum_task *mt);
+/* The summary's "generated" into *ret (NULL when no record had generated
+ * tests, a seed or a tier other than canonical): pass@k on the canonical
+ * tier for ks[0..nk), seed, tasks, tests, dropped. -1 out of memory. */
+int sum_gen_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, json_t **ret);
 
 #endif

@@ -454,10 +454,17 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 	v.kept = malloc((nk + 1) * sizeof(*v.kept));
 	if (v.kept && group_by_class(&v) == 0) {
 		dropped = choose_ks(&v, v.by_id, s->n_tasks, ks, nk);
+		json_t *gen = NULL; /* the set's ks, before a class's choose_ks */
+		if (sum_gen_json(s, v.kept, v.n_kept, &gen) < 0)
+			v.oom = 1;
 		if (alloc_values(&v, nk) == 0)
 			root = block_json(&v, v.by_id, s->n_tasks, &s->all, dropped, EE_BOOTSTRAP_SEED);
 		else
 			json_decref(dropped);
+		if (root && gen)
+			put(&v, root, "generated", gen);
+		else
+			json_decref(gen);
 		if (root && s->unattributed)
 			put(&v, root, "samples_without_task", count_json(s->unattributed));
 		if (root) {

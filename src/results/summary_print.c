@@ -355,6 +355,33 @@ static void print_environment(FILE *out, const json_t *env)
 	        json_string_value(json_object_get(env, "kernel")));
 }
 
+/* Generated tests and the canonical tier's pass@k (summary_gen.c). */
+static void print_generated(FILE *out, const json_t *sum)
+{
+	const json_t *g = json_object_get(sum, "generated"), *seed = json_object_get(g, "seed");
+	const char *key;
+	json_t *val;
+
+	if (!json_is_object(g))
+		return;
+	fprintf(out, "\n");
+	if (json_integer_value(json_object_get(g, "tasks")) > 0) {
+		fprintf(out, "generated tests: %lld over %lld tasks, %lld inputs dropped",
+		        (long long)json_integer_value(json_object_get(g, "tests")),
+		        (long long)json_integer_value(json_object_get(g, "tasks")),
+		        (long long)json_integer_value(json_object_get(g, "dropped")));
+		if (json_is_integer(seed))
+			fprintf(out, ", seed %lld", (long long)json_integer_value(seed));
+		else if (json_is_string(seed))
+			fprintf(out, ", seed %s", json_string_value(seed));
+		fprintf(out, "\n");
+	}
+	fprintf(out, "canonical tier only:");
+	json_object_foreach ((json_t *)json_object_get(g, "pass_at_k_canonical"), key, val)
+		fprintf(out, "  pass@%s %.4f", key, json_number_value(val));
+	fprintf(out, "\n");
+}
+
 void ee_summary_print(const json_t *summary, FILE *out)
 {
 	double samples = json_number_value(json_object_get(summary, "samples"));
@@ -363,6 +390,7 @@ void ee_summary_print(const json_t *summary, FILE *out)
 	print_blocks(out, summary, "classes", "class");
 	print_blocks(out, summary, "models", "model");
 	print_tiers(out, summary);
+	print_generated(out, summary);
 	print_counts(out, json_object_get(summary, "statuses"), "status", samples, (size_t)-1);
 	print_counts(out, json_object_get(summary, "details"), "detail", samples, DETAILS_SHOWN);
 	print_model_outcomes(out, summary);

@@ -129,6 +129,7 @@ void ee_stream_free(struct ee_stream *s)
 			free(s->tests.results[i].message);
 			free(s->tests.results[i].denied);
 			json_decref(s->tests.results[i].files);
+			json_decref(s->tests.results[i].value);
 		}
 	free(s->tests.results);
 	free(s->tests.order);
@@ -370,7 +371,7 @@ static void judge_io(const struct ee_test *t, const json_t *ev, struct ee_test_r
 
 /* A call test, or a strict assert (Python's == between its literal and the
  * canonical value). */
-static void judge_call(const struct ee_test *t, const json_t *ev, struct ee_test_result *r)
+static void judge_call(const struct ee_test *t, const json_t *ev, struct ee_test_result *r, int keep_values)
 {
 	const char *status = get_str(ev, "status");
 	const json_t *value = json_object_get(ev, "value");
@@ -378,8 +379,11 @@ static void judge_call(const struct ee_test *t, const json_t *ev, struct ee_test
 
 	if (!status || strcmp(status, "returned") != 0 || !value)
 		return fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "the call raised");
-	if (r->judging == EE_JUDGE_PYEQ ? ee_judge_pyeq(t->expected, value, why, sizeof(why))
-	                                : ee_judge_call(t->expected, value, t->float_tol, why, sizeof(why)))
+	if (keep_values && !r->value) /* the reference's answers (engine/reference.c) */
+		r->value = json_incref((json_t *)value);
+	if (r->judging == EE_JUDGE_PYEQ
+	            ? ee_judge_pyeq_tol(t->expected, value, t->float_tol, why, sizeof(why))
+	            : ee_judge_call(t->expected, value, t->float_tol, why, sizeof(why)))
 		r->state = EE_T_PASS;
 	else
 		fail_test(r, why);
@@ -516,7 +520,7 @@ static int on_test(struct ee_stream *s, const json_t *ev)
 	switch (r->judging) {
 	case EE_JUDGE_IO: judge_io(t, ev, r); break;
 	case EE_JUDGE_VALUE:
-	case EE_JUDGE_PYEQ: judge_call(t, ev, r); break;
+	case EE_JUDGE_PYEQ: judge_call(t, ev, r, s->keep_values); break;
 	default: judge_reported(s, ev, r);
 	}
 	clock_test(s, t, ev, r);

@@ -52,6 +52,7 @@ struct ee_test_result {
 	int have_exit_code;
 	long exit_code;
 	json_t *files; /* a script's read-back files {path: base64} (checked), or NULL */
+	json_t *value; /* keep_values: a call's returned canonical value (owned), or NULL */
 };
 
 struct ee_phase_result {
@@ -106,6 +107,8 @@ struct ee_stream {
 	const struct ee_task *task; /* borrowed */
 	int at;                     /* enum ee_stream_at */
 	int memory_error;           /* the import or a test failed with MemoryError */
+	int keep_values;            /* keep each call's returned value in its result (set after
+	                             * init; trusted code only: a reference's, a generator's) */
 	double now_ms;              /* the caller's monotonic clock as the bytes fed arrived */
 	struct ee_stream_wire wire;
 	struct ee_stream_phases phases;

@@ -135,7 +135,7 @@ static json_t *tests_json(int *oom, const struct ee_record_parts *ev)
 		                 "tier", ee_tier_name(t->tier), "status", test_state_name(r), "weight",
 		                 t->weight, "duration_ms", ms_value(r->duration_ms), "message",
 		                 opt_text(r->message)));
-		if (ev->task->strict_asserts)
+		if (ev->task->strict_asserts || ev->task->gen)
 			put(oom, json_array_get(a, i), "judged_by",
 			    json_string(ee_test_judged_by_supervisor(t) ? "supervisor" : "sandbox"));
 		if (ev->task->budget.total > ev->task->n_tests) /* --max-tests cut: where it came from */
@@ -400,6 +400,15 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 		    json_pack("{s:I, s:s, s:I}", "max", (json_int_t)ev->task->budget.max, "pick",
 		              ee_test_pick_name(ev->task->budget.pick), "tests",
 		              (json_int_t)ev->task->budget.total));
+	const struct ee_task_gen *gen = ev->task->gen;
+	if (gen && gen->added) {   /* generated tests: from which seed, how many */
+		if (gen->generate) /* given inputs (EvalPlus's) owe nothing to a seed */
+			put(oom, rec, "seed", json_integer((json_int_t)gen->seed));
+		put(oom, rec, "generated",
+		    json_pack("{s:I, s:I, s:I, s:I}", "asked", (json_int_t)gen->n, "tests",
+		              (json_int_t)gen->made, "dropped", (json_int_t)gen->dropped, "hidden",
+		              (json_int_t)gen->hidden));
+	}
 	if (ev->lint)
 		put(oom, rec, "lint", lint_json(oom, ev));
 	reward_json(oom, ev, &v, rec);

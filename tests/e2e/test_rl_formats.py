@@ -275,7 +275,7 @@ def test_one_tasks_file_may_mix_formats_and_format_forces_one(tmp_path):
     assert got[("4001", 0)][0] == "pass"
     err = eval_error(tmp_path, rows, "--format", "taco")
     assert ("--format: expected auto, native, humaneval, mbpp, apps, codecontests, verl, livecodebench, "
-            "open-r1 or prime, got 'taco'") in err
+            "open-r1, prime or evalplus, got 'taco'") in err
 
 
 def test_a_row_missing_what_its_format_needs_names_file_line_and_field(tmp_path):

@@ -371,7 +371,7 @@ static const struct err_case task_errors[] = {
 	{ "{'task_id': 'a', 'test': 'x'}", 0,
 	  "cannot tell the format: expected 'tests' (native), 'test'+'entry_point' (HumanEval), "
 	  "'test_list' (MBPP) or an RL data set's tests (--format; docs/formats.md)" },
-	{ A "]}", EE_FORMAT_COUNT, "unknown task format 10" },
+	{ A "]}", EE_FORMAT_COUNT, "unknown task format 11" },
 	{ A "]}", -2, "unknown task format -2" },
 	/* task fields */
 	{ "{'tests': [{'kind': 'assert', 'code': 'x'}]}", 0,
@@ -401,7 +401,7 @@ static const struct err_case task_errors[] = {
 	{ A "], 'Setup': 'x'}", 0, "Setup: unknown key in a task; did you mean 'setup'?" },
 	{ A "], 'description': 'x'}", 0,
 	  "description: unknown key in a task; expected one of task_id, class, prompt, entry_point, setup, "
-	  "tests, limits, compare" },
+	  "tests, limits, compare, reference, generate, n_generated, generated_tier, generated_float_tol" },
 	{ A "], 'compare': 'words'}", 0,
 	  "compare: expected exact, rstrip, lines, tokens or numeric, got 'words'" },
 	{ A "], 'compare': 'tokens:abs=1'}", 0, "compare: 'abs=1': only numeric takes a tolerance" },
