@@ -80,7 +80,8 @@ static int build(struct ee_engine *eng, const struct ee_engine_config *cfg, stru
 	ee_cgroup_sweep_stale(&eng->host);
 	if (ee_mount_plan(o->limits.tmp_mb, &eng->mounts, err) < 0 ||
 	    ee_harness_prepare(eng->host.python, &eng->harness, err) < 0 ||
-	    ee_seccomp_compile(o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0, &eng->seccomp, err) < 0 ||
+	    ee_seccomp_compile((o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0) | EE_SECCOMP_NOTIFY, &eng->seccomp,
+	                       err) < 0 ||
 	    ee_loop_new(&eng->loop, err) < 0)
 		return -1;
 	return start_pool(eng, o, cfg->workers, err);

@@ -23,7 +23,9 @@ struct ee_mount_plan;
 struct ee_seccomp_prog;
 struct ee_cgroup;
 
-enum { EE_CTL_ERROR = 1, EE_CTL_EXIT = 2 };
+/* LISTENER: carries the seccomp listener (notify.h) as SCM_RIGHTS; the
+ * control channel is a SOCK_SEQPACKET pair for it. */
+enum { EE_CTL_ERROR = 1, EE_CTL_EXIT = 2, EE_CTL_LISTENER = 3 };
 
 /* One message on the control pipe (smaller than PIPE_BUF: written whole). */
 struct ee_ctl_msg {

@@ -32,6 +32,7 @@
 
 #include "sandbox/child.h"
 #include "sandbox/host.h"
+#include "sandbox/notify.h"
 #include "sandbox/worker.h"
 
 static double ms_since(const struct timespec *t0)
@@ -407,7 +408,8 @@ static void on_result(struct ee_sandbox *sb)
 static void on_ctl(struct ee_sandbox *sb)
 {
 	struct ee_ctl_msg m;
-	ssize_t n = read(sb->fd[W_CTL], &m, sizeof(m));
+	int fd;
+	ssize_t n = ee_notify_recv(sb->fd[W_CTL], &m, sizeof(m), &fd);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -415,6 +417,14 @@ static void on_ctl(struct ee_sandbox *sb)
 		sandbox_close_watch(sb, W_CTL);
 		return;
 	}
+	if (m.type == EE_CTL_LISTENER && fd >= 0 && sb->fd[W_NOTIFY] < 0) {
+		struct ee_err err = { 0 };
+		/* On failure the listener is closed: refused calls get ENOSYS, still refused. */
+		(void)sandbox_add_watch(sb, W_NOTIFY, fd, &err);
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
 	if (m.type == EE_CTL_ERROR && !sb->out.setup_failed) {
 		sb->out.setup_failed = 1;
 		sb->out.setup_err = m.err;
@@ -423,6 +433,12 @@ static void on_ctl(struct ee_sandbox *sb)
 		sb->out.have_status = 1;
 		sb->out.status = m.status;
 	}
+}
+
+static void on_notify(struct ee_sandbox *sb)
+{
+	if (ee_notify_answer(sb->fd[W_NOTIFY], &sb->out.refused) < 0)
+		sandbox_close_watch(sb, W_NOTIFY);
 }
 
 static void on_timer(struct ee_sandbox *sb)
@@ -475,6 +491,7 @@ static void dispatch(struct watch *w)
 	case W_RESULT: on_result(sb); break;
 	case W_TIMER: on_timer(sb); break;
 	case W_WORKER: on_worker(sb); break;
+	case W_NOTIFY: on_notify(sb); break;
 	}
 	finish_if_done(sb);
 }
