@@ -117,6 +117,14 @@ static int parse_reward(const struct ee_option *row, const char *arg, struct ee_
 	return ee_reward_parse(arg, &s->opt->reward, err);
 }
 
+/* --breaker "RATE over N": the circuit breaker (engine/breaker.h). */
+static int parse_breaker(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                         struct ee_err *err)
+{
+	(void)row;
+	return ee_breaker_parse(arg, &s->opt->breaker, err);
+}
+
 /* clang-format off */
 const struct ee_option ee_options[] = {
 	{ .name = "timeout", .type = EE_OPT_DOUBLE, .fronts = CLI | HTTP, .metavar = "S",
@@ -207,6 +215,12 @@ const struct ee_option ee_options[] = {
 	  .help = "each io and call test's own clock, inside --timeout (larger\n"
 	          "is clamped to it): one slow test is a timeout of that\n"
 	          "test, the others still judged (default 0: off)" },
+	{ .name = "breaker", .type = EE_OPT_TEXT, .fronts = EVAL | SERVE, .metavar = "'RATE over N'",
+	  .parse = parse_breaker, .example = "0.05 over 100",
+	  .help = "stop when more than RATE of the last N candidates made\n"
+	          "escape-class attempts (network, ptrace, mount, namespaces,\n"
+	          "privilege, kernel: docs/threat-model.md); eval exits 4\n"
+	          "(--resume continues), serve answers 503 until resumed" },
 	{ .name = "weak-limits", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(weak_limits), .def = 0, .flag_value = 1,
 	  .help = "run even without a memory cgroup: RLIMIT_AS stands in,\n"
