@@ -8,6 +8,7 @@
 
 #include "base/err.h"
 #include "base/loop.h"
+#include "engine/events_log.h"
 #include "engine/evaluate.h"
 #include "harness/harness.h"
 #include "sandbox/cgroup.h"
@@ -25,7 +26,9 @@ struct ee_engine {
 	struct ee_seccomp_prog seccomp;
 	struct ee_harness harness;
 	struct ee_loop *loop;
-	struct ee_pool *pool; /* warm workers, when the isolation is warm */
+	struct ee_pool *pool;        /* warm workers, when the isolation is warm */
+	struct ee_breaker breaker;   /* --breaker, fed every record (evaluate.c) */
+	struct ee_events_log events; /* --events */
 };
 
 /* Warm workers when asked for; auto falls back to cold where warm cannot run. */
@@ -96,7 +99,9 @@ int ee_engine_open(const struct ee_engine_config *cfg, struct ee_engine **ret, s
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	eng->loop_only = cfg->loop_only;
 	eng->harness.code_fd = -1;
-	if (build(eng, cfg, err) < 0) {
+	eng->events.fd = -1;
+	if (ee_breaker_init(&eng->breaker, &cfg->opt->breaker, err) < 0 ||
+	    ee_events_log_open(&eng->events, cfg->opt->events_path, err) < 0 || build(eng, cfg, err) < 0) {
 		ee_engine_close(eng);
 		return -1;
 	}
@@ -109,10 +114,22 @@ void ee_engine_close(struct ee_engine *eng)
 	if (!eng)
 		return;
 	ee_pool_free(eng->pool);
+	ee_breaker_free(&eng->breaker);
+	ee_events_log_close(&eng->events);
 	ee_loop_free(eng->loop);
 	ee_harness_release(&eng->harness);
 	ee_seccomp_free(&eng->seccomp);
 	free(eng);
+}
+
+struct ee_breaker *ee_engine_breaker(struct ee_engine *eng)
+{
+	return &eng->breaker;
+}
+
+struct ee_events_log *ee_engine_events(struct ee_engine *eng)
+{
+	return &eng->events;
 }
 
 struct ee_loop *ee_engine_loop(const struct ee_engine *eng)

@@ -20,6 +20,8 @@ struct ee_eval_options;
 struct ee_harness;
 struct ee_host;
 struct ee_loop;
+struct ee_breaker;
+struct ee_events_log;
 struct ee_sandbox_config;
 
 struct ee_engine;
@@ -42,6 +44,10 @@ int ee_engine_open(const struct ee_engine_config *cfg, struct ee_engine **ret, s
 void ee_engine_close(struct ee_engine *eng);
 
 struct ee_loop *ee_engine_loop(const struct ee_engine *eng);
+/* The circuit breaker (opt->breaker; breaker.h), fed every record the
+ * engine builds; and the lifecycle log (opt->events_path; events_log.h). */
+struct ee_breaker *ee_engine_breaker(struct ee_engine *eng);
+struct ee_events_log *ee_engine_events(struct ee_engine *eng);
 /* NULL for a loop-only engine. */
 const struct ee_host *ee_engine_host(const struct ee_engine *eng);
 const struct ee_harness *ee_engine_harness(const struct ee_engine *eng);

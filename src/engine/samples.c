@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "engine/samples.h"
+#include "engine/engine.h"
 
 #include "base/err.h"
 #include "engine/scheduler.h"
@@ -266,8 +267,8 @@ int ee_samples_next(struct ee_samples *s, struct ee_candidate *c, uint64_t *tick
 		*err = s->sandbox_err;
 		return -1;
 	}
-	if (s->breaker.tripped)
-		return ee_fail(err, EE_ERR_BREAKER, "%s", s->breaker.why);
+	if (s->breaker && s->breaker->tripped)
+		return ee_fail(err, EE_ERR_BREAKER, "%s", s->breaker->why);
 	int rc = next_candidate(s, c, err);
 	if (rc != 1)
 		return rc;
@@ -290,9 +291,6 @@ void ee_samples_done(struct ee_samples *s, uint64_t ticket, json_t *rec)
 		json_decref(rec);
 		rec = NULL;
 	}
-	/* Tripped: no new sandbox (ee_samples_next); this record and those in
-	 * flight are kept all the same. */
-	ee_breaker_feed(&s->breaker, rec);
 	char *line = rec ? ee_results_encode(rec, &len) : NULL;
 	ee_reorder_put(&s->order, ticket, rec, line, len); /* also NULL: lets the records after it go */
 }
@@ -323,8 +321,9 @@ static const struct ee_sched_source source = { source_next, source_done };
 int ee_samples_run(struct ee_samples *s, struct ee_engine *eng, const struct ee_eval_options *o,
                    struct ee_err *err)
 {
-	if (ee_breaker_init(&s->breaker, &o->breaker, err) < 0)
-		return -1;
+	/* Tripped (the engine counts every record): no new sandbox; the
+	 * records of those in flight are kept all the same. */
+	s->breaker = ee_engine_breaker(eng);
 	int rc = ee_schedule(eng, o, s->cfg.jobs, &source, s, err);
 	/* Interrupted or failed evaluations came back as gaps already; only a
 	 * sample whose sandbox could not be started never comes back: what
@@ -367,7 +366,6 @@ void ee_samples_sha256(struct ee_samples *s, char out[EE_SHA256_HEX])
 void ee_samples_close(struct ee_samples *s)
 {
 	ee_reorder_free(&s->order);
-	ee_breaker_free(&s->breaker);
 	ee_lines_close(&s->lines);
 	ee_samples_dir_free(&s->dir);
 	ee_keys_free(&s->keys);

@@ -125,6 +125,16 @@ static int parse_breaker(const struct ee_option *row, const char *arg, struct ee
 	return ee_breaker_parse(arg, &s->opt->breaker, err);
 }
 
+/* --events FILE: the lifecycle log (engine/events_log.h); argv outlives it. */
+static int parse_events(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                        struct ee_err *err)
+{
+	(void)row;
+	(void)err;
+	s->opt->events_path = arg;
+	return 0;
+}
+
 /* clang-format off */
 const struct ee_option ee_options[] = {
 	{ .name = "timeout", .type = EE_OPT_DOUBLE, .fronts = CLI | HTTP, .metavar = "S",
@@ -221,6 +231,10 @@ const struct ee_option ee_options[] = {
 	          "escape-class attempts (network, ptrace, mount, namespaces,\n"
 	          "privilege, kernel: docs/threat-model.md); eval exits 4\n"
 	          "(--resume continues), serve answers 503 until resumed" },
+	{ .name = "events", .type = EE_OPT_TEXT, .fronts = EVAL | SERVE, .metavar = "FILE",
+	  .parse = parse_events, .example = "events.jsonl",
+	  .help = "append one JSON line per sandbox event (provisioned,\n"
+	          "violation, limit, torn_down) to FILE (docs/events.md)" },
 	{ .name = "weak-limits", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(weak_limits), .def = 0, .flag_value = 1,
 	  .help = "run even without a memory cgroup: RLIMIT_AS stands in,\n"
