@@ -29,6 +29,8 @@ struct ee_engine {
 	struct ee_pool *pool;        /* warm workers, when the isolation is warm */
 	struct ee_breaker breaker;   /* --breaker, fed every record (evaluate.c) */
 	struct ee_events_log events; /* --events */
+	struct ee_tally violations;  /* of every record, by kind */
+	unsigned long trips;         /* times the breaker tripped */
 };
 
 /* Warm workers when asked for; auto falls back to cold where warm cannot run. */
@@ -130,6 +132,38 @@ struct ee_breaker *ee_engine_breaker(struct ee_engine *eng)
 struct ee_events_log *ee_engine_events(struct ee_engine *eng)
 {
 	return &eng->events;
+}
+
+const struct ee_tally *ee_engine_violations(const struct ee_engine *eng)
+{
+	return &eng->violations;
+}
+
+unsigned long ee_engine_breaker_trips(const struct ee_engine *eng)
+{
+	return eng->trips;
+}
+
+void ee_engine_saw_record(struct ee_engine *eng, const json_t *rec)
+{
+	const char *kind;
+	json_t *n;
+
+	ee_events_log_ended(&eng->events, rec);
+	json_object_foreach ((json_t *)json_object_get(rec, "violations"), kind, n)
+		if (json_is_integer(n) && json_integer_value(n) > 0)
+			ee_tally_add(&eng->violations, kind, (unsigned long)json_integer_value(n));
+	if (ee_breaker_feed(&eng->breaker, rec)) {
+		eng->trips++;
+		ee_events_log_tripped(&eng->events, eng->breaker.why);
+	}
+}
+
+void ee_engine_resume(struct ee_engine *eng)
+{
+	if (eng->breaker.tripped)
+		ee_events_log_resumed(&eng->events);
+	ee_breaker_reset(&eng->breaker);
 }
 
 struct ee_loop *ee_engine_loop(const struct ee_engine *eng)

@@ -217,10 +217,8 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 		if (!rec) /* the host failed, not the candidate: no record short of a key */
 			rec = ee_record_sandbox_error(ev->task->task_id, "out of memory building the record");
 	}
-	if (rec) {
-		ee_events_log_ended(ee_engine_events(ev->eng), rec);
-		ee_breaker_feed(ee_engine_breaker(ev->eng), rec);
-	}
+	if (rec)
+		ee_engine_saw_record(ev->eng, rec);
 	ev->cb(ev->ctx, rec);
 	ee_sandbox_free(sb);
 	free_eval(ev);

@@ -81,6 +81,26 @@ void ee_events_log_provisioned(struct ee_events_log *l, const char *sandbox_id, 
 	json_decref(m);
 }
 
+void ee_events_log_tripped(struct ee_events_log *l, const char *reason)
+{
+	char now[32];
+
+	if (l->fd < 0)
+		return;
+	ee_iso_now(now);
+	emit(l, json_pack("{s:s, s:s, s:s}", "event", "breaker_tripped", "at", now, "reason", reason));
+}
+
+void ee_events_log_resumed(struct ee_events_log *l)
+{
+	char now[32];
+
+	if (l->fd < 0)
+		return;
+	ee_iso_now(now);
+	emit(l, json_pack("{s:s, s:s}", "event", "breaker_resumed", "at", now));
+}
+
 void ee_events_log_ended(struct ee_events_log *l, const json_t *rec)
 {
 	char now[32];

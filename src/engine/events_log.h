@@ -5,7 +5,8 @@
  * its class and count), "limit" (one per limit it hit), "torn_down" (its
  * record's status and wall time). Every line carries "event", "at" (UTC
  * ISO 8601, ms), "sandbox_id", "task", "sample" and "model" (null when
- * absent). The violation and limit lines are written when the sandbox ends,
+ * absent); besides, "breaker_tripped" (with "reason") and
+ * "breaker_resumed" lines. The violation and limit lines are written when the sandbox ends,
  * from its record, with its finished_at as "at".
  *
  * The file is opened O_APPEND and each line is one write(2): processes (or
@@ -35,5 +36,10 @@ void ee_events_log_provisioned(struct ee_events_log *l, const char *sandbox_id, 
 
 /* A sandbox ended with record rec (its violations, limits, status). */
 void ee_events_log_ended(struct ee_events_log *l, const json_t *rec);
+
+/* The circuit breaker tripped ("breaker_tripped", with "reason") or was
+ * resumed ("breaker_resumed"); no sandbox fields. */
+void ee_events_log_tripped(struct ee_events_log *l, const char *reason);
+void ee_events_log_resumed(struct ee_events_log *l);
 
 #endif
