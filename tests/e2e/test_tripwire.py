@@ -190,6 +190,7 @@ def test_mbpp_references_never_trip_the_breaker(tmp_path):
     no_escape(recs)
     # Only the known slow reference hits a limit; none is refused a call.
     assert {str(r["task_id"]) for r in recs if "violations" in r} <= set(MBPP_KNOWN_FAILURES)
+    assert all(set(r.get("violations", {})) <= {"time_limit"} for r in recs)
 
 
 def test_the_example_set_never_trips_the_breaker(tmp_path):
