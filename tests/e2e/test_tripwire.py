@@ -136,6 +136,16 @@ def test_breaker_stops_eval_with_exit_4_keeps_records_and_resume_continues(tmp_p
     assert p.returncode == 0, p.stderr
     assert [r["sample"] for r in records(out)] == list(range(12))
 
+    # The summary tallies them by class (docs/summary.md).
+    js = tmp_path / "summary.json"
+    p = subprocess.run([EXECEVAL, "metrics", str(out), "--json", str(js)], capture_output=True, text=True,
+                       env=execeval_env(), timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "violations           4 samples (4 escape-class): network 4" in p.stdout, p.stdout
+    summary = json.loads(js.read_text())
+    assert summary["violations"] == {"samples": 4, "escape_samples": 4, "by_class": {"network": 4}}, summary
+    assert summary["classes"][""]["violations"] == summary["violations"]
+
 
 def test_breaker_rejects_a_malformed_spec(tmp_path):
     tasks, samples = write_set(tmp_path, [ADD_OK])
