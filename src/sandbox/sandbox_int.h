@@ -49,8 +49,9 @@ struct ee_sandbox {
 	int killing;     /* warm: killed, waiting for the worker's DONE */
 	int worker_hung; /* warm: no DONE within the grace period */
 	int done;
-	int settling; /* ended; waiting for pinned memory to be released */
-	int kicks;    /* times the unix garbage collector was scheduled */
+	int settling;           /* ended; waiting for pinned memory to be released */
+	int kicks;              /* times the unix garbage collector was scheduled */
+	unsigned long notified; /* refused calls answered (notify.h) */
 	struct timespec settle_started;
 	size_t output_cap;
 	int drain_output;         /* past the cap: read and drop, do not kill */

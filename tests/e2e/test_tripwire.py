@@ -73,6 +73,24 @@ def test_refused_calls_are_counted_by_name_and_still_fail_with_eperm(run, isolat
     assert rec["violations"] == {"socket": 2, "ptrace": 1, "unshare": 1, "mount": 1, "setuid": 1}, rec
 
 
+def test_a_flood_of_refused_calls_is_capped_then_answered_by_the_kernel(run):
+    flood = textwrap.dedent("""
+        import json
+        ctypes = __import__("ctypes")
+        libc = ctypes.CDLL(None, use_errno=True)
+        errs = {}
+        for i in range(10500):
+            libc.syscall(165, 0, 0, 0, 0, 0)  # x86_64 mount
+            e = ctypes.get_errno()
+            errs[e] = errs.get(e, 0) + 1
+        print("REPORT " + json.dumps(errs))
+    """) + ADD_OK
+    _, rec, stderr = run(flood, asserts=ASSERTS, args=["--allow-imports", "--timeout", "20"])
+    assert rec["status"] == "pass", rec
+    assert report(rec) == {"1": 10000, "38": 500}, rec  # EPERM, then ENOSYS
+    assert rec["violations"] == {"mount": 10000, "uncounted": 1}, rec
+
+
 def test_an_honest_candidate_has_no_violations_key(run):
     code, rec, stderr = run(ADD_OK, asserts=ASSERTS)
     assert rec["status"] == "pass", rec
