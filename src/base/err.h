@@ -15,6 +15,7 @@ enum ee_err_code {
 	EE_OK = 0,
 	EE_ERR_USAGE = 2,   /* bad flag or malformed input: exit code 2 */
 	EE_ERR_SANDBOX = 3, /* the host refused a needed feature: exit code 3 */
+	EE_ERR_BREAKER = 4, /* the circuit breaker stopped the run: exit code 4 */
 };
 
 struct ee_err {

@@ -15,7 +15,7 @@
 #include "options/options.h"
 
 /* Exit codes (CONTRACT.md). */
-enum { EXIT_PASS = 0, EXIT_NOT_PASS = 1, EXIT_USAGE = 2, EXIT_SANDBOX = 3 };
+enum { EXIT_PASS = 0, EXIT_NOT_PASS = 1, EXIT_USAGE = 2, EXIT_SANDBOX = 3, EXIT_BREAKER = 4 };
 
 /* Prints head, the evaluation options front takes (options.h; help text
  * from column col), then tail, on stdout. */

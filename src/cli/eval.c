@@ -322,6 +322,14 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	} else if (r->write_failed) {
 		err = r->write_err;
 		code = EXIT_USAGE;
+	} else if (rc < 0 && err.code == EE_ERR_BREAKER) {
+		/* Every record written is kept; a person looks, then --resume. */
+		code = EXIT_BREAKER;
+		fprintf(stderr,
+		        "execeval eval: stopped by the %s\nexeceval eval: %lu records kept in %s; look at "
+		        "them, then run again with --resume to continue\n",
+		        err.msg, r->finished, a->out);
+		err.msg[0] = '\0';
 	} else if (rc < 0) {
 		code = err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
 		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);

@@ -8,6 +8,7 @@
 
 #include "base/err.h"
 #include "base/loop.h"
+#include "engine/events_log.h"
 #include "engine/evaluate.h"
 #include "harness/harness.h"
 #include "sandbox/cgroup.h"
@@ -26,10 +27,18 @@ struct ee_engine {
 	struct ee_seccomp_prog seccomp;
 	struct ee_harness harness;
 	struct ee_loop *loop;
+<<<<<<< HEAD
 	struct ee_pool *pool; /* warm workers, when the isolation is warm */
 	struct ee_gvisor gvisor;
 	struct ee_gvisor *use_gvisor; /* --backend gvisor: &gvisor, open (its bundle
 	                                 counter changes per candidate); else NULL */
+=======
+	struct ee_pool *pool;        /* warm workers, when the isolation is warm */
+	struct ee_breaker breaker;   /* --breaker, fed every record (evaluate.c) */
+	struct ee_events_log events; /* --events */
+	struct ee_tally violations;  /* of every record, by kind */
+	unsigned long trips;         /* times the breaker tripped */
+>>>>>>> tripwire
 };
 
 /* Warm workers when asked for; auto falls back to cold where warm cannot run. */
@@ -88,7 +97,8 @@ static int build(struct ee_engine *eng, const struct ee_engine_config *cfg, stru
 	ee_cgroup_sweep_stale(&eng->host);
 	if (ee_mount_plan(o->limits.tmp_mb, &eng->mounts, err) < 0 ||
 	    ee_harness_prepare(eng->host.python, &eng->harness, err) < 0 ||
-	    ee_seccomp_compile(o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0, &eng->seccomp, err) < 0 ||
+	    ee_seccomp_compile((o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0) | EE_SECCOMP_NOTIFY, &eng->seccomp,
+	                       err) < 0 ||
 	    ee_loop_new(&eng->loop, err) < 0)
 		return -1;
 	if (o->backend == EE_BACKEND_GVISOR) {
@@ -108,7 +118,9 @@ int ee_engine_open(const struct ee_engine_config *cfg, struct ee_engine **ret, s
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	eng->loop_only = cfg->loop_only;
 	eng->harness.code_fd = -1;
-	if (build(eng, cfg, err) < 0) {
+	eng->events.fd = -1;
+	if (ee_breaker_init(&eng->breaker, &cfg->opt->breaker, err) < 0 ||
+	    ee_events_log_open(&eng->events, cfg->opt->events_path, err) < 0 || build(eng, cfg, err) < 0) {
 		ee_engine_close(eng);
 		return -1;
 	}
@@ -121,11 +133,58 @@ void ee_engine_close(struct ee_engine *eng)
 	if (!eng)
 		return;
 	ee_pool_free(eng->pool);
+<<<<<<< HEAD
 	ee_gvisor_close(&eng->gvisor);
+=======
+	ee_breaker_free(&eng->breaker);
+	ee_events_log_close(&eng->events);
+>>>>>>> tripwire
 	ee_loop_free(eng->loop);
 	ee_harness_release(&eng->harness);
 	ee_seccomp_free(&eng->seccomp);
 	free(eng);
+}
+
+struct ee_breaker *ee_engine_breaker(struct ee_engine *eng)
+{
+	return &eng->breaker;
+}
+
+struct ee_events_log *ee_engine_events(struct ee_engine *eng)
+{
+	return &eng->events;
+}
+
+const struct ee_tally *ee_engine_violations(const struct ee_engine *eng)
+{
+	return &eng->violations;
+}
+
+unsigned long ee_engine_breaker_trips(const struct ee_engine *eng)
+{
+	return eng->trips;
+}
+
+void ee_engine_saw_record(struct ee_engine *eng, const json_t *rec)
+{
+	const char *kind;
+	json_t *n;
+
+	ee_events_log_ended(&eng->events, rec);
+	json_object_foreach ((json_t *)json_object_get(rec, "violations"), kind, n)
+		if (json_is_integer(n) && json_integer_value(n) > 0)
+			ee_tally_add(&eng->violations, kind, (unsigned long)json_integer_value(n));
+	if (ee_breaker_feed(&eng->breaker, rec)) {
+		eng->trips++;
+		ee_events_log_tripped(&eng->events, eng->breaker.why);
+	}
+}
+
+void ee_engine_resume(struct ee_engine *eng)
+{
+	if (eng->breaker.tripped)
+		ee_events_log_resumed(&eng->events);
+	ee_breaker_reset(&eng->breaker);
 }
 
 struct ee_loop *ee_engine_loop(const struct ee_engine *eng)

@@ -15,11 +15,17 @@
 #ifndef EE_ENGINE_H
 #define EE_ENGINE_H
 
+#include <jansson.h>
+
+#include "base/tally.h"
+
 struct ee_err;
 struct ee_eval_options;
 struct ee_harness;
 struct ee_host;
 struct ee_loop;
+struct ee_breaker;
+struct ee_events_log;
 struct ee_sandbox_config;
 
 struct ee_engine;
@@ -42,6 +48,19 @@ int ee_engine_open(const struct ee_engine_config *cfg, struct ee_engine **ret, s
 void ee_engine_close(struct ee_engine *eng);
 
 struct ee_loop *ee_engine_loop(const struct ee_engine *eng);
+/* The circuit breaker (opt->breaker; breaker.h), fed every record the
+ * engine builds; and the lifecycle log (opt->events_path; events_log.h). */
+struct ee_breaker *ee_engine_breaker(struct ee_engine *eng);
+struct ee_events_log *ee_engine_events(struct ee_engine *eng);
+/* Every violation of every record since the engine opened, by kind
+ * (verdict/violations.h), and how many times the breaker tripped. */
+const struct ee_tally *ee_engine_violations(const struct ee_engine *eng);
+unsigned long ee_engine_breaker_trips(const struct ee_engine *eng);
+/* A record the engine built (evaluate.c): to the events log, the breaker
+ * and the violation counters. */
+void ee_engine_saw_record(struct ee_engine *eng, const json_t *rec);
+/* A person looked (serve's POST /v1/admin/resume): the breaker starts over. */
+void ee_engine_resume(struct ee_engine *eng);
 /* NULL for a loop-only engine. */
 const struct ee_host *ee_engine_host(const struct ee_engine *eng);
 const struct ee_harness *ee_engine_harness(const struct ee_engine *eng);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "engine/events_log.h"
 #include "base/err.h"
 #include "base/loop.h"
 #include "verdict/events.h"
@@ -219,6 +220,8 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 		if (!rec) /* the host failed, not the candidate: no record short of a key */
 			rec = ee_record_sandbox_error(ev->task->task_id, "out of memory building the record");
 	}
+	if (rec)
+		ee_engine_saw_record(ev->eng, rec);
 	ev->cb(ev->ctx, rec);
 	ee_sandbox_free(sb);
 	free_eval(ev);
@@ -308,6 +311,8 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		free_eval(ev);
 		return -1;
 	}
+	ee_events_log_provisioned(ee_engine_events(eng), ev->sandbox_id, c->task->task_id, c->sample,
+	                          c->model);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "base/resource_limits.h"
+#include "engine/breaker.h"
 #include "input/task.h"
 #include "verdict/reward.h"
 
@@ -61,6 +62,8 @@ struct ee_eval_options {
 	double test_timeout_s;           /* --test-timeout: each io and call test's clock (0: off),
 	                                   * clamped to the candidate's timeout */
 	struct ee_reward reward;         /* --reward: the record's reward (zero: binary) */
+	struct ee_breaker_spec breaker;  /* --breaker (n 0: off): the engine keeps the breaker */
+	const char *events_path;         /* --events FILE (NULL: off): the engine's lifecycle log */
 	struct ee_task_rules task_rules; /* --compare, --max-tests, --test-pick: the loader
 	                                  * applies them (ee_task_apply_rules); evaluation ignores them */
 	unsigned long long seed;         /* --seed: generated tests' inputs (engine/reference.h);

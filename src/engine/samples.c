@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "engine/samples.h"
+#include "engine/engine.h"
 
 #include "base/err.h"
 #include "engine/scheduler.h"
@@ -268,6 +269,8 @@ int ee_samples_next(struct ee_samples *s, struct ee_candidate *c, uint64_t *tick
 		*err = s->sandbox_err;
 		return -1;
 	}
+	if (s->breaker && s->breaker->tripped)
+		return ee_fail(err, EE_ERR_BREAKER, "%s", s->breaker->why);
 	int rc = next_candidate(s, c, err);
 	if (rc != 1)
 		return rc;
@@ -320,6 +323,9 @@ static const struct ee_sched_source source = { source_next, source_done };
 int ee_samples_run(struct ee_samples *s, struct ee_engine *eng, const struct ee_eval_options *o,
                    struct ee_err *err)
 {
+	/* Tripped (the engine counts every record): no new sandbox; the
+	 * records of those in flight are kept all the same. */
+	s->breaker = ee_engine_breaker(eng);
 	int rc = ee_schedule(eng, o, s->cfg.jobs, &source, s, err);
 	/* Interrupted or failed evaluations came back as gaps already; only a
 	 * sample whose sandbox could not be started never comes back: what

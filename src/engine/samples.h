@@ -89,8 +89,9 @@ struct ee_samples {
 	struct ee_done_set done;  /* the keys in the results file (ee_samples_resume) */
 	struct ee_reorder order;
 	struct ee_samples_counts n;
-	int failed;         /* the samples stopped the run (a bad line, a repeated key) */
-	int sandbox_failed; /* the host failed a sandbox: read no more */
+	int failed;                       /* the samples stopped the run (a bad line, a repeated key) */
+	int sandbox_failed;               /* the host failed a sandbox: read no more */
+	const struct ee_breaker *breaker; /* the engine's (--breaker): tripped, read no more */
 	struct ee_err sandbox_err;
 	long line_no;     /* of the sample in hand (a directory: its position) */
 	char where[4400]; /* "file:line", or a directory's file */

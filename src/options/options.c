@@ -171,6 +171,24 @@ static int parse_reward(const struct ee_option *row, const char *arg, struct ee_
 	return ee_reward_parse(arg, &s->opt->reward, err);
 }
 
+/* --breaker "RATE over N": the circuit breaker (engine/breaker.h). */
+static int parse_breaker(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                         struct ee_err *err)
+{
+	(void)row;
+	return ee_breaker_parse(arg, &s->opt->breaker, err);
+}
+
+/* --events FILE: the lifecycle log (engine/events_log.h); argv outlives it. */
+static int parse_events(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                        struct ee_err *err)
+{
+	(void)row;
+	(void)err;
+	s->opt->events_path = arg;
+	return 0;
+}
+
 /* clang-format off */
 const struct ee_option ee_options[] = {
 	{ .name = "timeout", .type = EE_OPT_DOUBLE, .fronts = CLI | HTTP, .metavar = "S",
@@ -269,6 +287,7 @@ const struct ee_option ee_options[] = {
 	  .help = "each io and call test's own clock, inside --timeout (larger\n"
 	          "is clamped to it): one slow test is a timeout of that\n"
 	          "test, the others still judged (default 0: off)" },
+<<<<<<< HEAD
 	{ .name = "seed", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "S",
 	  .parse = parse_seed, .example = "42",
 	  .help = "seed of the generated tests of tasks with a reference and\n"
@@ -278,6 +297,18 @@ const struct ee_option ee_options[] = {
 	  .parse = parse_hidden_fraction, .example = "0.5",
 	  .help = "this fraction of each task's generated tests is hidden,\n"
 	          "picked by the seed (default 0)" },
+=======
+	{ .name = "breaker", .type = EE_OPT_TEXT, .fronts = EVAL | SERVE, .metavar = "'RATE over N'",
+	  .parse = parse_breaker, .example = "0.05 over 100",
+	  .help = "stop when more than RATE of the last N candidates made\n"
+	          "escape-class attempts (network, ptrace, mount, namespaces,\n"
+	          "privilege, kernel: docs/threat-model.md); eval exits 4\n"
+	          "(--resume continues), serve answers 503 until resumed" },
+	{ .name = "events", .type = EE_OPT_TEXT, .fronts = EVAL | SERVE, .metavar = "FILE",
+	  .parse = parse_events, .example = "events.jsonl",
+	  .help = "append one JSON line per sandbox event (provisioned,\n"
+	          "violation, limit, torn_down) to FILE (docs/events.md)" },
+>>>>>>> tripwire
 	{ .name = "weak-limits", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(weak_limits), .def = 0, .flag_value = 1,
 	  .help = "run even without a memory cgroup: RLIMIT_AS stands in,\n"

@@ -27,10 +27,16 @@
 #include "base/jsonfield.h"
 #include "results/summary_int.h"
 #include "verdict/reward.h"
+#include "verdict/violations.h"
 #include "base/text.h"
 
 const char *const ee_summary_status_names[SUM_N_STATUS] = { "pass", "assertion_fail", "syntax_error",
 	                                                    "timeout", "error" };
+
+/* The classes of violations.h, escape class first. */
+const char *const sum_violation_classes[SUM_N_VCLASS] = { "network",    "ptrace",    "mount",
+	                                                  "namespaces", "privilege", "kernel",
+	                                                  "import",     "limit",     "other" };
 
 /* A validated record: pointers into it, valid while it lives. */
 struct rec {
@@ -45,6 +51,7 @@ struct rec {
 	int has_reward, infra; /* a numeric "reward"; "infra_error": true */
 	double reward;
 	const char *reward_formula; /* NULL: the default, binary */
+	const json_t *violations;   /* an object, or NULL */
 };
 
 struct ee_summary *ee_summary_new(void)
@@ -714,6 +721,34 @@ static int count_reward(struct ee_summary *s, const struct into *in, const struc
 	return 0;
 }
 
+/* A record's "violations", by class, into the totals, its class and model.
+ * Not validated beyond its shape: a count that is no integer counts 0. */
+static void count_violations(const struct into *in, const json_t *violations)
+{
+	unsigned long by_class[SUM_N_VCLASS] = { 0 };
+	const char *kind;
+	json_t *n;
+	int any = 0, escape = 0;
+
+	json_object_foreach ((json_t *)violations, kind, n) {
+		json_int_t k = json_is_integer(n) ? json_integer_value(n) : 0;
+		if (k <= 0)
+			continue;
+		const char *cls = ee_violation_class(kind);
+		for (size_t i = 0; i < SUM_N_VCLASS; i++)
+			if (strcmp(cls, sum_violation_classes[i]) == 0)
+				by_class[i] += (unsigned long)k;
+		any = 1;
+		escape |= ee_violation_is_escape(kind);
+	}
+	for (size_t j = 0; j < in->n; j++) {
+		for (size_t i = 0; i < SUM_N_VCLASS; i++)
+			in->c[j]->violations[i] += by_class[i];
+		in->c[j]->violating += any;
+		in->c[j]->escaping += escape;
+	}
+}
+
 int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where, struct ee_err *err)
 {
 	struct ee_jf c = ee_jf_make(where, err);
@@ -750,6 +785,8 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	if (r.resources)
 		count_resources(&s->res, r.resources);
+	if (json_is_object(json_object_get(record, "violations")))
+		count_violations(&in, json_object_get(record, "violations"));
 	count_times(s, &r);
 	return 0;
 }

@@ -16,6 +16,9 @@
 enum { SUM_PASS, SUM_ASSERTION_FAIL, SUM_SYNTAX_ERROR, SUM_TIMEOUT, SUM_ERROR, SUM_N_STATUS };
 extern const char *const ee_summary_status_names[SUM_N_STATUS];
 
+#define SUM_N_VCLASS 9
+extern const char *const sum_violation_classes[SUM_N_VCLASS];
+
 struct sum_counts {
 	unsigned long status[SUM_N_STATUS];
 	struct ee_strmap details;           /* normalised detail -> count */
@@ -24,6 +27,10 @@ struct sum_counts {
 	unsigned long n_reward, n_infra;    /* records with a reward; with infra_error */
 	double reward_sum, reward_sq;
 	struct ee_strmap rewards; /* a reward's value ("%.6g") -> count */
+	/* The records' "violations" (verdict/violations.h): attempts by class
+	 * (sum_violation_classes' order), records with any, with an escape. */
+	unsigned long violations[SUM_N_VCLASS];
+	unsigned long violating, escaping;
 };
 
 struct sum_task {

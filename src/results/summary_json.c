@@ -206,6 +206,20 @@ static json_t *pass_at_k_json(struct view *v, size_t n, int ci)
 	return obj;
 }
 
+/* "violations": records with any, with an escape-class one, and the
+ * attempts by class (docs/summary.md). Only when a record had any. */
+static json_t *violations_json(struct view *v, const struct sum_counts *c)
+{
+	json_t *by = json_object();
+	for (size_t i = 0; by && i < SUM_N_VCLASS; i++)
+		if (c->violations[i])
+			put(v, by, sum_violation_classes[i], count_json(c->violations[i]));
+	if (!by)
+		v->oom = 1;
+	return json_pack("{s:o, s:o, s:o*}", "samples", count_json(c->violating), "escape_samples",
+	                 count_json(c->escaping), "by_class", by);
+}
+
 /* The keys shared by the whole set and each class, over tasks ix[0..n)
  * (in task id order); the intervals draw from a generator seeded with seed. */
 static json_t *block_json(struct view *v, const size_t *ix, size_t n, const struct sum_counts *c,
@@ -246,6 +260,8 @@ static json_t *block_json(struct view *v, const size_t *ix, size_t n, const stru
 		              "codes", details_json(v, &c->lint_codes)));
 	}
 	put(v, b, "reward", reward_json(v, c));
+	if (c->violating)
+		put(v, b, "violations", violations_json(v, c));
 	return b;
 }
 

@@ -95,6 +95,25 @@ static void print_line(FILE *out, const char *label, const json_t *v, int prec, 
 	fprintf(out, "%s\n", json_is_number(v) && unit ? unit : "");
 }
 
+/* "violations  3 samples (2 escape-class): network 3, limit 1" */
+static void print_violations(FILE *out, const json_t *v)
+{
+	const char *cls;
+	json_t *n;
+	const char *sep = ": ";
+
+	if (!v)
+		return;
+	fprintf(out, "  %-*s %lld samples (%lld escape-class)", LABEL_W, "violations",
+	        (long long)json_integer_value(json_object_get(v, "samples")),
+	        (long long)json_integer_value(json_object_get(v, "escape_samples")));
+	json_object_foreach ((json_t *)json_object_get(v, "by_class"), cls, n) {
+		fprintf(out, "%s%s %lld", sep, cls, (long long)json_integer_value(n));
+		sep = ", ";
+	}
+	fputc('\n', out);
+}
+
 /* "[lo, hi]" of an interval; "-" when ci is not two numbers. */
 static void format_ci(const json_t *ci, char *buf, size_t size)
 {
@@ -186,6 +205,7 @@ static void print_overall(FILE *out, const json_t *sum)
 		         formula);
 		print_line(out, "reward mean", json_object_get(reward, "mean"), 4, sd);
 	}
+	print_violations(out, json_object_get(sum, "violations"));
 	const json_t *lint = json_object_get(sum, "lint"), *comp = json_object_get(sum, "composite");
 	if (lint)
 		print_line(out, "lint pass rate", json_object_get(lint, "pass_rate"), 4, NULL);

@@ -41,6 +41,7 @@
 #include "sandbox/host.h"
 #include "sandbox/mount.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/notify.h"
 #include "sandbox/seccomp.h"
 
 extern char **environ;
@@ -275,6 +276,24 @@ static void close_others(const struct ee_child_fds *f, const int *also)
 	syscall(SYS_close_range, next, ~0U, 0);
 }
 
+/* Loads the filter; a notifying one's listener goes to the supervisor on
+ * the control socket and this copy is closed before the candidate runs
+ * (notify.h): nothing in the sandbox may answer its own calls. */
+static int install_filter(const struct ee_child_args *a, struct ee_err *err)
+{
+	int listener;
+	if (ee_seccomp_load(a->seccomp, &listener, err) < 0)
+		return -1;
+	if (listener < 0)
+		return 0; /* a filter that answers by itself */
+	struct ee_ctl_msg m = { .type = EE_CTL_LISTENER };
+	int sent = ee_notify_send(a->fds.ctl, &m, sizeof(m), listener);
+	close(listener);
+	if (sent < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "pass the seccomp listener");
+	return 0;
+}
+
 /* The warm variant of steps 3-6, in the payload itself: the worker built
  * the root and named the host; this candidate gets its own cgroup, /proc
  * and /tmp. */
@@ -292,7 +311,7 @@ static int enter_warm_sandbox(const struct ee_child_args *a, struct ee_err *err)
 	 * dies, the kernel kills this namespace with it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "set the parent-death signal");
-	return ee_seccomp_load(a->seccomp, err);
+	return install_filter(a, err);
 }
 
 /* Steps 3-6 of the theory of operation, as init. */
@@ -317,7 +336,7 @@ static int enter_sandbox(const struct ee_child_args *a, struct ee_err *err)
 	if (poll(&lifeline, 1, 0) > 0 && (lifeline.revents & (POLLHUP | POLLERR)))
 		_exit(126);
 	close(a->fds.sync);
-	return ee_seccomp_load(a->seccomp, err);
+	return install_filter(a, err);
 }
 
 void ee_child_main(const struct ee_child_args *a)

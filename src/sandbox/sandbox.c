@@ -33,6 +33,7 @@
 #include "sandbox/child.h"
 #include "sandbox/gvisor.h"
 #include "sandbox/host.h"
+#include "sandbox/notify.h"
 #include "sandbox/worker.h"
 
 static double ms_since(const struct timespec *t0)
@@ -411,7 +412,8 @@ static void on_result(struct ee_sandbox *sb)
 static void on_ctl(struct ee_sandbox *sb)
 {
 	struct ee_ctl_msg m;
-	ssize_t n = read(sb->fd[W_CTL], &m, sizeof(m));
+	int fd;
+	ssize_t n = ee_notify_recv(sb->fd[W_CTL], &m, sizeof(m), &fd);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -419,6 +421,14 @@ static void on_ctl(struct ee_sandbox *sb)
 		sandbox_close_watch(sb, W_CTL);
 		return;
 	}
+	if (m.type == EE_CTL_LISTENER && fd >= 0 && sb->fd[W_NOTIFY] < 0) {
+		struct ee_err err = { 0 };
+		/* On failure the listener is closed: refused calls get ENOSYS, still refused. */
+		(void)sandbox_add_watch(sb, W_NOTIFY, fd, &err);
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
 	if (m.type == EE_CTL_ERROR && !sb->out.setup_failed) {
 		sb->out.setup_failed = 1;
 		sb->out.setup_err = m.err;
@@ -436,6 +446,19 @@ static void on_ctl(struct ee_sandbox *sb)
 			its.it_value.tv_nsec = 1;
 		timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &sb->started);
+	}
+}
+
+/* Each refused call is a round trip through this loop, which every
+ * sandbox shares: past EE_NOTIFY_MAX of one candidate the listener is
+ * closed, and the kernel answers the rest ENOSYS itself, uncounted. */
+static void on_notify(struct ee_sandbox *sb)
+{
+	if (ee_notify_answer(sb->fd[W_NOTIFY], &sb->out.refused) < 0) {
+		sandbox_close_watch(sb, W_NOTIFY);
+	} else if (++sb->notified >= EE_NOTIFY_MAX) {
+		ee_tally_add(&sb->out.refused, "uncounted", 1);
+		sandbox_close_watch(sb, W_NOTIFY);
 	}
 }
 
@@ -489,6 +512,7 @@ static void dispatch(struct watch *w)
 	case W_RESULT: on_result(sb); break;
 	case W_TIMER: on_timer(sb); break;
 	case W_WORKER: on_worker(sb); break;
+	case W_NOTIFY: on_notify(sb); break;
 	}
 	finish_if_done(sb);
 }

@@ -28,6 +28,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/tally.h"
 #include "sandbox/cgroup.h"
 
 struct ee_host;
@@ -86,13 +87,14 @@ struct ee_sandbox_outcome {
 	struct ee_buf out;         /* first keep_output bytes of stdout */
 	struct ee_buf err;         /* first keep_output bytes of stderr */
 	size_t out_total, err_total;
-	double wall_ms;      /* clone to teardown */
-	double cpu_ms;       /* user + system of every sandbox process (the
+	double wall_ms;          /* clone to teardown */
+	double cpu_ms;           /* user + system of every sandbox process (the
 	                              cgroup's count when there is one) */
-	double runq_wait_ms; /* timed out: the longest a live thread of it had waited
+	double runq_wait_ms;     /* timed out: the longest a live thread of it had waited
 	                        for a CPU at the deadline; -1 unknown or no timeout */
-	long maxrss_kb;      /* largest resident set of any process; -1 when
+	long maxrss_kb;          /* largest resident set of any process; -1 when
 	                              the sandbox was killed before it reported */
+	struct ee_tally refused; /* system calls refused, by name (notify.h) */
 };
 
 struct ee_sandbox_ops {

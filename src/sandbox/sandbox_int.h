@@ -19,7 +19,8 @@
 /* W_PIDFD is watched for a cold sandbox (its init is our child); a warm
  * one's init is the worker's child, whose DONE on W_WORKER (a dup of the
  * worker's socket) says it was reaped: its pidfd is only for killing. */
-enum watch_kind { W_PIDFD, W_CTL, W_OUT, W_ERR, W_RESULT, W_TIMER, W_WORKER, W_COUNT };
+/* W_NOTIFY: the seccomp listener, once the sandbox passed it (notify.h). */
+enum watch_kind { W_PIDFD, W_CTL, W_OUT, W_ERR, W_RESULT, W_TIMER, W_WORKER, W_NOTIFY, W_COUNT };
 
 /* The context of one watch: which sandbox, which of its fds. */
 struct watch {
@@ -48,8 +49,9 @@ struct ee_sandbox {
 	int killing;     /* warm: killed, waiting for the worker's DONE */
 	int worker_hung; /* warm: no DONE within the grace period */
 	int done;
-	int settling; /* ended; waiting for pinned memory to be released */
-	int kicks;    /* times the unix garbage collector was scheduled */
+	int settling;           /* ended; waiting for pinned memory to be released */
+	int kicks;              /* times the unix garbage collector was scheduled */
+	unsigned long notified; /* refused calls answered (notify.h) */
 	struct timespec settle_started;
 	size_t output_cap;
 	int drain_output;         /* past the cap: read and drop, do not kill */

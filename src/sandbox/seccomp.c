@@ -32,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -405,7 +406,10 @@ static int export(scmp_filter_ctx ctx, struct ee_seccomp_prog *ret, struct ee_er
 int ee_seccomp_compile(unsigned flags, struct ee_seccomp_prog *ret, struct ee_err *err)
 {
 	memset(ret, 0, sizeof(*ret));
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	/* NOTIFY: the same EPERM, answered by the supervisor, which counts it
+	 * (notify.h); only refused calls take that path. */
+	scmp_filter_ctx ctx =
+	        seccomp_init(flags & EE_SECCOMP_NOTIFY ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM));
 	if (!ctx)
 		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: seccomp_init failed");
 	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
@@ -436,9 +440,32 @@ void ee_seccomp_free(struct ee_seccomp_prog *p)
 	p->len = 0;
 }
 
-int ee_seccomp_load(const struct ee_seccomp_prog *p, struct ee_err *err)
+/* Does the filter answer anything by user notification? Then it needs a
+ * listener (without one the kernel answers ENOSYS). Read from the program
+ * itself, as a warm worker receives only its instructions. */
+static int wants_listener(const struct ee_seccomp_prog *p)
+{
+	for (unsigned i = 0; i < p->len; i++)
+		if (p->filter[i].code == (BPF_RET | BPF_K) &&
+		    (p->filter[i].k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF)
+			return 1;
+	return 0;
+}
+
+int ee_seccomp_load(const struct ee_seccomp_prog *p, int *listener, struct ee_err *err)
 {
 	struct sock_fprog prog = { .len = p->len, .filter = p->filter };
+	if (listener)
+		*listener = -1;
+	if (listener && wants_listener(p)) {
+		long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+		                  &prog);
+		if (fd < 0)
+			return ee_fail_errno(err, EE_ERR_SANDBOX,
+			                     "seccomp: cannot load the filter with a listener");
+		*listener = (int)fd;
+		return 0;
+	}
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "seccomp: cannot load the filter");
 	return 0;

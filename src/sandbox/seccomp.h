@@ -35,14 +35,17 @@ extern const char *const ee_seccomp_allowed[];
 
 /* Policy variants. NO_MEMFD (--weak-limits, no memory cgroup): memfd pages
  * count against no rlimit, so memfd_create fails with EPERM. */
-enum { EE_SECCOMP_NO_MEMFD = 1 };
+enum { EE_SECCOMP_NO_MEMFD = 1, EE_SECCOMP_NOTIFY = 2 };
 
 /* Compiles the policy (flags: EE_SECCOMP_*). The result is owned by the
  * caller (ee_seccomp_free). */
 int ee_seccomp_compile(unsigned flags, struct ee_seccomp_prog *ret, struct ee_err *err);
 void ee_seccomp_free(struct ee_seccomp_prog *p);
 
-/* Installs p on the calling thread. Requires no_new_privs or CAP_SYS_ADMIN. */
-int ee_seccomp_load(const struct ee_seccomp_prog *p, struct ee_err *err);
+/* Installs p on the calling thread. Requires no_new_privs or CAP_SYS_ADMIN.
+ * For a NOTIFY filter and a non-NULL listener, *listener is its listener
+ * (close-on-exec; may be fd 0), else -1. NULL: loaded without one (refused
+ * calls then fail with ENOSYS). 0, or -1 on error. */
+int ee_seccomp_load(const struct ee_seccomp_prog *p, int *listener, struct ee_err *err);
 
 #endif

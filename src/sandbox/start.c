@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -320,8 +321,10 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	sb->out.runq_wait_ms = -1;
 
 	/* A warm sandbox needs no sync pipe: its worker starts it when ready. */
+	/* The control channel is a socket: it carries the seccomp listener (notify.h). */
 	for (int i = cfg->pool ? P_CTL : P_SYNC; i < P_COUNT; i++)
-		if (pipe2(p[i], O_CLOEXEC) < 0)
+		if ((i == P_CTL ? socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p[i])
+		                : pipe2(p[i], O_CLOEXEC)) < 0)
 			return ee_fail_errno(err, EE_ERR_SANDBOX, "pipe2");
 	/* Sealed: the candidate cannot rewrite the job the harness re-reads. */
 	job = ee_memfd_sealed("execeval-job", cfg->job, cfg->job_len, err);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/breaker.h"
+#include "engine/engine.h"
 #include "serve/dispatch.h"
 #include "serve/get_reward.h"
 #include "serve/run_code.h"
@@ -96,6 +98,10 @@ enum MHD_Result refuse(struct conn *c, unsigned code, int reason, const char *ms
 enum MHD_Result answer_health(struct conn *c)
 {
 	struct ee_server *srv = c->srv;
+	const struct ee_breaker *b = ee_engine_breaker(srv->eng);
+	if (b->tripped) /* before draining: a person must look */
+		return answer_json(c, 503, json_pack("{s:s, s:s}", "status", "tripped", "reason", b->why),
+		                   NULL);
 	json_t *v = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I}", "status", srv->draining ? "draining" : "ok",
 	                      "workers", (json_int_t)srv->cfg->jobs, "isolation", srv->cfg->isolation,
 	                      "running", (json_int_t)ee_dispatch_running(srv->dispatch), "queued",
@@ -117,6 +123,9 @@ enum MHD_Result answer_metrics(struct conn *c)
 		.buffered_capacity = srv->budget.total,
 		.run_code_depth = ee_run_code_waiting(srv->run_code),
 		.run_code_capacity = ee_run_code_capacity(srv->run_code),
+		.violations = ee_engine_violations(srv->eng),
+		.tripped = ee_engine_breaker(srv->eng)->tripped,
+		.trips = ee_engine_breaker_trips(srv->eng),
 	};
 	size_t len;
 	char *text = ee_stats_render(&srv->stats, &g, &len);

@@ -142,8 +142,7 @@ static int refuse_422(unsigned *code, char **text, size_t *len, const char *fiel
 	return *text ? 0 : -1;
 }
 
-/* The answer when the program did not run: status SandboxError. */
-static json_t *sandbox_error(const char *msg)
+json_t *ee_run_code_sandbox_error(const char *msg)
 {
 	return json_pack("{s:s, s:s, s:n, s:n, s:n, s:{}, s:{s:s, s:s}}", "status", "SandboxError", "message",
 	                 msg, "compile_result", "run_result", "executor_pod_name", "files", "execeval",
@@ -382,7 +381,7 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 		snprintf(buf, sizeof(buf), "language %.64s: execeval runs Python only (\"python\")",
 		         json_string_value(lang));
 		*code = 200;
-		*text = dump(sandbox_error(buf), len);
+		*text = dump(ee_run_code_sandbox_error(buf), len);
 		return *text ? 1 : -1;
 	}
 	int rc_task = make_task(&rc->o->limits, call, req, run_timeout, script);
@@ -511,7 +510,7 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 		char msg[300];
 		/* The engine's own words, never the program. */
 		snprintf(msg, sizeof(msg), "sandbox setup failed: %.250s", failure ? failure : "no outcome");
-		v = sandbox_error(msg);
+		v = ee_run_code_sandbox_error(msg);
 	} else {
 		v = ran_answer(rec, &call->facts);
 	}

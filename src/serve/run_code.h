@@ -26,6 +26,7 @@
 #ifndef EE_SERVE_RUN_CODE_H
 #define EE_SERVE_RUN_CODE_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 struct ee_budget;
@@ -51,6 +52,10 @@ int ee_run_code_new(struct ee_dispatch *d, const struct ee_eval_options *o, stru
                     struct ee_run_code **ret, struct ee_err *err);
 /* Every call must have been answered or abandoned. */
 void ee_run_code_free(struct ee_run_code *rc);
+
+/* The answer when the program did not run: {"status": "SandboxError",
+ * "message": msg, ...}, owned by the caller. */
+json_t *ee_run_code_sandbox_error(const char *msg);
 
 typedef void (*ee_run_code_ready)(void *ctx);
 

@@ -57,19 +57,45 @@ static int is_method(const char *method, const char *want)
 	return strcmp(method, want) == 0;
 }
 
+/* The circuit breaker tripped (engine/breaker.h): nothing is evaluated
+ * until a person resumes it. /run_code answers as SandboxFusion would. */
+static enum MHD_Result refuse_tripped(struct conn *c)
+{
+	const char *why = ee_engine_breaker(c->srv->eng)->why;
+	if (c->endpoint != EE_EP_RUN_CODE)
+		return refuse(c, 503, EE_REJ_TRIPPED, why, NULL);
+	c->srv->stats.rejected[EE_REJ_TRIPPED]++;
+	return answer_json(c, 503, ee_run_code_sandbox_error(why), NULL);
+}
+
+/* POST /v1/admin/resume: only with a token (a server without one has no
+ * way to tell a person from a candidate's client). */
+static enum MHD_Result answer_resume(struct conn *c)
+{
+	if (!c->srv->cfg->token)
+		return answer_error(c, 403,
+		                    "POST /v1/admin/resume needs the server started with --token-file", NULL,
+		                    NULL);
+	int was = ee_engine_breaker(c->srv->eng)->tripped;
+	ee_engine_resume(c->srv->eng);
+	if (was)
+		fprintf(stderr, "execeval serve: circuit breaker resumed by POST /v1/admin/resume\n");
+	return answer_json(c, 200, json_pack("{s:s, s:b}", "status", "ok", "was_tripped", was), NULL);
+}
+
 /* Routing and everything decidable from the headers. Returns MHD_YES with
  * c->answered set when it answered, MHD_YES otherwise (read the body). */
 static enum MHD_Result on_headers(struct conn *c, const char *method)
 {
 	struct ee_server *srv = c->srv;
 	int post = c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH || c->endpoint == EE_EP_RUN_CODE ||
-	           c->endpoint == EE_EP_GET_REWARD;
+	           c->endpoint == EE_EP_GET_REWARD || c->endpoint == EE_EP_ADMIN_RESUME;
 	int get_ok = is_method(method, "GET") || is_method(method, "HEAD");
 
 	if (c->endpoint == EE_EP_OTHER)
 		return answer_error(c, 404,
 		                    "no such endpoint (POST /v1/run, POST /v1/batch, POST /run_code, "
-		                    "POST /get_reward, GET /healthz, GET /metrics, GET /v1/ping)",
+		                    "POST /get_reward, GET /healthz, GET /metrics, GET /v1/ping, POST /v1/admin/resume)",
 		                    NULL, NULL);
 	if (post ? !is_method(method, "POST") : !get_ok) {
 		struct header allow[] = { { MHD_HTTP_HEADER_ALLOW, post ? "POST" : "GET, HEAD" },
@@ -87,6 +113,10 @@ static enum MHD_Result on_headers(struct conn *c, const char *method)
 		return refuse(c, 401, EE_REJ_UNAUTHORIZED, "missing or wrong bearer token", NULL);
 	if (c->endpoint == EE_EP_METRICS)
 		return MHD_YES;
+	if (c->endpoint == EE_EP_ADMIN_RESUME)
+		return answer_resume(c);
+	if (ee_engine_breaker(srv->eng)->tripped)
+		return refuse_tripped(c);
 	if (srv->draining)
 		return refuse(c, 503, EE_REJ_DRAINING, "the server is shutting down", NULL);
 
@@ -296,6 +326,7 @@ int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	struct ee_loop *loop = ee_engine_loop(eng);
 
 	srv->loop = loop;
+	srv->eng = eng;
 	srv->o = o;
 	srv->cfg = cfg;
 	srv->eval_s_avg = 0.05;

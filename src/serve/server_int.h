@@ -28,6 +28,7 @@
 
 struct ee_server {
 	struct ee_loop *loop;
+	struct ee_engine *eng; /* its breaker and violation counters (engine.h) */
 	const struct ee_eval_options *o;
 	const struct ee_server_config *cfg;
 	struct MHD_Daemon *daemon;

@@ -7,9 +7,10 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/tally.h"
+#include "verdict/violations.h"
 
-static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run",   "/v1/batch", "/healthz",    "/metrics",
-	                                                 "/run_code", "/v1/ping",  "/get_reward", "other" };
+static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run", "/v1/batch", "/healthz", "/metrics", "/run_code", "/v1/ping", "/get_reward", "/v1/admin/resume", "other" };
 static const unsigned codes[EE_HTTP_CODES - 1] = {
 	200, 400, 401, 404, 405, 408, 413, 422, 429, 500, 503, 504
 };
@@ -17,7 +18,7 @@ static const char *const status_names[EE_STATUSES] = { "pass", "assertion_fail",
 	                                               "error" };
 static const char *const reject_names[EE_REJ_COUNT] = { "queue_full",  "too_large", "unauthorized",
 	                                                "bad_request", "draining",  "over_budget",
-	                                                "too_slow" };
+	                                                "too_slow",    "tripped" };
 /* Seconds: a trivial warm candidate takes ~5 ms, the longest timeout 30 s. */
 static const double bounds[EE_BUCKETS] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 	                                   1,     2.5,  5,     10,   30,  60,   120 };
@@ -149,6 +150,23 @@ static void routes(struct out *o, const struct ee_serve_stats *s, const struct e
 	histogram(o, "execeval_route_queue_wait_seconds", "route=\"/run_code\"", &s->run_code_wait_s);
 }
 
+/* docs/threat-model.md, "Tripwires"; docs/metrics-alerts.md has rules. */
+static void tripwires(struct out *o, const struct ee_serve_gauges *g)
+{
+	head(o, "execeval_violations_total", "counter",
+	     "What candidates tried and were refused (refused system calls, denied imports, limits hit), "
+	     "by kind and class.");
+	for (unsigned i = 0; g->violations && i < g->violations->n; i++) {
+		const char *kind = g->violations->v[i].name;
+		put(o, "execeval_violations_total{kind=\"%s\",class=\"%s\"} %lu\n", kind,
+		    ee_violation_class(kind), g->violations->v[i].count);
+	}
+	gauge(o, "execeval_breaker_tripped", "1 while the circuit breaker is tripped (--breaker).",
+	      (unsigned long long)g->tripped);
+	head(o, "execeval_breaker_trips_total", "counter", "Times the circuit breaker tripped.");
+	put(o, "execeval_breaker_trips_total %lu\n", g->trips);
+}
+
 char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gauges *g, size_t *ret_len)
 {
 	struct out o = { .failed = 0 };
@@ -187,6 +205,7 @@ char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gaug
 	     "One evaluation, from its sandbox's start to its record.");
 	histogram(&o, "execeval_evaluation_duration_seconds", "", &s->evaluation_s);
 	routes(&o, s, g);
+	tripwires(&o, g);
 	if (o.failed) {
 		ee_buf_free(&o.b);
 		return NULL;

@@ -10,14 +10,17 @@
 
 #include <stddef.h>
 
+struct ee_tally;
+
 enum ee_endpoint {
 	EE_EP_RUN,
 	EE_EP_BATCH,
 	EE_EP_HEALTHZ,
 	EE_EP_METRICS,
-	EE_EP_RUN_CODE,   /* SandboxFusion's POST /run_code (run_code.h) */
-	EE_EP_PING,       /* and its GET /v1/ping */
-	EE_EP_GET_REWARD, /* OpenRLHF's POST /get_reward (get_reward.h) */
+	EE_EP_RUN_CODE,     /* SandboxFusion's POST /run_code (run_code.h) */
+	EE_EP_PING,         /* and its GET /v1/ping */
+	EE_EP_GET_REWARD,   /* OpenRLHF's POST /get_reward (get_reward.h) */
+	EE_EP_ADMIN_RESUME, /* POST /v1/admin/resume: the circuit breaker starts over */
 	EE_EP_OTHER,
 	EE_EP_COUNT
 };
@@ -29,6 +32,7 @@ enum ee_reject {
 	EE_REJ_DRAINING,
 	EE_REJ_OVER_BUDGET, /* 429: --max-buffered or an address's share of it is held */
 	EE_REJ_TOO_SLOW,    /* a body slower than --body-min-rate: closed */
+	EE_REJ_TRIPPED,     /* 503: the circuit breaker tripped (engine/breaker.h) */
 	EE_REJ_COUNT
 };
 
@@ -61,6 +65,12 @@ struct ee_serve_gauges {
 	size_t buffered, buffered_capacity; /* bytes held for clients (budget.h), --max-buffered */
 
 	size_t run_code_depth, run_code_capacity; /* /run_code's own queue */
+
+	/* The engine's tripwires: violations by kind (a bounded table, its
+	 * names from the syscall table and violations.h), the breaker. */
+	const struct ee_tally *violations;
+	int tripped;
+	unsigned long trips;
 };
 
 /* The endpoint a path counts under. */

@@ -210,7 +210,7 @@ static void run_probes(unsigned flags, int results[N_PROBES])
 	if (pid == 0) {
 		int got[N_PROBES];
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-		if (ee_seccomp_load(&prog, &err) < 0)
+		if (ee_seccomp_load(&prog, NULL, &err) < 0)
 			_exit(2);
 		for (size_t i = 0; i < N_PROBES; i++)
 			got[i] = run_probe((int)i);
@@ -255,7 +255,7 @@ Test(seccomp, a_foreign_architecture_is_killed)
 	pid_t pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-		if (ee_seccomp_load(&prog, &err) < 0)
+		if (ee_seccomp_load(&prog, NULL, &err) < 0)
 			_exit(2);
 		long rc = 20; /* i386 getpid through the 32-bit entry point */
 		__asm__ volatile("int $0x80" : "+a"(rc) : : "memory");

@@ -1,0 +1,39 @@
+/* notify.h - the refused system calls, seen by the supervisor.
+ *
+ * Compiled with EE_SECCOMP_NOTIFY (seccomp.h), the filter's default action
+ * is SECCOMP_RET_USER_NOTIF rather than ERRNO(EPERM): a call outside the
+ * allow-list stops its thread until the supervisor answers. The sandbox
+ * loads the filter with a listener (ee_seccomp_load returns it) and passes
+ * the listener over the control socket (ee_notify_send) before anything of
+ * the candidate runs; the supervisor watches it on the loop and answers
+ * every notification EPERM, which is what the filter answered itself
+ * before, counting it by name (ee_notify_answer). Allowed calls never reach
+ * the supervisor: an honest candidate pays nothing. The listener never
+ * reaches the candidate (the sandbox closes its copy at once), so nothing
+ * in the sandbox can answer "continue" to its own call.
+ */
+#ifndef EE_NOTIFY_H
+#define EE_NOTIFY_H
+
+#include <stddef.h>
+
+/* Refused calls one sandbox gets answered (and counted) by the supervisor;
+ * past it, the kernel answers ENOSYS, and the tally says "uncounted". */
+#define EE_NOTIFY_MAX 10000
+
+struct ee_tally;
+
+/* In the sandbox: sends msg (n bytes) with listener attached on sock. */
+int ee_notify_send(int sock, const void *msg, size_t n, int listener);
+
+/* In the supervisor: reads one message of up to n bytes from sock into msg;
+ * a descriptor attached to it goes to *fd (else -1), close-on-exec. As
+ * read(2) otherwise. */
+long ee_notify_recv(int sock, void *msg, size_t n, int *fd);
+
+/* The listener is readable: takes one notification, answers EPERM and adds
+ * the call's name to t (a clone asking for namespaces counts as
+ * "clone_namespace"). -1 when the listener is finished (no task left). */
+int ee_notify_answer(int listener, struct ee_tally *t);
+
+#endif
