@@ -30,6 +30,8 @@ PARTS = (
     "scan",       # the best-effort AST lint
     "failures",   # describing failures
     "tests",      # the test runners: assert, call, calls, unittest, io, program
+    "callserve",  # the separate judge's candidate side: the call server, the value decoder
+    "judge",      # the separate judge's test side: stubs, replies
     "phases",     # the phases, in order
     "cold",       # cold start
     "warm",       # warm start (src/sandbox/zygote.c)
