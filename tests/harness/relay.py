@@ -27,7 +27,7 @@ import drive
 MAX_VALUE_DEPTH = 100  # the supervisor refuses deeper JSON before relaying
 
 
-def _spawn(job):
+def _spawn(job, script=None):
     job_fd = os.memfd_create("job", os.MFD_CLOEXEC)
     os.write(job_fd, json.dumps(job).encode())
     os.lseek(job_fd, 0, os.SEEK_SET)
@@ -37,7 +37,7 @@ def _spawn(job):
     err_r, err_w = os.pipe()
     devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
     child_fds = [drive._high(fd) for fd in (devnull, out_w, err_w, job_fd, result_w, gate_r)]
-    argv = [drive.PYTHON, "-I", "-S", "-B", "-c", drive.HARNESS.read_text()]
+    argv = [drive.PYTHON, "-I", "-S", "-B"] + ([str(script)] if script else ["-c", drive.HARNESS.read_text()])
     pid = os.fork()
     if pid == 0:  # pragma: no cover - child
         try:
@@ -88,17 +88,19 @@ class Judged:
             self.candidate, self.judge, self.stdout, self.stderr, self.judge_stderr)
 
 
-def run(code, tests, setup="", timeout=30.0, deny=()):
+def run(code, tests, setup="", timeout=30.0, deny=(), script=None):
     """Evaluate `code` against `tests` (dicts of the job's shape, indexes
-    filled in here) with the separate judge; returns Judged."""
+    filled in here) with the separate judge; returns Judged.  `script`: a
+    file the interpreters run instead of the source (the build's pyc)."""
     tests = [dict({"index": i, "visibility": "public"}, **t) for i, t in enumerate(tests)]
     base = {"v": 1, "deny_imports": list(deny), "scan": "report", "io_output_cap": 262144}
     cand = _spawn(dict(base, nonce=secrets.token_hex(16), code=code, setup="", tests=[],
-                       role="serve"))
+                       role="serve"), script)
     judge = _spawn(dict(base, nonce=secrets.token_hex(16), code="", setup=setup,
                         tests=[t for t in tests if t["visibility"] == "public"], role="judge",
                         gate=any(t["visibility"] == "hidden" for t in tests),
-                        hidden_kinds=sorted({t["kind"] for t in tests if t["visibility"] == "hidden"})))
+                        hidden_kinds=sorted({t["kind"] for t in tests if t["visibility"] == "hidden"})),
+                   script)
     hidden = [t for t in tests if t["visibility"] == "hidden"]
     procs = {"cand": cand, "judge": judge}
     open_fds = {}
