@@ -237,8 +237,8 @@ def _compare(cases):
     for task_id, code, tests, setup in cases:
         job = {"v": 1, "nonce": "0" * 32, "code": code, "setup": setup,
                "tests": [dict(t, index=i) for i, t in enumerate(tests)]}
-        inline = drive.run(job, script=script)
-        separate = relay.run(code, tests, setup=setup, script=script)
+        inline = drive.run(job, script=script, timeout=300)  # MBPP 123 takes 15 s here
+        separate = relay.run(code, tests, setup=setup, script=script, timeout=300)
         a = [e["status"] for e in inline.events if e["ev"] == "test"]
         b = statuses(separate)
         if "fallback" in b:
