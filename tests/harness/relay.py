@@ -135,6 +135,7 @@ def run(code, tests, setup="", timeout=30.0, deny=(), script=None):
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     del open_fds[fd]
+                    os.close(fd)
                     if key == "result" and name == "cand":
                         close_gate(judge)  # no more replies: the judge reads EOF
                     continue
