@@ -138,6 +138,8 @@ def run(code, tests, setup="", timeout=30.0, deny=(), script=None):
                     os.close(fd)
                     if key == "result" and name == "cand":
                         close_gate(judge)  # no more replies: the judge reads EOF
+                    elif key == "result":
+                        close_gate(cand)  # no more calls: the candidate reads EOF
                     continue
                 if key != "result":
                     p["stdout" if key == "out" else "stderr"].extend(chunk)

@@ -81,6 +81,16 @@ def test_changed_arguments_come_back_in_place():
     assert statuses(relay.run(code, tests)) == ["pass", "pass"]
 
 
+def test_setup_that_needs_the_candidates_objects_falls_back():
+    code = "class Node:\n    def __init__(self, v):\n        self.v = v\n        self.left = None\n" \
+           "def depth(n):\n    return 0 if n is None else 1 + depth(n.left)\n"
+    r = relay.run(code, [{"kind": "assert", "code": "assert depth(root) == 2"}],
+                  setup="root = Node(1)\nroot.left = Node(2)\n")
+    assert statuses(r) == ["fallback"], r
+    assert r.tests()[0]["message"].startswith("setup: _Fallback: setting attribute left"), r
+    assert r.candidate_done(), r
+
+
 def test_setup_runs_on_the_judges_side():
     r = relay.run(ADD, [{"kind": "assert", "code": "assert helper() == 5"}],
                   setup="def helper():\n    return add(2, 3)\n")

@@ -142,7 +142,12 @@ class _Remote:
     __slots__ = ("state", "handle", "type_name", "is_callable")
 
     def __init__(self, state, handle, type_name, is_callable):
-        self.state, self.handle, self.type_name, self.is_callable = state, handle, type_name, is_callable
+        for name, value in (("state", state), ("handle", handle), ("type_name", type_name),
+                            ("is_callable", is_callable)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise _Fallback("setting attribute %s of a remote %s" % (name, self.type_name))
 
     def __call__(self, *args, **kwargs):
         return _judge_call(self.state, {"handle": self.handle}, args, kwargs)
@@ -213,9 +218,18 @@ def _judge_run(emit, job, fds):
     ctx.unittest = _UnittestKit() if "unittest" in kinds else None
     for name in names:
         ctx.globals[name] = _Stub(state, name)
-    if job["setup"]:
-        exec(compile(job["setup"], "<setup>", "exec", dont_inherit=True), ctx.globals)
     tests = [t for t in job["tests"] if not t["hidden"]]
+    if job["setup"]:
+        try:
+            exec(compile(job["setup"], "<setup>", "exec", dont_inherit=True), ctx.globals)
+        except BaseException as exc:
+            # Judged in process instead, where a setup that fails is the
+            # import phase's failure (MBPP's builds the candidate's objects).
+            for test in tests:
+                event = _test_event(test, "fallback")
+                event["message"] = _message("setup: " + _error_fields(exc, ctx.policy)["message"])
+                emit(event)
+            return
     if not _judge_tests(emit, tests, ctx, state):
         return
     hidden = [t for t in job["tests"] if t["hidden"]]
