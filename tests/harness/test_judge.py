@@ -91,6 +91,12 @@ def test_setup_that_needs_the_candidates_objects_falls_back():
     assert r.candidate_done(), r
 
 
+def test_keyword_arguments_cross_even_one_named_self():
+    code = "def f(self, b=0, *, c=1):\n    return (self, b, c)\n"
+    r = relay.run(code, [{"kind": "assert", "code": "assert f(self=1, c=3) == (1, 0, 3)"}])
+    assert statuses(r) == ["pass"], r
+
+
 def test_setup_runs_on_the_judges_side():
     r = relay.run(ADD, [{"kind": "assert", "code": "assert helper() == 5"}],
                   setup="def helper():\n    return add(2, 3)\n")
@@ -277,4 +283,5 @@ def test_mbpp_reference_same_verdict_inline_and_separate():
               r.get("test_setup_code") or "") for r in _rows("mbpp/mbpp.jsonl")]
     differ, fallbacks = _compare(cases)
     assert not differ, differ[:20]
+    print("MBPP fallbacks:", len(fallbacks), fallbacks)
     assert not fallbacks, fallbacks

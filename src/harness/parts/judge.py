@@ -124,8 +124,8 @@ class _Stub:
     def __init__(self, state, name):
         self.state, self.name = state, name
 
-    def __call__(self, *args, **kwargs):
-        return _judge_call(self.state, {"fn": self.name}, args, kwargs)
+    def __call__(*args, **kwargs):  # no named self: a keyword "self" is the candidate's
+        return _judge_call(args[0].state, {"fn": args[0].name}, args[1:], kwargs)
 
     def __repr__(self):
         return "<candidate function %s>" % self.name
@@ -149,8 +149,8 @@ class _Remote:
     def __setattr__(self, name, value):
         raise _Fallback("setting attribute %s of a remote %s" % (name, self.type_name))
 
-    def __call__(self, *args, **kwargs):
-        return _judge_call(self.state, {"handle": self.handle}, args, kwargs)
+    def __call__(*args, **kwargs):
+        return _judge_call(args[0].state, {"handle": args[0].handle}, args[1:], kwargs)
 
     def _refuse(self, *args):
         raise _Fallback("an operation on a remote %s" % self.type_name)
