@@ -189,7 +189,9 @@ def _serve_one(call, ctx, handles):
         reply["text"] = _message(_text(exc))  # str(exc), for the judge's copy of it
         return reply
     reply["status"] = "returned"
-    text = _canonical(value)
+    # collections' Counter, OrderedDict, defaultdict cross as dicts, as
+    # strict asserts read them (MBPP 40 returns a Counter): by content.
+    text = _canonical(value, True)
     if text == _TOO_LARGE:
         reply["status"] = "too_large"
     elif str.startswith(text, '{"other":') and len(handles) < _MAX_HANDLES:
