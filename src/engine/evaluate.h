@@ -26,6 +26,11 @@ struct ee_task;
 
 enum ee_scan_mode { EE_SCAN_OFF, EE_SCAN_REPORT, EE_SCAN_BLOCK };
 
+/* Where assert, program and unittest tests run: in the candidate's own
+ * interpreter (inline), or in a second one reaching the candidate through
+ * relayed calls (separate: issue 17, not built into the engine yet). */
+enum ee_judge_mode { EE_JUDGE_INLINE, EE_JUDGE_SEPARATE };
+
 /* Lint findings' severities, in order; --lint-severity picks the threshold. */
 enum ee_severity { EE_SEV_LOW, EE_SEV_MEDIUM, EE_SEV_HIGH };
 
@@ -51,6 +56,7 @@ struct ee_eval_options {
 	int gvisor_platform;             /* EE_GVISOR_PLATFORM_*, with the gvisor backend */
 	int lint;                        /* run the lint phase (--lint) */
 	int lint_severity;               /* enum ee_severity: lint fails at or above it */
+	int judge;                       /* --judge: enum ee_judge_mode; only inline runs yet */
 	int strict_asserts;              /* --strict-asserts: the loader converts literal asserts
 	                                   * (ee_task_strict_asserts); evaluation itself ignores it */
 	int mbpp_challenge;              /* --mbpp-challenge: the loader adds MBPP's challenge_test_list

@@ -31,6 +31,8 @@ PARTS = (
     "failures",   # describing failures
     "tests",      # the test runners: assert, call, calls, unittest, io, program
     "iorunner",   # io tests, several to one forked child
+    "callserve",  # the separate judge's candidate side: the call server, the value decoder
+    "judge",      # the separate judge's test side: stubs, replies
     "phases",     # the phases, in order
     "cold",       # cold start
     "warm",       # warm start (src/sandbox/zygote.c)

@@ -81,6 +81,24 @@ static const struct ee_option_choice pick_choices[] = {
 };
 
 /* --compare RULE: the io tests' rule for tasks without their own. */
+/* --judge: inline only, until the engine runs the separate judge (its
+ * harness side and relay rules exist: docs/protocol.md, "Separate judge").
+ * Refusing beats accepting a mode that would silently judge inline. */
+static int parse_judge(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                       struct ee_err *err)
+{
+	if (!arg || strcmp(arg, "inline") == 0) {
+		s->opt->judge = EE_JUDGE_INLINE;
+		return 0;
+	}
+	if (strcmp(arg, "separate") == 0)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--%s separate: not yet (experimental: the harness's side is built, the "
+		               "engine does not run it; docs/protocol.md, \"Separate judge\")",
+		               row->name);
+	return ee_fail(err, EE_ERR_USAGE, "--%s: expected inline or separate, got '%s'", row->name, arg);
+}
+
 static int parse_compare(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
                          struct ee_err *err)
 {
@@ -256,6 +274,12 @@ const struct ee_option ee_options[] = {
 	  FIELD(mbpp_challenge), .def = 0, .flag_value = 1,
 	  .help = "MBPP task: add challenge_test_list as hidden tests\n"
 	          "(default: test_list only, the standard protocol)" },
+	{ .name = "judge", .type = EE_OPT_TEXT, .fronts = CLI, .metavar = "MODE",
+	  .parse = parse_judge, .example = "inline",
+	  .help = "where assert, program and unittest tests run: inline (the\n"
+	          "default: in the candidate's interpreter); separate (a second\n"
+	          "interpreter, issue 17) is EXPERIMENTAL and refused: not yet\n"
+	          "run by the engine (docs/protocol.md, \"Separate judge\")" },
 	{ .name = "strict-asserts", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(strict_asserts), .def = 0, .flag_value = 1,
 	  .help = "judge `assert f(LITERALS) == LITERAL` in the supervisor,\n"

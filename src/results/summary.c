@@ -33,10 +33,15 @@
 const char *const ee_summary_status_names[SUM_N_STATUS] = { "pass", "assertion_fail", "syntax_error",
 	                                                    "timeout", "error" };
 
+<<<<<<< HEAD
 /* The classes of violations.h, escape class first. */
 const char *const sum_violation_classes[SUM_N_VCLASS] = { "network",    "ptrace",    "mount",
 	                                                  "namespaces", "privilege", "kernel",
 	                                                  "import",     "limit",     "other" };
+=======
+const char *const ee_summary_judged_by_names[SUM_N_JUDGED_BY] = { "supervisor", "judge", "candidate",
+	                                                          "sandbox" };
+>>>>>>> judge
 
 /* A validated record: pointers into it, valid while it lives. */
 struct rec {
@@ -574,6 +579,9 @@ static int count_tests(struct ee_summary *s, const json_t *tests)
 		const json_t *test = json_array_get(tests, i);
 		const char *tier = json_string_value(json_object_get(test, "tier"));
 		int pass = strcmp(json_string_value(json_object_get(test, "status")), "pass") == 0;
+		const char *by = json_string_value(json_object_get(test, "judged_by"));
+		for (int j = 0; by && j < SUM_N_JUDGED_BY; j++)
+			s->judged_by[j] += strcmp(by, ee_summary_judged_by_names[j]) == 0;
 		struct sum_tier *t = tier_slot(s, tier ? tier : "canonical");
 		if (!t)
 			return -1;

@@ -76,6 +76,10 @@ struct sum_res {
 	double wall_sum, wall_max, cpu_sum, rss_max;
 };
 
+/* Who judged a test (the record's "judged_by", docs/record.md), in this order. */
+enum { SUM_BY_SUPERVISOR, SUM_BY_JUDGE, SUM_BY_CANDIDATE, SUM_BY_SANDBOX, SUM_N_JUDGED_BY };
+extern const char *const ee_summary_judged_by_names[SUM_N_JUDGED_BY];
+
 struct ee_summary {
 	unsigned long samples;
 	unsigned long unattributed; /* of samples: invalid ones without a task_id */
@@ -96,8 +100,13 @@ struct ee_summary {
 	char reward_formula[EE_FORMULA_MAX_TEXT + 1]; /* the records' ("": none seen yet) */
 	int reward_mixed;                             /* records disagreed on it */
 	struct sum_res res;
+<<<<<<< HEAD
 	double first_start, last_finish; /* seconds since the epoch; 0: none */
 	struct sum_gen gen;
+=======
+	unsigned long judged_by[SUM_N_JUDGED_BY]; /* tests per judge; a record without the key: none */
+	double first_start, last_finish;          /* seconds since the epoch; 0: none */
+>>>>>>> judge
 };
 
 /* task_ix's slots sorted by task id (bytewise): a new array of n_tasks

@@ -392,6 +392,16 @@ static json_t *tiers_json(struct view *v)
 	return obj;
 }
 
+/* Tests per judge, all four always present (docs/summary.md). */
+static json_t *judged_by_json(struct view *v)
+{
+	json_t *obj = json_object();
+
+	for (int j = 0; obj && j < SUM_N_JUDGED_BY; j++)
+		put(v, obj, ee_summary_judged_by_names[j], count_json(v->s->judged_by[j]));
+	return obj;
+}
+
 static json_t *resources_json(struct view *v)
 {
 	const struct sum_res *r = &v->s->res;
@@ -493,6 +503,7 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 			put(&v, root, "bootstrap", bootstrap_json(&v));
 			put(&v, root, "classes", classes_json(&v));
 			put(&v, root, "tiers", tiers_json(&v));
+			put(&v, root, "judged_by", judged_by_json(&v));
 			put(&v, root, "resources", resources_json(&v));
 			if (s->n_models > 1)
 				put(&v, root, "models", models_json(&v, ks, nk));

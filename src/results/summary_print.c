@@ -300,6 +300,26 @@ static void print_tiers(FILE *out, const json_t *sum)
 	}
 }
 
+/* One line: how many tests each party judged, so a run's trustless share
+ * shows at a glance ("sandbox": in the candidate's own interpreter). */
+static void print_judged_by(FILE *out, const json_t *sum)
+{
+	const json_t *by = json_object_get(sum, "judged_by");
+	const char *key;
+	json_t *val;
+	double total = 0;
+
+	json_object_foreach ((json_t *)by, key, val)
+		total += json_number_value(val);
+	if (total <= 0)
+		return;
+	fprintf(out, "\ntests judged by:");
+	json_object_foreach ((json_t *)by, key, val)
+		fprintf(out, " %s %.0f (%.1f%%)", key, json_number_value(val),
+		        100.0 * json_number_value(val) / total);
+	fprintf(out, "\n");
+}
+
 /* A table of counts with their share of the samples; at most max rows. */
 static void print_counts(FILE *out, const json_t *counts, const char *header, double samples, size_t max)
 {
@@ -410,7 +430,11 @@ void ee_summary_print(const json_t *summary, FILE *out)
 	print_blocks(out, summary, "classes", "class");
 	print_blocks(out, summary, "models", "model");
 	print_tiers(out, summary);
+<<<<<<< HEAD
 	print_generated(out, summary);
+=======
+	print_judged_by(out, summary);
+>>>>>>> judge
 	print_counts(out, json_object_get(summary, "statuses"), "status", samples, (size_t)-1);
 	print_counts(out, json_object_get(summary, "details"), "detail", samples, DETAILS_SHOWN);
 	print_model_outcomes(out, summary);

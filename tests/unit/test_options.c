@@ -173,7 +173,26 @@ Test(options, the_messages_users_know)
 	cr_expect(v.opt.lint && v.opt.lint_severity == EE_SEV_HIGH, "--lint-severity implies --lint");
 }
 
-/* --compare is the one text row: its default is no rule of the run's own
+/* --judge: inline is today's judging; separate is refused until the engine
+ * runs it (issue 17), rather than silently judged inline. */
+Test(options, judge_inline_only_separate_refused_as_not_yet)
+{
+	struct values v;
+	struct ee_err err = { 0 };
+	const struct ee_option *row = ee_option_named("judge");
+
+	cr_assert_not_null(row);
+	defaults(&v, EE_FRONT_EVAL);
+	cr_expect_eq(v.opt.judge, EE_JUDGE_INLINE);
+	cr_expect_eq(ee_option_set(row, "inline", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect_eq(ee_option_set(row, "separate", &v.sink, &err), -1);
+	cr_expect(strstr(err.msg, "--judge separate: not yet") == err.msg, "%s", err.msg);
+	cr_expect_eq(ee_option_set(row, "split", &v.sink, &err), -1);
+	cr_expect_str_eq(err.msg, "--judge: expected inline or separate, got 'split'");
+	cr_expect_eq(v.opt.judge, EE_JUDGE_INLINE);
+}
+
+/* --compare is a text row: its default is no rule of the run's own
  * (each task's or its format's), a rule sets it, anything else is refused
  * naming the flag and changes nothing. --max-tests and --test-pick land
  * in the loader's rules. */

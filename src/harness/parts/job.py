@@ -185,7 +185,16 @@ def _parse_job(job_bytes):
         "hidden_kinds": _hidden_kinds(job),
         "io_cap": cap,
         "lint": _field(job, "lint", str, ""),  # lint.py's source, "" for no lint phase
+        "role": _role(job),  # the separate judge's two sides (callserve.py, judge.py)
     }
+
+
+def _role(job):
+    """inline (tests run here), serve (the candidate answers calls) or judge."""
+    role = _field(job, "role", str, "inline")
+    if role not in ("inline", "serve", "judge"):
+        raise _HarnessError("job: bad role %r" % role)
+    return role
 
 
 def _hidden_kinds(job):

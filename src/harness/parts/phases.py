@@ -193,6 +193,9 @@ def _run_phases(emit, job, fds):
         emit({"ev": "phase", "name": "import", "status": "skipped"})
     elif not _import_phase(emit, job, ctx):
         return
+    if job["role"] == "serve":  # --judge separate: calls only, no test here
+        _serve_calls(emit, ctx, fds[1])
+        return
     if not _run_tests(emit, [t for t in tests if not t["hidden"]], ctx):
         return
     hidden = [t for t in tests if t["hidden"]]  # the supervisor sends none in the job
@@ -214,7 +217,10 @@ def run_job(job_bytes, fds=(4, 5)):
     del job_bytes
     emit = _event_writer(fds[0], job.pop("nonce"))
     emit({"ev": "hello", "python": _PYTHON})
-    _run_phases(emit, job, fds)
+    if job["role"] == "judge":  # --judge separate: no candidate code here
+        _judge_run(emit, job, fds)
+    else:
+        _run_phases(emit, job, fds)
     _finish(emit)
 
 

@@ -1,0 +1,253 @@
+# --------------------------------------------------------------------------
+# The judge: the test side of the separate judge (job role "judge", --judge
+# separate, EXPERIMENTAL; docs/protocol.md, "Separate judge").  This
+# interpreter never runs a line of the candidate's code: it runs the test
+# code (assert, program, unittest) in a namespace where the candidate's
+# names are stubs.  Calling a stub emits a "call" event, which the
+# supervisor relays to the candidate's call server (callserve.py), and
+# reads the reply it relays back on the gate fd; values arrive as
+# canonical data through the strict decoder, so every comparison the test
+# makes runs on real builtin values here, out of the candidate's reach.
+
+
+class _ChannelBroken(BaseException):
+    """The candidate's side cannot answer (it ended, or sent what the
+    decoder refuses): the test fails and the run ends cleanly."""
+
+
+class _CandidateEnded(BaseException):
+    """A call tried to end the candidate's interpreter (SystemExit & co)."""
+
+
+class _JudgeState:
+    """The channel's state, shared by the stubs of one run."""
+
+    __slots__ = ("emit", "fd", "calls", "broken", "ended")
+
+    def __init__(self, emit, fd):
+        self.emit, self.fd, self.calls = emit, fd, 0
+        self.broken = self.ended = None
+
+
+def _judge_args(args, kwargs):
+    """Canonical texts of a call's arguments; _Fallback for what cannot cross."""
+    out = []
+    for value in args:
+        out.append(_judge_arg(value))
+    pairs = [[k, _judge_arg(v)] for k, v in dict.items(kwargs)]
+    return out, pairs
+
+
+def _judge_arg(value):
+    if type(value) is _Remote:
+        return {"handle": value.handle}
+    text = _canonical(value)
+    if str.startswith(text, '{"other":'):
+        raise _Fallback("an argument of type %s cannot cross the channel" % _type_name(type(value)))
+    return _Raw(text)
+
+
+def _judge_call(state, target, args, kwargs):
+    """One call through the supervisor: the decoded result, or the
+    candidate's exception raised here."""
+    for sticky in (state.broken, state.ended):
+        if sticky is not None:
+            raise sticky  # a test that swallowed it does not get to call on
+    wire_args, wire_kwargs = _judge_args(args, kwargs)
+    number = state.calls
+    state.calls += 1
+    event = {"ev": "call", "call": number, "args": wire_args, "kwargs": wire_kwargs}
+    event.update(target)
+    state.emit(event)
+    reply = _wire_read(state.fd)
+    if reply is None or reply.get("call") != number:
+        state.broken = _ChannelBroken("the candidate's process ended during a call"
+                                      if reply is None else "a reply out of turn")
+        raise state.broken
+    status = reply.get("status")
+    if status == "returned":
+        try:
+            value = _wire_decode(reply.get("value"))
+            for key, changed in reply.get("changed", []):
+                _judge_apply(args, kwargs, key, _wire_decode(changed))
+        except _WireValueError as exc:
+            state.broken = _ChannelBroken("the reply did not decode: " + _text(exc))
+            raise state.broken
+        return value
+    if status == "handle" and type(reply.get("handle")) is int:
+        return _Remote(state, reply["handle"], str(reply.get("type", "?")), reply.get("callable") is True)
+    if status == "raised":
+        if reply.get("exit"):
+            state.ended = _CandidateEnded(reply.get("message", "SystemExit"))
+            raise state.ended
+        raise _judge_exception(str(reply.get("error_type", "Exception")), str(reply.get("text", "")))
+    reason = {"too_large": "the returned value is too large or too deep for the channel"}.get(
+        status, "an unexpected reply")
+    state.broken = _ChannelBroken(reason)
+    raise state.broken
+
+
+def _judge_apply(args, kwargs, key, value):
+    """A mutable argument the call changed: the judge's copy changes the same
+    way, in place, so `f(xs); assert xs == [...]` holds."""
+    target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
+    if type(target) is not type(value):
+        raise _WireValueError("a changed argument changed type")
+    if type(target) is list:
+        target[:] = value
+    else:
+        target.clear()
+        target.update(value)
+
+
+class _RemoteError(Exception):
+    """The candidate raised an exception of its own class (named in the message)."""
+
+
+def _judge_exception(type_name, text):
+    """The candidate's exception as the judge's builtin type of that name
+    (`except ValueError` works), else _RemoteError; str(exc) as its text."""
+    cls = _builtins.__dict__.get(type_name)
+    if type(cls) is type and issubclass(cls, Exception):
+        try:
+            return cls(text)
+        except BaseException:
+            pass
+    return _RemoteError("%s: %s" % (type_name, text))
+
+
+class _Stub:
+    """A name of the candidate's module, on the judge's side."""
+
+    __slots__ = ("state", "name")
+
+    def __init__(self, state, name):
+        self.state, self.name = state, name
+
+    def __call__(*args, **kwargs):  # no named self: a keyword "self" is the candidate's
+        return _judge_call(args[0].state, {"fn": args[0].name}, args[1:], kwargs)
+
+    def __repr__(self):
+        return "<candidate function %s>" % self.name
+
+
+_PLAIN_TYPES = (type(None), bool, int, float, str, list, tuple, dict, set, frozenset)
+
+
+class _Remote:
+    """An object that stays in the candidate's process (an instance of its
+    class, a function it returned): calling it is a call; anything else,
+    comparisons included, is not judged here (_Fallback), not guessed."""
+
+    __slots__ = ("state", "handle", "type_name", "is_callable")
+
+    def __init__(self, state, handle, type_name, is_callable):
+        for name, value in (("state", state), ("handle", handle), ("type_name", type_name),
+                            ("is_callable", is_callable)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise _Fallback("setting attribute %s of a remote %s" % (name, self.type_name))
+
+    def __call__(*args, **kwargs):
+        return _judge_call(args[0].state, {"handle": args[0].handle}, args[1:], kwargs)
+
+    def _refuse(self, *args):
+        raise _Fallback("an operation on a remote %s" % self.type_name)
+
+    def __eq__(self, other):
+        # Against a builtin value, as strict asserts judge `other`: never
+        # equal (an always-equal __eq__ in the candidate is not asked).
+        if type(other) in _PLAIN_TYPES:
+            return False
+        self._refuse()
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __hash__ = _refuse
+    __len__ = __iter__ = __getitem__ = __contains__ = _refuse
+
+    def __getattr__(self, name):
+        raise _Fallback("attribute %s of a remote %s" % (name, self.type_name))
+
+    def __repr__(self):
+        return "<remote %s>" % self.type_name
+
+
+def _judge_test(test, ctx, state):
+    """(event, go on) for one test, judged here."""
+    if test["kind"] == "unittest":
+        event, _ = _run_unittest(test, ctx)
+    else:
+        event, _ = _run_assert(test, ctx)
+    if _fallbacks:  # raised during the test, even if the test caught it
+        event = _test_event(test, "fallback")
+        event["message"] = _message(_text(_fallbacks[0]))
+        list.clear(_fallbacks)
+        return event, True
+    if state.broken is not None:
+        event = _test_event(test, "fail")
+        event.update({"error_type": "ChannelError", "channel": _message(_text(state.broken)),
+                      "message": _message("channel: " + _text(state.broken))})
+        return event, False
+    if state.ended is not None:
+        event = _test_event(test, "fail")
+        event.update({"error_type": "SystemExit", "exit": True,
+                      "message": _message("the candidate tried to end its interpreter in a call")})
+        return event, False
+    return event, True
+
+
+def _judge_run(emit, job, fds):
+    """The judge's run: the candidate's names (relayed from its serving
+    event), the setup, then each test; the gate for hidden ones as inline."""
+    first = _wire_read(fds[1])
+    if first is None:
+        return  # the candidate never served (syntax, import): nothing to judge
+    names = first.get("names")
+    if type(names) is not list or [n for n in names if type(n) is not str]:
+        raise _HarnessError("judge: bad names")
+    state = _JudgeState(emit, fds[1])
+    ctx = _Context()
+    module = _ModuleType("__judge__")
+    module.__builtins__ = _builtins
+    ctx.globals, ctx.policy, ctx.code, ctx.source = module.__dict__, _Policy(()), None, ""
+    ctx.io_cap, ctx.channel_fds = job["io_cap"], fds
+    kinds = [t["kind"] for t in job["tests"]] + job["hidden_kinds"]
+    ctx.unittest = _UnittestKit() if "unittest" in kinds else None
+    for name in names:
+        ctx.globals[name] = _Stub(state, name)
+    tests = [t for t in job["tests"] if not t["hidden"]]
+    if job["setup"]:
+        try:
+            exec(compile(job["setup"], "<setup>", "exec", dont_inherit=True), ctx.globals)
+        except BaseException as exc:
+            # Judged in process instead, where a setup that fails is the
+            # import phase's failure (MBPP's builds the candidate's objects).
+            for test in tests:
+                event = _test_event(test, "fallback")
+                event["message"] = _message("setup: " + _error_fields(exc, ctx.policy)["message"])
+                emit(event)
+            return
+    if not _judge_tests(emit, tests, ctx, state):
+        return
+    hidden = [t for t in job["tests"] if t["hidden"]]
+    if job["gate"] and (hidden or job["hidden_kinds"]):
+        emit({"ev": "gate"})
+        more = _read_hidden(fds[1])
+        if more is None:
+            return
+        hidden += more
+    _judge_tests(emit, hidden, ctx, state)
+
+
+def _judge_tests(emit, tests, ctx, state):
+    for test in tests:
+        if test["kind"] not in ("assert", "program", "unittest"):
+            raise _HarnessError("judge: a %s test is the supervisor's" % test["kind"])
+        event, go_on = _judge_test(test, ctx, state)
+        emit(event)
+        if not go_on:
+            return False
+    return True

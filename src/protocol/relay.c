@@ -1,0 +1,310 @@
+/* relay.c - the separate judge's relay rules (see relay.h).
+ *
+ * Each message is rebuilt from its typed fields only (never forwarded as
+ * the bytes that came), so whatever else a sender puts in an event stays
+ * with the supervisor. */
+#include "protocol/relay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+
+#define MAX_TEXT    1000   /* a name, a type's name, a keyword */
+#define MAX_DIGITS  100001 /* the harness's int limit, with a sign */
+#define MAX_FLOAT   40
+#define MAX_MESSAGE 4000 /* an exception's message and text */
+
+void ee_relay_init(struct ee_relay *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+static int bad(struct ee_err *err, const char *why)
+{
+	return ee_fail(err, EE_ERR_USAGE, "separate judge: %s", why);
+}
+
+static int short_string(const json_t *v, size_t max)
+{
+	return json_is_string(v) && json_string_length(v) >= 1 && json_string_length(v) <= max;
+}
+
+static int int_text(const json_t *v)
+{
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v), i = 0;
+
+	if (!s || n == 0 || n > MAX_DIGITS)
+		return 0;
+	if (s[0] == '-')
+		i = 1;
+	if (i == n)
+		return 0;
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+static int check_node(const json_t *v, int depth, size_t *nodes, int handles, struct ee_err *err);
+
+static int check_items(const json_t *list, int depth, size_t *nodes, int handles, int pairs,
+                       struct ee_err *err)
+{
+	size_t i;
+	const json_t *item;
+
+	if (!json_is_array(list))
+		return bad(err, "a container's items are not a list");
+	json_array_foreach (list, i, item) {
+		if (!pairs) {
+			if (check_node(item, depth + 1, nodes, handles, err) < 0)
+				return -1;
+			continue;
+		}
+		if (!json_is_array(item) || json_array_size(item) != 2)
+			return bad(err, "a dict item is not a pair");
+		if (check_node(json_array_get(item, 0), depth + 1, nodes, handles, err) < 0 ||
+		    check_node(json_array_get(item, 1), depth + 1, nodes, handles, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Recursion is bounded by EE_RELAY_MAX_DEPTH, checked before descending. */
+static int check_node(const json_t *v, int depth, size_t *nodes, int handles, struct ee_err *err)
+{
+	if (++*nodes > EE_RELAY_MAX_NODES)
+		return bad(err, "a value of too many nodes");
+	if (depth > EE_RELAY_MAX_DEPTH)
+		return bad(err, "a value nested too deep");
+	if (json_is_null(v) || json_is_boolean(v) || json_is_string(v))
+		return 0;
+	if (!json_is_object(v) || json_object_size(v) != 1)
+		return bad(err, "not a canonical value");
+	const char *tag = json_object_iter_key(json_object_iter((json_t *)v));
+	const json_t *in = json_object_iter_value(json_object_iter((json_t *)v));
+	if (strcmp(tag, "int") == 0)
+		return int_text(in) ? 0 : bad(err, "a malformed int");
+	if (strcmp(tag, "float") == 0)
+		return short_string(in, MAX_FLOAT) ? 0 : bad(err, "a malformed float");
+	if (strcmp(tag, "other") == 0)
+		return short_string(in, MAX_TEXT) ? 0 : bad(err, "a malformed other");
+	if (strcmp(tag, "handle") == 0)
+		return handles && json_is_integer(in) && json_integer_value(in) >= 0
+		               ? 0
+		               : bad(err, "a handle out of place");
+	if (strcmp(tag, "dict") == 0)
+		return check_items(in, depth, nodes, handles, 1, err);
+	if (strcmp(tag, "list") == 0 || strcmp(tag, "tuple") == 0 || strcmp(tag, "set") == 0 ||
+	    strcmp(tag, "frozenset") == 0)
+		return check_items(in, depth, nodes, handles, 0, err);
+	return bad(err, "an unknown tag");
+}
+
+int ee_relay_check_value(const json_t *v, int handles, struct ee_err *err)
+{
+	size_t nodes = 0;
+	if (!v)
+		return bad(err, "a value is missing");
+	return check_node(v, 0, &nodes, handles, err);
+}
+
+/* frame = "<len>:<compact JSON of obj>,"; obj is consumed. */
+static int frame_of(json_t *obj, char **ret_frame, size_t *ret_len, struct ee_err *err)
+{
+	if (!obj)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	char *text = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(obj);
+	if (!text)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	size_t n = strlen(text);
+	if (n > EE_RELAY_MAX_FRAME) {
+		free(text);
+		return bad(err, "a message over the frame limit");
+	}
+	char *frame = malloc(n + 24);
+	if (!frame) {
+		free(text);
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	}
+	int head = snprintf(frame, 24, "%zu:", n);
+	memcpy(frame + head, text, n);
+	frame[head + n] = ',';
+	frame[head + n + 1] = '\0';
+	free(text);
+	*ret_frame = frame;
+	*ret_len = (size_t)head + n + 1;
+	return 0;
+}
+
+int ee_relay_names(struct ee_relay *r, const json_t *ev, char **ret_frame, size_t *ret_len,
+                   struct ee_err *err)
+{
+	const json_t *names = json_object_get(ev, "names"), *name;
+	size_t i;
+
+	if (r->names_sent)
+		return bad(err, "a second serving event");
+	if (!json_is_array(names) || json_array_size(names) > EE_RELAY_MAX_NAMES)
+		return bad(err, "serving: bad names");
+	json_array_foreach (names, i, name)
+		if (!short_string(name, MAX_TEXT))
+			return bad(err, "serving: bad names");
+	r->names_sent = 1;
+	return frame_of(json_pack("{s:O}", "names", names), ret_frame, ret_len, err);
+}
+
+/* A call's arguments: canonical values (handles allowed), keywords as
+ * [name, value] pairs; all of them share one node budget, as one message. */
+static int check_arguments(const json_t *args, const json_t *kwargs, struct ee_err *err)
+{
+	size_t i, nodes = 0;
+	const json_t *item;
+
+	if (!json_is_array(args) || !json_is_array(kwargs))
+		return bad(err, "call: bad arguments");
+	json_array_foreach (args, i, item)
+		if (check_node(item, 1, &nodes, 1, err) < 0)
+			return -1;
+	json_array_foreach (kwargs, i, item) {
+		if (!json_is_array(item) || json_array_size(item) != 2 ||
+		    !short_string(json_array_get(item, 0), MAX_TEXT))
+			return bad(err, "call: a bad keyword argument");
+		if (check_node(json_array_get(item, 1), 1, &nodes, 1, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int ee_relay_call(struct ee_relay *r, const json_t *ev, char **ret_frame, size_t *ret_len, struct ee_err *err)
+{
+	const json_t *call = json_object_get(ev, "call"), *fn = json_object_get(ev, "fn");
+	const json_t *handle = json_object_get(ev, "handle");
+	const json_t *args = json_object_get(ev, "args"), *kwargs = json_object_get(ev, "kwargs");
+
+	if (!r->names_sent)
+		return bad(err, "a call before the candidate served");
+	if (r->awaiting)
+		return bad(err, "a call before the previous one's reply");
+	if (!json_is_integer(call) || json_integer_value(call) != r->next_call)
+		return bad(err, "a call out of turn");
+	if (!!fn == !!handle || (fn && !short_string(fn, MAX_TEXT)) ||
+	    (handle && (!json_is_integer(handle) || json_integer_value(handle) < 0)))
+		return bad(err, "call: name a function or a handle");
+	if (check_arguments(args, kwargs, err) < 0)
+		return -1;
+	json_t *out = json_pack("{s:I, s:O, s:O, s:O}", "call", (json_int_t)r->next_call,
+	                        fn ? "fn" : "handle", fn ? fn : handle, "args", args, "kwargs", kwargs);
+	if (frame_of(out, ret_frame, ret_len, err) < 0)
+		return -1;
+	r->next_call++;
+	r->awaiting = 1;
+	return 0;
+}
+
+/* A returned value's changed arguments: [[position or keyword, value]...]. */
+static int check_changed(const json_t *changed, struct ee_err *err)
+{
+	size_t i, nodes = 0;
+	const json_t *item;
+
+	if (!json_is_array(changed))
+		return bad(err, "reply: bad changed arguments");
+	json_array_foreach (changed, i, item) {
+		const json_t *key = json_array_get(item, 0);
+		if (!json_is_array(item) || json_array_size(item) != 2 ||
+		    !(short_string(key, MAX_TEXT) || (json_is_integer(key) && json_integer_value(key) >= 0)))
+			return bad(err, "reply: bad changed arguments");
+		if (check_node(json_array_get(item, 1), 1, &nodes, 0, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static json_t *returned_reply(const json_t *ev, json_t *out, struct ee_err *err)
+{
+	const json_t *value = json_object_get(ev, "value"), *changed = json_object_get(ev, "changed");
+
+	if (ee_relay_check_value(value, 0, err) < 0 || (changed && check_changed(changed, err) < 0))
+		return NULL;
+	json_object_set(out, "value", (json_t *)value);
+	if (changed)
+		json_object_set(out, "changed", (json_t *)changed);
+	return out;
+}
+
+static json_t *handle_reply(const json_t *ev, json_t *out, struct ee_err *err)
+{
+	const json_t *handle = json_object_get(ev, "handle"), *type = json_object_get(ev, "type");
+	const json_t *is_callable = json_object_get(ev, "callable");
+
+	if (!json_is_integer(handle) || json_integer_value(handle) < 0 || !short_string(type, MAX_TEXT) ||
+	    !json_is_boolean(is_callable)) {
+		bad(err, "reply: a malformed handle");
+		return NULL;
+	}
+	json_object_set(out, "handle", (json_t *)handle);
+	json_object_set(out, "type", (json_t *)type);
+	json_object_set(out, "callable", (json_t *)is_callable);
+	return out;
+}
+
+static json_t *raised_reply(const json_t *ev, json_t *out, struct ee_err *err)
+{
+	static const char *const texts[] = { "error_type", "message", "text" };
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		const json_t *t = json_object_get(ev, texts[i]);
+		if (t && (!json_is_string(t) || json_string_length(t) > MAX_MESSAGE)) {
+			bad(err, "reply: a malformed exception");
+			return NULL;
+		}
+		if (t)
+			json_object_set(out, texts[i], (json_t *)t);
+	}
+	if (!json_is_string(json_object_get(ev, "error_type"))) {
+		bad(err, "reply: an exception without its type");
+		return NULL;
+	}
+	if (json_is_true(json_object_get(ev, "exit")))
+		json_object_set_new(out, "exit", json_true());
+	return out;
+}
+
+int ee_relay_reply(struct ee_relay *r, const json_t *ev, char **ret_frame, size_t *ret_len,
+                   struct ee_err *err)
+{
+	const json_t *call = json_object_get(ev, "call");
+	const char *status = json_string_value(json_object_get(ev, "status"));
+
+	if (!r->awaiting || !json_is_integer(call) || json_integer_value(call) != r->next_call - 1)
+		return bad(err, "a reply out of turn");
+	if (!status)
+		return bad(err, "reply: no status");
+	json_t *out = json_pack("{s:I, s:s}", "call", (json_int_t)(r->next_call - 1), "status", status);
+	if (!out)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	json_t *done = NULL;
+	if (strcmp(status, "returned") == 0)
+		done = returned_reply(ev, out, err);
+	else if (strcmp(status, "handle") == 0)
+		done = handle_reply(ev, out, err);
+	else if (strcmp(status, "raised") == 0)
+		done = raised_reply(ev, out, err);
+	else if (strcmp(status, "too_large") == 0 || strcmp(status, "refused") == 0)
+		done = out;
+	else
+		bad(err, "reply: an unknown status");
+	if (!done) {
+		json_decref(out);
+		return -1;
+	}
+	if (frame_of(out, ret_frame, ret_len, err) < 0)
+		return -1;
+	r->awaiting = 0;
+	return 0;
+}
