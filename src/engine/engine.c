@@ -27,19 +27,25 @@ struct ee_engine {
 	struct ee_seccomp_prog seccomp;
 	struct ee_harness harness;
 	struct ee_loop *loop;
-<<<<<<< HEAD
 	struct ee_pool *pool; /* warm workers, when the isolation is warm */
 	struct ee_gvisor gvisor;
 	struct ee_gvisor *use_gvisor; /* --backend gvisor: &gvisor, open (its bundle
 	                                 counter changes per candidate); else NULL */
-=======
-	struct ee_pool *pool;        /* warm workers, when the isolation is warm */
-	struct ee_breaker breaker;   /* --breaker, fed every record (evaluate.c) */
-	struct ee_events_log events; /* --events */
-	struct ee_tally violations;  /* of every record, by kind */
-	unsigned long trips;         /* times the breaker tripped */
->>>>>>> tripwire
+	struct ee_breaker breaker;    /* --breaker, fed every record (evaluate.c) */
+	struct ee_events_log events;  /* --events */
+	struct ee_tally violations;   /* of every record, by kind */
+	unsigned long trips;          /* times the breaker tripped */
 };
+
+/* Refused calls reach the supervisor by user notification (the tripwires),
+ * except under gVisor: its relay loads the filter inside the sentry, where
+ * no listener could reach the supervisor, so a refused call there fails
+ * with EPERM, uncounted. */
+static unsigned seccomp_flags(const struct ee_eval_options *o)
+{
+	return (o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0) |
+	       (o->backend == EE_BACKEND_GVISOR ? 0 : EE_SECCOMP_NOTIFY);
+}
 
 /* Warm workers when asked for; auto falls back to cold where warm cannot run. */
 static int start_pool(struct ee_engine *eng, const struct ee_eval_options *o, unsigned workers,
@@ -97,9 +103,7 @@ static int build(struct ee_engine *eng, const struct ee_engine_config *cfg, stru
 	ee_cgroup_sweep_stale(&eng->host);
 	if (ee_mount_plan(o->limits.tmp_mb, &eng->mounts, err) < 0 ||
 	    ee_harness_prepare(eng->host.python, &eng->harness, err) < 0 ||
-	    ee_seccomp_compile((o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0) | EE_SECCOMP_NOTIFY, &eng->seccomp,
-	                       err) < 0 ||
-	    ee_loop_new(&eng->loop, err) < 0)
+	    ee_seccomp_compile(seccomp_flags(o), &eng->seccomp, err) < 0 || ee_loop_new(&eng->loop, err) < 0)
 		return -1;
 	if (o->backend == EE_BACKEND_GVISOR) {
 		if (ee_gvisor_open(&eng->gvisor, o->gvisor_platform, &eng->mounts, eng->host.python, err) < 0)
@@ -133,12 +137,9 @@ void ee_engine_close(struct ee_engine *eng)
 	if (!eng)
 		return;
 	ee_pool_free(eng->pool);
-<<<<<<< HEAD
 	ee_gvisor_close(&eng->gvisor);
-=======
 	ee_breaker_free(&eng->breaker);
 	ee_events_log_close(&eng->events);
->>>>>>> tripwire
 	ee_loop_free(eng->loop);
 	ee_harness_release(&eng->harness);
 	ee_seccomp_free(&eng->seccomp);

@@ -311,7 +311,6 @@ const struct ee_option ee_options[] = {
 	  .help = "each io and call test's own clock, inside --timeout (larger\n"
 	          "is clamped to it): one slow test is a timeout of that\n"
 	          "test, the others still judged (default 0: off)" },
-<<<<<<< HEAD
 	{ .name = "seed", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "S",
 	  .parse = parse_seed, .example = "42",
 	  .help = "seed of the generated tests of tasks with a reference and\n"
@@ -321,7 +320,6 @@ const struct ee_option ee_options[] = {
 	  .parse = parse_hidden_fraction, .example = "0.5",
 	  .help = "this fraction of each task's generated tests is hidden,\n"
 	          "picked by the seed (default 0)" },
-=======
 	{ .name = "breaker", .type = EE_OPT_TEXT, .fronts = EVAL | SERVE, .metavar = "'RATE over N'",
 	  .parse = parse_breaker, .example = "0.05 over 100",
 	  .help = "stop when more than RATE of the last N candidates made\n"
@@ -332,7 +330,6 @@ const struct ee_option ee_options[] = {
 	  .parse = parse_events, .example = "events.jsonl",
 	  .help = "append one JSON line per sandbox event (provisioned,\n"
 	          "violation, limit, torn_down) to FILE (docs/events.md)" },
->>>>>>> tripwire
 	{ .name = "weak-limits", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(weak_limits), .def = 0, .flag_value = 1,
 	  .help = "run even without a memory cgroup: RLIMIT_AS stands in,\n"

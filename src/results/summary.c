@@ -33,15 +33,12 @@
 const char *const ee_summary_status_names[SUM_N_STATUS] = { "pass", "assertion_fail", "syntax_error",
 	                                                    "timeout", "error" };
 
-<<<<<<< HEAD
 /* The classes of violations.h, escape class first. */
 const char *const sum_violation_classes[SUM_N_VCLASS] = { "network",    "ptrace",    "mount",
 	                                                  "namespaces", "privilege", "kernel",
 	                                                  "import",     "limit",     "other" };
-=======
 const char *const ee_summary_judged_by_names[SUM_N_JUDGED_BY] = { "supervisor", "judge", "candidate",
 	                                                          "sandbox" };
->>>>>>> judge
 
 /* A validated record: pointers into it, valid while it lives. */
 struct rec {

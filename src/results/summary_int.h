@@ -100,13 +100,9 @@ struct ee_summary {
 	char reward_formula[EE_FORMULA_MAX_TEXT + 1]; /* the records' ("": none seen yet) */
 	int reward_mixed;                             /* records disagreed on it */
 	struct sum_res res;
-<<<<<<< HEAD
-	double first_start, last_finish; /* seconds since the epoch; 0: none */
-	struct sum_gen gen;
-=======
 	unsigned long judged_by[SUM_N_JUDGED_BY]; /* tests per judge; a record without the key: none */
 	double first_start, last_finish;          /* seconds since the epoch; 0: none */
->>>>>>> judge
+	struct sum_gen gen;
 };
 
 /* task_ix's slots sorted by task id (bytewise): a new array of n_tasks

@@ -430,11 +430,8 @@ void ee_summary_print(const json_t *summary, FILE *out)
 	print_blocks(out, summary, "classes", "class");
 	print_blocks(out, summary, "models", "model");
 	print_tiers(out, summary);
-<<<<<<< HEAD
 	print_generated(out, summary);
-=======
 	print_judged_by(out, summary);
->>>>>>> judge
 	print_counts(out, json_object_get(summary, "statuses"), "status", samples, (size_t)-1);
 	print_counts(out, json_object_get(summary, "details"), "detail", samples, DETAILS_SHOWN);
 	print_model_outcomes(out, summary);

@@ -23,15 +23,11 @@ struct ee_mount_plan;
 struct ee_seccomp_prog;
 struct ee_cgroup;
 
-<<<<<<< HEAD
 /* STARTED: the gVisor init's (gvisor_launch.c): the harness runs now, so
- * the wall clock starts (runsc's own start-up is not the candidate's time). */
-enum { EE_CTL_ERROR = 1, EE_CTL_EXIT = 2, EE_CTL_STARTED = 3 };
-=======
-/* LISTENER: carries the seccomp listener (notify.h) as SCM_RIGHTS; the
+ * the wall clock starts (runsc's own start-up is not the candidate's time).
+ * LISTENER: carries the seccomp listener (notify.h) as SCM_RIGHTS; the
  * control channel is a SOCK_SEQPACKET pair for it. */
-enum { EE_CTL_ERROR = 1, EE_CTL_EXIT = 2, EE_CTL_LISTENER = 3 };
->>>>>>> tripwire
+enum { EE_CTL_ERROR = 1, EE_CTL_EXIT = 2, EE_CTL_STARTED = 3, EE_CTL_LISTENER = 4 };
 
 /* One message on the control pipe (smaller than PIPE_BUF: written whole). */
 struct ee_ctl_msg {

@@ -125,7 +125,7 @@ __attribute__((noreturn)) static void exec_harness(const struct ee_harness *h, c
 	 * terabytes of shadow. */
 	struct rlimit as = { as_bytes, as_bytes };
 	if (setrlimit(RLIMIT_AS, &as) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    ee_seccomp_load(prog, &err) < 0)
+	    ee_seccomp_load(prog, NULL, &err) < 0)
 		_exit(127);
 	execve(h->argv[0], (char *const *)h->argv, ee_child_clean_env);
 	_exit(127);

@@ -93,10 +93,11 @@ static enum MHD_Result on_headers(struct conn *c, const char *method)
 	int get_ok = is_method(method, "GET") || is_method(method, "HEAD");
 
 	if (c->endpoint == EE_EP_OTHER)
-		return answer_error(c, 404,
-		                    "no such endpoint (POST /v1/run, POST /v1/batch, POST /run_code, "
-		                    "POST /get_reward, GET /healthz, GET /metrics, GET /v1/ping, POST /v1/admin/resume)",
-		                    NULL, NULL);
+		return answer_error(
+		        c, 404,
+		        "no such endpoint (POST /v1/run, POST /v1/batch, POST /run_code, "
+		        "POST /get_reward, GET /healthz, GET /metrics, GET /v1/ping, POST /v1/admin/resume)",
+		        NULL, NULL);
 	if (post ? !is_method(method, "POST") : !get_ok) {
 		struct header allow[] = { { MHD_HTTP_HEADER_ALLOW, post ? "POST" : "GET, HEAD" },
 			                  { NULL, NULL } };

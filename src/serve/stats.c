@@ -10,7 +10,9 @@
 #include "base/tally.h"
 #include "verdict/violations.h"
 
-static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run", "/v1/batch", "/healthz", "/metrics", "/run_code", "/v1/ping", "/get_reward", "/v1/admin/resume", "other" };
+static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run",     "/v1/batch",        "/healthz",
+	                                                 "/metrics",    "/run_code",        "/v1/ping",
+	                                                 "/get_reward", "/v1/admin/resume", "other" };
 static const unsigned codes[EE_HTTP_CODES - 1] = {
 	200, 400, 401, 404, 405, 408, 413, 422, 429, 500, 503, 504
 };

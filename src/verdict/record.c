@@ -419,14 +419,11 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 		put(oom, rec, "output_truncated", json_true());
 	program_json(oom, ev, rec);
 	put(oom, rec, "resources", resources_json(oom, out));
-<<<<<<< HEAD
 	if (ev->backend) /* absent for the native backend */
 		put(oom, rec, "backend", json_string(ev->backend));
-=======
 	json_t *violations = ee_violations_json(out, ev->stream, oom);
 	if (violations)
 		put(oom, rec, "violations", violations);
->>>>>>> tripwire
 	put(oom, rec, "sandbox_id", json_string(ev->sandbox_id));
 	put(oom, rec, "started_at", json_string(ev->started_at));
 	put(oom, rec, "finished_at", json_string(finished));
