@@ -134,9 +134,9 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py
 	EXECEVAL=$(BUILD)/execeval-san EXECEVAL_ISOLATION=warm tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_interrupt.py
-	# The gVisor backend: its own cases, then the data-driven suite under it,
-	# but the two fork bombs, whose detail differs there (test_gvisor.py says why).
-	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_gvisor.py
+	# The gVisor backend: its own cases ran with tests/e2e (test_gvisor.py);
+	# the data-driven suite under it, but the two fork bombs, whose detail
+	# differs there (test_gvisor.py says why).
 	EXECEVAL_BACKEND=gvisor tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_cases.py \
 	    --deselect 'tests/e2e/test_cases.py::test_case[error_process_limit_fork_bomb]' \
 	    --deselect 'tests/e2e/test_cases.py::test_case[error_process_limit_classic_fork_bomb]'
