@@ -117,9 +117,10 @@ static int parse_compare(const struct ee_option *row, const char *arg, struct ee
 	return 0;
 }
 
-/* --test-timeout S: each io and call test's own clock; 0 turns it off. */
-static int parse_test_timeout(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
-                              struct ee_err *err)
+/* A number option's value in [lo, hi] (absent: 0), or a usage error saying
+ * what was expected. */
+static int parse_double_within(const struct ee_option *row, const char *arg, double lo, double hi,
+                               const char *expected, double *ret, struct ee_err *err)
 {
 	char flag[64];
 	double v = 0;
@@ -127,10 +128,17 @@ static int parse_test_timeout(const struct ee_option *row, const char *arg, stru
 	snprintf(flag, sizeof(flag), "--%s", row->name);
 	if (arg && ee_parse_double(flag, arg, &v, err) < 0)
 		return -1;
-	if (v < 0 || v > 1e6)
-		return ee_fail(err, EE_ERR_USAGE, "--%s: expected seconds >= 0, got '%s'", row->name, arg);
-	s->opt->test_timeout_s = v;
+	if (!(v >= lo && v <= hi))
+		return ee_fail(err, EE_ERR_USAGE, "--%s: expected %s, got '%s'", row->name, expected, arg);
+	*ret = v;
 	return 0;
+}
+
+/* --test-timeout S: each io and call test's own clock; 0 turns it off. */
+static int parse_test_timeout(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                              struct ee_err *err)
+{
+	return parse_double_within(row, arg, 0, 1e6, "seconds >= 0", &s->opt->test_timeout_s, err);
 }
 
 /* --seed S|random: the generated tests' seed; random draws one now, so the
@@ -164,17 +172,7 @@ static int parse_seed(const struct ee_option *row, const char *arg, struct ee_op
 static int parse_hidden_fraction(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
                                  struct ee_err *err)
 {
-	char flag[64];
-	double v = 0;
-
-	snprintf(flag, sizeof(flag), "--%s", row->name);
-	if (arg && ee_parse_double(flag, arg, &v, err) < 0)
-		return -1;
-	if (!(v >= 0 && v <= 1))
-		return ee_fail(err, EE_ERR_USAGE, "--%s: expected a fraction in [0, 1], got '%s'", row->name,
-		               arg);
-	s->opt->hidden_fraction = v;
-	return 0;
+	return parse_double_within(row, arg, 0, 1, "a fraction in [0, 1]", &s->opt->hidden_fraction, err);
 }
 
 /* --reward FORMULA or a preset's name: the record's reward. */

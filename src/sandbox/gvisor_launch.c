@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/resource_limits.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
@@ -53,27 +54,12 @@ const char *ee_gvisor_platform_name(int platform)
 	return platform == EE_GVISOR_KVM ? platform_names[1] : platform_names[0];
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void send_ctl(int fd, int type, int status, const char *msg)
 {
 	struct ee_ctl_msg m = { .type = type, .status = status };
 	if (msg)
 		ee_fail(&m.err, EE_ERR_SANDBOX, "%s", msg);
-	(void)write_all(fd, &m, sizeof(m));
+	(void)ee_write_all(fd, &m, sizeof(m));
 }
 
 /* Closes every descriptor but keep[0..n) (sorted or not; -1 skipped). */
@@ -115,9 +101,9 @@ static int demux_frames(struct demux *d)
 			break;
 		const unsigned char *p = h + 5;
 		switch (h[0]) {
-		case EE_GV_STDOUT: (void)write_all(d->to->out, p, n); break;
-		case EE_GV_STDERR: (void)write_all(d->to->err, p, n); break;
-		case EE_GV_RESULT: (void)write_all(d->to->result, p, n); break;
+		case EE_GV_STDOUT: (void)ee_write_all(d->to->out, p, n); break;
+		case EE_GV_STDERR: (void)ee_write_all(d->to->err, p, n); break;
+		case EE_GV_RESULT: (void)ee_write_all(d->to->result, p, n); break;
 		case EE_GV_STARTED:
 			d->started = 1;
 			send_ctl(d->to->ctl, EE_CTL_STARTED, 0, NULL);
@@ -254,19 +240,19 @@ __attribute__((noreturn)) static void init_main(const struct ee_gvisor *g, const
 	unsigned char lenb[4] = { (unsigned char)job_len, (unsigned char)(job_len >> 8),
 		                  (unsigned char)(job_len >> 16), (unsigned char)(job_len >> 24) };
 	int to_runsc = in[1];
-	int sent = write_all(to_runsc, lenb, 4) == 0;
+	int sent = ee_write_all(to_runsc, lenb, 4) == 0;
 	char chunk[65536];
 	for (off_t off = 0; sent && off < job_len;) {
 		ssize_t n = pread(f->job, chunk, sizeof(chunk), off);
-		if (n <= 0 || write_all(to_runsc, chunk, (size_t)n) < 0)
+		if (n <= 0 || ee_write_all(to_runsc, chunk, (size_t)n) < 0)
 			sent = 0;
 		off += n > 0 ? n : 0;
 	}
 	close(f->job);
 	/* Then the seccomp program, as compiled here (the relay loads it). */
 	unsigned char nb[4] = { (unsigned char)prog->len, (unsigned char)(prog->len >> 8), 0, 0 };
-	if (sent && (write_all(to_runsc, nb, 4) < 0 ||
-	             write_all(to_runsc, prog->filter, prog->len * sizeof(*prog->filter)) < 0))
+	if (sent && (ee_write_all(to_runsc, nb, 4) < 0 ||
+	             ee_write_all(to_runsc, prog->filter, prog->len * sizeof(*prog->filter)) < 0))
 		sent = 0;
 	fcntl(to_runsc, F_SETFL, O_NONBLOCK);
 

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/fdio.h"
 #include "base/memfd.h"
 #include "harness/harness.h"
 #include "sandbox/child.h"
@@ -46,41 +47,11 @@
 
 static rlim_t as_bytes; /* the harness's RLIMIT_AS (argv[3], MB) */
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-	char *c = p;
-	while (n > 0) {
-		ssize_t r = read(fd, c, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		c += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 static void frame(int type, const void *p, size_t n)
 {
 	unsigned char h[5] = { (unsigned char)type, (unsigned char)n, (unsigned char)(n >> 8),
 		               (unsigned char)(n >> 16), (unsigned char)(n >> 24) };
-	if (write_all(1, h, sizeof(h)) < 0 || (n && write_all(1, p, n) < 0))
+	if (ee_write_all(1, h, sizeof(h)) < 0 || (n && ee_write_all(1, p, n) < 0))
 		_exit(125); /* the init is gone: nobody to tell */
 }
 
@@ -276,12 +247,12 @@ void ee_gvisor_relay_main(int argc, char **argv)
 		fail(&err);
 	}
 	as_bytes = (rlim_t)strtoull(argv[3], NULL, 10) << 20;
-	if (read_all(0, lenb, 4) < 0)
+	if (ee_read_all(0, lenb, 4) < 0)
 		_exit(126);
 	uint32_t len = (uint32_t)lenb[0] | (uint32_t)lenb[1] << 8 | (uint32_t)lenb[2] << 16 |
 	               (uint32_t)lenb[3] << 24;
 	char *job = len <= JOB_MAX ? malloc(len ? len : 1) : NULL;
-	if (!job || read_all(0, job, len) < 0) {
+	if (!job || ee_read_all(0, job, len) < 0) {
 		ee_fail(&err, EE_ERR_SANDBOX, "relay: cannot read the job (%u bytes)", len);
 		fail(&err);
 	}
@@ -289,12 +260,12 @@ void ee_gvisor_relay_main(int argc, char **argv)
 	free(job);
 	/* The supervisor's compiled filter: libseccomp's own probes of the
 	 * kernel fail under gVisor, and this is the very same program. */
-	if (read_all(0, lenb, 4) < 0)
+	if (ee_read_all(0, lenb, 4) < 0)
 		_exit(126);
 	len = (uint32_t)lenb[0] | (uint32_t)lenb[1] << 8 | (uint32_t)lenb[2] << 16 | (uint32_t)lenb[3] << 24;
 	prog.len = (unsigned short)len;
 	prog.filter = len && len <= 4096 ? calloc(len, sizeof(*prog.filter)) : NULL;
-	if (!prog.filter || read_all(0, prog.filter, len * sizeof(*prog.filter)) < 0) {
+	if (!prog.filter || ee_read_all(0, prog.filter, len * sizeof(*prog.filter)) < 0) {
 		ee_fail(&err, EE_ERR_SANDBOX, "relay: cannot read the seccomp filter (%u instructions)", len);
 		fail(&err);
 	}
