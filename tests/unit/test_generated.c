@@ -9,27 +9,13 @@
 #include "input/task.h"
 #include "pyvalue/judge.h"
 
+#include "fixture_json.h"
 #include "leakcheck.h"
 
 #define WHERE "t.jsonl:1"
 #define GEN                                                                                                  \
 	"'task_id': 'g', 'entry_point': 'f', 'tests': [{'kind': 'assert', 'code': 'assert f(1) == 1'}], "    \
 	"'reference': 'def f(x): return x', 'generate': 'def generate(rng, n): return [[1]] * n'"
-
-static json_t *fix(const char *text)
-{
-	char *s = strdup(text);
-	json_error_t e;
-
-	cr_assert_not_null(s);
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	json_t *j = json_loads(s, JSON_DECODE_ANY, &e);
-	cr_assert_not_null(j, "bad fixture %s: %s", s, e.text);
-	free(s);
-	return j;
-}
 
 static int load(const char *text, struct ee_task *t, struct ee_err *err)
 {
