@@ -409,3 +409,19 @@ int ee_jf_array(const struct ee_jf *c, const json_t *obj, const char *key, int r
 		return ee_jf_fail(c, key, "expected %s, got an empty array", what);
 	return 0;
 }
+
+const char *ee_jf_error_text(const json_error_t *e, char buf[EE_JF_ERROR_TEXT])
+{
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)e->text; *p && o + 5 < EE_JF_ERROR_TEXT; p++) {
+		if (*p == '\n')
+			o += (size_t)snprintf(buf + o, EE_JF_ERROR_TEXT - o, "\\n");
+		else if (*p < 0x20 || *p == 0x7f)
+			o += (size_t)snprintf(buf + o, EE_JF_ERROR_TEXT - o, "\\x%02x", *p);
+		else
+			buf[o++] = (char)*p;
+	}
+	buf[o] = '\0';
+	return buf;
+}

@@ -140,4 +140,10 @@ int ee_jf_object(const struct ee_jf *c, const json_t *obj, const char *key, int 
 int ee_jf_array(const struct ee_jf *c, const json_t *obj, const char *key, int required, const char *what,
                 json_t **ret);
 
+/* jansson's error text, on one line: it quotes the input near the fault,
+ * which may hold a newline or other control bytes (shown as \n, \xHH).
+ * Fills buf and returns it; a message stays one line wherever it goes. */
+#define EE_JF_ERROR_TEXT (JSON_ERROR_TEXT_LENGTH * 4)
+const char *ee_jf_error_text(const json_error_t *e, char buf[EE_JF_ERROR_TEXT]);
+
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/jsonfield.h"
 #include "cli/cli.h"
 #include "results/compare.h"
 #include "results/composite.h"
@@ -141,10 +142,12 @@ static int take_run(void *ctx, const struct ee_history_run *run, struct ee_err *
 {
 	struct history_side *h = ctx;
 	json_error_t jerr;
+	char jtext[EE_JF_ERROR_TEXT];
 	json_t *summary = json_loads(run->summary, 0, &jerr);
 
 	if (!summary)
-		return ee_fail(err, EE_ERR_USAGE, "%s: stored summary: %s", h->source, jerr.text);
+		return ee_fail(err, EE_ERR_USAGE, "%s: stored summary: %s", h->source,
+		               ee_jf_error_text(&jerr, jtext));
 	h->found = 1;
 	if (ee_compare_side_from_summary(summary, h->source, h->side, err) < 0)
 		return -1;

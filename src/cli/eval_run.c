@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/jsonfield.h"
 #include "cli/cli.h"
 #include "base/err.h"
 #include "results/outpath.h"
@@ -78,13 +79,14 @@ int cli_run_read(const char *results, json_t **ret, struct ee_err *err)
 {
 	char path[4096];
 	json_error_t jerr;
+	char jtext[EE_JF_ERROR_TEXT];
 	struct stat st;
 
 	cli_run_file_path(results, path, sizeof(path));
 	*ret = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (*ret || (stat(path, &st) < 0 && errno == ENOENT))
 		return 0;
-	return ee_fail(err, EE_ERR_USAGE, "%s:%d: %s", path, jerr.line, jerr.text);
+	return ee_fail(err, EE_ERR_USAGE, "%s:%d: %s", path, jerr.line, ee_jf_error_text(&jerr, jtext));
 }
 
 int cli_run_tasks_sha256(const char *results, char *out, size_t size, struct ee_err *err)

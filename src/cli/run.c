@@ -159,6 +159,7 @@ static int pick_task(const struct run_args *a, struct ee_dataset *d, struct ee_t
 static int read_one_object(const struct run_args *a, struct ee_task *t, struct ee_err *err)
 {
 	json_error_t jerr;
+	char jtext[EE_JF_ERROR_TEXT];
 	json_t *obj = json_load_file(a->task_file, JSON_REJECT_DUPLICATES, &jerr);
 	char where[300];
 	int rc = -1;
@@ -168,7 +169,7 @@ static int read_one_object(const struct run_args *a, struct ee_task *t, struct e
 		        json_load_file(a->task_file, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
 		if (!first && jerr.line > 0) /* not even one JSON value (line -1: unreadable) */
 			ee_fail(err, EE_ERR_USAGE, "%s:%d:%d: %s", a->task_file, jerr.line, jerr.column,
-			        jerr.text);
+			        ee_jf_error_text(&jerr, jtext));
 		json_decref(first);
 		return -1;
 	}

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/jsonfield.h"
 #include "engine/samples.h"
 #include "engine/engine.h"
 
@@ -113,6 +114,7 @@ static uint64_t fnv1a(const char *str, long sample)
 static int next_object(struct ee_samples *s, json_t **obj, struct ee_err *err)
 {
 	json_error_t jerr;
+	char jtext[EE_JF_ERROR_TEXT];
 	int rc;
 
 	*obj = NULL;
@@ -131,7 +133,9 @@ static int next_object(struct ee_samples *s, json_t **obj, struct ee_err *err)
 		return rc;
 	*obj = json_loadb(s->lines.line.data, s->lines.line.len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!*obj)
-		return ee_fail(err, EE_ERR_USAGE, "%s: column %d: %s", s->where, jerr.column, jerr.text), -2;
+		return ee_fail(err, EE_ERR_USAGE, "%s: column %d: %s", s->where, jerr.column,
+		               ee_jf_error_text(&jerr, jtext)),
+		       -2;
 	return 1;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonfield.h"
 #include "base/buf.h"
 #include "base/err.h"
 #include "input/lines.h"
@@ -45,10 +46,11 @@ static int add_line(struct ee_dataset *d, size_t *cap, const struct ee_lines *l,
                     struct ee_err *err)
 {
 	json_error_t jerr;
+	char jtext[EE_JF_ERROR_TEXT];
 	json_t *obj = json_loadb(l->line.data, l->line.len, JSON_REJECT_DUPLICATES, &jerr);
 	int rc = obj ? add(d, cap, obj, format, l->in.name, (long)l->line_no, err)
 	             : ee_fail(err, EE_ERR_USAGE, "%s:%lu: column %d: %s", l->in.name, l->line_no,
-	                       jerr.column, jerr.text);
+	                       jerr.column, ee_jf_error_text(&jerr, jtext));
 	json_decref(obj);
 	return rc;
 }
@@ -59,6 +61,7 @@ static int load_array(struct ee_lines *l, int format, struct ee_dataset *d, size
 	struct ee_buf text;
 	unsigned long first = l->line_no;
 	json_error_t jerr;
+	char jtext[EE_JF_ERROR_TEXT];
 
 	ee_buf_init(&text, MAX_ARRAY);
 	int rc = ee_lines_slurp(l, &text, err);
@@ -70,7 +73,7 @@ static int load_array(struct ee_lines *l, int format, struct ee_dataset *d, size
 		json_decref(arr);
 		return ee_fail(err, EE_ERR_USAGE, "%s:%lu: column %d: %s", l->in.name,
 		               first + (unsigned long)jerr.line - 1, jerr.column,
-		               arr ? "expected an array of tasks" : jerr.text);
+		               arr ? "expected an array of tasks" : ee_jf_error_text(&jerr, jtext));
 	}
 	size_t i;
 	json_t *obj;

@@ -33,10 +33,12 @@
 int ee_rl_parse_json(const struct ee_jf *c, const char *field, const char *s, size_t n, json_t **ret)
 {
 	json_error_t e;
+	char jtext[EE_JF_ERROR_TEXT];
 
 	*ret = json_loadb(s, n, JSON_DECODE_ANY, &e);
 	if (!*ret)
-		return ee_jf_fail(c, field, "not JSON (column %d: %s)", e.column, e.text);
+		return ee_jf_fail(c, field, "not JSON (column %d: %s)", e.column,
+		                  ee_jf_error_text(&e, jtext));
 	return 0;
 }
 

@@ -317,6 +317,7 @@ static int from_summary_file(struct ee_lines *l, struct ee_compare_side *ret, st
 {
 	struct ee_buf text;
 	json_error_t jerr;
+	char jtext[EE_JF_ERROR_TEXT];
 	unsigned long first = l->line_no;
 
 	ee_buf_init(&text, EE_COMPARE_MAX_SUMMARY);
@@ -327,7 +328,8 @@ static int from_summary_file(struct ee_lines *l, struct ee_compare_side *ret, st
 		return -1;
 	if (!summary)
 		return ee_fail(err, EE_ERR_USAGE, "%s:%lu:%d: invalid JSON: %s", l->in.name,
-		               first + (unsigned long)jerr.line - 1, jerr.column, jerr.text);
+		               first + (unsigned long)jerr.line - 1, jerr.column,
+		               ee_jf_error_text(&jerr, jtext));
 	return ee_compare_side_from_summary(summary, l->in.name, ret, err);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/jsonfield.h"
 #include "base/err.h"
 #include "input/lines.h"
 
@@ -93,6 +94,7 @@ static json_t *line_record(const struct ee_lines *l, int got, const struct ee_re
                            const char *where, struct ee_err *why)
 {
 	json_error_t jerr;
+	char jtext[EE_JF_ERROR_TEXT];
 	json_t *rec = got == 1 ? json_loadb(l->line.data, l->line.len, 0, &jerr) : NULL;
 
 	if (got != 1) /* why says so already */
@@ -101,7 +103,7 @@ static json_t *line_record(const struct ee_lines *l, int got, const struct ee_re
 		ee_fail(why, EE_ERR_USAGE, "%s: not a result record (task_id and sample)", where);
 	else if (!rec)
 		ee_fail(why, EE_ERR_USAGE, "%s: invalid JSON at column %d: %s", where, jerr.column,
-		        jerr.text);
+		        ee_jf_error_text(&jerr, jtext));
 	else if (!l->had_newline)
 		ee_fail(why, EE_ERR_USAGE, "%s: no newline at its end (a torn write)", where);
 	else

@@ -214,3 +214,19 @@ Test(jsonfield, compare_shown_value_never_splits_a_character)
 	cr_expect(strstr(err.msg, "samples: expected an integer >= 0, got \"aaaa") != NULL, "%s", err.msg);
 	json_decref(j);
 }
+
+/* jansson quotes the input near a fault, newline and all: the message must
+ * stay one line (fuzz_task found an APPS row whose nested input_output did
+ * this). */
+Test(jsonfield, error_text_is_one_line)
+{
+	json_error_t e;
+	char text[EE_JF_ERROR_TEXT];
+
+	cr_assert_null(json_loads("\"\\\n\tb\"", JSON_DECODE_ANY, &e));
+	cr_assert(strchr(e.text, '\n') != NULL, "jansson no longer quotes the newline: %s", e.text);
+	ee_jf_error_text(&e, text);
+	cr_expect_null(strchr(text, '\n'), "%s", text);
+	cr_expect_null(strchr(text, '\t'), "%s", text);
+	cr_expect(strstr(text, "\\n") != NULL, "%s", text);
+}
