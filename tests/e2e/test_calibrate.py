@@ -29,7 +29,7 @@ QUADRATIC = ("def total(xs):\n"
              "            s += x\n"
              "    return s\n")
 LOOP = "def total(xs):\n    while True:\n        pass\n"
-CALIBRATED = ["--time-floor", "0.05", "--time-factor", "4", "--timeout", "10"]
+CALIBRATED = ["--time-floor", "0.2", "--time-factor", "4", "--timeout", "10"]
 SLOW = re.compile(r"^slow: (over )?\d+(\.\d)?x the reference")
 
 
@@ -47,21 +47,22 @@ def test_a_slow_but_correct_candidate_is_a_slow_timeout(run):
     # the later ones are stopped at their limit: the run stays well inside --timeout
     assert all("stopped at its limit" in t["message"] for t in gen[1:]), gen
     assert r.record["tests"][0]["status"] == "pass", "the fixed test has no calibrated limit"
-    assert r.record["calibration"] == {"floor_s": 0.05, "factor": 4.0}
+    assert r.record["calibration"] == {"floor_s": 0.2, "factor": 4.0}
     for t in gen:
-        assert t["limit_ms"] == max(50.0, -(-4 * t["reference_ms"] // 1)), t
+        assert t["limit_ms"] == max(200.0, -(-4 * t["reference_ms"] // 1)), t
         assert 0 < t["reference_ms"] < 50, t
 
 
 def test_an_infinite_loop_stays_the_wall_clocks_timeout(run):
     r = run(LOOP, task=SUM, args=CALIBRATED[:-1] + ["2"])
-    assert r.record["status"] == "timeout" and r.record["detail"] == "timeout", r.record
+    # "timeout", or on a starved host "timeout (starved: ...)": never "slow"
+    assert r.record["status"] == "timeout" and r.record["detail"].startswith("timeout"), r.record
 
 
 def test_a_fast_candidate_passes_under_calibration(run):
     r = run(FAST, task=SUM, args=CALIBRATED)
     assert r.code == 0 and r.record["status"] == "pass", r.record
-    assert all(t["limit_ms"] >= 50 for t in generated(r.record))
+    assert all(t["limit_ms"] >= 200 for t in generated(r.record))
 
 
 def test_off_by_default_changes_nothing(run):
@@ -142,6 +143,6 @@ def test_evalplus_rows_are_calibrated_too_and_the_summary_says_how(tmp_path):
     assert SLOW.match(recs[1]["detail"]), recs[1]
     assert all("limit_ms" in t for r in recs for t in r["tests"]), recs
     s = json.loads(summary.read_text())
-    assert s["generated"]["calibration"] == {"floor_s": 0.05, "factor": 4.0}, s["generated"]
+    assert s["generated"]["calibration"] == {"floor_s": 0.2, "factor": 4.0}, s["generated"]
     run_json = json.loads((tmp_path / "r.jsonl.run.json").read_text())
-    assert run_json["options"]["calibration"] == {"floor_s": 0.05, "factor": 4.0}, run_json
+    assert run_json["options"]["calibration"] == {"floor_s": 0.2, "factor": 4.0}, run_json
