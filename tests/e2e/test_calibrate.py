@@ -105,6 +105,13 @@ def test_a_candidate_that_blocks_the_alarm_is_still_slow(run):
     assert all(t["status"] == "timeout" and SLOW.match(t["message"]) for t in gen), gen
 
 
+def test_hidden_generated_tests_get_their_limits_after_the_gate(run):
+    r = run(QUADRATIC, task=SUM, args=CALIBRATED + ["--hidden-fraction", "1"])
+    gen = generated(r.record)
+    assert all(t["visibility"] == "hidden" and "limit_ms" in t for t in gen), gen
+    assert r.record["status"] == "timeout" and SLOW.match(r.record["detail"]), r.record
+
+
 def test_only_one_flag_takes_evalplus_defaults_for_the_other(run):
     r = run(FAST, task=SUM, args=["--time-factor", "8"])
     assert r.record["calibration"] == {"floor_s": 1.0, "factor": 8.0}, r.record
@@ -138,6 +145,7 @@ def test_evalplus_rows_are_calibrated_too_and_the_summary_says_how(tmp_path):
                                        *CALIBRATED]),
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
+    assert "calibrated limits: max(0.2 s, 4 x the reference)" in p.stdout, p.stdout
     recs = sorted((json.loads(line) for line in out.read_text().splitlines()), key=lambda r: r["sample"])
     assert [r["status"] for r in recs] == ["pass", "timeout"], recs
     assert SLOW.match(recs[1]["detail"]), recs[1]
