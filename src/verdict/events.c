@@ -477,10 +477,6 @@ static const char *test_out_of_place(const struct ee_stream *s, const json_t *ev
 #define TEST_CLOCK_SLACK    1.1
 #define TEST_CLOCK_SLACK_MS 100.0
 
-/* --test-timeout: a clocked test the harness says timed out, or whose event
- * came later after the one before it than the limit allows, is a timeout of
- * that test whatever it reported: the supervisor's clock is the candidate's
- * last word, so no caught exception or reset alarm makes an overrun pass. */
 /* "41x" (a whole number from 10 up, one decimal below). */
 static void format_ratio(char *buf, size_t n, double ratio)
 {
@@ -517,6 +513,11 @@ static void clock_calibrated(struct ee_stream *s, const struct ee_test *t, const
 	fail_test(r, why);
 }
 
+/* --test-timeout (a calibrated call: clock_calibrated): a clocked test the
+ * harness says timed out, or whose event came later after the one before
+ * it than the limit allows, is a timeout of that test whatever it
+ * reported: the supervisor's clock is the candidate's last word, so no
+ * caught exception or reset alarm makes an overrun pass. */
 static void clock_test(struct ee_stream *s, const struct ee_test *t, const json_t *ev,
                        struct ee_test_result *r)
 {
