@@ -96,6 +96,12 @@ static json_t *judging_options(const struct eval_args *a)
 		json_object_set_new(o, "seed", json_integer((json_int_t)a->opt.seed));
 	if (o && a->opt.hidden_fraction > 0)
 		json_object_set_new(o, "hidden_fraction", json_real(a->opt.hidden_fraction));
+	if (o && (a->opt.time_floor_s > 0 || a->opt.time_factor > 0)) { /* calibrated limits */
+		struct ee_calibration cal = ee_eval_calibration(&a->opt, 0);
+		json_object_set_new(
+		        o, "calibration",
+		        json_pack("{s:f, s:f}", "floor_s", cal.floor_ms / 1e3, "factor", cal.factor));
+	}
 	if (o && a->opt.task_rules.max_tests)
 		json_object_set_new(o, "test_budget",
 		                    json_pack("{s:I, s:s}", "max", (json_int_t)a->opt.task_rules.max_tests,

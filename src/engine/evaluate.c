@@ -103,7 +103,8 @@ static void answer(struct ee_eval *ev, struct ee_sandbox *sb)
 		return;
 	}
 	size_t len = 0;
-	char *hidden = ee_job_hidden(ev->task, (long)ev->stream.tests.timeout_ms, &len);
+	char *hidden =
+	        ee_job_hidden(ev->task, (long)ev->stream.tests.timeout_ms, &ev->stream.tests.cal, &len);
 	if (!hidden) {
 		ee_sandbox_kill(sb); /* out of memory: no verdict without its tests */
 		return;
@@ -285,6 +286,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		ev->stream.tests.timeout_ms =
 		        ceil(1e3 * (o->test_timeout_s < ev->limits.timeout_s ? o->test_timeout_s
 		                                                             : ev->limits.timeout_s));
+	ev->stream.tests.cal = ee_eval_calibration(o, ev->limits.timeout_s);
 	size_t job_len = 0;
 	struct ee_job_spec spec = {
 		.task = c->task,
@@ -296,6 +298,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		.io_output_cap = ev->limits.output_cap,
 		.lint = o->lint,
 		.test_timeout_ms = (long)ev->stream.tests.timeout_ms,
+		.cal = &ev->stream.tests.cal,
 	};
 	ev->job = ee_job_build(&spec, &job_len);
 	if (!ev->job) {

@@ -75,7 +75,19 @@ struct ee_eval_options {
 	unsigned long long seed;         /* --seed: generated tests' inputs (engine/reference.h);
 	                                  * --seed random has drawn it already */
 	double hidden_fraction;          /* --hidden-fraction: of each task's generated tests, hidden */
+	double time_floor_s;             /* --time-floor (0: not given), and */
+	double time_factor;              /* --time-factor (0: not given); both 0: calibration off;
+	                                  * ee_eval_calibration fills the other's default */
 };
+
+/* EvalPlus's defaults of the calibrated limits: a floor of 1 s, 4 x the
+ * reference (evalplus.evaluate's min_time_limit, gt_time_limit_factor). */
+#define EE_TIME_FLOOR_DEFAULT_S 1.0
+#define EE_TIME_FACTOR_DEFAULT  4.0
+
+/* The calibration o asks for under a candidate timeout of timeout_s (the
+ * cap): factor 0 when neither --time-floor nor --time-factor was given. */
+struct ee_calibration ee_eval_calibration(const struct ee_eval_options *o, double timeout_s);
 
 struct ee_candidate {
 	const struct ee_task *task;     /* borrowed until the callback */

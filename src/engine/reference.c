@@ -32,6 +32,7 @@ static const char generate_driver[] = "\n\ndef __execeval_generate__(seed, n):\n
 struct run {
 	json_t *record;
 	json_t **values; /* n, owned references; NULL: the call raised or did not run */
+	double *ms;      /* n: each call's wall time as the harness measured it (-1 unknown) */
 	size_t n;
 };
 
@@ -39,9 +40,11 @@ static void keep_values(void *ctx, const struct ee_sandbox_outcome *out, const s
 {
 	struct run *r = ctx;
 	(void)out;
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		if (s->tests.results[i].value)
 			r->values[i] = json_incref(s->tests.results[i].value);
+		r->ms[i] = s->tests.results[i].duration_ms;
+	}
 }
 
 static void keep_record(void *ctx, json_t *record)
@@ -54,12 +57,25 @@ static void run_free(struct run *r)
 	for (size_t i = 0; r->values && i < r->n; i++)
 		json_decref(r->values[i]);
 	free(r->values);
+	free(r->ms);
 	json_decref(r->record);
 	memset(r, 0, sizeof(*r));
 }
 
+struct ee_calibration ee_eval_calibration(const struct ee_eval_options *o, double timeout_s)
+{
+	struct ee_calibration c = { 0 };
+
+	if (o->time_floor_s <= 0 && o->time_factor <= 0)
+		return c;
+	c.floor_ms = 1e3 * (o->time_floor_s > 0 ? o->time_floor_s : EE_TIME_FLOOR_DEFAULT_S);
+	c.factor = o->time_factor > 0 ? o->time_factor : EE_TIME_FACTOR_DEFAULT;
+	c.cap_ms = 1e3 * timeout_s;
+	return c;
+}
+
 /* What the trusted runs share: the candidate's sandbox and limits, none of
- * the candidate-only phases, every test run. */
+ * the candidate-only phases, every test run, no calibrated limit. */
 static void trusted_options(const struct ee_eval_options *o, struct ee_eval_options *ret)
 {
 	*ret = *o;
@@ -67,6 +83,7 @@ static void trusted_options(const struct ee_eval_options *o, struct ee_eval_opti
 	ret->scan = EE_SCAN_OFF;
 	ret->run_hidden_on_fail = 1;
 	ret->test_timeout_s = 0;
+	ret->time_floor_s = ret->time_factor = 0;
 	ee_reward_default(&ret->reward);
 }
 
@@ -80,7 +97,8 @@ static int run_program(struct ee_engine *eng, const struct ee_eval_options *o, c
 	if (values) {
 		r->n = task->n_tests;
 		r->values = calloc(r->n ? r->n : 1, sizeof(*r->values));
-		if (!r->values)
+		r->ms = calloc(r->n ? r->n : 1, sizeof(*r->ms));
+		if (!r->values || !r->ms)
 			return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 		cand.keep_values = 1;
 		cand.on_outcome = keep_values;
@@ -312,7 +330,10 @@ int ee_reference_prepare(struct ee_engine *eng, const struct ee_eval_options *o,
 	if ((t->n_tests && (rc = check_reference(eng, &trusted, t, err)) != 0) ||
 	    (rc = reference_outputs(eng, &trusted, t, inputs, &r, err)) != 0)
 		goto out;
-	rc = ee_task_add_generated(t, inputs, r.values, o->seed, o->hidden_fraction, err);
+	/* The reference's time on each input, for calibrated limits: its
+	 * call's wall time in a sandbox like the candidates' (warm when
+	 * they are), the reference imported once before the first call. */
+	rc = ee_task_add_generated_timed(t, inputs, r.values, r.ms, o->seed, o->hidden_fraction, err);
 out:
 	run_free(&r);
 	json_decref(inputs);

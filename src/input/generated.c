@@ -159,6 +159,28 @@ static int make_test(struct ee_test *test, const struct ee_task *t, size_t input
 int ee_task_add_generated(struct ee_task *t, const json_t *inputs, json_t *const *outputs,
                           unsigned long long seed, double hidden_fraction, struct ee_err *err)
 {
+	return ee_task_add_generated_timed(t, inputs, outputs, NULL, seed, hidden_fraction, err);
+}
+
+/* A time below the clock's grain still divides: 1 us. */
+#define MIN_REFERENCE_MS 0.001
+
+double ee_test_limit_ms(const struct ee_test *t, const struct ee_calibration *c)
+{
+	if (!c || c->factor <= 0 || t->reference_ms <= 0)
+		return 0;
+	double limit = c->factor * t->reference_ms;
+	if (limit < c->floor_ms)
+		limit = c->floor_ms;
+	if (c->cap_ms > 0 && limit > c->cap_ms)
+		limit = c->cap_ms;
+	return ceil(limit);
+}
+
+int ee_task_add_generated_timed(struct ee_task *t, const json_t *inputs, json_t *const *outputs,
+                                const double *ref_ms, unsigned long long seed, double hidden_fraction,
+                                struct ee_err *err)
+{
 	size_t n_in = json_array_size(inputs), made = 0, k = 0;
 
 	if (!t->gen)
@@ -179,6 +201,8 @@ int ee_task_add_generated(struct ee_task *t, const json_t *inputs, json_t *const
 			k++;
 			goto oom;
 		}
+		if (ref_ms) /* unknown (-1) stays 0: such a test is not calibrated */
+			test->reference_ms = ref_ms[i] < 0 ? 0 : fmax(ref_ms[i], MIN_REFERENCE_MS);
 		k++;
 	}
 	if (t->n_tests) /* an EvalPlus row has none of its own */

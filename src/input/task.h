@@ -67,6 +67,15 @@ struct ee_test {
 	                    * {"args", "kwargs", "expected"} in canonical form */
 	json_t *script;            /* io run as a plain script (serve's /run_code), or NULL:
 	                    * {"files", "fetch", "fetch_cap"} as the job carries it */
+	double reference_ms;       /* a generated or given input's call: the reference's wall
+	                    * time on it in its sandbox (ms); 0: not measured */
+};
+
+/* Calibrated time limits (--time-floor, --time-factor; docs/generated.md):
+ * a test the reference was timed on gets max(floor, factor x its time),
+ * at most cap (the candidate's timeout). factor 0: off. */
+struct ee_calibration {
+	double floor_ms, factor, cap_ms;
 };
 
 /* --max-tests N --test-pick P as applied to a task (ee_task_apply_rules):
@@ -178,6 +187,16 @@ void ee_task_gen_hash(const struct ee_task *t, char hex[65]);
  * outputs are borrowed. -1 out of memory (the task keeps its old tests). */
 int ee_task_add_generated(struct ee_task *t, const json_t *inputs, json_t *const *outputs,
                           unsigned long long seed, double hidden_fraction, struct ee_err *err);
+
+/* With ref_ms (n_in, by input; borrowed), the reference's time on each
+ * input goes with its test (reference_ms). Otherwise as above. */
+int ee_task_add_generated_timed(struct ee_task *t, const json_t *inputs, json_t *const *outputs,
+                                const double *ref_ms, unsigned long long seed, double hidden_fraction,
+                                struct ee_err *err);
+
+/* t's calibrated limit in ms under c, or 0 when it has none (calibration
+ * off, or the reference was not timed on it). */
+double ee_test_limit_ms(const struct ee_test *t, const struct ee_calibration *c);
 
 /* ---- Run-wide rules (task_rules.c) ---------------------------------------
  * What a run's options (--compare, --max-tests, --test-pick) do to a task

@@ -175,6 +175,25 @@ static int parse_hidden_fraction(const struct ee_option *row, const char *arg, s
 	return parse_double_within(row, arg, 0, 1, "a fraction in [0, 1]", &s->opt->hidden_fraction, err);
 }
 
+/* --time-floor S, --time-factor K: calibrated limits (docs/generated.md);
+ * either turns them on, the other then EvalPlus's default. */
+static int parse_calibration(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                             struct ee_err *err)
+{
+	int floor = strcmp(row->name, "time-floor") == 0;
+	double min = floor ? 0.001 : 1, v = 0;
+	char flag[64];
+
+	snprintf(flag, sizeof(flag), "--%s", row->name);
+	if (arg && ee_parse_double(flag, arg, &v, err) < 0)
+		return -1;
+	if (arg && !(v >= min && v <= 1e6))
+		return ee_fail(err, EE_ERR_USAGE, "--%s: expected %s >= %g, got '%s'", row->name,
+		               floor ? "seconds" : "a factor", min, arg);
+	*(floor ? &s->opt->time_floor_s : &s->opt->time_factor) = v;
+	return 0;
+}
+
 /* --reward FORMULA or a preset's name: the record's reward. */
 static int parse_reward(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
                         struct ee_err *err)
@@ -318,6 +337,16 @@ const struct ee_option ee_options[] = {
 	  .parse = parse_hidden_fraction, .example = "0.5",
 	  .help = "this fraction of each task's generated tests is hidden,\n"
 	          "picked by the seed (default 0)" },
+	{ .name = "time-floor", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "S",
+	  .parse = parse_calibration, .example = "0.2",
+	  .help = "calibrated limits: a generated (or EvalPlus) test's limit is\n"
+	          "max(S, K x the reference's time on it), at most --timeout;\n"
+	          "over it, a timeout \"slow: Nx the reference\" (default 1 once\n"
+	          "--time-factor is given; off unless one is; docs/generated.md)" },
+	{ .name = "time-factor", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "K",
+	  .parse = parse_calibration, .example = "4",
+	  .help = "the K of --time-floor's rule, >= 1 (default 4 once\n"
+	          "--time-floor is given)" },
 	{ .name = "breaker", .type = EE_OPT_TEXT, .fronts = EVAL | SERVE, .metavar = "'RATE over N'",
 	  .parse = parse_breaker, .example = "0.05 over 100",
 	  .help = "stop when more than RATE of the last N candidates made\n"

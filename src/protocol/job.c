@@ -37,9 +37,12 @@ static json_t *job_calls(const json_t *calls)
 	return out;
 }
 
-/* test_timeout_ms (0: none) goes with io and call tests: their own clock. */
-static json_t *job_test(const struct ee_test *t, size_t index, long test_timeout_ms)
+/* test_timeout_ms (0: none) goes with io and call tests: their own clock;
+ * a calibrated call's limit (cal) goes instead, as limit_ms. */
+static json_t *job_test(const struct ee_test *t, size_t index, long test_timeout_ms,
+                        const struct ee_calibration *cal)
 {
+	double limit_ms = t->kind == EE_TEST_CALL ? ee_test_limit_ms(t, cal) : 0;
 	json_t *o = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)index, "kind",
 	                      ee_test_kind_name(t->kind), "visibility", t->hidden ? "hidden" : "public");
 	if (!o)
@@ -63,7 +66,9 @@ static json_t *job_test(const struct ee_test *t, size_t index, long test_timeout
 		     (t->method_of ? json_object_set_new(o, "method_of", json_string(t->method_of)) : 0);
 	else
 		rc = json_object_set_new(o, "code", json_string(t->code));
-	if (test_timeout_ms > 0 && ee_job_test_clocked(t))
+	if (limit_ms > 0)
+		rc |= json_object_set_new(o, "limit_ms", json_integer((json_int_t)limit_ms));
+	else if (test_timeout_ms > 0 && ee_job_test_clocked(t))
 		rc |= json_object_set_new(o, "timeout_ms", json_integer(test_timeout_ms));
 	/* Expected values (io stdout, call expected) never enter the sandbox. */
 	if (rc) {
@@ -139,7 +144,8 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 	 * public tests fail never holds them, and none holds them at import. */
 	for (size_t i = 0; tests && i < task->n_tests; i++)
 		if (!task->tests[i].hidden)
-			json_array_append_new(tests, job_test(&task->tests[i], i, spec->test_timeout_ms));
+			json_array_append_new(tests,
+			                      job_test(&task->tests[i], i, spec->test_timeout_ms, spec->cal));
 	for (size_t i = 0; deny && spec->deny_imports && ee_default_denylist[i]; i++)
 		json_array_append_new(deny, json_string(ee_default_denylist[i]));
 	ee_autodecref json_t *job = json_pack(
@@ -156,13 +162,14 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 	return text;
 }
 
-char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, size_t *len)
+char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, const struct ee_calibration *cal,
+                    size_t *len)
 {
 	json_t *tests = json_array();
 
 	for (size_t i = 0; tests && i < task->n_tests; i++)
 		if (task->tests[i].hidden)
-			json_array_append_new(tests, job_test(&task->tests[i], i, test_timeout_ms));
+			json_array_append_new(tests, job_test(&task->tests[i], i, test_timeout_ms, cal));
 	ee_autodecref json_t *o = json_pack("{s:o}", "tests", tests);
 	ee_autofree char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	if (!text)

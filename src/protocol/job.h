@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+struct ee_calibration;
 struct ee_task;
 struct ee_test;
 
@@ -25,8 +26,9 @@ struct ee_job_spec {
 	int scan;          /* enum ee_scan_mode */
 	int gate;          /* ask the supervisor before hidden tests */
 	size_t io_output_cap;
-	int lint;             /* run the lint phase (lint.py travels in the job) */
-	long test_timeout_ms; /* --test-timeout: each clocked test's own (0: none) */
+	int lint;                         /* run the lint phase (lint.py travels in the job) */
+	long test_timeout_ms;             /* --test-timeout: each clocked test's own (0: none) */
+	const struct ee_calibration *cal; /* --time-factor's limits, or NULL (off) */
 };
 
 /* The job as compact JSON (public tests only: hidden ones follow the gate) (malloc'd, owned by the caller), *ret_len its
@@ -36,7 +38,8 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *ret_len);
 /* The gate's opening as the harness reads it on fd 5: 'c', then a netstring
  * of {"tests": [the hidden tests, as the job's]} (malloc'd, owned by the
  * caller), *ret_len its length; NULL when out of memory. */
-char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, size_t *ret_len);
+char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, const struct ee_calibration *cal,
+                    size_t *ret_len);
 
 /* Whether --test-timeout clocks test t: io tests (not a /run_code script,
  * which has its own clock) and call tests, not converted asserts. */

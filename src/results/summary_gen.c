@@ -79,6 +79,18 @@ void sum_gen_count(struct ee_summary *s, const json_t *rec, int passed, struct s
 			s->gen.seed = v;
 		s->gen.seeds += s->gen.seeds == 0 || (s->gen.seeds == 1 && v != s->gen.seed);
 	}
+	const json_t *cal = json_object_get(rec, "calibration");
+	if (json_is_object(cal)) { /* --time-floor, --time-factor: one rule, or mixed */
+		double floor_s = json_number_value(json_object_get(cal, "floor_s"));
+		double factor = json_number_value(json_object_get(cal, "factor"));
+		if (!s->gen.calibrations) {
+			s->gen.floor_s = floor_s;
+			s->gen.factor = factor;
+			s->gen.calibrations = 1;
+		} else if (floor_s != s->gen.floor_s || factor != s->gen.factor) {
+			s->gen.calibrations = 2;
+		}
+	}
 	if (gen && !t->gen_seen) { /* a task's tests once, whatever its samples */
 		t->gen_seen = 1;
 		s->gen.tasks++;
@@ -90,7 +102,7 @@ void sum_gen_count(struct ee_summary *s, const json_t *rec, int passed, struct s
 int sum_gen_json(const struct ee_summary *s, const unsigned long *ks, size_t nk, json_t **ret)
 {
 	*ret = NULL;
-	if (!s->gen.other_tier && !s->gen.seeds && !s->gen.tasks)
+	if (!s->gen.other_tier && !s->gen.seeds && !s->gen.tasks && !s->gen.calibrations)
 		return 0;
 	json_t *o = json_object(), *pk = json_object();
 	char key[32];
@@ -116,7 +128,12 @@ int sum_gen_json(const struct ee_summary *s, const unsigned long *ks, size_t nk,
 	if (json_object_set_new(o, "seed", seed) < 0 ||
 	    json_object_set_new(o, "tasks", json_integer((json_int_t)s->gen.tasks)) < 0 ||
 	    json_object_set_new(o, "tests", json_integer((json_int_t)s->gen.tests)) < 0 ||
-	    json_object_set_new(o, "dropped", json_integer((json_int_t)s->gen.dropped)) < 0) {
+	    json_object_set_new(o, "dropped", json_integer((json_int_t)s->gen.dropped)) < 0 ||
+	    (s->gen.calibrations &&
+	     json_object_set_new(o, "calibration",
+	                         s->gen.calibrations > 1 ? json_string("mixed")
+	                                                 : json_pack("{s:f, s:f}", "floor_s", s->gen.floor_s,
+	                                                             "factor", s->gen.factor)) < 0)) {
 		json_decref(o);
 		return -1;
 	}

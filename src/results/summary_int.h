@@ -47,6 +47,8 @@ struct sum_gen {
 	unsigned long seeds;     /* 0: no record had a seed; 1: one seed; 2: more */
 	unsigned long long seed; /* the first */
 	unsigned long tasks, tests, dropped;
+	int calibrations;       /* records' "calibration": 0 none, 1 one rule, 2 more */
+	double floor_s, factor; /* the first */
 };
 
 struct sum_class {

@@ -416,6 +416,13 @@ static void print_generated(FILE *out, const json_t *sum)
 			fprintf(out, ", seed %s", json_string_value(seed));
 		fprintf(out, "\n");
 	}
+	const json_t *cal = json_object_get(g, "calibration");
+	if (json_is_object(cal)) /* --time-floor, --time-factor */
+		fprintf(out, "calibrated limits: max(%g s, %g x the reference)\n",
+		        json_number_value(json_object_get(cal, "floor_s")),
+		        json_number_value(json_object_get(cal, "factor")));
+	else if (json_is_string(cal))
+		fprintf(out, "calibrated limits: mixed\n");
 	fprintf(out, "canonical tier only:");
 	json_object_foreach ((json_t *)json_object_get(g, "pass_at_k_canonical"), key, val)
 		fprintf(out, "  pass@%s %.4f", key, json_number_value(val));

@@ -477,17 +477,59 @@ static const char *test_out_of_place(const struct ee_stream *s, const json_t *ev
 #define TEST_CLOCK_SLACK    1.1
 #define TEST_CLOCK_SLACK_MS 100.0
 
-/* --test-timeout: a clocked test the harness says timed out, or whose event
- * came later after the one before it than the limit allows, is a timeout of
- * that test whatever it reported: the supervisor's clock is the candidate's
- * last word, so no caught exception or reset alarm makes an overrun pass. */
+/* "41x" (a whole number from 10 up, one decimal below). */
+static void format_ratio(char *buf, size_t n, double ratio)
+{
+	snprintf(buf, n, ratio >= 10 ? "%.0fx" : "%.1fx", ratio);
+}
+
+/* --time-factor: a calibrated call over its limit is a timeout "slow: 41x
+ * the reference". Over means: the harness says it stopped it at its limit
+ * (a call after one that overran, tests.py), or its own time for the call
+ * passed the limit (the honest path, precise), or the supervisor's clock
+ * from the event before it did with the slack (the candidate's last word:
+ * no reset alarm or forged duration gets past it). One that never returns
+ * is the wall clock's: the candidate's timeout, its usual detail. */
+static void clock_calibrated(struct ee_stream *s, const struct ee_test *t, const json_t *ev,
+                             struct ee_test_result *r, double limit_ms)
+{
+	const char *status = get_str(ev, "status");
+	double elapsed = s->now_ms - s->tests.clock_ms;
+	int stopped = status && strcmp(status, "timeout") == 0;
+	int over_own = r->duration_ms > limit_ms;
+	char ratio[32], why[96];
+
+	if (!stopped && !over_own && elapsed <= limit_ms * TEST_CLOCK_SLACK + TEST_CLOCK_SLACK_MS)
+		return;
+	double took = over_own && !stopped ? r->duration_ms : elapsed;
+	format_ratio(ratio, sizeof(ratio), took / t->reference_ms);
+	if (stopped)
+		snprintf(why, sizeof(why), "slow: over %s the reference (stopped at its limit)", ratio);
+	else
+		snprintf(why, sizeof(why), "slow: %s the reference", ratio);
+	free(r->message);
+	r->message = NULL;
+	r->timed_out = r->slow = 1;
+	fail_test(r, why);
+}
+
+/* --test-timeout (a calibrated call: clock_calibrated): a clocked test the
+ * harness says timed out, or whose event came later after the one before
+ * it than the limit allows, is a timeout of that test whatever it
+ * reported: the supervisor's clock is the candidate's last word, so no
+ * caught exception or reset alarm makes an overrun pass. */
 static void clock_test(struct ee_stream *s, const struct ee_test *t, const json_t *ev,
                        struct ee_test_result *r)
 {
 	const struct ee_stream_tests *ts = &s->tests;
 	const char *status = get_str(ev, "status");
+	double limit_ms = t->kind == EE_TEST_CALL ? ee_test_limit_ms(t, &ts->cal) : 0;
 	char why[96];
 
+	if (limit_ms > 0) {
+		clock_calibrated(s, t, ev, r, limit_ms);
+		return;
+	}
 	if (ts->timeout_ms <= 0 || !ee_job_test_clocked(t) || r->overflow)
 		return;
 	if (!(status && strcmp(status, "timeout") == 0) &&

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "input/task.h"
 #include "protocol/netstring.h"
 #include "verdict/score.h"
 
@@ -48,6 +49,7 @@ struct ee_test_result {
 	int exited;
 	int overflow;  /* io: the program's stdout passed the output cap */
 	int timed_out; /* --test-timeout: the test ran out of its own clock */
+	int slow;      /* timed_out over its calibrated limit (--time-factor): message says by how much */
 	/* io: the exit code the harness saw (-N: signal N), when reported */
 	int have_exit_code;
 	long exit_code;
@@ -89,6 +91,7 @@ struct ee_stream_tests {
 	/* --test-timeout (0: off): each clocked test's limit, and when the
 	 * event before it arrived (its clock's start, on the supervisor's clock) */
 	double timeout_ms, clock_ms;
+	struct ee_calibration cal; /* --time-floor, --time-factor (factor 0: off) */
 };
 
 /* The gate fd: the gate's question and a strict program's go-on/stop. */

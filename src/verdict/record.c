@@ -146,6 +146,11 @@ static json_t *tests_json(int *oom, const struct ee_record_parts *ev)
 			ee_compare_text(&t->compare, rule, sizeof(rule));
 			put(oom, json_array_get(a, i), "compare", json_string(rule));
 		}
+		double limit_ms = ee_test_limit_ms(t, &ev->stream->tests.cal);
+		if (limit_ms > 0) /* --time-factor: the limit it had, from the reference's time */
+			put(oom, json_array_get(a, i), "limit_ms", json_real(limit_ms));
+		if (limit_ms > 0)
+			put(oom, json_array_get(a, i), "reference_ms", json_real(t->reference_ms));
 		if (t->strict) /* its literal's text is in test code the sandbox held */
 			put(oom, json_array_get(a, i), "expected_visible",
 			    json_boolean(ee_job_expected_visible(ev->task, i)));
@@ -207,6 +212,7 @@ static void fill_verdict_in(const struct ee_record_parts *ev, const struct ee_sa
 			                             .exited = r->exited,
 			                             .overflow = r->overflow,
 			                             .timed_out = r->timed_out,
+			                             .slow = r->slow,
 			                             .denied = r->denied,
 			                             .message = r->message };
 	}
@@ -410,6 +416,10 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 		              (json_int_t)gen->made, "dropped", (json_int_t)gen->dropped, "hidden",
 		              (json_int_t)gen->hidden));
 	}
+	const struct ee_calibration *cal = &ev->stream->tests.cal;
+	if (cal->factor > 0) /* --time-floor, --time-factor: the rule of the tests' limit_ms */
+		put(oom, rec, "calibration",
+		    json_pack("{s:f, s:f}", "floor_s", cal->floor_ms / 1e3, "factor", cal->factor));
 	if (ev->lint)
 		put(oom, rec, "lint", lint_json(oom, ev));
 	reward_json(oom, ev, &v, rec);

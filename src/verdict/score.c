@@ -68,8 +68,11 @@ static void from_tests(const struct ee_verdict_in *in, struct ee_verdict *v)
 			first_fail = t;
 	}
 	if (first_timeout) {
-		char buf[64];
-		snprintf(buf, sizeof(buf), "test %d timed out", first_timeout->index);
+		char buf[96];
+		if (first_timeout->slow && first_timeout->message) /* "slow: 41x the reference" */
+			snprintf(buf, sizeof(buf), "%s", first_timeout->message);
+		else
+			snprintf(buf, sizeof(buf), "test %d timed out", first_timeout->index);
 		set(v, EE_TIMEOUT, buf, NULL);
 		return;
 	}

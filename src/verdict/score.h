@@ -35,6 +35,7 @@ struct ee_test_outcome {
 	int exited;          /* the candidate tried to end the interpreter */
 	int overflow;        /* io: its output passed the cap */
 	int timed_out;       /* it ran out of its own clock (--test-timeout) */
+	int slow;            /* over its calibrated limit: message is "slow: Nx the reference" */
 	const char *denied;  /* denied import that failed it, or NULL */
 	const char *message; /* why it failed, or NULL */
 };

@@ -446,7 +446,7 @@ Test(events, the_job_holds_no_hidden_test_and_the_gate_brings_them)
 	cr_expect(strstr(job, "\"hidden_kinds\":[\"io\"]"), "%s", job);
 	cr_expect(strstr(job, "\"code\":\"assert 2\""), "%s", job);
 	free(job);
-	char *gate = ee_job_hidden(&task, 0, &len);
+	char *gate = ee_job_hidden(&task, 0, NULL, &len);
 	cr_assert_not_null(gate);
 	const char *want = "c71:{\"tests\":[{\"index\":2,\"kind\":\"io\",\"visibility\":\"hidden\","
 	                   "\"stdin\":\"1 2\"}]},";

@@ -209,3 +209,44 @@ Test(generated, pyeq_tolerance_is_for_floats)
 	        eq_tol("{\"tuple\": [{\"float\": \"1.0\"}]}", "{\"list\": [{\"float\": \"1.0\"}]}", 1e-6),
 	        "a tuple is not a list");
 }
+
+/* The calibrated limit: max(floor, factor x the reference), at most the
+ * cap, whole ms; none without a reference time or with the factor 0. */
+Test(generated, calibrated_limit_rule)
+{
+	struct ee_test t = { .reference_ms = 10 };
+	struct ee_calibration c = { .floor_ms = 50, .factor = 4, .cap_ms = 3000 };
+
+	cr_expect_float_eq(ee_test_limit_ms(&t, &c), 50, 1e-9, "the floor");
+	t.reference_ms = 100.2;
+	cr_expect_float_eq(ee_test_limit_ms(&t, &c), 401, 1e-9, "4 x 100.2, rounded up");
+	t.reference_ms = 2000;
+	cr_expect_float_eq(ee_test_limit_ms(&t, &c), 3000, 1e-9, "the cap");
+	c.factor = 0;
+	cr_expect_float_eq(ee_test_limit_ms(&t, &c), 0, 1e-9, "off");
+	c.factor = 4;
+	t.reference_ms = 0;
+	cr_expect_float_eq(ee_test_limit_ms(&t, &c), 0, 1e-9, "not timed");
+	cr_expect_float_eq(ee_test_limit_ms(&t, NULL), 0, 1e-9);
+}
+
+Test(generated, timed_add_keeps_each_inputs_reference_time)
+{
+	struct ee_task t;
+	struct ee_err err = { 0 };
+	json_t *inputs = json_pack("[[{s:s}], [{s:s}], [{s:s}]]", "int", "1", "int", "2", "int", "3");
+	json_t *outputs[3] = { json_pack("{s:s}", "int", "2"), NULL, json_pack("{s:s}", "int", "6") };
+	static const double ms[3] = { 1.5, 9, -1 };
+
+	cr_assert_eq(load("{" GEN "}", &t, &err), 0, "%s", err.msg);
+	cr_assert_eq(ee_task_add_generated_timed(&t, inputs, outputs, ms, 0, 0, &err), 0, "%s", err.msg);
+	cr_assert_eq(t.n_tests, 3);
+	cr_expect_float_eq(t.tests[1].reference_ms, 1.5, 1e-9);
+	cr_expect_float_eq(t.tests[2].reference_ms, 0, 1e-9, "unknown: not calibrated");
+	cr_expect_float_eq(t.tests[0].reference_ms, 0, 1e-9, "the fixed test is not timed");
+	json_decref(outputs[0]);
+	json_decref(outputs[2]);
+	json_decref(inputs);
+	ee_task_free(&t);
+	no_leaks();
+}

@@ -239,3 +239,17 @@ Test(score, a_tests_own_timeout_is_a_timeout_scored_by_the_passed_ones)
 	v = decide((struct ee_verdict_in){ .done = 1, .tests = t, .n_tests = 4, .pids_limit_hit = 1 });
 	cr_assert_str_eq(v.detail, "test 2 timed out", "a timeout keeps its detail");
 }
+
+/* --time-factor: a calibrated test over its limit makes the run's detail
+ * its own message, "slow: Nx the reference". */
+Test(score, a_slow_calibrated_test_gives_the_run_its_message)
+{
+	struct ee_test_outcome t[] = { pass_t(1, 0), fail_t(1, 1, "slow: 41x the reference"),
+		                       fail_t(1, 2, "slow: over 5.0x the reference (stopped at its limit)") };
+	t[1].timed_out = t[1].slow = 1;
+	t[2].timed_out = t[2].slow = 1;
+	struct ee_verdict v = decide((struct ee_verdict_in){ .done = 1, .tests = t, .n_tests = 3 });
+	cr_assert_eq(v.status, EE_TIMEOUT);
+	cr_assert_str_eq(v.detail, "slow: 41x the reference");
+	cr_assert_eq(v.passed, 1);
+}

@@ -102,7 +102,8 @@ def _parse_test(raw):
     if visibility not in ("public", "hidden"):
         raise _HarnessError("job: bad visibility %r" % visibility)
     test = {"index": _field(raw, "index", int), "kind": kind, "hidden": visibility == "hidden",
-            "timeout_ms": _field(raw, "timeout_ms", int, 0)}  # --test-timeout (tests.py)
+            "timeout_ms": _field(raw, "timeout_ms", int, 0),  # --test-timeout (tests.py)
+            "limit_ms": _field(raw, "limit_ms", int, 0)}  # --time-factor's (tests.py)
     if kind in ("assert", "program", "unittest"):
         test["code"] = _field(raw, "code", str)
     elif kind == "call":

@@ -62,14 +62,14 @@ def _on_alarm(signum, frame):
         raise _TestTimeout()
 
 
-def _clocked_call(test, ctx):
+def _clocked_call(test, ctx, clock_ms):
     """The call under its own clock: SIGALRM raises _TestTimeout into it.
     A candidate that catches it, ignores the signal or resets the timer
     only runs on: the supervisor's clock then calls the test a timeout
     (events.c), or the wall clock the whole candidate."""
     _alarm_armed[0] = True
     try:
-        _setitimer(_ITIMER_REAL, test["timeout_ms"] / 1000.0)
+        _setitimer(_ITIMER_REAL, clock_ms / 1000.0)
         fn = _call_target(test, ctx)
         return fn(*test["args"], **test["kwargs"])
     finally:
@@ -77,25 +77,45 @@ def _clocked_call(test, ctx):
         _setitimer(_ITIMER_REAL, 0)
 
 
+# A calibrated call (limit_ms: --time-factor) runs to its end, so that a
+# slow one is told from one that never ends, until one has gone over its
+# limit: the verdict is then a timeout already, and the later ones stop
+# at their limits so that the rest of the tests still fit in the clock.
+_overran = [False]
+
+
+def _call_clock_ms(test):
+    """The call's own clock: its limit once a calibrated call overran, else --test-timeout's."""
+    if test["limit_ms"]:
+        return test["limit_ms"] if _overran[0] else 0
+    return test["timeout_ms"]
+
+
 def _run_call(test, ctx):
-    """call tests: the function's return value, canonically serialised."""
-    previous = _set_handler(_SIGALRM, _on_alarm) if test["timeout_ms"] else None
+    """call tests: the function's return value, canonically serialised; its
+    wall time (duration_ms) the call's alone."""
+    clock_ms = _call_clock_ms(test)
+    previous = _set_handler(_SIGALRM, _on_alarm) if clock_ms else None
+    start = _now()
     try:
-        if test["timeout_ms"]:
-            value = _clocked_call(test, ctx)
+        if clock_ms:
+            value = _clocked_call(test, ctx, clock_ms)
         else:
             fn = _call_target(test, ctx)
             value = fn(*test["args"], **test["kwargs"])
     except _TestTimeout:
-        return _test_event(test, "timeout"), None
+        _overran[0] = _overran[0] or bool(test["limit_ms"])
+        return _test_event(test, "timeout", start), None
     except BaseException as exc:
-        event = _test_event(test, "raised")
+        event = _test_event(test, "raised", start)
         event.update(_error_fields(exc, ctx.policy, "<candidate>", ctx.source))
         return event, None
     finally:
         if previous is not None:  # the candidate's own handler, if it set one
             _set_handler(_SIGALRM, previous)
-    event = _test_event(test, "returned")
+    event = _test_event(test, "returned", start)
+    if test["limit_ms"] and event["duration_ms"] > test["limit_ms"]:
+        _overran[0] = True
     event["value"] = _Raw(_canonical(value, test["strict"]))
     fallback = _test_event(test, "returned")
     fallback["value"] = _Raw(_TOO_LARGE)
