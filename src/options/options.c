@@ -181,17 +181,14 @@ static int parse_calibration(const struct ee_option *row, const char *arg, struc
                              struct ee_err *err)
 {
 	int floor = strcmp(row->name, "time-floor") == 0;
-	double min = floor ? 0.001 : 1, v = 0;
-	char flag[64];
+	double *to = floor ? &s->opt->time_floor_s : &s->opt->time_factor;
 
-	snprintf(flag, sizeof(flag), "--%s", row->name);
-	if (arg && ee_parse_double(flag, arg, &v, err) < 0)
-		return -1;
-	if (arg && !(v >= min && v <= 1e6))
-		return ee_fail(err, EE_ERR_USAGE, "--%s: expected %s >= %g, got '%s'", row->name,
-		               floor ? "seconds" : "a factor", min, arg);
-	*(floor ? &s->opt->time_floor_s : &s->opt->time_factor) = v;
-	return 0;
+	if (!arg) {
+		*to = 0;
+		return 0;
+	}
+	return parse_double_within(row, arg, floor ? 0.001 : 1, 1e6,
+	                           floor ? "seconds >= 0.001" : "a factor >= 1", to, err);
 }
 
 /* --reward FORMULA or a preset's name: the record's reward. */
