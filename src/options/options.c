@@ -505,19 +505,30 @@ static int parse_value(const struct ee_option *row, const char *arg, double *ret
 	return ee_fail(err, EE_ERR_USAGE, "internal: option %s has no type", flag);
 }
 
+/* --judge separate runs its two sandboxes cold (evaluate_judge.c), in
+ * either order on the command line. */
+static int check_judge(const struct ee_eval_options *o, struct ee_err *err)
+{
+	if (o->judge == EE_JUDGE_SEPARATE && o->isolation == EE_ISOLATION_WARM)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--isolation warm: not with --judge separate yet (its two sandboxes "
+		               "run cold); drop --isolation or use --judge inline");
+	return 0;
+}
+
 int ee_option_set(const struct ee_option *row, const char *arg, struct ee_option_sink *s, struct ee_err *err)
 {
 	double value;
 
 	if (row->type == EE_OPT_TEXT)
-		return row->parse(row, arg, s, err);
+		return row->parse(row, arg, s, err) < 0 ? -1 : check_judge(s->opt, err);
 	if (parse_value(row, arg, &value, err) < 0)
 		return -1;
 	if (row->set)
 		row->set(row, value, s);
 	else
 		store_field(row, value, s->opt);
-	return 0;
+	return check_judge(s->opt, err);
 }
 
 /* "--name ARG": an enum's ARG is its choices, a|b|c. */
