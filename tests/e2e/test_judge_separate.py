@@ -224,3 +224,22 @@ def test_humaneval_canonical_parity(tmp_path):
     fallbacks = [t for t in separate if "sandbox" in separate[t][2]]
     assert not fallbacks, fallbacks  # the aim: none falls back
     assert all(by == ("judge",) for _, _, by in separate.values())
+
+
+PHASE_FAILURES = {
+    "syntax": "def add(a, b:\n",
+    "import_raises": "raise ValueError('x')\ndef add(a, b):\n    return a + b\n",
+    "denied_import": "import socket\ndef add(a, b):\n    return a + b\n",
+    "exit_at_import": "import os\nos._exit(0)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PHASE_FAILURES))
+def test_phase_failures_read_as_inline(run, name):
+    got = {}
+    for mode in ("inline", "separate"):
+        r = run(PHASE_FAILURES[name], asserts=["assert add(1, 2) == 3"],
+                args=["--judge", mode, "--isolation", "cold"])
+        got[mode] = (r.record["status"], r.record["detail"], r.record["score"],
+                     [t["status"] for t in r.record["tests"]])
+    assert got["separate"] == got["inline"]
