@@ -55,6 +55,13 @@ static int start_pool(struct ee_engine *eng, const struct ee_eval_options *o, un
 
 	if (o->isolation == EE_ISOLATION_COLD || o->backend == EE_BACKEND_GVISOR)
 		return 0;
+	/* Two sandboxes per candidate, both cold for now (evaluate_judge.c). */
+	if (o->judge == EE_JUDGE_SEPARATE && o->isolation == EE_ISOLATION_WARM)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--isolation warm: not with --judge separate yet (its two sandboxes "
+		               "run cold); drop --isolation or use --judge inline");
+	if (o->judge == EE_JUDGE_SEPARATE)
+		return 0;
 	if (ee_pool_supported(&eng->host, &why) < 0) {
 		if (o->isolation == EE_ISOLATION_WARM) {
 			*err = why;

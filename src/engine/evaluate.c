@@ -1,5 +1,6 @@
 /* evaluate.c - one candidate from program text to record (see evaluate.h). */
 #include "engine/evaluate.h"
+#include "engine/evaluate_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,38 +27,7 @@
 /* Enough bytes for EE_RECORD_TEXT_CHARS characters of UTF-8. */
 #define KEEP_OUTPUT_BYTES (4 * EE_RECORD_TEXT_CHARS + 4)
 
-struct ee_eval {
-	struct ee_stream stream;
-	struct ee_limits limits;
-	const struct ee_task *task;
-	char *model;
-	long sample;
-	json_t *extra;
-	int no_code_block;
-	char *program;    /* its first KEEP_OUTPUT_BYTES, for the record */
-	char *extraction; /* NULL: absent */
-	char shard[32];   /* "": absent */
-	char sandbox_id[33];
-	char started_at[32];
-	ee_record_cb cb;
-	void *ctx;
-	/* To start it again on a new worker when its warm worker was lost. */
-	struct ee_engine *eng;
-	const struct ee_eval_options *opt;
-	char *job;
-	size_t job_len;
-	char nonce[33];
-	int gate;
-	int attempts;
-	int lint_credited; /* the lint phase's time was given back to the clock */
-	size_t keep_output;
-	struct ee_reward reward; /* the candidate's, else the options' */
-	void (*on_outcome)(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s);
-	void *outcome_ctx;
-	int keep_values;
-};
-
-static void random_hex(char out[33])
+void ee_eval_random_hex(char out[33])
 {
 	unsigned char raw[16];
 	size_t got = 0;
@@ -147,18 +117,17 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 		ee_sandbox_kill(sb);
 }
 
-static void free_eval(struct ee_eval *ev)
+void ee_eval_free(struct ee_eval *ev)
 {
 	ee_stream_free(&ev->stream);
 	free(ev->job);
+	free(ev->serve_job);
 	free(ev->model);
 	free(ev->program);
 	free(ev->extraction);
 	json_decref(ev->extra);
 	free(ev);
 }
-
-static int launch(struct ee_eval *ev, struct ee_err *err);
 
 /* A warm worker lost mid-candidate (killed from outside, hung) says
  * nothing about the candidate: run it once more, from a new worker, with a
@@ -171,27 +140,18 @@ static int retry(struct ee_eval *ev, struct ee_err *err)
 	ev->stream.phases.lint_asked = ev->opt->lint;
 	ev->stream.keep_values = ev->keep_values;
 	ev->lint_credited = 0;
-	return launch(ev, err);
+	return ee_eval_launch(ev, err);
 }
 
-static void on_done(void *ctx, struct ee_sandbox *sb)
+/* The record of a candidate whose sandbox (or sandboxes) ended with out,
+ * to the callback; frees ev. */
+void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 {
-	struct ee_eval *ev = ctx;
-	const struct ee_sandbox_outcome *out = ee_sandbox_outcome(sb);
 	json_t *rec = NULL;
-	struct ee_err err = { 0 };
 
-	/* A second loss is reported below, as any sandbox failure. */
-	if (out->worker_lost && !out->interrupted && ev->attempts < 2 &&
-	    !ee_loop_interrupted(ee_engine_loop(ev->eng))) {
-		ee_sandbox_free(sb);
-		if (retry(ev, &err) == 0)
-			return;
-		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
-		free_eval(ev);
-		return;
-	}
 	ee_stream_finish(&ev->stream);
+	for (size_t i = 0; ev->fell_back && i < ev->task->n_tests; i++)
+		ev->stream.tests.results[i].judged_by = "sandbox"; /* the separate judge could not */
 	if (ev->on_outcome && !out->interrupted && !out->setup_failed)
 		ev->on_outcome(ev->outcome_ctx, out, &ev->stream);
 	if (out->interrupted) {
@@ -224,8 +184,27 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	if (rec)
 		ee_engine_saw_record(ev->eng, rec);
 	ev->cb(ev->ctx, rec);
+	ee_eval_free(ev);
+}
+
+static void on_done(void *ctx, struct ee_sandbox *sb)
+{
+	struct ee_eval *ev = ctx;
+	const struct ee_sandbox_outcome *out = ee_sandbox_outcome(sb);
+	struct ee_err err = { 0 };
+
+	/* A second loss is reported below, as any sandbox failure. */
+	if (out->worker_lost && !out->interrupted && ev->attempts < 2 &&
+	    !ee_loop_interrupted(ee_engine_loop(ev->eng))) {
+		ee_sandbox_free(sb);
+		if (retry(ev, &err) == 0)
+			return;
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ee_eval_free(ev);
+		return;
+	}
+	ee_eval_finish(ev, out);
 	ee_sandbox_free(sb);
-	free_eval(ev);
 }
 
 static const struct ee_sandbox_ops ops = { on_result, on_done };
@@ -254,7 +233,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	ev->extraction = c->extraction ? strdup(c->extraction) : NULL;
 	snprintf(ev->shard, sizeof(ev->shard), "%s", c->shard ? c->shard : "");
 	if (!ev->program || (c->extraction && !ev->extraction)) {
-		free_eval(ev);
+		ee_eval_free(ev);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
 	ev->cb = cb;
@@ -263,8 +242,8 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	ev->reward = c->reward ? *c->reward : o->reward;
 	ev->on_outcome = c->on_outcome;
 	ev->outcome_ctx = c->outcome_ctx;
-	random_hex(ev->nonce);
-	random_hex(ev->sandbox_id);
+	ee_eval_random_hex(ev->nonce);
+	ee_eval_random_hex(ev->sandbox_id);
 	ee_iso_now(ev->started_at);
 	ee_eval_limits(o, c->task, &ev->limits);
 
@@ -275,7 +254,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	 * run_hidden_on_fail it opens whatever the public verdict. */
 	ev->gate = n_hidden > 0;
 	if (ee_stream_init(&ev->stream, c->task, ev->nonce, ev->gate, o->run_hidden_on_fail) < 0) {
-		free_eval(ev);
+		ee_eval_free(ev);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
 	ev->stream.phases.lint_asked = o->lint;
@@ -302,7 +281,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	};
 	ev->job = ee_job_build(&spec, &job_len);
 	if (!ev->job) {
-		free_eval(ev);
+		ee_eval_free(ev);
 		return ee_fail(err, EE_ERR_USAGE,
 		               "task %s: cannot encode the job (invalid UTF-8 in the task?)",
 		               c->task->task_id);
@@ -310,8 +289,19 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	ev->job_len = job_len;
 	ev->eng = eng;
 	ev->opt = o;
-	if (launch(ev, err) < 0) {
-		free_eval(ev);
+	/* --judge separate: tasks of judge-kind tests only, without --lint
+	 * (its clock credit is the inline path's); the others run inline. */
+	int separate = o->judge == EE_JUDGE_SEPARATE && !o->lint && ee_judge_fits(c->task);
+	if (separate) {
+		spec.role = EE_JOB_SERVE;
+		ev->serve_job = ee_job_build(&spec, &ev->serve_job_len);
+		if (!ev->serve_job) {
+			ee_eval_free(ev);
+			return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+		}
+	}
+	if ((separate ? ee_judge_launch(ev, err) : ee_eval_launch(ev, err)) < 0) {
+		ee_eval_free(ev);
 		return -1;
 	}
 	ee_events_log_provisioned(ee_engine_events(eng), ev->sandbox_id, c->task->task_id, c->sample,
@@ -319,7 +309,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	return 0;
 }
 
-static int launch(struct ee_eval *ev, struct ee_err *err)
+int ee_eval_launch(struct ee_eval *ev, struct ee_err *err)
 {
 	const struct ee_eval_options *o = ev->opt;
 	struct ee_sandbox *sb;

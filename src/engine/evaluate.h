@@ -56,7 +56,7 @@ struct ee_eval_options {
 	int gvisor_platform;             /* EE_GVISOR_PLATFORM_*, with the gvisor backend */
 	int lint;                        /* run the lint phase (--lint) */
 	int lint_severity;               /* enum ee_severity: lint fails at or above it */
-	int judge;                       /* --judge: enum ee_judge_mode; only inline runs yet */
+	int judge;                       /* --judge: enum ee_judge_mode (separate: evaluate_judge.c) */
 	int strict_asserts;              /* --strict-asserts: the loader converts literal asserts
 	                                   * (ee_task_strict_asserts); evaluation itself ignores it */
 	int mbpp_challenge;              /* --mbpp-challenge: the loader adds MBPP's challenge_test_list

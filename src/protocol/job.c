@@ -142,19 +142,25 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 
 	/* Hidden tests come after the gate (ee_job_hidden): a candidate whose
 	 * public tests fail never holds them, and none holds them at import. */
-	for (size_t i = 0; tests && i < task->n_tests; i++)
+	/* --judge separate: the candidate's side (serve) holds no test and
+	 * no setup, the judge's no candidate code (docs/protocol.md). */
+	int serve = spec->role == EE_JOB_SERVE, judge = spec->role == EE_JOB_JUDGE;
+	for (size_t i = 0; tests && !serve && i < task->n_tests; i++)
 		if (!task->tests[i].hidden)
 			json_array_append_new(tests,
 			                      job_test(&task->tests[i], i, spec->test_timeout_ms, spec->cal));
 	for (size_t i = 0; deny && spec->deny_imports && ee_default_denylist[i]; i++)
 		json_array_append_new(deny, json_string(ee_default_denylist[i]));
-	ee_autodecref json_t *job = json_pack(
-	        "{s:i, s:s, s:s, s:o, s:o, s:s, s:b, s:I}", "v", 1, "nonce", spec->nonce, "setup",
-	        task->setup ? task->setup : "", "tests", tests, "deny_imports", deny, "scan",
-	        scan_names[spec->scan], "gate", spec->gate, "io_output_cap", (json_int_t)spec->io_output_cap);
-	if (!job || json_object_set_new(job, "hidden_kinds", hidden_kinds(task)) < 0 ||
-	    (spec->lint && json_object_set_new(job, "lint", json_string(ee_lint_py)) < 0) ||
-	    set_program(job, spec->program) < 0)
+	ee_autodecref json_t *job =
+	        json_pack("{s:i, s:s, s:s, s:o, s:o, s:s, s:b, s:I}", "v", 1, "nonce", spec->nonce, "setup",
+	                  task->setup && !serve ? task->setup : "", "tests", tests, "deny_imports", deny,
+	                  "scan", scan_names[spec->scan], "gate", spec->gate && !serve, "io_output_cap",
+	                  (json_int_t)spec->io_output_cap);
+	static const char *const role_names[] = { "inline", "serve", "judge" };
+	if (!job || json_object_set_new(job, "hidden_kinds", serve ? json_array() : hidden_kinds(task)) < 0 ||
+	    (spec->lint && !judge && json_object_set_new(job, "lint", json_string(ee_lint_py)) < 0) ||
+	    (spec->role && json_object_set_new(job, "role", json_string(role_names[spec->role])) < 0) ||
+	    set_program(job, judge ? "" : spec->program) < 0)
 		return NULL;
 	char *text = json_dumps(job, JSON_COMPACT);
 	if (text)

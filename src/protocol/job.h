@@ -18,6 +18,13 @@ struct ee_test;
 /* The default import denylist (module names and dotted attributes). */
 extern const char *const ee_default_denylist[];
 
+/* Whose job (--judge separate, docs/protocol.md "Separate judge"). */
+enum ee_job_role {
+	EE_JOB_INLINE, /* today's: the program and its tests in one interpreter */
+	EE_JOB_SERVE,  /* the candidate's side: the program, then calls; no tests, no setup */
+	EE_JOB_JUDGE   /* the judge's side: setup and tests, no candidate code */
+};
+
 struct ee_job_spec {
 	const struct ee_task *task; /* borrowed */
 	const char *program;
@@ -29,6 +36,7 @@ struct ee_job_spec {
 	int lint;                         /* run the lint phase (lint.py travels in the job) */
 	long test_timeout_ms;             /* --test-timeout: each clocked test's own (0: none) */
 	const struct ee_calibration *cal; /* --time-factor's limits, or NULL (off) */
+	int role;                         /* enum ee_job_role */
 };
 
 /* The job as compact JSON (public tests only: hidden ones follow the gate) (malloc'd, owned by the caller), *ret_len its

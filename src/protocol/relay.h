@@ -1,5 +1,5 @@
-/* relay.h - the separate judge's relay rules (issue 17; EXPERIMENTAL: not
- * wired into the engine yet, --judge separate is not on the command line).
+/* relay.h - the separate judge's relay rules (issue 17; EXPERIMENTAL:
+ * --judge separate, run and eval; the engine's user is evaluate_judge.c).
  *
  * Under the separate judge two sandboxes run per candidate: the candidate's
  * (job role "serve": its program, then a call server) and the judge's (role

@@ -395,7 +395,10 @@ static void judge_reported(struct ee_stream *s, const json_t *ev, struct ee_test
 	const char *status = get_str(ev, "status");
 	if (status && strcmp(status, "pass") == 0 && !r->exited)
 		r->state = EE_T_PASS;
-	else if (status && strcmp(status, "fail") == 0) {
+	else if (status && strcmp(status, "fallback") == 0 && s->relay.role == EE_STREAM_JUDGE) {
+		r->fallback = 1; /* judged again inline (evaluate_judge.c) */
+		fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "fallback");
+	} else if (status && strcmp(status, "fail") == 0) {
 		note_memory_error(s, ev);
 		fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "failed");
 	} else
@@ -617,6 +620,34 @@ static void settle_unreported(struct ee_stream *s)
 
 /* ---- the stream --------------------------------------------------------- */
 
+/* --judge separate: the relayed events, each in its side's stream only and
+ * only where it can come (after the import phase; the judge has no phases). */
+static void on_relayed(struct ee_stream *s, const char *kind, const json_t *ev)
+{
+	struct ee_stream_relay *r = &s->relay;
+	int serve = r->role == EE_STREAM_SERVE;
+
+	if (s->at != EE_AT_TESTS || (strcmp(kind, "call") == 0) == serve || (r->role == EE_STREAM_INLINE))
+		violate(s, "unexpected relay event");
+	else if (serve && (strcmp(kind, "serving") == 0) == r->serving)
+		violate(s, "serving out of place");
+	else {
+		r->serving |= serve;
+		if (r->cb)
+			r->cb(r->ctx, kind, ev);
+	}
+}
+
+/* Whether this side's stream may carry the event kind at all. */
+static const char *role_refuses(const struct ee_stream *s, const char *kind)
+{
+	if (s->relay.role == EE_STREAM_SERVE && (strcmp(kind, "test") == 0 || strcmp(kind, "gate") == 0))
+		return "test event from the candidate's call server";
+	if (s->relay.role == EE_STREAM_JUDGE && strcmp(kind, "phase") == 0)
+		return "phase event from the judge";
+	return NULL;
+}
+
 static int on_event(struct ee_stream *s, const char *payload, size_t len)
 {
 	json_error_t jerr;
@@ -639,8 +670,12 @@ static int on_event(struct ee_stream *s, const char *payload, size_t len)
 		violate(s, "event without a kind");
 	else if ((s->at == EE_AT_HELLO) != (strcmp(kind, "hello") == 0))
 		violate(s, "hello out of place");
+	else if (role_refuses(s, kind))
+		violate(s, role_refuses(s, kind));
 	else if (strcmp(kind, "hello") == 0)
-		s->at = EE_AT_SYNTAX;
+		s->at = s->relay.role == EE_STREAM_JUDGE ? EE_AT_TESTS : EE_AT_SYNTAX;
+	else if (strcmp(kind, "serving") == 0 || strcmp(kind, "reply") == 0 || strcmp(kind, "call") == 0)
+		on_relayed(s, kind, ev);
 	else if (strcmp(kind, "phase") == 0)
 		on_phase(s, ev);
 	else if (strcmp(kind, "test") == 0)

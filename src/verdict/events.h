@@ -53,8 +53,10 @@ struct ee_test_result {
 	/* io: the exit code the harness saw (-N: signal N), when reported */
 	int have_exit_code;
 	long exit_code;
-	json_t *files; /* a script's read-back files {path: base64} (checked), or NULL */
-	json_t *value; /* keep_values: a call's returned canonical value (owned), or NULL */
+	json_t *files;         /* a script's read-back files {path: base64} (checked), or NULL */
+	json_t *value;         /* keep_values: a call's returned canonical value (owned), or NULL */
+	int fallback;          /* role judge: the test needs what the channel cannot carry */
+	const char *judged_by; /* static; the separate judge's path sets it, else NULL */
 };
 
 struct ee_phase_result {
@@ -106,6 +108,19 @@ struct ee_stream_gate {
 	int reply_gate;         /* the reply is the gate's: 'c' goes with the hidden tests */
 };
 
+/* --judge separate (docs/protocol.md, "Separate judge"): which side's stream
+ * this is, and where the events the supervisor relays go (relay.h). */
+enum ee_stream_role { EE_STREAM_INLINE, EE_STREAM_SERVE, EE_STREAM_JUDGE };
+
+struct ee_stream_relay {
+	int role; /* enum ee_stream_role, set after init */
+	/* Called for each relayed event as it is accepted: "serving" and
+	 * "reply" (serve), "call" (judge). */
+	void (*cb)(void *ctx, const char *kind, const json_t *ev);
+	void *ctx;
+	int serving; /* serve: the serving event came (once, before any reply) */
+};
+
 struct ee_stream {
 	const struct ee_task *task; /* borrowed */
 	int at;                     /* enum ee_stream_at */
@@ -117,6 +132,7 @@ struct ee_stream {
 	struct ee_stream_phases phases;
 	struct ee_stream_tests tests;
 	struct ee_stream_gate gate;
+	struct ee_stream_relay relay;
 };
 
 /* Prepares a stream for task; nonce is the job's. */

@@ -534,3 +534,64 @@ Test(events, each_test_carries_its_judging_mode)
 	cr_expect_eq(s.tests.results[0].judging, EE_JUDGE_SANDBOX);
 	cr_expect_eq(s.tests.results[2].judging, EE_JUDGE_IO);
 }
+
+/* --judge separate: each side's stream takes its own relayed events only. */
+static int relayed;
+static void count_relayed(void *ctx, const char *kind, const json_t *ev)
+{
+	(void)ctx, (void)kind, (void)ev;
+	relayed++;
+}
+
+Test(events, the_serve_stream_relays_serving_and_replies_never_a_test)
+{
+	relayed = 0;
+	s.relay = (struct ee_stream_relay){ .role = EE_STREAM_SERVE, .cb = count_relayed };
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"serving\",\"names\":[\"add\"]");
+	send_ev(NONCE, "\"ev\":\"reply\",\"call\":0,\"status\":\"returned\",\"value\":3");
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_assert_eq(relayed, 2);
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	cr_assert_str_eq(s.wire.violation, "test event from the candidate's call server");
+}
+
+Test(events, the_serve_stream_refuses_a_reply_before_serving)
+{
+	s.relay = (struct ee_stream_relay){ .role = EE_STREAM_SERVE, .cb = count_relayed };
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"reply\",\"call\":0,\"status\":\"returned\",\"value\":3");
+	cr_assert_str_eq(s.wire.violation, "serving out of place");
+}
+
+Test(events, the_judge_stream_has_no_phases_and_marks_fallbacks)
+{
+	relayed = 0;
+	s.relay = (struct ee_stream_relay){ .role = EE_STREAM_JUDGE, .cb = count_relayed };
+	seq = 0;
+	send_ev(NONCE, "\"ev\":\"hello\"");
+	send_ev(NONCE, "\"ev\":\"call\",\"call\":0,\"fn\":\"add\",\"args\":[1,2],\"kwargs\":[]");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"fallback\",\"message\":\"m\"");
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_assert_eq(relayed, 1);
+	cr_assert_eq(s.tests.results[0].state, EE_T_PASS);
+	cr_assert(s.tests.results[1].fallback);
+	cr_assert_neq(s.tests.results[1].state, EE_T_PASS);
+	send_ev(NONCE, "\"ev\":\"phase\",\"name\":\"syntax\",\"status\":\"ok\"");
+	cr_assert_str_eq(s.wire.violation, "phase event from the judge");
+}
+
+Test(events, an_inline_stream_takes_no_relayed_event)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"serving\",\"names\":[\"add\"]");
+	cr_assert_str_eq(s.wire.violation, "unexpected relay event");
+}
+
+Test(events, an_inline_stream_refuses_fallback)
+{
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"fallback\"");
+	cr_assert_str_eq(s.wire.violation, "bad test status");
+}

@@ -175,21 +175,29 @@ Test(options, the_messages_users_know)
 
 /* --judge: inline is today's judging; separate is refused until the engine
  * runs it (issue 17), rather than silently judged inline. */
-Test(options, judge_inline_only_separate_refused_as_not_yet)
+/* --judge: inline (the default) or separate; separate with --isolation
+ * warm is refused in either order (its two sandboxes run cold). */
+Test(options, judge_inline_or_separate_not_with_warm)
 {
 	struct values v;
 	struct ee_err err = { 0 };
 	const struct ee_option *row = ee_option_named("judge");
+	const struct ee_option *iso = ee_option_named("isolation");
 
 	cr_assert_not_null(row);
 	defaults(&v, EE_FRONT_EVAL);
 	cr_expect_eq(v.opt.judge, EE_JUDGE_INLINE);
 	cr_expect_eq(ee_option_set(row, "inline", &v.sink, &err), 0, "%s", err.msg);
-	cr_expect_eq(ee_option_set(row, "separate", &v.sink, &err), -1);
-	cr_expect(strstr(err.msg, "--judge separate: not yet") == err.msg, "%s", err.msg);
 	cr_expect_eq(ee_option_set(row, "split", &v.sink, &err), -1);
 	cr_expect_str_eq(err.msg, "--judge: expected inline or separate, got 'split'");
 	cr_expect_eq(v.opt.judge, EE_JUDGE_INLINE);
+	cr_expect_eq(ee_option_set(row, "separate", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect_eq(v.opt.judge, EE_JUDGE_SEPARATE);
+	cr_expect_eq(ee_option_set(iso, "warm", &v.sink, &err), -1);
+	cr_expect(strstr(err.msg, "not with --judge separate yet") != NULL, "%s", err.msg);
+	defaults(&v, EE_FRONT_EVAL);
+	cr_expect_eq(ee_option_set(iso, "warm", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect_eq(ee_option_set(row, "separate", &v.sink, &err), -1);
 }
 
 /* --compare is a text row: its default is no rule of the run's own

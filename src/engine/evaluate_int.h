@@ -1,0 +1,70 @@
+/* evaluate_int.h - one candidate's state, shared by evaluate.c (inline:
+ * one sandbox) and evaluate_judge.c (--judge separate: two). Internal to
+ * src/engine. */
+#ifndef EE_EVALUATE_INT_H
+#define EE_EVALUATE_INT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "engine/evaluate.h"
+#include "verdict/events.h"
+#include "verdict/reward.h"
+
+struct ee_sandbox;
+struct ee_sandbox_outcome;
+
+struct ee_eval {
+	struct ee_stream stream;
+	struct ee_limits limits;
+	const struct ee_task *task;
+	char *model;
+	long sample;
+	json_t *extra;
+	int no_code_block;
+	char *program;    /* its first KEEP_OUTPUT_BYTES, for the record */
+	char *extraction; /* NULL: absent */
+	char shard[32];   /* "": absent */
+	char sandbox_id[33];
+	char started_at[32];
+	ee_record_cb cb;
+	void *ctx;
+	/* To start it again on a new worker when its warm worker was lost. */
+	struct ee_engine *eng;
+	const struct ee_eval_options *opt;
+	char *job;
+	size_t job_len;
+	char nonce[33];
+	int gate;
+	int attempts;
+	int lint_credited; /* the lint phase's time was given back to the clock */
+	size_t keep_output;
+	struct ee_reward reward; /* the candidate's, else the options' */
+	void (*on_outcome)(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s);
+	void *outcome_ctx;
+	int keep_values;
+	char *serve_job; /* --judge separate: the candidate's job (role serve), else NULL */
+	size_t serve_job_len;
+	int fell_back; /* --judge separate: a test fell back, this is the inline rerun */
+};
+
+/* Starts ev's (inline) sandbox with ev->job; 0 when it runs. */
+int ee_eval_launch(struct ee_eval *ev, struct ee_err *err);
+
+/* The record from ev->stream and out, to the callback; frees ev. */
+void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out);
+
+void ee_eval_free(struct ee_eval *ev);
+
+/* 32 random hex characters (a nonce, an id). */
+void ee_eval_random_hex(char out[33]);
+
+/* --judge separate (evaluate_judge.c): whether the task's tests are all
+ * the judge's kinds (assert, program, unittest, not strict). */
+int ee_judge_fits(const struct ee_task *task);
+
+/* Starts the candidate's and the judge's sandboxes; 0 when both run.
+ * A fallback test reruns ev inline (ee_eval_launch). */
+int ee_judge_launch(struct ee_eval *ev, struct ee_err *err);
+
+#endif

@@ -1,0 +1,320 @@
+/* evaluate_judge.c - one candidate under --judge separate (issue 17;
+ * docs/protocol.md, "Separate judge").
+ *
+ * Two sandboxes, each started exactly as a candidate's, with the task's
+ * limits and the run's --timeout: the candidate's (job role serve: its
+ * program, then a call server) and the judge's (role judge: the setup and
+ * the tests, the candidate's names bound to stubs). Each stream is checked
+ * by events.c for its role; the supervisor moves the names, the calls and
+ * the replies between them through relay.c's rules, on each one's gate fd.
+ * A violation in either stream kills both. The candidate ending closes the
+ * judge's gate (its pending call fails, "ChannelError"); the judge's done
+ * sends the candidate {"end":true}. The record: the candidate's phases and
+ * outcome, the judge's tests (judged_by "judge"); a test the channel could
+ * not carry (status fallback) reruns the whole candidate inline, every
+ * test then judged_by "sandbox".
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/err.h"
+#include "engine/engine.h"
+#include "engine/evaluate_int.h"
+#include "input/task.h"
+#include "protocol/job.h"
+#include "protocol/relay.h"
+#include "verdict/record.h"
+#include "sandbox/sandbox.h"
+#include "verdict/events.h"
+
+struct judged {
+	struct ee_eval *ev; /* its stream is the candidate's (role serve) */
+	struct ee_stream judge;
+	struct ee_relay relay;
+	struct ee_sandbox *cand_sb, *judge_sb;
+	int cand_done, judge_done; /* on_done came */
+	int end_sent;              /* {"end":true} went to the candidate */
+	char *judge_job;
+	size_t judge_job_len;
+	struct ee_err start_err; /* the judge's sandbox could not start */
+};
+
+int ee_judge_fits(const struct ee_task *task)
+{
+	for (size_t i = 0; i < task->n_tests; i++) {
+		const struct ee_test *t = &task->tests[i];
+		if (t->strict || ee_test_judged_by_supervisor(t) ||
+		    !(t->kind == EE_TEST_ASSERT || t->kind == EE_TEST_PROGRAM || t->kind == EE_TEST_UNITTEST))
+			return 0; /* io and call tests stay the supervisor's, inline */
+	}
+	return task->n_tests > 0;
+}
+
+static double monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void violate(struct ee_stream *s, const char *why)
+{
+	if (!s->wire.violation)
+		s->wire.violation = strdup(why); /* NULL when out of memory: killed all the same */
+}
+
+static void kill_both(struct judged *j)
+{
+	if (!j->cand_done)
+		ee_sandbox_kill(j->cand_sb);
+	if (!j->judge_done && j->judge_sb)
+		ee_sandbox_kill(j->judge_sb);
+}
+
+static void send_end(struct judged *j)
+{
+	static const char end[] = "12:{\"end\":true},";
+	if (!j->end_sent && !j->cand_done)
+		ee_sandbox_gate(j->cand_sb, end, sizeof(end) - 1, 1);
+	j->end_sent = 1;
+}
+
+/* Both streams' relayed events: checked (relay.c), then forwarded. A
+ * message that breaks a rule is its sender's protocol violation. */
+static void relay(void *ctx, const char *kind, const json_t *ev)
+{
+	struct judged *j = ctx;
+	struct ee_err err = { 0 };
+	char *frame = NULL;
+	size_t len = 0;
+	int from_judge = strcmp(kind, "call") == 0;
+	int rc = from_judge                     ? ee_relay_call(&j->relay, ev, &frame, &len, &err)
+	         : strcmp(kind, "serving") == 0 ? ee_relay_names(&j->relay, ev, &frame, &len, &err)
+	                                        : ee_relay_reply(&j->relay, ev, &frame, &len, &err);
+	if (rc < 0) {
+		violate(from_judge ? &j->judge : &j->ev->stream, err.msg);
+		return;
+	}
+	if (from_judge && !j->cand_done)
+		ee_sandbox_gate(j->cand_sb, frame, len, 0);
+	else if (!from_judge && !j->judge_done && j->judge_sb)
+		ee_sandbox_gate(j->judge_sb, frame, len, 0);
+	free(frame);
+}
+
+static void cand_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
+{
+	struct judged *j = ctx;
+	(void)sb;
+	j->ev->stream.now_ms = monotonic_ms();
+	ee_stream_feed(&j->ev->stream, p, n); /* no question: no gate */
+	if (j->ev->stream.wire.violation)
+		kill_both(j);
+}
+
+static void judge_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
+{
+	struct judged *j = ctx;
+	struct ee_stream *s = &j->judge;
+
+	s->now_ms = monotonic_ms();
+	if (ee_stream_feed(s, p, n)) {
+		/* The gate: its hidden tests. The fd stays open whatever
+		 * reply_last says: the candidate's replies still come on it. */
+		char byte = (char)s->gate.reply;
+		if (s->gate.reply_gate && byte == 'c') {
+			size_t len = 0;
+			/* no calibration: ee_judge_fits sends no call test here */
+			char *hidden = ee_job_hidden(j->ev->task, (long)s->tests.timeout_ms, NULL, &len);
+			if (!hidden)
+				violate(s, "out of memory");
+			else
+				ee_sandbox_gate(sb, hidden, len, 0);
+			free(hidden);
+		} else
+			ee_sandbox_gate(sb, &byte, 1, 0);
+		s->tests.clock_ms = monotonic_ms();
+	}
+	if (s->wire.violation)
+		kill_both(j);
+	else if (ee_stream_done(s))
+		send_end(j);
+}
+
+static void free_judged(struct judged *j)
+{
+	ee_stream_free(&j->judge);
+	free(j->judge_job);
+	if (j->cand_sb)
+		ee_sandbox_free(j->cand_sb);
+	if (j->judge_sb)
+		ee_sandbox_free(j->judge_sb);
+	free(j);
+}
+
+/* The candidate again, inline: the judge found a test it cannot carry. */
+static int rerun_inline(struct ee_eval *ev, struct ee_err *err)
+{
+	ee_stream_free(&ev->stream);
+	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, ev->opt->run_hidden_on_fail) < 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	ev->stream.phases.lint_asked = ev->opt->lint;
+	ev->stream.keep_values = ev->keep_values;
+	ev->lint_credited = 0;
+	ev->fell_back = 1;
+	return ee_eval_launch(ev, err);
+}
+
+/* The candidate's phases and the judge's tests, in the candidate's stream. */
+static void merge(struct judged *j, struct ee_sandbox_outcome *out)
+{
+	struct ee_stream *s = &j->ev->stream, *js = &j->judge;
+	struct ee_stream_tests swap = s->tests;
+
+	s->tests = js->tests;
+	js->tests = swap;
+	if (!s->wire.violation && js->wire.violation) {
+		char msg[300];
+		snprintf(msg, sizeof(msg), "judge: %s", js->wire.violation);
+		violate(s, msg);
+	}
+	s->memory_error |= js->memory_error;
+	for (size_t i = 0; i < j->ev->task->n_tests; i++)
+		s->tests.results[i].judged_by = "judge";
+	/* Both had to finish: a judge cut short is no verdict. */
+	if (!ee_stream_done(js) && ee_stream_done(s) && s->phases.import.state == EE_PH_OK)
+		s->at = EE_AT_TESTS;
+	const struct ee_sandbox_outcome *jo = ee_sandbox_outcome(j->judge_sb);
+	if (jo->end == EE_END_TIMEOUT && out->end == EE_END_RAN)
+		out->end = EE_END_TIMEOUT; /* the run's clock covers both */
+	out->cpu_ms += jo->cpu_ms > 0 ? jo->cpu_ms : 0;
+	out->interrupted |= jo->interrupted;
+}
+
+static int any_fallback(const struct judged *j)
+{
+	for (size_t i = 0; i < j->ev->task->n_tests; i++)
+		if (j->judge.tests.results[i].fallback)
+			return 1;
+	return 0;
+}
+
+static void both_done(struct judged *j)
+{
+	struct ee_eval *ev = j->ev;
+	struct ee_sandbox_outcome out = *ee_sandbox_outcome(j->cand_sb);
+	struct ee_err err = { 0 };
+
+	if (!j->judge_sb) { /* it could not start */
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, j->start_err.msg));
+		free_judged(j);
+		ee_eval_free(ev);
+		return;
+	}
+	ee_stream_finish(&ev->stream);
+	ee_stream_finish(&j->judge);
+	const struct ee_sandbox_outcome *jo = ee_sandbox_outcome(j->judge_sb);
+	if (!out.setup_failed && jo->setup_failed) {
+		out.setup_failed = 1;
+		out.setup_err = jo->setup_err;
+	}
+	if (!out.interrupted && !out.setup_failed && !ev->stream.wire.violation && any_fallback(j)) {
+		free_judged(j);
+		if (rerun_inline(ev, &err) == 0)
+			return;
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ee_eval_free(ev);
+		return;
+	}
+	merge(j, &out);
+	ee_eval_finish(ev, &out); /* out borrows the sandboxes' buffers: free them after */
+	free_judged(j);
+}
+
+static void cand_done(void *ctx, struct ee_sandbox *sb)
+{
+	struct judged *j = ctx;
+	(void)sb;
+	j->cand_done = 1;
+	if (!j->judge_done && j->judge_sb) /* no more replies: a pending call reads EOF */
+		ee_sandbox_gate(j->judge_sb, "", 0, 1);
+	if (j->judge_done)
+		both_done(j);
+}
+
+static void judge_done(void *ctx, struct ee_sandbox *sb)
+{
+	struct judged *j = ctx;
+	(void)sb;
+	j->judge_done = 1;
+	send_end(j); /* no more calls: the candidate ends */
+	if (j->cand_done)
+		both_done(j);
+}
+
+static const struct ee_sandbox_ops cand_ops = { cand_result, cand_done };
+static const struct ee_sandbox_ops judge_ops = { judge_result, judge_done };
+
+static int start_one(struct ee_eval *ev, const char *job, size_t len, const struct ee_sandbox_ops *ops,
+                     void *ctx, struct ee_sandbox **ret, struct ee_err *err)
+{
+	struct ee_sandbox_config cfg = {
+		.limits = &ev->limits,
+		.job = job,
+		.job_len = len,
+		.keep_output = ev->keep_output,
+		.drain_output = ev->opt->drain_output,
+	};
+	if (ee_engine_sandbox_config(ev->eng, &cfg, err) < 0)
+		return -1;
+	return ee_sandbox_start(ee_engine_loop(ev->eng), &cfg, ops, ctx, ret, err);
+}
+
+int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
+{
+	const struct ee_eval_options *o = ev->opt;
+	struct judged *j = calloc(1, sizeof(*j));
+	if (!j)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	j->ev = ev;
+	ee_relay_init(&j->relay);
+	struct ee_job_spec spec = {
+		.task = ev->task,
+		.program = "",
+		.nonce = ev->nonce,
+		.deny_imports = o->deny_imports,
+		.scan = o->scan,
+		.gate = ev->gate,
+		.io_output_cap = ev->limits.output_cap,
+		.test_timeout_ms = (long)ev->stream.tests.timeout_ms,
+		.role = EE_JOB_JUDGE,
+	};
+	char judge_nonce[33];
+	ee_eval_random_hex(judge_nonce); /* its own: neither side can forge the other's frames */
+	spec.nonce = judge_nonce;
+	j->judge_job = ee_job_build(&spec, &j->judge_job_len);
+	if (!j->judge_job ||
+	    ee_stream_init(&j->judge, ev->task, judge_nonce, ev->gate, o->run_hidden_on_fail) < 0) {
+		free_judged(j);
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	}
+	j->judge.tests.timeout_ms = ev->stream.tests.timeout_ms;
+	j->judge.relay = (struct ee_stream_relay){ .role = EE_STREAM_JUDGE, .cb = relay, .ctx = j };
+	ev->stream.relay = (struct ee_stream_relay){ .role = EE_STREAM_SERVE, .cb = relay, .ctx = j };
+	ev->stream.gate.enabled = 0; /* the candidate asks nothing */
+	if (start_one(ev, ev->serve_job, ev->serve_job_len, &cand_ops, j, &j->cand_sb, err) < 0) {
+		free_judged(j);
+		return -1;
+	}
+	ev->attempts++;
+	if (start_one(ev, j->judge_job, j->judge_job_len, &judge_ops, j, &j->judge_sb, &j->start_err) < 0) {
+		j->judge_sb = NULL;
+		/* The candidate runs alone until its kill: its on_done ends it,
+		 * the record a sandbox error. */
+		j->judge_done = 1;
+		ee_sandbox_kill(j->cand_sb);
+		return 0;
+	}
+	return 0;
+}
