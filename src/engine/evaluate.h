@@ -70,6 +70,7 @@ struct ee_eval_options {
 	struct ee_reward reward;         /* --reward: the record's reward (zero: binary) */
 	struct ee_breaker_spec breaker;  /* --breaker (n 0: off): the engine keeps the breaker */
 	const char *events_path;         /* --events FILE (NULL: off): the engine's lifecycle log */
+	const char *docker_image;        /* --image (docker-command; NULL: EE_DOCKER_IMAGE_DEFAULT) */
 	struct ee_task_rules task_rules; /* --compare, --max-tests, --test-pick: the loader
 	                                  * applies them (ee_task_apply_rules); evaluation ignores them */
 	unsigned long long seed;         /* --seed: generated tests' inputs (engine/reference.h);
