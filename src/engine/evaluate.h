@@ -40,7 +40,7 @@ enum ee_isolation { EE_ISOLATION_AUTO, EE_ISOLATION_COLD, EE_ISOLATION_WARM };
 
 /* What isolates a candidate: the native sandbox, or gVisor's runsc
  * (sandbox/gvisor.h). The platforms are runsc's (ee_gvisor_platform). */
-enum ee_backend { EE_BACKEND_NATIVE, EE_BACKEND_GVISOR };
+enum ee_backend { EE_BACKEND_NATIVE, EE_BACKEND_GVISOR, EE_BACKEND_DOCKER };
 enum { EE_GVISOR_PLATFORM_PTRACE, EE_GVISOR_PLATFORM_KVM };
 
 struct ee_eval_options {

@@ -42,6 +42,7 @@ static const struct ee_option_choice isolation_choices[] = {
 static const struct ee_option_choice backend_choices[] = {
 	{ "native", EE_BACKEND_NATIVE },
 	{ "gvisor", EE_BACKEND_GVISOR },
+	{ "docker", EE_BACKEND_DOCKER },
 };
 static const struct ee_option_choice gvisor_platform_choices[] = {
 	{ "ptrace", EE_GVISOR_PLATFORM_PTRACE },
@@ -264,14 +265,16 @@ const struct ee_option ee_options[] = {
 	{ .name = "backend", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(backend_choices),
 	  FIELD(backend), .def = EE_BACKEND_NATIVE,
 	  .help = "gvisor: each candidate in its own gVisor (runsc) sandbox,\n"
-	          "cold (default native: namespaces, seccomp, cgroups)" },
+	          "cold; docker: in a container of its own (docker run, --image;\n"
+	          "execeval docker-command prints it) (default native:\n"
+	          "namespaces, seccomp, cgroups)" },
 	{ .name = "gvisor-platform", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(gvisor_platform_choices),
 	  FIELD(gvisor_platform), .def = EE_GVISOR_PLATFORM_PTRACE,
 	  .help = "runsc's platform with --backend gvisor (default ptrace;\n"
 	          "kvm needs /dev/kvm: execeval doctor says which work)" },
-	{ .name = "image", .type = EE_OPT_TEXT, .fronts = DOCKER, .metavar = "NAME",
+	{ .name = "image", .type = EE_OPT_TEXT, .fronts = CLI | DOCKER, .metavar = "NAME",
 	  .parse = parse_image, .example = "execeval:latest",
-	  .help = "the container image (default execeval:latest, built from\n"
+	  .help = "--backend docker's image (default execeval:latest, built from\n"
 	          "the repository's Dockerfile; never pulled: --pull never)" },
 	{ .name = "lint", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(lint), .def = 0, .flag_value = 1,
