@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -102,20 +104,33 @@ void ee_docker_kill(const char *client, const char *name)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		/* A grandchild runs it, so nobody waits for the engine. */
-		if (fork() == 0) {
-			int null = open("/dev/null", O_RDWR);
-			if (null >= 0) {
-				dup2(null, 0);
-				dup2(null, 1);
-				dup2(null, 2);
-			}
-			char *const argv[] = { (char *)client, "kill", (char *)name, NULL };
-			execv(client, argv);
+		int null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
 		}
-		_exit(0);
+		char *const argv[] = { (char *)client, "kill", (char *)name, NULL };
+		execv(client, argv);
+		_exit(127);
 	}
-	if (pid > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (pid < 0)
+		return;
+	/* Waited for (an execeval that exits at once, PID 1 of a pod, would take
+	 * a detached one with it), but never past EE_DOCKER_KILL_MS: the loop
+	 * is blocked meanwhile. */
+	for (int ms = 0;; ms += 10) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return;
+		if (ms >= EE_DOCKER_KILL_MS) {
+			fprintf(stderr, "execeval: docker kill %s: no answer in %d ms; the container may "
+			                "outlive its candidate until the engine's own timeout\n",
+			        name, EE_DOCKER_KILL_MS);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return;
+		}
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
 }

@@ -43,8 +43,9 @@ int ee_docker_open(struct ee_docker *d, const char *image, struct ee_err *err);
 int ee_docker_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
                      const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err);
 
-/* `docker kill NAME`, not waited for (a container whose client was killed:
- * --rm then removes it). */
+/* `docker kill NAME` (a container whose client was killed; --rm then
+ * removes it), waited for at most EE_DOCKER_KILL_MS. */
+#define EE_DOCKER_KILL_MS 5000
 void ee_docker_kill(const char *client, const char *name);
 
 #endif
