@@ -124,8 +124,9 @@ void ee_docker_kill(const char *client, const char *name)
 		if (r == pid || (r < 0 && errno != EINTR))
 			return;
 		if (ms >= EE_DOCKER_KILL_MS) {
-			fprintf(stderr, "execeval: docker kill %s: no answer in %d ms; the container may "
-			                "outlive its candidate until the engine's own timeout\n",
+			fprintf(stderr,
+			        "execeval: docker kill %s: no answer in %d ms; the container may "
+			        "outlive its candidate until the engine's own timeout\n",
 			        name, EE_DOCKER_KILL_MS);
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
