@@ -1,17 +1,31 @@
-"""The container command (`execeval docker-command`, issue 18 §2).
+"""The container command (`execeval docker-command`) and the Docker
+backend (`--backend docker`), issue 18 §2.
 
-No Docker engine runs on these machines: these cases check the command
-execeval prints, argument by argument (the unit test test_docker_argv.c
-checks the builder itself): least privilege, the task's limits, the image,
-nothing of the host, and the exit status 2 of bad input. No candidate runs
-here."""
+No Docker engine runs on these machines. docker-command's cases check the
+command execeval prints, argument by argument (the unit test
+test_docker_argv.c checks the builder itself): least privilege, the task's
+limits, the image, nothing of the host, exit status 2 on bad input.
+
+The backend's cases put a stand-in `docker` first on PATH
+(tests/e2e/data/docker-standin): it refuses, exit 125, any argv that is not
+exactly the least-privilege command, logs it, and runs the container's
+command (execeval's relay) as uid 65534 with no capabilities in fresh
+network/mount namespaces inside the sandbox's own cgroup and pid namespace;
+so the whole path (argv, the job framed on stdin, the frames back, the
+verdict, the wall clock, the output cap, the `docker kill` of a killed
+sandbox's container) runs. The backend needs root (its init's
+namespaces)."""
 import json
+import os
 import shlex
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from conftest import EXECEVAL, execeval_env
+
+STANDIN = Path(__file__).resolve().parent / "data" / "docker-standin"
 
 NEVER = {"-v", "--volume", "--mount", "--privileged", "--cap-add", "--device", "--pid", "--ipc", "--userns",
          "-e", "--env", "--env-file", "-t", "--tty"}
@@ -104,3 +118,153 @@ def test_bad_input_is_exit_2(files, args):
     code, out, err = docker_command(*args)
     assert code == 2, (code, out, err)
     assert out == "" and err.startswith("execeval docker-command: ")
+
+
+# ---- --backend docker, through the stand-in -------------------------------
+
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="--backend docker needs root here")
+DK = ["--backend", "docker"]
+
+
+@pytest.fixture
+def standin(tmp_path):
+    """env for execeval: the stand-in first on PATH, its config, its log."""
+    bin_dir, cfg = tmp_path / "bin", tmp_path / "docker-config"
+    bin_dir.mkdir()
+    cfg.mkdir()
+    (bin_dir / "docker").symlink_to(STANDIN)
+    log = tmp_path / "standin.log"
+    (cfg / "standin.json").write_text(json.dumps({"execeval": EXECEVAL, "log": str(log)}))
+
+    class S:
+        env = {"PATH": "%s:%s" % (bin_dir, os.environ.get("PATH", "")), "DOCKER_CONFIG": str(cfg),
+               "EXECEVAL_DOCKER": ""}
+
+        @staticmethod
+        def entries():
+            return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return S
+
+
+def runs_and_kills(s):
+    e = s.entries()
+    return [x["run"] for x in e if "run" in x], [x["kill"] for x in e if "kill" in x]
+
+
+ADD = "def add(a, b):\n    return a + b\n"
+
+
+@root_only
+def test_a_pass_through_the_container_says_backend_docker(run, standin):
+    r = run(ADD, asserts=["assert add(1, 2) == 3"], args=DK, env=standin.env)
+    assert r.code == 0, r
+    assert r.record["status"] == "pass" and r.record["backend"] == "docker"
+    runs, kills = runs_and_kills(standin)
+    assert len(runs) == 1 and kills == []
+    argv = runs[0]
+    assert not NEVER & set(argv) and "host" not in argv
+    f, rest = flags(["docker"] + argv)
+    assert f["--memory"] == ["512m"] and rest[0] == "execeval:latest"
+
+
+@root_only
+def test_a_failure_and_the_limits_and_image_given(run, standin):
+    r = run("def add(a, b):\n    return a - b\n", asserts=["assert add(1, 2) == 3"],
+            args=DK + ["--memory", "300", "--procs", "16", "--tmp-size", "8", "--image", "my/execeval:2"],
+            env=standin.env)
+    assert r.code == 1, r
+    assert r.record["status"] == "assertion_fail" and r.record["backend"] == "docker"
+    f, rest = flags(["docker"] + runs_and_kills(standin)[0][0])
+    assert f["--memory"] == f["--memory-swap"] == ["300m"] and f["--pids-limit"] == ["16"]
+    assert f["--tmpfs"] == ["/tmp:rw,noexec,nosuid,nodev,size=8m,mode=1777"] and rest[0] == "my/execeval:2"
+
+
+@root_only
+def test_the_candidate_is_nobody_without_network_in_a_noexec_tmp(run, standin):
+    probe = ("import os, socket\n"
+             "print(os.getuid(), os.getgid())\n"
+             "print(open('/proc/self/status').read().split('CapBnd:')[1].split()[0])\n"
+             "print(sorted(l.split(':')[0].strip() for l in open('/proc/self/net/dev').readlines()[2:]))\n"
+             "print([l.split()[3] for l in open('/proc/self/mounts') if l.split()[1] == '/tmp'][-1])\n")
+    r = run(probe, asserts=["assert True"], args=DK + ["--allow-imports"], env=standin.env)
+    assert r.code == 0, r
+    out = r.record["stdout"].splitlines()
+    assert out[0] == "65534 65534" and out[1] == "0000000000000000", out
+    assert out[2] == "['lo']", out
+    assert "noexec" in out[3].split(",") and "size=65536k" in out[3].split(","), out
+
+
+@root_only
+def test_a_timeout_kills_the_container_too(run, standin):
+    r = run("import time\ntime.sleep(30)\n", asserts=["assert True"], args=DK + ["--timeout", "1"],
+            env=standin.env)
+    assert r.record["status"] == "timeout" and r.record["backend"] == "docker", r
+    runs, kills = runs_and_kills(standin)
+    name = flags(["docker"] + runs[0])[0]["--name"][0]
+    assert kills == [name]
+
+
+@root_only
+def test_the_output_cap_kills_the_container_too(run, standin):
+    r = run("while True:\n    print('x' * 1000)\n", asserts=["assert True"],
+            args=DK + ["--output-cap", "65536"], env=standin.env)
+    assert r.record["status"] == "error" and r.record["detail"] == "output overflow", r
+    runs, kills = runs_and_kills(standin)
+    assert kills == [flags(["docker"] + runs[0])[0]["--name"][0]]
+
+
+@root_only
+def test_no_docker_is_exit_3_naming_it(run, tmp_path):
+    r = run(ADD, asserts=["assert add(1, 2) == 3"], args=DK, env={"PATH": str(tmp_path), "EXECEVAL_DOCKER": ""})
+    assert r.code == 3, r
+    assert "no docker on PATH" in r.stderr, r.stderr
+
+
+def test_doctor_names_docker(standin, tmp_path):
+    p = subprocess.run([EXECEVAL, "doctor", "--backend", "docker"], capture_output=True, text=True,
+                       env=execeval_env({"PATH": str(tmp_path), "EXECEVAL_DOCKER": ""}), timeout=120)
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "docker (client)        no" in p.stdout and "--backend docker" in p.stdout
+    p = subprocess.run([EXECEVAL, "doctor", "--backend", "docker"], capture_output=True, text=True,
+                       env=execeval_env(standin.env), timeout=120)
+    assert "docker (client)        yes" in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("change", ["--privileged", "-v", "--cap-add", "--network host", "no --cap-drop",
+                                    "no --memory-swap", "swap", "--mount", "no --read-only"])
+def test_the_standin_refuses_any_privilege(standin, change):
+    """The checker itself: each hostile change to a good argv is refused
+    before anything runs (exit 125, the argument named)."""
+    _, out, _ = docker_command("--task", _task(standin), "--candidate", _task(standin))
+    argv = shlex.split(out)[1:]
+    i = argv.index("--cap-drop")
+    if change == "--privileged":
+        argv.insert(1, "--privileged")
+    elif change == "-v":
+        argv[1:1] = ["-v", "/:/host"]
+    elif change == "--mount":
+        argv[1:1] = ["--mount", "type=bind,src=/,dst=/h"]
+    elif change == "--cap-add":
+        argv[1:1] = ["--cap-add", "SYS_ADMIN"]
+    elif change == "--network host":
+        argv[argv.index("--network") + 1] = "host"
+    elif change == "no --cap-drop":
+        del argv[i:i + 2]
+    elif change == "no --memory-swap":
+        j = argv.index("--memory-swap")
+        del argv[j:j + 2]
+    elif change == "swap":
+        argv[argv.index("--memory-swap") + 1] = "1024m"
+    elif change == "no --read-only":
+        argv.remove("--read-only")
+    p = subprocess.run([str(STANDIN)] + argv, capture_output=True, text=True, env=execeval_env(standin.env),
+                       timeout=30)
+    assert p.returncode == 125, (change, p.stderr)
+    assert "docker-standin: refused" in p.stderr
+    assert runs_and_kills(standin) == ([], [])
+
+
+def _task(standin):
+    t = Path(standin.env["DOCKER_CONFIG"]) / "t.json"
+    t.write_text(json.dumps({"task_id": "t", "tests": [{"kind": "assert", "code": "assert True"}]}))
+    return t
