@@ -34,7 +34,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 rel_obj = $(patsubst %.c,$(BUILD)/rel/%.o,$(1))
 san_obj = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
 
-.PHONY: all test unit e2e fuzz pytests demo deps test-deps install man clean format format-check bench
+.PHONY: all test unit e2e fuzz pytests demo deps test-deps install man clean format format-check bench image-check
 all: $(BUILD)/execeval $(BUILD)/execeval.1
 
 $(BUILD)/rel/%.o: %.c $(wildcard src/*.h src/*/*.h)
@@ -146,6 +146,11 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 # the docs (links, the Requirements list, the man page).
 pytests: $(BUILD)/execeval $(BUILD)/execeval.1
 	$(PYTHON) -m pytest -q tests/harness tests/metrics tests/docs
+
+# The Dockerfile, statically (Debian 12 has no hadolint): well under a
+# second, and in make test through tests/docs above.
+image-check:
+	$(PYTHON) -m pytest -q tests/docs/test_dockerfile.py
 
 # Every build step first, on all cores (serially they left all but one
 # idle); then the runs, the time-bound fuzz runs on all cores too. Unit

@@ -136,8 +136,12 @@ int cli_history_store(const struct cli_history_row *row, const json_t *summary, 
                       struct ee_err *err);
 int cmd_history(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+/* `execeval docker-command` (docker_command.c). */
+int cmd_docker_command(int argc, char **argv);
 /* doctor's gVisor lines (doctor_gvisor.c); never decides doctor's status. */
 void doctor_gvisor(int is_root, int weak);
+/* doctor's docker line (doctor_docker.c): 1 when --backend docker can start here. */
+int doctor_docker(int is_root);
 int cmd_metrics(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

@@ -103,10 +103,11 @@ static int favordynmods(void)
 }
 
 static const char usage[] =
-        "usage: execeval doctor\n"
+        "usage: execeval doctor [--backend native|gvisor|docker]\n"
         "  which isolation features this host offers, what execeval does without each, and\n"
         "  a live check of one trivial candidate; exit 0 when candidates can run with the\n"
-        "  default options, 3 when they cannot (each line says how to fix it)\n";
+        "  default options, 3 when they cannot (each line says how to fix it)\n"
+        "  --backend docker     also 3 when that backend cannot start here (no docker)\n";
 
 int cmd_doctor(int argc, char **argv)
 {
@@ -117,8 +118,11 @@ int cmd_doctor(int argc, char **argv)
 		fputs(usage, stdout);
 		return EXIT_PASS;
 	}
-	if (argc > 1) {
-		fprintf(stderr, "execeval doctor: takes no arguments\n%s", usage);
+	int need_docker = argc == 3 && strcmp(argv[1], "--backend") == 0 && strcmp(argv[2], "docker") == 0;
+	if (argc > 1 && !need_docker &&
+	    !(argc == 3 && strcmp(argv[1], "--backend") == 0 &&
+	      (strcmp(argv[2], "native") == 0 || strcmp(argv[2], "gvisor") == 0))) {
+		fprintf(stderr, "execeval doctor: takes only --backend native|gvisor|docker\n%s", usage);
 		return EXIT_USAGE;
 	}
 	if (ee_host_probe(&h, &err) < 0) {
@@ -156,6 +160,11 @@ int cmd_doctor(int argc, char **argv)
 	line("warm isolation", warm, "eval forks each candidate from a warm worker (--isolation warm)",
 	     why.msg);
 	doctor_gvisor(h.is_root, weak);
+	if (!doctor_docker(h.is_root) && need_docker) {
+		printf("\nexeceval cannot run candidates here with --backend docker (see the docker "
+		       "lines)\n");
+		return EXIT_SANDBOX;
+	}
 	if (ee_host_usable(&h, &err) < 0 || live_check(EE_ISOLATION_COLD, weak, &err) < 0) {
 		printf("\nexeceval cannot run candidates here: %s\n", err.msg);
 		return EXIT_SANDBOX;

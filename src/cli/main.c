@@ -16,6 +16,7 @@ static const char usage[] = "usage: execeval COMMAND [OPTIONS]\n"
                             "  history  the runs eval stored, with trends; history show ID\n"
                             "  report   a results file as one HTML page: RESULTS -o REPORT.html\n"
                             "  doctor   which isolation features this host offers\n"
+                            "  docker-command  the docker run command of one candidate\n"
                             "  serve    the evaluator as an HTTP service: --listen HOST:PORT\n"
                             "  -h, --help   this list; COMMAND --help: that command's options\n"
                             "  --version\n";
@@ -50,6 +51,8 @@ int main(int argc, char **argv)
 		return cmd_history(argc - 1, argv + 1);
 	if (strcmp(cmd, "doctor") == 0)
 		return cmd_doctor(argc - 1, argv + 1);
+	if (strcmp(cmd, "docker-command") == 0)
+		return cmd_docker_command(argc - 1, argv + 1);
 	if (strcmp(cmd, "metrics") == 0)
 		return cmd_metrics(argc - 1, argv + 1);
 	if (strcmp(cmd, "compare") == 0)

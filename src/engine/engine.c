@@ -13,6 +13,7 @@
 #include "harness/harness.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/gvisor.h"
+#include "sandbox/docker_run.h"
 #include "sandbox/host.h"
 #include "sandbox/mount.h"
 #include "sandbox/sandbox.h"
@@ -31,6 +32,8 @@ struct ee_engine {
 	struct ee_gvisor gvisor;
 	struct ee_gvisor *use_gvisor; /* --backend gvisor: &gvisor, open (its bundle
 	                                 counter changes per candidate); else NULL */
+	struct ee_docker docker;
+	struct ee_docker *use_docker; /* --backend docker: &docker; else NULL */
 	struct ee_breaker breaker;    /* --breaker, fed every record (evaluate.c) */
 	struct ee_events_log events;  /* --events */
 	struct ee_tally violations;   /* of every record, by kind */
@@ -44,7 +47,7 @@ struct ee_engine {
 static unsigned seccomp_flags(const struct ee_eval_options *o)
 {
 	return (o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0) |
-	       (o->backend == EE_BACKEND_GVISOR ? 0 : EE_SECCOMP_NOTIFY);
+	       (o->backend != EE_BACKEND_NATIVE ? 0 : EE_SECCOMP_NOTIFY);
 }
 
 /* Warm workers when asked for; auto falls back to cold where warm cannot run. */
@@ -53,7 +56,7 @@ static int start_pool(struct ee_engine *eng, const struct ee_eval_options *o, un
 {
 	struct ee_err why = { 0 };
 
-	if (o->isolation == EE_ISOLATION_COLD || o->backend == EE_BACKEND_GVISOR)
+	if (o->isolation == EE_ISOLATION_COLD || o->backend != EE_BACKEND_NATIVE)
 		return 0;
 	/* Two sandboxes per candidate, both cold for now (evaluate_judge.c). */
 	if (o->judge == EE_JUDGE_SEPARATE && o->isolation == EE_ISOLATION_WARM)
@@ -107,6 +110,10 @@ static int build(struct ee_engine *eng, const struct ee_engine_config *cfg, stru
 		return ee_fail(err, EE_ERR_USAGE,
 		               "--isolation warm: not with --backend gvisor yet (one runsc sandbox per "
 		               "candidate, cold); drop --isolation or use --backend native");
+	if (o->backend == EE_BACKEND_DOCKER && o->isolation == EE_ISOLATION_WARM)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--isolation warm: not with --backend docker (one container per candidate, "
+		               "cold); drop --isolation or use --backend native");
 	ee_cgroup_sweep_stale(&eng->host);
 	if (ee_mount_plan(o->limits.tmp_mb, &eng->mounts, err) < 0 ||
 	    ee_harness_prepare(eng->host.python, &eng->harness, err) < 0 ||
@@ -116,6 +123,11 @@ static int build(struct ee_engine *eng, const struct ee_engine_config *cfg, stru
 		if (ee_gvisor_open(&eng->gvisor, o->gvisor_platform, &eng->mounts, eng->host.python, err) < 0)
 			return -1;
 		eng->use_gvisor = &eng->gvisor;
+	}
+	if (o->backend == EE_BACKEND_DOCKER) {
+		if (ee_docker_open(&eng->docker, o->docker_image, err) < 0)
+			return -1;
+		eng->use_docker = &eng->docker;
 	}
 	return start_pool(eng, o, cfg->workers, err);
 }
@@ -215,6 +227,11 @@ int ee_engine_gvisor(const struct ee_engine *eng)
 	return eng->use_gvisor != NULL;
 }
 
+const char *ee_engine_backend(const struct ee_engine *eng)
+{
+	return eng->use_gvisor ? "gvisor" : eng->use_docker ? "docker" : NULL;
+}
+
 int ee_engine_warm(const struct ee_engine *eng)
 {
 	return eng->pool != NULL;
@@ -231,6 +248,7 @@ int ee_engine_sandbox_config(const struct ee_engine *eng, struct ee_sandbox_conf
 	cfg->code_fd = eng->harness.code_fd;
 	cfg->pool = eng->pool;
 	cfg->gvisor = eng->use_gvisor;
+	cfg->docker = eng->use_docker;
 	return 0;
 }
 

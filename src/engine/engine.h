@@ -68,6 +68,8 @@ const struct ee_harness *ee_engine_harness(const struct ee_engine *eng);
 int ee_engine_warm(const struct ee_engine *eng);
 /* Candidates run under gVisor (--backend gvisor). */
 int ee_engine_gvisor(const struct ee_engine *eng);
+/* "gvisor", "docker", or NULL for the native backend (the record's "backend"). */
+const char *ee_engine_backend(const struct ee_engine *eng);
 
 /* Fills cfg's host, mounts, seccomp, harness and pool: -1 (err filled)
  * for a loop-only engine, which runs no sandbox. */

@@ -171,7 +171,7 @@ void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 			.extraction = ev->extraction,
 			.shard = ev->shard[0] ? ev->shard : NULL,
 			.sandbox_id = ev->sandbox_id,
-			.backend = ee_engine_gvisor(ev->eng) ? "gvisor" : NULL,
+			.backend = ee_engine_backend(ev->eng),
 			.started_at = ev->started_at,
 			.lint = ev->opt->lint,
 			.lint_severity = ev->opt->lint_severity,

@@ -40,7 +40,7 @@ enum ee_isolation { EE_ISOLATION_AUTO, EE_ISOLATION_COLD, EE_ISOLATION_WARM };
 
 /* What isolates a candidate: the native sandbox, or gVisor's runsc
  * (sandbox/gvisor.h). The platforms are runsc's (ee_gvisor_platform). */
-enum ee_backend { EE_BACKEND_NATIVE, EE_BACKEND_GVISOR };
+enum ee_backend { EE_BACKEND_NATIVE, EE_BACKEND_GVISOR, EE_BACKEND_DOCKER };
 enum { EE_GVISOR_PLATFORM_PTRACE, EE_GVISOR_PLATFORM_KVM };
 
 struct ee_eval_options {
@@ -70,6 +70,7 @@ struct ee_eval_options {
 	struct ee_reward reward;         /* --reward: the record's reward (zero: binary) */
 	struct ee_breaker_spec breaker;  /* --breaker (n 0: off): the engine keeps the breaker */
 	const char *events_path;         /* --events FILE (NULL: off): the engine's lifecycle log */
+	const char *docker_image;        /* --image (docker-command; NULL: EE_DOCKER_IMAGE_DEFAULT) */
 	struct ee_task_rules task_rules; /* --compare, --max-tests, --test-pick: the loader
 	                                  * applies them (ee_task_apply_rules); evaluation ignores them */
 	unsigned long long seed;         /* --seed: generated tests' inputs (engine/reference.h);

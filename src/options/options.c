@@ -15,11 +15,12 @@
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-#define RUN   EE_FRONT_RUN
-#define EVAL  EE_FRONT_EVAL
-#define SERVE EE_FRONT_SERVE
-#define HTTP  EE_FRONT_HTTP
-#define CLI   (RUN | EVAL | SERVE)
+#define RUN    EE_FRONT_RUN
+#define EVAL   EE_FRONT_EVAL
+#define SERVE  EE_FRONT_SERVE
+#define HTTP   EE_FRONT_HTTP
+#define DOCKER EE_FRONT_DOCKER
+#define CLI    (RUN | EVAL | SERVE)
 
 #define FIELD(m)                                                                                             \
 	.offset = offsetof(struct ee_eval_options, m), .size = sizeof(((struct ee_eval_options *)0)->m)
@@ -41,6 +42,7 @@ static const struct ee_option_choice isolation_choices[] = {
 static const struct ee_option_choice backend_choices[] = {
 	{ "native", EE_BACKEND_NATIVE },
 	{ "gvisor", EE_BACKEND_GVISOR },
+	{ "docker", EE_BACKEND_DOCKER },
 };
 static const struct ee_option_choice gvisor_platform_choices[] = {
 	{ "ptrace", EE_GVISOR_PLATFORM_PTRACE },
@@ -210,6 +212,15 @@ static int parse_breaker(const struct ee_option *row, const char *arg, struct ee
 }
 
 /* --events FILE: the lifecycle log (engine/events_log.h); argv outlives it. */
+static int parse_image(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
+                       struct ee_err *err)
+{
+	(void)row;
+	(void)err;
+	s->opt->docker_image = arg; /* checked where the argv is built (docker_argv.c) */
+	return 0;
+}
+
 static int parse_events(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
                         struct ee_err *err)
 {
@@ -221,23 +232,23 @@ static int parse_events(const struct ee_option *row, const char *arg, struct ee_
 
 /* clang-format off */
 const struct ee_option ee_options[] = {
-	{ .name = "timeout", .type = EE_OPT_DOUBLE, .fronts = CLI | HTTP, .metavar = "S",
+	{ .name = "timeout", .type = EE_OPT_DOUBLE, .fronts = CLI | HTTP | DOCKER, .metavar = "S",
 	  FIELD(limits.timeout_s), .def = 3,
 	  .help = "wall clock in seconds (default 3, clamped to [0.1, 30])",
 	  .http = "timeout_s", TASK_LIMIT(timeout_s, has_timeout) },
-	{ .name = "memory", .type = EE_OPT_UINT, .fronts = CLI | HTTP, .metavar = "MB",
+	{ .name = "memory", .type = EE_OPT_UINT, .fronts = CLI | HTTP | DOCKER, .metavar = "MB",
 	  FIELD(limits.memory_mb), .def = 512, .max = 1u << 20,
 	  .help = "memory limit (default 512)",
 	  .http = "memory_mb", TASK_LIMIT(memory_mb, has_memory) },
-	{ .name = "procs", .type = EE_OPT_UINT, .fronts = CLI | HTTP, .metavar = "N",
+	{ .name = "procs", .type = EE_OPT_UINT, .fronts = CLI | HTTP | DOCKER, .metavar = "N",
 	  FIELD(limits.procs), .def = 64, .max = 1u << 20,
 	  .help = "process limit (default 64)",
 	  .http = "procs", TASK_LIMIT(procs, has_procs) },
-	{ .name = "output-cap", .type = EE_OPT_UINT, .fronts = CLI | HTTP, .metavar = "BYTES",
+	{ .name = "output-cap", .type = EE_OPT_UINT, .fronts = CLI | HTTP | DOCKER, .metavar = "BYTES",
 	  FIELD(limits.output_cap), .def = 262144, .max = 1ul << 40,
 	  .help = "stdout+stderr cap (default 262144)",
 	  .http = "output_cap", TASK_LIMIT(output_cap, has_output_cap) },
-	{ .name = "tmp-size", .type = EE_OPT_UINT, .fronts = CLI, .metavar = "MB",
+	{ .name = "tmp-size", .type = EE_OPT_UINT, .fronts = CLI | DOCKER, .metavar = "MB",
 	  FIELD(limits.tmp_mb), .def = 64, .max = 1u << 20,
 	  .help = "size of the candidate's private /tmp (default 64, clamped\n"
 	          "to [1, 4096]; counted in --memory)" },
@@ -266,11 +277,17 @@ const struct ee_option ee_options[] = {
 	{ .name = "backend", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(backend_choices),
 	  FIELD(backend), .def = EE_BACKEND_NATIVE,
 	  .help = "gvisor: each candidate in its own gVisor (runsc) sandbox,\n"
-	          "cold (default native: namespaces, seccomp, cgroups)" },
+	          "cold; docker: in a container of its own (docker run, --image;\n"
+	          "execeval docker-command prints it) (default native:\n"
+	          "namespaces, seccomp, cgroups)" },
 	{ .name = "gvisor-platform", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(gvisor_platform_choices),
 	  FIELD(gvisor_platform), .def = EE_GVISOR_PLATFORM_PTRACE,
 	  .help = "runsc's platform with --backend gvisor (default ptrace;\n"
 	          "kvm needs /dev/kvm: execeval doctor says which work)" },
+	{ .name = "image", .type = EE_OPT_TEXT, .fronts = CLI | DOCKER, .metavar = "NAME",
+	  .parse = parse_image, .example = "execeval:latest",
+	  .help = "--backend docker's image (default execeval:latest, built from\n"
+	          "the repository's Dockerfile; never pulled: --pull never)" },
 	{ .name = "lint", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(lint), .def = 0, .flag_value = 1,
 	  .help = "lint phase: pyflakes, and flake8/bandit when installed" },

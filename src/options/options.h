@@ -27,7 +27,8 @@ enum ee_front {
 	EE_FRONT_RUN = 1,
 	EE_FRONT_EVAL = 2,
 	EE_FRONT_SERVE = 4,
-	EE_FRONT_HTTP = 8, /* a request's field; the server's own value is its ceiling */
+	EE_FRONT_HTTP = 8,    /* a request's field; the server's own value is its ceiling */
+	EE_FRONT_DOCKER = 16, /* execeval docker-command: the limits and --image */
 };
 
 enum ee_option_type {

@@ -83,6 +83,7 @@ static void close_all_but(const int *keep, size_t n)
 /* The frames of runsc's stdout, parsed as they come. */
 struct demux {
 	const struct ee_gvisor_fds *to; /* the supervisor's pipes */
+	const char *label;              /* "gvisor" or "docker", for messages */
 	unsigned char buf[5 + EE_GV_FRAME_MAX];
 	size_t len;
 	int started, exited, failed;
@@ -119,7 +120,8 @@ static int demux_frames(struct demux *d)
 			break;
 		case EE_GV_FAILED: {
 			char msg[240];
-			snprintf(msg, sizeof(msg), "gvisor: %.*s", (int)(n < 200 ? n : 200), (const char *)p);
+			snprintf(msg, sizeof(msg), "%s: %.*s", d->label, (int)(n < 200 ? n : 200),
+			         (const char *)p);
 			d->failed = 1;
 			send_ctl(d->to->ctl, EE_CTL_ERROR, 0, msg);
 			break;
@@ -159,10 +161,11 @@ static void pending_flush(struct pending *q, int *fd)
 }
 
 __attribute__((noreturn)) static void init_main(const struct ee_gvisor *g, const char *dir, const char *id,
-                                                const struct ee_cgroup *cg,
+                                                const struct ee_relay_cmd *cmd, const struct ee_cgroup *cg,
                                                 const struct ee_seccomp_prog *prog,
                                                 const struct ee_gvisor_fds *f)
 {
+	const char *label = cmd ? cmd->label : "gvisor";
 	int keep[] = { f->sync, f->ctl, f->job, f->out, f->err, f->result, f->gate };
 	char go;
 	struct ee_err err = { 0 };
@@ -193,13 +196,13 @@ __attribute__((noreturn)) static void init_main(const struct ee_gvisor *g, const
 		_exit(0);
 	}
 	char state[PATH_MAX + 8], platform[32];
-	snprintf(state, sizeof(state), "%s/state", dir);
-	snprintf(platform, sizeof(platform), "--platform=%s", ee_gvisor_platform_name(g->platform));
+	snprintf(state, sizeof(state), "%s/state", dir ? dir : "");
+	snprintf(platform, sizeof(platform), "--platform=%s", ee_gvisor_platform_name(g ? g->platform : 0));
 	/* EXECEVAL_GVISOR_DEBUG=DIR/: runsc's debug logs there (docs/sandbox.md). */
 	const char *debug = getenv("EXECEVAL_GVISOR_DEBUG");
 	char debug_log[PATH_MAX + 16];
 	snprintf(debug_log, sizeof(debug_log), "--debug-log=%s", debug ? debug : "");
-	const char *argv[] = { g->runsc,
+	const char *argv[] = { g ? g->runsc : "",
 		               "--root",
 		               state,
 		               "--network=none",
@@ -218,13 +221,16 @@ __attribute__((noreturn)) static void init_main(const struct ee_gvisor *g, const
 		argv[2] = debug_log;
 	}
 	static char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	const char *path = g ? g->runsc : cmd->path;
+	char *const *av = g ? (char *const *)argv : cmd->argv;
+	char *const *ev = g ? env : cmd->env;
 	pid_t runsc = fork();
 	if (runsc == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(errp[1], 2) < 0)
 			_exit(127);
 		syscall(SYS_close_range, 3, ~0U, 0);
-		execve(g->runsc, (char *const *)argv, env);
+		execve(path, av, ev);
 		_exit(127);
 	}
 	close(in[0]);
@@ -258,6 +264,7 @@ __attribute__((noreturn)) static void init_main(const struct ee_gvisor *g, const
 
 	static struct demux d;
 	d.to = f;
+	d.label = label;
 	struct pending q = { 0 };
 	char tail[1024] = "";
 	size_t tail_len = 0;
@@ -333,17 +340,24 @@ __attribute__((noreturn)) static void init_main(const struct ee_gvisor *g, const
 		for (size_t i = 0; i < tail_len; i++)
 			if (tail[i] == '\n')
 				tail[i] = ' ';
-		snprintf(msg, sizeof(msg), "gvisor: runsc did not start the harness (%s %d)%s%.150s",
-		         WIFEXITED(status) ? "exit" : "signal",
+		snprintf(msg, sizeof(msg), "%s did not start the harness (%s %d)%s%.150s",
+		         g ? "gvisor: runsc" : label, WIFEXITED(status) ? "exit" : "signal",
 		         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail_len ? ": " : "",
 		         tail_len > 150 ? tail + tail_len - 150 : tail);
-		send_ctl(f->ctl, EE_CTL_ERROR, 0, sent ? msg : "gvisor: runsc did not take the job");
+		send_ctl(f->ctl, EE_CTL_ERROR, 0,
+		         sent ? msg
+		         : g  ? "gvisor: runsc did not take the job"
+		              : "docker did not take the job");
 	}
 	/* Started and no exit frame: the sandbox died under the candidate (an
 	 * OOM kill of the sentry, say): no wait status, as a native init
 	 * killed with its namespace gives none. */
 	_exit(0);
 }
+
+static int relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, const char *dir,
+                        const char *id, const struct ee_relay_cmd *cmd, const struct ee_gvisor_fds *f,
+                        int *pidfd, struct ee_err *err);
 
 int ee_gvisor_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
                      const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err)
@@ -362,21 +376,36 @@ int ee_gvisor_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
 	if (ee_cgroup_create(cfg->host, &lim, &sb->cg, err) < 0 ||
 	    ee_gvisor_bundle_write(cfg->gvisor, cfg->mounts, cfg->limits, dir, id, err) < 0)
 		return -1;
-	sb->timeout_s = cfg->limits->timeout_s; /* armed when the harness starts (sandbox.c) */
 	sb->gvisor_dir = strdup(dir);
 	if (!sb->gvisor_dir) {
 		ee_gvisor_bundle_remove(dir);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
+	return relay_launch(sb, cfg, dir, id, NULL, f, pidfd, err);
+}
+
+int ee_relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
+                    const struct ee_relay_cmd *cmd, const struct ee_gvisor_fds *f, int *pidfd,
+                    struct ee_err *err)
+{
+	return relay_launch(sb, cfg, NULL, NULL, cmd, f, pidfd, err);
+}
+
+/* Clones the init (gVisor's: dir and id its bundle; else cmd's) and lets it go. */
+static int relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, const char *dir,
+                        const char *id, const struct ee_relay_cmd *cmd, const struct ee_gvisor_fds *f,
+                        int *pidfd, struct ee_err *err)
+{
+	sb->timeout_s = cfg->limits->timeout_s; /* armed when the harness starts (sandbox.c) */
 	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_PIDFD | SIGCHLD, NULL, pidfd,
 	                           NULL, 0);
 	if (pid < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "clone the gvisor init");
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "clone the %s init", cmd ? cmd->label : "gvisor");
 	if (pid == 0)
-		init_main(cfg->gvisor, dir, id, &sb->cg, cfg->seccomp, f);
+		init_main(cmd ? NULL : cfg->gvisor, dir, id, cmd, &sb->cg, cfg->seccomp, f);
 	sb->pid = pid;
 	if (write(f->go, "g", 1) != 1) {
-		ee_fail_errno(err, EE_ERR_SANDBOX, "start the gvisor sandbox");
+		ee_fail_errno(err, EE_ERR_SANDBOX, "start the %s sandbox", cmd ? cmd->label : "gvisor");
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, __WALL);
 		close(*pidfd);

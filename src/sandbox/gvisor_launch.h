@@ -20,6 +20,19 @@ struct ee_gvisor_fds {
 int ee_gvisor_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
                      const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err);
 
+/* Another program in runsc's place, speaking the relay's frames on its
+ * stdin and stdout (the Docker backend's `docker run`, docker_run.c). */
+struct ee_relay_cmd {
+	const char *path;
+	char *const *argv, *const *env;
+	const char *label; /* "docker": how its messages start */
+};
+/* As ee_gvisor_launch, with cmd in place of runsc and no bundle; sb's
+ * cgroup is the caller's to create first. */
+int ee_relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
+                    const struct ee_relay_cmd *cmd, const struct ee_gvisor_fds *f, int *pidfd,
+                    struct ee_err *err);
+
 /* "ptrace" or "kvm". */
 const char *ee_gvisor_platform_name(int platform);
 

@@ -32,6 +32,7 @@
 
 #include "sandbox/child.h"
 #include "sandbox/gvisor.h"
+#include "sandbox/docker_run.h"
 #include "sandbox/host.h"
 #include "sandbox/notify.h"
 #include "sandbox/worker.h"
@@ -261,6 +262,9 @@ static void complete(struct ee_sandbox *sb)
 	/* gvisor: the bundle and runsc's state (every runsc process is gone with
 	 * the init's pid namespace). */
 	ee_gvisor_bundle_remove(sb->gvisor_dir);
+	/* docker: a killed client leaves its container running in the engine. */
+	if (sb->docker_name && sb->out.end != EE_END_RAN)
+		ee_docker_kill(sb->docker_client, sb->docker_name);
 	ee_loop_leave(sb->loop, &sb->job);
 	if (sb->ops->on_done)
 		sb->ops->on_done(sb->ctx, sb);
@@ -436,7 +440,7 @@ static void on_ctl(struct ee_sandbox *sb)
 	} else if (m.type == EE_CTL_EXIT && m.status != -1) {
 		sb->out.have_status = 1;
 		sb->out.status = m.status;
-	} else if (m.type == EE_CTL_STARTED && sb->gvisor_dir && sb->fd[W_TIMER] >= 0 &&
+	} else if (m.type == EE_CTL_STARTED && (sb->gvisor_dir || sb->docker_name) && sb->fd[W_TIMER] >= 0 &&
 	           sb->out.end == EE_END_RAN) {
 		/* gvisor: the candidate's clock, and its wall time, start now. */
 		struct itimerspec its = { { 0, 0 },
@@ -578,6 +582,7 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 	ee_cgroup_destroy(&sb->cg, NULL);
 	ee_gvisor_bundle_remove(sb->gvisor_dir);
 	free(sb->gvisor_dir);
+	free(sb->docker_name);
 	ee_buf_free(&sb->out.out);
 	ee_buf_free(&sb->out.err);
 	/* Its watches are off the loop: an event of them still pending in the

@@ -38,6 +38,7 @@ struct ee_seccomp_prog;
 struct ee_loop;
 struct ee_pool;
 struct ee_gvisor;
+struct ee_docker;
 struct ee_sandbox;
 
 /* The fd numbers the harness sees (docs/protocol.md). */
@@ -58,6 +59,7 @@ struct ee_sandbox_config {
 	struct ee_pool *pool;     /* warm: a worker of this pool forks the sandbox
 	                         (worker.h); NULL: cold, a clone of this process */
 	struct ee_gvisor *gvisor; /* not NULL: the gVisor backend (gvisor.h), cold */
+	struct ee_docker *docker; /* not NULL: the Docker backend (docker_run.h), cold */
 };
 
 /* What ended a sandbox that ran. The first cause wins: a kill for one

@@ -62,7 +62,9 @@ struct ee_sandbox {
 	int child_fds[6];         /* warm, starting: the child's ends, until STARTED */
 	double timeout_s;         /* warm: the wall clock, armed at STARTED */
 	struct timespec started;
-	char *gvisor_dir; /* gvisor: the candidate's bundle, removed at the end */
+	char *gvisor_dir;  /* gvisor: the candidate's bundle, removed at the end */
+	char *docker_name; /* docker: the container's name (docker kill at a kill) */
+	const char *docker_client;
 	struct ee_sandbox_outcome out;
 };
 

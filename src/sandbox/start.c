@@ -32,6 +32,7 @@
 #include "sandbox/clone.h"
 #include "sandbox/gvisor.h"
 #include "sandbox/gvisor_launch.h"
+#include "sandbox/docker_run.h"
 #include "sandbox/host.h"
 #include "sandbox/worker.h"
 
@@ -171,6 +172,7 @@ static void discard_unstarted(struct ee_sandbox **sbp)
 	ee_cgroup_destroy(&sb->cg, NULL);
 	ee_gvisor_bundle_remove(sb->gvisor_dir);
 	free(sb->gvisor_dir);
+	free(sb->docker_name);
 	ee_buf_free(&sb->out.out);
 	ee_buf_free(&sb->out.err);
 	free(sb);
@@ -340,6 +342,12 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 			                    p[P_OUT][1],  p[P_ERR][1],  p[P_RESULT][1], p[P_GATE][0] };
 		if (ee_gvisor_launch(sb, cfg, &gf, &pidfd, err) < 0)
 			return -1;
+	} else if (cfg->docker) {
+		struct ee_gvisor_fds df = { p[P_SYNC][0], p[P_SYNC][1], p[P_CTL][1],    job,
+			                    p[P_OUT][1],  p[P_ERR][1],  p[P_RESULT][1], p[P_GATE][0] };
+		sb->docker_client = cfg->docker->client;
+		if (ee_docker_launch(sb, cfg, &df, &pidfd, err) < 0)
+			return -1;
 	} else if (launch_cold(sb, cfg, p, job, &pidfd, err) < 0) {
 		return -1;
 	}
@@ -350,10 +358,11 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		fcntl(p[i][0], F_SETFL, O_NONBLOCK);
 
 	/* A starting sandbox's timer counts its worker's answer first. */
-	ee_autoclose int timer = arm_timer(sb->starting  ? ee_worker_start_ms_left(sb->worker) / 1e3
-	                                   : cfg->gvisor ? EE_GVISOR_START_S + cfg->limits->timeout_s
-	                                                 : cfg->limits->timeout_s,
-	                                   err);
+	ee_autoclose int timer =
+	        arm_timer(sb->starting                 ? ee_worker_start_ms_left(sb->worker) / 1e3
+	                  : cfg->gvisor || cfg->docker ? EE_GVISOR_START_S + cfg->limits->timeout_s
+	                                               : cfg->limits->timeout_s,
+	                  err);
 	/* From here on, the loop owns the sandbox; a failure still tears down
 	 * through the loop, so nothing is leaked. */
 	sandbox_join(sb);

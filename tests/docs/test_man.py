@@ -52,7 +52,7 @@ def help_text(*args):
 
 def commands():
     """The commands `execeval --help` lists: its lines "  NAME  what"."""
-    return re.findall(r"^  ([a-z]+)  ", help_text("--help"), re.M)
+    return re.findall(r"^  ([a-z][a-z-]*)  ", help_text("--help"), re.M)
 
 
 def help_options(text):

@@ -1,0 +1,137 @@
+/* docker_run.c - starting and killing one candidate's container (see
+ * docker_run.h). */
+#include "sandbox/docker_run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/resource_limits.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/docker_argv.h"
+#include "sandbox/gvisor_launch.h"
+#include "sandbox/host.h"
+#include "sandbox/sandbox_int.h"
+
+int ee_docker_find(char *path, size_t size, struct ee_err *err)
+{
+	const char *env = getenv("EXECEVAL_DOCKER");
+	if (env && *env) {
+		if (access(env, X_OK) < 0)
+			return ee_fail(err, EE_ERR_SANDBOX, "EXECEVAL_DOCKER=%.200s: not an executable", env);
+		snprintf(path, size, "%s", env);
+		return 0;
+	}
+	const char *p = getenv("PATH");
+	while (p && *p) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+		if (n > 0 && snprintf(path, size, "%.*s/docker", (int)n, p) < (int)size &&
+		    access(path, X_OK) == 0)
+			return 0;
+		p = colon ? colon + 1 : NULL;
+	}
+	return ee_fail(err, EE_ERR_SANDBOX,
+	               "--backend docker: no docker on PATH (install Docker Engine's client, Debian's "
+	               "docker.io, or set EXECEVAL_DOCKER), or use --backend native");
+}
+
+int ee_docker_open(struct ee_docker *d, const char *image, struct ee_err *err)
+{
+	memset(d, 0, sizeof(*d));
+	d->image = image;
+	return ee_docker_find(d->client, sizeof(d->client), err);
+}
+
+/* The client's environment: how it finds its engine, nothing else. */
+static const char *const passed[] = { "HOME",          "DOCKER_HOST",      "DOCKER_CONTEXT",
+	                              "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY" };
+#define N_PASSED (sizeof(passed) / sizeof(passed[0]))
+
+int ee_docker_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
+                     const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err)
+{
+	struct ee_limits lim = *cfg->limits;
+	char name[32];
+	struct ee_docker_argv cmd;
+
+	if (!cfg->host->is_root)
+		return ee_fail(err, EE_ERR_SANDBOX,
+		               "--backend docker needs root here (its sandbox's init has a pid and mount "
+		               "namespace of its own); run execeval as root or use --backend native");
+	if (ee_docker_name(name, sizeof(name)) < 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "docker: no randomness for the container's name");
+	struct ee_docker_spec spec = { .docker = cfg->docker->client,
+		                       .image = cfg->docker->image,
+		                       .name = name,
+		                       .limits = cfg->limits,
+		                       .cpus = 1 };
+	if (ee_docker_argv_build(&spec, &cmd, err) < 0)
+		return -1;
+	lim.memory_mb += EE_DOCKER_EXTRA_MB;
+	lim.procs += EE_DOCKER_EXTRA_PIDS;
+	if (ee_cgroup_create(cfg->host, &lim, &sb->cg, err) < 0)
+		return -1;
+	sb->docker_name = strdup(name);
+	if (!sb->docker_name)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	char envbuf[N_PASSED][512];
+	char *env[N_PASSED + 2];
+	size_t n = 0;
+	env[n++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	for (size_t i = 0; i < N_PASSED; i++) {
+		const char *v = getenv(passed[i]);
+		if (v &&
+		    snprintf(envbuf[i], sizeof(envbuf[i]), "%s=%s", passed[i], v) < (int)sizeof(envbuf[i]))
+			env[n++] = envbuf[i];
+	}
+	env[n] = NULL;
+	struct ee_relay_cmd rc = {
+		.path = cfg->docker->client, .argv = cmd.argv, .env = env, .label = "docker"
+	};
+	return ee_relay_launch(sb, cfg, &rc, f, pidfd, err);
+}
+
+void ee_docker_kill(const char *client, const char *name)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		char *const argv[] = { (char *)client, "kill", (char *)name, NULL };
+		execv(client, argv);
+		_exit(127);
+	}
+	if (pid < 0)
+		return;
+	/* Waited for (an execeval that exits at once, PID 1 of a pod, would take
+	 * a detached one with it), but never past EE_DOCKER_KILL_MS: the loop
+	 * is blocked meanwhile. */
+	for (int ms = 0;; ms += 10) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return;
+		if (ms >= EE_DOCKER_KILL_MS) {
+			fprintf(stderr,
+			        "execeval: docker kill %s: no answer in %d ms; the container may "
+			        "outlive its candidate until the engine's own timeout\n",
+			        name, EE_DOCKER_KILL_MS);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return;
+		}
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+}

@@ -1,0 +1,51 @@
+/* docker_run.h - the Docker backend: each candidate in a container of its
+ * own, started by `docker run` (the argv of docker_argv.h).
+ *
+ * The docker client takes runsc's place under the gVisor init
+ * (gvisor_launch.c): the init, the init of a pid namespace of its own in
+ * the sandbox's host cgroup, sends the job and the seccomp program on the
+ * client's stdin and turns the relay's frames on its stdout back into the
+ * supervisor's pipes. Killing the init (the wall clock, the output cap)
+ * ends the client only: the container lives in the engine, so the end of
+ * such a sandbox also runs `docker kill NAME` (ee_docker_kill).
+ *
+ * Ownership: struct ee_docker is the engine's; each sandbox owns its
+ * container's name (sb->docker_name).
+ */
+#ifndef EE_DOCKER_RUN_H
+#define EE_DOCKER_RUN_H
+
+#include <limits.h>
+#include <stddef.h>
+
+struct ee_err;
+struct ee_sandbox;
+struct ee_sandbox_config;
+struct ee_gvisor_fds;
+
+struct ee_docker {
+	char client[PATH_MAX]; /* the docker client */
+	const char *image;     /* --image; NULL: EE_DOCKER_IMAGE_DEFAULT */
+};
+
+/* What the sandbox's host cgroup allows beyond the candidate's limits: the
+ * docker client (a Go program) lives in it. */
+#define EE_DOCKER_EXTRA_MB   128
+#define EE_DOCKER_EXTRA_PIDS 64
+
+/* The client: $EXECEVAL_DOCKER, else the first docker on PATH. -1 with a
+ * message naming docker when there is none. */
+int ee_docker_find(char *path, size_t size, struct ee_err *err);
+int ee_docker_open(struct ee_docker *d, const char *image, struct ee_err *err);
+
+/* In place of a cold clone (start.c): names the container, creates sb's
+ * cgroup and starts the init running `docker run`. */
+int ee_docker_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
+                     const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err);
+
+/* `docker kill NAME` (a container whose client was killed; --rm then
+ * removes it), waited for at most EE_DOCKER_KILL_MS. */
+#define EE_DOCKER_KILL_MS 5000
+void ee_docker_kill(const char *client, const char *name);
+
+#endif
