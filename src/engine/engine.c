@@ -41,9 +41,9 @@ struct ee_engine {
 };
 
 /* Refused calls reach the supervisor by user notification (the tripwires),
- * except under gVisor: its relay loads the filter inside the sentry, where
- * no listener could reach the supervisor, so a refused call there fails
- * with EPERM, uncounted. */
+ * natively only: under gVisor and Docker the relay loads the filter inside
+ * the sentry or the container, where no listener could reach the
+ * supervisor, so a refused call there fails with EPERM, uncounted. */
 static unsigned seccomp_flags(const struct ee_eval_options *o)
 {
 	return (o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0) |
