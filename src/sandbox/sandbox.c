@@ -72,6 +72,26 @@ int sandbox_add_watch(struct ee_sandbox *sb, int kind, int fd, struct ee_err *er
 	                      err);
 }
 
+int sandbox_add_watch_when_started(struct ee_sandbox *sb, int kind, int fd, struct ee_err *err)
+{
+	if (!sb->starting)
+		return sandbox_add_watch(sb, kind, fd, err);
+	sb->fd[kind] = fd;
+	sb->watch[kind].sb = sb;
+	sb->watch[kind].kind = kind;
+	return 0;
+}
+
+int sandbox_watch_held(struct ee_sandbox *sb, struct ee_err *err)
+{
+	for (int kind = W_CTL; kind <= W_RESULT; kind++)
+		if (sb->fd[kind] >= 0 && !sb->watched[kind] &&
+		    ee_loop_add_fd(sb->loop, sb->fd[kind], EE_LOOP_READABLE, on_watch, &sb->watch[kind],
+		                   &sb->watched[kind], err) < 0)
+			return -1;
+	return 0;
+}
+
 void sandbox_close_fd(int *fd)
 {
 	if (*fd >= 0)

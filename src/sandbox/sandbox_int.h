@@ -75,6 +75,13 @@ struct ee_sandbox {
 void sandbox_join(struct ee_sandbox *sb);
 /* Watches fd as sb's kind: sb->fd[kind] takes fd, also when this fails. */
 int sandbox_add_watch(struct ee_sandbox *sb, int kind, int fd, struct ee_err *err);
+/* As sandbox_add_watch, but while sb is starting the fd is only held:
+ * watched from sandbox_watch_held on (start.c, when the worker says the
+ * candidate started). Level-triggered, a pipe the candidate wrote to before
+ * then (its hello event, its seccomp listener) would wake the loop in a
+ * spin, dispatch ignoring it, and take a core from the worker. */
+int sandbox_add_watch_when_started(struct ee_sandbox *sb, int kind, int fd, struct ee_err *err);
+int sandbox_watch_held(struct ee_sandbox *sb, struct ee_err *err);
 /* Stops watching and closes sb->fd[kind], if open. */
 void sandbox_close_watch(struct ee_sandbox *sb, int kind);
 /* Kills the running sandbox's init (warm: and arms the worker's grace). */

@@ -254,7 +254,7 @@ static void started(struct ee_sandbox *sb, int pidfd)
 	for (int i = 0; i < 6; i++)
 		sandbox_close_fd(&sb->child_fds[i]);
 	clock_gettime(CLOCK_MONOTONIC, &sb->started);
-	if (set_timer(sb->fd[W_TIMER], sb->timeout_s, &err) < 0) {
+	if (sandbox_watch_held(sb, &err) < 0 || set_timer(sb->fd[W_TIMER], sb->timeout_s, &err) < 0) {
 		/* Unreachable in practice; end it cleanly. */
 		sb->out.setup_failed = 1;
 		sb->out.setup_err = err;
@@ -374,10 +374,10 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	}
 	/* sandbox_add_watch takes each fd (also when it fails); those never
 	 * reached are closed on return. */
-	if (!watched || sandbox_add_watch(sb, W_CTL, ee_take_fd(&p[P_CTL][0]), err) < 0 ||
-	    sandbox_add_watch(sb, W_OUT, ee_take_fd(&p[P_OUT][0]), err) < 0 ||
-	    sandbox_add_watch(sb, W_ERR, ee_take_fd(&p[P_ERR][0]), err) < 0 ||
-	    sandbox_add_watch(sb, W_RESULT, ee_take_fd(&p[P_RESULT][0]), err) < 0 || timer < 0 ||
+	if (!watched || sandbox_add_watch_when_started(sb, W_CTL, ee_take_fd(&p[P_CTL][0]), err) < 0 ||
+	    sandbox_add_watch_when_started(sb, W_OUT, ee_take_fd(&p[P_OUT][0]), err) < 0 ||
+	    sandbox_add_watch_when_started(sb, W_ERR, ee_take_fd(&p[P_ERR][0]), err) < 0 ||
+	    sandbox_add_watch_when_started(sb, W_RESULT, ee_take_fd(&p[P_RESULT][0]), err) < 0 || timer < 0 ||
 	    sandbox_add_watch(sb, W_TIMER, ee_take_fd(&timer), err) < 0) {
 		/* Unreachable in practice (epoll_ctl on fresh fds); end it cleanly. */
 		sb->out.setup_failed = 1;

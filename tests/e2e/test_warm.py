@@ -23,6 +23,7 @@ Every candidate runs through execeval, inside the safety net (conftest.py).
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import textwrap
@@ -550,6 +551,53 @@ def test_warm_records_equal_cold_records_on_humaneval(tmp_path):
     assert_same_records(warm.records(), cold.records())
     assert {r["status"] for r in warm.records()} == {"pass"}
 
+
+ENV_PROBE = dedent("""
+    import os
+    print("ENVIRON", sorted(os.environ.items()))
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.dup2(w, 1)
+        os.execv("/usr/bin/env", ["env"])
+    os.close(w)
+    with os.fdopen(r) as f:
+        print("EXEC_ENV", sorted(f.read().splitlines()))
+    os.wait()
+    """) + ADD_OK
+
+
+def test_a_warm_candidate_sees_the_environment_a_cold_one_does(tmp_path):
+    """The worker's own settings (its loader's LD_BIND_NOW, ASan's options)
+    reach no candidate: os.environ and what a program it starts inherits
+    are a cold candidate's."""
+    samples = [{"task_id": "warm/add", "code": ENV_PROBE}]
+    warm = evaluate(tmp_path, [ADD_TASK], samples, isolation="warm", tag="warm").records()
+    cold = evaluate(tmp_path, [ADD_TASK], samples, isolation="cold", tag="cold").records()
+    assert warm[0]["status"] == cold[0]["status"] == "pass", (warm[0]["detail"], cold[0]["detail"])
+    assert "LD_BIND_NOW" not in warm[0]["stdout"]
+    assert warm[0]["stdout"] == cold[0]["stdout"]
+
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="needs strace to count the supervisor's wake-ups")
+def test_a_starting_warm_sandbox_does_not_spin_the_supervisor(tmp_path):
+    """A candidate writes (its hello event, its seccomp listener) before its
+    worker's STARTED reaches the supervisor; the loop is level-triggered, so
+    a pipe watched then wakes it again and again with nothing to do. Counted,
+    not timed: the supervisor's epoll_wait calls per candidate (about 7 when
+    each wake has work; 30 to 450 in the spin)."""
+    n = 40
+    tasks = write_jsonl(tmp_path / "tasks.jsonl", [ADD_TASK])
+    samples = write_jsonl(tmp_path / "samples.jsonl", [{"task_id": "warm/add", "code": ADD_OK}] * n)
+    counts = tmp_path / "strace.txt"
+    p = subprocess.run(["strace", "-c", "-e", "trace=epoll_wait", "-o", str(counts), EXECEVAL, "eval",
+                        "--tasks", str(tasks), "--samples", str(samples), "-o", str(tmp_path / "r.jsonl"),
+                        "-j", "1", "-q", "-k", "1", "--isolation", "warm", "--no-history"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=execeval_env())
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert [r["status"] for r in read_records(tmp_path / "r.jsonl")] == ["pass"] * n
+    calls = [int(line.split()[3]) for line in counts.read_text().splitlines() if line.endswith(" epoll_wait")]
+    assert calls and calls[0] < 15 * n, counts.read_text()
 
 LIMITS_TASKS = [
     {"task_id": "limits/tight", "prompt": "", "tests": ADD_TASK["tests"],
