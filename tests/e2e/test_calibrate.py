@@ -11,7 +11,10 @@ import subprocess
 from conftest import EXECEVAL, with_isolation
 
 # The reference is O(n) on lists of 3000 numbers (a few microseconds); the
-# slow candidate O(n^2): n passes over the list, far more than 50 ms.
+# slow candidate O(n^2): 3n passes over the list, about 1 s here, several
+# times the 0.2 s floor plus the supervisor's slack (x 1.1 + 100 ms) even
+# on a fast quiet host (n passes were ~0.3 s: a quiet CI host judged the
+# alarm-blocking candidate below within its limit).
 SUM = {
     "task_id": "demo/sum", "entry_point": "total", "prompt": "def total(xs):\n",
     "tests": [{"kind": "assert", "code": "assert total([1, 2, 3]) == 6"}],
@@ -23,7 +26,7 @@ SUM = {
 FAST = "def total(xs):\n    return sum(xs)\n"
 QUADRATIC = ("def total(xs):\n"
              "    s = 0\n"
-             "    for i in range(len(xs)):\n"
+             "    for i in range(3 * len(xs)):\n"
              "        s = 0\n"
              "        for x in xs:\n"
              "            s += x\n"
