@@ -138,8 +138,8 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	# the data-driven suite under it, but the two fork bombs, whose detail
 	# differs there (test_gvisor.py says why).
 	EXECEVAL_BACKEND=gvisor tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_cases.py \
-	    --deselect 'tests/e2e/test_cases.py::test_case[error_process_limit_fork_bomb]' \
-	    --deselect 'tests/e2e/test_cases.py::test_case[error_process_limit_classic_fork_bomb]'
+	    --deselect 'test_cases.py::test_case[error_process_limit_fork_bomb]' \
+	    --deselect 'test_cases.py::test_case[error_process_limit_classic_fork_bomb]'
 
 # Tests that run no candidate outside execeval's sandbox: the harness's own
 # (benign candidates only, no sandbox), the metrics CLI (reads files) and
