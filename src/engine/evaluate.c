@@ -129,16 +129,31 @@ void ee_eval_free(struct ee_eval *ev)
 	free(ev);
 }
 
+int ee_eval_stream_start(struct ee_eval *ev)
+{
+	const struct ee_eval_options *o = ev->opt;
+
+	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, o->run_hidden_on_fail) < 0)
+		return -1;
+	ev->stream.phases.lint_asked = o->lint;
+	ev->stream.keep_values = ev->keep_values;
+	/* A test's clock longer than the candidate's is the candidate's. */
+	if (o->test_timeout_s > 0)
+		ev->stream.tests.timeout_ms =
+		        ceil(1e3 * (o->test_timeout_s < ev->limits.timeout_s ? o->test_timeout_s
+		                                                             : ev->limits.timeout_s));
+	ev->stream.tests.cal = ee_eval_calibration(o, ev->limits.timeout_s);
+	return 0;
+}
+
 /* A warm worker lost mid-candidate (killed from outside, hung) says
  * nothing about the candidate: run it once more, from a new worker, with a
  * new stream. Returns 0 when it is running again. */
 static int retry(struct ee_eval *ev, struct ee_err *err)
 {
 	ee_stream_free(&ev->stream);
-	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, ev->opt->run_hidden_on_fail) < 0)
+	if (ee_eval_stream_start(ev) < 0)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
-	ev->stream.phases.lint_asked = ev->opt->lint;
-	ev->stream.keep_values = ev->keep_values;
 	ev->lint_credited = 0;
 	return ee_eval_launch(ev, err);
 }
@@ -253,19 +268,12 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	/* Hidden tests always come after the public ones, through the gate; with
 	 * run_hidden_on_fail it opens whatever the public verdict. */
 	ev->gate = n_hidden > 0;
-	if (ee_stream_init(&ev->stream, c->task, ev->nonce, ev->gate, o->run_hidden_on_fail) < 0) {
+	ev->opt = o;
+	ev->keep_values = c->keep_values;
+	if (ee_eval_stream_start(ev) < 0) {
 		ee_eval_free(ev);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
-	ev->stream.phases.lint_asked = o->lint;
-	ev->keep_values = c->keep_values;
-	ev->stream.keep_values = c->keep_values;
-	/* A test's clock longer than the candidate's is the candidate's. */
-	if (o->test_timeout_s > 0)
-		ev->stream.tests.timeout_ms =
-		        ceil(1e3 * (o->test_timeout_s < ev->limits.timeout_s ? o->test_timeout_s
-		                                                             : ev->limits.timeout_s));
-	ev->stream.tests.cal = ee_eval_calibration(o, ev->limits.timeout_s);
 	size_t job_len = 0;
 	struct ee_job_spec spec = {
 		.task = c->task,
@@ -288,7 +296,6 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	}
 	ev->job_len = job_len;
 	ev->eng = eng;
-	ev->opt = o;
 	/* --judge separate: tasks of judge-kind tests only, without --lint
 	 * (its clock credit is the inline path's); the others run inline. */
 	int separate = o->judge == EE_JUDGE_SEPARATE && !o->lint && ee_judge_fits(c->task);

@@ -48,6 +48,11 @@ struct ee_eval {
 	int fell_back; /* --judge separate: a test fell back, this is the inline rerun */
 };
 
+/* ev->stream afresh for ev's task and options: its gate, lint, kept
+ * values, each test's clock and the calibration, the same for the first
+ * run, a retry and an inline rerun. 0, or -1 out of memory. */
+int ee_eval_stream_start(struct ee_eval *ev);
+
 /* Starts ev's (inline) sandbox with ev->job; 0 when it runs. */
 int ee_eval_launch(struct ee_eval *ev, struct ee_err *err);
 

@@ -157,10 +157,8 @@ static void free_judged(struct judged *j)
 static int rerun_inline(struct ee_eval *ev, struct ee_err *err)
 {
 	ee_stream_free(&ev->stream);
-	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, ev->opt->run_hidden_on_fail) < 0)
+	if (ee_eval_stream_start(ev) < 0)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
-	ev->stream.phases.lint_asked = ev->opt->lint;
-	ev->stream.keep_values = ev->keep_values;
 	ev->lint_credited = 0;
 	ev->fell_back = 1;
 	return ee_eval_launch(ev, err);
