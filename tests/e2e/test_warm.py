@@ -808,6 +808,39 @@ def test_a_lost_worker_is_replaced_and_its_candidate_runs_again(tmp_path, how):
     assert wait_no_own_cgroups(e.p.pid) == []
 
 
+# The candidate run again after its worker was lost keeps every clock of
+# its first run: each io test's --test-timeout (a retry that rebuilt the
+# stream without it let the looping test run into the candidate's whole
+# --timeout: status "timeout", detail "timeout", the later tests unjudged).
+
+ECHO_BUT_2 = "import sys\ns = sys.stdin.read()\nwhile s.strip() == '2':\n    pass\nprint(s.strip())\n"
+IO_TASK = {"task_id": "warm/io", "tests": [{"kind": "io", "stdin": str(n), "stdout": "%d\n" % n} for n in (1, 2, 3)]}
+
+
+def test_a_retried_candidate_keeps_its_per_test_clock(tmp_path):
+    """-j 1, 16 samples each spending ~0.4 s in their looping test, so the
+    SIGKILL lands on a running candidate; every record, the retried one
+    included, has the loop as a timeout of test 1 and tests 0 and 2
+    judged."""
+    n = 16
+    samples = [{"task_id": "warm/io", "code": ECHO_BUT_2 + "# %d\n" % i} for i in range(n)]
+    e = Eval(tmp_path, [IO_TASK], samples, "--timeout", 8, "--test-timeout", 0.4)
+    victim = None
+    try:
+        assert e.wait_until(lambda: e.count() >= 3 and workers_of(e.p.pid)), "no progress"
+        victim = workers_of(e.p.pid)[0]
+        os.kill(victim, signal.SIGKILL)
+        assert e.wait_until(lambda: e.p.poll() is not None, timeout=60), "the eval hung on a lost worker"
+    finally:
+        e.finish()
+    assert victim in e.workers and len(e.workers) >= 2, "the worker was not replaced: %s" % e.workers
+    recs = e.records()
+    assert sorted(r["sample"] for r in recs) == list(range(n))
+    for r in recs:
+        assert [t["status"] for t in r["tests"]] == ["pass", "timeout", "pass"], r
+        assert r["detail"] == "test 1 timed out", r
+
+
 # Issue 13 item 6: a worker's start is the loop's events, not a blocking
 # island in it. EXECEVAL_TEST_WORKER_DELAY_MS (worker.h, for the tests only)
 # makes one slot's worker send READY that many ms late.
