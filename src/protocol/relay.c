@@ -154,8 +154,20 @@ int ee_relay_names(struct ee_relay *r, const json_t *ev, char **ret_frame, size_
 	json_array_foreach (names, i, name)
 		if (!short_string(name, MAX_TEXT))
 			return bad(err, "serving: bad names");
+	/* [[global name, module name]]: the judge imports its own copy of each. */
+	const json_t *modules = json_object_get(ev, "modules"), *pair;
+	if (modules && (!json_is_array(modules) || json_array_size(modules) > EE_RELAY_MAX_NAMES))
+		return bad(err, "serving: bad modules");
+	json_array_foreach (modules, i, pair)
+		if (!json_is_array(pair) || json_array_size(pair) != 2 ||
+		    !short_string(json_array_get(pair, 0), MAX_TEXT) ||
+		    !short_string(json_array_get(pair, 1), MAX_TEXT))
+			return bad(err, "serving: bad modules");
 	r->names_sent = 1;
-	return frame_of(json_pack("{s:O}", "names", names), ret_frame, ret_len, err);
+	json_t *empty = modules ? NULL : json_array();
+	json_t *out = json_pack("{s:O, s:O}", "names", names, "modules", modules ? modules : empty);
+	json_decref(empty);
+	return frame_of(out, ret_frame, ret_len, err);
 }
 
 /* A call's arguments: canonical values (handles allowed), keywords as
@@ -180,11 +192,36 @@ static int check_arguments(const json_t *args, const json_t *kwargs, struct ee_e
 	return 0;
 }
 
+/* A call of a handle may name one member: "attr" (a read, no arguments),
+ * "method" (a call of it), "setattr" (one argument, the value). -1 when
+ * it names two. */
+static int handle_member(const json_t *ev, const char **ret_key, const json_t **ret_member)
+{
+	static const char *const keys[] = { "attr", "method", "setattr" };
+
+	*ret_member = NULL;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const json_t *m = json_object_get(ev, keys[i]);
+		if (m && *ret_member)
+			return -1;
+		if (m) {
+			*ret_member = m;
+			*ret_key = keys[i];
+		}
+	}
+	return 0;
+}
+
 int ee_relay_call(struct ee_relay *r, const json_t *ev, char **ret_frame, size_t *ret_len, struct ee_err *err)
 {
 	const json_t *call = json_object_get(ev, "call"), *fn = json_object_get(ev, "fn");
 	const json_t *handle = json_object_get(ev, "handle");
 	const json_t *args = json_object_get(ev, "args"), *kwargs = json_object_get(ev, "kwargs");
+	const char *member_key = NULL; /* what of the handle, if anything */
+	const json_t *member;
+	int twice = handle_member(ev, &member_key, &member) < 0;
+	int attr = member && strcmp(member_key, "attr") == 0;
+	int set = member && strcmp(member_key, "setattr") == 0;
 
 	if (!r->names_sent)
 		return bad(err, "a call before the candidate served");
@@ -195,12 +232,22 @@ int ee_relay_call(struct ee_relay *r, const json_t *ev, char **ret_frame, size_t
 	if (!!fn == !!handle || (fn && !short_string(fn, MAX_TEXT)) ||
 	    (handle && (!json_is_integer(handle) || json_integer_value(handle) < 0)))
 		return bad(err, "call: name a function or a handle");
+	if (twice || (member && (!handle || !short_string(member, MAX_TEXT))))
+		return bad(err, "call: an attribute or a method of a handle, by name");
 	if (check_arguments(args, kwargs, err) < 0)
 		return -1;
+	if ((attr && json_array_size(args)) || (set && json_array_size(args) != 1) ||
+	    ((attr || set) && json_array_size(kwargs)))
+		return bad(err, "call: an attribute read takes no arguments, a set one");
 	json_t *out = json_pack("{s:I, s:O, s:O, s:O}", "call", (json_int_t)r->next_call,
 	                        fn ? "fn" : "handle", fn ? fn : handle, "args", args, "kwargs", kwargs);
+	if (out && member && json_object_set(out, member_key, (json_t *)member)) {
+		json_decref(out);
+		out = NULL;
+	}
 	if (frame_of(out, ret_frame, ret_len, err) < 0)
 		return -1;
+	r->attr_read = attr;
 	r->next_call++;
 	r->awaiting = 1;
 	return 0;
@@ -297,6 +344,8 @@ int ee_relay_reply(struct ee_relay *r, const json_t *ev, char **ret_frame, size_
 		done = raised_reply(ev, out, err);
 	else if (strcmp(status, "too_large") == 0 || strcmp(status, "refused") == 0)
 		done = out;
+	else if (strcmp(status, "method") == 0 && r->attr_read)
+		done = out; /* the attribute read named a callable: nothing else crosses */
 	else
 		bad(err, "reply: an unknown status");
 	if (!done) {

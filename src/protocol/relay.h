@@ -40,6 +40,7 @@ struct ee_err;
 struct ee_relay {
 	long next_call; /* the number the judge's next call must carry */
 	int awaiting;   /* a call was forwarded, its reply not yet */
+	int attr_read;  /* that call reads an attribute: its reply may say "method" */
 	int names_sent; /* the serving event was forwarded (once) */
 };
 

@@ -171,12 +171,26 @@ def test_candidate_that_never_answers_is_a_timeout(run):
 
 
 def test_fallback_reruns_inline(run):
-    # An instance of the candidate's class, asked for its attribute: the
-    # channel cannot carry it, the task is judged inline and says so.
-    code = "class P:\n    def __init__(self):\n        self.x = 3\ndef make():\n    return P()\n"
-    r = run(code, asserts=["assert make().x == 3"], args=SEPARATE)
+    # An instance of the candidate's class, asked for its length: an
+    # operation the channel does not carry (only calls, attribute reads,
+    # sets and method calls cross), so the task is judged inline and says so.
+    code = "class P:\n    def __len__(self):\n        return 3\ndef make():\n    return P()\n"
+    r = run(code, asserts=["assert len(make()) == 3"], args=SEPARATE)
     assert verdict(r) == ("pass", None)
     assert judged_by(r) == ["sandbox"]
+
+
+def test_the_candidates_objects_are_used_through_the_channel(run):
+    # Attribute reads, sets and method calls of the candidate's objects are
+    # calls: judged by the judge, a wrong method still caught.
+    code = ("class Counter:\n    def __init__(self):\n        self.n = 0\n"
+            "    def bump(self, by=1):\n        self.n += by\n        return self.n\n")
+    asserts = ["c = Counter()\nc.bump()\nc.bump(by=2)\nassert c.n == 3",
+               "c = Counter()\nc.n = 10\nassert c.bump() == 11",
+               "assert Counter().bump(5) == 6"]
+    r = run(code, asserts=asserts, args=SEPARATE)
+    assert [t["status"] for t in r.record["tests"]] == ["pass", "pass", "fail"], r.record
+    assert judged_by(r) == ["judge"] * 3
 
 
 def test_io_tasks_stay_inline(run):

@@ -81,14 +81,47 @@ def test_changed_arguments_come_back_in_place():
     assert statuses(relay.run(code, tests)) == ["pass", "pass"]
 
 
-def test_setup_that_needs_the_candidates_objects_falls_back():
+def test_setup_builds_the_candidates_objects_through_the_channel():
+    """MBPP's tree tasks: the setup makes the candidate's objects and sets
+    their attributes; each set is a call, so the objects live (and are
+    judged) in the candidate's process; a wrong depth still fails."""
     code = "class Node:\n    def __init__(self, v):\n        self.v = v\n        self.left = None\n" \
            "def depth(n):\n    return 0 if n is None else 1 + depth(n.left)\n"
-    r = relay.run(code, [{"kind": "assert", "code": "assert depth(root) == 2"}],
-                  setup="root = Node(1)\nroot.left = Node(2)\n")
-    assert statuses(r) == ["fallback"], r
-    assert r.tests()[0]["message"].startswith("setup: _Fallback: setting attribute left"), r
+    tests = [{"kind": "assert", "code": "assert depth(root) == 2"},
+             {"kind": "assert", "code": "assert root.left.v == 2 and root.left.left is None"},
+             {"kind": "assert", "code": "assert depth(root) == 3"}]
+    r = relay.run(code, tests, setup="root = Node(1)\nroot.left = Node(2)\n")
+    assert statuses(r) == ["pass", "pass", "fail"], r
     assert r.candidate_done(), r
+
+
+def test_methods_and_attributes_of_the_candidates_objects_cross():
+    code = "class Stack:\n    def __init__(self):\n        self.items = []\n" \
+           "    def push(self, x):\n        self.items.append(x)\n" \
+           "    def pop(self):\n        return self.items.pop()\n"
+    tests = [{"kind": "assert", "code": "s = Stack()\ns.push(1)\ns.push(2)\nassert s.pop() == 2\n"
+                                         "assert s.items == [1]\nassert s.pop.__name__ == 'pop'"},
+             {"kind": "assert", "code": "s = Stack()\ntry:\n    s.pop()\nexcept IndexError:\n    pass\n"
+                                         "else:\n    raise AssertionError('no IndexError')"},
+             {"kind": "assert", "code": "assert not hasattr(Stack(), 'peek')"},
+             {"kind": "assert", "code": "s = Stack()\nassert s.pop() == 1"}]
+    r = relay.run(code, tests)
+    assert statuses(r) == ["pass", "pass", "pass", "fail"], r
+    assert "IndexError" in r.tests()[3]["message"], r
+
+
+def test_the_candidates_modules_are_the_judges_own_imports():
+    """A test reading a module the candidate imported (MBPP 596's
+    sys.getsizeof) finds the judge's own copy; a module the candidate
+    made itself is not one the judge can import: its name stays unbound."""
+    code = "import sys\nimport types\nfake = types.ModuleType('not_a_real_module')\n" \
+           "def size(t):\n    return sys.getsizeof(t)\n"
+    tests = [{"kind": "assert", "code": "assert size((1, 2)) == sys.getsizeof((1, 2))"},
+             {"kind": "assert", "code": "assert sys is __import__('sys')"},
+             {"kind": "assert", "code": "fake"}]
+    r = relay.run(code, tests)
+    assert statuses(r) == ["pass", "pass", "fail"], r
+    assert "NameError" in r.tests()[2]["message"], r
 
 
 def test_keyword_arguments_cross_even_one_named_self():
@@ -246,6 +279,17 @@ def _rows(name):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+# What the channel cannot carry yet, each listed in docs/threat-model.md:
+# MBPP tasks whose tests pass such a value to the candidate (these fall back
+# to inline judging, judged_by "sandbox"; every other MBPP task is judged
+# separately).
+MBPP_FALLBACKS = {
+    124: "complex arguments (angle_complex(0, 1j)): no canonical complex",
+    533: "type arguments (remove_datatype((4, 5, 4.5), int)): a class is not a value",
+    590: "a complex result (polar_rect's (..., (-2+2.4e-16j))): crosses by name only",
+}
+
+
 def _compare(cases):
     """[(task_id, code, tests, setup)]: statuses inline and separate."""
     script = PYC if PYC.exists() else None
@@ -283,5 +327,4 @@ def test_mbpp_reference_same_verdict_inline_and_separate():
               r.get("test_setup_code") or "") for r in _rows("mbpp/mbpp.jsonl")]
     differ, fallbacks = _compare(cases)
     assert not differ, differ[:20]
-    print("MBPP fallbacks:", len(fallbacks), fallbacks)
-    assert not fallbacks, fallbacks
+    assert sorted(fallbacks) == sorted(MBPP_FALLBACKS), fallbacks

@@ -100,7 +100,7 @@ Test(relay, a_call_and_its_reply_in_turn)
 	        "a call before serving");
 	char *f = step(ee_relay_names, &r, "{'ev':'serving','names':['add'],'seq':4,'nonce':'n'}", &err);
 	cr_assert_not_null(f, "%s", err.msg);
-	cr_expect_str_eq(f, "17:{\"names\":[\"add\"]},");
+	cr_expect_str_eq(f, "30:{\"names\":[\"add\"],\"modules\":[]},");
 	free(f);
 	cr_expect_null(step(ee_relay_names, &r, "{'ev':'serving','names':[]}", &err), "served twice");
 	cr_expect_null(
@@ -144,6 +144,56 @@ Test(relay, a_call_and_its_reply_in_turn)
 	free(f);
 }
 
+Test(relay, serving_names_modules)
+{
+	struct ee_relay r;
+	struct ee_err err = { 0 };
+	ee_relay_init(&r);
+	char *f = step(ee_relay_names, &r, "{'ev':'serving','names':['f'],'modules':[['np','numpy']],'x':1}",
+	               &err);
+	cr_assert_not_null(f, "%s", err.msg);
+	cr_expect(strstr(f, "\"modules\":[[\"np\",\"numpy\"]]") && !strstr(f, "\"x\""), "%s", f);
+	free(f);
+	static const char *const bad_modules[] = {
+		"{'ev':'serving','names':[],'modules':{}}",
+		"{'ev':'serving','names':[],'modules':[['np']]}",
+		"{'ev':'serving','names':[],'modules':[['np','']]}",
+		"{'ev':'serving','names':[],'modules':[['np',{'int':'1'}]]}",
+	};
+	for (size_t i = 0; i < COUNT(bad_modules); i++) {
+		ee_relay_init(&r);
+		cr_expect_null(step(ee_relay_names, &r, bad_modules[i], &err), "%s", bad_modules[i]);
+		cr_expect_eq(r.names_sent, 0, "%s", bad_modules[i]);
+	}
+}
+
+/* obj.x is a read of handle 0's attribute; a callable one comes back as
+ * "method" (only to a read), and obj.m(1) is one call naming it. */
+Test(relay, attribute_reads_and_method_calls)
+{
+	struct ee_relay r;
+	struct ee_err err = { 0 };
+	ee_relay_init(&r);
+	r.names_sent = 1;
+
+	char *f = step(ee_relay_call, &r,
+	               "{'ev':'call','call':0,'handle':0,'attr':'put','args':[],'kwargs':[]}", &err);
+	cr_assert_not_null(f, "%s", err.msg);
+	cr_expect(strstr(f, "\"attr\":\"put\"") && strstr(f, "\"handle\":0"), "%s", f);
+	free(f);
+	f = step(ee_relay_reply, &r, "{'ev':'reply','call':0,'status':'method','value':'forged'}", &err);
+	cr_assert_not_null(f, "%s", err.msg);
+	cr_expect_str_eq(f, "28:{\"call\":0,\"status\":\"method\"},");
+	free(f);
+	f = step(ee_relay_call, &r,
+	         "{'ev':'call','call':1,'handle':0,'method':'put','args':[{'int':'1'}],'kwargs':[]}", &err);
+	cr_assert_not_null(f, "%s", err.msg);
+	cr_expect(strstr(f, "\"method\":\"put\"") && !strstr(f, "attr"), "%s", f);
+	free(f);
+	cr_expect_null(step(ee_relay_reply, &r, "{'ev':'reply','call':1,'status':'method'}", &err),
+	               "\"method\" answers an attribute read only");
+}
+
 static const char *const bad_calls[] = {
 	"{'ev':'call','call':0,'args':[],'kwargs':[]}",
 	"{'ev':'call','call':0,'fn':'f','handle':1,'args':[],'kwargs':[]}",
@@ -151,6 +201,13 @@ static const char *const bad_calls[] = {
 	"{'ev':'call','call':0,'fn':'f','args':[1],'kwargs':[]}",
 	"{'ev':'call','call':0,'fn':'f','args':[],'kwargs':[['k']]}",
 	"{'ev':'call','call':0,'fn':'f','args':[]}",
+	"{'ev':'call','call':0,'fn':'f','attr':'x','args':[],'kwargs':[]}",
+	"{'ev':'call','call':0,'handle':0,'attr':'x','method':'m','args':[],'kwargs':[]}",
+	"{'ev':'call','call':0,'handle':0,'attr':'','args':[],'kwargs':[]}",
+	"{'ev':'call','call':0,'handle':0,'method':7,'args':[],'kwargs':[]}",
+	"{'ev':'call','call':0,'handle':0,'attr':'x','args':[{'int':'1'}],'kwargs':[]}",
+	"{'ev':'call','call':0,'handle':0,'setattr':'x','args':[],'kwargs':[]}",
+	"{'ev':'call','call':0,'handle':0,'setattr':'x','method':'m','args':[null],'kwargs':[]}",
 };
 
 static const char *const bad_replies[] = {

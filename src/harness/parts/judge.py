@@ -39,9 +39,7 @@ def _judge_args(args, kwargs):
 
 
 def _judge_arg(value):
-    if type(value) is _Remote:
-        return {"handle": value.handle}
-    text = _canonical(value)
+    text = _canonical(value, False, _Remote)  # [Pair(1, 2), ...]: a list of handles (MBPP 601)
     if str.startswith(text, '{"other":'):
         raise _Fallback("an argument of type %s cannot cross the channel" % _type_name(type(value)))
     return _Raw(text)
@@ -74,6 +72,8 @@ def _judge_call(state, target, args, kwargs):
             state.broken = _ChannelBroken("the reply did not decode: " + _text(exc))
             raise state.broken
         return value
+    if status == "method" and "attr" in target:
+        return _RemoteMethod(state, target["handle"], target["attr"])
     if status == "handle" and type(reply.get("handle")) is int:
         return _Remote(state, reply["handle"], str(reply.get("type", "?")), reply.get("callable") is True)
     if status == "raised":
@@ -147,7 +147,10 @@ class _Remote:
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name, value):
-        raise _Fallback("setting attribute %s of a remote %s" % (name, self.type_name))
+        # A call too (obj.left = Node(2) in MBPP's setups): the value crosses as an argument.
+        if str.startswith(name, "__"):
+            raise _Fallback("setting attribute %s of a remote %s" % (name, self.type_name))
+        _judge_call(self.state, {"handle": self.handle, "setattr": name}, (value,), {})
 
     def __call__(*args, **kwargs):
         return _judge_call(args[0].state, {"handle": args[0].handle}, args[1:], kwargs)
@@ -169,10 +172,40 @@ class _Remote:
     __len__ = __iter__ = __getitem__ = __contains__ = _refuse
 
     def __getattr__(self, name):
-        raise _Fallback("attribute %s of a remote %s" % (name, self.type_name))
+        # A read is a call; a method comes back named only (_RemoteMethod).
+        # Dunder names are Python's protocol, not the candidate's API.
+        if str.startswith(name, "__"):
+            raise _Fallback("attribute %s of a remote %s" % (name, self.type_name))
+        return _judge_call(self.state, {"handle": self.handle, "attr": name}, (), {})
 
     def __repr__(self):
         return "<remote %s>" % self.type_name
+
+
+class _RemoteMethod:
+    """obj.m of a remote obj whose m is callable: calling it is one call,
+    which reads m again in the candidate's process at that time; anything
+    else done with it is not judged here."""
+
+    __slots__ = ("state", "handle", "name")
+
+    def __init__(self, state, handle, name):
+        self.state, self.handle, self.name = state, handle, name
+
+    def __call__(*args, **kwargs):
+        self = args[0]
+        return _judge_call(self.state, {"handle": self.handle, "method": self.name}, args[1:], kwargs)
+
+    def _refuse(self, *args):
+        raise _Fallback("an operation on method %s of a remote object" % self.name)
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __hash__ = _refuse
+
+    # A bound method's name, as a test's message reads it (method.__name__).
+    __name__ = property(lambda self: self.name)
+
+    def __repr__(self):
+        return "<remote method %s>" % self.name
 
 
 def _judge_test(test, ctx, state):
@@ -218,6 +251,7 @@ def _judge_run(emit, job, fds):
     ctx.unittest = _UnittestKit() if "unittest" in kinds else None
     for name in names:
         ctx.globals[name] = _Stub(state, name)
+    _judge_modules(ctx, first.get("modules"))
     tests = [t for t in job["tests"] if not t["hidden"]]
     if job["setup"]:
         try:
@@ -240,6 +274,22 @@ def _judge_run(emit, job, fds):
             return
         hidden += more
     _judge_tests(emit, hidden, ctx, state)
+
+
+def _judge_modules(ctx, modules):
+    """The modules the candidate's module holds, imported here by name (the
+    judge's own copy, never an object of the candidate's); one the judge
+    cannot or may not import stays unbound, its name a NameError."""
+    if type(modules) is not list:
+        raise _HarnessError("judge: bad modules")
+    for pair in modules:
+        if type(pair) is not list or len(pair) != 2 or [x for x in pair if type(x) is not str]:
+            raise _HarnessError("judge: bad modules")
+        try:
+            _real_import(pair[1])
+            ctx.globals[pair[0]] = _modules[pair[1]]
+        except BaseException:
+            pass
 
 
 def _judge_tests(emit, tests, ctx, state):

@@ -255,7 +255,8 @@ def _unittest_failure(result, ran, policy, filename, source):
         return {"message": "no tests ran"}
     where, err = result.first
     try:
-        where = str.replace(str.__str__(where.id()), "__candidate__.", "")
+        # The test module's name, inline's or the separate judge's, is execeval's.
+        where = str.replace(str.replace(str.__str__(where.id()), "__candidate__.", ""), "__judge__.", "")
     except BaseException:
         where = "?"
     if err is None:
