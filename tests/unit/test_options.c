@@ -384,17 +384,26 @@ Test(options, http_fields_are_the_rows_read_through_the_table)
 		if (!field)
 			continue;
 		n++;
-		if (row->type == EE_OPT_TEXT && row->parse) { /* --reward: the row's parse reads it */
+		if (row->type == EE_OPT_TEXT && row->parse) { /* --reward, --seed, ...: the row's parse */
+			unsigned forms = row->http_json ? row->http_json : EE_HTTP_STRING;
+			const char *wrong = forms == EE_HTTP_STRING   ? "3"
+			                    : forms == EE_HTTP_NUMBER ? "\"x\""
+			                                              : "[]";
+			const char *why = forms == EE_HTTP_STRING   ? "expected a string"
+			                  : forms == EE_HTTP_NUMBER ? "expected a number"
+			                                            : "expected a number or a string";
 			snprintf(body, sizeof(body),
-			         "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": \"%s\"}", field,
-			         row->example);
+			         forms & EE_HTTP_STRING
+			                 ? "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": \"%s\"}"
+			                 : "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": %s}",
+			         field, row->example);
 			cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), 0, "%s: %s", body,
 			             err.msg);
 			ee_request_free(&r);
-			snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": 3}",
-			         field);
+			snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": %s}",
+			         field, wrong);
 			cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), -1, "%s", body);
-			snprintf(want, sizeof(want), "%s: expected a string", field);
+			snprintf(want, sizeof(want), "%s: %s", field, why);
 			cr_expect_str_eq(err.msg, want);
 			cr_expect_str_eq(err.field, field);
 			ee_request_free(&r);
@@ -443,7 +452,7 @@ Test(options, http_fields_are_the_rows_read_through_the_table)
 		cr_expect_str_eq(err.msg, want);
 		ee_request_free(&r);
 	}
-	cr_expect_eq(n, 2, "extract, reward");
+	cr_expect_eq(n, 6, "extract, reward, seed, hidden_fraction, time_floor, time_factor");
 	struct ee_request r;
 	struct ee_err err;
 	cr_expect_eq(parse_request("{\"task\": " TASK ", \"candidate\": \"x\", \"extract\": \"all\"}",
