@@ -49,10 +49,13 @@ struct ee_reference_job {
 	int step; /* enum step: the run next gives */
 	int part; /* enum ee_reference_part of a task's error */
 	unsigned runs;
-	struct ee_task q; /* the synthetic task of the run under way (generate, outputs) */
-	char *program;    /* generate: the generator and its driver */
-	struct run r;     /* the run under way; once done, the reference's outputs */
-	json_t *inputs;   /* canonical argument arrays */
+	/* The synthetic tasks of runs 1 and 3, kept until the job is freed: a
+	 * run's stream still reads its task after the record's callback,
+	 * where an asynchronous driver starts the next run. */
+	struct ee_task q_gen, q_out;
+	char *program;  /* generate: the generator and its driver */
+	struct run r;   /* the run under way; once done, the reference's outputs */
+	json_t *inputs; /* canonical argument arrays */
 };
 
 static void keep_values(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s)
@@ -205,12 +208,12 @@ static int generate_run(struct ee_reference_job *j, struct ee_err *err)
 	const struct ee_task *t = j->t;
 	char seed[32], n[16];
 
-	if (calls_task(t, GENERATE_FN, "", 1, &j->q, err) < 0)
+	if (calls_task(t, GENERATE_FN, "", 1, &j->q_gen, err) < 0)
 		return -1;
 	snprintf(seed, sizeof(seed), "%llu", j->seed);
 	snprintf(n, sizeof(n), "%u", t->gen->n);
-	j->q.tests[0].args = json_pack("[{s:s}, {s:s}]", "int", seed, "int", n);
-	if (!j->q.tests[0].args || asprintf(&j->program, "%s%s", t->gen->generate, generate_driver) < 0) {
+	j->q_gen.tests[0].args = json_pack("[{s:s}, {s:s}]", "int", seed, "int", n);
+	if (!j->q_gen.tests[0].args || asprintf(&j->program, "%s%s", t->gen->generate, generate_driver) < 0) {
 		j->program = NULL;
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
@@ -223,10 +226,10 @@ static int outputs_run(struct ee_reference_job *j, struct ee_err *err)
 	const struct ee_task *t = j->t;
 	size_t n = json_array_size(j->inputs);
 
-	if (calls_task(t, t->entry_point, t->setup, n, &j->q, err) < 0)
+	if (calls_task(t, t->entry_point, t->setup, n, &j->q_out, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		j->q.tests[i].args = json_incref(json_array_get(j->inputs, i));
+		j->q_out.tests[i].args = json_incref(json_array_get(j->inputs, i));
 	return run_init(&j->r, n, 1, err);
 }
 
@@ -342,15 +345,16 @@ int ee_reference_job_next(struct ee_reference_job *j, struct ee_candidate *cand,
 
 	memset(cand, 0, sizeof(*cand));
 	*opt = &j->trusted;
-	ee_task_free(&j->q);
-	free(j->program);
+	free(j->program); /* ee_eval_start copied it */
 	j->program = NULL;
 	switch (j->step) {
 	case STEP_DONE: return 0;
 	case STEP_GENERATE:
+		if (j->q_gen.tests) /* next twice without a record fed */
+			return ee_fail(err, EE_ERR_SANDBOX, "internal: a reference run asked for twice");
 		if (generate_run(j, err) < 0)
 			return -1;
-		cand->task = &j->q;
+		cand->task = &j->q_gen;
 		cand->program = j->program;
 		break;
 	case STEP_CHECK:
@@ -361,9 +365,11 @@ int ee_reference_job_next(struct ee_reference_job *j, struct ee_candidate *cand,
 		values = 0;
 		break;
 	default:
+		if (j->q_out.tests)
+			return ee_fail(err, EE_ERR_SANDBOX, "internal: a reference run asked for twice");
 		if (outputs_run(j, err) < 0)
 			return -1;
-		cand->task = &j->q;
+		cand->task = &j->q_out;
 		cand->program = j->t->gen->reference;
 		break;
 	}
@@ -405,7 +411,6 @@ int ee_reference_job_feed(struct ee_reference_job *j, json_t *record, struct ee_
 			return -1;
 		json_decref(j->r.record); /* the values are what is kept */
 		j->r.record = NULL;
-		ee_task_free(&j->q);
 		j->step = STEP_DONE;
 		j->t = NULL;
 		return 0;
@@ -437,7 +442,8 @@ int ee_reference_job_apply(const struct ee_reference_job *j, struct ee_task *t, 
 size_t ee_reference_job_bytes(const struct ee_reference_job *j)
 {
 	/* jansson holds a value in about twice its compact text */
-	size_t n = sizeof(*j) + 2 * json_dumpb(j->inputs, NULL, 0, JSON_COMPACT);
+	size_t n = sizeof(*j) + 2 * json_dumpb(j->inputs, NULL, 0, JSON_COMPACT) +
+	           (j->q_gen.n_tests + j->q_out.n_tests) * sizeof(struct ee_test);
 
 	for (size_t i = 0; i < j->r.n; i++)
 		n += sizeof(double) + sizeof(json_t *) +
@@ -450,7 +456,8 @@ void ee_reference_job_free(struct ee_reference_job *j)
 	if (!j)
 		return;
 	run_free(&j->r);
-	ee_task_free(&j->q);
+	ee_task_free(&j->q_gen);
+	ee_task_free(&j->q_out);
 	free(j->program);
 	json_decref(j->inputs);
 	free(j);

@@ -41,6 +41,10 @@ struct ee_refcache {
 	const struct ee_eval_options *o;
 	struct entry *buckets[BUCKETS];
 	struct entry *newest, *oldest;
+	/* Entries done with but not kept: freed at the next lookup, since a
+	 * job ends in its last run's record callback and that run's stream
+	 * still reads the job's task after it. */
+	struct entry *dead;
 	struct ee_refcache_stats stats;
 };
 
@@ -174,7 +178,8 @@ static void finish(struct entry *e, int part, const struct ee_err *err)
 		w = next;
 	}
 	if (!keep) {
-		entry_free(e);
+		e->chain = rc->dead;
+		rc->dead = e;
 		return;
 	}
 	lru_push(e);
@@ -249,6 +254,15 @@ static int add_waiter(struct entry *e, ee_refcache_cb cb, void *ctx)
 	return 0;
 }
 
+static void bury(struct ee_refcache *rc)
+{
+	while (rc->dead) {
+		struct entry *e = rc->dead;
+		rc->dead = e->chain;
+		entry_free(e);
+	}
+}
+
 int ee_refcache_get(struct ee_refcache *rc, const struct ee_task *t, unsigned long long seed,
                     ee_refcache_cb cb, void *ctx, const struct ee_reference_job **ret, struct ee_err *err)
 {
@@ -256,6 +270,7 @@ int ee_refcache_get(struct ee_refcache *rc, const struct ee_task *t, unsigned lo
 	struct entry *e;
 
 	*ret = NULL;
+	bury(rc); /* never called from a sandbox's callback: their streams are gone */
 	if (!key)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	uint64_t hash = hash_of(key);
@@ -308,6 +323,7 @@ void ee_refcache_free(struct ee_refcache *rc)
 {
 	if (!rc)
 		return;
+	bury(rc);
 	for (size_t i = 0; i < BUCKETS; i++) {
 		struct entry *e = rc->buckets[i];
 		while (e) {
