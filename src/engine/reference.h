@@ -44,10 +44,17 @@ struct ee_reference_job;
 /* Which trusted code a task's error is of. */
 enum ee_reference_part { EE_REF_PART_NONE, EE_REF_PART_GENERATE, EE_REF_PART_REFERENCE };
 
+/* Calls of the reference per input when its times calibrate limits: the
+ * input's time is their minimum (docs/generated.md, "What is measured"). */
+#ifndef EE_REFERENCE_TIMINGS /* bench/reference-timing builds a baseline of 1 */
+#define EE_REFERENCE_TIMINGS 3
+#endif
+
 /* A job for t (which has t->gen) and seed, its runs with o's sandbox and
- * limits (none of the candidate-only phases). */
+ * limits (none of the candidate-only phases). timed: each input is called
+ * EE_REFERENCE_TIMINGS times in a row, its time the fastest (else once). */
 int ee_reference_job_new(const struct ee_eval_options *o, const struct ee_task *t, unsigned long long seed,
-                         struct ee_reference_job **ret, struct ee_err *err);
+                         int timed, struct ee_reference_job **ret, struct ee_err *err);
 
 /* The next run: *cand and *opt filled (borrowed from the job until its
  * record is fed). Returns 1 for a run, 0 when the job is done, -1 (err)

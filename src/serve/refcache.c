@@ -228,15 +228,15 @@ static void on_run(void *ctx, json_t *record, double run_s)
 }
 
 /* The key of t's results for seed (refcache.h). */
-static char *key_of(const struct ee_refcache *rc, const struct ee_task *t, unsigned long long seed)
+static char *key_of(const struct ee_refcache *rc, const struct ee_task *t, unsigned long long seed, int timed)
 {
 	struct ee_limits lim;
 	char gen[65], *key = NULL;
 
 	ee_task_gen_hash(t, gen);
 	ee_eval_limits(rc->o, t, &lim);
-	if (asprintf(&key, "%s %s %llu %.17g %u %u %zu %u", t->gen->key, gen, t->gen->generate ? seed : 0,
-	             lim.timeout_s, lim.memory_mb, lim.procs, lim.output_cap, lim.tmp_mb) < 0)
+	if (asprintf(&key, "%s %s %llu %.17g %u %u %zu %u %d", t->gen->key, gen, t->gen->generate ? seed : 0,
+	             lim.timeout_s, lim.memory_mb, lim.procs, lim.output_cap, lim.tmp_mb, timed) < 0)
 		return NULL;
 	return key;
 }
@@ -263,10 +263,11 @@ static void bury(struct ee_refcache *rc)
 	}
 }
 
-int ee_refcache_get(struct ee_refcache *rc, const struct ee_task *t, unsigned long long seed,
+int ee_refcache_get(struct ee_refcache *rc, const struct ee_task *t, unsigned long long seed, int timed,
                     ee_refcache_cb cb, void *ctx, const struct ee_reference_job **ret, struct ee_err *err)
 {
-	char *key = key_of(rc, t, seed);
+	timed = !!timed;
+	char *key = key_of(rc, t, seed, timed);
 	struct entry *e;
 
 	*ret = NULL;
@@ -296,7 +297,7 @@ int ee_refcache_get(struct ee_refcache *rc, const struct ee_task *t, unsigned lo
 	e->key = key;
 	e->hash = hash;
 	e->last = &e->waiters;
-	if (ee_reference_job_new(rc->o, t, seed, &e->job, err) < 0 || add_waiter(e, cb, ctx) < 0) {
+	if (ee_reference_job_new(rc->o, t, seed, timed, &e->job, err) < 0 || add_waiter(e, cb, ctx) < 0) {
 		entry_free(e);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}

@@ -5,7 +5,8 @@
  * The key is what decides the generated tests: the task object as sent
  * (gen->key, set by request.c), its generator and reference
  * (ee_task_gen_hash), the seed (0 for EvalPlus's given inputs, which owe
- * nothing to one) and the limits the reference runs under. A lookup finds
+ * nothing to one), the limits the reference runs under and whether its
+ * times calibrate limits (timed). A lookup finds
  * the results made (a hit), joins the runs in flight for the key (a join:
  * N runs of a GRPO group, in one batch or in N requests, wait on ONE
  * reference run), or starts them (a miss). The runs go through the
@@ -54,11 +55,13 @@ int ee_refcache_new(struct ee_dispatch *d, const struct ee_eval_options *o, size
 /* Nothing may be in flight (the server has drained). */
 void ee_refcache_free(struct ee_refcache *rc);
 
-/* t's (t->gen's) results for seed. Returns 0 on a hit, *ret the results
+/* t's (t->gen's) results for seed; timed: for calibrated limits (each
+ * input's time the fastest of EE_REFERENCE_TIMINGS calls: part of the
+ * key). Returns 0 on a hit, *ret the results
  * (borrowed until the next call on the cache; cb is not called); 1 when
  * cb will get them (it may have run before this returns); -1 (err) out
  * of memory. t is borrowed until cb when this started its runs. */
-int ee_refcache_get(struct ee_refcache *rc, const struct ee_task *t, unsigned long long seed,
+int ee_refcache_get(struct ee_refcache *rc, const struct ee_task *t, unsigned long long seed, int timed,
                     ee_refcache_cb cb, void *ctx, const struct ee_reference_job **ret, struct ee_err *err);
 
 const struct ee_refcache_stats *ee_refcache_stats(const struct ee_refcache *rc);

@@ -282,9 +282,14 @@ static void prepare(struct conn *c)
 		const struct ee_reference_job *job = NULL;
 		struct ee_err err = { 0 };
 
+		int timed = 0; /* any of its runs asks for calibrated limits */
+		for (size_t r = g->first; r < c->req.n_runs; r++)
+			if (c->req.runs[r].task.gen == first->task.gen)
+				timed |= c->req.runs[r].gen.time.floor_s > 0 ||
+				         c->req.runs[r].gen.time.factor > 0;
 		c->pending++;
-		int rc = ee_refcache_get(srv->refcache, &first->task, first->gen.seed, on_reference, g, &job,
-		                         &err);
+		int rc = ee_refcache_get(srv->refcache, &first->task, first->gen.seed, timed, on_reference, g,
+		                         &job, &err);
 		if (rc == 1)
 			continue;
 		c->pending--;

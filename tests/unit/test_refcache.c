@@ -81,7 +81,7 @@ Test(refcache, a_reference_sandbox_that_cannot_start_is_the_hosts_error_and_not_
 	struct ee_err err = { 0 };
 
 	open_fixture(&f);
-	cr_expect_eq(ee_refcache_get(f.rc, &f.task, 3, on_result, &got, &job, &err), 1, "%s", err.msg);
+	cr_expect_eq(ee_refcache_get(f.rc, &f.task, 3, 0, on_result, &got, &job, &err), 1, "%s", err.msg);
 	cr_expect_null(job);
 	cr_expect_eq(got.calls, 1, "its first run failed to start at once");
 	cr_expect_eq(got.job, 0);
@@ -94,7 +94,7 @@ Test(refcache, a_reference_sandbox_that_cannot_start_is_the_hosts_error_and_not_
 	cr_expect_eq(s->sandboxes, 1);
 	cr_expect_eq(s->failures, 1);
 	cr_expect_eq(s->entries, 0);
-	cr_expect_eq(ee_refcache_get(f.rc, &f.task, 3, on_result, &got, &job, &err), 1);
+	cr_expect_eq(ee_refcache_get(f.rc, &f.task, 3, 0, on_result, &got, &job, &err), 1);
 	cr_expect_eq(got.calls, 2);
 	cr_expect_eq(s->misses, 2, "a failure is not cached: the next lookup runs again");
 	cr_expect_eq(s->hits + s->joins, 0);
