@@ -268,3 +268,17 @@ def test_the_references_time_is_the_fastest_of_three_calls_per_input(serve):
     assert rec["status"] == "pass" and len(gen) == 3 and all(0 < t["reference_ms"] < 100 for t in gen), rec
     untimed = s.run({"task": task, "candidate": SUM["reference"], "limits": {"timeout_s": 10}}).json
     assert untimed["status"] == "pass" and refs(s)["runs"] == 2, "timed results are their own key"
+
+
+def test_get_reward_a_grpo_group_of_one_label_shares_one_reference_run(serve):
+    s = serve("--seed", "3")
+    prompt = "Sort the list.\n"
+    answers = ["```python\n%s```" % (GOOD if i % 2 == 0 else HARD_CODED) for i in range(4)]
+    a = s.post("/get_reward", {"query": [prompt + x for x in answers], "prompts": [prompt] * 4,
+                               "labels": [json.dumps(SORT)] * 4, "records": True})
+    assert a.status == 200, a
+    assert a.json["rewards"] == [1.0, -1.0, 1.0, -1.0], a.json
+    assert all(r["seed"] == 3 and len(generated(r)) == 10 for r in a.json["records"])
+    assert refs(s)["runs"] == 1
+    bad = s.post("/get_reward", {"query": ["x"], "labels": [dict(SORT, reference="def f(xs):\n    return xs\n")]})
+    assert bad.status == 422 and bad.json["field"] == "labels[0].reference", bad
