@@ -71,8 +71,11 @@ static int http_value(const struct ee_jf *c, const struct ee_option *row, const 
 		if (row->parse(row, arg, s, c->err) < 0) {
 			char why[sizeof(c->err->msg)];
 			const char *msg = c->err->msg;
-			size_t flag = strlen(row->name) + 4; /* "--NAME: " said again: the field names it */
-			if (strncmp(msg, "--", 2) == 0 && strncmp(msg + 2, row->name, flag - 4) == 0 &&
+			/* the new rows drop "--NAME: " (the field names it); --reward keeps
+			 * its message as clients already match it */
+			size_t flag = strlen(row->name) + 4;
+			if (row->http_json && strncmp(msg, "--", 2) == 0 &&
+			    strncmp(msg + 2, row->name, flag - 4) == 0 &&
 			    strncmp(msg + flag - 2, ": ", 2) == 0)
 				msg += flag;
 			snprintf(why, sizeof(why), "%s", msg);
