@@ -129,7 +129,8 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e
 	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/client
 	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q \
-	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py tests/e2e/test_serve.py
+	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py tests/e2e/test_serve.py \
+	    tests/e2e/test_serve_generated.py
 	EXECEVAL_ISOLATION=warm tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py
 	EXECEVAL=$(BUILD)/execeval-san EXECEVAL_ISOLATION=warm tests/e2e/safety-net $(PYTHON) -m pytest -q \
@@ -179,6 +180,15 @@ test-deps:
 $(BUILD)/bench/run-overhead: bench/run-overhead.c $(call rel_obj,$(LIB_SRC)) $(BUILD)/rel/embed.o
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(HARDEN) $(LDHARDEN) $^ -o $@ $(LIBS)
+
+# bench/reference-timing's baseline: the reference timed by one call per
+# input (EE_REFERENCE_TIMINGS 1), everything else as build/execeval.
+$(BUILD)/bench/one-timing/reference.o: src/engine/reference.c $(wildcard src/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(HARDEN) -DEE_REFERENCE_TIMINGS=1 -c $< -o $@
+$(BUILD)/bench/execeval-one-timing: $(filter-out $(BUILD)/rel/src/engine/reference.o,$(call rel_obj,$(LIB_SRC) $(CLI_SRC))) \
+                                    $(BUILD)/bench/one-timing/reference.o $(BUILD)/rel/embed.o
+	$(CC) $(LDHARDEN) $^ -o $@ $(LIBS)
 
 # Benchmarks print ratios against a baseline measured in the same run.
 # eval-memory evaluates 110,000 samples: minutes, not seconds.

@@ -142,7 +142,8 @@ int ee_eval_stream_start(struct ee_eval *ev)
 		ev->stream.tests.timeout_ms =
 		        ceil(1e3 * (o->test_timeout_s < ev->limits.timeout_s ? o->test_timeout_s
 		                                                             : ev->limits.timeout_s));
-	ev->stream.tests.cal = ee_eval_calibration(o, ev->limits.timeout_s);
+	ev->stream.tests.cal =
+	        ee_calibration_of(ev->time_rule.floor_s, ev->time_rule.factor, ev->limits.timeout_s);
 	return 0;
 }
 
@@ -233,7 +234,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		return ee_fail(
 		        err, EE_ERR_USAGE,
 		        "task %s: its generated tests (reference, generate or EvalPlus inputs) are not "
-		        "made here (serve does not make them yet)",
+		        "made yet (the caller runs ee_reference_prepare first)",
 		        c->task->task_id);
 	struct ee_eval *ev = calloc(1, sizeof(*ev));
 
@@ -255,6 +256,8 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	ev->ctx = ctx;
 	ev->keep_output = c->keep_output ? c->keep_output : KEEP_OUTPUT_BYTES;
 	ev->reward = c->reward ? *c->reward : o->reward;
+	ev->time_rule =
+	        c->time_rule ? *c->time_rule : (struct ee_time_rule){ o->time_floor_s, o->time_factor };
 	ev->on_outcome = c->on_outcome;
 	ev->outcome_ctx = c->outcome_ctx;
 	ee_eval_random_hex(ev->nonce);

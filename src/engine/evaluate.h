@@ -89,18 +89,27 @@ struct ee_eval_options {
 /* The calibration o asks for under a candidate timeout of timeout_s (the
  * cap): factor 0 when neither --time-floor nor --time-factor was given. */
 struct ee_calibration ee_eval_calibration(const struct ee_eval_options *o, double timeout_s);
+/* The same from a floor and a factor (0: not given) as the options hold them. */
+struct ee_calibration ee_calibration_of(double floor_s, double factor, double timeout_s);
+
+/* A candidate's own calibrated limits (serve's request fields), in the
+ * options' terms: time_floor_s and time_factor, 0 when not given. */
+struct ee_time_rule {
+	double floor_s, factor;
+};
 
 struct ee_candidate {
-	const struct ee_task *task;     /* borrowed until the callback */
-	const char *program;            /* copied at start */
-	const char *model;              /* NULL: absent from the record */
-	long sample;                    /* index, -1: absent */
-	const json_t *extra;            /* fields copied into the record, or NULL */
-	int no_code_block;              /* --extract fenced found no block */
-	const char *extraction;         /* how program was found (extract.h); NULL: absent */
-	const char *shard;              /* "I/N" of eval --shard (copied at start); NULL: absent */
-	size_t keep_output;             /* bytes of stdout and of stderr kept; 0: the record's */
-	const struct ee_reward *reward; /* a request's own (copied at start); NULL: the options' */
+	const struct ee_task *task;           /* borrowed until the callback */
+	const char *program;                  /* copied at start */
+	const char *model;                    /* NULL: absent from the record */
+	long sample;                          /* index, -1: absent */
+	const json_t *extra;                  /* fields copied into the record, or NULL */
+	int no_code_block;                    /* --extract fenced found no block */
+	const char *extraction;               /* how program was found (extract.h); NULL: absent */
+	const char *shard;                    /* "I/N" of eval --shard (copied at start); NULL: absent */
+	size_t keep_output;                   /* bytes of stdout and of stderr kept; 0: the record's */
+	const struct ee_reward *reward;       /* a request's own (copied at start); NULL: the options' */
+	const struct ee_time_rule *time_rule; /* a request's own (copied at start); NULL: the options' */
 	/* Called just before the record's callback, with the sandbox's outcome
 	 * and the event stream (both borrowed for the call), when the sandbox
 	 * ran (not when it could not be set up, nor when interrupted); NULL:

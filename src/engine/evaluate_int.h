@@ -39,7 +39,8 @@ struct ee_eval {
 	int attempts;
 	int lint_credited; /* the lint phase's time was given back to the clock */
 	size_t keep_output;
-	struct ee_reward reward; /* the candidate's, else the options' */
+	struct ee_reward reward;       /* the candidate's, else the options' */
+	struct ee_time_rule time_rule; /* the candidate's, else the options' */
 	void (*on_outcome)(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s);
 	void *outcome_ctx;
 	int keep_values;

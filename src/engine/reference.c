@@ -7,6 +7,10 @@
  * same serialiser, limits and sandbox as a candidate's. Nothing here
  * trusts the values beyond their shape: a value that is not plain data
  * ({"other": ...}) is an error of the task.
+ *
+ * A job is a small state machine (step: generate, check, outputs, done),
+ * so one code path serves the synchronous driver at the end of this file
+ * and serve's asynchronous one (serve/refcache.c).
  */
 #include "engine/reference.h"
 
@@ -36,6 +40,25 @@ struct run {
 	size_t n;
 };
 
+enum step { STEP_GENERATE, STEP_CHECK, STEP_OUTPUTS, STEP_DONE };
+
+struct ee_reference_job {
+	const struct ee_task *t; /* borrowed until done */
+	struct ee_eval_options trusted;
+	unsigned long long seed;
+	int step; /* enum step: the run next gives */
+	int part; /* enum ee_reference_part of a task's error */
+	unsigned runs;
+	unsigned repeats; /* calls of the reference per input in run 3 */
+	/* The synthetic tasks of runs 1 and 3, kept until the job is freed: a
+	 * run's stream still reads its task after the record's callback,
+	 * where an asynchronous driver starts the next run. */
+	struct ee_task q_gen, q_out;
+	char *program;  /* generate: the generator and its driver */
+	struct run r;   /* the run under way; once done, the reference's outputs */
+	json_t *inputs; /* canonical argument arrays */
+};
+
 static void keep_values(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s)
 {
 	struct run *r = ctx;
@@ -45,11 +68,6 @@ static void keep_values(void *ctx, const struct ee_sandbox_outcome *out, const s
 			r->values[i] = json_incref(s->tests.results[i].value);
 		r->ms[i] = s->tests.results[i].duration_ms;
 	}
-}
-
-static void keep_record(void *ctx, json_t *record)
-{
-	((struct run *)ctx)->record = record;
 }
 
 static void run_free(struct run *r)
@@ -62,14 +80,33 @@ static void run_free(struct run *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* A fresh run; with values, room for n calls' values and times. */
+static int run_init(struct run *r, size_t n, int values, struct ee_err *err)
+{
+	run_free(r);
+	if (!values)
+		return 0;
+	r->n = n;
+	r->values = calloc(n ? n : 1, sizeof(*r->values));
+	r->ms = calloc(n ? n : 1, sizeof(*r->ms));
+	if (!r->values || !r->ms)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	return 0;
+}
+
 struct ee_calibration ee_eval_calibration(const struct ee_eval_options *o, double timeout_s)
+{
+	return ee_calibration_of(o->time_floor_s, o->time_factor, timeout_s);
+}
+
+struct ee_calibration ee_calibration_of(double floor_s, double factor, double timeout_s)
 {
 	struct ee_calibration c = { 0 };
 
-	if (o->time_floor_s <= 0 && o->time_factor <= 0)
+	if (floor_s <= 0 && factor <= 0)
 		return c;
-	c.floor_ms = 1e3 * (o->time_floor_s > 0 ? o->time_floor_s : EE_TIME_FLOOR_DEFAULT_S);
-	c.factor = o->time_factor > 0 ? o->time_factor : EE_TIME_FACTOR_DEFAULT;
+	c.floor_ms = 1e3 * (floor_s > 0 ? floor_s : EE_TIME_FLOOR_DEFAULT_S);
+	c.factor = factor > 0 ? factor : EE_TIME_FACTOR_DEFAULT;
 	c.cap_ms = 1e3 * timeout_s;
 	return c;
 }
@@ -85,36 +122,6 @@ static void trusted_options(const struct ee_eval_options *o, struct ee_eval_opti
 	ret->test_timeout_s = 0;
 	ret->time_floor_s = ret->time_factor = 0;
 	ee_reward_default(&ret->reward);
-}
-
-/* Runs program against task; 0, a signal number, or -1. */
-static int run_program(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_task *task,
-                       const char *program, int values, struct run *r, struct ee_err *err)
-{
-	struct ee_candidate cand = { .task = task, .program = program, .sample = -1, .trusted = 1 };
-
-	memset(r, 0, sizeof(*r));
-	if (values) {
-		r->n = task->n_tests;
-		r->values = calloc(r->n ? r->n : 1, sizeof(*r->values));
-		r->ms = calloc(r->n ? r->n : 1, sizeof(*r->ms));
-		if (!r->values || !r->ms)
-			return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
-		cand.keep_values = 1;
-		cand.on_outcome = keep_values;
-		cand.outcome_ctx = r;
-	}
-	if (ee_eval_start(eng, o, &cand, keep_record, r, err) < 0)
-		return -1;
-	int sig = ee_loop_run(ee_engine_loop(eng), err);
-	if (sig != 0)
-		return sig;
-	if (!r->record)
-		return ee_fail(err, EE_ERR_SANDBOX, "%s: no record", task->task_id);
-	const char *why = json_string_value(json_object_get(r->record, "sandbox_error"));
-	if (why)
-		return ee_fail(err, EE_ERR_SANDBOX, "%s: %s", task->task_id, why);
-	return 0;
 }
 
 static const char *record_str(const json_t *rec, const char *key)
@@ -196,147 +203,337 @@ static int calls_task(const struct ee_task *like, const char *fn, const char *se
 	return 0;
 }
 
-/* Run 1: the generator's inputs as a new array of canonical argument arrays. */
-static int generate_inputs(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_task *t,
-                           json_t **ret, struct ee_err *err)
+/* Run 1's task: one call of the generator's driver with (seed, n). */
+static int generate_run(struct ee_reference_job *j, struct ee_err *err)
 {
-	struct ee_task g;
-	struct run r;
+	const struct ee_task *t = j->t;
 	char seed[32], n[16];
-	char *program = NULL;
-	int rc;
 
-	*ret = NULL;
-	if (calls_task(t, GENERATE_FN, "", 1, &g, err) < 0)
+	if (calls_task(t, GENERATE_FN, "", 1, &j->q_gen, err) < 0)
 		return -1;
-	snprintf(seed, sizeof(seed), "%llu", o->seed);
+	snprintf(seed, sizeof(seed), "%llu", j->seed);
 	snprintf(n, sizeof(n), "%u", t->gen->n);
-	g.tests[0].args = json_pack("[{s:s}, {s:s}]", "int", seed, "int", n);
-	if (!g.tests[0].args || asprintf(&program, "%s%s", t->gen->generate, generate_driver) < 0) {
-		ee_task_free(&g);
+	j->q_gen.tests[0].args = json_pack("[{s:s}, {s:s}]", "int", seed, "int", n);
+	if (!j->q_gen.tests[0].args || asprintf(&j->program, "%s%s", t->gen->generate, generate_driver) < 0) {
+		j->program = NULL;
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
-	rc = run_program(eng, o, &g, program, 1, &r, err);
-	free(program);
-	ee_task_free(&g);
-	if (rc != 0) {
-		run_free(&r);
-		return rc;
+	return run_init(&j->r, 1, 1, err);
+}
+
+/* Run 3's task: the entry point called on each input, repeats times in a
+ * row (the later calls warm: the same code, data and caches). */
+static int outputs_run(struct ee_reference_job *j, struct ee_err *err)
+{
+	const struct ee_task *t = j->t;
+	size_t n = json_array_size(j->inputs) * j->repeats;
+
+	if (calls_task(t, t->entry_point, t->setup, n, &j->q_out, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		j->q_out.tests[i].args = json_incref(json_array_get(j->inputs, i / j->repeats));
+	return run_init(&j->r, n, 1, err);
+}
+
+/* Run 3's calls, one per input again: the first call's value, the
+ * fastest call's time (the minimum: what the input costs on this host,
+ * the least disturbed by a cold cache or a neighbour's burst). */
+static int one_per_input(struct ee_reference_job *j, struct ee_err *err)
+{
+	struct run *r = &j->r;
+	size_t n = r->n / j->repeats;
+
+	if (j->repeats == 1)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		double best = -1;
+		for (unsigned k = 0; k < j->repeats; k++) {
+			double ms = r->ms[i * j->repeats + k];
+			if (ms >= 0 && (best < 0 || ms < best))
+				best = ms;
+		}
+		json_t *v = r->values[i * j->repeats];
+		for (unsigned k = 1; k < j->repeats; k++)
+			json_decref(r->values[i * j->repeats + k]);
+		r->values[i] = v;
+		r->ms[i] = best;
 	}
-	json_t *list = json_object_get(r.values[0], "list");
+	for (size_t i = n; i < r->n; i++)
+		r->values[i] = NULL;
+	r->n = n;
+	(void)err;
+	return 0;
+}
+
+/* Run 1's record: the generator's inputs as a new array of canonical
+ * argument arrays, at most n_generated of them. */
+static int take_inputs(struct ee_reference_job *j, struct ee_err *err)
+{
+	const struct ee_task *t = j->t;
+	struct run *r = &j->r;
+	json_t *list = json_object_get(r->values[0], "list");
 	size_t i;
 	json_t *args;
+
+	j->part = EE_REF_PART_GENERATE;
 	if (!json_is_array(list)) {
 		size_t at = 0;
-		const char *msg = first_failure(r.record, &at);
-		ee_fail(err, EE_ERR_USAGE, "task %s: generate failed: %s: %s", t->task_id,
-		        record_str(r.record, "status"),
-		        msg           ? msg
-		        : r.values[0] ? "expected a list of argument lists"
-		                      : record_str(r.record, "detail"));
-		run_free(&r);
-		return -1;
+		const char *msg = first_failure(r->record, &at);
+		return ee_fail(err, EE_ERR_USAGE, "task %s: generate failed: %s: %s", t->task_id,
+		               record_str(r->record, "status"),
+		               msg            ? msg
+		               : r->values[0] ? "expected a list of argument lists"
+		                              : record_str(r->record, "detail"));
 	}
+	if (json_array_size(list) > t->gen->n)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "task %s: generate: returned %zu inputs, more than n_generated (%u)",
+		               t->task_id, json_array_size(list), t->gen->n);
 	json_t *inputs = json_array();
 	json_array_foreach (list, i, args) {
 		json_t *a = json_object_get(args, "list");
 		if (!json_is_array(a) || has_other(a, 0)) {
-			ee_fail(err, EE_ERR_USAGE,
+			json_decref(inputs);
+			return ee_fail(
+			        err, EE_ERR_USAGE,
 			        "task %s: generate: input %zu: expected a list of plain values (None, bool, "
 			        "int, float, str, list, tuple, dict, set)",
 			        t->task_id, i);
-			json_decref(inputs);
-			run_free(&r);
-			return -1;
 		}
 		json_array_append(inputs, a);
 	}
-	size_t want = json_array_size(list);
-	run_free(&r);
-	if (json_array_size(inputs) != want) {
+	if (json_array_size(inputs) != json_array_size(list)) {
 		json_decref(inputs);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
-	*ret = inputs;
+	j->part = EE_REF_PART_NONE;
+	j->inputs = inputs;
 	return 0;
 }
 
-/* Run 2: the reference against the task's own tests must pass. */
-static int check_reference(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_task *t,
-                           struct ee_err *err)
+/* Run 2's record: the reference must pass the task's own tests. */
+static int check_passed(struct ee_reference_job *j, struct ee_err *err)
 {
-	struct run r;
-	int rc = run_program(eng, o, t, t->gen->reference, 0, &r, err);
+	const struct ee_task *t = j->t;
+	const json_t *rec = j->r.record;
+	size_t at = 0;
 
-	if (rc == 0 && strcmp(record_str(r.record, "status"), "pass") != 0) {
-		size_t at = 0;
-		const char *msg = first_failure(r.record, &at);
-		if (msg)
-			ee_fail(err, EE_ERR_USAGE, "task %s: the reference fails its own test %zu: %s",
-			        t->task_id, at, msg);
-		else
-			ee_fail(err, EE_ERR_USAGE, "task %s: the reference fails its own tests: %s: %s",
-			        t->task_id, record_str(r.record, "status"), record_str(r.record, "detail"));
-		rc = -1;
-	}
-	run_free(&r);
-	return rc;
+	if (strcmp(record_str(rec, "status"), "pass") == 0)
+		return 0;
+	j->part = EE_REF_PART_REFERENCE;
+	const char *msg = first_failure(rec, &at);
+	if (msg)
+		return ee_fail(err, EE_ERR_USAGE, "task %s: the reference fails its own test %zu: %s",
+		               t->task_id, at, msg);
+	return ee_fail(err, EE_ERR_USAGE, "task %s: the reference fails its own tests: %s: %s", t->task_id,
+	               record_str(rec, "status"), record_str(rec, "detail"));
 }
 
-/* Run 3: the reference's result on each input (NULL where it raised). */
-static int reference_outputs(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_task *t,
-                             const json_t *inputs, struct run *r, struct ee_err *err)
+/* Run 3's record: the reference's result on each input (NULL where it raised). */
+static int outputs_ok(struct ee_reference_job *j, struct ee_err *err)
 {
-	struct ee_task q;
-	size_t n = json_array_size(inputs);
-
-	if (calls_task(t, t->entry_point, t->setup, n, &q, err) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		q.tests[i].args = json_incref(json_array_get(inputs, i));
-	int rc = run_program(eng, o, &q, t->gen->reference, 1, r, err);
-	ee_task_free(&q);
-	if (rc != 0)
-		return rc;
+	const struct ee_task *t = j->t;
+	const struct run *r = &j->r;
 	const char *status = record_str(r->record, "status");
+
+	j->part = EE_REF_PART_REFERENCE;
 	if (strcmp(status, "pass") != 0 && strcmp(status, "assertion_fail") != 0)
 		return ee_fail(err, EE_ERR_USAGE,
 		               "task %s: the reference did not finish on the generated inputs: %s: %s",
 		               t->task_id, status, record_str(r->record, "detail"));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < r->n; i++)
 		if (r->values[i] && has_other(r->values[i], 0))
 			return ee_fail(
 			        err, EE_ERR_USAGE,
 			        "task %s: the reference's result on generated input %zu is not plain data",
 			        t->task_id, i);
+	j->part = EE_REF_PART_NONE;
 	return 0;
+}
+
+int ee_reference_job_new(const struct ee_eval_options *o, const struct ee_task *t, unsigned long long seed,
+                         int timed, struct ee_reference_job **ret, struct ee_err *err)
+{
+	struct ee_reference_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	trusted_options(o, &j->trusted);
+	j->t = t;
+	j->seed = seed;
+	j->repeats = timed ? EE_REFERENCE_TIMINGS : 1;
+	j->step = STEP_GENERATE;
+	if (t->gen->inputs) { /* given (EvalPlus's base_input + plus_input) */
+		j->inputs = json_incref(t->gen->inputs);
+		j->step = t->n_tests ? STEP_CHECK : STEP_OUTPUTS;
+	}
+	*ret = j;
+	return 0;
+}
+
+int ee_reference_job_next(struct ee_reference_job *j, struct ee_candidate *cand,
+                          const struct ee_eval_options **opt, struct ee_err *err)
+{
+	int values = 1;
+
+	memset(cand, 0, sizeof(*cand));
+	*opt = &j->trusted;
+	free(j->program); /* ee_eval_start copied it */
+	j->program = NULL;
+	switch (j->step) {
+	case STEP_DONE: return 0;
+	case STEP_GENERATE:
+		if (j->q_gen.tests) /* next twice without a record fed */
+			return ee_fail(err, EE_ERR_SANDBOX, "internal: a reference run asked for twice");
+		if (generate_run(j, err) < 0)
+			return -1;
+		cand->task = &j->q_gen;
+		cand->program = j->program;
+		break;
+	case STEP_CHECK:
+		if (run_init(&j->r, 0, 0, err) < 0)
+			return -1;
+		cand->task = j->t;
+		cand->program = j->t->gen->reference;
+		values = 0;
+		break;
+	default:
+		if (j->q_out.tests)
+			return ee_fail(err, EE_ERR_SANDBOX, "internal: a reference run asked for twice");
+		if (outputs_run(j, err) < 0)
+			return -1;
+		cand->task = &j->q_out;
+		cand->program = j->t->gen->reference;
+		break;
+	}
+	cand->sample = -1;
+	cand->trusted = 1;
+	if (values) {
+		cand->keep_values = 1;
+		cand->on_outcome = keep_values;
+		cand->outcome_ctx = &j->r;
+	}
+	j->runs++;
+	return 1;
+}
+
+int ee_reference_job_feed(struct ee_reference_job *j, json_t *record, struct ee_err *err)
+{
+	const char *id = j->t ? j->t->task_id : "?";
+
+	json_decref(j->r.record);
+	j->r.record = record;
+	if (!record || j->step == STEP_DONE)
+		return ee_fail(err, EE_ERR_SANDBOX, "%s: no record", id);
+	const char *why = json_string_value(json_object_get(record, "sandbox_error"));
+	if (why)
+		return ee_fail(err, EE_ERR_SANDBOX, "%s: %s", id, why);
+	switch (j->step) {
+	case STEP_GENERATE:
+		if (take_inputs(j, err) < 0)
+			return -1;
+		j->step = j->t->n_tests ? STEP_CHECK : STEP_OUTPUTS;
+		break;
+	case STEP_CHECK:
+		if (check_passed(j, err) < 0)
+			return -1;
+		j->step = STEP_OUTPUTS;
+		break;
+	default:
+		if (outputs_ok(j, err) < 0 || one_per_input(j, err) < 0)
+			return -1;
+		json_decref(j->r.record); /* the values are what is kept */
+		j->r.record = NULL;
+		j->step = STEP_DONE;
+		j->t = NULL;
+		return 0;
+	}
+	return 0;
+}
+
+int ee_reference_job_part(const struct ee_reference_job *j)
+{
+	return j->part;
+}
+
+unsigned ee_reference_job_runs(const struct ee_reference_job *j)
+{
+	return j->runs;
+}
+
+int ee_reference_job_apply(const struct ee_reference_job *j, struct ee_task *t, double hidden_fraction,
+                           struct ee_err *err)
+{
+	if (j->step != STEP_DONE)
+		return ee_fail(err, EE_ERR_SANDBOX, "%s: the reference runs are not done", t->task_id);
+	/* The reference's time on each input, for calibrated limits: its
+	 * call's wall time in a sandbox like the candidates' (warm when
+	 * they are), the reference imported once before the first call. */
+	return ee_task_add_generated_timed(t, j->inputs, j->r.values, j->r.ms, j->seed, hidden_fraction, err);
+}
+
+size_t ee_reference_job_bytes(const struct ee_reference_job *j)
+{
+	/* jansson holds a value in about twice its compact text */
+	size_t n = sizeof(*j) + 2 * json_dumpb(j->inputs, NULL, 0, JSON_COMPACT) +
+	           (j->q_gen.n_tests + j->q_out.n_tests) * sizeof(struct ee_test);
+
+	for (size_t i = 0; i < j->r.n; i++)
+		n += sizeof(double) + sizeof(json_t *) +
+		     (j->r.values[i] ? 2 * json_dumpb(j->r.values[i], NULL, 0, JSON_COMPACT) : 0);
+	return n;
+}
+
+void ee_reference_job_free(struct ee_reference_job *j)
+{
+	if (!j)
+		return;
+	run_free(&j->r);
+	ee_task_free(&j->q_gen);
+	ee_task_free(&j->q_out);
+	free(j->program);
+	json_decref(j->inputs);
+	free(j);
+}
+
+/* ---- the synchronous driver (run, eval) ----------------------------------- */
+
+static void keep_record(void *ctx, json_t *record)
+{
+	*(json_t **)ctx = record;
 }
 
 int ee_reference_prepare(struct ee_engine *eng, const struct ee_eval_options *o, struct ee_task *t,
                          struct ee_err *err)
 {
-	struct ee_eval_options trusted;
-	json_t *inputs = NULL;
-	struct run r = { 0 };
+	struct ee_reference_job *j;
+	struct ee_candidate cand;
+	const struct ee_eval_options *ro;
 	int rc;
 
 	if (!t->gen || t->gen->added)
 		return 0;
-	trusted_options(o, &trusted);
-	if (t->gen->inputs) /* given (EvalPlus's base_input + plus_input) */
-		inputs = json_incref(t->gen->inputs);
-	else if ((rc = generate_inputs(eng, &trusted, t, &inputs, err)) != 0)
-		goto out;
-	if ((t->n_tests && (rc = check_reference(eng, &trusted, t, err)) != 0) ||
-	    (rc = reference_outputs(eng, &trusted, t, inputs, &r, err)) != 0)
-		goto out;
-	/* The reference's time on each input, for calibrated limits: its
-	 * call's wall time in a sandbox like the candidates' (warm when
-	 * they are), the reference imported once before the first call. */
-	rc = ee_task_add_generated_timed(t, inputs, r.values, r.ms, o->seed, o->hidden_fraction, err);
-out:
-	run_free(&r);
-	json_decref(inputs);
+	int timed = o->time_floor_s > 0 || o->time_factor > 0;
+	if (ee_reference_job_new(o, t, o->seed, timed, &j, err) < 0)
+		return -1;
+	while ((rc = ee_reference_job_next(j, &cand, &ro, err)) == 1) {
+		json_t *rec = NULL;
+		if (ee_eval_start(eng, ro, &cand, keep_record, &rec, err) < 0) {
+			rc = -1;
+			break;
+		}
+		int sig = ee_loop_run(ee_engine_loop(eng), err);
+		if (sig != 0) {
+			json_decref(rec);
+			rc = sig;
+			break;
+		}
+		if ((rc = ee_reference_job_feed(j, rec, err)) < 0)
+			break;
+	}
+	if (rc == 0)
+		rc = ee_reference_job_apply(j, t, o->hidden_fraction, err);
+	ee_reference_job_free(j);
 	return rc;
 }
 

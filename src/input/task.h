@@ -103,6 +103,8 @@ struct ee_task_gen {
 	unsigned n;       /* "n_generated": inputs asked for (default 20) */
 	int tier;         /* "generated_tier": enum ee_tier (default property) */
 	double float_tol; /* "generated_float_tol": -1 exact (default) */
+	char key[65];     /* SHA-256 (hex) of the task object as its reader saw it, for
+	                   * a cache of the reference's results (serve); "" unset */
 	/* Set by ee_task_add_generated: */
 	int added;               /* the generated tests are in the task */
 	unsigned long long seed; /* the seed they came from */

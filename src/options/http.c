@@ -2,6 +2,7 @@
 #include "options/http.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
@@ -13,6 +14,42 @@
 const char *ee_option_http_field(const struct ee_option *row)
 {
 	return (row->fronts & EE_FRONT_HTTP) && !row->http_limit ? row->http : NULL;
+}
+
+/* What a text row's field must be, said as a message. */
+static const char *expected_json(const struct ee_option *row)
+{
+	unsigned forms = row->http_json ? row->http_json : EE_HTTP_STRING;
+
+	if (forms == EE_HTTP_NUMBER)
+		return "expected a number";
+	return forms & EE_HTTP_NUMBER ? "expected a number or a string" : "expected a string";
+}
+
+/* v as the text the row's parse reads (a number written as on a command
+ * line, a whole number without a point), or NULL when the row does not
+ * take v's type. */
+static const char *text_of(const struct ee_option *row, const json_t *v, char *buf, size_t size)
+{
+	unsigned forms = row->http_json ? row->http_json : EE_HTTP_STRING;
+
+	if (json_is_string(v) && (forms & EE_HTTP_STRING))
+		return json_string_value(v);
+	if (!(forms & EE_HTTP_NUMBER))
+		return NULL;
+	if (json_is_integer(v))
+		snprintf(buf, size, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v)) /* the shortest text that reads back the same */
+		for (int digits = 15; digits <= 17; digits++) {
+			snprintf(buf, size, "%.*g", digits, json_real_value(v));
+			if (strtod(buf, NULL) == json_real_value(v))
+				break;
+		}
+	else
+		return NULL;
+	if (json_is_real(v) && !strpbrk(buf, ".eEn")) /* a real stays one: 2.0 is no seed */
+		snprintf(buf + strlen(buf), size - strlen(buf), ".0");
+	return buf;
 }
 
 /* obj[row->http] as the row's value: 0 when absent, 1 read, 2 read and
@@ -27,11 +64,21 @@ static int http_value(const struct ee_jf *c, const struct ee_option *row, const 
 	if (!v)
 		return 0;
 	if (row->type == EE_OPT_TEXT && row->parse) { /* read by the row's parse, into s */
-		if (!json_is_string(v))
-			return ee_jf_fail(c, row->http, "expected a string");
-		if (row->parse(row, json_string_value(v), s, c->err) < 0) {
+		char text[64];
+		const char *arg = text_of(row, v, text, sizeof(text));
+		if (!arg)
+			return ee_jf_fail(c, row->http, "%s", expected_json(row));
+		if (row->parse(row, arg, s, c->err) < 0) {
 			char why[sizeof(c->err->msg)];
-			snprintf(why, sizeof(why), "%s", c->err->msg);
+			const char *msg = c->err->msg;
+			/* the new rows drop "--NAME: " (the field names it); --reward keeps
+			 * its message as clients already match it */
+			size_t flag = strlen(row->name) + 4;
+			if (row->http_json && strncmp(msg, "--", 2) == 0 &&
+			    strncmp(msg + 2, row->name, flag - 4) == 0 &&
+			    strncmp(msg + flag - 2, ": ", 2) == 0)
+				msg += flag;
+			snprintf(why, sizeof(why), "%s", msg);
 			return ee_jf_fail(c, row->http, "%s", why);
 		}
 		return 2;

@@ -341,23 +341,27 @@ const struct ee_option ee_options[] = {
 	  .help = "each io and call test's own clock, inside --timeout (larger\n"
 	          "is clamped to it): one slow test is a timeout of that\n"
 	          "test, the others still judged (default 0: off)" },
-	{ .name = "seed", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "S",
-	  .parse = parse_seed, .example = "42",
+	{ .name = "seed", .type = EE_OPT_TEXT, .fronts = CLI | HTTP, .metavar = "S",
+	  .parse = parse_seed, .example = "42", .http = "seed",
+	  .http_json = EE_HTTP_NUMBER | EE_HTTP_STRING,
 	  .help = "seed of the generated tests of tasks with a reference and\n"
 	          "a generator: the same seed, the same inputs; 'random' draws\n"
 	          "one (default 0; the record says seed; docs/generated.md)" },
-	{ .name = "hidden-fraction", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "F",
-	  .parse = parse_hidden_fraction, .example = "0.5",
+	{ .name = "hidden-fraction", .type = EE_OPT_TEXT, .fronts = CLI | HTTP, .metavar = "F",
+	  .parse = parse_hidden_fraction, .example = "0.5", .http = "hidden_fraction",
+	  .http_json = EE_HTTP_NUMBER,
 	  .help = "this fraction of each task's generated tests is hidden,\n"
 	          "picked by the seed (default 0)" },
-	{ .name = "time-floor", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "S",
-	  .parse = parse_calibration, .example = "0.2",
+	{ .name = "time-floor", .type = EE_OPT_TEXT, .fronts = CLI | HTTP, .metavar = "S",
+	  .parse = parse_calibration, .example = "0.2", .http = "time_floor",
+	  .http_json = EE_HTTP_NUMBER,
 	  .help = "calibrated limits: a generated (or EvalPlus) test's limit is\n"
 	          "max(S, K x the reference's time on it), at most --timeout;\n"
 	          "over it, a timeout \"slow: Nx the reference\" (default 1 once\n"
 	          "--time-factor is given; off unless one is; docs/generated.md)" },
-	{ .name = "time-factor", .type = EE_OPT_TEXT, .fronts = RUN | EVAL, .metavar = "K",
-	  .parse = parse_calibration, .example = "4",
+	{ .name = "time-factor", .type = EE_OPT_TEXT, .fronts = CLI | HTTP, .metavar = "K",
+	  .parse = parse_calibration, .example = "4", .http = "time_factor",
+	  .http_json = EE_HTTP_NUMBER,
 	  .help = "the K of --time-floor's rule, >= 1 (default 4 once\n"
 	          "--time-floor is given)" },
 	{ .name = "breaker", .type = EE_OPT_TEXT, .fronts = EVAL | SERVE, .metavar = "'RATE over N'",

@@ -31,6 +31,10 @@ enum ee_front {
 	EE_FRONT_DOCKER = 16, /* execeval docker-command: the limits and --image */
 };
 
+/* The JSON values a text row's request field takes: a number reaches the
+ * row's parse as its text, as it would be written on the command line. */
+enum ee_http_json { EE_HTTP_STRING = 1, EE_HTTP_NUMBER = 2 };
+
 enum ee_option_type {
 	EE_OPT_FLAG,   /* no argument: stores flag_value */
 	EE_OPT_UINT,   /* a whole number in [0, max] */
@@ -73,6 +77,7 @@ struct ee_option {
 	 * "limits" and struct ee_task_limits holds it and its has_ flag */
 	const char *http;
 	int http_limit;
+	unsigned http_json; /* a text row's JSON forms (enum ee_http_json); 0: a string */
 	size_t task_offset, task_has_offset;
 };
 

@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "serve/dispatch.h"
 #include "serve/get_reward.h"
+#include "serve/refcache.h"
 #include "serve/run_code.h"
 #include "serve/server_int.h"
 
@@ -126,6 +127,7 @@ enum MHD_Result answer_metrics(struct conn *c)
 		.violations = ee_engine_violations(srv->eng),
 		.tripped = ee_engine_breaker(srv->eng)->tripped,
 		.trips = ee_engine_breaker_trips(srv->eng),
+		.refcache = ee_refcache_stats(srv->refcache),
 	};
 	size_t len;
 	char *text = ee_stats_render(&srv->stats, &g, &len);
@@ -232,6 +234,8 @@ enum MHD_Result answer_records(struct conn *c)
 	if (c->interrupted)
 		return answer_error(c, 503, "the server stopped before this evaluation finished; retry", NULL,
 		                    NULL);
+	if (c->ref_error[0]) /* a task's generator or reference failed: no candidate ran */
+		return answer_error(c, 422, c->ref_error, c->ref_field, NULL);
 	if (c->overflow)
 		return refuse(
 		        c, 503, EE_REJ_OVER_BUDGET,

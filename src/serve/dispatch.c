@@ -14,6 +14,7 @@
 
 struct item {
 	struct ee_candidate c;
+	const struct ee_eval_options *o; /* the dispatcher's, or a trusted run's own */
 	ee_dispatch_cb cb;
 	void *ctx;
 	struct ee_dispatch *d;
@@ -27,7 +28,10 @@ struct ee_dispatch {
 	const struct ee_eval_options *o;
 	unsigned jobs, running;
 	size_t capacity, waiting;
-	struct item *head, *tail;
+	size_t reserved;              /* places held for candidates to come */
+	size_t trusted;               /* trusted runs waiting (not in waiting) */
+	struct item *head, *tail;     /* candidates */
+	struct item *t_head, *t_tail; /* trusted runs: started first */
 	void (*on_idle)(void *ctx);
 	void *idle_ctx;
 };
@@ -58,12 +62,13 @@ int ee_dispatch_new(struct ee_engine *eng, const struct ee_eval_options *o, unsi
 size_t ee_dispatch_room(const struct ee_dispatch *d)
 {
 	size_t idle = d->running < d->jobs ? d->jobs - d->running : 0;
-	return idle + (d->waiting < d->capacity ? d->capacity - d->waiting : 0);
+	size_t total = idle + (d->waiting < d->capacity ? d->capacity - d->waiting : 0);
+	return total > d->reserved ? total - d->reserved : 0; /* held places are taken */
 }
 
 size_t ee_dispatch_waiting(const struct ee_dispatch *d)
 {
-	return d->waiting;
+	return d->waiting + d->trusted;
 }
 
 unsigned ee_dispatch_running(const struct ee_dispatch *d)
@@ -92,19 +97,37 @@ void ee_dispatch_on_idle(struct ee_dispatch *d, void (*fn)(void *ctx), void *ctx
 	d->idle_ctx = ctx;
 }
 
-/* Starts waiting candidates while sandbox slots are free. */
-static void pump(struct ee_dispatch *d)
+/* The next item to start: a trusted run first, else the oldest candidate. */
+static struct item *take_next(struct ee_dispatch *d)
 {
-	while (d->head && d->running < d->jobs && !ee_loop_interrupted(d->loop)) {
-		struct item *it = d->head;
-		struct ee_err err = { 0 };
+	struct item *it = d->t_head;
 
+	if (it) {
+		d->t_head = it->next;
+		if (!d->t_head)
+			d->t_tail = NULL;
+		d->trusted--;
+		return it;
+	}
+	it = d->head;
+	if (it) {
 		d->head = it->next;
 		if (!d->head)
 			d->tail = NULL;
 		d->waiting--;
+	}
+	return it;
+}
+
+/* Starts waiting items while sandbox slots are free. */
+static void pump(struct ee_dispatch *d)
+{
+	while ((d->head || d->t_head) && d->running < d->jobs && !ee_loop_interrupted(d->loop)) {
+		struct item *it = take_next(d);
+		struct ee_err err = { 0 };
+
 		clock_gettime(CLOCK_MONOTONIC, &it->started);
-		if (ee_eval_start(d->eng, d->o, &it->c, on_record, it, &err) < 0) {
+		if (ee_eval_start(d->eng, it->o, &it->c, on_record, it, &err) < 0) {
 			it->cb(it->ctx, ee_record_sandbox_error(it->c.task->task_id, err.msg), 0);
 			free(it);
 			continue;
@@ -113,14 +136,18 @@ static void pump(struct ee_dispatch *d)
 	}
 }
 
-int ee_dispatch_submit(struct ee_dispatch *d, const struct ee_candidate *c, ee_dispatch_cb cb, void *ctx)
+static struct item *new_item(struct ee_dispatch *d, const struct ee_candidate *c,
+                             const struct ee_eval_options *o, ee_dispatch_cb cb, void *ctx)
 {
-	if (ee_dispatch_room(d) == 0)
-		return -1;
 	struct item *it = calloc(1, sizeof(*it));
-	if (!it)
-		return -1;
-	*it = (struct item){ .c = *c, .cb = cb, .ctx = ctx, .d = d };
+
+	if (it)
+		*it = (struct item){ .c = *c, .o = o ? o : d->o, .cb = cb, .ctx = ctx, .d = d };
+	return it;
+}
+
+static void enqueue(struct ee_dispatch *d, struct item *it)
+{
 	if (d->tail)
 		d->tail->next = it;
 	else
@@ -128,19 +155,70 @@ int ee_dispatch_submit(struct ee_dispatch *d, const struct ee_candidate *c, ee_d
 	d->tail = it;
 	d->waiting++;
 	pump(d);
+}
+
+int ee_dispatch_submit(struct ee_dispatch *d, const struct ee_candidate *c, ee_dispatch_cb cb, void *ctx)
+{
+	if (ee_dispatch_room(d) == 0)
+		return -1;
+	struct item *it = new_item(d, c, NULL, cb, ctx);
+	if (!it)
+		return -1;
+	enqueue(d, it);
+	return 0;
+}
+
+int ee_dispatch_reserve(struct ee_dispatch *d, size_t n)
+{
+	if (ee_dispatch_room(d) < n)
+		return -1;
+	d->reserved += n;
+	return 0;
+}
+
+void ee_dispatch_unreserve(struct ee_dispatch *d, size_t n)
+{
+	d->reserved -= n < d->reserved ? n : d->reserved;
+}
+
+int ee_dispatch_submit_reserved(struct ee_dispatch *d, const struct ee_candidate *c, ee_dispatch_cb cb,
+                                void *ctx)
+{
+	struct item *it = new_item(d, c, NULL, cb, ctx);
+
+	ee_dispatch_unreserve(d, 1);
+	if (!it)
+		return -1;
+	enqueue(d, it);
+	return 0;
+}
+
+int ee_dispatch_submit_trusted(struct ee_dispatch *d, const struct ee_candidate *c,
+                               const struct ee_eval_options *o, ee_dispatch_cb cb, void *ctx)
+{
+	struct item *it = new_item(d, c, o, cb, ctx);
+
+	if (!it)
+		return -1;
+	if (d->t_tail)
+		d->t_tail->next = it;
+	else
+		d->t_head = it;
+	d->t_tail = it;
+	d->trusted++;
+	pump(d);
 	return 0;
 }
 
 void ee_dispatch_drop_waiting(struct ee_dispatch *d)
 {
-	while (d->head) {
-		struct item *it = d->head;
-		d->head = it->next;
-		d->waiting--;
+	struct item *it;
+
+	/* not pumped: take_next alone, so a callback's new submission waits */
+	while ((it = take_next(d))) {
 		it->cb(it->ctx, NULL, 0);
 		free(it);
 	}
-	d->tail = NULL;
 }
 
 void ee_dispatch_free(struct ee_dispatch *d)

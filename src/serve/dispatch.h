@@ -11,6 +11,15 @@
  * or its sandbox was interrupted). A sandbox that could not be set up gives a
  * sandbox_error record ({"task_id", "sandbox_error", "execeval_version"}).
  * The candidate's pointers are borrowed until its callback.
+ *
+ * Two more ways in, for generated tests (serve/refcache.h): a request
+ * whose candidates must wait for their task's reference runs reserves its
+ * places first (ee_dispatch_reserve: room is then counted without them)
+ * and submits into them later, never refused; and the reference runs
+ * themselves (trusted code, with options of their own) go in a lane of
+ * their own that starts before the candidates waiting, outside the
+ * capacity: there is at most one at a time per reference being made, and
+ * each is waited for by reserved candidates, so they stay bounded by them.
  */
 #ifndef EE_SERVE_DISPATCH_H
 #define EE_SERVE_DISPATCH_H
@@ -36,7 +45,7 @@ void ee_dispatch_free(struct ee_dispatch *d);
 
 /* Candidates that can be submitted now: idle sandbox slots + free queue places. */
 size_t ee_dispatch_room(const struct ee_dispatch *d);
-size_t ee_dispatch_waiting(const struct ee_dispatch *d);
+size_t ee_dispatch_waiting(const struct ee_dispatch *d); /* trusted runs too */
 unsigned ee_dispatch_running(const struct ee_dispatch *d);
 
 /* Queues c (started at once when a sandbox slot is free). Returns 0, or -1
@@ -47,6 +56,19 @@ int ee_dispatch_submit(struct ee_dispatch *d, const struct ee_candidate *c, ee_d
  * idle: a caller holding its own work back (serve's /run_code, run_code.h)
  * submits it then. One hook; NULL removes it. */
 void ee_dispatch_on_idle(struct ee_dispatch *d, void (*fn)(void *ctx), void *ctx);
+
+/* Holds n places for candidates submitted later (ee_dispatch_submit_reserved):
+ * 0, or -1 when there is no room for n (nothing held). */
+int ee_dispatch_reserve(struct ee_dispatch *d, size_t n);
+/* Gives back n held places that will not be used. */
+void ee_dispatch_unreserve(struct ee_dispatch *d, size_t n);
+/* Queues c in one held place. -1 out of memory only (the place is given back). */
+int ee_dispatch_submit_reserved(struct ee_dispatch *d, const struct ee_candidate *c, ee_dispatch_cb cb,
+                                void *ctx);
+/* Queues a trusted run with its own options o (borrowed until the
+ * callback), ahead of the candidates waiting. -1 out of memory. */
+int ee_dispatch_submit_trusted(struct ee_dispatch *d, const struct ee_candidate *c,
+                               const struct ee_eval_options *o, ee_dispatch_cb cb, void *ctx);
 
 /* Ends every waiting candidate with a NULL record (a forced stop). */
 void ee_dispatch_drop_waiting(struct ee_dispatch *d);

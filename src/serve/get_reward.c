@@ -166,6 +166,7 @@ static int read_sample(const json_t *query, const json_t *prompt, const json_t *
 	int rc;
 
 	run->sample = (long)i;
+	run->gen = ee_request_gen_default(rules); /* OpenRLHF's body says nothing of them */
 	if (!json_is_string(query))
 		return fail(err, ee_jf_elem("query", i, path, sizeof(path)), "expected a string");
 	if (prompt && !json_is_string(prompt))

@@ -2,7 +2,9 @@
 #include "serve/request.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "options/http.h"
 #include "options/options.h"
 #include "base/resource_limits.h"
+#include "base/sha256.h"
 #include "serve/prescan.h"
 
 /* A run's own fields, and a batch's (besides "runs", defaults for the runs
@@ -97,19 +100,55 @@ static int task_error(struct ee_err *err, const char *task_path)
 	return -1;
 }
 
+/* Tests a task's reference makes (generated.c's default n_generated). */
+#define GENERATED_DEFAULT 20
+
 /* Tests a task object carries, counted in its JSON before it is built:
- * native "tests", MBPP's two lists, HumanEval's one "test". */
+ * native "tests", MBPP's two lists, HumanEval's one "test"; and the tests
+ * its reference will make: n_generated, EvalPlus's given inputs. */
 static size_t json_tests(const json_t *task)
 {
-	static const char *const lists[] = { "tests", "test_list", "challenge_test_list" };
+	static const char *const lists[] = { "tests", "test_list", "challenge_test_list", "base_input",
+		                             "plus_input" };
 	size_t n = json_object_get(task, "test") ? 1 : 0;
+	const json_t *asked = json_object_get(task, "n_generated");
 
 	for (size_t i = 0; i < COUNT(lists); i++) {
 		const json_t *v = json_object_get(task, lists[i]);
 		if (json_is_array(v))
 			n += json_array_size(v);
 	}
+	if (json_object_get(task, "generate"))
+		n += json_is_integer(asked) && json_integer_value(asked) > 0
+		             ? (size_t)json_integer_value(asked)
+		             : GENERATED_DEFAULT;
 	return n;
+}
+
+/* Tests t will have once its generated ones are in. */
+static size_t task_tests(const struct ee_task *t)
+{
+	if (!t->gen || t->gen->added)
+		return t->n_tests;
+	return t->n_tests + (t->gen->inputs ? json_array_size(t->gen->inputs) : t->gen->n);
+}
+
+/* The key of a task's reference results: the task object as sent (its
+ * keys sorted), so an equal task in another request finds them. */
+static int gen_key(const json_t *task, struct ee_task *t, struct ee_err *err)
+{
+	struct ee_sha256 h;
+	uint8_t d[EE_SHA256_LEN];
+	char *text = json_dumps(task, JSON_COMPACT | JSON_SORT_KEYS);
+
+	if (!text)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	ee_sha256_init(&h);
+	ee_sha256_update(&h, text, strlen(text));
+	ee_sha256_final(&h, d);
+	ee_sha256_hex(d, t->gen->key);
+	free(text);
+	return 0;
 }
 
 static int too_many_tests(struct ee_err *err, const char *task_path, size_t n, size_t max)
@@ -129,8 +168,10 @@ static int read_task(const json_t *task, const char *path, const struct ee_reque
 		return too_many_tests(err, path, json_tests(task), rules->max_tests);
 	if (ee_task_from_json(task, rules->task_format, path, ret, err) < 0)
 		return task_error(err, path);
-	if (ret->n_tests > rules->max_tests)
-		return too_many_tests(err, path, ret->n_tests, rules->max_tests);
+	if (task_tests(ret) > rules->max_tests)
+		return too_many_tests(err, path, task_tests(ret), rules->max_tests);
+	if (ret->gen && gen_key(task, ret, err) < 0)
+		return -1;
 	/* Then as cli_prepare_task does for run and eval: the server's rules, strict asserts. */
 	if ((rules->task_rules && ee_task_apply_rules(ret, rules->task_rules, err) < 0) ||
 	    (rules->strict_asserts && ee_task_strict_asserts(ret, err) < 0))
@@ -188,13 +229,43 @@ struct inherited {
 	int stop;                  /* "stop", for a completion */
 	struct ee_reward reward;   /* "reward", when has_reward */
 	int has_reward;            /* 0: the server's --reward */
+	struct ee_run_gen gen;     /* "seed", "hidden_fraction", "time_floor", "time_factor" */
 };
 
+struct ee_run_gen ee_request_gen_default(const struct ee_request_rules *rules)
+{
+	const struct ee_eval_options *o = rules->opt;
+
+	if (!o)
+		return (struct ee_run_gen){ 0 };
+	return (struct ee_run_gen){ o->seed, o->hidden_fraction, { o->time_floor_s, o->time_factor } };
+}
+
 /* The bottom of the rule: what the server says (--extract; no "stop";
- * its --reward). */
+ * its --reward, --seed, ...). */
 static struct inherited from_server(const struct ee_request_rules *rules)
 {
-	return (struct inherited){ .mode = rules->extract };
+	return (struct inherited){ .mode = rules->extract, .gen = ee_request_gen_default(rules) };
+}
+
+/* The generated-test fields obj has, read into own (absent: -1, and for
+ * the seed ULLONG_MAX, which no seed is), over *gen. A time_floor above
+ * the server's timeout is refused, as a limit above its ceiling is. */
+static int take_gen(const json_t *obj, const char *prefix, const struct ee_eval_options *own,
+                    const struct ee_limits *ceiling, struct ee_run_gen *gen, struct ee_err *err)
+{
+	if (own->seed != ULLONG_MAX)
+		gen->seed = own->seed;
+	if (own->hidden_fraction >= 0)
+		gen->hidden_fraction = own->hidden_fraction;
+	if (own->time_floor_s >= 0)
+		gen->time.floor_s = own->time_floor_s;
+	if (own->time_factor >= 0)
+		gen->time.factor = own->time_factor;
+	if (ceiling && json_object_get(obj, "time_floor") && own->time_floor_s > ceiling->timeout_s)
+		return fail(err, prefix, "time_floor", "%g is above this server's ceiling %g (its --timeout)",
+		            own->time_floor_s, ceiling->timeout_s);
+	return 0;
 }
 
 /* obj's "stop" into *stop when it has one: true cuts a completion at
@@ -214,16 +285,22 @@ static int read_stop(const json_t *obj, const char *prefix, int *stop, struct ee
 
 /* *out is base with what obj says of its own over it. "stop" is read
  * here; every other field is a row of the options table (http.h). */
-static int read_inherited(const json_t *obj, const char *prefix, const struct inherited *base,
-                          struct inherited *out, struct ee_err *err)
+static int read_inherited(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
+                          const struct inherited *base, struct inherited *out, struct ee_err *err)
 {
 	struct ee_jf c = context(prefix, err);
-	/* the one row a request stores in evaluation options: its "reward" */
-	struct ee_eval_options own = { .reward = { .custom = -1 } }; /* -1: absent */
+	/* the rows a request stores in evaluation options: its "reward" and
+	 * its generated tests' fields (-1: absent) */
+	struct ee_eval_options own = { .reward = { .custom = -1 },
+		                       .seed = ULLONG_MAX,
+		                       .hidden_fraction = -1,
+		                       .time_floor_s = -1,
+		                       .time_factor = -1 };
 
 	*out = *base;
 	if (read_stop(obj, prefix, &out->stop, err) < 0 ||
-	    ee_options_http_read(&c, obj, &(struct ee_option_sink){ &own, &out->mode }) < 0)
+	    ee_options_http_read(&c, obj, &(struct ee_option_sink){ &own, &out->mode }) < 0 ||
+	    take_gen(obj, prefix, &own, rules->ceiling, &out->gen, err) < 0)
 		return -1;
 	if (own.reward.custom >= 0) {
 		out->reward = own.reward;
@@ -255,6 +332,7 @@ static int read_model(const json_t *obj, const char *prefix, struct ee_run *run,
 struct batch_defaults {
 	const json_t *root;         /* the batch object, for its "limits" */
 	const struct ee_task *task; /* the shared task, or NULL */
+	const json_t *task_json;    /* its object, for a run that needs its own copy */
 	char *model;                /* the shared model, or NULL */
 	struct inherited set;       /* the batch's, over the server's */
 };
@@ -295,14 +373,29 @@ static int compose(const struct ee_run *run, const json_t *v, const char *name, 
 }
 
 /* The run's task: its own, built here, or a shallow copy of the batch's. */
+/* Whether a run of the batch's task makes other generated tests than the
+ * batch's (its own seed or hidden_fraction): then it needs its own copy. */
+static int gen_differs(const struct batch_defaults *d, const struct ee_run_gen *g)
+{
+	return d->task->gen &&
+	       (g->seed != d->set.gen.seed || g->hidden_fraction != d->set.gen.hidden_fraction);
+}
+
 static int run_task(const json_t *obj, const char *prefix, const struct ee_request_rules *rules,
-                    const struct batch_defaults *d, struct ee_run *run, struct ee_err *err)
+                    const struct batch_defaults *d, const struct ee_run_gen *g, struct ee_run *run,
+                    struct ee_err *err)
 {
 	const json_t *task = json_object_get(obj, "task");
 	char path[96];
 
 	ee_jf_join_path(path, sizeof(path), prefix, "task");
+	if (!task && d && d->task && gen_differs(d, g)) {
+		task = d->task_json; /* read again: checked once already, so as "task" */
+		snprintf(path, sizeof(path), "task");
+		run->batch_task = 1;
+	}
 	if (!task && d && d->task) {
+		run->batch_task = 1;
 		run->task = *d->task; /* its limits are the run's own from here on */
 		run->shared_task = 1;
 		return 0;
@@ -332,13 +425,14 @@ static int read_run(const json_t *obj, const char *prefix, const struct ee_reque
 		return fail(err, prefix, "", "expected an object");
 	if (check_fields(obj, prefix, run_fields, COUNT(run_fields), err) < 0 ||
 	    read_text(obj, prefix, &v, &name, err) < 0 ||
-	    read_inherited(obj, prefix, d ? &d->set : &server, &set, err) < 0)
+	    read_inherited(obj, prefix, rules, d ? &d->set : &server, &set, err) < 0)
 		return -1;
 	run->reward = set.reward;
 	run->has_reward = set.has_reward;
+	run->gen = set.gen;
 	if (json_object_get(obj, "stop") && strcmp(name, "completion") != 0)
 		return fail(err, prefix, "stop", "cuts a completion only (this run has a %s)", name);
-	if ((rc = run_task(obj, prefix, rules, d, run, err)) < 0)
+	if ((rc = run_task(obj, prefix, rules, d, &set.gen, run, err)) < 0)
 		return rc;
 	if (d && !json_object_get(obj, "limits")) { /* the batch's, checked once already */
 		limits_from = d->root;
@@ -385,11 +479,12 @@ static int read_defaults(const json_t *root, const struct ee_request_rules *rule
 			return rc;
 		r->has_shared = 1;
 		d->task = &r->shared;
+		d->task_json = task;
 		if (check_ceiling(&r->shared.limits, rules->ceiling, "", "task.limits", err) < 0)
 			return -1;
 	}
 	if (read_limits(root, "", rules->ceiling, &probe.task.limits, err) < 0 ||
-	    read_inherited(root, "", &server, &d->set, err) < 0)
+	    read_inherited(root, "", rules, &server, &d->set, err) < 0)
 		return -1;
 	rc = read_model(root, "", &probe, err);
 	r->model = d->model = probe.model;

@@ -20,6 +20,13 @@
  * strings), so 1000 runs of one 2000-test task cost one task, not 1000.
  * The batch's model is likewise one string all its runs point to.
  *
+ * A task with a reference and a generator (or an EvalPlus row) counts its
+ * generated tests too (n_generated, or its given inputs) in the bounds
+ * below. A run of a batch's shared task that asks for another seed or
+ * hidden_fraction than the batch gets its own copy of the task (its
+ * generated tests differ). time_floor above the ceiling's timeout is
+ * refused, as a limit is.
+ *
  * Bounds (413, err->field naming what to shrink): at most max_runs runs,
  * max_tests tests in one task ("task.tests", "runs[3].task.tests"), and
  * max_request_tests tests over all runs together, a shared task counted
@@ -40,12 +47,22 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "engine/evaluate.h"
 #include "input/extract.h"
 #include "input/task.h"
 #include "verdict/reward.h"
 
 struct ee_err;
 struct ee_limits;
+
+/* What a run says of its generated tests (docs/generated.md): "seed",
+ * "hidden_fraction", "time_floor", "time_factor", each the run's, else its
+ * batch's, else the server's. */
+struct ee_run_gen {
+	unsigned long long seed;
+	double hidden_fraction;
+	struct ee_time_rule time; /* both 0: no calibrated limits */
+};
 
 struct ee_run {
 	struct ee_task task; /* own, or a shallow copy of the request's shared task */
@@ -55,9 +72,11 @@ struct ee_run {
 	int no_code_block;
 	char extraction[EE_EXTRACTION_NAME_MAX]; /* how program was found (compose.h) */
 	int shared_task;         /* task's strings and tests are the request's shared task's */
+	int batch_task;          /* task came from the batch's "task" (shared or its own copy) */
 	int shared_model;        /* model is the request's */
 	struct ee_reward reward; /* "reward", the run's or the batch's, when has_reward */
 	int has_reward;
+	struct ee_run_gen gen;
 };
 
 struct ee_request {
@@ -84,8 +103,13 @@ struct ee_request_rules {
 	size_t max_values;        /* JSON values in a body (prescan.h) */
 	int task_format;          /* ee_task_from_json's format and parse options (0: auto) */
 	const struct ee_task_rules
-	        *task_rules; /* the server's --compare, --max-tests, --test-pick (NULL: none) */
+	        *task_rules;               /* the server's --compare, --max-tests, --test-pick (NULL: none) */
+	const struct ee_eval_options *opt; /* the server's --seed, --hidden-fraction, --time-floor,
+	                                    * --time-factor (NULL: none given) */
 };
+
+/* A run's generated-test fields when it says none: the server's. */
+struct ee_run_gen ee_request_gen_default(const struct ee_request_rules *rules);
 
 /* Reads body[0..len) as a run (one run) or a batch (1..max_runs runs).
  * Returns 0; -1 for a malformed body; -2 for a request over one of the

@@ -26,6 +26,7 @@
 #include "serve/auth.h"
 #include "serve/budget.h"
 #include "serve/dispatch.h"
+#include "serve/refcache.h"
 #include "serve/request.h"
 #include "serve/run_code.h"
 #include "serve/stats.h"
@@ -40,6 +41,8 @@ void free_conn(struct conn *c)
 	ee_budget_release(&srv->budget, c->share, c->charged);
 	ee_budget_release(&srv->budget, NULL, c->reserved);
 	ee_budget_leave(&srv->budget, c->share);
+	ee_dispatch_unreserve(srv->dispatch, c->held);
+	free(c->groups);
 	ee_buf_free(&c->body);
 	for (size_t i = 0; c->texts && i < c->req.n_runs; i++)
 		free(c->texts[i]);
@@ -336,6 +339,10 @@ int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		free(srv);
 		return -1;
 	}
+	if (ee_refcache_new(srv->dispatch, o, cfg->reference_cache, &srv->refcache, err) < 0) {
+		ee_server_free(srv);
+		return -1;
+	}
 	struct ee_run_code_config rc_cfg = { cfg->run_code_deadline_s, cfg->run_code_queue, cfg->jobs };
 	if (ee_run_code_new(srv->dispatch, o, &srv->budget, &srv->stats, &rc_cfg, &srv->run_code, err) < 0) {
 		ee_server_free(srv);
@@ -390,7 +397,8 @@ void ee_server_free(struct ee_server *srv)
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	ee_run_code_free(srv->run_code);
-	ee_dispatch_free(srv->dispatch);
+	ee_dispatch_free(srv->dispatch); /* before the cache: a dropped reference run tells its entry */
+	ee_refcache_free(srv->refcache);
 	ee_budget_free(&srv->budget);
 	free(srv);
 }

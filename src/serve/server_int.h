@@ -34,6 +34,7 @@ struct ee_server {
 	struct MHD_Daemon *daemon;
 	struct ee_loop_fd *watch;
 	struct ee_dispatch *dispatch;
+	struct ee_refcache *refcache; /* generated tests' reference results (refcache.h) */
 	struct ee_run_code *run_code; /* POST /run_code's own queue (run_code.h) */
 	struct ee_serve_stats stats;
 	struct ee_budget budget; /* bytes held for every client (budget.h) */
@@ -75,6 +76,24 @@ struct conn {
 
 	struct ee_run_code_call *call; /* /run_code: its call, until answered */
 	int call_ready;
+
+	/* Generated tests (submit.c, refcache.h): one group per task with a
+	 * reference; its runs wait in held dispatcher places for its results. */
+	struct group *groups;
+	size_t n_groups;
+	size_t held;         /* places reserved (dispatch.h), not yet submitted into */
+	char ref_error[256]; /* a task's error: the answer is a 422 naming ref_field */
+	char ref_field[128];
+	size_t ref_error_run; /* the run of the task at fault (the first wins) */
+};
+
+/* The runs of one task with a reference, its generated tests made once. */
+struct group {
+	struct conn *c;
+	struct ee_task *owner; /* the task struct that owns the tests (the others copy its pointers) */
+	size_t first;          /* its first run: the reference runs with its task's limits */
+	int state;             /* enum group_state (submit.c) */
+	char why[256];         /* a sandbox's failure: its runs' records say it */
 };
 
 struct slot {

@@ -8,6 +8,7 @@
 
 #include "base/buf.h"
 #include "base/tally.h"
+#include "serve/refcache.h"
 #include "verdict/violations.h"
 
 static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run",     "/v1/batch",        "/healthz",
@@ -169,6 +170,31 @@ static void tripwires(struct out *o, const struct ee_serve_gauges *g)
 	put(o, "execeval_breaker_trips_total %lu\n", g->trips);
 }
 
+/* Generated tests' reference results (refcache.h): one run per key. */
+static void references(struct out *o, const struct ee_refcache_stats *r)
+{
+	head(o, "execeval_reference_cache_lookups_total", "counter",
+	     "Lookups of a task's reference results (generated tests), by outcome: hit (made), join "
+	     "(in flight), miss (started).");
+	put(o, "execeval_reference_cache_lookups_total{outcome=\"hit\"} %llu\n", r->hits);
+	put(o, "execeval_reference_cache_lookups_total{outcome=\"join\"} %llu\n", r->joins);
+	put(o, "execeval_reference_cache_lookups_total{outcome=\"miss\"} %llu\n", r->misses);
+	head(o, "execeval_reference_runs_total", "counter",
+	     "Reference jobs run (generator, reference check, reference outputs): one per key missed.");
+	put(o, "execeval_reference_runs_total %llu\n", r->runs);
+	head(o, "execeval_reference_sandboxes_total", "counter", "Sandboxes of those jobs.");
+	put(o, "execeval_reference_sandboxes_total %llu\n", r->sandboxes);
+	head(o, "execeval_reference_failures_total", "counter",
+	     "Reference jobs that ended in an error (the task's: 422; the host's: infra_error).");
+	put(o, "execeval_reference_failures_total %llu\n", r->failures);
+	head(o, "execeval_reference_cache_evictions_total", "counter",
+	     "Reference results dropped to stay within --reference-cache.");
+	put(o, "execeval_reference_cache_evictions_total %llu\n", r->evictions);
+	gauge(o, "execeval_reference_cache_bytes", "Bytes of reference results kept.", r->bytes);
+	gauge(o, "execeval_reference_cache_entries", "Reference results kept.", r->entries);
+	gauge(o, "execeval_reference_cache_capacity_bytes", "The server's --reference-cache.", r->capacity);
+}
+
 char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gauges *g, size_t *ret_len)
 {
 	struct out o = { .failed = 0 };
@@ -208,6 +234,8 @@ char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gaug
 	histogram(&o, "execeval_evaluation_duration_seconds", "", &s->evaluation_s);
 	routes(&o, s, g);
 	tripwires(&o, g);
+	if (g->refcache)
+		references(&o, g->refcache);
 	if (o.failed) {
 		ee_buf_free(&o.b);
 		return NULL;

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+struct ee_refcache_stats;
 struct ee_tally;
 
 enum ee_endpoint {
@@ -71,6 +72,8 @@ struct ee_serve_gauges {
 	const struct ee_tally *violations;
 	int tripped;
 	unsigned long trips;
+
+	const struct ee_refcache_stats *refcache; /* generated tests' reference results, or NULL */
 };
 
 /* The endpoint a path counts under. */

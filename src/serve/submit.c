@@ -2,7 +2,15 @@
  * body is parsed (request.h), the request admitted only if every run fits
  * in the queue and its records' smallest size in the budget, its runs
  * submitted to the dispatcher, and each record kept as its JSON text,
- * charged as it grows, until the last is back. */
+ * charged as it grows, until the last is back.
+ *
+ * Generated tests (docs/api.md): the runs of a task with a reference
+ * are a group; the request's places in the queue are held (dispatch.h)
+ * while each group's reference results are looked up or made
+ * (refcache.h), and its runs are submitted once every group has them, so
+ * a task's error (422) is answered before any candidate runs. A group
+ * whose reference sandbox could not be set up gives its runs an
+ * infra-error record (reward null), never a verdict. */
 #include <jansson.h>
 #include <malloc.h>
 #include <microhttpd.h>
@@ -11,20 +19,32 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/loop.h"
 #include "engine/evaluate.h"
+#include "engine/reference.h"
 #include "serve/dispatch.h"
+#include "serve/refcache.h"
 #include "serve/get_reward.h"
 #include "serve/run_code.h"
 #include "serve/server_int.h"
+#include "verdict/record.h"
 
 /* A lower bound of a record's text: what admission reserves for it (a test
  * is at least ~120 bytes of the record's "tests", the rest ~600). */
 #define RECORD_MIN      512
 #define RECORD_MIN_TEST 96
 
+/* Tests t will have, its generated ones counted. */
+static size_t tests_of(const struct ee_task *t)
+{
+	if (!t->gen || t->gen->added)
+		return t->n_tests;
+	return t->n_tests + (t->gen->inputs ? json_array_size(t->gen->inputs) : t->gen->n);
+}
+
 static size_t record_reserve(const struct ee_task *t)
 {
-	return RECORD_MIN + RECORD_MIN_TEST * t->n_tests;
+	return RECORD_MIN + RECORD_MIN_TEST * tests_of(t);
 }
 
 /* /v1/run's answer: the record, or a 500 carrying it when its sandbox failed. */
@@ -68,6 +88,21 @@ static void keep_record(struct conn *c, size_t i, json_t *rec)
 	c->lens[i] = len;
 }
 
+/* Nothing of c is pending any more: its answer can go (or c, when its
+ * connection went away). */
+static void settle(struct conn *c)
+{
+	if (c->pending > 0 || c->submitting)
+		return;
+	if (c->orphaned) {
+		free_conn(c);
+	} else if (c->suspended) {
+		/* Still counted as suspended until MHD calls on_request again
+		 * (answer_records): a drain must not end in between. */
+		MHD_resume_connection(c->mc);
+	}
+}
+
 static void on_record(void *ctx, json_t *rec, double run_s)
 {
 	struct slot *slot = ctx;
@@ -84,15 +119,8 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 	} else {
 		c->interrupted = 1;
 	}
-	if (--c->pending > 0 || c->submitting)
-		return;
-	if (c->orphaned) {
-		free_conn(c);
-	} else if (c->suspended) {
-		/* Still counted as suspended until MHD calls on_request again
-		 * (answer_records): a drain must not end in between. */
-		MHD_resume_connection(c->mc);
-	}
+	c->pending--;
+	settle(c);
 }
 
 /* Reserves the smallest size of every record c's request will hold: its
@@ -121,26 +149,182 @@ static enum MHD_Result reserve_records(struct conn *c)
 	return MHD_YES;
 }
 
-/* Admits every run of c's request or none; answers at once when none is left
- * pending (all failed to start), else suspends the connection. */
-static enum MHD_Result submit(struct conn *c)
+/* ---- generated tests ------------------------------------------------------ */
+
+enum group_state { GROUP_WAITING, GROUP_READY, GROUP_INFRA, GROUP_FAILED };
+
+/* The group of run i, or NULL when its task makes no generated tests. */
+static struct group *group_of(const struct conn *c, size_t i)
+{
+	const struct ee_task_gen *gen = c->req.runs[i].task.gen;
+
+	for (size_t g = 0; gen && g < c->n_groups; g++)
+		if (c->groups[g].owner->gen == gen)
+			return &c->groups[g];
+	return NULL;
+}
+
+/* The struct whose tests run i's are: the batch's shared task, a GRPO
+ * group's first label (get_reward.h), or the run's own. */
+static struct ee_task *owner_of(struct conn *c, size_t i)
+{
+	struct ee_run *run = &c->req.runs[i];
+
+	if (!run->shared_task)
+		return &run->task;
+	if (c->req.has_shared && c->req.shared.gen == run->task.gen)
+		return &c->req.shared;
+	for (size_t j = 0; j < i; j++)
+		if (!c->req.runs[j].shared_task && c->req.runs[j].task.gen == run->task.gen)
+			return &c->req.runs[j].task;
+	return &run->task; /* not reached: a shared task has its owner before it */
+}
+
+/* One group per task that still has generated tests to make. */
+static int make_groups(struct conn *c)
+{
+	c->groups = calloc(c->req.n_runs, sizeof(*c->groups));
+	if (!c->groups)
+		return -1;
+	for (size_t i = 0; i < c->req.n_runs; i++) {
+		const struct ee_task *t = &c->req.runs[i].task;
+		if (!t->gen || t->gen->added || group_of(c, i))
+			continue;
+		c->groups[c->n_groups++] = (struct group){ .c = c, .owner = owner_of(c, i), .first = i };
+	}
+	return 0;
+}
+
+/* The results in: every run of g gets its generated tests (the owner's
+ * tests array replaced, the copies pointed at it). */
+static void group_ready(struct group *g, const struct ee_reference_job *job)
+{
+	struct conn *c = g->c;
+	struct ee_err err = { 0 };
+
+	if (ee_reference_job_apply(job, g->owner, c->req.runs[g->first].gen.hidden_fraction, &err) < 0) {
+		g->state = GROUP_INFRA;
+		snprintf(g->why, sizeof(g->why), "%s", err.msg);
+		return;
+	}
+	for (size_t i = 0; i < c->req.n_runs; i++) {
+		struct ee_task *t = &c->req.runs[i].task;
+		if (t != g->owner && t->gen == g->owner->gen) {
+			t->tests = g->owner->tests;
+			t->n_tests = g->owner->n_tests;
+		}
+	}
+	g->state = GROUP_READY;
+}
+
+/* A task's error: the request's answer is a 422 naming the field at fault
+ * (the generator's or the reference's), of the first run whose it is. */
+static void group_failed(struct group *g, int part, const char *msg)
+{
+	struct conn *c = g->c;
+	const struct ee_run *run = &c->req.runs[g->first];
+	const char *name = part == EE_REF_PART_GENERATE             ? "generate"
+	                   : run->task.format == EE_FORMAT_EVALPLUS ? "canonical_solution"
+	                                                            : "reference";
+	char path[64];
+
+	g->state = GROUP_FAILED;
+	if (c->ref_error[0] && c->ref_error_run < g->first)
+		return;
+	if (c->endpoint == EE_EP_GET_REWARD)
+		snprintf(path, sizeof(path), "labels[%zu]", g->first);
+	else if (c->endpoint == EE_EP_BATCH && !run->batch_task)
+		snprintf(path, sizeof(path), "runs[%zu].task", g->first);
+	else
+		snprintf(path, sizeof(path), "task");
+	snprintf(c->ref_error, sizeof(c->ref_error), "%s", msg);
+	snprintf(c->ref_field, sizeof(c->ref_field), "%s.%s", path, name);
+	c->ref_error_run = g->first;
+}
+
+static void group_infra(struct group *g, const char *why)
+{
+	g->state = GROUP_INFRA;
+	snprintf(g->why, sizeof(g->why), "reference run: %.200s", why);
+}
+
+static void start_runs(struct conn *c);
+
+static void on_reference(void *ctx, const struct ee_reference_job *job, int part, const struct ee_err *err)
+{
+	struct group *g = ctx;
+	struct conn *c = g->c;
+
+	if (job)
+		group_ready(g, job);
+	else if (err && err->code == EE_ERR_USAGE)
+		group_failed(g, part, err->msg);
+	else if (err)
+		group_infra(g, err->msg);
+	else
+		c->interrupted = 1; /* the server is stopping: 503 */
+	if (--c->pending > 0 || c->submitting)
+		return;
+	if (!c->orphaned)
+		start_runs(c);
+	settle(c);
+}
+
+/* Looks up (or starts) every group's results; those found are applied now. */
+static void prepare(struct conn *c)
 {
 	struct ee_server *srv = c->srv;
-	size_t n = c->req.n_runs;
 
-	if (ee_dispatch_room(srv->dispatch) < n)
-		return refuse(c, 429, EE_REJ_QUEUE_FULL, "the queue is full; retry after Retry-After seconds",
-		              NULL);
-	if (reserve_records(c) != MHD_YES || c->answered)
-		return c->answered ? MHD_YES : MHD_NO;
-	c->texts = calloc(n, sizeof(*c->texts));
-	c->lens = calloc(n, sizeof(*c->lens));
-	c->slots = calloc(n, sizeof(*c->slots));
-	if (!c->texts || !c->lens || !c->slots)
-		return MHD_NO;
 	c->submitting = 1;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < c->n_groups; i++) {
+		struct group *g = &c->groups[i];
+		const struct ee_run *first = &c->req.runs[g->first];
+		const struct ee_reference_job *job = NULL;
+		struct ee_err err = { 0 };
+
+		int timed = 0; /* any of its runs asks for calibrated limits */
+		for (size_t r = g->first; r < c->req.n_runs; r++)
+			if (c->req.runs[r].task.gen == first->task.gen)
+				timed |= c->req.runs[r].gen.time.floor_s > 0 ||
+				         c->req.runs[r].gen.time.factor > 0;
+		c->pending++;
+		int rc = ee_refcache_get(srv->refcache, &first->task, first->gen.seed, timed, on_reference, g,
+		                         &job, &err);
+		if (rc == 1)
+			continue;
+		c->pending--;
+		if (rc == 0)
+			group_ready(g, job);
+		else
+			group_infra(g, err.msg);
+	}
+	c->submitting = 0;
+}
+
+/* The held places go back (the request will not use them). */
+static void give_back(struct conn *c, size_t n)
+{
+	ee_dispatch_unreserve(c->srv->dispatch, n);
+	c->held -= n < c->held ? n : c->held;
+}
+
+/* Every group is settled: the runs go into their held places, but for
+ * those of a group without results (an infra-error record each); none
+ * when a task failed (the 422) or the server is stopping (503). */
+static void start_runs(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+
+	if (ee_loop_interrupted(srv->loop))
+		c->interrupted = 1;
+	if (c->interrupted || c->ref_error[0]) {
+		give_back(c, c->held);
+		return;
+	}
+	c->submitting = 1;
+	for (size_t i = 0; i < c->req.n_runs; i++) {
 		struct ee_run *run = &c->req.runs[i];
+		const struct group *g = group_of(c, i);
 		struct ee_candidate cand = {
 			.task = &run->task,
 			.program = run->program,
@@ -149,15 +333,51 @@ static enum MHD_Result submit(struct conn *c)
 			.no_code_block = run->no_code_block,
 			.extraction = run->extraction,
 			.reward = run->has_reward ? &run->reward : NULL,
+			.time_rule = &run->gen.time,
 		};
 		c->slots[i] = (struct slot){ c, i };
+		if (g && g->state == GROUP_INFRA) {
+			give_back(c, 1);
+			ee_stats_record(&srv->stats, NULL);
+			keep_record(c, i, ee_record_sandbox_error(run->task.task_id, g->why));
+			continue;
+		}
 		c->pending++;
-		if (ee_dispatch_submit(srv->dispatch, &cand, on_record, &c->slots[i]) < 0)
-			abort(); /* room was checked above, on this thread */
+		c->held--;
+		if (ee_dispatch_submit_reserved(srv->dispatch, &cand, on_record, &c->slots[i]) < 0) {
+			c->pending--;
+			ee_stats_record(&srv->stats, NULL);
+			keep_record(c, i, ee_record_sandbox_error(run->task.task_id, "out of memory"));
+		}
 	}
 	c->submitting = 0;
-	if (c->pending == 0)
-		return answer_records(c);
+}
+
+/* Admits every run of c's request or none (their places held in the
+ * queue); answers at once when nothing is left pending, else suspends the
+ * connection until the last record (settle). */
+static enum MHD_Result submit(struct conn *c)
+{
+	struct ee_server *srv = c->srv;
+	size_t n = c->req.n_runs;
+
+	if (ee_dispatch_reserve(srv->dispatch, n) < 0)
+		return refuse(c, 429, EE_REJ_QUEUE_FULL, "the queue is full; retry after Retry-After seconds",
+		              NULL);
+	c->held = n;
+	if (reserve_records(c) != MHD_YES || c->answered)
+		return c->answered ? MHD_YES : MHD_NO; /* free_conn gives the places back */
+	c->texts = calloc(n, sizeof(*c->texts));
+	c->lens = calloc(n, sizeof(*c->lens));
+	c->slots = calloc(n, sizeof(*c->slots));
+	if (!c->texts || !c->lens || !c->slots || make_groups(c) < 0)
+		return MHD_NO;
+	prepare(c);
+	if (c->pending == 0) {
+		start_runs(c);
+		if (c->pending == 0)
+			return answer_records(c);
+	}
 	c->suspended = 1;
 	srv->suspended++;
 	MHD_suspend_connection(c->mc);
@@ -233,7 +453,8 @@ enum MHD_Result on_body_complete(struct conn *c)
 		                          srv->cfg->max_request_tests,
 		                          srv->cfg->max_body_values,
 		                          srv->o->mbpp_challenge ? (int)EE_TASK_MBPP_CHALLENGE : 0,
-		                          &srv->o->task_rules };
+		                          &srv->o->task_rules,
+		                          srv->o };
 	const char *body = c->body.data ? c->body.data : "";
 	int rc = c->endpoint == EE_EP_GET_REWARD
 	                 ? ee_get_reward_parse(body, c->body.len, &rules, &c->req, &c->records, &err)

@@ -280,7 +280,9 @@ Test(options, help_lists_exactly_the_rows_of_each_front_end_with_their_defaults)
 static int parse_request(const char *body, const struct ee_limits *ceiling, struct ee_request *r,
                          struct ee_err *err)
 {
-	struct ee_request_rules rules = { 4, EE_EXTRACT_AUTO, ceiling, 0, 10000, 500000, 250000, 0, NULL };
+	struct ee_request_rules rules = {
+		4, EE_EXTRACT_AUTO, ceiling, 0, 10000, 500000, 250000, 0, NULL, NULL
+	};
 	memset(r, 0, sizeof(*r));
 	memset(err, 0, sizeof(*err));
 	return ee_request_parse(body, strlen(body), EE_REQUEST_RUN, &rules, r, err);
@@ -293,7 +295,7 @@ static int parse_batch(const char *body, struct ee_request *r, struct ee_err *er
 
 	defaults(&server, EE_FRONT_SERVE);
 	struct ee_request_rules rules = {
-		4, EE_EXTRACT_AUTO, &server.opt.limits, 0, 10000, 500000, 250000, 0, NULL
+		4, EE_EXTRACT_AUTO, &server.opt.limits, 0, 10000, 500000, 250000, 0, NULL, NULL
 	};
 	memset(r, 0, sizeof(*r));
 	memset(err, 0, sizeof(*err));
@@ -384,17 +386,26 @@ Test(options, http_fields_are_the_rows_read_through_the_table)
 		if (!field)
 			continue;
 		n++;
-		if (row->type == EE_OPT_TEXT && row->parse) { /* --reward: the row's parse reads it */
+		if (row->type == EE_OPT_TEXT && row->parse) { /* --reward, --seed, ...: the row's parse */
+			unsigned forms = row->http_json ? row->http_json : EE_HTTP_STRING;
+			const char *wrong = forms == EE_HTTP_STRING   ? "3"
+			                    : forms == EE_HTTP_NUMBER ? "\"x\""
+			                                              : "[]";
+			const char *why = forms == EE_HTTP_STRING   ? "expected a string"
+			                  : forms == EE_HTTP_NUMBER ? "expected a number"
+			                                            : "expected a number or a string";
 			snprintf(body, sizeof(body),
-			         "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": \"%s\"}", field,
-			         row->example);
+			         forms & EE_HTTP_STRING
+			                 ? "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": \"%s\"}"
+			                 : "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": %s}",
+			         field, row->example);
 			cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), 0, "%s: %s", body,
 			             err.msg);
 			ee_request_free(&r);
-			snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": 3}",
-			         field);
+			snprintf(body, sizeof(body), "{\"task\": " TASK ", \"candidate\": \"x\", \"%s\": %s}",
+			         field, wrong);
 			cr_expect_eq(parse_request(body, &server.opt.limits, &r, &err), -1, "%s", body);
-			snprintf(want, sizeof(want), "%s: expected a string", field);
+			snprintf(want, sizeof(want), "%s: %s", field, why);
 			cr_expect_str_eq(err.msg, want);
 			cr_expect_str_eq(err.field, field);
 			ee_request_free(&r);
@@ -443,7 +454,7 @@ Test(options, http_fields_are_the_rows_read_through_the_table)
 		cr_expect_str_eq(err.msg, want);
 		ee_request_free(&r);
 	}
-	cr_expect_eq(n, 2, "extract, reward");
+	cr_expect_eq(n, 6, "extract, reward, seed, hidden_fraction, time_floor, time_factor");
 	struct ee_request r;
 	struct ee_err err;
 	cr_expect_eq(parse_request("{\"task\": " TASK ", \"candidate\": \"x\", \"extract\": \"all\"}",
@@ -468,11 +479,13 @@ Test(options, http_unknown_fields_list_the_rows_fields)
 	cr_expect_str_eq(
 	        err.msg,
 	        "limit: unknown field (expected task, candidate, completion, generation, limits, model, "
-	        "sample, stop, extract, reward)");
+	        "sample, stop, extract, reward, seed, hidden_fraction, time_floor, time_factor)");
 	ee_request_free(&r);
 	cr_expect_eq(parse_batch("{\"runs\": [{\"candidate\": \"x\"}], \"sample\": 1}", &r, &err), -1);
-	cr_expect_str_eq(err.msg,
-	                 "sample: unknown field (expected runs, task, limits, model, stop, extract, reward)");
+	cr_expect_str_eq(
+	        err.msg,
+	        "sample: unknown field (expected runs, task, limits, model, stop, extract, reward, seed, "
+	        "hidden_fraction, time_floor, time_factor)");
 	ee_request_free(&r);
 	for (size_t i = 0; i < ee_options_count; i++) {
 		const char *field = ee_option_http_field(&ee_options[i]);

@@ -24,8 +24,8 @@ static int parse_bounded(const char *body, int kind, size_t max_runs, size_t max
 {
 	struct ee_limits ceiling;
 	ee_limits_default(&ceiling);
-	struct ee_request_rules rules = { max_runs,          EE_EXTRACT_AUTO, &ceiling, 0,   max_tests,
-		                          max_request_tests, max_values,      0,        NULL };
+	struct ee_request_rules rules = { max_runs,          EE_EXTRACT_AUTO, &ceiling, 0,    max_tests,
+		                          max_request_tests, max_values,      0,        NULL, NULL };
 	memset(r, 0, sizeof(*r));
 	memset(err, 0, sizeof(*err));
 	return ee_request_parse(body, strlen(body), kind, &rules, r, err);
