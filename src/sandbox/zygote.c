@@ -326,11 +326,17 @@ static int namespace_init(void *arg)
 	struct __user_cap_data_struct none[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
 
 	/* Into the candidate's cgroup first, so the payload and everything
-	 * it forks are there from their first instruction. */
-	for (const int *fd = cgroup; *fd >= 0; fd++)
-		RAW(SYS_pwrite64, *fd, "0", 1, 0);
+	 * it forks are there from their first instruction (the payload is
+	 * born in it and joins no more). A join that fails is reported as the
+	 * clone's failure (-errno), and no payload is made. */
+	long pid = 0;
+	for (const int *fd = cgroup; *fd >= 0 && pid == 0; fd++) {
+		long wrote = RAW(SYS_pwrite64, *fd, "0", 1, 0);
+		pid = wrote == 1 ? 0 : wrote < 0 ? wrote : -EIO;
+	}
 	int gate[2];
-	long pid = RAW(SYS_pipe2, gate, O_CLOEXEC, 0, 0); /* -errno: reported as the clone's */
+	if (pid == 0)
+		pid = RAW(SYS_pipe2, gate, O_CLOEXEC, 0, 0); /* -errno: reported as the clone's */
 	if (pid == 0) {
 		init_gate[0] = gate[0];
 		init_gate[1] = gate[1];
