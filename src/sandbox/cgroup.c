@@ -318,14 +318,6 @@ int ee_cgroup_attach_self(const struct ee_cgroup *cg, struct ee_err *err)
 	return 0;
 }
 
-int ee_cgroup_attach_fds(const int *fds, struct ee_err *err)
-{
-	for (; *fds >= 0; fds++)
-		if (pwrite(*fds, "0", 1, 0) != 1)
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "cannot join a pooled cgroup");
-	return 0;
-}
-
 /* ---- pooled cgroups (the warm pool) ----------------------------------- */
 
 int ee_cgroup_set_limits(struct ee_cgroup *cg, const struct ee_limits *lim, struct ee_err *err)

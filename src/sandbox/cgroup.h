@@ -66,12 +66,9 @@ int ee_cgroup_pool_destroy(struct ee_cgroup_pool *p, struct ee_err *err);
 int ee_cgroup_set_limits(struct ee_cgroup *cg, const struct ee_limits *lim, struct ee_err *err);
 
 /* Opens the file a process writes "0" to to join each created cgroup (v1
- * `tasks`, v2 `cgroup.procs`): fds ends with -1. Close-on-exec. */
+ * `tasks`, v2 `cgroup.procs`): fds ends with -1. Close-on-exec. A warm
+ * candidate's init writes them (zygote.c:namespace_init). */
 int ee_cgroup_open_attach(const struct ee_cgroup *cg, int fds[5], struct ee_err *err);
-
-/* Joins through such files (fds ends with -1), heap-free: the calling
- * process, single-threaded, moves into each cgroup. */
-int ee_cgroup_attach_fds(const int *fds, struct ee_err *err);
 
 /* Before a candidate: resets the peak and snapshots the counters. */
 void ee_cgroup_pool_begin(const struct ee_cgroup_pool *p, struct ee_cgroup_stats *base);

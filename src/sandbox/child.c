@@ -295,12 +295,11 @@ static int install_filter(const struct ee_child_args *a, struct ee_err *err)
 }
 
 /* The warm variant of steps 3-6, in the payload itself: the worker built
- * the root and named the host; this candidate gets its own cgroup, /proc
- * and /tmp. */
+ * the root and named the host; the candidate's init joined the cgroup
+ * before it cloned this process (zygote.c:namespace_init), so it is born
+ * there; this candidate gets its own /proc and /tmp. */
 static int enter_warm_sandbox(const struct ee_child_args *a, struct ee_err *err)
 {
-	if (ee_cgroup_attach_fds(a->cgroup_fds, err) < 0)
-		return -1;
 	for (const int *fd = a->cgroup_fds; *fd >= 0; fd++)
 		close(*fd);
 	if (a->use_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)

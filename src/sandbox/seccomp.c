@@ -22,7 +22,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <stddef.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdlib.h>
@@ -470,3 +472,28 @@ int ee_seccomp_load(const struct ee_seccomp_prog *p, int *listener, struct ee_er
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "seccomp: cannot load the filter");
 	return 0;
 }
+
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "the warm init's filter needs this architecture's AUDIT_ARCH"
+#endif
+
+/* An x32 call (nr | 0x40000000 on x86-64) matches none of the numbers:
+ * EPERM. */
+const struct sock_filter ee_seccomp_warm_init[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 4, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close, 3, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_wait4, 2, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+const unsigned short ee_seccomp_warm_init_len =
+        sizeof(ee_seccomp_warm_init) / sizeof(ee_seccomp_warm_init[0]);

@@ -48,4 +48,13 @@ void ee_seccomp_free(struct ee_seccomp_prog *p);
  * calls then fail with ENOSYS). 0, or -1 on error. */
 int ee_seccomp_load(const struct ee_seccomp_prog *p, int *listener, struct ee_err *err);
 
+/* The warm candidate's pid namespace init's own filter (zygote.c): once it
+ * has dropped its privileges that init makes four calls, write, close,
+ * wait4 and exit; every other call fails with EPERM and a foreign
+ * architecture kills it. Narrower than the candidate's, and ten
+ * instructions where the candidate's are hundreds: the kernel converts,
+ * JIT-compiles and caches a filter on every load, once per candidate. */
+extern const struct sock_filter ee_seccomp_warm_init[];
+extern const unsigned short ee_seccomp_warm_init_len;
+
 #endif

@@ -326,11 +326,17 @@ static int namespace_init(void *arg)
 	struct __user_cap_data_struct none[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
 
 	/* Into the candidate's cgroup first, so the payload and everything
-	 * it forks are there from their first instruction. */
-	for (const int *fd = cgroup; *fd >= 0; fd++)
-		RAW(SYS_pwrite64, *fd, "0", 1, 0);
+	 * it forks are there from their first instruction (the payload is
+	 * born in it and joins no more). A join that fails is reported as the
+	 * clone's failure (-errno), and no payload is made. */
+	long pid = 0;
+	for (const int *fd = cgroup; *fd >= 0 && pid == 0; fd++) {
+		long wrote = RAW(SYS_pwrite64, *fd, "0", 1, 0);
+		pid = wrote == 1 ? 0 : wrote < 0 ? wrote : -EIO;
+	}
 	int gate[2];
-	long pid = RAW(SYS_pipe2, gate, O_CLOEXEC, 0, 0); /* -errno: reported as the clone's */
+	if (pid == 0)
+		pid = RAW(SYS_pipe2, gate, O_CLOEXEC, 0, 0); /* -errno: reported as the clone's */
 	if (pid == 0) {
 		init_gate[0] = gate[0];
 		init_gate[1] = gate[1];
@@ -344,11 +350,14 @@ static int namespace_init(void *arg)
 	if (pid < 0)
 		RAW(SYS_exit, 1, 0, 0, 0);
 
-	/* As unprivileged as the candidate and under its filter, like a cold
-	 * init; then the gate opens (the byte is the sign it dropped: its
-	 * death says nothing). The filter binds this task only: CLONE_VM
-	 * shares memory with the worker, not its seccomp state. */
-	struct sock_fprog filter = { .len = (unsigned short)cfg.seccomp_len, .filter = cfg.seccomp };
+	/* As unprivileged as the candidate and under a filter narrower than
+	 * its own (seccomp.h: the four calls below; loading the candidate's
+	 * too cost a second conversion and JIT of it per candidate); then the
+	 * gate opens (the byte is the sign it dropped: its death says
+	 * nothing). The filter binds this task only: CLONE_VM shares memory
+	 * with the worker, not its seccomp state. */
+	struct sock_fprog filter = { .len = ee_seccomp_warm_init_len,
+		                     .filter = (struct sock_filter *)ee_seccomp_warm_init };
 	if (gate[1] > 0)
 		RAW(SYS_close_range, 0, gate[1] - 1, 0, 0);
 	RAW(SYS_close_range, gate[1] + 1, ~0U, 0, 0);
