@@ -235,11 +235,14 @@ def test_a_slow_docker_kill_does_not_delay_the_other_slots_records(standin, tmp_
     is held until the kill answers."""
     slow_kill(standin, 4)
     tasks, samples, out = tmp_path / "t.jsonl", tmp_path / "s.jsonl", tmp_path / "r.jsonl"
-    tasks.write_text(json.dumps({"task_id": "t", "tests": [{"kind": "assert", "code": "assert x == 1"}]}) + "\n")
-    samples.write_text("".join(json.dumps({"task_id": "t", "code": c}) + "\n" for c in (
-        "import time\ntime.sleep(30)\nx = 1\n", "import time\ntime.sleep(1.5)\nx = 1\n")))
+    # The sleeper's clock is 1 s, the other's 6 s: it ends (~2 s) while the kill runs (~1-5 s).
+    tasks.write_text("".join(json.dumps({"task_id": t, "limits": {"timeout_s": s},
+                                         "tests": [{"kind": "assert", "code": "assert x == 1"}]}) + "\n"
+                             for t, s in (("slow", 1), ("ok", 6))))
+    samples.write_text("".join(json.dumps({"task_id": t, "sample": i, "code": c}) + "\n" for i, (t, c) in enumerate((
+        ("slow", "import time\ntime.sleep(30)\nx = 1\n"), ("ok", "import time\ntime.sleep(1.5)\nx = 1\n")))))
     p = subprocess.run([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out),
-                        "-j", "2", "-q", "--no-history", "--timeout", "1"] + DK,
+                        "-j", "2", "-q", "--no-history"] + DK,
                        capture_output=True, text=True, env=execeval_env(standin.env), timeout=120)
     assert p.returncode == 0, p.stderr
     recs = {r["sample"]: r for r in map(json.loads, out.read_text().splitlines())}
