@@ -140,7 +140,7 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	EXECEVAL_BACKEND=gvisor tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_cases.py \
 	    --deselect 'test_cases.py::test_case[error_process_limit_fork_bomb]' \
 	    --deselect 'test_cases.py::test_case[error_process_limit_classic_fork_bomb]'
-	# The hostile suite under gVisor (~2.5 min here): where a verdict or the
+	# The hostile suite under gVisor (77 s here at load 8): where a verdict or the
 	# host's evidence differs there, the test's gVisor branch says why.
 	EXECEVAL_BACKEND=gvisor tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_hostile.py
 
