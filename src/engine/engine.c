@@ -46,8 +46,13 @@ struct ee_engine {
  * supervisor, so a refused call there fails with EPERM, uncounted. */
 static unsigned seccomp_flags(const struct ee_eval_options *o)
 {
-	return (o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0) |
-	       (o->backend != EE_BACKEND_NATIVE ? 0 : EE_SECCOMP_NOTIFY);
+	unsigned watch = EE_SECCOMP_NOTIFY | EE_SECCOMP_WATCH_WRITES;
+	/* bench/write-tripwire's baseline: the same filter without watching
+	 * writes (docs/record.md, "write_outside_tmp"). */
+	const char *w = getenv("EXECEVAL_WRITE_TRIPWIRE");
+	if (w && strcmp(w, "off") == 0)
+		watch = EE_SECCOMP_NOTIFY;
+	return (o->weak_limits ? EE_SECCOMP_NO_MEMFD : 0) | (o->backend != EE_BACKEND_NATIVE ? 0 : watch);
 }
 
 /* Warm workers when asked for; auto falls back to cold where warm cannot run. */

@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +57,18 @@ static const char *const passed[] = { "HOME",          "DOCKER_HOST",      "DOCK
 	                              "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY" };
 #define N_PASSED (sizeof(passed) / sizeof(passed[0]))
 
+static void client_env(char envbuf[N_PASSED][512], char *env[N_PASSED + 2])
+{
+	size_t n = 0;
+	env[n++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	for (size_t i = 0; i < N_PASSED; i++) {
+		const char *v = getenv(passed[i]);
+		if (v && snprintf(envbuf[i], 512, "%s=%s", passed[i], v) < 512)
+			env[n++] = envbuf[i];
+	}
+	env[n] = NULL;
+}
+
 int ee_docker_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
                      const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err)
 {
@@ -85,53 +98,78 @@ int ee_docker_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	char envbuf[N_PASSED][512];
 	char *env[N_PASSED + 2];
-	size_t n = 0;
-	env[n++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-	for (size_t i = 0; i < N_PASSED; i++) {
-		const char *v = getenv(passed[i]);
-		if (v &&
-		    snprintf(envbuf[i], sizeof(envbuf[i]), "%s=%s", passed[i], v) < (int)sizeof(envbuf[i]))
-			env[n++] = envbuf[i];
-	}
-	env[n] = NULL;
+	client_env(envbuf, env);
 	struct ee_relay_cmd rc = {
 		.path = cfg->docker->client, .argv = cmd.argv, .env = env, .label = "docker"
 	};
 	return ee_relay_launch(sb, cfg, &rc, f, pidfd, err);
 }
 
-void ee_docker_kill(const char *client, const char *name)
+pid_t ee_docker_kill_start(const char *client, const char *name, int *pidfd)
 {
-	pid_t pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		char *const argv[] = { (char *)client, "kill", (char *)name, NULL };
-		execv(client, argv);
-		_exit(127);
+	char *const argv[] = { (char *)client, "kill", (char *)name, NULL };
+	char envbuf[N_PASSED][512];
+	char *envp[N_PASSED + 2];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, piped;
+	pid_t pid = -1;
+
+	*pidfd = -1;
+	client_env(envbuf, envp);
+	sigemptyset(&none);
+	sigemptyset(&piped);
+	sigaddset(&piped, SIGPIPE); /* the loop ignores it; the client must not */
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return -1;
+	if (posix_spawnattr_init(&attr) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -1;
 	}
+	/* The loop blocks SIGINT, SIGTERM, ... (base/loop.h): the client gets
+	 * a clean mask, and no descriptor but /dev/null. */
+	int ok = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0) == 0 &&
+	         posix_spawn_file_actions_adddup2(&fa, 0, 1) == 0 &&
+	         posix_spawn_file_actions_adddup2(&fa, 0, 2) == 0 &&
+	         posix_spawnattr_setsigmask(&attr, &none) == 0 &&
+	         posix_spawnattr_setsigdefault(&attr, &piped) == 0 &&
+	         posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) == 0;
+	if (ok && posix_spawn(&pid, client, &fa, &attr, argv, envp) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
 	if (pid < 0)
-		return;
-	/* Waited for (an execeval that exits at once, PID 1 of a pod, would take
-	 * a detached one with it), but never past EE_DOCKER_KILL_MS: the loop
-	 * is blocked meanwhile. */
+		return -1;
+	*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (*pidfd < 0) {
+		/* Cannot watch it: wait for it here, as before, bounded. */
+		ee_docker_kill_wait(pid, name);
+		return -1;
+	}
+	return pid;
+}
+
+void ee_docker_kill_wait(pid_t pid, const char *name)
+{
 	for (int ms = 0;; ms += 10) {
 		pid_t r = waitpid(pid, NULL, WNOHANG);
 		if (r == pid || (r < 0 && errno != EINTR))
 			return;
 		if (ms >= EE_DOCKER_KILL_MS) {
-			fprintf(stderr,
-			        "execeval: docker kill %s: no answer in %d ms; the container may "
-			        "outlive its candidate until the engine's own timeout\n",
-			        name, EE_DOCKER_KILL_MS);
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
+			ee_docker_kill_abandon(pid, name);
 			return;
 		}
 		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
 	}
+}
+
+void ee_docker_kill_abandon(pid_t pid, const char *name)
+{
+	fprintf(stderr,
+	        "execeval: docker kill %s: no answer in %d ms; the container may "
+	        "outlive its candidate until the engine's own timeout\n",
+	        name, EE_DOCKER_KILL_MS);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }

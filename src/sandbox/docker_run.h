@@ -7,7 +7,8 @@
  * client's stdin and turns the relay's frames on its stdout back into the
  * supervisor's pipes. Killing the init (the wall clock, the output cap)
  * ends the client only: the container lives in the engine, so the end of
- * such a sandbox also runs `docker kill NAME` (ee_docker_kill).
+ * such a sandbox also runs `docker kill NAME` (ee_docker_kill_start): on
+ * the loop, so a slow engine delays that sandbox's record only.
  *
  * Ownership: struct ee_docker is the engine's; each sandbox owns its
  * container's name (sb->docker_name).
@@ -17,6 +18,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct ee_err;
 struct ee_sandbox;
@@ -44,8 +46,16 @@ int ee_docker_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
                      const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err);
 
 /* `docker kill NAME` (a container whose client was killed; --rm then
- * removes it), waited for at most EE_DOCKER_KILL_MS. */
+ * removes it), started without waiting: its pid, with a pidfd for the
+ * loop to watch in *pidfd (close-on-exec); the caller reaps it, and past
+ * EE_DOCKER_KILL_MS gives up on it (ee_docker_kill_abandon). -1 when it
+ * could not start, or could not be watched (then it was waited for here,
+ * at most EE_DOCKER_KILL_MS). */
 #define EE_DOCKER_KILL_MS 5000
-void ee_docker_kill(const char *client, const char *name);
+pid_t ee_docker_kill_start(const char *client, const char *name, int *pidfd);
+/* Waits for it (polling, at most EE_DOCKER_KILL_MS; then abandons it). */
+void ee_docker_kill_wait(pid_t pid, const char *name);
+/* Says so on stderr, kills the client and reaps it. */
+void ee_docker_kill_abandon(pid_t pid, const char *name);
 
 #endif

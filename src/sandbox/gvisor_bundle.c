@@ -250,6 +250,10 @@ static json_t *mounts_of(const struct ee_gvisor *g, const struct ee_mount_plan *
 			        m, mount_of(plan->steps[i].target, "bind", plan->steps[i].arg, ro, 4));
 	json_array_append_new(m, mount_of(RELAY_TARGET, "bind", g->relay, ro, 4));
 	json_array_append_new(m, mount_of("/tmp", "tmpfs", "tmpfs", tmp, 4));
+	/* Natively /dev/shm is a link to /tmp (POSIX semaphores:
+	 * multiprocessing); gVisor's own /dev has one only root may write. A
+	 * tmpfs of the same size: the memory cgroup bounds both. */
+	json_array_append_new(m, mount_of("/dev/shm", "tmpfs", "tmpfs", tmp, 4));
 	return m;
 }
 
@@ -293,10 +297,15 @@ int ee_gvisor_bundle_write(struct ee_gvisor *g, const struct ee_mount_plan *plan
 	json_t *env = json_pack("[s]", "PATH=/usr/bin:/bin");
 	json_t *ns = json_pack("[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}]", "type", "pid", "type", "network",
 	                       "type", "ipc", "type", "uts", "type", "mount");
+	/* The relay as root with CAP_SETUID and CAP_SETGID alone, to drop the
+	 * harness to 65534 (gvisor_relay.c says why). */
+	json_t *caps =
+	        json_pack("{s:[s,s], s:[s,s], s:[s,s]}", "bounding", "CAP_SETUID", "CAP_SETGID", "effective",
+	                  "CAP_SETUID", "CAP_SETGID", "permitted", "CAP_SETUID", "CAP_SETGID");
 	json_t *spec = json_pack(
-	        "{s:s, s:{s:{s:i, s:i}, s:o, s:o, s:s, s:{}, s:b, s:o}, s:{s:s, s:b}, s:s, s:o, s:{s:o}}",
-	        "ociVersion", "1.0.0", "process", "user", "uid", 65534, "gid", 65534, "args", args, "env",
-	        env, "cwd", "/tmp", "capabilities", "noNewPrivileges", 1, "rlimits", rlimits_of(lim), "root",
+	        "{s:s, s:{s:{s:i, s:i}, s:o, s:o, s:s, s:o, s:b, s:o}, s:{s:s, s:b}, s:s, s:o, s:{s:o}}",
+	        "ociVersion", "1.0.0", "process", "user", "uid", 0, "gid", 0, "args", args, "env", env, "cwd",
+	        "/tmp", "capabilities", caps, "noNewPrivileges", 1, "rlimits", rlimits_of(lim), "root",
 	        "path", root, "readonly", 1, "hostname", "sandbox", "mounts", mounts_of(g, plan, lim),
 	        "linux", "namespaces", ns);
 	snprintf(path, sizeof(path), "%s/config.json", dir);

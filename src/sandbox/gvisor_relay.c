@@ -13,15 +13,24 @@
  * of stdin goes to the gate, and once the harness has ended it sends its
  * wait status and exits, which ends the container and everything in it.
  *
- * The relay is non-dumpable: the candidate, the same uid, can neither
- * trace it nor open /proc/1/fd/1 to write frames of its own. Writing to
- * fd 4 is open to it, exactly as natively; the supervisor validates what
- * comes (the nonce, the framing), as it does for a native sandbox.
+ * The relay is non-dumpable, which the kernel honours under Docker: the
+ * candidate, the same uid, can neither trace it nor open /proc/1/fd/1 to
+ * write frames of its own. gVisor (20221219) honours it for /proc/1/mem
+ * but not for /proc/1/fd, /proc/1/environ or kill(2) (*seen*: the
+ * candidate opened the relay's stdin and stdout and killed it); so under
+ * gVisor the relay runs as root inside the sentry with CAP_SETUID,
+ * CAP_SETGID and CAP_SETPCAP alone (the bundle, gvisor_bundle.c) and the harness drops to
+ * 65534 before exec: then the candidate is another uid than the relay,
+ * without a capability. Writing to fd 4 is open to it, exactly as
+ * natively; the supervisor validates what comes (the nonce, the framing),
+ * as it does for a native sandbox.
  */
 #include "sandbox/gvisor.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
@@ -94,6 +103,21 @@ __attribute__((noreturn)) static void exec_harness(const struct ee_harness *h, c
 	 * (seconds under ptrace: a timeout, not the native verdict). The
 	 * harness's alone: the relay may be an ASan build, which reserves
 	 * terabytes of shadow. */
+	/* Root only under gVisor (above): the harness becomes 65534, and the
+	 * change of uid clears every capability (no SECBIT_KEEP_CAPS). */
+	const gid_t nobody = 65534;
+	if (getuid() == 0) {
+		/* The bounding set first (CAP_SETPCAP), emptied as natively as
+		 * far as gVisor lets it: 20221219 keeps CAP_SETUID and
+		 * CAP_SETGID there (*seen*); with nothing permitted, effective,
+		 * inheritable or ambient after the change of uid, and
+		 * no_new_privs, they grant nothing. */
+		for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+			(void)prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+		if (setgroups(0, NULL) < 0 || setresgid(nobody, nobody, nobody) < 0 ||
+		    setresuid(nobody, nobody, nobody) < 0)
+			_exit(127);
+	}
 	struct rlimit as = { as_bytes, as_bytes };
 	if (setrlimit(RLIMIT_AS, &as) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 	    ee_seccomp_load(prog, NULL, &err) < 0)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/tally.h"
+#include "sandbox/write_watch.h"
 
 int ee_notify_send(int sock, const void *msg, size_t n, int listener)
 {
@@ -67,16 +68,14 @@ long ee_notify_recv(int sock, void *msg, size_t n, int *fd)
 	((unsigned long)(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |          \
 	                 CLONE_NEWNET | CLONE_NEWCGROUP | 0x80 /* CLONE_NEWTIME */))
 
-static void count(const struct seccomp_notif *req, struct ee_tally *t)
+static void count(const char *name, const struct seccomp_notif *req, struct ee_tally *t)
 {
-	char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
 	if (name && strcmp(name, "clone") == 0 && (req->data.args[0] & NS_FLAGS))
 		ee_tally_add(t, "clone_namespace", 1);
 	else if (name)
 		ee_tally_add(t, name, 1);
 	else
 		ee_tally_add(t, "unknown", 1);
-	free(name);
 }
 
 int ee_notify_answer(int listener, struct ee_tally *t)
@@ -103,11 +102,22 @@ int ee_notify_answer(int listener, struct ee_tally *t)
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		/* ENOENT: withdrawn (its task was killed meanwhile); EINTR: again. */
 		return errno == ENOENT || errno == EINTR || errno == EAGAIN ? 0 : -1;
-	count(&req.n, t);
+	char *name = seccomp_syscall_resolve_num_arch(req.n.data.arch, req.n.data.nr);
+	/* A writing call reaches here only when the filter watches writes
+	 * (every one of them is allowed otherwise): judged, then continued. */
+	const struct ee_write_call *w = name ? ee_write_call_find(name) : NULL;
 	memset(&resp, 0, sizeof(resp));
 	resp.r.id = req.n.id;
-	resp.r.error = -EPERM;
+	if (w) {
+		if (ee_write_outside_tmp(&req.n, w) == 1)
+			ee_tally_add(t, EE_WRITE_OUTSIDE_TMP, 1);
+		resp.r.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	} else {
+		count(name, &req.n, t);
+		resp.r.error = -EPERM;
+	}
+	free(name);
 	/* ENOENT: the caller died meanwhile; nothing to answer. */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp.r);
-	return 0;
+	return w ? 1 : 0;
 }

@@ -8,7 +8,9 @@
  * the candidate runs; the supervisor watches it on the loop and answers
  * every notification EPERM, which is what the filter answered itself
  * before, counting it by name (ee_notify_answer). Allowed calls never reach
- * the supervisor: an honest candidate pays nothing. The listener never
+ * the supervisor: an honest candidate pays nothing, but for the calls that
+ * write the file system by path when the filter watches them
+ * (EE_SECCOMP_WATCH_WRITES), which continue after a round trip. The listener never
  * reaches the candidate (the sandbox closes its copy at once), so nothing
  * in the sandbox can answer "continue" to its own call.
  */
@@ -31,9 +33,15 @@ int ee_notify_send(int sock, const void *msg, size_t n, int listener);
  * read(2) otherwise. */
 long ee_notify_recv(int sock, void *msg, size_t n, int *fd);
 
-/* The listener is readable: takes one notification, answers EPERM and adds
- * the call's name to t (a clone asking for namespaces counts as
- * "clone_namespace"). -1 when the listener is finished (no task left). */
+/* The kind a write outside /tmp is counted as (write_watch.h). */
+#define EE_WRITE_OUTSIDE_TMP "write_outside_tmp"
+
+/* The listener is readable: takes one notification. A refused call is
+ * answered EPERM and its name added to t (a clone asking for namespaces
+ * counts as "clone_namespace"): 0. A writing call (write_watch.h) is let
+ * continue, counted as EE_WRITE_OUTSIDE_TMP when its path lies outside
+ * /tmp: 1. 0 too when nothing was pending; -1 when the listener is
+ * finished (no task left). */
 int ee_notify_answer(int listener, struct ee_tally *t);
 
 #endif

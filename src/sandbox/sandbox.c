@@ -177,6 +177,8 @@ void sandbox_kill_init(struct ee_sandbox *sb)
 
 void ee_sandbox_kill(struct ee_sandbox *sb)
 {
+	if (sb->done)
+		return; /* its outcome is known (docker kill may still run) */
 	end_by(sb, EE_END_KILLED);
 	if (sb->starting)
 		sandbox_give_up_start(sb);
@@ -190,6 +192,8 @@ static void on_interrupt(void *ctx)
 {
 	struct ee_sandbox *sb = ctx;
 
+	if (sb->done)
+		return; /* docker kill runs, bounded by its deadline */
 	sb->out.interrupted = 1;
 	ee_sandbox_kill(sb);
 }
@@ -256,6 +260,62 @@ static void on_worker(struct ee_sandbox *sb)
 	sandbox_close_watch(sb, W_TIMER);
 }
 
+/* Off the loop's jobs, to its owner: on_done may free sb. */
+static void hand_over(struct ee_sandbox *sb)
+{
+	ee_loop_leave(sb->loop, &sb->job);
+	if (sb->ops->on_done)
+		sb->ops->on_done(sb->ctx, sb);
+}
+
+/* docker kill's pidfd (W_PIDFD: the init's was closed at its reap) and a
+ * deadline (W_TIMER) of EE_DOCKER_KILL_MS. 0, or -1 when it could not be
+ * started or watched (waited for already, or never run). */
+static int start_docker_kill(struct ee_sandbox *sb)
+{
+	int pidfd;
+	pid_t pid = ee_docker_kill_start(sb->docker_client, sb->docker_name, &pidfd);
+	if (pid < 0)
+		return -1;
+	sb->docker_kill_pid = pid;
+	sb->docker_killing = 1;
+	struct ee_err err;
+	int timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct itimerspec deadline = { { 0, 0 },
+		                       { EE_DOCKER_KILL_MS / 1000, (EE_DOCKER_KILL_MS % 1000) * 1000000L } };
+	if (sandbox_add_watch(sb, W_PIDFD, pidfd, &err) < 0 || timer < 0 ||
+	    timerfd_settime(timer, 0, &deadline, NULL) < 0 ||
+	    sandbox_add_watch(sb, W_TIMER, timer, &err) < 0) {
+		if (timer >= 0 && sb->fd[W_TIMER] != timer)
+			close(timer);
+		sandbox_close_watch(sb, W_PIDFD);
+		sandbox_close_watch(sb, W_TIMER);
+		ee_docker_kill_wait(pid, sb->docker_name);
+		sb->docker_killing = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* docker kill ended (W_PIDFD), or its deadline passed (W_TIMER). */
+static void on_docker_kill(struct ee_sandbox *sb, int kind)
+{
+	if (kind == W_PIDFD) {
+		pid_t r = waitpid(sb->docker_kill_pid, NULL, WNOHANG);
+		if (r == 0 || (r < 0 && errno == EINTR))
+			return;
+	} else if (kind == W_TIMER) {
+		ee_docker_kill_abandon(sb->docker_kill_pid, sb->docker_name);
+	} else {
+		return;
+	}
+	sandbox_close_watch(sb, W_PIDFD);
+	sandbox_close_watch(sb, W_TIMER);
+	sb->docker_killing = 0;
+	sb->docker_kill_pid = 0;
+	hand_over(sb);
+}
+
 /* The last step: counters, cgroup, on_done. */
 static void complete(struct ee_sandbox *sb)
 {
@@ -282,12 +342,13 @@ static void complete(struct ee_sandbox *sb)
 	/* gvisor: the bundle and runsc's state (every runsc process is gone with
 	 * the init's pid namespace). */
 	ee_gvisor_bundle_remove(sb->gvisor_dir);
-	/* docker: a killed client leaves its container running in the engine. */
-	if (sb->docker_name && sb->out.end != EE_END_RAN)
-		ee_docker_kill(sb->docker_client, sb->docker_name);
-	ee_loop_leave(sb->loop, &sb->job);
-	if (sb->ops->on_done)
-		sb->ops->on_done(sb->ctx, sb);
+	/* docker: a killed client leaves its container running in the engine.
+	 * `docker kill` runs on the loop (other sandboxes go on); this one's
+	 * slot stays taken until it answers, so no more containers live at
+	 * once than -j. */
+	if (sb->docker_name && sb->out.end != EE_END_RAN && start_docker_kill(sb) == 0)
+		return;
+	hand_over(sb);
 }
 
 /* ---- memory left pinned ------------------------------------------------
@@ -475,12 +536,16 @@ static void on_ctl(struct ee_sandbox *sb)
 
 /* Each refused call is a round trip through this loop, which every
  * sandbox shares: past EE_NOTIFY_MAX of one candidate the listener is
- * closed, and the kernel answers the rest ENOSYS itself, uncounted. */
+ * closed, and the kernel answers the rest ENOSYS itself, uncounted (and
+ * watched writes too: a candidate that floods refused calls loses them).
+ * Watched writes continue and do not count against the cap: an honest
+ * candidate may make many in /tmp. */
 static void on_notify(struct ee_sandbox *sb)
 {
-	if (ee_notify_answer(sb->fd[W_NOTIFY], &sb->out.refused) < 0) {
+	int r = ee_notify_answer(sb->fd[W_NOTIFY], &sb->out.refused);
+	if (r < 0) {
 		sandbox_close_watch(sb, W_NOTIFY);
-	} else if (++sb->notified >= EE_NOTIFY_MAX) {
+	} else if (r == 0 && ++sb->notified >= EE_NOTIFY_MAX) {
 		ee_tally_add(&sb->out.refused, "uncounted", 1);
 		sandbox_close_watch(sb, W_NOTIFY);
 	}
@@ -516,6 +581,11 @@ static void dispatch(struct watch *w)
 {
 	struct ee_sandbox *sb = w->sb;
 
+	if (sb->docker_killing) {
+		/* Its last events: on_done may free sb. */
+		on_docker_kill(sb, w->kind);
+		return;
+	}
 	if (sb->settling) {
 		/* Its last event: on_done may free sb. */
 		if (w->kind == W_TIMER)
@@ -602,6 +672,8 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 	ee_cgroup_destroy(&sb->cg, NULL);
 	ee_gvisor_bundle_remove(sb->gvisor_dir);
 	free(sb->gvisor_dir);
+	if (sb->docker_kill_pid > 0) /* freed while docker kill ran */
+		ee_docker_kill_abandon(sb->docker_kill_pid, sb->docker_name);
 	free(sb->docker_name);
 	ee_buf_free(&sb->out.out);
 	ee_buf_free(&sb->out.err);

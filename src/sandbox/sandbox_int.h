@@ -62,8 +62,10 @@ struct ee_sandbox {
 	int child_fds[6];         /* warm, starting: the child's ends, until STARTED */
 	double timeout_s;         /* warm: the wall clock, armed at STARTED */
 	struct timespec started;
-	char *gvisor_dir;  /* gvisor: the candidate's bundle, removed at the end */
-	char *docker_name; /* docker: the container's name (docker kill at a kill) */
+	char *gvisor_dir;      /* gvisor: the candidate's bundle, removed at the end */
+	char *docker_name;     /* docker: the container's name (docker kill at a kill) */
+	int docker_killing;    /* docker: complete, docker kill running (W_PIDFD, W_TIMER) */
+	pid_t docker_kill_pid; /* its pid, until reaped */
 	const char *docker_client;
 	struct ee_sandbox_outcome out;
 };

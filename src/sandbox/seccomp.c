@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "sandbox/write_watch.h"
 
 /* clang-format off: grouped by purpose, several to a line */
 const char *const ee_seccomp_allowed[] = {
@@ -349,11 +350,38 @@ static int add_arg_rules(scmp_filter_ctx ctx, struct ee_err *err)
 	return rule_as(ctx, SCMP_ACT_ERRNO(ENOLCK), "flock", 0, NULL, err);
 }
 
+/* Under EE_SECCOMP_WATCH_WRITES: is name a call that writes the file
+ * system by path (write_watch.c's table, the one the supervisor reads the
+ * paths by)? Then it is left to the default action, the supervisor's
+ * notification, which lets it continue. Calls on a descriptor (fchmod,
+ * ftruncate) are not: their file was opened for writing, and that was
+ * seen. */
+static int watched(unsigned flags, const char *name)
+{
+	return (flags & EE_SECCOMP_WATCH_WRITES) && ee_write_call_find(name) != NULL;
+}
+
+/* open and openat that only read stay in the filter; with any of these
+ * flags they are notified (O_TMPFILE carries O_RDWR or O_WRONLY). */
+#define WRITE_FLAGS ((scmp_datum_t)(O_WRONLY | O_RDWR | O_CREAT | O_TRUNC))
+
+static int add_read_only_opens(scmp_filter_ctx ctx, struct ee_err *err)
+{
+	struct scmp_arg_cmp open_ro = SCMP_A1(SCMP_CMP_MASKED_EQ, WRITE_FLAGS, 0);
+	struct scmp_arg_cmp openat_ro = SCMP_A2(SCMP_CMP_MASKED_EQ, WRITE_FLAGS, 0);
+	if (rule(ctx, "open", 1, &open_ro, err) < 0 || rule(ctx, "openat", 1, &openat_ro, err) < 0)
+		return -1;
+	return 0;
+}
+
 static int add_rules(scmp_filter_ctx ctx, unsigned flags, struct ee_err *err)
 {
 	for (size_t i = 0; ee_seccomp_allowed[i]; i++)
-		if (rule(ctx, ee_seccomp_allowed[i], 0, NULL, err) < 0)
+		if (!watched(flags, ee_seccomp_allowed[i]) &&
+		    rule(ctx, ee_seccomp_allowed[i], 0, NULL, err) < 0)
 			return -1;
+	if ((flags & EE_SECCOMP_WATCH_WRITES) && add_read_only_opens(ctx, err) < 0)
+		return -1;
 	if (!(flags & EE_SECCOMP_NO_MEMFD) && rule(ctx, "memfd_create", 0, NULL, err) < 0)
 		return -1;
 	if (add_arg_rules(ctx, err) < 0)
@@ -410,6 +438,8 @@ int ee_seccomp_compile(unsigned flags, struct ee_seccomp_prog *ret, struct ee_er
 	memset(ret, 0, sizeof(*ret));
 	/* NOTIFY: the same EPERM, answered by the supervisor, which counts it
 	 * (notify.h); only refused calls take that path. */
+	if ((flags & EE_SECCOMP_WATCH_WRITES) && !(flags & EE_SECCOMP_NOTIFY))
+		return ee_fail(err, EE_ERR_SANDBOX, "seccomp: watching writes needs the notifying filter");
 	scmp_filter_ctx ctx =
 	        seccomp_init(flags & EE_SECCOMP_NOTIFY ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM));
 	if (!ctx)

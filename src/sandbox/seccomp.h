@@ -34,8 +34,12 @@ struct ee_seccomp_prog {
 extern const char *const ee_seccomp_allowed[];
 
 /* Policy variants. NO_MEMFD (--weak-limits, no memory cgroup): memfd pages
- * count against no rlimit, so memfd_create fails with EPERM. */
-enum { EE_SECCOMP_NO_MEMFD = 1, EE_SECCOMP_NOTIFY = 2 };
+ * count against no rlimit, so memfd_create fails with EPERM. NOTIFY: refused
+ * calls are answered by the supervisor (notify.h). WATCH_WRITES (with
+ * NOTIFY only): so are the calls that write the file system by path
+ * (write_watch.h; open and openat only with a write flag), which the
+ * supervisor judges and lets continue. */
+enum { EE_SECCOMP_NO_MEMFD = 1, EE_SECCOMP_NOTIFY = 2, EE_SECCOMP_WATCH_WRITES = 4 };
 
 /* Compiles the policy (flags: EE_SECCOMP_*). The result is owned by the
  * caller (ee_seccomp_free). */

@@ -87,6 +87,8 @@ static const struct kind_class classes[] = {
 	{ "mknodat", "kernel" },
 	/* a refused ioctl request: TIOCSTI and device controls */
 	{ "ioctl", "kernel" },
+	/* a write by path outside /tmp (sandbox/write_watch.h): the mount refused it */
+	{ "write_outside_tmp", "filesystem" },
 	{ "denied_import", "import" },
 	{ "memory_limit", "limit" },
 	{ "pids_limit", "limit" },
@@ -105,7 +107,8 @@ const char *ee_violation_class(const char *kind)
 int ee_violation_is_escape(const char *kind)
 {
 	const char *c = ee_violation_class(kind);
-	return strcmp(c, "import") != 0 && strcmp(c, "limit") != 0 && strcmp(c, "other") != 0;
+	return strcmp(c, "import") != 0 && strcmp(c, "limit") != 0 && strcmp(c, "other") != 0 &&
+	       strcmp(c, "filesystem") != 0;
 }
 
 long ee_violations_escape_count(const json_t *violations)

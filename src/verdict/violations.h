@@ -4,8 +4,10 @@
  * The record's "violations" object counts, by kind: every system call the
  * seccomp filter refused, by name (sandbox/notify.h; "clone_namespace" for a
  * clone asking for namespaces), "denied_import" (imports the harness
- * refused), and the limits hit: "memory_limit", "pids_limit",
- * "output_limit", "time_limit". Absent when empty.
+ * refused), "write_outside_tmp" (writes by path outside /tmp, which the
+ * read-only mounts refused: sandbox/write_watch.h), and the limits hit:
+ * "memory_limit", "pids_limit", "output_limit", "time_limit". Absent when
+ * empty.
  *
  * Each kind has a class; the escape class (network, ptrace, mount,
  * namespaces, privilege, kernel) is what the circuit breaker counts
@@ -25,7 +27,8 @@ struct ee_stream;
 json_t *ee_violations_json(const struct ee_sandbox_outcome *out, const struct ee_stream *s, int *oom);
 
 /* The class of a kind: "network", "ptrace", "mount", "namespaces",
- * "privilege", "kernel" (the escape class), or "import", "limit", "other". */
+ * "privilege", "kernel" (the escape class), or "filesystem", "import",
+ * "limit", "other". */
 const char *ee_violation_class(const char *kind);
 int ee_violation_is_escape(const char *kind);
 

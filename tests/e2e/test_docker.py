@@ -15,6 +15,7 @@ so the whole path (argv, the job framed on stdin, the frames back, the
 verdict, the wall clock, the output cap, the `docker kill` of a killed
 sandbox's container) runs. The backend needs root (its init's
 namespaces)."""
+import datetime
 import json
 import os
 import shlex
@@ -211,6 +212,58 @@ def test_the_output_cap_kills_the_container_too(run, standin):
     assert r.record["status"] == "error" and r.record["detail"] == "output overflow", r
     runs, kills = runs_and_kills(standin)
     assert kills == [flags(["docker"] + runs[0])[0]["--name"][0]]
+
+
+def slow_kill(standin, seconds):
+    cfg = Path(standin.env["DOCKER_CONFIG"]) / "standin.json"
+    c = json.loads(cfg.read_text())
+    c["kill_delay_s"] = seconds
+    cfg.write_text(json.dumps(c))
+
+
+def iso_epoch(stamp):
+    return datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+
+@root_only
+def test_a_slow_docker_kill_does_not_delay_the_other_slots_records(standin, tmp_path):
+    """A timed-out candidate's `docker kill` takes 4 s (a slow engine): it
+    runs beside the loop, so the other slot's candidate, which ends well
+    within those 4 s, is judged and written meanwhile (it used to wait
+    for the kill: the loop was blocked up to 5 s). The killed one's slot
+    is held until the kill answers."""
+    slow_kill(standin, 4)
+    tasks, samples, out = tmp_path / "t.jsonl", tmp_path / "s.jsonl", tmp_path / "r.jsonl"
+    # The sleeper's clock is 1 s, the other's 6 s: it ends (~2 s) while the kill runs (~1-5 s).
+    tasks.write_text("".join(json.dumps({"task_id": t, "limits": {"timeout_s": s},
+                                         "tests": [{"kind": "assert", "code": "assert x == 1"}]}) + "\n"
+                             for t, s in (("slow", 1), ("ok", 6))))
+    samples.write_text("".join(json.dumps({"task_id": t, "sample": i, "code": c}) + "\n" for i, (t, c) in enumerate((
+        ("slow", "import time\ntime.sleep(30)\nx = 1\n"), ("ok", "import time\ntime.sleep(1.5)\nx = 1\n")))))
+    p = subprocess.run([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out),
+                        "-j", "2", "-q", "--no-history"] + DK,
+                       capture_output=True, text=True, env=execeval_env(standin.env), timeout=120)
+    assert p.returncode == 0, p.stderr
+    recs = {r["sample"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert recs[0]["status"] == "timeout" and recs[1]["status"] == "pass", recs
+    runs, kills = runs_and_kills(standin)
+    kill = [e for e in standin.entries() if "kill" in e]
+    assert len(runs) == 2 and len(kills) == 1 and kills[0] in [flags(["docker"] + r)[0]["--name"][0] for r in runs]
+    assert len(kill) == 1 and kill[0]["ended"] - kill[0]["began"] >= 3.9, kill
+    # The other slot's record was finished while the kill still ran.
+    assert iso_epoch(recs[1]["finished_at"]) < kill[0]["ended"] - 1.0, (recs[1]["finished_at"], kill)
+
+
+@root_only
+def test_a_docker_kill_that_never_answers_is_given_up_after_5_s(run, standin):
+    slow_kill(standin, 60)
+    r = run("import time\ntime.sleep(30)\n", asserts=["assert True"], args=DK + ["--timeout", "1"],
+            env=standin.env, timeout=60)
+    assert r.record["status"] == "timeout", r
+    assert "no answer in 5000 ms" in r.stderr, r.stderr
+    assert r.elapsed < 20, r.elapsed
+    assert [e for e in standin.entries() if "kill" in e] == [], "the abandoned kill was not killed"
 
 
 @root_only

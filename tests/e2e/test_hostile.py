@@ -21,8 +21,19 @@ import time
 
 import pytest
 
-from conftest import EXECEVAL, NOBODY, REPO, SANDBOX_UID_BASE, SECRET, clean_up_after_a_dead_execeval, \
-    execeval_env, is_sandbox_uid, parse_record, processes, wait_no_leftovers, with_isolation
+from conftest import BACKEND, EXECEVAL, NOBODY, REPO, SANDBOX_UID_BASE, SECRET, clean_up_after_a_dead_execeval, \
+    execeval_env, is_sandbox_uid, isolation_args, parse_record, processes, wait_no_leftovers, with_isolation
+
+# EXECEVAL_BACKEND=gvisor runs this suite under gVisor (make e2e). Where a
+# verdict or a piece of host evidence legitimately differs there, the test
+# says why next to the gVisor branch; the native assertions stay as they are.
+GVISOR = BACKEND == "gvisor"
+
+
+def native_only(reason):
+    """Skips a test under gVisor: reason says why its subject or its host
+    evidence does not exist there."""
+    return pytest.mark.skipif(GVISOR, reason="under gVisor: " + reason)
 
 ADD_OK = "def add(a, b):\n    return a + b\n"
 ADD_WRONG = "def add(a, b):\n    return 0\n"
@@ -202,6 +213,18 @@ def test_fork_bomb_is_capped_by_the_pids_limit(name, tmp_path):
     procs = 24
     r, samples = run_sampled(["--procs", str(procs), "--timeout", "1.5", "--assert", ASSERTS[0]], code,
                              tmp_path, sandbox_uid)
+    if GVISOR:
+        # The limit inside is gVisor's RLIMIT_NPROC: a refused fork is EAGAIN,
+        # but nothing tells the supervisor the limit was hit (test_gvisor.py,
+        # the fork bomb), so the verdict is the symptom (the BlockingIOError's
+        # import error or failed test, "process limit" from the harness's own
+        # failed fork, or "memory limit" for a thread bomb's stacks); and the
+        # candidate's processes are the sentry's, not host processes of a
+        # sandbox uid, so the host's count cannot be taken. Never a pass.
+        code_, rec, _ = r
+        assert rec is not None and rec["status"] != "pass" and rec["score"] == 0.0 and code_ == 1, r
+        assert rec["resources"]["wall_ms"] < 4000
+        return
     detail = "timeout" if expected_status == "timeout" else "process limit"
     rec = assert_verdict(r, expected_status, detail, score=0.0)
     # Host evidence: at no moment did the sandbox hold more than --procs
@@ -244,13 +267,29 @@ MEMORY_BOMBS = {
 }
 
 
+# Under gVisor the harness's limit is RLIMIT_AS (the relay sets --memory +
+# 128 MB: the sentry would touch every page before the host's OOM kill), so
+# an allocation fails in the process that makes it: a MemoryError or ENOMEM
+# the candidate may catch, not an OOM kill of the whole sandbox. These end
+# as the exception's import error (or the parent's, when a child's failed).
+GVISOR_MEMORY_BY_EXCEPTION = {"mmap_touched", "in_a_child_process_the_harness_waits_for"}
+# gVisor's host cgroup holds runsc's sentry and gofer too: --memory + 192 MB.
+GVISOR_CGROUP_EXTRA_KB = 192 * 1024
+
+
 @pytest.mark.parametrize("name", sorted(MEMORY_BOMBS))
 def test_memory_bomb_is_a_memory_limit(run, name):
     r = run(MEMORY_BOMBS[name], asserts=ASSERTS, args=["--memory", "64", "--timeout", "10"])
+    if GVISOR and name in GVISOR_MEMORY_BY_EXCEPTION:
+        rec = r.record
+        assert rec is not None and rec["status"] in ("error", "syntax_error") and rec["score"] == 0.0, r
+        assert r.elapsed < 10
+        return
     rec = assert_verdict(r, "error", "memory limit", score=0.0)
     # Host evidence: the cgroup's own peak stayed at the limit.
     peak = rec["resources"].get("peak_memory_kb")
-    assert peak is not None and peak <= 64 * 1024 + 1024, rec["resources"]
+    extra = GVISOR_CGROUP_EXTRA_KB if GVISOR else 0
+    assert peak is not None and peak <= 64 * 1024 + extra + 1024, rec["resources"]
     assert r.elapsed < 10
 
 
@@ -471,11 +510,17 @@ def test_the_callers_command_line_is_not_readable(run):
     rec = assert_verdict(r, "pass")
     lines = [line for line in rec["stdout"].splitlines() if line.startswith("CMDLINE")]
     assert len(lines) >= 2, rec["stdout"]
+    # Under gVisor pid 1 is the relay, whose own command line says
+    # "__gvisor-relay": the backend's name on the caller's is no leak.
+    backend_words = set(isolation_args()) if GVISOR else set()
     for arg in r.argv[1:]:
-        if len(arg) > 3:
+        if len(arg) > 3 and arg not in backend_words:
             assert arg not in rec["stdout"], (arg, lines)
 
 
+# The relay's environment under gVisor: the bundle's PATH, and the HOME
+# runsc gives root (gvisor_bundle.c).
+GVISOR_RELAY_ENVIRON = b"PATH=/usr/bin:/bin\0HOME=/\0"
 ENV_ALLOW_LIST = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING",
                   "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PWD"}
 
@@ -491,10 +536,18 @@ def test_secrets_of_the_host_and_the_caller_are_unreadable(run, secret):
     # closed (non-dumpable) or empty (scrubbed).
     assert set(seen["env_keys"]) <= ENV_ALLOW_LIST, seen["env_keys"]
     assert "EXECEVAL_TEST_SECRET" not in seen["env_keys"]
-    assert seen["proc1_environ"] == "error:EACCES" or seen["proc1_environ_len"] == 0, seen
+    if GVISOR:
+        # pid 1 is the relay, whose environment is the bundle's (PATH and
+        # HOME, never the caller's: execeval writes it) and which gVisor
+        # shows to other uids; its descriptors' numbers are listed but none
+        # opens (test_gvisor.py, the relay's descriptors).
+        assert seen["proc1_environ"] == "read %d bytes" % len(GVISOR_RELAY_ENVIRON), seen
+        assert isinstance(seen["proc1_fds"], list), seen["proc1_fds"]
+    else:
+        assert seen["proc1_environ"] == "error:EACCES" or seen["proc1_environ_len"] == 0, seen
+        assert seen["proc1_fds"] == "error:EACCES", seen["proc1_fds"]
     assert str(seen["proc1_mem"]).startswith("error:"), seen["proc1_mem"]
     assert seen["pid1_mem"] == "error:EACCES", seen["pid1_mem"]
-    assert seen["proc1_fds"] == "error:EACCES", seen["proc1_fds"]
     assert seen["found"] == [] and seen["loot"] == []
     # Only the sandbox's own processes are visible: its init and the harness.
     assert seen["pids"] == [1, 2], seen["pids"]
@@ -518,7 +571,10 @@ def test_secret_in_the_callers_environment_is_not_in_proc1(run, secret):
         """)
     rec = assert_verdict(run(code, asserts=ASSERTS), "pass")
     seen = report(rec)
-    assert (not seen["readable"] and seen["errno"] == errno.EACCES) or seen["len"] == 0, seen
+    if GVISOR:  # the relay's, the bundle's PATH and HOME (above)
+        assert seen == {"readable": True, "len": len(GVISOR_RELAY_ENVIRON), "has": False}, seen
+    else:
+        assert (not seen["readable"] and seen["errno"] == errno.EACCES) or seen["len"] == 0, seen
     assert secret not in json.dumps(rec)
 
 
@@ -712,9 +768,25 @@ KILLERS = {
 }
 
 
+# Under gVisor the harness's parent, pid 1, is the relay, root inside the
+# sentry (gvisor_relay.c): kill(2) of it fails with EPERM where natively the
+# namespace's init ignores the signal, so the candidate sees a
+# PermissionError where natively its call "succeeded" without effect.
+GVISOR_KILLERS = {
+    "kill_parent": ("syntax_error", "import error: PermissionError: [Errno 1] Operation not permitted "
+                                    "(line 2: os.kill(os.getppid(), 9))"),
+    "kill_pid_1": ("syntax_error", "import error: PermissionError: [Errno 1] Operation not permitted "
+                                   "(line 2: os.kill(1, 9))"),
+    "kill_parent_in_the_function_under_test": ("assertion_fail", "test 0 failed: PermissionError: [Errno 1] "
+                                               "Operation not permitted (line 1: assert add(1, 2) == 3)"),
+}
+
+
 @pytest.mark.parametrize("name", sorted(KILLERS))
 def test_killing_the_parent_or_everything_is_contained(run, canary, name):
     code, status, detail = KILLERS[name]
+    if GVISOR and name in GVISOR_KILLERS:
+        status, detail = GVISOR_KILLERS[name]
     r = run(code, asserts=ASSERTS, args=["--timeout", "1"])
     assert_verdict(r, status, detail)
     # Host evidence: the test's process, and the host process of the same uid
@@ -781,8 +853,10 @@ def test_double_forked_daemon_dies_with_the_sandbox(request, tmp_path, marker, n
     detail = {"pass": None, "timeout": "timeout", "error": "premature exit"}[status]
     rec = assert_verdict(r, status, detail)
     assert "daemon up" in rec["stdout"]
-    if status == "timeout":
-        # Differential: the daemon really ran (seen from the host) ...
+    if status == "timeout" and not GVISOR:
+        # Differential: the daemon really ran (seen from the host) ... (not
+        # under gVisor: its processes are the sentry's, not the host's; its
+        # "daemon up" above says it ran)
         assert any(samples), "the daemon was never seen running"
     # ... and once execeval has exited, nothing carries its marker (checked
     # here and again by the autouse host_evidence fixture).
@@ -1318,6 +1392,14 @@ FOREIGN_ABI = {
 @pytest.mark.parametrize("name", sorted(FOREIGN_ABI))
 def test_foreign_architecture_syscalls_kill_the_process(run, name):
     r = run(FOREIGN_ABI[name] + ADD_OK, asserts=ASSERTS, args=["--allow-imports"])
+    if GVISOR and name == "int_0x80":
+        # gVisor implements no i386 system call: int 0x80 reaches its sentry,
+        # which answers an error (-9 here) without running one and before
+        # the filter's architecture check: nothing ran, nothing was killed.
+        rec = assert_verdict(r, "pass")
+        returned = int(rec["stdout"].split("int 0x80 returned", 1)[1].split()[0])
+        assert returned < 0, rec["stdout"]
+        return
     rec = assert_verdict(r, "error", "blocked syscall", score=0.0)
     assert "returned" not in rec["stdout"], rec["stdout"]
 
@@ -1336,7 +1418,23 @@ def test_credentials_inside(run):
                "dev": sorted(os.listdir("/dev"))}
         print("REPORT " + json.dumps(out))
         """)
+    code = code.replace('f["CapAmb"]', 'f.get("CapAmb", "0")').replace('f["NoNewPrivs"]', 'f.get("NoNewPrivs", "")')
     seen = report(assert_verdict(run(code, asserts=ASSERTS), "pass"))
+    if GVISOR:
+        # gVisor's own kernel: uids inside are not host uids (65534, no range
+        # needed: no host quota is shared), its /proc/self/status has no
+        # CapAmb or NoNewPrivs line, it keeps CAP_SETUID and CAP_SETGID in
+        # the bounding set (gvisor_relay.c: nothing permitted or effective,
+        # no_new_privs), its /sys has a loopback and its /dev its own nodes.
+        assert seen["uid"] == [NOBODY] * 3 and seen["gid"] == [NOBODY] * 3 and seen["groups"] == [], seen
+        for cap in ("CapEff", "CapPrm", "CapAmb"):
+            assert int(seen[cap], 16) == 0, (cap, seen[cap])
+        assert int(seen["CapBnd"], 16) & ~0xC0 == 0, seen["CapBnd"]
+        assert seen["Seccomp"] == "2" and seen["sid_is_self"] is True and seen["cwd"] == "/tmp", seen
+        assert seen["hostname"] == "sandbox" and seen["net"] == ["lo"], seen
+        assert set(seen["dev"]) <= {"null", "zero", "full", "random", "urandom", "fd", "stdin", "stdout",
+                                    "stderr", "shm", "tty", "ptmx", "pts", "fuse", "net"}, seen["dev"]
+        return
     # As root, a uid and gid of the sandbox's own (one number); else 65534 in
     # a user namespace.
     uid = seen["uid"][0]
@@ -1420,6 +1518,7 @@ def test_honest_programs_run_unchanged(run, name):
 # doctor
 
 
+@native_only("its command lines name no backend: native, as in the native pass")
 def test_doctor_reports_the_isolation_features():
     p = subprocess.run([EXECEVAL, "doctor"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30,
                        env=execeval_env())
@@ -1940,6 +2039,8 @@ def eval_sampled(tmp_path, samples, *args, jobs=2, timeout=120):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="unprivileged sandboxes all run as the caller's uid")
+@native_only("pipes are the sentry's, counted by no host uid's quota; every sandbox is uid 65534 inside "
+             "its own kernel, so the two uids this test tells apart do not exist")
 def test_a_pipe_hog_does_not_shrink_a_concurrent_sandboxs_pipes(tmp_path):
     """Issue 11 item 6: the kernel counts pipe buffers per uid (soft limit
     fs.pipe-user-pages-soft, 64 MiB here). With every sandbox as uid 65534
@@ -2047,6 +2148,7 @@ def in_fresh_pid_namespace(argv):
     return ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"] + argv
 
 
+@native_only("its command lines name no backend: native, as in the native pass")
 @pytest.mark.parametrize("isolation", ["cold", "warm"])
 def test_a_restart_with_the_same_pid_runs_beside_a_dead_execevals_cgroups(tmp_path, isolation):
     """An execeval that is pid 1 of its pid namespace is killed with SIGKILL
@@ -2146,6 +2248,7 @@ def cpu_controls(pid):
     return found
 
 
+@native_only("its command lines name no backend: native, as in the native pass")
 @pytest.mark.parametrize("isolation", ["cold", "warm"])
 def test_a_spinner_with_setsid_children_cannot_starve_its_neighbour(tmp_path, isolation):
     tasks = tmp_path / "tasks.jsonl"

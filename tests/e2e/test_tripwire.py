@@ -12,6 +12,7 @@ Hostile candidates run only through execeval (the run fixture and eval),
 inside the safety net.
 """
 import json
+import os
 import subprocess
 import textwrap
 
@@ -102,6 +103,93 @@ def test_denied_imports_and_limits_are_counted(run):
     assert rec["violations"].get("denied_import", 0) >= 1, rec
     _, rec, _ = run(ADD_OK + "while True:\n    pass\n", asserts=ASSERTS, args=["--timeout", "0.5"])
     assert rec["status"] == "timeout" and rec["violations"] == {"time_limit": 1}, rec
+
+
+# Writes outside /tmp: the read-only mounts refuse them (or the directory
+# does not exist inside); each is counted as write_outside_tmp.
+OUTSIDE_WRITER = textwrap.dedent("""
+    import errno, json, os
+    MARK = %r
+    out = {}
+    def attempt(key, fn):
+        try:
+            fn()
+            out[key] = "written"
+        except OSError as e:
+            out[key] = errno.errorcode.get(e.errno, str(e.errno))
+    for key, path in (("root", "/" + MARK), ("usr", "/usr/" + MARK), ("home", "/home/" + MARK),
+                      ("etc", "/etc/" + MARK)):
+        attempt(key, lambda p=path: open(p, "w").close())
+    attempt("mkdir_usr", lambda: os.mkdir("/usr/" + MARK + ".d"))
+    attempt("rename_into_usr", lambda: os.rename("/tmp", "/usr/" + MARK + ".r"))
+    os.chdir("/usr/lib")
+    attempt("cwd_relative", lambda: open(MARK, "w").close())
+    print("REPORT " + json.dumps(out))
+""") + ADD_OK
+
+# Writes an honest program makes: /tmp (absolute, relative to its cwd,
+# tempfile), /dev/null, /dev/shm (multiprocessing's semaphores).
+HONEST_WRITER = textwrap.dedent("""
+    import json, multiprocessing, os, tempfile
+    open("/tmp/a", "w").write("x")
+    open("b", "w").write("y")
+    os.mkdir("d")
+    os.rename("b", "d/c")
+    os.symlink("/tmp/a", "/tmp/l")
+    os.chmod("/tmp/a", 0o600)
+    os.utime("/tmp/a")
+    os.truncate("/tmp/a", 0)
+    with tempfile.TemporaryDirectory() as t:
+        open(os.path.join(t, "f"), "w").close()
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(b"z")
+    with open(os.devnull, "w") as n:
+        n.write("gone")
+    lock = multiprocessing.Lock()
+    with lock:
+        pass
+    open("/dev/shm/s", "w").close()
+    os.unlink("/tmp/l")
+    print("REPORT " + json.dumps(sorted(os.listdir("/tmp"))))
+""") + ADD_OK
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_writes_outside_tmp_are_counted_and_never_reach_the_host(run, marker, isolation):
+    code, rec, stderr = run(OUTSIDE_WRITER % str(marker), asserts=ASSERTS, args=["--isolation", isolation])
+    assert rec is not None, stderr
+    assert rec["status"] == "pass", rec
+    seen = report(rec)
+    # What the candidate saw: refused by the mounts, not by the counting.
+    assert seen == {"root": "EROFS", "usr": "EROFS", "home": "ENOENT", "etc": "EROFS", "mkdir_usr": "EROFS",
+                    "rename_into_usr": seen["rename_into_usr"], "cwd_relative": "EROFS"}, seen
+    assert seen["rename_into_usr"] in ("EROFS", "EXDEV", "EBUSY"), seen
+    # Each attempt counted once; nothing else (no refused call).
+    assert rec["violations"] == {"write_outside_tmp": 7}, rec
+    # Host evidence: no file of the marker where the candidate aimed.
+    for path in ("/%s" % marker, "/usr/%s" % marker, "/home/%s" % marker, "/etc/%s" % marker,
+                 "/usr/%s.d" % marker, "/usr/%s.r" % marker, "/usr/lib/%s" % marker):
+        assert not os.path.exists(path), path
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_honest_writes_in_tmp_are_not_violations(run, isolation):
+    code, rec, stderr = run(HONEST_WRITER, asserts=ASSERTS, args=["--isolation", isolation])
+    assert rec is not None, stderr
+    assert rec["status"] == "pass", rec
+    assert report(rec) == ["a", "d", "s"], rec  # /dev/shm is /tmp
+    assert "violations" not in rec, rec
+
+
+def test_write_outside_tmp_is_not_escape_class_for_the_breaker(tmp_path, marker):
+    """A write outside /tmp is counted (class filesystem) but is not an
+    escape-class attempt: "0 over 10" does not trip on it."""
+    tasks, samples = write_set(tmp_path, [OUTSIDE_WRITER % str(marker)] * 2)
+    out = tmp_path / "out.jsonl"
+    p = subprocess.run(eval_cmd(tasks, samples, out, "--breaker", "0 over 10"), capture_output=True, text=True,
+                       env=execeval_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert [r["violations"] for r in records(out)] == [{"write_outside_tmp": 7}] * 2
 
 
 def write_set(tmp_path, programs):

@@ -105,6 +105,9 @@ Test(violations, classes_and_the_escape_class)
 	cr_expect(ee_violation_is_escape("io_uring_setup"));
 	cr_expect(!ee_violation_is_escape("memory_limit"));
 	cr_expect(!ee_violation_is_escape("getxattr"));
+	/* refused by the mounts, not an attempt on the boundary */
+	cr_expect_str_eq(ee_violation_class("write_outside_tmp"), "filesystem");
+	cr_expect(!ee_violation_is_escape("write_outside_tmp"));
 	json_t *v = json_loads("{\"socket\": 2, \"mount\": 1, \"time_limit\": 1, \"mincore\": 5}", 0, NULL);
 	cr_expect_eq(ee_violations_escape_count(v), 3);
 	cr_expect_eq(ee_violations_escape_count(NULL), 0);
