@@ -11,8 +11,9 @@
  * by events.c for its role; the supervisor moves the names, the calls and
  * the replies between them through relay.c's rules, on each one's gate fd.
  * A violation in either stream kills both. The candidate ending closes the
- * judge's gate (its pending call fails, "ChannelError"); the judge's done
- * sends the candidate {"end":true}. The record: the candidate's phases and
+ * judge's gate (its pending call fails, "ChannelError"), but its timeout
+ * kills the judge (the run's clock covers both); the judge's done sends the
+ * candidate {"end":true}. The record: the candidate's phases and
  * outcome, the judge's tests (judged_by "judge"); a test the channel could
  * not carry (status fallback) reruns the whole candidate inline, every
  * test then judged_by "sandbox". A warm worker lost under either side says
@@ -264,9 +265,13 @@ static void both_done(struct judged *j)
 static void cand_done(void *ctx, struct ee_sandbox *sb)
 {
 	struct judged *j = ctx;
-	(void)sb;
 	j->cand_done = 1;
-	if (!j->judge_done && j->judge_sb) /* no more replies: a pending call reads EOF */
+	/* The clock covers both: at the candidate's timeout the judge ends too,
+	 * its test in flight not run (as inline), whichever timer fired first.
+	 * Any other end: no more replies, a pending call reads EOF. */
+	if (!j->judge_done && j->judge_sb && ee_sandbox_outcome(sb)->end == EE_END_TIMEOUT)
+		ee_sandbox_kill(j->judge_sb);
+	else if (!j->judge_done && j->judge_sb)
 		ee_sandbox_gate(j->judge_sb, "", 0, 1);
 	if (j->judge_done)
 		both_done(j);

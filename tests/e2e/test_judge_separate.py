@@ -197,6 +197,9 @@ def test_candidate_that_never_answers_is_a_timeout(run, sep):
     r = run(NEVER_ANSWERS, asserts=ASSERTS, args=sep + ["--timeout", "1"])
     assert r.record["status"] == "timeout", r.record  # "(starved: ...)" on a loaded machine
     assert r.record["score"] == 0.0
+    # The clock covers both sides: the test in flight is not run, as inline
+    # (not a "channel" failure because the candidate's timer fired first).
+    assert [t["status"] for t in r.record["tests"]] == ["not_run", "not_run"], r.record["tests"]
 
 
 def test_fallback_reruns_inline(run, sep):
