@@ -118,7 +118,10 @@ struct ee_worker *ee_pool_claim(struct ee_pool *p, const struct ee_limits *lim, 
  * (ee_worker_start_ms_left) has passed. Returns 1 when the candidate
  * started (pidfd: its init's), 0 while it is starting, -1 (err) when it
  * cannot start: the worker is no longer the caller's. A worker that dies,
- * hangs or answers out of turn is replaced once. */
+ * hangs or answers out of turn before RUN is replaced once; after RUN
+ * (the candidate may have begun on its fds) it is EE_WORKER_LOST (err):
+ * the candidate must start again with new fds, as after a loss mid-run. */
+#define EE_WORKER_LOST (-2)
 int ee_worker_start_step(struct ee_worker *w, int *pidfd, struct ee_err *err);
 
 /* Milliseconds until the awaited answer is late (0: it is). */
