@@ -21,8 +21,10 @@
  * one sandbox at a time. A candidate's start is driven by the sandbox's
  * event loop (READY and STARTED are events, their timeouts its timers), so
  * a slow worker holds up no other sandbox. A worker that dies, stops
- * answering or fails is killed and replaced; the candidate it was about to start goes to the
- * replacement, and one it was running runs again (evaluate.c). Warm needs root (a worker's exec would otherwise lose the
+ * answering or fails is killed and replaced; the candidate it was about to
+ * start goes to the replacement (before RUN went out; after, its start
+ * fails as lost, EE_WORKER_LOST), and one it was running runs again with
+ * new fds (evaluate.c, evaluate_judge.c). Warm needs root (a worker's exec would otherwise lose the
  * capabilities it needs in its user namespace) and the interpreter
  * execeval was built against; ee_pool_supported says why not.
  */
