@@ -94,13 +94,7 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 	const struct ee_option *row = ee_option_of_code(c);
 
 	if (row) {
-		if (ee_option_set(row, optarg, &(struct ee_option_sink){ &a->opt, &a->extract }, err) < 0)
-			return -1;
-		if (a->opt.judge == EE_JUDGE_SEPARATE) /* run and eval only, this session */
-			return ee_fail(err, EE_ERR_USAGE,
-			               "--judge separate: not yet under serve (run and eval take it; "
-			               "docs/protocol.md, \"Separate judge\")");
-		return 0;
+		return ee_option_set(row, optarg, &(struct ee_option_sink){ &a->opt, &a->extract }, err);
 	}
 	switch (c) {
 	case O_LISTEN: a->listen = optarg; return 0;

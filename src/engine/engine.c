@@ -63,13 +63,14 @@ static int start_pool(struct ee_engine *eng, const struct ee_eval_options *o, un
 
 	if (o->isolation == EE_ISOLATION_COLD || o->backend != EE_BACKEND_NATIVE)
 		return 0;
-	/* Two sandboxes per candidate, both cold for now (evaluate_judge.c). */
-	if (o->judge == EE_JUDGE_SEPARATE && o->isolation == EE_ISOLATION_WARM)
-		return ee_fail(err, EE_ERR_USAGE,
-		               "--isolation warm: not with --judge separate yet (its two sandboxes "
-		               "run cold); drop --isolation or use --judge inline");
+	/* --judge separate: a candidate holds two sandboxes at once, the
+	 * candidate's and the judge's (evaluate_judge.c), each forked from a
+	 * worker of its own: two workers per slot, so a judge starts from a
+	 * worker's pristine copy as a candidate does and keeps nothing of the
+	 * last evaluation (docs/threat-model.md, "The separate judge under
+	 * warm isolation"). */
 	if (o->judge == EE_JUDGE_SEPARATE)
-		return 0;
+		workers *= 2;
 	if (ee_pool_supported(&eng->host, &why) < 0) {
 		if (o->isolation == EE_ISOLATION_WARM) {
 			*err = why;

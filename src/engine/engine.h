@@ -36,14 +36,16 @@ struct ee_engine_config {
 	 * the host is refused unless weak_limits, and then opt->limits are
 	 * fitted to the fallback (ee_limits_fit_weak). Not kept. */
 	struct ee_eval_options *opt;
-	unsigned workers; /* warm workers to start when opt->isolation asks for warm */
+	unsigned workers; /* candidates at once: warm workers to start when opt->isolation
+	                   * asks for warm (twice as many under --judge separate) */
 	/* The loop alone: no host probe, no sandbox (code that runs no
 	 * candidate, as the scheduler's unit test); evaluations then fail. */
 	int loop_only;
 };
 
-/* Warm isolation starts cfg->workers workers; auto falls back to cold,
- * with a note on stderr, where the host cannot run them. */
+/* Warm isolation starts cfg->workers workers (2 x under --judge separate:
+ * the judge's sandbox is forked from a worker of its own); auto falls back
+ * to cold, with a note on stderr, where the host cannot run them. */
 int ee_engine_open(const struct ee_engine_config *cfg, struct ee_engine **ret, struct ee_err *err);
 void ee_engine_close(struct ee_engine *eng);
 

@@ -4,21 +4,27 @@
  * Two sandboxes, each started exactly as a candidate's, with the task's
  * limits and the run's --timeout: the candidate's (job role serve: its
  * program, then a call server) and the judge's (role judge: the setup and
- * the tests, the candidate's names bound to stubs). Each stream is checked
+ * the tests, the candidate's names bound to stubs). Cold, each is a fresh
+ * interpreter; warm, each a fork of a warm worker of its own (the engine
+ * keeps two workers per slot: engine.c), so the judge, like the candidate,
+ * starts from a worker's pristine copy every time. Each stream is checked
  * by events.c for its role; the supervisor moves the names, the calls and
  * the replies between them through relay.c's rules, on each one's gate fd.
  * A violation in either stream kills both. The candidate ending closes the
- * judge's gate (its pending call fails, "ChannelError"); the judge's done
- * sends the candidate {"end":true}. The record: the candidate's phases and
+ * judge's gate (its pending call fails, "ChannelError"), but its timeout
+ * kills the judge (the run's clock covers both); the judge's done sends the
+ * candidate {"end":true}. The record: the candidate's phases and
  * outcome, the judge's tests (judged_by "judge"); a test the channel could
  * not carry (status fallback) reruns the whole candidate inline, every
- * test then judged_by "sandbox".
+ * test then judged_by "sandbox". A warm worker lost under either side says
+ * nothing about the candidate: both start again once, as inline (retry).
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "base/err.h"
+#include "base/loop.h"
 #include "engine/engine.h"
 #include "engine/evaluate_int.h"
 #include "input/task.h"
@@ -161,7 +167,25 @@ static int rerun_inline(struct ee_eval *ev, struct ee_err *err)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	ev->lint_credited = 0;
 	ev->fell_back = 1;
+	ev->attempts = 0; /* a start of its own: a lost worker may retry it */
 	return ee_eval_launch(ev, err);
+}
+
+/* Both sides again, from new workers, with a new stream: a warm worker of
+ * either was lost mid-candidate (evaluate.c's retry, for two). */
+static int retry_both(struct ee_eval *ev, struct ee_err *err)
+{
+	ee_stream_free(&ev->stream);
+	if (ee_eval_stream_start(ev) < 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	return ee_judge_launch(ev, err);
+}
+
+static int worker_lost(const struct judged *j, const struct ee_sandbox_outcome *cand,
+                       const struct ee_sandbox_outcome *judge)
+{
+	return (cand->worker_lost || judge->worker_lost) && !cand->interrupted && !judge->interrupted &&
+	       j->ev->attempts < 2 && !ee_loop_interrupted(ee_engine_loop(j->ev->eng));
 }
 
 /* The candidate's phases and the judge's tests, in the candidate's stream. */
@@ -210,9 +234,17 @@ static void both_done(struct judged *j)
 		ee_eval_free(ev);
 		return;
 	}
+	const struct ee_sandbox_outcome *jo = ee_sandbox_outcome(j->judge_sb);
+	if (worker_lost(j, &out, jo)) {
+		free_judged(j);
+		if (retry_both(ev, &err) == 0)
+			return;
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ee_eval_free(ev);
+		return;
+	}
 	ee_stream_finish(&ev->stream);
 	ee_stream_finish(&j->judge);
-	const struct ee_sandbox_outcome *jo = ee_sandbox_outcome(j->judge_sb);
 	if (!out.setup_failed && jo->setup_failed) {
 		out.setup_failed = 1;
 		out.setup_err = jo->setup_err;
@@ -233,9 +265,13 @@ static void both_done(struct judged *j)
 static void cand_done(void *ctx, struct ee_sandbox *sb)
 {
 	struct judged *j = ctx;
-	(void)sb;
 	j->cand_done = 1;
-	if (!j->judge_done && j->judge_sb) /* no more replies: a pending call reads EOF */
+	/* The clock covers both: at the candidate's timeout the judge ends too,
+	 * its test in flight not run (as inline), whichever timer fired first.
+	 * Any other end: no more replies, a pending call reads EOF. */
+	if (!j->judge_done && j->judge_sb && ee_sandbox_outcome(sb)->end == EE_END_TIMEOUT)
+		ee_sandbox_kill(j->judge_sb);
+	else if (!j->judge_done && j->judge_sb)
 		ee_sandbox_gate(j->judge_sb, "", 0, 1);
 	if (j->judge_done)
 		both_done(j);

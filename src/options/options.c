@@ -84,7 +84,7 @@ static const struct ee_option_choice pick_choices[] = {
 
 /* --compare RULE: the io tests' rule for tasks without their own. */
 /* --judge: inline (the default) or separate (issue 17, experimental:
- * evaluate_judge.c; serve refuses it for now, serve.c). */
+ * evaluate_judge.c). */
 static int parse_judge(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
                        struct ee_err *err)
 {
@@ -308,8 +308,8 @@ const struct ee_option ee_options[] = {
 	  .help = "where assert, program and unittest tests run: inline (the\n"
 	          "default: in the candidate's interpreter); separate (a second\n"
 	          "interpreter that never runs candidate code, issue 17) is\n"
-	          "EXPERIMENTAL: run and eval only, cold isolation; io/call\n"
-	          "tasks stay inline (docs/protocol.md, \"Separate judge\")" },
+	          "EXPERIMENTAL; io/call tasks stay inline (docs/protocol.md,\n"
+	          "\"Separate judge\")" },
 	{ .name = "strict-asserts", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(strict_asserts), .def = 0, .flag_value = 1,
 	  .help = "judge `assert f(LITERALS) == LITERAL` in the supervisor,\n"
@@ -550,30 +550,19 @@ static int parse_value(const struct ee_option *row, const char *arg, double *ret
 	return ee_fail(err, EE_ERR_USAGE, "internal: option %s has no type", flag);
 }
 
-/* --judge separate runs its two sandboxes cold (evaluate_judge.c), in
- * either order on the command line. */
-static int check_judge(const struct ee_eval_options *o, struct ee_err *err)
-{
-	if (o->judge == EE_JUDGE_SEPARATE && o->isolation == EE_ISOLATION_WARM)
-		return ee_fail(err, EE_ERR_USAGE,
-		               "--isolation warm: not with --judge separate yet (its two sandboxes "
-		               "run cold); drop --isolation or use --judge inline");
-	return 0;
-}
-
 int ee_option_set(const struct ee_option *row, const char *arg, struct ee_option_sink *s, struct ee_err *err)
 {
 	double value;
 
 	if (row->type == EE_OPT_TEXT)
-		return row->parse(row, arg, s, err) < 0 ? -1 : check_judge(s->opt, err);
+		return row->parse(row, arg, s, err);
 	if (parse_value(row, arg, &value, err) < 0)
 		return -1;
 	if (row->set)
 		row->set(row, value, s);
 	else
 		store_field(row, value, s->opt);
-	return check_judge(s->opt, err);
+	return 0;
 }
 
 /* "--name ARG": an enum's ARG is its choices, a|b|c. */

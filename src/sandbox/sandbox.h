@@ -83,8 +83,9 @@ struct ee_sandbox_outcome {
 	 * verdict to give. */
 	int interrupted;           /* killed because the loop caught a signal: the
 	                              candidate's outcome is unknown, not a verdict */
-	int worker_lost;           /* warm: its worker died or hung mid-candidate (it
-	                              is replaced); the outcome is unknown, not a verdict */
+	int worker_lost;           /* warm: its worker died or hung mid-candidate, or
+	                              while starting it once RUN had gone out (it is
+	                              replaced); the outcome is unknown, not a verdict */
 	struct ee_cgroup_stats cg; /* -1 fields when no cgroup */
 	struct ee_buf out;         /* first keep_output bytes of stdout */
 	struct ee_buf err;         /* first keep_output bytes of stderr */

@@ -277,7 +277,8 @@ void sandbox_on_start_event(struct ee_sandbox *sb, int kind)
 	}
 	int rc = ee_worker_start_step(sb->worker, &pidfd, &err);
 	if (rc < 0) {
-		end_unstarted(sb, &err); /* the worker is no longer ours */
+		end_unstarted(sb, &err);                    /* the worker is no longer ours */
+		sb->out.worker_lost = rc == EE_WORKER_LOST; /* the caller may start it afresh */
 	} else if (rc == 1) {
 		started(sb, pidfd);
 	} else if (watch_worker(sb, &err) < 0 ||

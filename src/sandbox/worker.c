@@ -334,6 +334,18 @@ static int on_ready_phase(struct ee_worker *w, int rc, struct ee_worker_msg *m, 
 	return next_try(w, err);
 }
 
+/* RUN went out, so the candidate may have begun on its fds (read its job,
+ * written output) before the worker died or hung: a replacement must not
+ * get the same fds. The start fails as lost (EE_WORKER_LOST); the caller
+ * starts the candidate again from scratch. */
+static int lost_after_run(struct ee_worker *w, const char *how, struct ee_err *err)
+{
+	ee_fail(err, EE_ERR_SANDBOX, "the warm worker starting this candidate %s", how);
+	ee_worker_kill(w); /* replaced at its next claim */
+	w->phase = START_NONE;
+	return EE_WORKER_LOST;
+}
+
 static int on_started_phase(struct ee_worker *w, int rc, struct ee_worker_msg *m, int got, int *pidfd,
                             struct ee_err *err)
 {
@@ -346,17 +358,15 @@ static int on_started_phase(struct ee_worker *w, int rc, struct ee_worker_msg *m
 		close(got);
 	if (rc == 1 && m->type == EE_W_FAILED)
 		return worker_failed(m, err);
-	ee_fail(err, EE_ERR_SANDBOX, "a warm worker died");
-	return next_try(w, err);
+	return lost_after_run(w, "died", err);
 }
 
 /* A deadline passed with nothing read. */
 static int on_deadline(struct ee_worker *w, struct ee_err *err)
 {
-	if (w->phase == START_WAIT_READY)
-		ee_fail(err, EE_ERR_SANDBOX, "a warm worker did not start in %d s", READY_TIMEOUT_MS / 1000);
-	else
-		ee_fail(err, EE_ERR_SANDBOX, "a warm worker stopped answering");
+	if (w->phase == START_WAIT_STARTED)
+		return lost_after_run(w, "stopped answering", err);
+	ee_fail(err, EE_ERR_SANDBOX, "a warm worker did not start in %d s", READY_TIMEOUT_MS / 1000);
 	return next_try(w, err);
 }
 

@@ -21,8 +21,10 @@
  * one sandbox at a time. A candidate's start is driven by the sandbox's
  * event loop (READY and STARTED are events, their timeouts its timers), so
  * a slow worker holds up no other sandbox. A worker that dies, stops
- * answering or fails is killed and replaced; the candidate it was about to start goes to the
- * replacement, and one it was running runs again (evaluate.c). Warm needs root (a worker's exec would otherwise lose the
+ * answering or fails is killed and replaced; the candidate it was about to
+ * start goes to the replacement (before RUN went out; after, its start
+ * fails as lost, EE_WORKER_LOST), and one it was running runs again with
+ * new fds (evaluate.c, evaluate_judge.c). Warm needs root (a worker's exec would otherwise lose the
  * capabilities it needs in its user namespace) and the interpreter
  * execeval was built against; ee_pool_supported says why not.
  */
@@ -118,7 +120,10 @@ struct ee_worker *ee_pool_claim(struct ee_pool *p, const struct ee_limits *lim, 
  * (ee_worker_start_ms_left) has passed. Returns 1 when the candidate
  * started (pidfd: its init's), 0 while it is starting, -1 (err) when it
  * cannot start: the worker is no longer the caller's. A worker that dies,
- * hangs or answers out of turn is replaced once. */
+ * hangs or answers out of turn before RUN is replaced once; after RUN
+ * (the candidate may have begun on its fds) it is EE_WORKER_LOST (err):
+ * the candidate must start again with new fds, as after a loss mid-run. */
+#define EE_WORKER_LOST (-2)
 int ee_worker_start_step(struct ee_worker *w, int *pidfd, struct ee_err *err);
 
 /* Milliseconds until the awaited answer is late (0: it is). */

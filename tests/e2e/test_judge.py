@@ -1,7 +1,7 @@
 """--judge (issue 17): inline is today's judging, and a mode it does not
-know is refused naming the choices. separate (run and eval; refused under
-serve and warm isolation) is tested in test_judge_separate.py, its harness
-side in tests/harness/test_judge.py."""
+know is refused naming the choices. separate (run, eval and serve, cold
+and warm) is tested in test_judge_separate.py, its harness side in
+tests/harness/test_judge.py."""
 
 ADD = "def add(a, b):\n    return a + b\n"
 

@@ -11,23 +11,31 @@ from a call, huge and deep values, a candidate that never answers, forged
 frames), and parity with inline judging on HumanEval's canonical
 solutions (a subset; EXECEVAL_PARITY=1 for all 164).
 
-Every run passes --isolation cold: warm isolation refuses --judge separate
-for now (exit 2, tested below).
+Every run-level case runs under both isolations (the `sep` fixture:
+--isolation cold, then warm: each sandbox a fork of a warm worker of its
+own, two per slot), with the same exact verdict; the attacks run once more
+through `serve --judge separate` (/v1/run, /v1/batch, /get_reward). Then
+warm against cold on the bundled example set, and nothing of one
+evaluation (a module global, a sys.modules entry, a file in /tmp, on the
+candidate's side or the judge's) reaching the next.
 """
+import collections
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import textwrap
 
 import pytest
 
-from conftest import EXECEVAL
+from conftest import EXECEVAL, REPO
+from serve_client import serve  # noqa: F401 (fixture)
 
 ADD_WRONG = "def add(a, b):\n    return 0\n"
 ADD_OK = "def add(a, b):\n    return a + b\n"
 ASSERTS = ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]
-SEPARATE = ["--judge", "separate", "--isolation", "cold"]
+ISOLATIONS = ("cold", "warm")
 HUMANEVAL = pathlib.Path("/work/shared/datasets/humaneval/HumanEval.jsonl")
 
 
@@ -42,6 +50,16 @@ def verdict(r):
 
 def judged_by(r):
     return [t.get("judged_by") for t in r.record["tests"]]
+
+
+@pytest.fixture(params=ISOLATIONS)
+def sep(request):
+    """The flags of --judge separate under each isolation."""
+    return ["--judge", "separate", "--isolation", request.param]
+
+
+def isolation_of(args):
+    return args[args.index("--isolation") + 1]
 
 
 # The three attacks docs/threat-model.md keeps as strict xfails inline
@@ -69,15 +87,15 @@ STOLEN_EMIT = dedent("""
     """)
 
 
-def test_frame_walk_runner_swap_is_defeated(run):
-    r = run(FRAME_WALK + ADD_WRONG, asserts=ASSERTS, args=SEPARATE)
+def test_frame_walk_runner_swap_is_defeated(run, sep):
+    r = run(FRAME_WALK + ADD_WRONG, asserts=ASSERTS, args=sep)
     assert verdict(r) == ("assertion_fail", "test 0 failed: AssertionError (line 1: assert add(1, 2) == 3)")
     assert r.record["score"] == 0.0
     assert judged_by(r) == ["judge", "judge"]
 
 
-def test_stolen_emitter_is_defeated(run):
-    r = run(STOLEN_EMIT + ADD_WRONG, asserts=ASSERTS, args=SEPARATE)
+def test_stolen_emitter_is_defeated(run, sep):
+    r = run(STOLEN_EMIT + ADD_WRONG, asserts=ASSERTS, args=sep)
     assert verdict(r) == ("error", "protocol violation: test event from the candidate's call server")
     assert r.record["score"] == 0.0
 
@@ -90,22 +108,27 @@ UNITTEST_TASK = {"task_id": "ut/patch", "tests": [{"kind": "unittest", "code": d
     """)}]}
 
 
-def test_patching_unittest_is_defeated(run):
-    code = "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n" + ADD_WRONG
-    r = run(code, task=UNITTEST_TASK, args=SEPARATE)
+PATCH_UNITTEST = "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n" + ADD_WRONG
+
+
+def test_patching_unittest_is_defeated(run, sep):
+    r = run(PATCH_UNITTEST, task=UNITTEST_TASK, args=sep)
     assert r.record["status"] == "assertion_fail", r.record
     assert judged_by(r) == ["judge"]
     # Inline, the same candidate forges the pass (the xfail of test_hostile.py).
-    assert run(code, task=UNITTEST_TASK, args=["--isolation", "cold"]).record["status"] == "pass"
+    inline = run(PATCH_UNITTEST, task=UNITTEST_TASK, args=["--isolation", isolation_of(sep)])
+    assert inline.record["status"] == "pass"
 
 
-def test_honest_candidate_passes_every_kind(run):
-    task = {"task_id": "kinds", "tests": [
-        {"kind": "assert", "code": "assert add(1, 2) == 3"},
-        {"kind": "program", "code": "def check(f):\n    assert f(2, 2) == 4\n    assert abs(f(0.1, 0.2) - 0.3) < 1e-9\ncheck(add)\n"},
-        {"kind": "unittest", "code": UNITTEST_TASK["tests"][0]["code"]},
-        {"kind": "assert", "code": "assert add(5, 5) == 10", "visibility": "hidden"}]}
-    r = run(ADD_OK, task=task, args=SEPARATE)
+KINDS_TASK = {"task_id": "kinds", "tests": [
+    {"kind": "assert", "code": "assert add(1, 2) == 3"},
+    {"kind": "program", "code": "def check(f):\n    assert f(2, 2) == 4\n    assert abs(f(0.1, 0.2) - 0.3) < 1e-9\ncheck(add)\n"},
+    {"kind": "unittest", "code": UNITTEST_TASK["tests"][0]["code"]},
+    {"kind": "assert", "code": "assert add(5, 5) == 10", "visibility": "hidden"}]}
+
+
+def test_honest_candidate_passes_every_kind(run, sep):
+    r = run(ADD_OK, task=KINDS_TASK, args=sep)
     assert verdict(r) == ("pass", None)
     assert judged_by(r) == ["judge"] * 4
     assert r.record["score"] == 1.0
@@ -150,37 +173,46 @@ ATTACKS = {
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
-def test_channel_attack(run, name):
+def test_channel_attack(run, sep, name):
     code, status, detail = ATTACKS[name]
-    r = run(code, asserts=ASSERTS, args=SEPARATE)
+    r = run(code, asserts=ASSERTS, args=sep)
     assert r.record["status"] == status, r.record
     if detail is not None:
         assert r.record["detail"] == detail, r.record
     assert r.record["score"] == 0.0
 
 
-def test_huge_value_fails_cleanly_with_the_channel_named(run):
-    r = run(ATTACKS["huge_return"][0], asserts=ASSERTS, args=SEPARATE)
-    assert r.record["tests"][0]["message"] == "channel: the returned value is too large or too deep for the channel"
+HUGE_MESSAGE = "channel: the returned value is too large or too deep for the channel"
 
 
-def test_candidate_that_never_answers_is_a_timeout(run):
-    r = run("def add(a, b):\n    while True:\n        pass\n", asserts=ASSERTS, args=SEPARATE + ["--timeout", "1"])
+def test_huge_value_fails_cleanly_with_the_channel_named(run, sep):
+    r = run(ATTACKS["huge_return"][0], asserts=ASSERTS, args=sep)
+    assert r.record["tests"][0]["message"] == HUGE_MESSAGE
+
+
+NEVER_ANSWERS = "def add(a, b):\n    while True:\n        pass\n"
+
+
+def test_candidate_that_never_answers_is_a_timeout(run, sep):
+    r = run(NEVER_ANSWERS, asserts=ASSERTS, args=sep + ["--timeout", "1"])
     assert r.record["status"] == "timeout", r.record  # "(starved: ...)" on a loaded machine
     assert r.record["score"] == 0.0
+    # The clock covers both sides: the test in flight is not run, as inline
+    # (not a "channel" failure because the candidate's timer fired first).
+    assert [t["status"] for t in r.record["tests"]] == ["not_run", "not_run"], r.record["tests"]
 
 
-def test_fallback_reruns_inline(run):
+def test_fallback_reruns_inline(run, sep):
     # An instance of the candidate's class, asked for its length: an
     # operation the channel does not carry (only calls, attribute reads,
     # sets and method calls cross), so the task is judged inline and says so.
     code = "class P:\n    def __len__(self):\n        return 3\ndef make():\n    return P()\n"
-    r = run(code, asserts=["assert len(make()) == 3"], args=SEPARATE)
+    r = run(code, asserts=["assert len(make()) == 3"], args=sep)
     assert verdict(r) == ("pass", None)
     assert judged_by(r) == ["sandbox"]
 
 
-def test_the_candidates_objects_are_used_through_the_channel(run):
+def test_the_candidates_objects_are_used_through_the_channel(run, sep):
     # Attribute reads, sets and method calls of the candidate's objects are
     # calls: judged by the judge, a wrong method still caught.
     code = ("class Counter:\n    def __init__(self):\n        self.n = 0\n"
@@ -188,37 +220,26 @@ def test_the_candidates_objects_are_used_through_the_channel(run):
     asserts = ["c = Counter()\nc.bump()\nc.bump(by=2)\nassert c.n == 3",
                "c = Counter()\nc.n = 10\nassert c.bump() == 11",
                "assert Counter().bump(5) == 6"]
-    r = run(code, asserts=asserts, args=SEPARATE)
+    r = run(code, asserts=asserts, args=sep)
     assert [t["status"] for t in r.record["tests"]] == ["pass", "pass", "fail"], r.record
     assert judged_by(r) == ["judge"] * 3
 
 
-def test_io_tasks_stay_inline(run):
+def test_io_tasks_stay_inline(run, sep):
     task = {"task_id": "io", "tests": [{"kind": "io", "stdin": "", "stdout": "hi\n"}]}
-    r = run("print('hi')\n", task=task, args=SEPARATE)
+    r = run("print('hi')\n", task=task, args=sep)
     assert verdict(r) == ("pass", None)
 
 
-def test_refused_where_not_built(tmp_path):
-    for argv, msg in (([EXECEVAL, "run", "--judge", "separate", "--isolation", "warm", "--assert", "assert 1", "-"],
-                       "not with --judge separate yet"),
-                      ([EXECEVAL, "eval", "--isolation", "warm", "--judge", "separate", "--tasks", "x", "--samples", "y"],
-                       "not with --judge separate yet"),
-                      ([EXECEVAL, "serve", "--judge", "separate"], "not yet under serve")):
-        p = subprocess.run(argv, input=b"x = 1\n", capture_output=True, timeout=60)
-        assert p.returncode == 2, p
-        assert msg in p.stderr.decode(), p.stderr
-
-
-def eval_statuses(tmp_path, rows, mode):
+def eval_statuses(tmp_path, rows, mode, isolation="cold"):
     tasks = tmp_path / "tasks.jsonl"
     samples = tmp_path / "samples.jsonl"
     tasks.write_text("".join(json.dumps(r) + "\n" for r in rows))
     samples.write_text("".join(json.dumps({"task_id": r["task_id"], "completion": r["canonical_solution"]}) + "\n"
                                for r in rows))
-    out = tmp_path / ("results-%s.jsonl" % mode)
+    out = tmp_path / ("results-%s-%s.jsonl" % (mode, isolation))
     p = subprocess.run([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out),
-                        "--judge", mode, "--isolation", "cold", "--no-history", "-j", "2"],
+                        "--judge", mode, "--isolation", isolation, "--no-history", "-j", "2"],
                        capture_output=True, timeout=1800)
     assert p.returncode in (0, 1), p.stderr.decode()[-2000:]
     recs = [json.loads(line) for line in out.read_text().splitlines()]
@@ -226,12 +247,13 @@ def eval_statuses(tmp_path, rows, mode):
 
 
 @pytest.mark.skipif(not HUMANEVAL.exists(), reason="no HumanEval copy")
-def test_humaneval_canonical_parity(tmp_path):
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_humaneval_canonical_parity(tmp_path, isolation):
     rows = [json.loads(line) for line in HUMANEVAL.read_text().splitlines() if line.strip()]
     if os.environ.get("EXECEVAL_PARITY") != "1":
         rows = rows[::16]  # 11 tasks in make test; all 164 behind the variable
-    inline = eval_statuses(tmp_path, rows, "inline")
-    separate = eval_statuses(tmp_path, rows, "separate")
+    inline = eval_statuses(tmp_path, rows, "inline", isolation)
+    separate = eval_statuses(tmp_path, rows, "separate", isolation)
     assert set(inline) == set(separate)
     differ = {t: (inline[t][:2], separate[t][:2]) for t in inline if inline[t][:2] != separate[t][:2]}
     assert not differ
@@ -249,11 +271,208 @@ PHASE_FAILURES = {
 
 
 @pytest.mark.parametrize("name", sorted(PHASE_FAILURES))
-def test_phase_failures_read_as_inline(run, name):
+def test_phase_failures_read_as_inline(run, sep, name):
     got = {}
     for mode in ("inline", "separate"):
         r = run(PHASE_FAILURES[name], asserts=["assert add(1, 2) == 3"],
-                args=["--judge", mode, "--isolation", "cold"])
+                args=["--judge", mode, "--isolation", isolation_of(sep)])
         got[mode] = (r.record["status"], r.record["detail"], r.record["score"],
                      [t["status"] for t in r.record["tests"]])
     assert got["separate"] == got["inline"]
+
+
+# ---------------------------------------------------------------------------
+# serve --judge separate: the same attacks, the same exact verdicts as run.
+
+SERVE_TASK = {"task_id": "sep/add", "prompt": "", "tests": [{"kind": "assert", "code": a} for a in ASSERTS]}
+SERVE_CASES = dict(
+    {name: (code, SERVE_TASK, status, detail) for name, (code, status, detail) in ATTACKS.items()},
+    frame_walk=(FRAME_WALK + ADD_WRONG, SERVE_TASK, "assertion_fail",
+                "test 0 failed: AssertionError (line 1: assert add(1, 2) == 3)"),
+    stolen_emit=(STOLEN_EMIT + ADD_WRONG, SERVE_TASK, "error",
+                 "protocol violation: test event from the candidate's call server"),
+    patch_unittest=(PATCH_UNITTEST, UNITTEST_TASK, "assertion_fail", None),
+    never_answers=(NEVER_ANSWERS, dict(SERVE_TASK, limits={"timeout_s": 1}), "timeout", None),
+    honest=(ADD_OK, KINDS_TASK, "pass", None),
+)
+
+
+def essence(rec):
+    """What must agree between two judgings of one candidate (a timeout's
+    detail may say "(starved: ...)" under load: left out)."""
+    return (rec["status"], rec["detail"] if rec["status"] != "timeout" else None, rec["score"],
+            [(t["status"], t.get("message"), t.get("judged_by")) for t in rec["tests"]])
+
+
+def serve_banner_isolation(s):
+    return s.banner.split(" isolation")[0].rsplit(" ", 1)[-1]
+
+
+def test_serve_judges_separately_with_the_verdicts_of_run(serve, run):
+    s = serve("--judge", "separate")
+    if os.environ.get("EXECEVAL_ISOLATION") in (None, "auto", "warm"):
+        assert serve_banner_isolation(s) == "warm", s.banner  # auto picks warm as root
+    wrong = {}
+    for name, (code, task, status, detail) in sorted(SERVE_CASES.items()):
+        a = s.run({"task": task, "candidate": code})
+        assert a.status == 200, (name, a)
+        rec = a.json
+        if rec["status"] != status or (detail is not None and rec["detail"] != detail):
+            wrong[name] = ("expected", status, detail, "got", rec["status"], rec["detail"])
+            continue
+        cold = run(code, task=task, args=["--judge", "separate", "--isolation", "cold"]).record
+        if essence(rec) != essence(cold):
+            wrong[name] = ("serve", essence(rec), "run, cold", essence(cold))
+    assert not wrong, wrong
+    assert s.run({"task": SERVE_TASK, "candidate": ATTACKS["huge_return"][0]}).json["tests"][0]["message"] \
+        == HUGE_MESSAGE
+
+
+def test_serve_batch_is_judged_separately(serve):
+    s = serve("--judge", "separate")
+    runs = [{"task": SERVE_TASK, "candidate": FRAME_WALK + ADD_WRONG if i % 2 else ADD_OK, "sample": i}
+            for i in range(8)]
+    a = s.batch(runs)
+    assert a.status == 200, a
+    got = [(r["sample"], r["status"], [t["judged_by"] for t in r["tests"]]) for r in a.json["records"]]
+    assert got == [(i, "assertion_fail" if i % 2 else "pass", ["judge", "judge"]) for i in range(8)], got
+
+
+def test_get_reward_is_judged_separately(serve):
+    # MBPP's shape as a label: its asserts go to the judge; the frame walk
+    # forges its pass inline and is caught separately.
+    label = {"task_id": 7, "text": "add", "code": "", "test_list": ASSERTS}
+    fence = "```python\n%s```"
+    body = {"query": [fence % (FRAME_WALK + ADD_WRONG), fence % ADD_OK], "labels": [label, label]}
+    assert serve("--judge", "separate").post("/get_reward", body).json["rewards"] == [-1.0, 1.0]
+    assert serve("--judge", "inline").post("/get_reward", body).json["rewards"] == [1.0, 1.0]
+
+
+# ---------------------------------------------------------------------------
+# Warm against cold, and nothing kept from one evaluation to the next.
+
+
+def eval_records(tmp_path, tasks, samples, args, name):
+    out = tmp_path / ("%s.jsonl" % name)
+    p = subprocess.run([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o", str(out),
+                        "--no-history", "-q"] + args, capture_output=True, timeout=1800)
+    assert p.returncode in (0, 1), p.stderr.decode()[-2000:]
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+JUDGE_KINDS = ("assert", "program", "unittest")
+
+
+def test_warm_and_cold_agree_on_the_example_set(tmp_path):
+    """examples/ as it is (only 2 of its 45 tasks are of the judge's kinds
+    alone, both class-based: the judge uses their objects through the
+    channel), and its judge-kind view: each task's assert, program and
+    unittest tests only (33 tasks), which the judge does judge."""
+    examples = REPO / "examples"
+    tasks = [json.loads(line) for line in (examples / "tasks.jsonl").read_text().splitlines()]
+    view = [dict(t, tests=[x for x in t["tests"] if x["kind"] in JUDGE_KINDS]) for t in tasks]
+    view = [t for t in view if t["tests"]]
+    kept = {t["task_id"] for t in view}
+    samples = [json.loads(line) for line in (examples / "samples.jsonl").read_text().splitlines()]
+    sets = {"as_is": (examples / "tasks.jsonl", examples / "samples.jsonl"),
+            "judge_kinds": (write_rows(tmp_path / "view-tasks.jsonl", view),
+                            write_rows(tmp_path / "view-samples.jsonl",
+                                       [x for x in samples if x["task_id"] in kept]))}
+    for name, (task_file, sample_file) in sets.items():
+        got = {}
+        for isolation in ISOLATIONS:
+            recs = eval_records(tmp_path, task_file, sample_file,
+                                ["--judge", "separate", "--isolation", isolation, "-j", "2"], name + isolation)
+            got[isolation] = {(r["task_id"], r["sample"]): essence(r) for r in recs}
+        assert got["cold"] and set(got["cold"]) == set(got["warm"]), name
+        differ = {k: (got["cold"][k], got["warm"][k]) for k in got["cold"] if got["cold"][k] != got["warm"][k]}
+        assert not differ, (name, differ)
+        by = collections.Counter(b for e in got["warm"].values() for _, _, b in e[3])
+        if name == "as_is":
+            assert len(got["cold"]) == 172 and by["judge"] >= 20, by  # the LRU cache's and min stack's
+        else:
+            assert by["judge"] > 100, by  # the separate judge did judge (171 of 209 tests here)
+
+
+# What one evaluation leaves in its interpreter and its /tmp, on either
+# side; each side of a later one lists what it can see of it.
+LEAVE = dedent("""
+    import builtins, json, sys
+    json.EE_LEAK_{side} = 1
+    builtins.EE_LEAK_{side} = 1
+    sys.modules["ee_leak_{side}"] = json
+    with open("/tmp/ee-leak-{side}", "w") as f:
+        f.write("x")
+    """)
+SEEN = dedent("""
+    import builtins, json, os, sys
+    def {name}():
+        return [what for what, hit in (
+            ("module global", any(hasattr(json, "EE_LEAK_" + s) for s in ("c", "j"))),
+            ("builtins", any(hasattr(builtins, "EE_LEAK_" + s) for s in ("c", "j"))),
+            ("sys.modules", any("ee_leak_" + s in sys.modules for s in ("c", "j"))),
+            ("/tmp", any(os.path.exists("/tmp/ee-leak-" + s) for s in ("c", "j")))) if hit]
+    """)
+EVERYTHING = ["module global", "builtins", "sys.modules", "/tmp"]
+
+
+def leak_task(task_id, leave, expect):
+    code = (LEAVE.format(side="j") if leave else "") + SEEN.format(name="judge_seen") + \
+        "assert judge_seen() == %r, judge_seen()\nassert seen() == %r, seen()\n" % (expect, expect)
+    return {"task_id": task_id, "tests": [{"kind": "program", "code": code}]}
+
+
+def leak_candidate(task_id, leave):
+    return {"task_id": task_id, "code": (LEAVE.format(side="c") if leave else "") + SEEN.format(name="seen")}
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_nothing_of_one_evaluation_reaches_the_next(tmp_path, isolation):
+    # -j 1: every evaluation on the same slot, one after the other. "write"
+    # leaves everything and sees it in its own two interpreters (so the
+    # checks can fail); "read", next each time, must see nothing of it on
+    # either side.
+    tasks = write_rows(tmp_path / "tasks.jsonl", [leak_task("leak/write", True, EVERYTHING),
+                                                  leak_task("leak/read", False, [])])
+    order = ["write", "read", "write", "read"]
+    samples = write_rows(tmp_path / "samples.jsonl", [leak_candidate("leak/" + n, n == "write") for n in order])
+    recs = eval_records(tmp_path, tasks, samples, ["--judge", "separate", "--isolation", isolation, "-j", "1"],
+                        isolation)
+    got = [(r["task_id"], r["status"], [t.get("message") for t in r["tests"]], [t["judged_by"] for t in r["tests"]])
+           for r in recs]
+    assert got == [("leak/" + n, "pass", [None], ["judge"]) for n in order], got
+
+
+def write_rows(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize("side", [0, 1], ids=["candidates_worker", "judges_worker"])
+def test_a_lost_worker_reruns_both_sides(tmp_path, side):
+    """-j 1 warm: the slot's two workers, the candidate's (started first,
+    the lower pid) and the judge's; one is killed once 5 records are
+    written. Both sides of the evaluation it held run again on new
+    workers: every sample one record, from one run (its RAN line), a pass."""
+    from test_warm import SLEEPY, Eval, all_workers, report_lines, wait_no_own_cgroups, workers_of
+    n = 30
+    task = {"task_id": "warm/add", "prompt": "", "tests": [{"kind": "assert", "code": a} for a in ASSERTS]}
+    e = Eval(tmp_path, [task], [{"task_id": "warm/add", "code": SLEEPY % i} for i in range(n)],
+             "--timeout", 2, "--judge", "separate")
+    try:
+        assert e.wait_until(lambda: e.count() >= 5 and len(workers_of(e.p.pid)) == 2), "no progress"
+        victim = workers_of(e.p.pid)[side]
+        os.kill(victim, signal.SIGKILL)
+        assert e.wait_until(lambda: e.p.poll() is not None, timeout=60), "the eval hung on a lost worker"
+    finally:
+        e.finish()
+    assert e.code == 0, e.stderr
+    assert victim in e.workers and len(e.workers) >= 3, "the worker was not replaced: %s" % e.workers
+    recs = e.records()
+    assert sorted(r["sample"] for r in recs) == list(range(n))
+    for r in recs:
+        assert not r.get("sandbox_error") and r["status"] == "pass", r
+        assert [t["judged_by"] for t in r["tests"]] == ["judge", "judge"], r
+        assert report_lines(r, "RAN") == [str(r["sample"])], r["stdout"]
+    assert all_workers() == []
+    assert wait_no_own_cgroups(e.p.pid) == []

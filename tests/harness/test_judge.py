@@ -2,8 +2,8 @@
 by the reference relay (relay.py) in place of the supervisor: honest
 verdicts as inline, and the attacks that forge a pass inline fail here.
 
-Experimental: the supervisor's own relay (--judge separate) is not built
-yet; these tests pin the harness's side of it."""
+The supervisor's own relay (src/protocol/relay.c) is tested end to end in
+tests/e2e/test_judge_separate.py; these tests pin the harness's side."""
 
 import json
 import os

@@ -173,11 +173,10 @@ Test(options, the_messages_users_know)
 	cr_expect(v.opt.lint && v.opt.lint_severity == EE_SEV_HIGH, "--lint-severity implies --lint");
 }
 
-/* --judge: inline is today's judging; separate is refused until the engine
- * runs it (issue 17), rather than silently judged inline. */
-/* --judge: inline (the default) or separate; separate with --isolation
- * warm is refused in either order (its two sandboxes run cold). */
-Test(options, judge_inline_or_separate_not_with_warm)
+/* --judge: inline (the default) or separate, anything else refused naming
+ * the choices; separate goes with --isolation warm in either order, and
+ * serve takes it (issue 17: both were refused before). */
+Test(options, judge_inline_or_separate_with_any_isolation)
 {
 	struct values v;
 	struct ee_err err = { 0 };
@@ -193,11 +192,16 @@ Test(options, judge_inline_or_separate_not_with_warm)
 	cr_expect_eq(v.opt.judge, EE_JUDGE_INLINE);
 	cr_expect_eq(ee_option_set(row, "separate", &v.sink, &err), 0, "%s", err.msg);
 	cr_expect_eq(v.opt.judge, EE_JUDGE_SEPARATE);
-	cr_expect_eq(ee_option_set(iso, "warm", &v.sink, &err), -1);
-	cr_expect(strstr(err.msg, "not with --judge separate yet") != NULL, "%s", err.msg);
+	cr_expect_eq(ee_option_set(iso, "warm", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect_eq(v.opt.isolation, EE_ISOLATION_WARM);
 	defaults(&v, EE_FRONT_EVAL);
 	cr_expect_eq(ee_option_set(iso, "warm", &v.sink, &err), 0, "%s", err.msg);
-	cr_expect_eq(ee_option_set(row, "separate", &v.sink, &err), -1);
+	cr_expect_eq(ee_option_set(row, "separate", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect(v.opt.judge == EE_JUDGE_SEPARATE && v.opt.isolation == EE_ISOLATION_WARM);
+	defaults(&v, EE_FRONT_SERVE);
+	cr_expect(row->fronts & EE_FRONT_SERVE, "serve lists --judge");
+	cr_expect_eq(ee_option_set(row, "separate", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect_eq(v.opt.judge, EE_JUDGE_SEPARATE);
 }
 
 /* --compare is a text row: its default is no rule of the run's own
