@@ -635,9 +635,28 @@ void ee_request_printable(struct ee_err *err)
 	printable(err->field);
 }
 
+/* jansson skips a raw NUL byte between tokens ("stop": true\0, ... loads),
+ * which no JSON text holds (a string's NUL is \u0000): refused first, where
+ * it is, so the body jansson reads is the one prescan.c walked. */
+static int refuse_nul(const char *body, size_t len, struct ee_err *err)
+{
+	const char *nul = memchr(body, '\0', len);
+	if (!nul)
+		return 0;
+	int line = 1, column = 1;
+	for (const char *p = body; p < nul; p++, column++)
+		if (*p == '\n') {
+			line++;
+			column = 0;
+		}
+	return ee_fail(err, EE_ERR_USAGE, "body: line %d column %d: a NUL byte (not JSON)", line, column);
+}
+
 json_t *ee_request_load(const char *body, size_t len, struct ee_err *err)
 {
 	json_error_t jerr;
+	if (refuse_nul(body, len, err) < 0)
+		return NULL;
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 
 	if (!root) {

@@ -621,7 +621,8 @@ int ee_run_code_submit(struct ee_run_code *rc, const char *body, size_t len, ee_
                        size_t *text_len)
 {
 	json_error_t jerr;
-	json_t *req = json_loadb(body, len, 0, &jerr);
+	/* A raw NUL byte is not JSON, though jansson skips one between tokens. */
+	json_t *req = memchr(body, '\0', len) ? NULL : json_loadb(body, len, 0, &jerr);
 
 	if (!req)
 		return refuse_422(code, text, text_len, "body", "the body is not JSON");

@@ -463,3 +463,21 @@ Test(prescan, counts_values_and_tests_as_the_parser_reads_them)
 	cr_expect_eq(c.values, depth + 1);
 	free(deep_body);
 }
+
+/* A raw NUL byte between tokens, which jansson skips: refused where it is
+ * (the fuzzer found a body that loaded while the prescan refused it). */
+Test(request, a_nul_byte_is_not_json)
+{
+	static const char body[] = "{\"task\": " TASK ",\n \"candidate\": \"x\"\0}";
+	struct ee_limits ceiling;
+	ee_limits_default(&ceiling);
+	struct ee_request_rules rules = { 4,      EE_EXTRACT_AUTO, &ceiling, 0,    10000,
+		                          500000, 250000,          0,        NULL, NULL };
+	struct ee_request r = { 0 };
+	struct ee_err err = { 0 };
+	cr_assert_lt(ee_request_parse(body, sizeof(body) - 1, EE_REQUEST_RUN, &rules, &r, &err), 0);
+	cr_expect_eq(err.code, EE_ERR_USAGE);
+	cr_expect(strstr(err.msg, "line 2 column 18: a NUL byte"), "%s", err.msg);
+	ee_request_free(&r);
+	no_leaks();
+}
