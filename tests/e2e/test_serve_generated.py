@@ -16,42 +16,15 @@ import pytest
 from conftest import EXECEVAL, execeval_env, with_isolation
 from serve_client import serve  # noqa: F401  (the fixture)
 
-SORT = {
-    "task_id": "demo/sort", "entry_point": "f", "prompt": "def f(xs):\n",
-    "tests": [{"kind": "assert", "code": "assert f([3, 1, 2]) == [1, 2, 3]"}],
-    "reference": "def f(xs):\n    return sorted(xs)\n",
-    "generate": "def generate(rng, n):\n"
-                "    return [[[rng.randint(-9, 9) for _ in range(rng.randint(0, 6))]] for _ in range(n)]\n",
-    "n_generated": 10,
-}
-GOOD = "def f(xs):\n    return sorted(xs)\n"
-HARD_CODED = "def f(xs):\n    if xs == [3, 1, 2]:\n        return [1, 2, 3]\n    return xs\n"
-
-SUM = {
-    "task_id": "demo/sum", "entry_point": "total", "prompt": "def total(xs):\n",
-    "tests": [{"kind": "assert", "code": "assert total([1, 2, 3]) == 6"}],
-    "reference": "def total(xs):\n    return sum(xs)\n",
-    "generate": "def generate(rng, n):\n"
-                "    return [[[rng.randint(-9, 9) for _ in range(3000)]] for _ in range(n)]\n",
-    "n_generated": 3,
-}
-QUADRATIC = ("def total(xs):\n"
-             "    s = 0\n"
-             "    for i in range(3 * len(xs)):\n"
-             "        s = 0\n"
-             "        for x in xs:\n"
-             "            s += x\n"
-             "    return s\n")
+# The tasks, candidates and reading of eval's own tests, so the two compare.
+from test_calibrate import QUADRATIC, SUM
+from test_generated import GOOD, HARD_CODED, SORT, generated
 
 HE_PLUS = {"task_id": "HumanEval/demo",
            "prompt": "def add(x: int, y: int):\n    \"\"\"Add two numbers x and y\n    >>> add(2, 3)\n    5\n    \"\"\"\n",
            "entry_point": "add", "canonical_solution": "    return x + y\n",
            "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
            "base_input": [[2, 3], [5, 7]], "plus_input": [[0, 0], [-1, 1], [1000000000000, 1]], "atol": 0}
-
-
-def generated(record):
-    return [t for t in record["tests"] if t["tier"] == "property"]
 
 
 def verdicts(record):
