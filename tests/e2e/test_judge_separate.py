@@ -454,18 +454,13 @@ def test_a_lost_worker_reruns_both_sides(tmp_path, side):
     the lower pid) and the judge's; one is killed once 5 records are
     written. Both sides of the evaluation it held run again on new
     workers: every sample one record, from one run (its RAN line), a pass."""
-    from test_warm import SLEEPY, Eval, all_workers, report_lines, wait_no_own_cgroups, workers_of
+    from test_warm import SLEEPY, Eval, all_workers, lose_a_worker, report_lines, wait_no_own_cgroups
     n = 30
     task = {"task_id": "warm/add", "prompt": "", "tests": [{"kind": "assert", "code": a} for a in ASSERTS]}
     e = Eval(tmp_path, [task], [{"task_id": "warm/add", "code": SLEEPY % i} for i in range(n)],
              "--timeout", 2, "--judge", "separate")
-    try:
-        assert e.wait_until(lambda: e.count() >= 5 and len(workers_of(e.p.pid)) == 2), "no progress"
-        victim = workers_of(e.p.pid)[side]
-        os.kill(victim, signal.SIGKILL)
-        assert e.wait_until(lambda: e.p.poll() is not None, timeout=60), "the eval hung on a lost worker"
-    finally:
-        e.finish()
+    victim = lose_a_worker(e, signal.SIGKILL, workers=2, which=side, timeout=60)
+    assert e.finished_in_time, "the eval hung on a lost worker"
     assert e.code == 0, e.stderr
     assert victim in e.workers and len(e.workers) >= 3, "the worker was not replaced: %s" % e.workers
     recs = e.records()

@@ -763,21 +763,17 @@ def test_a_hostile_candidate_cannot_spoil_its_worker(tmp_path, name):
 SLEEPY = "import time\nprint('RAN %d', flush=True)\ntime.sleep(0.1)\n" + ADD_OK
 
 
-def lose_the_worker(tmp_path, how, n=40):
-    """A -j 1 warm eval of n sleepy samples whose worker gets `how` (SIGKILL
-    or SIGSTOP) once 5 records are written. Returns the finished Eval and
-    the victim's pid."""
-    samples = [{"task_id": "warm/add", "code": SLEEPY % i} for i in range(n)]
-    e = Eval(tmp_path, [ADD_TASK], samples, "--timeout", 1)
+def lose_a_worker(e, how, after=5, workers=1, which=0, timeout=40):
+    """Once e has written `after` records and runs `workers` warm workers,
+    its which-th worker gets `how` (SIGKILL or SIGSTOP); e then runs to its
+    end (e.finished_in_time says whether it did within timeout) and is
+    finished. Returns the victim's pid."""
     victim = None
     try:
-        assert e.wait_until(lambda: e.count() >= 5 and workers_of(e.p.pid)), "no progress"
-        victim = workers_of(e.p.pid)[0]
+        assert e.wait_until(lambda: e.count() >= after and len(workers_of(e.p.pid)) == workers), "no progress"
+        victim = workers_of(e.p.pid)[which]
         os.kill(victim, how)
-        # The rest takes ~6 s here (35 samples, the candidate's 1 s timeout,
-        # the pool's 2 s for a killed candidate's report); a hang is
-        # endless, so the bound is generous for a loaded CI machine.
-        e.finished_in_time = e.wait_until(lambda: e.p.poll() is not None, timeout=40)
+        e.finished_in_time = e.wait_until(lambda: e.p.poll() is not None, timeout=timeout)
     finally:
         if victim is not None and how == signal.SIGSTOP:
             try:
@@ -785,7 +781,19 @@ def lose_the_worker(tmp_path, how, n=40):
             except ProcessLookupError:
                 pass
         e.finish()
-    return e, victim
+    return victim
+
+
+def lose_the_worker(tmp_path, how, n=40):
+    """A -j 1 warm eval of n sleepy samples whose worker gets `how` (SIGKILL
+    or SIGSTOP) once 5 records are written. Returns the finished Eval and
+    the victim's pid."""
+    samples = [{"task_id": "warm/add", "code": SLEEPY % i} for i in range(n)]
+    e = Eval(tmp_path, [ADD_TASK], samples, "--timeout", 1)
+    # The rest takes ~6 s here (35 samples, the candidate's 1 s timeout,
+    # the pool's 2 s for a killed candidate's report); a hang is endless,
+    # so the bound is generous for a loaded CI machine.
+    return e, lose_a_worker(e, how)
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGSTOP], ids=["SIGKILL", "SIGSTOP"])
@@ -825,14 +833,8 @@ def test_a_retried_candidate_keeps_its_per_test_clock(tmp_path):
     n = 16
     samples = [{"task_id": "warm/io", "code": ECHO_BUT_2 + "# %d\n" % i} for i in range(n)]
     e = Eval(tmp_path, [IO_TASK], samples, "--timeout", 8, "--test-timeout", 0.4)
-    victim = None
-    try:
-        assert e.wait_until(lambda: e.count() >= 3 and workers_of(e.p.pid)), "no progress"
-        victim = workers_of(e.p.pid)[0]
-        os.kill(victim, signal.SIGKILL)
-        assert e.wait_until(lambda: e.p.poll() is not None, timeout=60), "the eval hung on a lost worker"
-    finally:
-        e.finish()
+    victim = lose_a_worker(e, signal.SIGKILL, after=3, timeout=60)
+    assert e.finished_in_time, "the eval hung on a lost worker"
     assert victim in e.workers and len(e.workers) >= 2, "the worker was not replaced: %s" % e.workers
     recs = e.records()
     assert sorted(r["sample"] for r in recs) == list(range(n))
