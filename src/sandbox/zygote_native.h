@@ -3,10 +3,13 @@
  * In a candidate forked from the worker every Python object the harness
  * touches is a copy-on-write page fault (CPython 3.11 writes a reference
  * count on each), so a walk over all of sys.modules costs ~50 faults. These
- * functions read such objects through borrowed references and write none.
- * The worker puts them into the harness's namespace before the harness runs
+ * functions read such objects through borrowed references and write none
+ * (_c_loaded_under), or do in one C buffer what Python does with a str per
+ * value (_c_event_writer: events.py's writer, the same bytes). The worker
+ * puts them into the harness's namespace before the harness runs
  * (zygote.c); the harness has the same functions in Python for a cold
- * start and uses these when it finds them (src/harness/parts/policy.py).
+ * start and uses these when it finds them (policy.py, events.py);
+ * tests/unit/test_zygote_native.c holds the two versions to each other.
  */
 #ifndef EE_ZYGOTE_NATIVE_H
 #define EE_ZYGOTE_NATIVE_H

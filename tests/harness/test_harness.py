@@ -9,6 +9,7 @@ through the real sandbox in tests/e2e.
 """
 
 import json
+import os
 import secrets
 import sys
 
@@ -519,7 +520,8 @@ def test_the_scan_is_skipped_only_where_it_cannot_find_anything():
     # The shortcut (no tree when _scan_may_find says so) must see every
     # name the scanner matches; nothing else about the records changes.
     ns = harness_namespace()
-    may_find = ns["_scan_may_find"]
+    tops = ns["_Policy"](DENY).tops
+    may_find = lambda code: ns["_scan_may_find"](code, tops)  # noqa: E731
     assert not may_find(ADD) and not may_find("x = [i * 2 for i in range(3)]\nprint(x)\n")
     for code in ONE_FINDING:
         assert may_find(code), code
@@ -528,7 +530,70 @@ def test_the_scan_is_skipped_only_where_it_cannot_find_anything():
                                                                               "vars", "__builtins__"}
     assert all(may_find("x = %s\n" % name) for name in names), names
     assert may_find("x = \uff45val('1')\n")  # fullwidth: the parser reads it as eval
-    assert may_find("x = 1\n" * 100)  # past the length where nesting is bounded
+    assert not may_find("x = 1\n" * 1000)  # length alone no longer sends a source to the tree
+    # Plain imports of modules the deny list and the scanner leave alone need no tree...
+    for code in ("from typing import List, Tuple\n", "import math\n", "import xml.dom as p, heapq  # x\n",
+                 "from collections import (Counter, deque as dq)\n", "from itertools import *\n",
+                 "def f():\n    import math\n    return math.pi\n", "s = 'evaluate the opening'\n",
+                 "retrieval = 1\n"):
+        assert not may_find(code), code
+    # ...anything else that says import does, as do names the scanner knows.
+    for code in ("import os\nos.system('x')\n", "from os import path\n", "import sys\n", "import io\n",
+                 "import builtins as b\n", "from importlib import import_module\n", "x = 1; import math\n",
+                 "if True: import math\n", "import math; math.pi\n", "from . import x\n",
+                 "from math import (pi,\n e)\n", "import math, \\\n heapq\n", "m = __import__('math')\n",
+                 "'''we import numbers'''\n", "from math import pi,\n", "import\n", "x = open\n",
+                 "print(vars)\n", "import socketserver as sys, socket\n", "import caf\u00e9\n"):
+        assert may_find(code), code
+
+
+def scanned_findings(ns, code):
+    """What the scanner finds in code (None when it does not parse)."""
+    try:
+        tree = compile(code, "<candidate>", "exec", ns["_ONLY_AST"], dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    import _ast
+    return ns["_Scanner"](_ast, ns["_Policy"](DENY)).run(tree)
+
+
+def dataset_programs():
+    """HumanEval's prompts with their solutions, MBPP's references (trusted), where this machine has them."""
+    out = []
+    for base in (os.environ.get("EE_DATASETS", ""), "../shared/datasets", "/work/shared/datasets"):
+        he, mbpp = os.path.join(base, "humaneval", "HumanEval.jsonl"), os.path.join(base, "mbpp", "mbpp.jsonl")
+        if base and os.path.exists(he):
+            out += [t["prompt"] + t["canonical_solution"] for t in map(json.loads, open(he))]
+            if os.path.exists(mbpp):
+                out += [t["code"] for t in map(json.loads, open(mbpp))]
+            break
+    return out
+
+
+def test_a_source_the_shortcut_passes_has_no_findings():
+    # Soundness of the shortcut over real programs, and over each of them
+    # with one of the scanner's findings spliced in at every third line
+    # start: whatever it waves through, the scanner itself finds nothing in.
+    ns = harness_namespace()
+    tops = ns["_Policy"](DENY).tops
+    programs = dataset_programs() or [ADD]
+    skipped = 0
+    for program in programs:
+        if not ns["_scan_may_find"](program, tops):
+            skipped += 1
+            assert scanned_findings(ns, program) in ([], None), program
+    spliced = 0
+    for finding in ONE_FINDING + ["import os\nos.system('x')\n", "from os import system as s\n"]:
+        for split in [p.split("\n") for p in programs[::7]]:
+            for at in range(0, len(split), 3):
+                indent = split[at][:len(split[at]) - len(split[at].lstrip())]
+                code = "\n".join(split[:at] + [indent + line for line in finding.splitlines()] + split[at:])
+                if scanned_findings(ns, code):
+                    spliced += 1
+                    assert ns["_scan_may_find"](code, tops), code
+    assert spliced > len(ONE_FINDING), "the spliced programs must hold findings"
+    if len(programs) > 1:
+        assert skipped > len(programs) // 2, "the shortcut should spare most real programs the tree"
 
 
 def test_a_skipped_scan_reports_as_an_empty_one():
@@ -538,14 +603,22 @@ def test_a_skipped_scan_reports_as_an_empty_one():
         assert result.tests()[0]["status"] == "pass"
 
 
-def test_nesting_as_deep_as_a_skipped_scan_allows_still_compiles():
-    # Compiling through the tree fails past ~1,000 levels (RecursionError);
-    # a source short enough to skip it cannot come near that.
-    limit = harness_namespace()["_SCAN_SKIP_CHARS"]
-    for code in ("x = " + "-" * (limit - 6) + "1\n", "x = " + "+".join("1" * ((limit - 4) // 2)) + "\n"):
-        assert len(code) <= limit
-        for scan in ("report", "off"):
-            assert run(make_job(code, scan=scan)).phase("syntax")["status"] == "ok", scan
+def test_a_program_nested_too_deeply_for_the_tree_compiles_as_python_does():
+    # Compiling through the tree fails past ~1,000 levels (RecursionError)
+    # where compiling the source (python3 file.py) does not, up to ~3,000:
+    # such a program compiles from its source, scanned all the same.
+    deep = "def add(a, b):\n    return a + b\nx = " + "-" * 2000 + "1\n"
+    with pytest.raises(RecursionError):
+        compile(compile(deep, "<c>", "exec", 0x400), "<c>", "exec")
+    for extra, findings in (("", []), ("y = eval('1')\n", ["dynamic-code"])):
+        for scan in ("report", "block", "off"):
+            result = run(make_job(extra + deep, [A("assert add(1, 2) == 3")], scan=scan))
+            assert result.phase("syntax")["status"] == "ok", (extra, scan)
+            if scan == "off":
+                assert result.phase("scan")["status"] == "skipped"
+            else:
+                assert [f["code"] for f in result.phase("scan")["findings"]] == findings, (extra, scan)
+            assert result.tests()[0]["status"] == "pass", (extra, scan)
 
 
 # ---------------------------------------------------------------- canonical values

@@ -82,3 +82,111 @@ Test(zygote_native, loaded_under_is_the_harness_own_function_in_c)
 	Py_DECREF(py);
 	Py_DECREF(c);
 }
+
+/* Runs `src` (Python, statements) with py_writer and c_writer bound to the
+ * two harnesses' _event_writer; returns the value of its `failures`. */
+static PyObject *run_against_both_writers(const char *src)
+{
+	PyObject *py = harness(0), *c = harness(1);
+	PyObject *py_fn = PyDict_GetItemString(py, "_event_writer");
+	PyObject *c_fn = PyDict_GetItemString(c, "_event_writer");
+	cr_assert(py_fn && c_fn);
+	PyObject *ns = PyDict_New();
+	cr_assert_not_null(ns);
+	cr_assert_eq(PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()), 0);
+	cr_assert_eq(PyDict_SetItemString(ns, "py_writer", py_fn), 0);
+	cr_assert_eq(PyDict_SetItemString(ns, "c_writer", c_fn), 0);
+	cr_assert_eq(PyDict_SetItemString(ns, "py_harness", py), 0);
+	cr_assert_eq(PyDict_SetItemString(ns, "c_harness", c), 0);
+	PyObject *r = PyRun_String(src, Py_file_input, ns, ns);
+	if (!r)
+		PyErr_Print();
+	cr_assert_not_null(r);
+	Py_DECREF(r);
+	PyObject *failures = PyDict_GetItemString(ns, "failures");
+	cr_assert_not_null(failures);
+	Py_INCREF(failures);
+	Py_DECREF(ns);
+	Py_DECREF(py);
+	Py_DECREF(c);
+	return failures;
+}
+
+Test(zygote_native, event_writer_in_c_writes_the_bytes_of_the_python_one)
+{
+	PyObject *failures = run_against_both_writers(
+	        "import os\n"
+	        "def frames(make, harness, events):\n"
+	        "    fd = os.memfd_create('events')\n"
+	        "    emit = make(fd, 'n\\u00f6\"nce')\n"
+	        "    errors = []\n"
+	        "    for event, fallback in events:\n"
+	        "        try:\n"
+	        "            emit(event, fallback) if fallback is not None else emit(event)\n"
+	        "        except Exception as exc:\n"
+	        "            errors.append((type(exc).__name__, str(exc)))\n"
+	        "    os.lseek(fd, 0, 0)\n"
+	        "    data = b''\n"
+	        "    while chunk := os.read(fd, 1 << 20):\n"
+	        "        data += chunk\n"
+	        "    os.close(fd)\n"
+	        "    return data, errors\n"
+	        "def events(h):\n"
+	        "    raw = h['_Raw']\n"
+	        "    big = 'x' * (h['_MAX_FRAME'] + 1)\n"
+	        "    return [\n"
+	        "        ({'ev': 'hello', 'python': '3.11.2'}, None),\n"
+	        "        ({'ev': 'test', 'index': 0, 'status': 'pass', 'duration_ms': 0.125}, None),\n"
+	        "        ({'s': 'q\"b\\\\s\\n\\r\\t\\x00\\x01\\x1f\\x7f \\u00e9 \\u4e2d \\U0001f600 \\ud800 "
+	        "\\udfff'}, None),\n"
+	        "        ({'k\"\\n': '', '': [], 'e': {}}, None),\n"
+	        "        ({'n': None, 't': True, 'f': False, 'i': -12, 'b': 10 ** 40, 'z': 0}, None),\n"
+	        "        ({'x': [1.5, 1e300, -0.0, float('inf'), float('nan'), 1e-7, 3.0]}, None),\n"
+	        "        ({'raw': raw('{\"int\":\"3\"}'), 'nested': [[{'a': [raw('[1]'), '\\ud83d']}]]}, "
+	        "None),\n"
+	        "        ({'big': big}, {'ev': 'test', 'status': 'too_large'}),\n"
+	        "        ({'big': big}, None),\n"
+	        "        ({'big': big}, {'big': big}),\n"
+	        "        ({'tuple': (1, 2)}, None),\n"
+	        "        ({'sub': type('S', (str,), {})('no')}, None),\n"
+	        "        ({'after': 'errors'}, None),\n"
+	        "    ]\n"
+	        "want = frames(py_writer, py_harness, events(py_harness))\n"
+	        "got = frames(c_writer, c_harness, events(c_harness))\n"
+	        "failures = []\n"
+	        "if want[0] != got[0]:\n"
+	        "    at = next(i for i in range(min(len(want[0]), len(got[0])) + 1) if want[0][i:i+1] != "
+	        "got[0][i:i+1])\n"
+	        "    failures.append(('bytes differ at', at, want[0][at - 40:at + 40], got[0][at - 40:at + "
+	        "40]))\n"
+	        "if want[1] != got[1]:\n"
+	        "    failures.append(('errors differ', want[1], got[1]))\n"
+	        "if len(want[1]) != 4:\n"
+	        "    failures.append(('the cases meant to fail did not', want[1]))\n"
+	        "if want[0].count(b'\"seq\":') != 9:\n"
+	        "    failures.append(('events written', want[0].count(b'\"seq\":')))\n");
+	cr_expect_eq(PyList_Size(failures), 0, "C and Python writers differ: %s",
+	             PyUnicode_AsUTF8(PyObject_Repr(failures)));
+	Py_DECREF(failures);
+}
+
+Test(zygote_native, event_writer_in_c_leaves_quietly_in_a_forked_process)
+{
+	PyObject *failures = run_against_both_writers(
+	        "import os\n"
+	        "failures = []\n"
+	        "for make in (py_writer, c_writer):\n"
+	        "    r, w = os.pipe()\n"
+	        "    emit = make(w, 'n')\n"
+	        "    pid = os.fork()\n"
+	        "    if pid == 0:\n"
+	        "        emit({'ev': 'done'})\n"
+	        "        os._exit(3)\n"
+	        "    _, status = os.waitpid(pid, 0)\n"
+	        "    os.close(w)\n"
+	        "    if os.waitstatus_to_exitcode(status) != 0 or os.read(r, 100) != b'':\n"
+	        "        failures.append(make)\n"
+	        "    os.close(r)\n");
+	cr_expect_eq(PyList_Size(failures), 0, "a forked child wrote an event or did not exit 0");
+	Py_DECREF(failures);
+}

@@ -72,3 +72,12 @@ def _event_writer(fd, nonce):
     return emit
 
 
+
+
+# A warm worker puts the same writer in C here first (zygote_native.c): the
+# same bytes without a str built per value and member, each of whose
+# allocations and reference counts would copy a page of the worker's heap in
+# the candidate's process.  The nonce and seq then live in C memory only.
+if "_c_event_writer" in globals():
+    def _event_writer(fd, nonce, _native=globals()["_c_event_writer"]):
+        return _native(fd, nonce, _Raw, _HarnessError, _MAX_FRAME)

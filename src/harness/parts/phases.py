@@ -40,18 +40,25 @@ def _decode_source(raw):
         raise err
 
 
-def _syntax_phase(emit, source, scan, lint):
+def _syntax_phase(emit, source, scan, lint, denied_tops):
     """Compile once, through the AST when the scan or lint needs one (a scan
-    that can find nothing does not); (code, tree or None), None after a failure."""
+    that can find nothing does not); (code, tree or None), None after a
+    failure.  A tree nested past ~1,000 levels does not compile (the
+    compiler's RecursionError) where its source does (as `python3 file.py`
+    runs it, up to ~3,000 levels): such a program compiles from its source."""
     start = _now()
     tree = None
     try:
         if type(source) is bytes:
             source = _decode_source(source)
-        want_ast = bool(lint) or scan != "off" and _scan_may_find(source)
-        if want_ast:
+        if bool(lint) or scan != "off" and _scan_may_find(source, denied_tops):
             tree = compile(source, "<candidate>", "exec", _ONLY_AST, dont_inherit=True)
-        code = compile(tree if want_ast else source, "<candidate>", "exec", dont_inherit=True)
+            try:
+                code = compile(tree, "<candidate>", "exec", dont_inherit=True)
+            except RecursionError:
+                code = compile(source, "<candidate>", "exec", dont_inherit=True)
+        else:
+            code = compile(source, "<candidate>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError) as exc:
         event = {"ev": "phase", "name": "syntax", "status": "fail", "duration_ms": _ms(start)}
         event["message"] = _error_fields(exc, _Policy(()))["message"]
@@ -168,10 +175,10 @@ def _finish(emit):
 
 def _run_phases(emit, job, fds):
     """Syntax to hidden tests; returns as soon as a phase or test ends the run."""
-    compiled = _syntax_phase(emit, job["code"], job["scan"], job["lint"])
+    policy = _Policy(job["deny"])
+    compiled = _syntax_phase(emit, job["code"], job["scan"], job["lint"], policy.tops)
     if compiled is None:
         return
-    policy = _Policy(job["deny"])
     if not _scan_phase(emit, job["scan"], compiled[1], policy):
         return
     source = job["code"]

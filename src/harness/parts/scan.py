@@ -7,28 +7,89 @@ _DYNAMIC_IMPORT = ("__import__", "importlib.import_module")
 _OPEN = ("open", "io.open")
 _NAMESPACE_METHODS = ("update", "setdefault", "__setitem__", "__delitem__", "pop", "clear")
 
-# Every finding below needs one of these words in the source: an import
-# (every alias, so every dotted name, comes from one), or a call or name the
-# scanner knows (eval, exec, compile, __import__, open, setattr, delattr,
-# globals(), vars(), __builtins__).  Keep them in step with _Scanner.
-_SCAN_WORDS = ("import", "eval", "exec", "compile", "open", "setattr", "delattr", "globals", "vars",
-               "__builtins__")
-# A source this short cannot nest deeper than the recursion limit that
-# compiling through the tree has (each level of the tree takes at least one
-# character), so skipping the tree changes no syntax verdict either.
-_SCAN_SKIP_CHARS = 500
+# Every finding below needs an import (every alias, so every dotted name,
+# comes from one) or one of these names in the source (a call or name the
+# scanner knows: eval, exec, compile, open, setattr, delattr, globals(),
+# vars(), __builtins__).  Keep them in step with _Scanner.
+_SCAN_WORDS = ("eval", "exec", "compile", "open", "setattr", "delattr", "globals", "vars", "__builtins__")
+# Modules through which an alias can reach what the scanner looks for
+# (builtins.eval, sys.modules, importlib.import_module, io.open).
+_SCAN_MODULES = frozenset(["builtins", "sys", "importlib", "io"])
 
 
-def _scan_may_find(source):
+def _scan_may_find(source, denied_tops):
     """False when the scan of source would find nothing, so that it needs no
     tree: ASCII (non-ASCII identifiers are NFKC-normalised: a fullwidth
-    "eval" is eval), short, and without any of _SCAN_WORDS."""
-    if len(source) > _SCAN_SKIP_CHARS or not str.isascii(source):
+    "eval" is eval), none of _SCAN_WORDS as a name, and every "import" in it
+    on a line that is a plain import of modules whose top-level name is
+    neither denied (denied_tops) nor in _SCAN_MODULES.  Every import
+    statement begins its line or follows a ";" or a ":" on it, so a line
+    that is anything else ("__import__", "importlib", "if x: import os", a
+    docstring's prose) sends the source to the tree."""
+    if not str.isascii(source):
         return True
     for word in _SCAN_WORDS:
-        if word in source:
+        at = str.find(source, word)
+        while at >= 0:
+            end = at + len(word)
+            if ((at == 0 or not _is_name_char(source[at - 1]))
+                    and (end == len(source) or not _is_name_char(source[end]))):
+                return True
+            at = str.find(source, word, end)
+    at = str.find(source, "import")
+    while at >= 0:
+        start = str.rfind(source, "\n", 0, at) + 1
+        end = str.find(source, "\n", at)
+        end = len(source) if end < 0 else end
+        if not _harmless_import(source[start:end], denied_tops):
             return True
+        at = str.find(source, "import", end)
     return False
+
+
+def _is_name_char(c):
+    return str.isalnum(c) or c == "_"
+
+
+def _harmless_import(line, denied_tops):
+    """True for `import a.b [as c], ...` or `from a.b import c [as d], ...`
+    (or `*`, or the names in one pair of brackets) alone on its line, a
+    comment allowed, when no module's top-level name is denied or in
+    _SCAN_MODULES."""
+    words = str.split(str.replace(str.replace(str.partition(line, "#")[0], ",", " , "), "\\", " \\ "))
+    if words[:1] == ["import"]:
+        return _harmless_names(words[1:], denied_tops, True)
+    if len(words) < 4 or words[0] != "from" or words[2] != "import" or not _harmless_module(
+            words[1], denied_tops):
+        return False
+    names = words[3:]
+    if names == ["*"]:
+        return True
+    if names and str.startswith(names[0], "(") and str.endswith(names[-1], ")"):
+        names = str.split(" ".join(names)[1:-1])
+    return _harmless_names(names, denied_tops, False)
+
+
+def _harmless_names(words, denied_tops, modules):
+    """`x [as y], ...` as words: each x a module (modules) or a name."""
+    items = [[]]
+    for word in words:
+        if word == ",":
+            items.append([])
+        else:
+            items[-1].append(word)
+    for item in items:
+        if len(item) not in (1, 3) or len(item) == 3 and (item[1] != "as" or not str.isidentifier(item[2])):
+            return False
+        if not (_harmless_module(item[0], denied_tops) if modules else str.isidentifier(item[0])):
+            return False
+    return True
+
+
+def _harmless_module(dotted, denied_tops):
+    names = str.split(dotted, ".")
+    return ([n for n in names if str.isidentifier(n)] == names and names[0] not in denied_tops
+            and names[0] not in _SCAN_MODULES)
 
 
 class _Scanner:
