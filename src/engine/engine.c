@@ -20,6 +20,7 @@
 #include "sandbox/seccomp.h"
 #include "sandbox/worker.h"
 #include "input/task.h"
+#include "protocol/job.h"
 
 struct ee_engine {
 	int loop_only;
@@ -79,7 +80,12 @@ static int start_pool(struct ee_engine *eng, const struct ee_eval_options *o, un
 		fprintf(stderr, "execeval: running cold: %s\n", why.msg);
 		return 0;
 	}
-	struct ee_pool_setup s = { &eng->host, &eng->mounts, &eng->seccomp, o->limits, o->lint };
+	/* Every job of an inline pool denies the same imports (job.c): its
+	 * workers install that policy once. A separate judge's jobs differ
+	 * (the judge denies nothing), so its candidates install their own. */
+	struct ee_pool_setup s = { &eng->host, &eng->mounts, &eng->seccomp, o->limits, o->lint,
+		                   o->deny_imports && o->judge != EE_JUDGE_SEPARATE ? ee_default_denylist
+		                                                                    : NULL };
 	return ee_pool_new(&s, workers, &eng->pool, err);
 }
 

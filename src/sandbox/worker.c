@@ -427,6 +427,17 @@ static int write_config(const struct ee_pool_setup *s, struct ee_err *err)
 	c->have_memory_cg = s->host->memory.writable && s->host->memory.version;
 	c->have_pids_cg = s->host->pids.writable && s->host->pids.version;
 	c->lint = s->lint;
+	for (size_t i = 0, at = 0; s->deny && s->deny[i]; i++) {
+		size_t len = strlen(s->deny[i]);
+		if (len == 0 || at + len + 2 > sizeof(c->deny) || strchr(s->deny[i], '\n')) {
+			ee_fail(err, EE_ERR_SANDBOX, "the deny list does not fit a worker's configuration");
+			fd = -1;
+			goto out;
+		}
+		memcpy(c->deny + at, s->deny[i], len);
+		c->deny[at + len] = '\n';
+		at += len + 1;
+	}
 	c->use_cgroup_ns = c->have_memory_cg || c->have_pids_cg;
 	fd = ee_memfd_sealed("execeval-worker", c, sizeof(*c), err);
 out:

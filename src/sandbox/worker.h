@@ -61,6 +61,7 @@ struct ee_worker_msg {
 /* What a worker reads from its fd 3 at start: the same binary wrote it. */
 #define EE_WORKER_MAGIC   0x65657772u
 #define EE_WORKER_MAX_BPF 4096
+#define EE_WORKER_MAX_DENY 1024
 
 struct ee_worker_config {
 	unsigned magic;
@@ -71,6 +72,10 @@ struct ee_worker_config {
 	int have_memory_cg;
 	int have_pids_cg;
 	int lint; /* import the lint tools at warm-up (--lint) */
+	/* The deny list every candidate's job holds, one name a line, which
+	 * warm-up installs in the worker so that no candidate installs it
+	 * again; "" when jobs differ (the separate judge) or deny nothing. */
+	char deny[EE_WORKER_MAX_DENY];
 	unsigned short seccomp_len;
 	struct sock_filter seccomp[EE_WORKER_MAX_BPF];
 };
@@ -95,6 +100,10 @@ struct ee_pool_setup {
 	const struct ee_seccomp_prog *seccomp;
 	struct ee_limits limits; /* the pooled cgroups' first limits */
 	int lint;                /* candidates will run the lint phase */
+	/* The import deny list of every job the pool will run (NULL-ended,
+	 * borrowed for ee_pool_new), installed once per worker; NULL when
+	 * jobs may differ in it or deny nothing. */
+	const char *const *deny;
 };
 
 /* 0 when this host and interpreter can run warm; else err says why. */

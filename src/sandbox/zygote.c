@@ -147,13 +147,14 @@ static int load_harness(struct ee_err *err)
 	warm_main = PyDict_GetItemString(globals, "warm_main");
 	if (!warm_up || !warm_main)
 		goto fail;
-	if (cfg.lint) { /* the lint tools imported once, not per candidate */
-		PyObject *lint = PyUnicode_FromString(ee_lint_py);
-		done = lint ? PyObject_CallOneArg(warm_up, lint) : NULL;
-		Py_XDECREF(lint);
-	} else {
-		done = PyObject_CallNoArgs(warm_up);
-	}
+	/* The lint tools imported once, not per candidate; the deny list's
+	 * policy installed once (warm.py warm_up). */
+	cfg.deny[sizeof(cfg.deny) - 1] = '\0';
+	PyObject *lint = cfg.lint ? PyUnicode_FromString(ee_lint_py) : Py_NewRef(Py_None);
+	PyObject *deny = cfg.deny[0] ? PyUnicode_FromString(cfg.deny) : Py_NewRef(Py_None);
+	done = lint && deny ? PyObject_CallFunctionObjArgs(warm_up, lint, deny, NULL) : NULL;
+	Py_XDECREF(lint);
+	Py_XDECREF(deny);
 	if (!done)
 		goto fail;
 	Py_INCREF(warm_main);

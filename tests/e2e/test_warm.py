@@ -446,6 +446,35 @@ def test_each_candidate_starts_pristine(tmp_path, marker, isolation):
         assert len(e.workers) == 1, e.workers
 
 
+# The import policy: a warm worker installs the deny list's once, at the end
+# of its warm-up (warm.py warm_up), and each candidate starts from its own
+# copy. A dismantles its copy (finder gone, import guard replaced) and
+# imports a denied module; B, next on the same worker, is still refused;
+# C runs the same import with the list off (the worker then installs none).
+DISMANTLE = dedent("""
+    import builtins, importlib, sys
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "_DenyFinder"]
+    builtins.__import__ = importlib.__import__
+    import shutil
+    def ok():
+        return shutil.__name__ == "shutil"
+""")
+IMPORTER = "import shutil\ndef ok():\n    return shutil.__name__ == 'shutil'\n"
+POLICY_TASK = {"task_id": "warm/policy", "prompt": "", "tests": [{"kind": "assert", "code": "assert ok()"}]}
+
+
+@pytest.mark.parametrize("isolation", ["warm", "cold"])
+def test_the_import_policy_holds_for_each_candidate_of_a_worker(tmp_path, isolation):
+    samples = [{"task_id": "warm/policy", "code": DISMANTLE, "sample": 0},
+               {"task_id": "warm/policy", "code": IMPORTER, "sample": 1}]
+    a, b = evaluate(tmp_path, [POLICY_TASK], samples, isolation=isolation).records()
+    assert (a["status"], a["detail"]) == ("pass", None), (a["status"], a["detail"], a["stderr"][-2000:])
+    assert (b["status"], b["detail"]) == ("error", "denied import: shutil"), (b["status"], b["detail"])
+    free = evaluate(tmp_path, [POLICY_TASK], samples[1:], "--allow-imports", isolation=isolation,
+                    tag="free").records()
+    assert [(r["status"], r["detail"]) for r in free] == [("pass", None)]
+
+
 @pytest.mark.parametrize("isolation", [
     pytest.param("warm", marks=pytest.mark.xfail(strict=True, reason=(
         "KNOWN LIMITATION of warm: every candidate forked from one worker shares the worker's str/bytes "

@@ -173,9 +173,23 @@ def _finish(emit):
     _exit(0)
 
 
+# The policy a warm worker installed before forking (warm.py warm_up), or None.
+_warm_policy = None
+
+
+def _job_policy(deny):
+    """The job's import policy: the warm worker's when it installed one,
+    which must be the job's (the supervisor sends such a worker no other)."""
+    if _warm_policy is None:
+        return _Policy(deny)
+    if _warm_policy.names != frozenset(deny):
+        raise _HarnessError("job: deny_imports is not the list the warm worker installed")
+    return _warm_policy
+
+
 def _run_phases(emit, job, fds):
     """Syntax to hidden tests; returns as soon as a phase or test ends the run."""
-    policy = _Policy(job["deny"])
+    policy = _job_policy(job["deny"])
     compiled = _syntax_phase(emit, job["code"], job["scan"], job["lint"], policy.tops)
     if compiled is None:
         return
@@ -193,7 +207,8 @@ def _run_phases(emit, job, fds):
     ctx.io_cap, ctx.channel_fds = job["io_cap"], fds
     kinds = [t["kind"] for t in tests] + job["hidden_kinds"]
     ctx.unittest = _UnittestKit() if "unittest" in kinds else None
-    _prepare_interpreter(policy)
+    if policy is not _warm_policy:
+        _prepare_interpreter(policy)
 
     # From here on candidate code runs.
     if kinds and not [k for k in kinds if k != "io"]:

@@ -17,13 +17,15 @@ _WARM_MODULES = ("abc", "array", "bisect", "cmath", "collections", "collections.
                  "struct", "textwrap", "typing", "unittest")
 
 
-def warm_up(lint_source=None):
+def warm_up(lint_source=None, deny=None):
     """In the worker, before any candidate: sys.path as a cold start has it,
     the usual modules imported (and the lint tools, given lint.py), the AST
-    types built, then every object moved out of the collector's reach so
-    children do not copy pages by merely collecting (gc.freeze)."""
+    types built, the import policy of `deny` (names, one a line: the list
+    every job of this worker holds) installed as a candidate would install
+    it, then every object moved out of the collector's reach so children do
+    not copy pages by merely collecting (gc.freeze)."""
     import gc
-    global _warm_lint, _json_scanner
+    global _warm_lint, _json_scanner, _warm_policy
     _extend_sys_path()
     for name in _WARM_MODULES:
         try:
@@ -42,6 +44,9 @@ def warm_up(lint_source=None):
             pass  # the candidate's lint phase will say what is missing
     compile("pass", "<warm>", "exec", _ONLY_AST, dont_inherit=True)
     _json_scanner = _new_json_scanner()
+    if deny is not None:  # last: nothing of the worker's own imports after it
+        _warm_policy = _Policy(str.split(deny, "\n")[:-1])
+        _prepare_interpreter(_warm_policy)
     gc.collect()
     gc.freeze()
 
