@@ -206,6 +206,7 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 	$(PYTHON) bench/rl-shape
 	$(PYTHON) bench/rl-client
 	$(PYTHON) bench/backend-overhead
+	$(PYTHON) bench/gvisor-fork
 
 # The man page: docs/execeval.1.in with the options table's rows put in
 # (tools/gen-man.c), so the page cannot drift from what the binary takes.
