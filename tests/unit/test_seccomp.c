@@ -248,13 +248,42 @@ Test(seccomp, no_memfd_refuses_memfd_create_and_changes_nothing_else)
 	}
 }
 
+/* The signal that ends a process making an i386 getpid through int 0x80
+ * with no filter: none (0) where the kernel has a 32-bit entry; SIGSEGV on
+ * one without (Linux 6.7+ with IA32 emulation off by default, or booted
+ * with ia32_emulation=false), where the fault comes before any filter.
+ * The filter's own verdict, SIGSYS, can be seen only on the first. */
+static int signal_of_a_bare_int_0x80(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL); /* not ASan's handler, which aborts */
+		long rc = 20;
+		__asm__ volatile("int $0x80" : "+a"(rc) : : "memory");
+		_exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+/* SIGSYS where the kernel takes int 0x80, else the fault it gives first. */
+static int foreign_architecture_signal(void)
+{
+	int bare = signal_of_a_bare_int_0x80();
+	cr_assert(bare == 0 || bare == SIGSEGV, "a bare int 0x80 ended by signal %d", bare);
+	return bare ? SIGSEGV : SIGSYS;
+}
+
 Test(seccomp, a_foreign_architecture_is_killed)
 {
+	int want = foreign_architecture_signal();
 	struct ee_seccomp_prog prog;
 	struct ee_err err;
 	cr_assert_eq(ee_seccomp_compile(0, &prog, &err), 0, "%s", err.msg);
 	pid_t pid = fork();
 	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL); /* a kernel without the entry faults: not ASan's abort */
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 		if (ee_seccomp_load(&prog, NULL, &err) < 0)
 			_exit(2);
@@ -265,7 +294,7 @@ Test(seccomp, a_foreign_architecture_is_killed)
 	int status;
 	waitpid(pid, &status, 0);
 	cr_assert(WIFSIGNALED(status), "the 32-bit syscall was not killed (status %#x)", status);
-	cr_assert_eq(WTERMSIG(status), SIGSYS);
+	cr_assert_eq(WTERMSIG(status), want);
 	ee_seccomp_free(&prog);
 }
 
@@ -318,8 +347,10 @@ Test(seccomp, the_warm_init_filter_allows_its_four_calls_only)
 
 Test(seccomp, the_warm_init_filter_kills_a_foreign_architecture)
 {
+	int want = foreign_architecture_signal();
 	pid_t pid = fork();
 	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL); /* a kernel without the entry faults: not ASan's abort */
 		load_warm_init_filter();
 		long rc = 1; /* i386 exit through the 32-bit entry point: allowed by number */
 		__asm__ volatile("int $0x80" : "+a"(rc) : "b"(0) : "memory");
@@ -328,5 +359,5 @@ Test(seccomp, the_warm_init_filter_kills_a_foreign_architecture)
 	int status;
 	waitpid(pid, &status, 0);
 	cr_assert(WIFSIGNALED(status), "the 32-bit syscall was not killed (status %#x)", status);
-	cr_assert_eq(WTERMSIG(status), SIGSYS);
+	cr_assert_eq(WTERMSIG(status), want);
 }
