@@ -131,7 +131,14 @@ class _Stub:
         return "<candidate function %s>" % self.name
 
 
-_PLAIN_TYPES = (type(None), bool, int, float, str, list, tuple, dict, set, frozenset)
+_PLAIN_TYPES = (type(None), bool, int, float, complex, str, list, tuple, dict, set, frozenset)
+
+
+def _plain(value):
+    """Whether value is one the channel carries as data: a remote object
+    compared with it is never equal (the candidate's __eq__ is not asked)."""
+    t = type(value)
+    return t in _PLAIN_TYPES or (t is type and _BUILTIN_TYPES.get(_type_name(value)) is value)
 
 
 class _Remote:
@@ -161,7 +168,7 @@ class _Remote:
     def __eq__(self, other):
         # Against a builtin value, as strict asserts judge `other`: never
         # equal (an always-equal __eq__ in the candidate is not asked).
-        if type(other) in _PLAIN_TYPES:
+        if _plain(other):
             return False
         self._refuse()
 
