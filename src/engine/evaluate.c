@@ -138,7 +138,8 @@ int ee_eval_stream_start(struct ee_eval *ev)
 
 	/* --judge separate's third run runs every hidden test: its gate is
 	 * decided again over the merged verdicts (ee_judge_merge). */
-	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, o->run_hidden_on_fail || ev->judged) < 0)
+	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, o->run_hidden_on_fail || ev->judged) <
+	    0)
 		return -1;
 	ev->stream.phases.lint_asked = o->lint;
 	ev->stream.keep_values = ev->keep_values;
@@ -176,6 +177,7 @@ void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 		ee_judge_merge(ev);
 		merged = *out;
 		merged.cpu_ms = (out->cpu_ms > 0 ? out->cpu_ms : 0) + ev->separate_cpu_ms;
+		merged.wall_ms = (out->wall_ms > 0 ? out->wall_ms : 0) + ev->separate_wall_ms;
 		out = &merged;
 	}
 	if (ev->on_outcome && !out->interrupted && !out->setup_failed)

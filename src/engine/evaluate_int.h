@@ -48,9 +48,9 @@ struct ee_eval {
 	size_t serve_job_len;
 	/* --judge separate's third run (evaluate_judge.c): the judge's verdicts
 	 * by task index, judged_by set where one stands (owned; NULL otherwise),
-	 * and the CPU the pair used before it. */
+	 * and the CPU and the wall time the pair used before it. */
 	struct ee_test_result *judged;
-	double separate_cpu_ms;
+	double separate_cpu_ms, separate_wall_ms;
 };
 
 /* ev->stream afresh for ev's task and options: its gate, lint, kept

@@ -214,7 +214,8 @@ static void free_judged(struct judged *j)
 static int rerun_inline(struct judged *j, struct ee_err *err)
 {
 	struct ee_eval *ev = j->ev;
-	const struct ee_sandbox_outcome *co = ee_sandbox_outcome(j->cand_sb), *jo = ee_sandbox_outcome(j->judge_sb);
+	const struct ee_sandbox_outcome *co = ee_sandbox_outcome(j->cand_sb),
+	                                *jo = ee_sandbox_outcome(j->judge_sb);
 
 	ev->judged = calloc(ev->task->n_tests, sizeof(*ev->judged));
 	for (size_t k = 0; ev->judged && k < j->view.n_tests; k++) {
@@ -226,6 +227,7 @@ static int rerun_inline(struct judged *j, struct ee_err *err)
 		ev->judged[j->task_index[k]].judged_by = "judge";
 	}
 	ev->separate_cpu_ms = (co->cpu_ms > 0 ? co->cpu_ms : 0) + (jo->cpu_ms > 0 ? jo->cpu_ms : 0);
+	ev->separate_wall_ms = co->wall_ms > jo->wall_ms ? co->wall_ms : jo->wall_ms; /* side by side */
 	free_judged(j);
 	ee_stream_free(&ev->stream);
 	if (!ev->judged || ee_eval_stream_start(ev) < 0)
@@ -247,7 +249,8 @@ void ee_judge_merge(struct ee_eval *ev)
 			res[i] = ev->judged[i];
 			ev->judged[i] = inline_result; /* freed with ev */
 		} else
-			res[i].judged_by = ee_test_judged_by_supervisor(&task->tests[i]) ? "supervisor" : "sandbox";
+			res[i].judged_by =
+			        ee_test_judged_by_supervisor(&task->tests[i]) ? "supervisor" : "sandbox";
 		public_failed |= !task->tests[i].hidden && res[i].state != EE_T_PASS;
 	}
 	/* The inline run ran every hidden test (its gate always opened): they

@@ -92,8 +92,8 @@ static int check_node(const json_t *v, int depth, size_t *nodes, int handles, st
 		return short_string(in, MAX_FLOAT) ? 0 : bad(err, "a malformed float");
 	if (strcmp(tag, "complex") == 0) /* [real, imag]: each a float's text, one node in all */
 		return json_is_array(in) && json_array_size(in) == 2 &&
-		               short_string(json_array_get(in, 0), MAX_FLOAT) &&
-		               short_string(json_array_get(in, 1), MAX_FLOAT)
+		                       short_string(json_array_get(in, 0), MAX_FLOAT) &&
+		                       short_string(json_array_get(in, 1), MAX_FLOAT)
 		               ? 0
 		               : bad(err, "a malformed complex");
 	if (strcmp(tag, "type") == 0) /* a builtin type, by name */

@@ -87,7 +87,8 @@ static int pykey(const json_t *v, struct ee_buf *out, int depth)
 		return ee_buf_append(out, "N", 1);
 	if (k == K_STR || k == K_TYPE) {
 		const json_t *text = k == K_STR ? v : in;
-		int n = snprintf(head, sizeof(head), "%c%zu:", k == K_STR ? 'S' : 'Y', json_string_length(text));
+		int n = snprintf(head, sizeof(head), "%c%zu:", k == K_STR ? 'S' : 'Y',
+		                 json_string_length(text));
 		if (ee_buf_append(out, head, (size_t)n) < 0)
 			return -1;
 		return ee_buf_append(out, json_string_value(text), json_string_length(text));

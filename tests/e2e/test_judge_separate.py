@@ -247,6 +247,12 @@ def test_hidden_tests_follow_the_merged_public_verdict(run, sep):
     r = run(code, task=task, args=sep)
     assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [
         ("fail", "sandbox"), ("pass", "judge"), ("skipped", "judge")], r.record
+    # It passes inline: the hidden test is the judge's (a fallback does not
+    # close the judge's gate).
+    r = run(code.replace("return 2", "return 3"), task=task, args=sep)
+    assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [
+        ("pass", "sandbox"), ("pass", "judge"), ("pass", "judge")], r.record
+    assert verdict(r) == ("pass", None)
 
 
 def test_an_unfinished_pair_is_the_verdict_without_an_inline_run(run, sep):

@@ -136,11 +136,11 @@ Test(pyeq, complex_and_types_as_python)
 		const char *e, *a;
 		bool want;
 	} cases[] = {
-		{ "{\"complex\":[\"1.0\",\"0.0\"]}", "{\"int\":\"1\"}", true },    /* 1+0j == 1 */
-		{ "true", "{\"complex\":[\"1.0\",\"-0.0\"]}", true },                    /* True == 1-0j */
+		{ "{\"complex\":[\"1.0\",\"0.0\"]}", "{\"int\":\"1\"}", true }, /* 1+0j == 1 */
+		{ "true", "{\"complex\":[\"1.0\",\"-0.0\"]}", true },           /* True == 1-0j */
 		{ "{\"float\":\"0.5\"}", "{\"complex\":[\"0.5\",\"0.0\"]}", true },
 		{ "{\"int\":\"1152921504606846977\"}", "{\"complex\":[\"1.152921504606847e+18\",\"0.0\"]}",
-		  false },                                                                     /* exact, as float == int */
+		  false }, /* exact, as float == int */
 		{ "{\"complex\":[\"1.0\",\"2.0\"]}", "{\"complex\":[\"1.0\",\"2.0\"]}", true },
 		{ "{\"complex\":[\"0.0\",\"0.0\"]}", "{\"complex\":[\"-0.0\",\"-0.0\"]}", true },
 		{ "{\"complex\":[\"1.0\",\"2.0\"]}", "{\"complex\":[\"1.0\",\"-2.0\"]}", false },
@@ -148,11 +148,12 @@ Test(pyeq, complex_and_types_as_python)
 		{ "{\"complex\":[\"1.0\",\"1.0\"]}", "{\"int\":\"1\"}", false },
 		{ "{\"complex\":[\"1.0\",\"0.0\"]}", "\"1\"", false },
 		{ "{\"tuple\":[{\"float\":\"2.0\"},{\"complex\":[\"-2.0\",\"2.4492935982947064e-16\"]}]}",
-		  "{\"tuple\":[{\"float\":\"2.0\"},{\"complex\":[\"-2.0\",\"2.4492935982947064e-16\"]}]}", true },
+		  "{\"tuple\":[{\"float\":\"2.0\"},{\"complex\":[\"-2.0\",\"2.4492935982947064e-16\"]}]}",
+		  true },
 		{ "{\"set\":[{\"int\":\"1\"},{\"complex\":[\"0.0\",\"1.0\"]}]}",
 		  "{\"set\":[{\"complex\":[\"0.0\",\"1.0\"]},{\"complex\":[\"1.0\",\"0.0\"]}]}", true },
-		{ "{\"dict\":[[{\"complex\":[\"2.0\",\"0.0\"]},\"a\"]]}", "{\"dict\":[[{\"int\":\"2\"},\"a\"]]}",
-		  true },
+		{ "{\"dict\":[[{\"complex\":[\"2.0\",\"0.0\"]},\"a\"]]}",
+		  "{\"dict\":[[{\"int\":\"2\"},\"a\"]]}", true },
 		{ "{\"type\":\"int\"}", "{\"type\":\"int\"}", true },
 		{ "{\"type\":\"int\"}", "{\"type\":\"float\"}", false },
 		{ "{\"type\":\"int\"}", "\"int\"", false },
@@ -165,8 +166,8 @@ Test(pyeq, complex_and_types_as_python)
 		cr_assert(e && a, "case %zu", i);
 		cr_expect_eq(ee_judge_pyeq(e, a, why, sizeof(why)), cases[i].want, "%s == %s: %s", cases[i].e,
 		             cases[i].a, why);
-		cr_expect_eq(ee_judge_pyeq(a, e, why, sizeof(why)), cases[i].want, "%s == %s (swapped)", cases[i].a,
-		             cases[i].e);
+		cr_expect_eq(ee_judge_pyeq(a, e, why, sizeof(why)), cases[i].want, "%s == %s (swapped)",
+		             cases[i].a, cases[i].e);
 		json_decref(e);
 		json_decref(a);
 	}
