@@ -309,14 +309,11 @@ def _rows(name):
 
 
 # What the channel cannot carry yet, each listed in docs/threat-model.md:
-# MBPP tasks whose tests pass such a value to the candidate (these fall back
-# to inline judging, judged_by "sandbox"; every other MBPP task is judged
-# separately).
-MBPP_FALLBACKS = {
-    124: "complex arguments (angle_complex(0, 1j)): no canonical complex",
-    533: "type arguments (remove_datatype((4, 5, 4.5), int)): a class is not a value",
-    590: "a complex result (polar_rect's (..., (-2+2.4e-16j))): crosses by name only",
-}
+# MBPP tasks whose tests need such a value (their fallback tests are judged
+# inline, judged_by "sandbox"; every other test by the judge). None since
+# complex numbers and builtin types cross (124, 590: complex; 533: int as
+# an argument).
+MBPP_FALLBACKS = {}
 
 
 def _compare(cases):
