@@ -83,9 +83,13 @@ static int start_pool(struct ee_engine *eng, const struct ee_eval_options *o, un
 	/* Every job of an inline pool denies the same imports (job.c): its
 	 * workers install that policy once. A separate judge's jobs differ
 	 * (the judge denies nothing), so its candidates install their own. */
-	struct ee_pool_setup s = { &eng->host, &eng->mounts, &eng->seccomp, o->limits, o->lint,
-		                   o->deny_imports && o->judge != EE_JUDGE_SEPARATE ? ee_default_denylist
-		                                                                    : NULL };
+	struct ee_pool_setup s = { .host = &eng->host,
+		                   .mounts = &eng->mounts,
+		                   .seccomp = &eng->seccomp,
+		                   .limits = o->limits,
+		                   .lint = o->lint };
+	if (o->deny_imports && o->judge != EE_JUDGE_SEPARATE)
+		s.deny = ee_default_denylist;
 	return ee_pool_new(&s, workers, &eng->pool, err);
 }
 

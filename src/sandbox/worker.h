@@ -59,8 +59,8 @@ struct ee_worker_msg {
 };
 
 /* What a worker reads from its fd 3 at start: the same binary wrote it. */
-#define EE_WORKER_MAGIC   0x65657772u
-#define EE_WORKER_MAX_BPF 4096
+#define EE_WORKER_MAGIC    0x65657772u
+#define EE_WORKER_MAX_BPF  4096
 #define EE_WORKER_MAX_DENY 1024
 
 struct ee_worker_config {
