@@ -80,7 +80,7 @@ static int live_check(int isolation, int weak_limits, struct ee_err *err)
 	else
 		printf("%-22s %-4s a trivial candidate passed in the sandbox (%.1f ms, %s)\n", "live check",
 		       "yes", ms,
-		       ee_engine_harness(eng)->code_fd >= 0 ? "harness from its pyc" : "harness from source");
+		       ee_engine_harness(eng)->pyc ? "harness from its pyc" : "harness from source");
 	rc = 0;
 out:
 	ee_engine_close(eng);

@@ -28,15 +28,19 @@ int ee_harness_prepare(const char *python, struct ee_harness *ret, struct ee_err
 	ret->argv[1] = "-I"; /* isolated: no user site, no PYTHON* variables, no cwd on sys.path */
 	ret->argv[2] = "-S"; /* no site: the harness adds dist-packages itself */
 	ret->argv[3] = "-B"; /* never write .pyc files */
-	if (same) {
+	/* The source too goes in a file, not after -c: one argument of the
+	 * command line holds at most 128 KiB (MAX_ARG_STRLEN), which the
+	 * harness's source outgrew (execve's E2BIG). The interpreter tells a
+	 * pyc from source by its magic number. */
+	ret->pyc = same;
+	if (same)
 		ret->code_fd = ee_memfd_sealed("execeval-harness.pyc", ee_harness_pyc, pyc_len, err);
-		if (ret->code_fd < 0)
-			return -1;
-		ret->argv[4] = "/proc/self/fd/6";
-	} else {
-		ret->argv[4] = "-c";
-		ret->argv[5] = ee_harness_py;
-	}
+	else
+		ret->code_fd =
+		        ee_memfd_sealed("execeval-harness.py", ee_harness_py, strlen(ee_harness_py), err);
+	if (ret->code_fd < 0)
+		return -1;
+	ret->argv[4] = "/proc/self/fd/6";
 	return 0;
 }
 

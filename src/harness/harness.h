@@ -6,8 +6,9 @@
  * the harness compiled to a .pyc by the build's /usr/bin/python3, and the
  * real path of that interpreter. When the host's interpreter is the same
  * file, the pyc is served from a sealed memfd (fd EE_FD_CODE inside the
- * sandbox) and run as /proc/self/fd/6; otherwise the source goes on the
- * command line with -c. Either way the candidate cannot alter it.
+ * sandbox) and run as /proc/self/fd/6; otherwise the source is, in the
+ * same way (not on the command line: one argument holds at most 128 KiB).
+ * Either way the candidate cannot alter it.
  */
 #ifndef EE_HARNESS_H
 #define EE_HARNESS_H
@@ -22,7 +23,8 @@ extern const char ee_harness_python[];
 
 /* How to start the harness on this host. Owns code_fd. */
 struct ee_harness {
-	int code_fd;         /* sealed memfd with the pyc, or -1: use the source */
+	int code_fd;         /* sealed memfd with the pyc or the source, or -1 */
+	int pyc;             /* code_fd holds the pyc */
 	const char *argv[7]; /* NULL-terminated; argv[0] the interpreter */
 };
 

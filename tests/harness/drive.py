@@ -12,6 +12,7 @@ Only benign candidates belong here: nothing isolates them.
 Usage as a script: drive.py JOB.json  (prints events, stdout, stderr, status)
 """
 
+import itertools
 import json
 import os
 import pathlib
@@ -100,12 +101,23 @@ def _high(fd):
     return new
 
 
+def source_file(source):
+    """A file holding source, beside the assembled harness."""
+    path = HARNESS.parent / ("source-%d-%d.py" % (os.getpid(), next(_SOURCES)))
+    path.write_text(source)
+    return path
+
+
+_SOURCES = itertools.count()
+
+
 def run(job, gate="c", timeout=30.0, cwd=None, job_bytes=None, source=None, script=None):
     """Run the harness on `job` (a dict, or raw `job_bytes`).
 
-    The harness source goes on the command line (`-c`), as `source` when
-    given; `script` instead names a file to run, such as a compiled pyc (the
-    supervisor's way when the host has the build's interpreter).
+    The interpreter runs a file, as the supervisor's /proc/self/fd/6: the
+    assembled harness, or `source` written to a file when given, or
+    `script` (such as a compiled pyc, the supervisor's way when the host
+    has the build's interpreter).
 
     gate: "c" or "s" is written when the gate event arrives, "eof" closes the
     pipe, None leaves it open (the harness then waits until `timeout`)."""
@@ -113,8 +125,6 @@ def run(job, gate="c", timeout=30.0, cwd=None, job_bytes=None, source=None, scri
     if job_bytes is None:
         job, hidden = _split_hidden(job)
         job_bytes = json.dumps(job).encode()
-    if source is None and script is None:
-        source = HARNESS.read_text()
     job_fd = os.memfd_create("job", os.MFD_CLOEXEC)
     os.write(job_fd, job_bytes)
     os.lseek(job_fd, 0, os.SEEK_SET)
@@ -124,7 +134,9 @@ def run(job, gate="c", timeout=30.0, cwd=None, job_bytes=None, source=None, scri
     err_r, err_w = os.pipe()
     devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
     child_fds = [_high(fd) for fd in (devnull, out_w, err_w, job_fd, result_w, gate_r)]
-    argv = [PYTHON, "-I", "-S", "-B"] + ([str(script)] if script is not None else ["-c", source])
+    if script is None:  # a file, as the supervisor serves it: past 128 KiB, -c SOURCE is E2BIG
+        script = HARNESS if source is None else source_file(source)
+    argv = [PYTHON, "-I", "-S", "-B", str(script)]
     env = {"PATH": "/usr/bin:/bin"}
     workdir = str(cwd) if cwd is not None else "/tmp"
 

@@ -37,7 +37,7 @@ def _spawn(job, script=None):
     err_r, err_w = os.pipe()
     devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
     child_fds = [drive._high(fd) for fd in (devnull, out_w, err_w, job_fd, result_w, gate_r)]
-    argv = [drive.PYTHON, "-I", "-S", "-B"] + ([str(script)] if script else ["-c", drive.HARNESS.read_text()])
+    argv = [drive.PYTHON, "-I", "-S", "-B", str(script or drive.HARNESS)]
     pid = os.fork()
     if pid == 0:  # pragma: no cover - child
         try:
