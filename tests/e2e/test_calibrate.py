@@ -11,10 +11,11 @@ import subprocess
 from conftest import EXECEVAL, with_isolation
 
 # The reference is O(n) on lists of 3000 numbers (a few microseconds); the
-# slow candidate O(n^2): 3n passes over the list, about 1 s here, several
+# slow candidate O(n^2): 10n passes over the list, about 1 s here, several
 # times the 0.2 s floor plus the supervisor's slack (x 1.1 + 100 ms) even
-# on a fast quiet host (n passes were ~0.3 s: a quiet CI host judged the
-# alarm-blocking candidate below within its limit).
+# on a fast quiet host (n passes were ~0.3 s, and 3n passes ~0.3 s on the
+# 2026-12-05 VM: a quiet host judged the alarm-blocking candidate below
+# within its limit both times).
 SUM = {
     "task_id": "demo/sum", "entry_point": "total", "prompt": "def total(xs):\n",
     "tests": [{"kind": "assert", "code": "assert total([1, 2, 3]) == 6"}],
@@ -26,7 +27,7 @@ SUM = {
 FAST = "def total(xs):\n    return sum(xs)\n"
 QUADRATIC = ("def total(xs):\n"
              "    s = 0\n"
-             "    for i in range(3 * len(xs)):\n"
+             "    for i in range(10 * len(xs)):\n"
              "        s = 0\n"
              "        for x in xs:\n"
              "            s += x\n"
