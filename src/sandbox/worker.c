@@ -431,7 +431,6 @@ static int write_config(const struct ee_pool_setup *s, struct ee_err *err)
 		size_t len = strlen(s->deny[i]);
 		if (len == 0 || at + len + 2 > sizeof(c->deny) || strchr(s->deny[i], '\n')) {
 			ee_fail(err, EE_ERR_SANDBOX, "the deny list does not fit a worker's configuration");
-			fd = -1;
 			goto out;
 		}
 		memcpy(c->deny + at, s->deny[i], len);

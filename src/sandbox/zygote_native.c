@@ -139,10 +139,12 @@ static int out_text(struct out *o, PyObject *s, int escape)
 		size_t len = 0;
 		if (escape && (c < 0x20 || c == '"' || c == '\\')) {
 			const char *short_form = json_escape(c);
-			len = short_form ? strlen(short_form)
-			                 : (size_t)snprintf(b, sizeof(b), "\\u%04x", (unsigned)c);
-			if (short_form)
+			if (short_form) {
+				len = strlen(short_form);
 				memcpy(b, short_form, len);
+			} else {
+				len = (size_t)snprintf(b, sizeof(b), "\\u%04x", (unsigned)c);
+			}
 		} else if (c < 0x80) {
 			b[0] = (char)c;
 			len = 1;
@@ -277,15 +279,17 @@ static int encode_event(struct out *o, const struct writer *w, PyObject *event)
 static int write_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
-		ssize_t k;
-		Py_BEGIN_ALLOW_THREADS k = write(fd, p, n);
-		Py_END_ALLOW_THREADS if (k < 0 && errno == EINTR)
-		{
+		PyThreadState *ts = PyEval_SaveThread(); /* as os.write: others run meanwhile */
+		ssize_t k = write(fd, p, n);
+		int saved = errno;
+		PyEval_RestoreThread(ts);
+		if (k < 0 && saved == EINTR) {
 			if (PyErr_CheckSignals() < 0) /* as os.write: a handler may raise */
 				return -1;
 			continue;
 		}
 		if (k < 0) {
+			errno = saved;
 			PyErr_SetFromErrno(PyExc_OSError);
 			return -1;
 		}
@@ -310,7 +314,7 @@ static PyObject *emit(PyObject *self, PyObject *args, PyObject *kwargs)
 	if (getpid() != w->pid) /* a process the candidate forked, back in harness code */
 		_exit(0);
 	out_init(&o, FRAME_HEAD + w->max_frame + 1);
-	OUT_LIT(&o, "                        "); /* FRAME_HEAD bytes */
+	o.len = FRAME_HEAD; /* room for the head, written once the length is known */
 	int rc = encode_event(&o, w, event);
 	if (rc == 0 && o.len - FRAME_HEAD > w->max_frame && fallback != Py_None) {
 		o.len = FRAME_HEAD;

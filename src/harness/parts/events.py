@@ -72,8 +72,6 @@ def _event_writer(fd, nonce):
     return emit
 
 
-
-
 # A warm worker puts the same writer in C here first (zygote_native.c): the
 # same bytes without a str built per value and member, each of whose
 # allocations and reference counts would copy a page of the worker's heap in
