@@ -46,7 +46,11 @@ struct ee_eval {
 	int keep_values;
 	char *serve_job; /* --judge separate: the candidate's job (role serve), else NULL */
 	size_t serve_job_len;
-	int fell_back; /* --judge separate: a test fell back, this is the inline rerun */
+	/* --judge separate's third run (evaluate_judge.c): the judge's verdicts
+	 * by task index, judged_by set where one stands (owned; NULL otherwise),
+	 * and the CPU and the wall time the pair used before it. */
+	struct ee_test_result *judged;
+	double separate_cpu_ms, separate_wall_ms;
 };
 
 /* ev->stream afresh for ev's task and options: its gate, lint, kept
@@ -65,12 +69,18 @@ void ee_eval_free(struct ee_eval *ev);
 /* 32 random hex characters (a nonce, an id). */
 void ee_eval_random_hex(char out[33]);
 
-/* --judge separate (evaluate_judge.c): whether the task's tests are all
- * the judge's kinds (assert, program, unittest, not strict). */
+/* --judge separate (evaluate_judge.c): whether any of the task's tests is
+ * the judge's kind (assert, program, unittest, not strict). */
 int ee_judge_fits(const struct ee_task *task);
 
-/* Starts the candidate's and the judge's sandboxes; 0 when both run.
- * A fallback test reruns ev inline (ee_eval_launch). */
+/* Starts the candidate's and the judge's sandboxes; 0 when both run. A
+ * fallback test or a test not the judge's runs ev once more inline
+ * (ee_eval_launch), with ev->judged set. */
 int ee_judge_launch(struct ee_eval *ev, struct ee_err *err);
+
+/* After that inline run: the judge's verdicts where they stand, the inline
+ * run's elsewhere, each test's judged_by, the gate over the merged public
+ * verdicts. */
+void ee_judge_merge(struct ee_eval *ev);
 
 #endif

@@ -1,10 +1,12 @@
 """--judge separate against --judge inline on the bundled example set (issue
 17: honest candidates, and the example set's wrong and hostile ones, get the
-same verdicts). The example set mixes task shapes: tasks with io or call
-tests run inline under either mode (the supervisor judges those), the rest
-through the separate judge; so every record must carry the same status and
-score, and each test of a judged task says judged_by "judge". Through
-execeval's sandbox, inside the safety net."""
+same verdicts). The example set mixes task shapes: tasks of io and call
+tests only run inline under either mode (the supervisor judges those), the
+rest through the separate judge, a mixed task's io and call tests still by
+the supervisor (from an inline run); so every record must carry the same
+status and score, and each test of a judged task says who judged it:
+"judge" for its assert, program and unittest tests, "supervisor" for the
+rest. Through execeval's sandbox, inside the safety net."""
 import json
 import subprocess
 
@@ -28,10 +30,12 @@ JUDGE_KINDS = {"assert", "program", "unittest"}
 
 
 def separately_judged_tasks():
-    """The example tasks made only of tests the separate judge takes (the
-    others, with an io or call test, run inline under either mode)."""
+    """{task_id: each test's judge} of the example tasks with a test the
+    separate judge takes (the others, of io and call tests only, run inline
+    under either mode)."""
     tasks = [json.loads(line) for line in (EXAMPLES / "tasks.jsonl").read_text().splitlines()]
-    return {t["task_id"] for t in tasks if t["tests"] and all(x["kind"] in JUDGE_KINDS for x in t["tests"])}
+    return {t["task_id"]: ["judge" if x["kind"] in JUDGE_KINDS else "supervisor" for x in t["tests"]]
+            for t in tasks if any(x["kind"] in JUDGE_KINDS for x in t["tests"])}
 
 
 def verdict(r):
@@ -50,10 +54,11 @@ def test_example_set_same_verdicts_inline_and_separate(tmp_path):
     differ = {k: (verdict(inline[k]), verdict(separate[k])) for k in inline if verdict(inline[k]) != verdict(separate[k])}
     assert not differ, differ
     # The separate judge took part (a mode that changed nothing would pass
-    # the comparison above vacuously): every test of those tasks is the
-    # judge's, none fell back to inline (judged_by "sandbox").
+    # the comparison above vacuously): every assert, program and unittest
+    # test of those tasks is the judge's, none fell back to inline
+    # (judged_by "sandbox"), every other test the supervisor's.
     judged = separately_judged_tasks()
     records = [r for k, r in separate.items() if k[0] in judged]
-    assert judged and len(records) >= 8, (judged, len(records))
+    assert judged and len(records) >= 100, (len(judged), len(records))
     for r in records:
-        assert [t.get("judged_by") for t in r["tests"]] == ["judge"] * len(r["tests"]), r
+        assert [t.get("judged_by") for t in r["tests"]] == judged[r["task_id"]], r
