@@ -119,6 +119,7 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 
 void ee_eval_free(struct ee_eval *ev)
 {
+	ee_judge_pair_free(ev->pair);
 	for (size_t i = 0; ev->judged && i < ev->task->n_tests; i++)
 		ee_test_result_free(&ev->judged[i]);
 	free(ev->judged);
@@ -171,6 +172,10 @@ void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 {
 	json_t *rec = NULL;
 
+	if (ev->pair) { /* --judge separate: the public tests a pair ran ahead of */
+		ee_judge_settle(ev, out);
+		return;
+	}
 	struct ee_sandbox_outcome merged;
 	ee_stream_finish(&ev->stream);
 	if (ev->judged) { /* --judge separate's third run */

@@ -13,6 +13,7 @@
 
 struct ee_sandbox;
 struct ee_sandbox_outcome;
+struct judged; /* evaluate_judge.c's pair of sandboxes */
 
 struct ee_eval {
 	struct ee_stream stream;
@@ -51,6 +52,10 @@ struct ee_eval {
 	 * and the CPU and the wall time the pair used before it. */
 	struct ee_test_result *judged;
 	double separate_cpu_ms, separate_wall_ms;
+	/* --judge separate: a pair that ended in the hidden tests its judge ran
+	 * ahead of the supervisor's public ones, kept (owned) while this run
+	 * judges those (ee_judge_settle); NULL otherwise. */
+	struct judged *pair;
 };
 
 /* ev->stream afresh for ev's task and options: its gate, lint, kept
@@ -82,5 +87,13 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err);
  * run's elsewhere, each test's judged_by, the gate over the merged public
  * verdicts. */
 void ee_judge_merge(struct ee_eval *ev);
+
+/* After the run ev->pair waited for: the pair's record when the public
+ * tests it could not judge passed (its judge's hidden tests were due), else
+ * this run's, the gate closed; either to ee_eval_finish. */
+void ee_judge_settle(struct ee_eval *ev, const struct ee_sandbox_outcome *out);
+
+/* Frees a pair kept in ev->pair (NULL is fine). */
+void ee_judge_pair_free(struct judged *pair);
 
 #endif

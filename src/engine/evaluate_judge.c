@@ -27,7 +27,15 @@
  * (ee_judge_merge). A pair that did not finish (a timeout, an exit, a
  * broken channel) is the verdict as it stands: no third run, which a
  * candidate could otherwise force to have its tests judged in its own
- * process. A warm worker lost under either side says nothing about the
+ * process. One exception, which judges nothing of the judge's there: the
+ * judge's gate opens over its own public tests, so in a mixed task its
+ * hidden tests run ahead of the supervisor's public ones; a pair that
+ * ended among them (the candidate exited in such a call) is a verdict only
+ * if inline would have got there. The candidate then runs inline, gated as
+ * inline, for its public io and call tests alone (ee_judge_settle): if one
+ * fails, that run is the record (the judge's public verdicts kept, the
+ * hidden tests skipped or not run, as inline), else the pair's is.
+ * A warm worker lost under either side says nothing about the
  * candidate: both start again once, as inline (retry).
  */
 #include <stdlib.h>
@@ -60,6 +68,9 @@ struct judged {
 	struct ee_task view;
 	size_t *task_index;
 	struct ee_err start_err; /* the judge's sandbox could not start */
+	/* The candidate's stream of the pair, while the run that judges the
+	 * public tests the judge ran ahead of goes on in ev->stream. */
+	struct ee_stream cand_stream;
 };
 
 /* Whether the judge judges t: test code (not io, call or a strict assert:
@@ -198,6 +209,7 @@ static void judge_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t
 static void free_judged(struct judged *j)
 {
 	ee_stream_free(&j->judge);
+	ee_stream_free(&j->cand_stream);
 	free(j->view.tests);
 	free(j->task_index);
 	free(j->judge_job);
@@ -344,6 +356,122 @@ static int finished_cleanly(const struct judged *j, const struct ee_sandbox_outc
 	return 1;
 }
 
+/* The judge opened its gate over its own public tests while the task has
+ * public tests it does not judge (a mixed task), and the pair ended among
+ * the hidden tests that ran ahead of them: an exit, a memory limit or a
+ * timeout there is a verdict only if those public tests pass. Not with
+ * --run-hidden-on-fail (the hidden tests are due whatever they say), nor
+ * after a violation or a failed import (verdicts of their own). */
+static int ran_ahead(const struct judged *j)
+{
+	const struct ee_task *task = j->ev->task;
+	const struct ee_stream *s = &j->ev->stream, *js = &j->judge;
+	int unjudged_public = 0;
+
+	for (size_t i = 0; i < task->n_tests; i++)
+		unjudged_public |= !task->tests[i].hidden && !judge_kind(&task->tests[i]);
+	return unjudged_public && !j->ev->opt->run_hidden_on_fail && js->gate.answer == 'c' &&
+	       s->phases.import.state == EE_PH_OK && !s->wire.violation && !js->wire.violation;
+}
+
+/* The candidate inline, its whole job gated as inline, for the public
+ * tests the judge ran ahead of (ran_ahead); the pair waits in ev->pair,
+ * its candidate's stream in j->cand_stream. ee_judge_settle takes what
+ * follows. On failure ev (which owns j now) is the caller's to free. */
+static int wait_for_public(struct judged *j, struct ee_err *err)
+{
+	struct ee_eval *ev = j->ev;
+
+	j->cand_stream = ev->stream;
+	memset(&ev->stream, 0, sizeof(ev->stream));
+	ev->pair = j;
+	if (ee_eval_stream_start(ev) < 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	ev->lint_credited = 0;
+	ev->attempts = 0; /* a start of its own: a lost worker may retry it */
+	return ee_eval_launch(ev, err);
+}
+
+/* ee_judge_settle's closed gate: the inline run's record, but for the
+ * judge's public tests, which keep the judge's verdicts (passes: its gate
+ * opened; a fallback not run, as merge does). Its hidden tests are as the
+ * inline run left them: skipped, or not run when it ended before its gate. */
+static void settle_inline(struct judged *j)
+{
+	const struct ee_task *task = j->ev->task;
+	struct ee_test_result *res = j->ev->stream.tests.results;
+
+	for (size_t k = 0; k < j->view.n_tests; k++) {
+		size_t i = j->task_index[k];
+		struct ee_test_result *r = &res[i];
+		if (!task->tests[i].hidden) {
+			ee_test_result_free(r);
+			*r = j->judge.tests.results[k]; /* moved */
+			memset(&j->judge.tests.results[k], 0, sizeof(*r));
+			if (r->fallback) {
+				r->fallback = 0;
+				r->state = EE_T_NOT_RUN;
+			}
+		} else if (r->state != EE_T_SKIPPED && r->state != EE_T_NOT_RUN) {
+			ee_test_result_free(r); /* not with a closed gate: never a verdict from here */
+			r->state = EE_T_SKIPPED;
+		}
+		r->judged_by = "judge";
+	}
+	for (size_t i = 0; i < task->n_tests; i++)
+		if (!res[i].judged_by)
+			res[i].judged_by = "supervisor";
+}
+
+void ee_judge_settle(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
+{
+	struct judged *j = ev->pair;
+	const struct ee_task *task = ev->task;
+	const struct ee_sandbox_outcome *co = ee_sandbox_outcome(j->cand_sb),
+	                                *jo = ee_sandbox_outcome(j->judge_sb);
+	double pair_cpu_ms = (co->cpu_ms > 0 ? co->cpu_ms : 0) + (jo->cpu_ms > 0 ? jo->cpu_ms : 0);
+	int public_failed = 0;
+
+	ev->pair = NULL;
+	ee_stream_finish(&ev->stream);
+	for (size_t i = 0; i < task->n_tests; i++)
+		public_failed |= !task->tests[i].hidden && !judge_kind(&task->tests[i]) &&
+		                 ev->stream.tests.results[i].state != EE_T_PASS;
+	if (public_failed || out->interrupted) {
+		struct ee_sandbox_outcome merged = *out;
+		settle_inline(j);
+		merged.cpu_ms = (out->cpu_ms > 0 ? out->cpu_ms : 0) + pair_cpu_ms;
+		merged.wall_ms = (out->wall_ms > 0 ? out->wall_ms : 0) +
+		                 (co->wall_ms > jo->wall_ms ? co->wall_ms : jo->wall_ms);
+		ee_eval_finish(ev, &merged);
+		free_judged(j);
+		return;
+	}
+	/* The gate opens inline too: the pair's end stands, with the
+	 * supervisor's public verdicts (passes) from this run. */
+	struct ee_stream check = ev->stream;
+	ev->stream = j->cand_stream;
+	memset(&j->cand_stream, 0, sizeof(j->cand_stream));
+	for (size_t i = 0; i < task->n_tests; i++)
+		if (!task->tests[i].hidden && !judge_kind(&task->tests[i])) {
+			struct ee_test_result swap = ev->stream.tests.results[i];
+			ev->stream.tests.results[i] = check.tests.results[i];
+			check.tests.results[i] = swap;
+		}
+	ee_stream_free(&check);
+	struct ee_sandbox_outcome pair_out = *co;
+	merge(j, &pair_out);
+	pair_out.cpu_ms += out->cpu_ms > 0 ? out->cpu_ms : 0;
+	ee_eval_finish(ev, &pair_out); /* pair_out borrows the pair's buffers: free them after */
+	free_judged(j);
+}
+
+void ee_judge_pair_free(struct judged *pair)
+{
+	if (pair)
+		free_judged(pair);
+}
+
 static void both_done(struct judged *j)
 {
 	struct ee_eval *ev = j->ev;
@@ -377,6 +505,13 @@ static void both_done(struct judged *j)
 			return;
 		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
 		ee_eval_free(ev);
+		return;
+	}
+	if (!out.interrupted && !jo->interrupted && !out.setup_failed && ran_ahead(j)) {
+		if (wait_for_public(j, &err) == 0)
+			return;
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ee_eval_free(ev); /* frees j, ev->pair */
 		return;
 	}
 	merge(j, &out);

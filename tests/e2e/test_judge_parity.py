@@ -27,6 +27,12 @@ def eval_records(tmp_path, mode):
 
 
 JUDGE_KINDS = {"assert", "program", "unittest"}
+# The example tests the channel cannot carry, judged inline (judged_by
+# "sandbox") by design: ex/flatten's `flatten(_deep)` passes a list nested
+# 3,000 deep, past the canonical values' 100 levels; ex/search's
+# `search(_evens, ...)` a list of 1,000,000 ints, past their 100,000 nodes
+# (docs/protocol.md).
+EXAMPLE_FALLBACKS = {("ex/flatten", 5), ("ex/search", 5)}
 
 
 def separately_judged_tasks():
@@ -34,7 +40,8 @@ def separately_judged_tasks():
     separate judge takes (the others, of io and call tests only, run inline
     under either mode)."""
     tasks = [json.loads(line) for line in (EXAMPLES / "tasks.jsonl").read_text().splitlines()]
-    return {t["task_id"]: ["judge" if x["kind"] in JUDGE_KINDS else "supervisor" for x in t["tests"]]
+    return {t["task_id"]: ["sandbox" if (t["task_id"], i) in EXAMPLE_FALLBACKS else
+                           "judge" if x["kind"] in JUDGE_KINDS else "supervisor" for i, x in enumerate(t["tests"])]
             for t in tasks if any(x["kind"] in JUDGE_KINDS for x in t["tests"])}
 
 
@@ -56,9 +63,14 @@ def test_example_set_same_verdicts_inline_and_separate(tmp_path):
     # The separate judge took part (a mode that changed nothing would pass
     # the comparison above vacuously): every assert, program and unittest
     # test of those tasks is the judge's, none fell back to inline
-    # (judged_by "sandbox"), every other test the supervisor's.
+    # (judged_by "sandbox") but EXAMPLE_FALLBACKS, every other test the
+    # supervisor's.
     judged = separately_judged_tasks()
     records = [r for k, r in separate.items() if k[0] in judged]
     assert judged and len(records) >= 100, (len(judged), len(records))
     for r in records:
-        assert [t.get("judged_by") for t in r["tests"]] == judged[r["task_id"]], r
+        # A fallback test no run judged (the candidate ended first, or the
+        # gate closed) may still be the judge's.
+        want = [got if by == "sandbox" and got == "judge" and t["status"] in ("not_run", "skipped") else by
+                for by, t, got in zip(judged[r["task_id"]], r["tests"], [t.get("judged_by") for t in r["tests"]])]
+        assert [t.get("judged_by") for t in r["tests"]] == want, r

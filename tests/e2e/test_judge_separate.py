@@ -324,6 +324,50 @@ def test_a_mixed_task_has_each_test_judged_by_the_strongest_judge(run, sep):
     assert judged_by(forged) == MIXED_BY
 
 
+# A mixed task whose public tests are all the supervisor's: the judge's
+# gate opens at once, so its hidden assert runs while the public call test
+# is still unjudged. A candidate that ends its process in that assert's
+# call must get inline's verdict, decided by the public call test (the
+# examples' ex/flatten and ex/merge_sorted hostile samples).
+AHEAD_TASK = {"task_id": "ahead", "prompt": "", "tests": [
+    {"kind": "call", "fn": "f", "args": [1], "expected": 1},
+    {"kind": "assert", "code": "assert f(2) == 2", "visibility": "hidden"}]}
+AHEAD = {
+    # ends in every call: inline, in the public call test
+    "exit_in_every_call": ("import os\ndef f(x):\n    os._exit(0)\n",
+                           ("error", "premature exit"), ["not_run", "not_run"]),
+    # wrong on the public test, ends only in the hidden one's call: inline,
+    # the gate closes before it
+    "exit_in_the_hidden_call": ("import os\ndef f(x):\n    if x == 2:\n        os._exit(0)\n    return 0\n",
+                                ("assertion_fail", "test 0 failed: expected 1, got 0"), ["fail", "skipped"]),
+    # a memory bomb in every call: inline, in the public call test
+    "memory_bomb_in_every_call": ("def f(x):\n    h = []\n    while True:\n        h.append(b'x' * (32 << 20))\n",
+                                  ("error", "memory limit"), ["not_run", "not_run"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AHEAD))
+def test_a_candidate_ending_in_a_hidden_test_run_ahead_gets_inlines_verdict(run, sep, name):
+    code, want, statuses = AHEAD[name]
+    task = dict(AHEAD_TASK, limits={"memory_mb": 128})
+    inline = run(code, task=task, args=["--isolation", isolation_of(sep)])
+    assert (verdict(inline), [t["status"] for t in inline.record["tests"]]) == (want, statuses), inline.record
+    r = run(code, task=task, args=sep)
+    assert (verdict(r), [t["status"] for t in r.record["tests"]]) == (want, statuses), r.record
+    assert judged_by(r) == ["supervisor", "judge"]
+    assert r.record["score"] == 0.0
+
+
+def test_a_candidate_ending_in_a_hidden_test_after_a_public_pass_ends_the_run(run, sep):
+    # The public call test passes: the gate opens inline too, and the
+    # hidden assert's call ends the candidate, whichever side ran it.
+    code = "import os\ndef f(x):\n    if x == 2:\n        os._exit(0)\n    return x\n"
+    r = run(code, task=AHEAD_TASK, args=sep)
+    assert verdict(r) == ("error", "premature exit"), r.record
+    assert r.record["tests"][0]["status"] == "pass", r.record
+    assert judged_by(r) == ["supervisor", "judge"]
+
+
 def test_the_candidates_objects_are_used_through_the_channel(run, sep):
     # Attribute reads, sets and method calls of the candidate's objects are
     # calls: judged by the judge, a wrong method still caught.
