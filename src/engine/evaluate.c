@@ -119,6 +119,10 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 
 void ee_eval_free(struct ee_eval *ev)
 {
+	ee_judge_pair_free(ev->pair);
+	for (size_t i = 0; ev->judged && i < ev->task->n_tests; i++)
+		ee_test_result_free(&ev->judged[i]);
+	free(ev->judged);
 	ee_stream_free(&ev->stream);
 	free(ev->job);
 	free(ev->serve_job);
@@ -133,7 +137,10 @@ int ee_eval_stream_start(struct ee_eval *ev)
 {
 	const struct ee_eval_options *o = ev->opt;
 
-	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, o->run_hidden_on_fail) < 0)
+	/* --judge separate's third run runs every hidden test: its gate is
+	 * decided again over the merged verdicts (ee_judge_merge). */
+	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, o->run_hidden_on_fail || ev->judged) <
+	    0)
 		return -1;
 	ev->stream.phases.lint_asked = o->lint;
 	ev->stream.keep_values = ev->keep_values;
@@ -165,9 +172,19 @@ void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 {
 	json_t *rec = NULL;
 
+	if (ev->pair) { /* --judge separate: the public tests a pair ran ahead of */
+		ee_judge_settle(ev, out);
+		return;
+	}
+	struct ee_sandbox_outcome merged;
 	ee_stream_finish(&ev->stream);
-	for (size_t i = 0; ev->fell_back && i < ev->task->n_tests; i++)
-		ev->stream.tests.results[i].judged_by = "sandbox"; /* the separate judge could not */
+	if (ev->judged) { /* --judge separate's third run */
+		ee_judge_merge(ev);
+		merged = *out;
+		merged.cpu_ms = (out->cpu_ms > 0 ? out->cpu_ms : 0) + ev->separate_cpu_ms;
+		merged.wall_ms = (out->wall_ms > 0 ? out->wall_ms : 0) + ev->separate_wall_ms;
+		out = &merged;
+	}
 	if (ev->on_outcome && !out->interrupted && !out->setup_failed)
 		ev->on_outcome(ev->outcome_ctx, out, &ev->stream);
 	if (out->interrupted) {
@@ -299,8 +316,8 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	}
 	ev->job_len = job_len;
 	ev->eng = eng;
-	/* --judge separate: tasks of judge-kind tests only, without --lint
-	 * (its clock credit is the inline path's); the others run inline. */
+	/* --judge separate: tasks with a test of the judge's kinds, without
+	 * --lint (its clock credit is the inline path's); the others run inline. */
 	int separate = o->judge == EE_JUDGE_SEPARATE && !o->lint && ee_judge_fits(c->task);
 	if (separate) {
 		spec.role = EE_JOB_SERVE;

@@ -13,6 +13,7 @@
 
 struct ee_sandbox;
 struct ee_sandbox_outcome;
+struct judged; /* evaluate_judge.c's pair of sandboxes */
 
 struct ee_eval {
 	struct ee_stream stream;
@@ -46,7 +47,15 @@ struct ee_eval {
 	int keep_values;
 	char *serve_job; /* --judge separate: the candidate's job (role serve), else NULL */
 	size_t serve_job_len;
-	int fell_back; /* --judge separate: a test fell back, this is the inline rerun */
+	/* --judge separate's third run (evaluate_judge.c): the judge's verdicts
+	 * by task index, judged_by set where one stands (owned; NULL otherwise),
+	 * and the CPU and the wall time the pair used before it. */
+	struct ee_test_result *judged;
+	double separate_cpu_ms, separate_wall_ms;
+	/* --judge separate: a pair that ended in the hidden tests its judge ran
+	 * ahead of the supervisor's public ones, kept (owned) while this run
+	 * judges those (ee_judge_settle); NULL otherwise. */
+	struct judged *pair;
 };
 
 /* ev->stream afresh for ev's task and options: its gate, lint, kept
@@ -65,12 +74,26 @@ void ee_eval_free(struct ee_eval *ev);
 /* 32 random hex characters (a nonce, an id). */
 void ee_eval_random_hex(char out[33]);
 
-/* --judge separate (evaluate_judge.c): whether the task's tests are all
- * the judge's kinds (assert, program, unittest, not strict). */
+/* --judge separate (evaluate_judge.c): whether any of the task's tests is
+ * the judge's kind (assert, program, unittest, not strict). */
 int ee_judge_fits(const struct ee_task *task);
 
-/* Starts the candidate's and the judge's sandboxes; 0 when both run.
- * A fallback test reruns ev inline (ee_eval_launch). */
+/* Starts the candidate's and the judge's sandboxes; 0 when both run. A
+ * fallback test or a test not the judge's runs ev once more inline
+ * (ee_eval_launch), with ev->judged set. */
 int ee_judge_launch(struct ee_eval *ev, struct ee_err *err);
+
+/* After that inline run: the judge's verdicts where they stand, the inline
+ * run's elsewhere, each test's judged_by, the gate over the merged public
+ * verdicts. */
+void ee_judge_merge(struct ee_eval *ev);
+
+/* After the run ev->pair waited for: the pair's record when the public
+ * tests it could not judge passed (its judge's hidden tests were due), else
+ * this run's, the gate closed; either to ee_eval_finish. */
+void ee_judge_settle(struct ee_eval *ev, const struct ee_sandbox_outcome *out);
+
+/* Frees a pair kept in ev->pair (NULL is fine). */
+void ee_judge_pair_free(struct judged *pair);
 
 #endif

@@ -4,20 +4,39 @@
  * Two sandboxes, each started exactly as a candidate's, with the task's
  * limits and the run's --timeout: the candidate's (job role serve: its
  * program, then a call server) and the judge's (role judge: the setup and
- * the tests, the candidate's names bound to stubs). Cold, each is a fresh
- * interpreter; warm, each a fork of a warm worker of its own (the engine
- * keeps two workers per slot: engine.c), so the judge, like the candidate,
- * starts from a worker's pristine copy every time. Each stream is checked
- * by events.c for its role; the supervisor moves the names, the calls and
- * the replies between them through relay.c's rules, on each one's gate fd.
- * A violation in either stream kills both. The candidate ending closes the
- * judge's gate (its pending call fails, "ChannelError"), but its timeout
- * kills the judge (the run's clock covers both); the judge's done sends the
- * candidate {"end":true}. The record: the candidate's phases and
- * outcome, the judge's tests (judged_by "judge"); a test the channel could
- * not carry (status fallback) reruns the whole candidate inline, every
- * test then judged_by "sandbox". A warm worker lost under either side says
- * nothing about the candidate: both start again once, as inline (retry).
+ * the task's assert, program and unittest tests, the candidate's names
+ * bound to stubs). Cold, each is a fresh interpreter; warm, each a fork of
+ * a warm worker of its own (the engine keeps two workers per slot:
+ * engine.c), so the judge, like the candidate, starts from a worker's
+ * pristine copy every time. Each stream is checked by events.c for its
+ * role; the supervisor moves the names, the calls and the replies between
+ * them through relay.c's rules, on each one's gate fd. A violation in
+ * either stream kills both. The candidate ending closes the judge's gate
+ * (its pending call fails, "ChannelError"), but its timeout kills the
+ * judge (the run's clock covers both); the judge's done sends the
+ * candidate {"end":true}.
+ *
+ * The record: the candidate's phases and outcome, the judge's tests
+ * (judged_by "judge"). What the pair does not judge, a third run judges:
+ * the candidate inline, its whole job, once the pair finished cleanly
+ * (both done, the judge's every test reported). From it come only the
+ * task's io and call tests and strict asserts (judged_by "supervisor": a
+ * mixed task) and the tests the channel could not carry (status fallback,
+ * judged_by "sandbox"); every other test keeps the judge's verdict, and
+ * the gate is decided again over the merged public verdicts
+ * (ee_judge_merge). A pair that did not finish (a timeout, an exit, a
+ * broken channel) is the verdict as it stands: no third run, which a
+ * candidate could otherwise force to have its tests judged in its own
+ * process. One exception, which judges nothing of the judge's there: the
+ * judge's gate opens over its own public tests, so in a mixed task its
+ * hidden tests run ahead of the supervisor's public ones; a pair that
+ * ended among them (the candidate exited in such a call) is a verdict only
+ * if inline would have got there. The candidate then runs inline, gated as
+ * inline, for its public io and call tests alone (ee_judge_settle): if one
+ * fails, that run is the record (the judge's public verdicts kept, the
+ * hidden tests skipped or not run, as inline), else the pair's is.
+ * A warm worker lost under either side says nothing about the
+ * candidate: both start again once, as inline (retry).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,18 +62,57 @@ struct judged {
 	int end_sent;              /* {"end":true} went to the candidate */
 	char *judge_job;
 	size_t judge_job_len;
+	/* The judge's task: the task's judge-kind tests only (shallow copies,
+	 * borrowed from ev->task; never ee_task_free'd), each one's index in
+	 * ev->task in task_index. */
+	struct ee_task view;
+	size_t *task_index;
 	struct ee_err start_err; /* the judge's sandbox could not start */
+	/* The candidate's stream of the pair, while the run that judges the
+	 * public tests the judge ran ahead of goes on in ev->stream. */
+	struct ee_stream cand_stream;
 };
+
+/* Whether the judge judges t: test code (not io, call or a strict assert:
+ * those stay the supervisor's). */
+static int judge_kind(const struct ee_test *t)
+{
+	return !ee_test_judged_by_supervisor(t) &&
+	       (t->kind == EE_TEST_ASSERT || t->kind == EE_TEST_PROGRAM || t->kind == EE_TEST_UNITTEST);
+}
 
 int ee_judge_fits(const struct ee_task *task)
 {
-	for (size_t i = 0; i < task->n_tests; i++) {
-		const struct ee_test *t = &task->tests[i];
-		if (t->strict || ee_test_judged_by_supervisor(t) ||
-		    !(t->kind == EE_TEST_ASSERT || t->kind == EE_TEST_PROGRAM || t->kind == EE_TEST_UNITTEST))
-			return 0; /* io and call tests stay the supervisor's, inline */
-	}
-	return task->n_tests > 0;
+	for (size_t i = 0; i < task->n_tests; i++)
+		if (judge_kind(&task->tests[i]))
+			return 1;
+	return 0;
+}
+
+static int build_view(struct judged *j)
+{
+	const struct ee_task *task = j->ev->task;
+
+	j->view = *task;
+	j->view.n_tests = 0;
+	j->view.tests = calloc(task->n_tests, sizeof(*j->view.tests));
+	j->task_index = calloc(task->n_tests, sizeof(*j->task_index));
+	if (!j->view.tests || !j->task_index)
+		return -1;
+	for (size_t i = 0; i < task->n_tests; i++)
+		if (judge_kind(&task->tests[i])) {
+			j->task_index[j->view.n_tests] = i;
+			j->view.tests[j->view.n_tests++] = task->tests[i];
+		}
+	return 0;
+}
+
+static int view_has_hidden(const struct ee_task *view)
+{
+	for (size_t k = 0; k < view->n_tests; k++)
+		if (view->tests[k].hidden)
+			return 1;
+	return 0;
 }
 
 static double monotonic_ms(void)
@@ -131,8 +189,8 @@ static void judge_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t
 		char byte = (char)s->gate.reply;
 		if (s->gate.reply_gate && byte == 'c') {
 			size_t len = 0;
-			/* no calibration: ee_judge_fits sends no call test here */
-			char *hidden = ee_job_hidden(j->ev->task, (long)s->tests.timeout_ms, NULL, &len);
+			/* no calibration: the view holds no call test */
+			char *hidden = ee_job_hidden(&j->view, (long)s->tests.timeout_ms, NULL, &len);
 			if (!hidden)
 				violate(s, "out of memory");
 			else
@@ -151,6 +209,9 @@ static void judge_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t
 static void free_judged(struct judged *j)
 {
 	ee_stream_free(&j->judge);
+	ee_stream_free(&j->cand_stream);
+	free(j->view.tests);
+	free(j->task_index);
 	free(j->judge_job);
 	if (j->cand_sb)
 		ee_sandbox_free(j->cand_sb);
@@ -159,16 +220,62 @@ static void free_judged(struct judged *j)
 	free(j);
 }
 
-/* The candidate again, inline: the judge found a test it cannot carry. */
-static int rerun_inline(struct ee_eval *ev, struct ee_err *err)
+/* The third run (the file's comment): the judge's verdicts kept in
+ * ev->judged by task index (judged_by set where one stands), the candidate
+ * run inline with its whole job; ee_eval_finish merges. Frees j. */
+static int rerun_inline(struct judged *j, struct ee_err *err)
 {
+	struct ee_eval *ev = j->ev;
+	const struct ee_sandbox_outcome *co = ee_sandbox_outcome(j->cand_sb),
+	                                *jo = ee_sandbox_outcome(j->judge_sb);
+
+	ev->judged = calloc(ev->task->n_tests, sizeof(*ev->judged));
+	for (size_t k = 0; ev->judged && k < j->view.n_tests; k++) {
+		struct ee_test_result *r = &j->judge.tests.results[k];
+		if (r->fallback)
+			continue;
+		ev->judged[j->task_index[k]] = *r; /* moved: the stream no longer owns it */
+		memset(r, 0, sizeof(*r));
+		ev->judged[j->task_index[k]].judged_by = "judge";
+	}
+	ev->separate_cpu_ms = (co->cpu_ms > 0 ? co->cpu_ms : 0) + (jo->cpu_ms > 0 ? jo->cpu_ms : 0);
+	ev->separate_wall_ms = co->wall_ms > jo->wall_ms ? co->wall_ms : jo->wall_ms; /* side by side */
+	free_judged(j);
 	ee_stream_free(&ev->stream);
-	if (ee_eval_stream_start(ev) < 0)
+	if (!ev->judged || ee_eval_stream_start(ev) < 0)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	ev->lint_credited = 0;
-	ev->fell_back = 1;
 	ev->attempts = 0; /* a start of its own: a lost worker may retry it */
 	return ee_eval_launch(ev, err);
+}
+
+void ee_judge_merge(struct ee_eval *ev)
+{
+	const struct ee_task *task = ev->task;
+	struct ee_test_result *res = ev->stream.tests.results;
+	int public_failed = 0;
+
+	for (size_t i = 0; i < task->n_tests; i++) {
+		if (ev->judged[i].judged_by) {
+			struct ee_test_result inline_result = res[i];
+			res[i] = ev->judged[i];
+			ev->judged[i] = inline_result; /* freed with ev */
+		} else
+			res[i].judged_by =
+			        ee_test_judged_by_supervisor(&task->tests[i]) ? "supervisor" : "sandbox";
+		public_failed |= !task->tests[i].hidden && res[i].state != EE_T_PASS;
+	}
+	/* The inline run ran every hidden test (its gate always opened): they
+	 * count only when the merged public verdicts would open inline's gate. */
+	if (!public_failed || ev->opt->run_hidden_on_fail)
+		return;
+	for (size_t i = 0; i < task->n_tests; i++)
+		if (task->tests[i].hidden && res[i].state != EE_T_NOT_RUN) {
+			const char *by = res[i].judged_by;
+			ee_test_result_free(&res[i]);
+			res[i].state = EE_T_SKIPPED;
+			res[i].judged_by = by;
+		}
 }
 
 /* Both sides again, from new workers, with a new stream: a warm worker of
@@ -188,22 +295,32 @@ static int worker_lost(const struct judged *j, const struct ee_sandbox_outcome *
 	       j->ev->attempts < 2 && !ee_loop_interrupted(ee_engine_loop(j->ev->eng));
 }
 
-/* The candidate's phases and the judge's tests, in the candidate's stream. */
+/* The candidate's phases and the judge's tests, in the candidate's stream;
+ * a test the judge let fall back has no verdict (the pair did not finish:
+ * no third run) and is not_run; the others (io, call) did not run. */
 static void merge(struct judged *j, struct ee_sandbox_outcome *out)
 {
 	struct ee_stream *s = &j->ev->stream, *js = &j->judge;
-	struct ee_stream_tests swap = s->tests;
 
-	s->tests = js->tests;
-	js->tests = swap;
+	for (size_t k = 0; k < j->view.n_tests; k++) {
+		struct ee_test_result *r = &s->tests.results[j->task_index[k]], swap = *r;
+		*r = js->tests.results[k];
+		js->tests.results[k] = swap;
+		r->judged_by = "judge";
+		if (r->fallback) {
+			r->fallback = 0;
+			r->state = EE_T_NOT_RUN;
+		}
+	}
+	for (size_t i = 0; i < j->ev->task->n_tests; i++)
+		if (!s->tests.results[i].judged_by)
+			s->tests.results[i].judged_by = "supervisor";
 	if (!s->wire.violation && js->wire.violation) {
 		char msg[300];
 		snprintf(msg, sizeof(msg), "judge: %s", js->wire.violation);
 		violate(s, msg);
 	}
 	s->memory_error |= js->memory_error;
-	for (size_t i = 0; i < j->ev->task->n_tests; i++)
-		s->tests.results[i].judged_by = "judge";
 	/* Both had to finish: a judge cut short is no verdict. */
 	if (!ee_stream_done(js) && ee_stream_done(s) && s->phases.import.state == EE_PH_OK)
 		s->at = EE_AT_TESTS;
@@ -214,12 +331,145 @@ static void merge(struct judged *j, struct ee_sandbox_outcome *out)
 	out->interrupted |= jo->interrupted;
 }
 
-static int any_fallback(const struct judged *j)
+/* What only a third run judges: a fallback, or a test not the judge's. */
+static int needs_inline(const struct judged *j)
 {
-	for (size_t i = 0; i < j->ev->task->n_tests; i++)
-		if (j->judge.tests.results[i].fallback)
+	for (size_t k = 0; k < j->view.n_tests; k++)
+		if (j->judge.tests.results[k].fallback)
 			return 1;
-	return 0;
+	return j->view.n_tests < j->ev->task->n_tests;
+}
+
+/* Both sides ran to their ends and the judge reported every test (a
+ * hidden one may be skipped): its verdicts are whole. */
+static int finished_cleanly(const struct judged *j, const struct ee_sandbox_outcome *out)
+{
+	const struct ee_stream *s = &j->ev->stream, *js = &j->judge;
+
+	if (out->end != EE_END_RAN || ee_sandbox_outcome(j->judge_sb)->end != EE_END_RAN ||
+	    !ee_stream_done(s) || !ee_stream_done(js) || s->phases.import.state != EE_PH_OK ||
+	    s->wire.violation || js->wire.violation)
+		return 0;
+	for (size_t k = 0; k < j->view.n_tests; k++)
+		if (js->tests.results[k].state == EE_T_NOT_RUN)
+			return 0;
+	return 1;
+}
+
+/* The judge opened its gate over its own public tests while the task has
+ * public tests it does not judge (a mixed task), and the pair ended among
+ * the hidden tests that ran ahead of them: an exit, a memory limit or a
+ * timeout there is a verdict only if those public tests pass. Not with
+ * --run-hidden-on-fail (the hidden tests are due whatever they say), nor
+ * after a violation or a failed import (verdicts of their own). */
+static int ran_ahead(const struct judged *j)
+{
+	const struct ee_task *task = j->ev->task;
+	const struct ee_stream *s = &j->ev->stream, *js = &j->judge;
+	int unjudged_public = 0;
+
+	for (size_t i = 0; i < task->n_tests; i++)
+		unjudged_public |= !task->tests[i].hidden && !judge_kind(&task->tests[i]);
+	return unjudged_public && !j->ev->opt->run_hidden_on_fail && js->gate.answer == 'c' &&
+	       s->phases.import.state == EE_PH_OK && !s->wire.violation && !js->wire.violation;
+}
+
+/* The candidate inline, its whole job gated as inline, for the public
+ * tests the judge ran ahead of (ran_ahead); the pair waits in ev->pair,
+ * its candidate's stream in j->cand_stream. ee_judge_settle takes what
+ * follows. On failure ev (which owns j now) is the caller's to free. */
+static int wait_for_public(struct judged *j, struct ee_err *err)
+{
+	struct ee_eval *ev = j->ev;
+
+	j->cand_stream = ev->stream;
+	memset(&ev->stream, 0, sizeof(ev->stream));
+	ev->pair = j;
+	if (ee_eval_stream_start(ev) < 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	ev->lint_credited = 0;
+	ev->attempts = 0; /* a start of its own: a lost worker may retry it */
+	return ee_eval_launch(ev, err);
+}
+
+/* ee_judge_settle's closed gate: the inline run's record, but for the
+ * judge's public tests, which keep the judge's verdicts (passes: its gate
+ * opened; a fallback not run, as merge does). Its hidden tests are as the
+ * inline run left them: skipped, or not run when it ended before its gate. */
+static void settle_inline(struct judged *j)
+{
+	const struct ee_task *task = j->ev->task;
+	struct ee_test_result *res = j->ev->stream.tests.results;
+
+	for (size_t k = 0; k < j->view.n_tests; k++) {
+		size_t i = j->task_index[k];
+		struct ee_test_result *r = &res[i];
+		if (!task->tests[i].hidden) {
+			ee_test_result_free(r);
+			*r = j->judge.tests.results[k]; /* moved */
+			memset(&j->judge.tests.results[k], 0, sizeof(*r));
+			if (r->fallback) {
+				r->fallback = 0;
+				r->state = EE_T_NOT_RUN;
+			}
+		} else if (r->state != EE_T_SKIPPED && r->state != EE_T_NOT_RUN) {
+			ee_test_result_free(r); /* not with a closed gate: never a verdict from here */
+			r->state = EE_T_SKIPPED;
+		}
+		r->judged_by = "judge";
+	}
+	for (size_t i = 0; i < task->n_tests; i++)
+		if (!res[i].judged_by)
+			res[i].judged_by = "supervisor";
+}
+
+void ee_judge_settle(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
+{
+	struct judged *j = ev->pair;
+	const struct ee_task *task = ev->task;
+	const struct ee_sandbox_outcome *co = ee_sandbox_outcome(j->cand_sb),
+	                                *jo = ee_sandbox_outcome(j->judge_sb);
+	double pair_cpu_ms = (co->cpu_ms > 0 ? co->cpu_ms : 0) + (jo->cpu_ms > 0 ? jo->cpu_ms : 0);
+	int public_failed = 0;
+
+	ev->pair = NULL;
+	ee_stream_finish(&ev->stream);
+	for (size_t i = 0; i < task->n_tests; i++)
+		public_failed |= !task->tests[i].hidden && !judge_kind(&task->tests[i]) &&
+		                 ev->stream.tests.results[i].state != EE_T_PASS;
+	if (public_failed || out->interrupted) {
+		struct ee_sandbox_outcome merged = *out;
+		settle_inline(j);
+		merged.cpu_ms = (out->cpu_ms > 0 ? out->cpu_ms : 0) + pair_cpu_ms;
+		merged.wall_ms = (out->wall_ms > 0 ? out->wall_ms : 0) +
+		                 (co->wall_ms > jo->wall_ms ? co->wall_ms : jo->wall_ms);
+		ee_eval_finish(ev, &merged);
+		free_judged(j);
+		return;
+	}
+	/* The gate opens inline too: the pair's end stands, with the
+	 * supervisor's public verdicts (passes) from this run. */
+	struct ee_stream check = ev->stream;
+	ev->stream = j->cand_stream;
+	memset(&j->cand_stream, 0, sizeof(j->cand_stream));
+	for (size_t i = 0; i < task->n_tests; i++)
+		if (!task->tests[i].hidden && !judge_kind(&task->tests[i])) {
+			struct ee_test_result swap = ev->stream.tests.results[i];
+			ev->stream.tests.results[i] = check.tests.results[i];
+			check.tests.results[i] = swap;
+		}
+	ee_stream_free(&check);
+	struct ee_sandbox_outcome pair_out = *co;
+	merge(j, &pair_out);
+	pair_out.cpu_ms += out->cpu_ms > 0 ? out->cpu_ms : 0;
+	ee_eval_finish(ev, &pair_out); /* pair_out borrows the pair's buffers: free them after */
+	free_judged(j);
+}
+
+void ee_judge_pair_free(struct judged *pair)
+{
+	if (pair)
+		free_judged(pair);
 }
 
 static void both_done(struct judged *j)
@@ -249,12 +499,19 @@ static void both_done(struct judged *j)
 		out.setup_failed = 1;
 		out.setup_err = jo->setup_err;
 	}
-	if (!out.interrupted && !out.setup_failed && !ev->stream.wire.violation && any_fallback(j)) {
-		free_judged(j);
-		if (rerun_inline(ev, &err) == 0)
+	if (!out.interrupted && !jo->interrupted && !out.setup_failed && needs_inline(j) &&
+	    finished_cleanly(j, &out)) {
+		if (rerun_inline(j, &err) == 0)
 			return;
 		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
 		ee_eval_free(ev);
+		return;
+	}
+	if (!out.interrupted && !jo->interrupted && !out.setup_failed && ran_ahead(j)) {
+		if (wait_for_public(j, &err) == 0)
+			return;
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ee_eval_free(ev); /* frees j, ev->pair */
 		return;
 	}
 	merge(j, &out);
@@ -313,13 +570,18 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	j->ev = ev;
 	ee_relay_init(&j->relay);
+	if (build_view(j) < 0) {
+		free_judged(j);
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	}
+	int gate = view_has_hidden(&j->view);
 	struct ee_job_spec spec = {
-		.task = ev->task,
+		.task = &j->view,
 		.program = "",
 		.nonce = ev->nonce,
 		.deny_imports = o->deny_imports,
 		.scan = o->scan,
-		.gate = ev->gate,
+		.gate = gate,
 		.io_output_cap = ev->limits.output_cap,
 		.test_timeout_ms = (long)ev->stream.tests.timeout_ms,
 		.role = EE_JOB_JUDGE,
@@ -329,7 +591,7 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
 	spec.nonce = judge_nonce;
 	j->judge_job = ee_job_build(&spec, &j->judge_job_len);
 	if (!j->judge_job ||
-	    ee_stream_init(&j->judge, ev->task, judge_nonce, ev->gate, o->run_hidden_on_fail) < 0) {
+	    ee_stream_init(&j->judge, &j->view, judge_nonce, gate, o->run_hidden_on_fail) < 0) {
 		free_judged(j);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}

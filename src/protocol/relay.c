@@ -90,6 +90,14 @@ static int check_node(const json_t *v, int depth, size_t *nodes, int handles, st
 		return int_text(in) ? 0 : bad(err, "a malformed int");
 	if (strcmp(tag, "float") == 0)
 		return short_string(in, MAX_FLOAT) ? 0 : bad(err, "a malformed float");
+	if (strcmp(tag, "complex") == 0) /* [real, imag]: each a float's text, one node in all */
+		return json_is_array(in) && json_array_size(in) == 2 &&
+		                       short_string(json_array_get(in, 0), MAX_FLOAT) &&
+		                       short_string(json_array_get(in, 1), MAX_FLOAT)
+		               ? 0
+		               : bad(err, "a malformed complex");
+	if (strcmp(tag, "type") == 0) /* a builtin type, by name */
+		return short_string(in, MAX_TEXT) ? 0 : bad(err, "a malformed type");
 	if (strcmp(tag, "other") == 0)
 		return short_string(in, MAX_TEXT) ? 0 : bad(err, "a malformed other");
 	if (strcmp(tag, "handle") == 0)

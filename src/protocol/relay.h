@@ -13,7 +13,8 @@
  *              "kwargs":[[S,V]...]}            -> candidate {"call":N,...}
  *   candidate {"ev":"reply","call":N,"status":...}  -> judge {"call":N,...}
  *
- * V is a canonical value (docs/protocol.md) checked for its shape, its
+ * V is a canonical value (docs/protocol.md; a complex, its two float texts,
+ * counts as one node, as the harness counts it) checked for its shape, its
  * nesting depth and its number of nodes, so that the judge's decoder never
  * sees what it would have to refuse. Calls alternate with replies: call N
  * is numbered 0, 1, 2, ... and its reply must carry N before the next call

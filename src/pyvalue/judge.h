@@ -16,7 +16,8 @@
  * by value across int and float (3 == 3.0), integers of any size exactly;
  * nan equals nothing; a string equals a str; an array equals a list or a tuple
  * element-wise; an object equals a dict with the same str keys and equal
- * values. {"other": ...} equals nothing. With float_tol >= 0, a float on
+ * values; a number equals a complex whose imaginary part is 0 and whose
+ * real part it equals. {"type": ...} and {"other": ...} equal nothing. With float_tol >= 0, a float on
  * either side compares within tolerance (as for io). Values nested deeper
  * than 100 levels are a mismatch (the harness sends those as "other").
  *
@@ -94,7 +95,10 @@ bool ee_judge_call(const json_t *expected, const json_t *actual, double float_to
  * 1.0, nan equals nothing); str exactly; list with list and tuple with
  * tuple element-wise (a list never equals a tuple); dict with dict
  * regardless of order, keys matched by Python's equality (1, 1.0 and True
- * are one key); set and frozenset with either, as sets. "other" (subclasses,
+ * are one key); set and frozenset with either, as sets; complex with
+ * complex part by part and with a number when its imaginary part is 0
+ * (1+0j == 1, and they are one key); a builtin type only with itself (by
+ * name). "other" (subclasses,
  * Decimal, numpy scalars, ...) equals nothing: the one intended difference
  * from running the assert. No tolerance. On a mismatch why reads like an
  * assert's: "expected (4, 5), got [4, 5]". Both borrowed; a malformed value
@@ -103,15 +107,17 @@ bool ee_judge_pyeq(const json_t *expected, const json_t *actual, char *why, size
 
 /* As ee_judge_pyeq, but with float_tol >= 0 two numbers of which one is a
  * float compare within tolerance (as for io), in lists, tuples and dict
- * values; dict keys and set members still compare exactly. Generated
- * tests' generated_float_tol and EvalPlus's atol. */
+ * values (a complex: each part within it); dict keys and set members
+ * still compare exactly. Generated tests' generated_float_tol and
+ * EvalPlus's atol. */
 bool ee_judge_pyeq_tol(const json_t *expected, const json_t *actual, double float_tol, char *why,
                        size_t why_len);
 
 struct ee_buf;
 /* Appends to out a key that two hashable canonical values share exactly
- * when Python finds them equal (None, bool, int, float, str, tuples of
- * these). Returns 0, or -1 for anything else (unhashable, nan, "other",
+ * when Python finds them equal (None, bool, int, float, complex, str,
+ * builtin types, tuples of these). Returns 0, or -1 for anything else
+ * (unhashable, nan (also in a complex), "other",
  * malformed, deeper than 100) or when out is full. */
 int ee_judge_pykey(const json_t *v, struct ee_buf *out);
 

@@ -80,6 +80,8 @@ static void show_actual(char dst[SHOWN_LEN], const json_t *a)
 	case K_DICT:
 	case K_SET:
 	case K_FROZENSET: snprintf(dst, SHOWN_LEN, "%s of %zu", seq_names[k], json_array_size(in)); break;
+	case K_COMPLEX:
+	case K_TYPE: judge_show_repr(dst, SHOWN_LEN, a); break;
 	case K_OTHER:
 		judge_quote(q, json_string_value(in), json_string_length(in), TYPE_BYTES);
 		snprintf(dst, SHOWN_LEN, "unsupported type '%s'", q);
@@ -171,6 +173,18 @@ static bool match_number(struct ctx *c, const json_t *e, const json_t *a, enum k
 	return judge_num_equal(&x, &y, c->tol) || differ(c, e, a);
 }
 
+/* A complex result equals a number as Python's == finds it: imaginary 0. */
+static bool match_complex(struct ctx *c, const json_t *e, const json_t *a, const json_t *in)
+{
+	struct num x;
+	double re, im;
+
+	judge_num_from_expected(&x, e);
+	if (!judge_complex_of(in, &re, &im))
+		return mismatch(c, "malformed canonical complex");
+	return judge_complex_equals_num(re, im, &x, c->tol) || differ(c, e, a);
+}
+
 static bool match_array(struct ctx *c, const json_t *e, const json_t *a, const json_t *items, int depth)
 {
 	if (json_array_size(items) != json_array_size(e))
@@ -253,6 +267,8 @@ static bool match(struct ctx *c, const json_t *e, const json_t *a, int depth)
 	case JSON_REAL:
 		if (k == K_INT || k == K_FLOAT)
 			return match_number(c, e, a, k, in);
+		if (k == K_COMPLEX)
+			return match_complex(c, e, a, in);
 		break;
 	case JSON_STRING:
 		if (k == K_STR && json_string_length(a) == json_string_length(e) &&

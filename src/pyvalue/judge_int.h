@@ -63,6 +63,14 @@ bool judge_num_from_int_text(struct num *x, const json_t *s);
 bool judge_num_from_float_text(struct num *x, const json_t *s);
 /* Python's == on numbers; with tol >= 0 within tolerance instead. */
 bool judge_num_equal(const struct num *e, const struct num *a, double tol);
+/* {"complex": [re, im]}: each part a float's text, as {"float"} holds it. */
+bool judge_complex_of(const json_t *in, double *re, double *im);
+/* Python's complex == number: the imaginary part 0 and the real part equal
+ * to x as float == x is (exact against an int of any size). With tol >= 0
+ * each part within tolerance instead (x's imaginary part is 0). */
+bool judge_complex_equals_num(double re, double im, const struct num *x, double tol);
+/* complex == complex: both parts ==, or each within tol >= 0. */
+bool judge_complex_equal(double re1, double im1, double re2, double im2, double tol);
 
 /* ---- canonical values (judge_value.c) ---- */
 
@@ -77,6 +85,8 @@ enum kind {
 	K_DICT,
 	K_SET,
 	K_FROZENSET,
+	K_COMPLEX, /* {"complex": ["<re>", "<im>"]} */
+	K_TYPE,    /* {"type": "<name>"}: a builtin type, equal only to itself */
 	K_OTHER,
 	K_BAD
 };

@@ -39,13 +39,24 @@ static int key_int(struct ee_buf *out, const struct num *x)
 	return ee_buf_append(out, ";", 1);
 }
 
-/* Equal numbers share a key: integral floats take the integer's. */
+/* Equal numbers share a key: integral floats take the integer's, a complex
+ * whose imaginary part is 0 its real part's. */
 static int key_number(struct ee_buf *out, const json_t *v, enum kind k, const json_t *in)
 {
 	struct num x, whole;
-	char text[64];
+	char text[80];
+	double re, im;
 
-	if (!num_from_canonical(&x, v, k, in))
+	if (k == K_COMPLEX) {
+		if (!judge_complex_of(in, &re, &im) || isnan(re) || isnan(im))
+			return -1;
+		if (im != 0.0) {
+			int n = snprintf(text, sizeof(text), "C%a,%a;", re == 0.0 ? 0.0 : re, im);
+			return ee_buf_append(out, text, (size_t)n);
+		}
+		x.is_float = true;
+		x.f = re;
+	} else if (!num_from_canonical(&x, v, k, in))
 		return -1;
 	if (!x.is_float)
 		return key_int(out, &x);
@@ -70,15 +81,17 @@ static int pykey(const json_t *v, struct ee_buf *out, int depth)
 
 	if (depth > MAX_DEPTH)
 		return -1;
-	if (is_number_kind(k))
+	if (is_number_kind(k) || k == K_COMPLEX)
 		return key_number(out, v, k, in);
 	if (k == K_NULL)
 		return ee_buf_append(out, "N", 1);
-	if (k == K_STR) {
-		int n = snprintf(head, sizeof(head), "S%zu:", json_string_length(v));
+	if (k == K_STR || k == K_TYPE) {
+		const json_t *text = k == K_STR ? v : in;
+		int n = snprintf(head, sizeof(head), "%c%zu:", k == K_STR ? 'S' : 'Y',
+		                 json_string_length(text));
 		if (ee_buf_append(out, head, (size_t)n) < 0)
 			return -1;
-		return ee_buf_append(out, json_string_value(v), json_string_length(v));
+		return ee_buf_append(out, json_string_value(text), json_string_length(text));
 	}
 	if (k != K_TUPLE)
 		return -1; /* unhashable, "other" (never equal here) or malformed */
@@ -158,6 +171,23 @@ static bool pyeq_unordered(const json_t *e, const json_t *a, bool pairs, double 
 	return ok;
 }
 
+/* A complex against a number or a complex, as Python's complex.__eq__. */
+static bool pyeq_complex(const json_t *e, enum kind ek, const json_t *ei, const json_t *a, enum kind ak,
+                         const json_t *ai, double tol)
+{
+	double re1, im1, re2, im2;
+	struct num x;
+
+	if (ek == K_COMPLEX && ak == K_COMPLEX)
+		return judge_complex_of(ei, &re1, &im1) && judge_complex_of(ai, &re2, &im2) &&
+		       judge_complex_equal(re1, im1, re2, im2, tol);
+	if (ek == K_COMPLEX)
+		return judge_complex_of(ei, &re1, &im1) && num_from_canonical(&x, a, ak, ai) &&
+		       judge_complex_equals_num(re1, im1, &x, tol);
+	return judge_complex_of(ai, &re2, &im2) && num_from_canonical(&x, e, ek, ei) &&
+	       judge_complex_equals_num(re2, im2, &x, tol);
+}
+
 static bool pyeq(const json_t *e, const json_t *a, double tol, int depth)
 {
 	const json_t *ei, *ai;
@@ -165,6 +195,9 @@ static bool pyeq(const json_t *e, const json_t *a, double tol, int depth)
 
 	if (depth > MAX_DEPTH || ek == K_BAD || ak == K_BAD || ek == K_OTHER || ak == K_OTHER)
 		return false;
+	if ((ek == K_COMPLEX && (is_number_kind(ak) || ak == K_COMPLEX)) ||
+	    (ak == K_COMPLEX && is_number_kind(ek)))
+		return pyeq_complex(e, ek, ei, a, ak, ai, tol);
 	if (is_number_kind(ek) && is_number_kind(ak)) {
 		struct num x, y;
 		/* A tolerance is for floats: two ints (bools) stay exact. */
@@ -177,6 +210,11 @@ static bool pyeq(const json_t *e, const json_t *a, double tol, int depth)
 	switch (ek) {
 	case K_NULL: return true;
 	case K_STR:
+	case K_TYPE: /* builtin types: one object per name */
+		if (ek == K_TYPE) {
+			e = ei;
+			a = ai;
+		}
 		return json_string_length(e) == json_string_length(a) &&
 		       memcmp(json_string_value(e), json_string_value(a), json_string_length(e)) == 0;
 	case K_LIST:

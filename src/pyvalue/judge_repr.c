@@ -46,6 +46,40 @@ static void repr_str(struct ee_buf *b, const char *s, size_t n)
 
 static void repr(struct ee_buf *b, const json_t *v, int depth);
 
+/* A part of a complex as Python's repr writes it: the float's repr without
+ * a ".0" that only marks it a float ("1.0" -> "1", "1e+16" stays). */
+static void put_part(struct ee_buf *b, const json_t *text)
+{
+	char q[QUOTED_LEN];
+	size_t n = json_string_length(text);
+	const char *s = json_string_value(text);
+
+	if (n > 2 && memcmp(s + n - 2, ".0", 2) == 0 && !memchr(s, 'e', n))
+		n -= 2;
+	judge_quote(q, s, n, QUOTE_BYTES);
+	puts_(b, q);
+}
+
+/* complex's repr: "1j" when the real part is +0, else "(1-2j)". */
+static void repr_complex(struct ee_buf *b, const json_t *in)
+{
+	double re, im;
+	const json_t *r = json_array_get(in, 0), *i = json_array_get(in, 1);
+
+	if (!judge_complex_of(in, &re, &im))
+		return puts_(b, "<malformed canonical value>");
+	if (re == 0.0 && json_string_value(r)[0] != '-') {
+		put_part(b, i);
+		return puts_(b, "j");
+	}
+	puts_(b, "(");
+	put_part(b, r);
+	if (json_string_value(i)[0] != '-')
+		puts_(b, "+");
+	put_part(b, i);
+	puts_(b, "j)");
+}
+
 static void repr_items(struct ee_buf *b, const json_t *items, bool pairs, int depth)
 {
 	for (size_t i = 0; i < json_array_size(items) && b->len < b->cap; i++) {
@@ -98,6 +132,12 @@ static void repr(struct ee_buf *b, const json_t *v, int depth)
 		puts_(b, k == K_SET ? "{" : "frozenset({");
 		repr_items(b, in, false, depth);
 		return puts_(b, k == K_SET ? "}" : "})");
+	case K_COMPLEX: return repr_complex(b, in);
+	case K_TYPE:
+		judge_quote(q, json_string_value(in), json_string_length(in), TYPE_BYTES);
+		puts_(b, "<class '");
+		puts_(b, q);
+		return puts_(b, "'>");
 	case K_OTHER:
 		judge_quote(q, json_string_value(in), json_string_length(in), TYPE_BYTES);
 		puts_(b, "<unsupported type '");

@@ -182,6 +182,36 @@ bool judge_num_equal(const struct num *e, const struct num *a, double tol)
 	return e->is_float ? integer_equals_float(a, e->f) : integer_equals_float(e, a->f);
 }
 
+bool judge_complex_of(const json_t *in, double *re, double *im)
+{
+	struct num r, i;
+	const json_t *a = json_array_get(in, 0), *b = json_array_get(in, 1);
+
+	if (json_array_size(in) != 2 || !json_is_string(a) || !json_is_string(b) ||
+	    !judge_num_from_float_text(&r, a) || !judge_num_from_float_text(&i, b))
+		return false;
+	*re = r.f;
+	*im = i.f;
+	return true;
+}
+
+bool judge_complex_equals_num(double re, double im, const struct num *x, double tol)
+{
+	struct num real;
+
+	set_float(&real, re);
+	if (tol >= 0.0)
+		return judge_within(im, 0.0, tol) && judge_num_equal(x, &real, tol);
+	return im == 0.0 && judge_num_equal(x, &real, -1.0);
+}
+
+bool judge_complex_equal(double re1, double im1, double re2, double im2, double tol)
+{
+	if (tol >= 0.0)
+		return judge_within(re2, re1, tol) && judge_within(im2, im1, tol);
+	return re1 == re2 && im1 == im2; /* false for nan, as in Python */
+}
+
 /* ------------------------------------------------------- canonical values */
 
 /* The tagged forms of docs/protocol.md: one key, a value of one type. */
@@ -197,6 +227,8 @@ static const struct {
 	{ "dict", K_DICT, JSON_ARRAY },
 	{ "set", K_SET, JSON_ARRAY },
 	{ "frozenset", K_FROZENSET, JSON_ARRAY },
+	{ "complex", K_COMPLEX, JSON_ARRAY },
+	{ "type", K_TYPE, JSON_STRING },
 	{ "other", K_OTHER, JSON_STRING },
 };
 

@@ -108,6 +108,15 @@ static void free_phase(struct ee_phase_result *p)
 	p->message = NULL;
 }
 
+void ee_test_result_free(struct ee_test_result *r)
+{
+	free(r->message);
+	free(r->denied);
+	json_decref(r->files);
+	json_decref(r->value);
+	memset(r, 0, sizeof(*r));
+}
+
 void ee_stream_free(struct ee_stream *s)
 {
 	struct ee_stream_phases *ph = &s->phases;
@@ -125,12 +134,8 @@ void ee_stream_free(struct ee_stream *s)
 	free_phase(&ph->lint);
 	free_phase(&ph->import);
 	if (s->tests.results)
-		for (size_t i = 0; i < s->task->n_tests; i++) {
-			free(s->tests.results[i].message);
-			free(s->tests.results[i].denied);
-			json_decref(s->tests.results[i].files);
-			json_decref(s->tests.results[i].value);
-		}
+		for (size_t i = 0; i < s->task->n_tests; i++)
+			ee_test_result_free(&s->tests.results[i]);
 	free(s->tests.results);
 	free(s->tests.order);
 	memset(s, 0, sizeof(*s));
@@ -577,7 +582,10 @@ int ee_stream_public_failed(const struct ee_stream *s)
 {
 	for (size_t k = 0; k < s->task->n_tests; k++) {
 		size_t i = s->tests.order[k];
-		if (!s->task->tests[i].hidden && s->tests.results[i].state != EE_T_PASS)
+		const struct ee_test_result *r = &s->tests.results[i];
+		/* A fallback is judged again inline, and the gate decided again
+		 * over the merged verdicts (evaluate_judge.c): not a failure here. */
+		if (!s->task->tests[i].hidden && r->state != EE_T_PASS && !r->fallback)
 			return 1;
 	}
 	return 0;

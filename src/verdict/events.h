@@ -139,6 +139,8 @@ struct ee_stream {
 int ee_stream_init(struct ee_stream *s, const struct ee_task *task, const char *nonce, int gate,
                    int run_hidden_on_fail);
 void ee_stream_free(struct ee_stream *s);
+/* Frees what r owns and zeroes it (a result moved out of its stream). */
+void ee_test_result_free(struct ee_test_result *r);
 
 /* Feeds result-channel bytes. Returns 1 when the harness waits for a byte
  * on the gate fd (write s->gate.reply, then close the fd when s->gate.reply_last):
@@ -156,7 +158,8 @@ void ee_stream_finish(struct ee_stream *s);
 /* Whether the stream ended with "done". */
 int ee_stream_done(const struct ee_stream *s);
 
-/* Whether any public test is not a pass (after the public phase). */
+/* Whether any public test is not a pass (after the public phase); a
+ * separate judge's fallback test does not count (it is judged again). */
 int ee_stream_public_failed(const struct ee_stream *s);
 
 #endif

@@ -1,10 +1,12 @@
 """--judge separate against --judge inline on the bundled example set (issue
 17: honest candidates, and the example set's wrong and hostile ones, get the
-same verdicts). The example set mixes task shapes: tasks with io or call
-tests run inline under either mode (the supervisor judges those), the rest
-through the separate judge; so every record must carry the same status and
-score, and each test of a judged task says judged_by "judge". Through
-execeval's sandbox, inside the safety net."""
+same verdicts). The example set mixes task shapes: tasks of io and call
+tests only run inline under either mode (the supervisor judges those), the
+rest through the separate judge, a mixed task's io and call tests still by
+the supervisor (from an inline run); so every record must carry the same
+status and score, and each test of a judged task says who judged it:
+"judge" for its assert, program and unittest tests, "supervisor" for the
+rest. Through execeval's sandbox, inside the safety net."""
 import json
 import subprocess
 
@@ -25,13 +27,22 @@ def eval_records(tmp_path, mode):
 
 
 JUDGE_KINDS = {"assert", "program", "unittest"}
+# The example tests the channel cannot carry, judged inline (judged_by
+# "sandbox") by design: ex/flatten's `flatten(_deep)` passes a list nested
+# 3,000 deep, past the canonical values' 100 levels; ex/search's
+# `search(_evens, ...)` a list of 1,000,000 ints, past their 100,000 nodes
+# (docs/protocol.md).
+EXAMPLE_FALLBACKS = {("ex/flatten", 5), ("ex/search", 5)}
 
 
 def separately_judged_tasks():
-    """The example tasks made only of tests the separate judge takes (the
-    others, with an io or call test, run inline under either mode)."""
+    """{task_id: each test's judge} of the example tasks with a test the
+    separate judge takes (the others, of io and call tests only, run inline
+    under either mode)."""
     tasks = [json.loads(line) for line in (EXAMPLES / "tasks.jsonl").read_text().splitlines()]
-    return {t["task_id"] for t in tasks if t["tests"] and all(x["kind"] in JUDGE_KINDS for x in t["tests"])}
+    return {t["task_id"]: ["sandbox" if (t["task_id"], i) in EXAMPLE_FALLBACKS else
+                           "judge" if x["kind"] in JUDGE_KINDS else "supervisor" for i, x in enumerate(t["tests"])]
+            for t in tasks if any(x["kind"] in JUDGE_KINDS for x in t["tests"])}
 
 
 def verdict(r):
@@ -50,10 +61,16 @@ def test_example_set_same_verdicts_inline_and_separate(tmp_path):
     differ = {k: (verdict(inline[k]), verdict(separate[k])) for k in inline if verdict(inline[k]) != verdict(separate[k])}
     assert not differ, differ
     # The separate judge took part (a mode that changed nothing would pass
-    # the comparison above vacuously): every test of those tasks is the
-    # judge's, none fell back to inline (judged_by "sandbox").
+    # the comparison above vacuously): every assert, program and unittest
+    # test of those tasks is the judge's, none fell back to inline
+    # (judged_by "sandbox") but EXAMPLE_FALLBACKS, every other test the
+    # supervisor's.
     judged = separately_judged_tasks()
     records = [r for k, r in separate.items() if k[0] in judged]
-    assert judged and len(records) >= 8, (judged, len(records))
+    assert judged and len(records) >= 100, (len(judged), len(records))
     for r in records:
-        assert [t.get("judged_by") for t in r["tests"]] == ["judge"] * len(r["tests"]), r
+        # A fallback test no run judged (the candidate ended first, or the
+        # gate closed) may still be the judge's.
+        want = [got if by == "sandbox" and got == "judge" and t["status"] in ("not_run", "skipped") else by
+                for by, t, got in zip(judged[r["task_id"]], r["tests"], [t.get("judged_by") for t in r["tests"]])]
+        assert [t.get("judged_by") for t in r["tests"]] == want, r

@@ -212,6 +212,162 @@ def test_fallback_reruns_inline(run, sep):
     assert judged_by(r) == ["sandbox"]
 
 
+def test_a_fallback_is_judged_inline_test_by_test(run, sep):
+    # Only the test the channel cannot carry (len() of the candidate's
+    # object) is judged in the candidate's process; the others keep the
+    # judge's verdict, a wrong one included. A later test that reads a
+    # name the fallback test binds falls back too (the judge stopped that
+    # test where it fell back); one that does not, stays the judge's.
+    code = "class P:\n    def __len__(self):\n        return 3\ndef make():\n    return P()\n" + ADD_OK
+    asserts = ["assert add(1, 2) == 3", "p = make()\nassert len(p) == 3", "assert add(2, 2) == 5",
+               "assert p is not None", "assert add(2, 2) == 4"]
+    r = run(code, asserts=asserts, args=sep)
+    assert [t["status"] for t in r.record["tests"]] == ["pass", "pass", "fail", "pass", "pass"], r.record
+    assert judged_by(r) == ["judge", "sandbox", "judge", "sandbox", "judge"]
+    assert verdict(r) == ("assertion_fail", "test 2 failed: AssertionError (line 1: assert add(2, 2) == 5)")
+
+
+def test_a_forged_pass_in_the_inline_run_stays_out_of_the_judges_tests(run, sep):
+    # The frame walk forges every test of the inline run; only the fallback
+    # test's verdict is taken from it (and says so): the others fail.
+    code = FRAME_WALK + "class P:\n    pass\ndef make():\n    return P()\n" + ADD_WRONG
+    r = run(code, asserts=["assert make()", "assert add(1, 2) == 3"], args=sep)
+    assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [("pass", "sandbox"), ("fail", "judge")]
+    assert r.record["status"] == "assertion_fail"
+
+
+def test_hidden_tests_follow_the_merged_public_verdict(run, sep):
+    # The public fallback test fails inline: the hidden ones are skipped, as
+    # inline's gate would, although the judge's gate opened.
+    code = "class P:\n    def __len__(self):\n        return 2\ndef make():\n    return P()\n" + ADD_OK
+    task = {"task_id": "gate", "tests": [
+        {"kind": "assert", "code": "assert len(make()) == 3"},
+        {"kind": "assert", "code": "assert add(1, 2) == 3"},
+        {"kind": "assert", "code": "assert add(5, 5) == 10", "visibility": "hidden"}]}
+    r = run(code, task=task, args=sep)
+    assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [
+        ("fail", "sandbox"), ("pass", "judge"), ("skipped", "judge")], r.record
+    # It passes inline: the hidden test is the judge's (a fallback does not
+    # close the judge's gate).
+    r = run(code.replace("return 2", "return 3"), task=task, args=sep)
+    assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [
+        ("pass", "sandbox"), ("pass", "judge"), ("pass", "judge")], r.record
+    assert verdict(r) == ("pass", None)
+
+
+def test_an_unfinished_pair_is_the_verdict_without_an_inline_run(run, sep):
+    # A fallback, then a call that never returns: the pair's timeout is the
+    # verdict; no inline run judges the fallback test (which a candidate
+    # could otherwise force, to be judged in its own process).
+    code = FRAME_WALK + "class P:\n    pass\ndef make():\n    return P()\n" + NEVER_ANSWERS
+    r = run(code, asserts=["assert make()", "assert add(1, 2) == 3"], args=sep + ["--timeout", "1"])
+    assert r.record["status"] == "timeout", r.record
+    assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [("not_run", "judge"),
+                                                                          ("not_run", "judge")]
+
+
+COMPLEX_AND_TYPES = dedent("""
+    import cmath
+    def angle_complex(a, b):
+        return cmath.phase(a + b)
+    def polar_rect(x, y):
+        return (abs(complex(x, y)), cmath.rect(2, cmath.pi))
+    def remove_datatype(xs, t):
+        return [x for x in xs if not isinstance(x, t)]
+    """)
+
+
+def test_complex_numbers_and_builtin_types_are_the_judges(run, sep):
+    # MBPP 124, 590 and 533's shapes: they crossed by name only and made
+    # the whole task fall back; now values, judged as Python does.
+    asserts = ["assert angle_complex(0, 1j) == 1.5707963267948966",
+               "assert polar_rect(3, 4) == (5.0, (-2+2.4492935982947064e-16j))",
+               "assert remove_datatype((4, 5, 4.5), int) == [4.5]",
+               "assert polar_rect(3, 4)[1] == -2"]
+    r = run(COMPLEX_AND_TYPES, asserts=asserts, args=sep)
+    assert [t["status"] for t in r.record["tests"]] == ["pass", "pass", "pass", "fail"], r.record
+    assert judged_by(r) == ["judge"] * 4
+
+
+def test_a_call_test_returning_a_complex_is_judged_as_python(run):
+    # A call test's supervisor: 2+0j == 2, abs() of a complex is a float.
+    code = "def f(x):\n    return complex(x, 0)\ndef g(x):\n    return complex(x, 1)\n"
+    task = {"task_id": "cplx", "tests": [{"kind": "call", "fn": "f", "args": [2], "expected": 2},
+                                         {"kind": "call", "fn": "g", "args": [2], "expected": 2}]}
+    r = run(code, task=task)
+    assert [(t["status"], t["message"]) for t in r.record["tests"]] == [
+        ("pass", None), ("fail", "expected 2, got (2+1j)")], r.record
+
+
+MIXED_TASK = {"task_id": "mixed", "prompt": "", "tests": [
+    {"kind": "io", "stdin": "", "stdout": "ready\n"},
+    {"kind": "call", "fn": "add", "args": [1, 2], "expected": 3},
+    {"kind": "assert", "code": "assert add(2, 2) == 4"},
+    {"kind": "program", "code": "def check(f):\n    assert f(3, 3) == 6\ncheck(add)\n"},
+    {"kind": "assert", "code": "assert add(5, 5) == 10", "visibility": "hidden"},
+    {"kind": "call", "fn": "add", "args": [5, 6], "expected": 11, "visibility": "hidden"}]}
+MIXED_BY = ["supervisor", "supervisor", "judge", "judge", "judge", "supervisor"]
+
+
+def test_a_mixed_task_has_each_test_judged_by_the_strongest_judge(run, sep):
+    # io and call tests by the supervisor, assert and program tests by the
+    # judge: not the whole task inline.
+    r = run("print('ready')\n" + ADD_OK, task=MIXED_TASK, args=sep)
+    assert verdict(r) == ("pass", None), r.record
+    assert judged_by(r) == MIXED_BY
+    # The frame walk forges the assert and program tests inline (its fake
+    # runner's "pass" is no value to the supervisor's call test); here they
+    # fail, and the supervisor's verdicts stand.
+    forged = run("print('ready')\n" + FRAME_WALK + "def add(a, b):\n    return 3\n", task=MIXED_TASK, args=sep)
+    assert [t["status"] for t in forged.record["tests"]] == ["pass", "fail", "fail", "fail", "skipped", "skipped"], \
+        forged.record
+    assert judged_by(forged) == MIXED_BY
+
+
+# A mixed task whose public tests are all the supervisor's: the judge's
+# gate opens at once, so its hidden assert runs while the public call test
+# is still unjudged. A candidate that ends its process in that assert's
+# call must get inline's verdict, decided by the public call test (the
+# examples' ex/flatten and ex/merge_sorted hostile samples).
+AHEAD_TASK = {"task_id": "ahead", "prompt": "", "tests": [
+    {"kind": "call", "fn": "f", "args": [1], "expected": 1},
+    {"kind": "assert", "code": "assert f(2) == 2", "visibility": "hidden"}]}
+AHEAD = {
+    # ends in every call: inline, in the public call test
+    "exit_in_every_call": ("import os\ndef f(x):\n    os._exit(0)\n",
+                           ("error", "premature exit"), ["not_run", "not_run"]),
+    # wrong on the public test, ends only in the hidden one's call: inline,
+    # the gate closes before it
+    "exit_in_the_hidden_call": ("import os\ndef f(x):\n    if x == 2:\n        os._exit(0)\n    return 0\n",
+                                ("assertion_fail", "test 0 failed: expected 1, got 0"), ["fail", "skipped"]),
+    # a memory bomb in every call: inline, in the public call test
+    "memory_bomb_in_every_call": ("def f(x):\n    h = []\n    while True:\n        h.append(b'x' * (32 << 20))\n",
+                                  ("error", "memory limit"), ["not_run", "not_run"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AHEAD))
+def test_a_candidate_ending_in_a_hidden_test_run_ahead_gets_inlines_verdict(run, sep, name):
+    code, want, statuses = AHEAD[name]
+    task = dict(AHEAD_TASK, limits={"memory_mb": 128})
+    inline = run(code, task=task, args=["--isolation", isolation_of(sep)])
+    assert (verdict(inline), [t["status"] for t in inline.record["tests"]]) == (want, statuses), inline.record
+    r = run(code, task=task, args=sep)
+    assert (verdict(r), [t["status"] for t in r.record["tests"]]) == (want, statuses), r.record
+    assert judged_by(r) == ["supervisor", "judge"]
+    assert r.record["score"] == 0.0
+
+
+def test_a_candidate_ending_in_a_hidden_test_after_a_public_pass_ends_the_run(run, sep):
+    # The public call test passes: the gate opens inline too, and the
+    # hidden assert's call ends the candidate, whichever side ran it.
+    code = "import os\ndef f(x):\n    if x == 2:\n        os._exit(0)\n    return x\n"
+    r = run(code, task=AHEAD_TASK, args=sep)
+    assert verdict(r) == ("error", "premature exit"), r.record
+    assert r.record["tests"][0]["status"] == "pass", r.record
+    assert judged_by(r) == ["supervisor", "judge"]
+
+
 def test_the_candidates_objects_are_used_through_the_channel(run, sep):
     # Attribute reads, sets and method calls of the candidate's objects are
     # calls: judged by the judge, a wrong method still caught.

@@ -130,6 +130,35 @@ def test_keyword_arguments_cross_even_one_named_self():
     assert statuses(r) == ["pass"], r
 
 
+def test_complex_numbers_and_builtin_types_cross_as_values():
+    """MBPP 124 (a complex argument), 590 (a complex result), 533 (a type
+    argument): each crosses as data, judged here with Python's own ==,
+    abs() and identity, a wrong one still caught."""
+    code = dedent("""
+        import cmath
+        def angle(a, b):
+            return cmath.phase(a + b)
+        def polar(x, y):
+            return (abs(complex(x, y)), cmath.rect(2, cmath.pi))
+        def drop(xs, t):
+            return [x for x in xs if not isinstance(x, t)]
+        def kind(x):
+            return type(x)
+        def kinds():
+            return [int, str, ValueError]
+        """)
+    tests = [{"kind": "assert", "code": "assert angle(0, 1j) == 1.5707963267948966"},
+             {"kind": "assert", "code": "assert polar(3, 4) == (5.0, (-2+2.4492935982947064e-16j))"},
+             {"kind": "assert", "code": "assert abs(polar(3, 4)[1]) == 2.0 and polar(3, 4)[1] != 2"},
+             {"kind": "assert", "code": "assert drop((4, 5, 4.5), int) == [4.5]"},
+             {"kind": "assert", "code": "assert kind(1) is int and kind('') == str and kinds()[2] is ValueError"},
+             {"kind": "assert", "code": "assert {kind(1): 1} == {int: 1} and complex(1, 0) == angle(1, 0) + 1"},
+             {"kind": "assert", "code": "assert polar(3, 4)[1] == -2"}]
+    r = relay.run(code, tests)
+    assert statuses(r) == ["pass"] * 6 + ["fail"], r
+    assert "(-2+2.4492935982947064e-16j)" not in r.tests()[6]["message"], r  # an assert's plain message
+
+
 def test_setup_runs_on_the_judges_side():
     r = relay.run(ADD, [{"kind": "assert", "code": "assert helper() == 5"}],
                   setup="def helper():\n    return add(2, 3)\n")
@@ -280,14 +309,11 @@ def _rows(name):
 
 
 # What the channel cannot carry yet, each listed in docs/threat-model.md:
-# MBPP tasks whose tests pass such a value to the candidate (these fall back
-# to inline judging, judged_by "sandbox"; every other MBPP task is judged
-# separately).
-MBPP_FALLBACKS = {
-    124: "complex arguments (angle_complex(0, 1j)): no canonical complex",
-    533: "type arguments (remove_datatype((4, 5, 4.5), int)): a class is not a value",
-    590: "a complex result (polar_rect's (..., (-2+2.4e-16j))): crosses by name only",
-}
+# MBPP tasks whose tests need such a value (their fallback tests are judged
+# inline, judged_by "sandbox"; every other test by the judge). None since
+# complex numbers and builtin types cross (124, 590: complex; 533: int as
+# an argument).
+MBPP_FALLBACKS = {}
 
 
 def _compare(cases):

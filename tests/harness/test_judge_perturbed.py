@@ -98,8 +98,7 @@ def test_mbpp_perturbed_same_verdict_inline_and_separate(variant):
     assert len(cases) >= len(subset(_rows("mbpp/mbpp.jsonl"))) * 9 // 10, "entry points not found"
     differ, fallbacks = _compare(cases)
     assert not differ, differ[:10]
-    # A perturbation may drop the value that could not cross (590's
-    # complex), never add one.
+    # A perturbation may drop a value that could not cross, never add one.
     assert set(fallbacks) <= set(MBPP_FALLBACKS), fallbacks
 
 

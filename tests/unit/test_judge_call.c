@@ -146,6 +146,17 @@ static const struct call_case call_cases[] = {
 	{ "dict vs list", "{}", "{\"list\":[]}", EXACT, false, "expected dict of 0, got list of 0" },
 	{ "object is not tagged", "{\"int\": \"3\"}", "{\"int\":\"3\"}", EXACT, false,
 	  "expected dict of 1, got 3" },
+	/* complex (a number by Python's ==: imaginary part 0) and builtin types */
+	{ "complex real", "2", "{\"complex\":[\"2.0\",\"0.0\"]}", EXACT, true, NULL },
+	{ "complex real -0j", "2.5", "{\"complex\":[\"2.5\",\"-0.0\"]}", EXACT, true, NULL },
+	{ "complex big int exact", "1152921504606846977", "{\"complex\":[\"1.152921504606847e+18\",\"0.0\"]}",
+	  EXACT, false, "expected 1152921504606846977, got (1.152921504606847e+18+0j)" },
+	{ "complex imag", "1", "{\"complex\":[\"1.0\",\"2.0\"]}", EXACT, false, "expected 1, got (1+2j)" },
+	{ "complex within tol", "1", "{\"complex\":[\"1.0000001\",\"1e-09\"]}", 1e-6, true, NULL },
+	{ "complex nan", "1", "{\"complex\":[\"nan\",\"0.0\"]}", EXACT, false, "got (nan+0j)" },
+	{ "complex vs list", "[1]", "{\"complex\":[\"0.0\",\"1.0\"]}", EXACT, false, "got 1j" },
+	{ "complex malformed", "1", "{\"complex\":[\"1\"]}", EXACT, false, "malformed canonical complex" },
+	{ "type", "\"int\"", "{\"type\":\"int\"}", EXACT, false, "expected 'int', got <class 'int'>" },
 	/* other and malformed */
 	{ "other", "1", "{\"other\":\"set\"}", EXACT, false, "got unsupported type 'set'" },
 	{ "other vs null", "null", "{\"other\":\"NoneType\"}", EXACT, false, "unsupported type" },

@@ -128,6 +128,77 @@ Test(pyeq, deep_actual_is_refused)
 	json_decref(e);
 }
 
+/* complex and builtin types: actual canonical values on both sides (no
+ * literal reads them), each case's verdict Python's own. */
+Test(pyeq, complex_and_types_as_python)
+{
+	static const struct {
+		const char *e, *a;
+		bool want;
+	} cases[] = {
+		{ "{\"complex\":[\"1.0\",\"0.0\"]}", "{\"int\":\"1\"}", true }, /* 1+0j == 1 */
+		{ "true", "{\"complex\":[\"1.0\",\"-0.0\"]}", true },           /* True == 1-0j */
+		{ "{\"float\":\"0.5\"}", "{\"complex\":[\"0.5\",\"0.0\"]}", true },
+		{ "{\"int\":\"1152921504606846977\"}", "{\"complex\":[\"1.152921504606847e+18\",\"0.0\"]}",
+		  false }, /* exact, as float == int */
+		{ "{\"complex\":[\"1.0\",\"2.0\"]}", "{\"complex\":[\"1.0\",\"2.0\"]}", true },
+		{ "{\"complex\":[\"0.0\",\"0.0\"]}", "{\"complex\":[\"-0.0\",\"-0.0\"]}", true },
+		{ "{\"complex\":[\"1.0\",\"2.0\"]}", "{\"complex\":[\"1.0\",\"-2.0\"]}", false },
+		{ "{\"complex\":[\"nan\",\"0.0\"]}", "{\"complex\":[\"nan\",\"0.0\"]}", false },
+		{ "{\"complex\":[\"1.0\",\"1.0\"]}", "{\"int\":\"1\"}", false },
+		{ "{\"complex\":[\"1.0\",\"0.0\"]}", "\"1\"", false },
+		{ "{\"tuple\":[{\"float\":\"2.0\"},{\"complex\":[\"-2.0\",\"2.4492935982947064e-16\"]}]}",
+		  "{\"tuple\":[{\"float\":\"2.0\"},{\"complex\":[\"-2.0\",\"2.4492935982947064e-16\"]}]}",
+		  true },
+		{ "{\"set\":[{\"int\":\"1\"},{\"complex\":[\"0.0\",\"1.0\"]}]}",
+		  "{\"set\":[{\"complex\":[\"0.0\",\"1.0\"]},{\"complex\":[\"1.0\",\"0.0\"]}]}", true },
+		{ "{\"dict\":[[{\"complex\":[\"2.0\",\"0.0\"]},\"a\"]]}",
+		  "{\"dict\":[[{\"int\":\"2\"},\"a\"]]}", true },
+		{ "{\"type\":\"int\"}", "{\"type\":\"int\"}", true },
+		{ "{\"type\":\"int\"}", "{\"type\":\"float\"}", false },
+		{ "{\"type\":\"int\"}", "\"int\"", false },
+		{ "{\"list\":[{\"type\":\"str\"}]}", "{\"list\":[{\"type\":\"str\"}]}", true },
+		{ "{\"set\":[{\"type\":\"int\"}]}", "{\"frozenset\":[{\"type\":\"int\"}]}", true },
+	};
+	for (size_t i = 0; i < COUNT(cases); i++) {
+		json_t *e = load(cases[i].e), *a = load(cases[i].a);
+		char why[256];
+		cr_assert(e && a, "case %zu", i);
+		cr_expect_eq(ee_judge_pyeq(e, a, why, sizeof(why)), cases[i].want, "%s == %s: %s", cases[i].e,
+		             cases[i].a, why);
+		cr_expect_eq(ee_judge_pyeq(a, e, why, sizeof(why)), cases[i].want, "%s == %s (swapped)",
+		             cases[i].a, cases[i].e);
+		json_decref(e);
+		json_decref(a);
+	}
+}
+
+/* Reasons show complex and types as Python's repr does. */
+Test(pyeq, complex_and_types_repr_as_python)
+{
+	static const char *const reprs[][2] = {
+		{ "{\"complex\":[\"0.0\",\"1.0\"]}", "1j" },
+		{ "{\"complex\":[\"-0.0\",\"-1.0\"]}", "(-0-1j)" },
+		{ "{\"complex\":[\"0.0\",\"0.0\"]}", "0j" },
+		{ "{\"complex\":[\"1.5\",\"-2.5\"]}", "(1.5-2.5j)" },
+		{ "{\"complex\":[\"nan\",\"nan\"]}", "(nan+nanj)" },
+		{ "{\"complex\":[\"0.0\",\"inf\"]}", "infj" },
+		{ "{\"complex\":[\"1e+16\",\"1e-05\"]}", "(1e+16+1e-05j)" },
+		{ "{\"complex\":[\"123456789012345.0\",\"1.0\"]}", "(123456789012345+1j)" },
+		{ "{\"complex\":[\"0.0\",\"1e+22\"]}", "1e+22j" },
+		{ "{\"type\":\"int\"}", "<class 'int'>" },
+	};
+	for (size_t i = 0; i < COUNT(reprs); i++) {
+		json_t *e = load("{\"list\":[]}"), *a = load(reprs[i][0]);
+		char why[256], want[128];
+		snprintf(want, sizeof(want), "expected [], got %s", reprs[i][1]);
+		cr_expect_not(ee_judge_pyeq(e, a, why, sizeof(why)));
+		cr_expect_str_eq(why, want);
+		json_decref(e);
+		json_decref(a);
+	}
+}
+
 Test(pykey, equal_values_share_a_key)
 {
 	static const char *const same[][2] = {

@@ -76,11 +76,15 @@ def _wire_node(v, depth, nodes, handles):
             raise _WireValueError("bad int") from None
         finally:
             _set_int_digits(old)
-    if tag == "float" and type(inner) is str and len(inner) <= 40:
-        try:
-            return float(inner)
-        except ValueError:
-            raise _WireValueError("bad float") from None
+    if tag == "float":
+        return _wire_float(inner)
+    if tag == "complex" and type(inner) is list and len(inner) == 2:
+        return complex(*[_wire_float(x) for x in inner])
+    if tag == "type" and type(inner) is str:
+        found = _BUILTIN_TYPES.get(inner)
+        if found is None:
+            raise _WireValueError("not a builtin type")
+        return found
     if tag == "other" and type(inner) is str:
         return _Opaque(inner)
     if tag == "handle" and type(inner) is int and handles is not None:
@@ -101,6 +105,16 @@ def _wire_node(v, depth, nodes, handles):
     if tag not in kinds:
         raise _WireValueError("unknown tag")
     return kinds[tag]([_wire_node(x, depth + 1, nodes, handles) for x in inner])
+
+
+def _wire_float(text):
+    """A float's canonical text (its repr), strictly."""
+    if type(text) is not str or len(text) > 40:
+        raise _WireValueError("bad float")
+    try:
+        return float(text)
+    except ValueError:
+        raise _WireValueError("bad float") from None
 
 
 class _Opaque:

@@ -22,11 +22,12 @@ class _CandidateEnded(BaseException):
 class _JudgeState:
     """The channel's state, shared by the stubs of one run."""
 
-    __slots__ = ("emit", "fd", "calls", "broken", "ended")
+    __slots__ = ("emit", "fd", "calls", "broken", "ended", "fallback_names")
 
     def __init__(self, emit, fd):
         self.emit, self.fd, self.calls = emit, fd, 0
         self.broken = self.ended = None
+        self.fallback_names = set()  # what the tests that fell back bind (_judge_tests)
 
 
 def _judge_args(args, kwargs):
@@ -131,7 +132,14 @@ class _Stub:
         return "<candidate function %s>" % self.name
 
 
-_PLAIN_TYPES = (type(None), bool, int, float, str, list, tuple, dict, set, frozenset)
+_PLAIN_TYPES = (type(None), bool, int, float, complex, str, list, tuple, dict, set, frozenset)
+
+
+def _plain(value):
+    """Whether value is one the channel carries as data: a remote object
+    compared with it is never equal (the candidate's __eq__ is not asked)."""
+    t = type(value)
+    return t in _PLAIN_TYPES or (t is type and _BUILTIN_TYPES.get(_type_name(value)) is value)
 
 
 class _Remote:
@@ -161,7 +169,7 @@ class _Remote:
     def __eq__(self, other):
         # Against a builtin value, as strict asserts judge `other`: never
         # equal (an always-equal __eq__ in the candidate is not asked).
-        if type(other) in _PLAIN_TYPES:
+        if _plain(other):
             return False
         self._refuse()
 
@@ -293,11 +301,47 @@ def _judge_modules(ctx, modules):
 
 
 def _judge_tests(emit, tests, ctx, state):
+    """Each test in turn. A test that falls back is judged again inline, in
+    a run of its own (docs/protocol.md, "Fallback, test by test"): here it
+    stopped where it fell back, so a later test that reads a name it binds
+    would read what inline never sees; such a test falls back too."""
     for test in tests:
         if test["kind"] not in ("assert", "program", "unittest"):
             raise _HarnessError("judge: a %s test is the supervisor's" % test["kind"])
-        event, go_on = _judge_test(test, ctx, state)
+        shared = state.fallback_names and _test_names(test["code"], False) & state.fallback_names
+        if shared:
+            event = _test_event(test, "fallback")
+            event["message"] = _message("reads %s, which a test that fell back binds" % min(shared))
+            go_on = True
+        else:
+            event, go_on = _judge_test(test, ctx, state)
+        if event["status"] == "fallback":
+            state.fallback_names |= _test_names(test["code"], True)
         emit(event)
         if not go_on:
             return False
     return True
+
+
+def _test_names(code, bound):
+    """The names a test's code binds (bound), or every name it mentions:
+    over-approximated (a name bound in a function body counts, as do the
+    names of `global` statements and imports). Code that does not parse
+    names nothing: it fails here as inline, never falls back."""
+    try:
+        _real_import("ast")
+        ast = _modules["ast"]
+        tree = ast.parse(code)
+    except BaseException:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if type(node) is ast.Name and (not bound or type(node.ctx) is not ast.Load):
+            names.add(node.id)
+        elif type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            names.add(node.name)
+        elif type(node) in (ast.Import, ast.ImportFrom):
+            names.update(str.split(a.asname or a.name, ".")[0] for a in node.names)
+        elif type(node) in (ast.Global, ast.Nonlocal):
+            names.update(node.names)
+    return names
