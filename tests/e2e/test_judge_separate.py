@@ -89,7 +89,7 @@ STOLEN_EMIT = dedent("""
 
 def test_frame_walk_runner_swap_is_defeated(run, sep):
     r = run(FRAME_WALK + ADD_WRONG, asserts=ASSERTS, args=sep)
-    assert verdict(r) == ("assertion_fail", "test 0 failed: AssertionError (line 1: assert add(1, 2) == 3)")
+    assert verdict(r) == ("assertion_fail", "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)")
     assert r.record["score"] == 0.0
     assert judged_by(r) == ["judge", "judge"]
 
@@ -143,7 +143,8 @@ ATTACKS = {
             def __bool__(self): return True
         def add(a, b):
             return A()
-        """), "assertion_fail", "test 0 failed: AssertionError (line 1: assert add(1, 2) == 3)"),
+        """), "assertion_fail",
+        "test 0 failed: AssertionError: expected 3, got <remote A> (line 1: assert add(1, 2) == 3)"),
     "sys_exit_in_call": ("import sys\ndef add(a, b):\n    sys.exit(0)\n", "error", "premature exit"),
     "os_exit_in_call": ("import os\ndef add(a, b):\n    os._exit(0)\n", "error", "premature exit"),
     "keyboard_interrupt_in_call": ("def add(a, b):\n    raise KeyboardInterrupt\n", "error", "premature exit"),
@@ -161,7 +162,7 @@ ATTACKS = {
         for i, ev in enumerate([{"ev": "test", "index": 0, "status": "pass"}, {"ev": "done"}]):
             p = json.dumps(dict(ev, nonce="0" * 32, seq=5 + i))
             print("%d:%s," % (len(p), p), flush=True)
-        """) + ADD_WRONG, "assertion_fail", "test 0 failed: AssertionError (line 1: assert add(1, 2) == 3)"),
+        """) + ADD_WRONG, "assertion_fail", "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)"),
     # frames on the result channel under a guessed nonce: a violation
     "forged_frames_on_fd4": (dedent("""
         import json, os
@@ -224,7 +225,7 @@ def test_a_fallback_is_judged_inline_test_by_test(run, sep):
     r = run(code, asserts=asserts, args=sep)
     assert [t["status"] for t in r.record["tests"]] == ["pass", "pass", "fail", "pass", "pass"], r.record
     assert judged_by(r) == ["judge", "sandbox", "judge", "sandbox", "judge"]
-    assert verdict(r) == ("assertion_fail", "test 2 failed: AssertionError (line 1: assert add(2, 2) == 5)")
+    assert verdict(r) == ("assertion_fail", "test 2 failed: AssertionError: expected 5, got 4 (line 1: assert add(2, 2) == 5)")
 
 
 def test_a_forged_pass_in_the_inline_run_stays_out_of_the_judges_tests(run, sep):
@@ -444,7 +445,7 @@ SERVE_TASK = {"task_id": "sep/add", "prompt": "", "tests": [{"kind": "assert", "
 SERVE_CASES = dict(
     {name: (code, SERVE_TASK, status, detail) for name, (code, status, detail) in ATTACKS.items()},
     frame_walk=(FRAME_WALK + ADD_WRONG, SERVE_TASK, "assertion_fail",
-                "test 0 failed: AssertionError (line 1: assert add(1, 2) == 3)"),
+                "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)"),
     stolen_emit=(STOLEN_EMIT + ADD_WRONG, SERVE_TASK, "error",
                  "protocol violation: test event from the candidate's call server"),
     patch_unittest=(PATCH_UNITTEST, UNITTEST_TASK, "assertion_fail", None),

@@ -66,6 +66,36 @@ def test_a_failure_names_the_line_and_the_values():
     assert event["message"].startswith("AssertionError: sum (line 3: assert c(1, 2) == 3, 'sum')"), event
 
 
+def test_a_failed_equality_says_both_values_each_evaluated_once():
+    # `assert a == b` without a message says what it compared, the call's
+    # side as "got" whichever side it is on; an assert with its own message
+    # or a chained comparison keeps the assert's own text; every side is
+    # evaluated once (the candidate counts its calls: 6 before the last test).
+    code = dedent("""
+        calls = []
+        def f(x):
+            calls.append(x)
+            return [x, x + 1]
+        def count():
+            return len(calls)
+        """)
+    tests = [{"kind": "assert", "code": "assert f(4) == (4, 5)"},
+             {"kind": "assert", "code": "assert (4, 5) == f(4)"},
+             {"kind": "assert", "code": "assert f(1) == [1, 3], 'own message'"},
+             {"kind": "assert", "code": "assert f(1) == [1, 2] == [1, 2, 3]"},
+             {"kind": "program", "code": "def check(c):\n    assert c(2) == [2, 3]\n"
+                                         "    assert c(3) == [3, 5]\ncheck(f)\n"},
+             {"kind": "assert", "code": "assert count() == 6"}]
+    r = relay.run(code, tests)
+    assert statuses(r) == ["fail"] * 5 + ["pass"], r
+    assert [r.tests()[i]["message"] for i in range(5)] == [
+        "AssertionError: expected (4, 5), got [4, 5] (line 1: assert f(4) == (4, 5))",
+        "AssertionError: expected (4, 5), got [4, 5] (line 1: assert (4, 5) == f(4))",
+        "AssertionError: own message (line 1: assert f(1) == [1, 3], 'own message')",
+        "AssertionError (line 1: assert f(1) == [1, 2] == [1, 2, 3])",
+        "AssertionError: expected [3, 5], got [3, 4] (line 3: assert c(3) == [3, 5])"], r
+
+
 def test_exceptions_cross_as_their_builtin_type():
     code = "def root(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x ** 0.5\n"
     tests = [{"kind": "assert", "code": "try:\n    root(-1)\nexcept ValueError as e:\n"
@@ -156,7 +186,9 @@ def test_complex_numbers_and_builtin_types_cross_as_values():
              {"kind": "assert", "code": "assert polar(3, 4)[1] == -2"}]
     r = relay.run(code, tests)
     assert statuses(r) == ["pass"] * 6 + ["fail"], r
-    assert "(-2+2.4492935982947064e-16j)" not in r.tests()[6]["message"], r  # an assert's plain message
+    # The judge's failed `a == b` says both values: the complex came back as one.
+    assert r.tests()[6]["message"] == ("AssertionError: expected -2, got (-2+2.4492935982947064e-16j) "
+                                       "(line 1: assert polar(3, 4)[1] == -2)"), r
 
 
 def test_setup_runs_on_the_judges_side():

@@ -216,12 +216,111 @@ class _RemoteMethod:
         return "<remote method %s>" % self.name
 
 
+# What a failed comparison says. The judge's values are real builtin
+# values (or its own remote handles), so its asserts can say what they
+# compared, as the supervisor's converted asserts do ("expected (4, 5), got
+# [4, 5]"): each `assert a == b` without a message of the test's code is
+# compiled as `l = a; r = b; if not l == r: raise _ee_explain_(l, r)`, the
+# two sides evaluated once and in order, the comparison and its truth test
+# exactly the assert's, on the assert's line. Never in the candidate's
+# interpreter, where showing a value would run the candidate's __repr__.
+
+_EXPLAIN = "_ee_explain_"
+_EXPLAIN_SIDES = ("_ee_left_", "_ee_right_")
+_EXPLAIN_REPR = 200
+
+
+def _judged_repr(value):
+    """repr of a judged value, bounded (a builtin's, or a handle's own)."""
+    try:
+        text = repr(value)
+    except BaseException:  # e.g. an int past the digits limit
+        return "<%s>" % _type_name(type(value))
+    return text if len(text) <= _EXPLAIN_REPR else text[:_EXPLAIN_REPR - 3] + "..."
+
+
+def _explain(got, expected):
+    return AssertionError("expected %s, got %s" % (_judged_repr(expected), _judged_repr(got)))
+
+
+def _has_call(node, ast):
+    for sub in [node] + _walk(node, ast):
+        if type(sub) is ast.Call:
+            return True
+    return False
+
+
+def _children(value, ast):
+    if type(value) is list:
+        return [v for v in value if isinstance(v, ast.AST)]
+    return [value] if isinstance(value, ast.AST) else []
+
+
+def _located(node, at, ast):
+    """node with the location of `at` wherever it has none of its own."""
+    for sub in [node] + _walk(node, ast):
+        if isinstance(sub, (ast.stmt, ast.expr)) and not hasattr(sub, "lineno"):
+            sub.lineno, sub.col_offset = at.lineno, at.col_offset
+            sub.end_lineno, sub.end_col_offset = at.end_lineno, at.end_col_offset
+    return node
+
+
+def _walk(node, ast):
+    stack, out = [node], []
+    while stack:
+        node = stack.pop()
+        kids = [c for field in node._fields for c in _children(getattr(node, field, None), ast)]
+        out.extend(kids)
+        stack.extend(kids)
+    return out
+
+
+def _explained_assert(node, ast):
+    """The statements an `assert a == b` (no message) becomes; else [node]."""
+    test = node.test
+    if node.msg is not None or type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
+        return [node]
+    left, right = _EXPLAIN_SIDES
+    # `assert f(x) == 6` is HumanEval's order; `assert 6 == f(x)` the other.
+    swap = not _has_call(test.left, ast) and _has_call(test.comparators[0], ast)
+    got, expected = (right, left) if swap else (left, right)
+
+    def load(name):
+        return ast.Name(id=name, ctx=ast.Load())
+
+    def store(name, value):
+        return ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value, type_comment=None)
+
+    failed = ast.UnaryOp(op=ast.Not(), operand=ast.Compare(left=load(left), ops=[ast.Eq()], comparators=[load(right)]))
+    raise_ = ast.Raise(exc=ast.Call(func=load(_EXPLAIN), args=[load(got), load(expected)], keywords=[]), cause=None)
+    return [_located(n, node, ast) for n in (store(left, test.left), store(right, test.comparators[0]),
+                                              ast.If(test=failed, body=[raise_], orelse=[]))]
+
+
+def _explained(source, filename):
+    """The test's code compiled with its `a == b` asserts explaining."""
+    import _ast as ast
+    tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list and value and isinstance(value[0], ast.stmt):
+                body = []
+                for stmt in value:
+                    body.extend(_explained_assert(stmt, ast) if type(stmt) is ast.Assert else [stmt])
+                setattr(node, field, body)
+            stack.extend(_children(getattr(node, field, None), ast))
+    return compile(tree, filename, "exec", dont_inherit=True)
+
+
 def _judge_test(test, ctx, state):
     """(event, go on) for one test, judged here."""
     if test["kind"] == "unittest":
         event, _ = _run_unittest(test, ctx)
     else:
-        event, _ = _run_assert(test, ctx)
+        event, _ = _run_assert(test, ctx, explain=True)
     if _fallbacks:  # raised during the test, even if the test caught it
         event = _test_event(test, "fallback")
         event["message"] = _message(_text(_fallbacks[0]))
@@ -259,6 +358,7 @@ def _judge_run(emit, job, fds):
     ctx.unittest = _UnittestKit() if "unittest" in kinds else None
     for name in names:
         ctx.globals[name] = _Stub(state, name)
+    ctx.globals[_EXPLAIN] = _explain
     _judge_modules(ctx, first.get("modules"))
     tests = [t for t in job["tests"] if not t["hidden"]]
     if job["setup"]:

@@ -16,12 +16,18 @@ def _test_event(test, status, start=None):
     return event
 
 
-def _run_assert(test, ctx):
-    """assert and program tests: the test's code runs in the candidate's globals."""
+def _run_assert(test, ctx, explain=False):
+    """assert and program tests: the test's code runs in the candidate's
+    globals (the judge's namespace under the separate judge, which passes
+    explain: its failed `a == b` asserts say both values, judge.py)."""
     filename = "<test %d>" % test["index"]
     start = _now()
     try:
-        exec(compile(test["code"], filename, "exec", dont_inherit=True), ctx.globals)
+        if explain:
+            code = _explained(test["code"], filename)
+        else:
+            code = compile(test["code"], filename, "exec", dont_inherit=True)
+        exec(code, ctx.globals)
     except BaseException as exc:
         event = _test_event(test, "fail", start)
         event.update(_error_fields(exc, ctx.policy, filename, test["code"]))
