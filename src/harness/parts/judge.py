@@ -311,7 +311,9 @@ def _explained(source, filename):
                 for stmt in value:
                     body.extend(_explained_assert(stmt, ast) if type(stmt) is ast.Assert else [stmt])
                 setattr(node, field, body)
-            stack.extend(_children(getattr(node, field, None), ast))
+            # Statements live only in statements, handlers and match cases.
+            stack.extend(c for c in _children(getattr(node, field, None), ast)
+                         if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
     return compile(tree, filename, "exec", dont_inherit=True)
 
 
