@@ -312,7 +312,16 @@ def test_closing_an_unfinished_map_does_not_wait_for_its_requests(stubs):
     # (a join inside threading's own bookkeeping). So close() only cancels
     # and lets the requests in flight finish on their own.
     release = threading.Event()
-    s = stubs([ok({"sample": 0}), ok(lambda body: release.wait(30) and {"sample": body["sample"]})])
+
+    # By the request's sample, not by arrival: the two requests in flight
+    # race to the stub (a CI run once had sample 1's arrive first).
+    def answer(body):
+        if body["sample"] == 0:
+            return {"sample": 0}
+        release.wait(30)
+        return {"sample": body["sample"]}
+
+    s = stubs([ok(answer)])
     gen = Client(s.url).map(({"candidate": "x", "sample": i} for i in range(3)), max_in_flight=2)
     assert next(gen) == {"sample": 0}  # the second request is now held by the stub
     closer = threading.Thread(target=gen.close)
