@@ -81,6 +81,13 @@ static int judge_kind(const struct ee_test *t)
 	       (t->kind == EE_TEST_ASSERT || t->kind == EE_TEST_PROGRAM || t->kind == EE_TEST_UNITTEST);
 }
 
+/* A public test the supervisor judges: the judge's gate does not wait for
+ * it (ran_ahead). */
+static int supervisors_public(const struct ee_test *t)
+{
+	return !t->hidden && !judge_kind(t);
+}
+
 int ee_judge_fits(const struct ee_task *task)
 {
 	for (size_t i = 0; i < task->n_tests; i++)
@@ -369,7 +376,7 @@ static int ran_ahead(const struct judged *j)
 	int unjudged_public = 0;
 
 	for (size_t i = 0; i < task->n_tests; i++)
-		unjudged_public |= !task->tests[i].hidden && !judge_kind(&task->tests[i]);
+		unjudged_public |= supervisors_public(&task->tests[i]);
 	return unjudged_public && !j->ev->opt->run_hidden_on_fail && js->gate.answer == 'c' &&
 	       s->phases.import.state == EE_PH_OK && !s->wire.violation && !js->wire.violation;
 }
@@ -435,8 +442,8 @@ void ee_judge_settle(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 	ev->pair = NULL;
 	ee_stream_finish(&ev->stream);
 	for (size_t i = 0; i < task->n_tests; i++)
-		public_failed |= !task->tests[i].hidden && !judge_kind(&task->tests[i]) &&
-		                 ev->stream.tests.results[i].state != EE_T_PASS;
+		public_failed |=
+		        supervisors_public(&task->tests[i]) && ev->stream.tests.results[i].state != EE_T_PASS;
 	if (public_failed || out->interrupted) {
 		struct ee_sandbox_outcome merged = *out;
 		settle_inline(j);
@@ -453,7 +460,7 @@ void ee_judge_settle(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 	ev->stream = j->cand_stream;
 	memset(&j->cand_stream, 0, sizeof(j->cand_stream));
 	for (size_t i = 0; i < task->n_tests; i++)
-		if (!task->tests[i].hidden && !judge_kind(&task->tests[i])) {
+		if (supervisors_public(&task->tests[i])) {
 			struct ee_test_result swap = ev->stream.tests.results[i];
 			ev->stream.tests.results[i] = check.tests.results[i];
 			check.tests.results[i] = swap;
