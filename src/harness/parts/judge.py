@@ -348,10 +348,11 @@ def _judge_test(test, ctx, state):
 
 def _judge_run(emit, job, fds):
     """The judge's run: the candidate's names (relayed from its serving
-    event), the setup, then each test; the gate for hidden ones as inline."""
+    event), the setup, then each test; the gate for hidden ones as inline.
+    Returns its channel's state (None when the candidate never served)."""
     first = _wire_read(fds[1])
     if first is None:
-        return  # the candidate never served (syntax, import): nothing to judge
+        return None  # the candidate never served (syntax, import): nothing to judge
     names = first.get("names")
     if type(names) is not list or [n for n in names if type(n) is not str]:
         raise _HarnessError("judge: bad names")
@@ -378,17 +379,18 @@ def _judge_run(emit, job, fds):
                 event = _test_event(test, "fallback")
                 event["message"] = _message("setup: " + _error_fields(exc, ctx.policy)["message"])
                 emit(event)
-            return
+            return state
     if not _judge_tests(emit, tests, ctx, state):
-        return
+        return state
     hidden = [t for t in job["tests"] if t["hidden"]]
     if job["gate"] and (hidden or job["hidden_kinds"]):
         emit({"ev": "gate"})
         more = _read_hidden(fds[1])
         if more is None:
-            return
+            return state
         hidden += more
     _judge_tests(emit, hidden, ctx, state)
+    return state
 
 
 def _judge_modules(ctx, modules):
@@ -452,3 +454,107 @@ def _test_names(code, bound):
         elif type(node) in (ast.Global, ast.Nonlocal):
             names.update(node.names)
     return names
+
+
+# The long-lived judge (job role "judges"; docs/protocol.md, "The
+# long-lived judge"): one sandbox per slot that judges one evaluation after
+# another, so that an evaluation pays for no judge's start.  Each
+# evaluation is a role "judge" job the supervisor sends on the gate fd as a
+# netstring, with a nonce of its own: its events are a stream of their own,
+# hello to done, in a fresh namespace.  Only test code and canonical values
+# ever run or land here, never the candidate's code; still, anything an
+# evaluation could leave behind for the next (a thread, a timer, a signal
+# handler, a patched builtin or sys attribute, another working directory)
+# or a channel that failed (a reply that did not decode) ends the judge
+# after that evaluation's "done", which says so ("reuse": false), as does
+# the gate's EOF (the supervisor closes it when the candidate ended first).
+
+_MAX_JOB_FRAME = 1 << 28
+_JUDGE_REUSE_MAX = 200  # evaluations per judge: what the heap keeps stays bounded
+
+
+def _read_netstring(fd, cap):
+    """One netstring's payload from fd; None at EOF before its first byte."""
+    digits = b""
+    while True:
+        byte = _read(fd, 1)
+        if not byte:
+            if digits:
+                raise _HarnessError("the gate closed in a job frame")
+            return None
+        if byte == b":":
+            break
+        if not b"0" <= byte <= b"9" or len(digits) >= 12 or digits == b"0":
+            raise _HarnessError("bad job frame")
+        digits += byte
+    if not digits or int(digits) > cap:
+        raise _HarnessError("bad job frame")
+    payload = _read_exactly(fd, int(digits) + 1)
+    if payload[-1:] != b",":
+        raise _HarnessError("bad job frame")
+    return payload[:-1]
+
+
+def _process_state():
+    """What an evaluation's test code could change that outlives its
+    namespace, as comparable values (each object by identity)."""
+    signals = tuple(_signal.getsignal(n) for n in range(1, _signal.NSIG) if n not in (9, 19))
+    thread = _modules.get("_thread")
+    return (tuple(map(id, _builtins.__dict__.values())), tuple(_builtins.__dict__),
+            tuple(map(id, _sys.__dict__.values())), tuple(_sys.path), _sys.getrecursionlimit(),
+            _get_int_digits(), _posix.getcwd(), _signal.getitimer(_signal.ITIMER_REAL),
+            _signal.getitimer(_signal.ITIMER_VIRTUAL), _signal.getitimer(_signal.ITIMER_PROF),
+            tuple(map(id, signals)), thread._count() if thread is not None else 0)
+
+
+def _module_marks():
+    """Each loaded module's object and what its names are bound to (by
+    identity): a test that rebinds a module's name (math.pi = 3, json.loads
+    = f) changes its mark.  A mutation in place (a list appended to, a
+    class attribute set) does not: docs/protocol.md says what that leaves."""
+    marks = {}
+    for name, module in list(dict.items(_modules)):
+        names = getattr(module, "__dict__", None)
+        if type(names) is dict:
+            marks[name] = (id(module), len(names), hash(tuple(map(id, dict.values(names)))))
+    return marks
+
+
+def _modules_kept(before, after):
+    """Whether every module loaded before is still there, bound as it was
+    (modules loaded since are new, and kept as they are now)."""
+    for name, mark in dict.items(before):
+        if after.get(name) != mark:
+            return False
+    return True
+
+
+def _judge_serve(fds):
+    """Role "judges": each job from the gate fd judged in turn, until EOF
+    or an evaluation after which the judge may not go on."""
+    pristine = _process_state()
+    marks = _module_marks()
+    for served in range(1, _JUDGE_REUSE_MAX + 1):
+        job_bytes = _read_netstring(fds[1], _MAX_JOB_FRAME)
+        if job_bytes is None:
+            return
+        job = _parse_job(job_bytes)
+        del job_bytes
+        if job["role"] != "judge":
+            raise _HarnessError("judges: a job of role %r" % job["role"])
+        before = _posix.times()
+        emit = _event_writer(fds[0], job.pop("nonce"))
+        emit({"ev": "hello", "python": _PYTHON})
+        state = _judge_run(emit, job, fds)
+        del job
+        _flush_std()
+        after = _posix.times()
+        reuse = (served < _JUDGE_REUSE_MAX and state is not None and state.broken is None
+                 and state.ended is None and _process_state() == pristine)
+        if reuse:
+            now = _module_marks()
+            reuse, marks = _modules_kept(marks, now), now
+        emit({"ev": "done", "cpu_ms": round((after[0] + after[1] - before[0] - before[1]) * 1000, 3),
+              "reuse": reuse})
+        if not reuse:
+            return
