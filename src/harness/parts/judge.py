@@ -324,6 +324,7 @@ def _explained(source, filename):
 
 def _judge_test(test, ctx, state):
     """(event, go on) for one test, judged here."""
+    _mark_new_modules()  # what the harness loaded for it (a long-lived judge)
     if test["kind"] == "unittest":
         event, _ = _run_unittest(test, ctx)
     else:
@@ -464,8 +465,9 @@ def _test_names(code, bound):
 # hello to done, in a fresh namespace.  Only test code and canonical values
 # ever run or land here, never the candidate's code; still, anything an
 # evaluation could leave behind for the next (a thread, a timer, a signal
-# handler, a patched builtin or sys attribute, another working directory)
-# or a channel that failed (a reply that did not decode) ends the judge
+# handler, a rebound builtin, sys attribute or module name, a module put in
+# sys.modules, a file in /tmp or the working directory, another working
+# directory) or a channel that failed (a reply that did not decode) ends the judge
 # after that evaluation's "done", which says so ("reuse": false), as does
 # the gate's EOF (the supervisor closes it when the candidate ended first).
 
@@ -495,6 +497,13 @@ def _read_netstring(fd, cap):
     return payload[:-1]
 
 
+def _listing(path):
+    try:
+        return sorted(_posix.listdir(path))
+    except OSError:
+        return None
+
+
 def _process_state():
     """What an evaluation's test code could change that outlives its
     namespace, as comparable values (each object by identity)."""
@@ -502,29 +511,72 @@ def _process_state():
     thread = _modules.get("_thread")
     return (tuple(map(id, _builtins.__dict__.values())), tuple(_builtins.__dict__),
             tuple(map(id, _sys.__dict__.values())), tuple(_sys.path), _sys.getrecursionlimit(),
-            _get_int_digits(), _posix.getcwd(), _signal.getitimer(_signal.ITIMER_REAL),
+            _get_int_digits(), _posix.getcwd(), _listing(_posix.getcwd()), _listing("/tmp"),
+            _signal.getitimer(_signal.ITIMER_REAL),
             _signal.getitimer(_signal.ITIMER_VIRTUAL), _signal.getitimer(_signal.ITIMER_PROF),
             tuple(map(id, signals)), thread._count() if thread is not None else 0)
 
 
-def _module_marks():
-    """Each loaded module's object and what its names are bound to (by
-    identity): a test that rebinds a module's name (math.pi = 3, json.loads
-    = f) changes its mark.  A mutation in place (a list appended to, a
-    class attribute set) does not: docs/protocol.md says what that leaves."""
-    marks = {}
+def _module_mark(module):
+    names = getattr(module, "__dict__", None)
+    if type(names) is not dict:
+        return None
+    return (id(module), len(names), hash(tuple(map(id, dict.values(names)))))
+
+
+def _module_name(obj, attr):
+    name = getattr(obj, attr, None)
+    return name if type(name) is str else None
+
+
+# A long-lived judge marks each module as it is loaded (name -> its object
+# and what its names are bound to, by identity): at import, by the test's
+# import statements (builtins.__import__, _marking_import), and before each
+# test, for what the harness loaded. At the end of an evaluation every
+# module must still have its mark, and none may be unmarked: a test that
+# rebinds a module's name (math.pi = 3, json.loads = f), removes a module,
+# or puts an object of its own in sys.modules, ends the judge. A mutation
+# in place (a list appended to, a class attribute set) changes no mark:
+# docs/threat-model.md says what that leaves.
+_judge_marks = None
+
+
+def _mark_new_modules(any_name=False):
+    marks = _judge_marks
+    if marks is None or _dict_len(_modules) == _dict_len(marks):
+        return
     for name, module in list(dict.items(_modules)):
-        names = getattr(module, "__dict__", None)
-        if type(names) is dict:
-            marks[name] = (id(module), len(names), hash(tuple(map(id, dict.values(names)))))
-    return marks
+        # Under its own name or its spec's (_collections_abc calls itself
+        # collections.abc): an import, not an object put there by a test.
+        # What the judge started with is as it is (os.path).
+        if name not in marks and (any_name or name in (_module_name(module, "__name__"),
+                                                       _module_name(getattr(module, "__spec__", None), "name"))):
+            marks[name] = _module_mark(module)
 
 
-def _modules_kept(before, after):
-    """Whether every module loaded before is still there, bound as it was
-    (modules loaded since are new, and kept as they are now)."""
-    for name, mark in dict.items(before):
-        if after.get(name) != mark:
+_import_depth = [0]
+
+
+def _marking_import(name, globals=None, locals=None, fromlist=(), level=0):
+    # Marked when the outermost import returns: an inner one returns while
+    # the modules that asked for it are still being initialised.
+    _import_depth[0] += 1
+    try:
+        module = _real_import(name, globals, locals, fromlist, level)
+    finally:
+        _import_depth[0] -= 1
+    if _import_depth[0] == 0:
+        _mark_new_modules()
+    return module
+
+
+def _modules_kept():
+    """Whether every module is loaded, and bound, as it was marked."""
+    marks = _judge_marks
+    if _dict_len(marks) != _dict_len(_modules):
+        return False
+    for name, module in list(dict.items(_modules)):
+        if name not in marks or marks[name] != _module_mark(module):
             return False
     return True
 
@@ -532,8 +584,12 @@ def _modules_kept(before, after):
 def _judge_serve(fds):
     """Role "judges": each job from the gate fd judged in turn, until EOF
     or an evaluation after which the judge may not go on."""
+    global _judge_marks
+    import _ast  # noqa: F401  what compiling a test loads (_explained), before the marks
+    _builtins.__import__ = _marking_import
+    _judge_marks = {}
+    _mark_new_modules(any_name=True)
     pristine = _process_state()
-    marks = _module_marks()
     for served in range(1, _JUDGE_REUSE_MAX + 1):
         job_bytes = _read_netstring(fds[1], _MAX_JOB_FRAME)
         if job_bytes is None:
@@ -551,9 +607,7 @@ def _judge_serve(fds):
         after = _posix.times()
         reuse = (served < _JUDGE_REUSE_MAX and state is not None and state.broken is None
                  and state.ended is None and _process_state() == pristine)
-        if reuse:
-            now = _module_marks()
-            reuse, marks = _modules_kept(marks, now), now
+        reuse = reuse and _modules_kept()
         emit({"ev": "done", "cpu_ms": round((after[0] + after[1] - before[0] - before[1]) * 1000, 3),
               "reuse": reuse})
         if not reuse:
