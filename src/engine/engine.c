@@ -10,6 +10,7 @@
 #include "base/loop.h"
 #include "engine/events_log.h"
 #include "engine/evaluate.h"
+#include "engine/judge_host.h"
 #include "harness/harness.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/gvisor.h"
@@ -39,6 +40,7 @@ struct ee_engine {
 	struct ee_events_log events;  /* --events */
 	struct ee_tally violations;   /* of every record, by kind */
 	unsigned long trips;          /* times the breaker tripped */
+	struct ee_judges judges;      /* --judge separate: the long-lived judges (judge_host.h) */
 };
 
 /* Refused calls reach the supervisor by user notification (the tripwires),
@@ -171,6 +173,8 @@ void ee_engine_close(struct ee_engine *eng)
 {
 	if (!eng)
 		return;
+	if (eng->loop)
+		ee_judges_close(&eng->judges, eng->loop);
 	ee_pool_free(eng->pool);
 	ee_gvisor_close(&eng->gvisor);
 	ee_breaker_free(&eng->breaker);
@@ -179,6 +183,11 @@ void ee_engine_close(struct ee_engine *eng)
 	ee_harness_release(&eng->harness);
 	ee_seccomp_free(&eng->seccomp);
 	free(eng);
+}
+
+struct ee_judges *ee_engine_judges(struct ee_engine *eng)
+{
+	return &eng->judges;
 }
 
 struct ee_breaker *ee_engine_breaker(struct ee_engine *eng)

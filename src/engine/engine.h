@@ -29,6 +29,7 @@ struct ee_events_log;
 struct ee_sandbox_config;
 
 struct ee_engine;
+struct ee_judges;
 
 struct ee_engine_config {
 	/* Read (limits, weak_limits, isolation, lint) and fitted to the host:
@@ -63,6 +64,8 @@ unsigned long ee_engine_breaker_trips(const struct ee_engine *eng);
 void ee_engine_saw_record(struct ee_engine *eng, const json_t *rec);
 /* A person looked (serve's POST /v1/admin/resume): the breaker starts over. */
 void ee_engine_resume(struct ee_engine *eng);
+/* --judge separate's long-lived judges (judge_host.h), ended at close. */
+struct ee_judges *ee_engine_judges(struct ee_engine *eng);
 /* NULL for a loop-only engine. */
 const struct ee_host *ee_engine_host(const struct ee_engine *eng);
 const struct ee_harness *ee_engine_harness(const struct ee_engine *eng);

@@ -46,6 +46,7 @@
 #include "base/loop.h"
 #include "engine/engine.h"
 #include "engine/evaluate_int.h"
+#include "engine/judge_host.h"
 #include "input/task.h"
 #include "protocol/job.h"
 #include "protocol/relay.h"
@@ -58,8 +59,16 @@ struct judged {
 	struct ee_stream judge;
 	struct ee_relay relay;
 	struct ee_sandbox *cand_sb, *judge_sb;
-	int cand_done, judge_done; /* on_done came */
-	int end_sent;              /* {"end":true} went to the candidate */
+	int cand_done, judge_done; /* on_done came; the judge's: or its side is over (judge_over) */
+	/* The judge: a long-lived one (judge_host.h; its sandbox is judge_sb),
+	 * NULL once given back or when it is one of its own (judge_sb then
+	 * owned). What its side came to, scalars only, in judge_out once over. */
+	struct ee_judge_host *host;
+	struct ee_sandbox_outcome judge_out;
+	int judge_gate_closed; /* the candidate ended first: the judge reads EOF */
+	int judge_reusable;    /* its done said reuse and its gate stayed open */
+	double judge_taken_ms;
+	int end_sent; /* {"end":true} went to the candidate */
 	char *judge_job;
 	size_t judge_job_len;
 	/* The judge's task: the task's judge-kind tests only (shallow copies,
@@ -151,6 +160,39 @@ static void send_end(struct judged *j)
 	j->end_sent = 1;
 }
 
+static void both_done(struct judged *j);
+
+/* The judge's side is over: what it came to, without the buffers of its
+ * sandbox (a long-lived one goes on, or is freed, without this pair). */
+static void judge_over(struct judged *j, const struct ee_sandbox_outcome *o)
+{
+	struct ee_sandbox_outcome *to = &j->judge_out;
+
+	to->setup_failed = o->setup_failed;
+	to->setup_err = o->setup_err;
+	to->have_status = o->have_status;
+	to->status = o->status;
+	to->end = o->end;
+	to->interrupted = o->interrupted;
+	to->worker_lost = o->worker_lost;
+	to->wall_ms = o->wall_ms;
+	to->cpu_ms = o->cpu_ms;
+	to->maxrss_kb = o->maxrss_kb;
+	j->judge_done = 1;
+}
+
+/* The judge back to the engine (long-lived), or its sandbox freed. */
+static void release_judge(struct judged *j)
+{
+	if (j->host)
+		ee_judge_host_give_back(ee_engine_judges(j->ev->eng), j->host, j->judge_reusable,
+		                        j->judge_out.cpu_ms);
+	else if (j->judge_sb)
+		ee_sandbox_free(j->judge_sb);
+	j->host = NULL;
+	j->judge_sb = NULL;
+}
+
 /* Both streams' relayed events: checked (relay.c), then forwarded. A
  * message that breaks a rule is its sender's protocol violation. */
 static void relay(void *ctx, const char *kind, const json_t *ev)
@@ -209,7 +251,17 @@ static void judge_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t
 	}
 	if (s->wire.violation)
 		kill_both(j);
-	else if (ee_stream_done(s))
+	else if (ee_stream_done(s) && j->host && s->judge_reuse && !j->judge_gate_closed && !j->judge_done) {
+		/* A long-lived judge that goes on: its side is over now. */
+		struct ee_sandbox_outcome o = { .end = EE_END_RAN, .maxrss_kb = -1 };
+		o.cpu_ms = s->judge_cpu_ms;
+		o.wall_ms = s->now_ms - j->judge_taken_ms;
+		judge_over(j, &o);
+		j->judge_reusable = 1;
+		send_end(j);
+		if (j->cand_done)
+			both_done(j);
+	} else if (ee_stream_done(s))
 		send_end(j);
 }
 
@@ -222,8 +274,7 @@ static void free_judged(struct judged *j)
 	free(j->judge_job);
 	if (j->cand_sb)
 		ee_sandbox_free(j->cand_sb);
-	if (j->judge_sb)
-		ee_sandbox_free(j->judge_sb);
+	release_judge(j);
 	free(j);
 }
 
@@ -233,8 +284,7 @@ static void free_judged(struct judged *j)
 static int rerun_inline(struct judged *j, struct ee_err *err)
 {
 	struct ee_eval *ev = j->ev;
-	const struct ee_sandbox_outcome *co = ee_sandbox_outcome(j->cand_sb),
-	                                *jo = ee_sandbox_outcome(j->judge_sb);
+	const struct ee_sandbox_outcome *co = ee_sandbox_outcome(j->cand_sb), *jo = &j->judge_out;
 
 	ev->judged = calloc(ev->task->n_tests, sizeof(*ev->judged));
 	for (size_t k = 0; ev->judged && k < j->view.n_tests; k++) {
@@ -331,7 +381,7 @@ static void merge(struct judged *j, struct ee_sandbox_outcome *out)
 	/* Both had to finish: a judge cut short is no verdict. */
 	if (!ee_stream_done(js) && ee_stream_done(s) && s->phases.import.state == EE_PH_OK)
 		s->at = EE_AT_TESTS;
-	const struct ee_sandbox_outcome *jo = ee_sandbox_outcome(j->judge_sb);
+	const struct ee_sandbox_outcome *jo = &j->judge_out;
 	if (jo->end == EE_END_TIMEOUT && out->end == EE_END_RAN)
 		out->end = EE_END_TIMEOUT; /* the run's clock covers both */
 	out->cpu_ms += jo->cpu_ms > 0 ? jo->cpu_ms : 0;
@@ -353,9 +403,9 @@ static int finished_cleanly(const struct judged *j, const struct ee_sandbox_outc
 {
 	const struct ee_stream *s = &j->ev->stream, *js = &j->judge;
 
-	if (out->end != EE_END_RAN || ee_sandbox_outcome(j->judge_sb)->end != EE_END_RAN ||
-	    !ee_stream_done(s) || !ee_stream_done(js) || s->phases.import.state != EE_PH_OK ||
-	    s->wire.violation || js->wire.violation)
+	if (out->end != EE_END_RAN || j->judge_out.end != EE_END_RAN || !ee_stream_done(s) ||
+	    !ee_stream_done(js) || s->phases.import.state != EE_PH_OK || s->wire.violation ||
+	    js->wire.violation)
 		return 0;
 	for (size_t k = 0; k < j->view.n_tests; k++)
 		if (js->tests.results[k].state == EE_T_NOT_RUN)
@@ -434,8 +484,7 @@ void ee_judge_settle(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 {
 	struct judged *j = ev->pair;
 	const struct ee_task *task = ev->task;
-	const struct ee_sandbox_outcome *co = ee_sandbox_outcome(j->cand_sb),
-	                                *jo = ee_sandbox_outcome(j->judge_sb);
+	const struct ee_sandbox_outcome *co = ee_sandbox_outcome(j->cand_sb), *jo = &j->judge_out;
 	double pair_cpu_ms = (co->cpu_ms > 0 ? co->cpu_ms : 0) + (jo->cpu_ms > 0 ? jo->cpu_ms : 0);
 	int public_failed = 0;
 
@@ -491,7 +540,8 @@ static void both_done(struct judged *j)
 		ee_eval_free(ev);
 		return;
 	}
-	const struct ee_sandbox_outcome *jo = ee_sandbox_outcome(j->judge_sb);
+	release_judge(j); /* a long-lived one judges the next evaluation meanwhile */
+	const struct ee_sandbox_outcome *jo = &j->judge_out;
 	if (worker_lost(j, &out, jo)) {
 		free_judged(j);
 		if (retry_both(ev, &err) == 0)
@@ -535,8 +585,10 @@ static void cand_done(void *ctx, struct ee_sandbox *sb)
 	 * Any other end: no more replies, a pending call reads EOF. */
 	if (!j->judge_done && j->judge_sb && ee_sandbox_outcome(sb)->end == EE_END_TIMEOUT)
 		ee_sandbox_kill(j->judge_sb);
-	else if (!j->judge_done && j->judge_sb)
+	else if (!j->judge_done && j->judge_sb) {
 		ee_sandbox_gate(j->judge_sb, "", 0, 1);
+		j->judge_gate_closed = 1;
+	}
 	if (j->judge_done)
 		both_done(j);
 }
@@ -544,8 +596,15 @@ static void cand_done(void *ctx, struct ee_sandbox *sb)
 static void judge_done(void *ctx, struct ee_sandbox *sb)
 {
 	struct judged *j = ctx;
-	(void)sb;
-	j->judge_done = 1;
+
+	if (j->judge_done)
+		return; /* its side was over (judge_result): the host frees it */
+	struct ee_sandbox_outcome o = *ee_sandbox_outcome(sb);
+	if (j->host) /* its whole life's CPU: this evaluation's is the rest */
+		o.cpu_ms = o.cpu_ms > ee_judge_host_cpu_before(j->host)
+		                   ? o.cpu_ms - ee_judge_host_cpu_before(j->host)
+		                   : 0;
+	judge_over(j, &o);
 	send_end(j); /* no more calls: the candidate ends */
 	if (j->cand_done)
 		both_done(j);
@@ -567,6 +626,26 @@ static int start_one(struct ee_eval *ev, const char *job, size_t len, const stru
 	if (ee_engine_sandbox_config(ev->eng, &cfg, err) < 0)
 		return -1;
 	return ee_sandbox_start(ee_engine_loop(ev->eng), &cfg, ops, ctx, ret, err);
+}
+
+/* The judge: a long-lived one natively (judge_host.h), else one of its own. */
+static int start_judge(struct ee_eval *ev, struct judged *j)
+{
+	if (ee_engine_backend(ev->eng))
+		return start_one(ev, j->judge_job, j->judge_job_len, &judge_ops, j, &j->judge_sb,
+		                 &j->start_err);
+	struct ee_sandbox_config cfg = {
+		.limits = &ev->limits,
+		.keep_output = 0,
+		.drain_output = 1, /* what test code prints never ends the judge */
+	};
+	if (ee_engine_sandbox_config(ev->eng, &cfg, &j->start_err) < 0 ||
+	    ee_judge_host_take(ee_engine_judges(ev->eng), ee_engine_loop(ev->eng), &cfg,
+	                       ev->limits.timeout_s * 1e3, j->judge_job, j->judge_job_len, &judge_ops, j,
+	                       &j->host, &j->start_err) < 0)
+		return -1;
+	j->judge_sb = ee_judge_host_sandbox(j->host);
+	return 0;
 }
 
 int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
@@ -611,7 +690,8 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
 		return -1;
 	}
 	ev->attempts++;
-	if (start_one(ev, j->judge_job, j->judge_job_len, &judge_ops, j, &j->judge_sb, &j->start_err) < 0) {
+	j->judge_taken_ms = monotonic_ms();
+	if (start_judge(ev, j) < 0) {
 		j->judge_sb = NULL;
 		/* The candidate runs alone until its kill: its on_done ends it,
 		 * the record a sandbox error. */

@@ -263,7 +263,9 @@ static void on_worker(struct ee_sandbox *sb)
 /* Off the loop's jobs, to its owner: on_done may free sb. */
 static void hand_over(struct ee_sandbox *sb)
 {
-	ee_loop_leave(sb->loop, &sb->job);
+	if (!sb->parked)
+		ee_loop_leave(sb->loop, &sb->job);
+	sb->parked = 1;
 	if (sb->ops->on_done)
 		sb->ops->on_done(sb->ctx, sb);
 }
@@ -626,6 +628,28 @@ void ee_sandbox_extend(struct ee_sandbox *sb, double ms)
 	its.it_value.tv_sec = (time_t)(ns / 1000000000LL);
 	its.it_value.tv_nsec = (long)(ns % 1000000000LL);
 	timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
+}
+
+void ee_sandbox_rearm(struct ee_sandbox *sb, double ms)
+{
+	if (sb->starting || sb->killing || sb->reaped || sb->out.end != EE_END_RAN || sb->fd[W_TIMER] < 0)
+		return;
+	long long ns = ms > 0 ? (long long)(ms * 1e6) : 0;
+	struct itimerspec its = { { 0, 0 }, { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) } };
+	if (ms > 0 && ns == 0)
+		its.it_value.tv_nsec = 1;
+	timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
+}
+
+void ee_sandbox_park(struct ee_sandbox *sb, int parked)
+{
+	if (sb->done || !sb->parked == !parked)
+		return;
+	sb->parked = parked;
+	if (parked)
+		ee_loop_leave(sb->loop, &sb->job);
+	else
+		ee_loop_join(sb->loop, &sb->job);
 }
 
 int ee_sandbox_gate(struct ee_sandbox *sb, const char *p, size_t n, int last)

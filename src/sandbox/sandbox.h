@@ -119,6 +119,16 @@ int ee_sandbox_gate(struct ee_sandbox *sb, const char *p, size_t n, int last);
  * now); nothing once the clock ran out or the sandbox is dying. */
 void ee_sandbox_extend(struct ee_sandbox *sb, double ms);
 
+/* For a sandbox that serves one evaluation after another (the long-lived
+ * judge, evaluate_judge.c): sets the wall clock to ms from now, or stops
+ * it (ms <= 0); nothing while it starts, dies or has timed out. */
+void ee_sandbox_rearm(struct ee_sandbox *sb, double ms);
+
+/* Parked, a running sandbox is no job of its loop: ee_loop_run returns
+ * without waiting for it and an interruption does not reach it (its owner
+ * kills it); its fds stay watched, so its end still comes to on_done. */
+void ee_sandbox_park(struct ee_sandbox *sb, int parked);
+
 /* Ends the sandbox now (e.g. a protocol violation); outcome.end says killed
  * unless another cause came first. */
 void ee_sandbox_kill(struct ee_sandbox *sb);

@@ -49,6 +49,7 @@ struct ee_sandbox {
 	int killing;     /* warm: killed, waiting for the worker's DONE */
 	int worker_hung; /* warm: no DONE within the grace period */
 	int done;
+	int parked;             /* off the loop's jobs while it waits for work (ee_sandbox_park) */
 	int settling;           /* ended; waiting for pinned memory to be released */
 	int kicks;              /* times the unix garbage collector was scheduled */
 	unsigned long notified; /* refused calls answered (notify.h) */

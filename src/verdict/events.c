@@ -695,6 +695,13 @@ static int on_event(struct ee_stream *s, const char *payload, size_t len)
 	else if (strcmp(kind, "done") == 0) {
 		s->at = EE_AT_DONE;
 		settle_unreported(s);
+		if (s->relay.role == EE_STREAM_JUDGE) {
+			json_t *cpu = json_object_get(ev, "cpu_ms");
+			s->judge_cpu_ms = json_is_number(cpu) && json_number_value(cpu) >= 0
+			                          ? json_number_value(cpu)
+			                          : 0;
+			s->judge_reuse = json_is_true(json_object_get(ev, "reuse"));
+		}
 	} else
 		violate(s, "unknown event");
 	s->wire.next_seq++;

@@ -133,6 +133,10 @@ struct ee_stream {
 	struct ee_stream_tests tests;
 	struct ee_stream_gate gate;
 	struct ee_stream_relay relay;
+	/* A long-lived judge's "done" (role judge): its CPU for this
+	 * evaluation, and whether it judges another (evaluate_judge.c). */
+	double judge_cpu_ms;
+	int judge_reuse;
 };
 
 /* Prepares a stream for task; nonce is the job's. */

@@ -628,3 +628,85 @@ def test_a_lost_worker_reruns_both_sides(tmp_path, side):
         assert report_lines(r, "RAN") == [str(r["sample"])], r["stdout"]
     assert all_workers() == []
     assert wait_no_own_cgroups(e.p.pid) == []
+
+
+# ---------------------------------------------------------------------------
+# The long-lived judge (src/engine/judge_host.c; docs/protocol.md, "The
+# long-lived judge"): one judge per slot judges one evaluation after
+# another, each in a fresh namespace; whatever an evaluation's test code
+# could leave behind that the judge can see ends that judge after it, so
+# the next evaluation gets a fresh one. Each case leaves one thing in the
+# judge ("write", whose own check proves the probe can fail), then two
+# evaluations on the same slot must see nothing of it ("read").
+
+LEFT_IN_THE_JUDGE = {
+    "module_global": ("import json\njson.EE_LEAK = 1\n", "import json\nseen = hasattr(json, 'EE_LEAK')\n"),
+    "builtins": ("import builtins\nbuiltins.EE_LEAK = 1\n", "import builtins\nseen = hasattr(builtins, 'EE_LEAK')\n"),
+    "rebound_builtin": ("import builtins\nbuiltins.len = lambda x: 0\n", "seen = len([1]) != 1\n"),
+    "sys_modules": ("import json, sys\nsys.modules['ee_leak'] = json\n", "import sys\nseen = 'ee_leak' in sys.modules\n"),
+    "sys_path": ("import sys\nsys.path.append('/ee-leak')\n", "import sys\nseen = '/ee-leak' in sys.path\n"),
+    "tmp_file": ("open('/tmp/ee-leak', 'w').close()\n", "import os\nseen = os.path.exists('/tmp/ee-leak')\n"),
+    "cwd": ("import os\nos.chdir('/')\n", "import os\nseen = os.getcwd() != '/tmp'\n"),
+    "signal_handler": ("import signal\nsignal.signal(signal.SIGUSR1, lambda *a: None)\n",
+                       "import signal\nseen = signal.getsignal(signal.SIGUSR1) is not signal.SIG_DFL\n"),
+    "thread": ("import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n",
+               "import threading\nseen = threading.active_count() > 1\n"),
+    "recursion_limit": ("import sys\nsys.setrecursionlimit(123)\n", "import sys\nseen = sys.getrecursionlimit() == 123\n"),
+}
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest.mark.parametrize("what", sorted(LEFT_IN_THE_JUDGE))
+def test_what_an_evaluation_leaves_in_the_judge_never_reaches_the_next(tmp_path, isolation, what):
+    leave, probe = LEFT_IN_THE_JUDGE[what]
+    tasks = write_rows(tmp_path / "tasks.jsonl", [
+        {"task_id": "left/write", "tests": [{"kind": "program", "code": leave + probe + "assert seen\n"}]},
+        {"task_id": "left/read", "tests": [{"kind": "program", "code": probe + "assert not seen\n"}]}])
+    order = ["write", "read", "read"]
+    samples = write_rows(tmp_path / "samples.jsonl",
+                         [{"task_id": "left/" + n, "code": ADD_OK} for n in order])
+    recs = eval_records(tmp_path, tasks, samples, ["--judge", "separate", "--isolation", isolation, "-j", "1"],
+                        isolation)
+    got = [(r["task_id"], r["status"], [t["judged_by"] for t in r["tests"]]) for r in recs]
+    assert got == [("left/" + n, "pass", ["judge"]) for n in order], recs
+
+
+def test_the_judge_is_kept_from_one_evaluation_to_the_next(tmp_path):
+    """The evidence that one judge judged all three (and the one thing it
+    keeps, docs/threat-model.md): test code that changes a module's state
+    in place (here a list of the json module) is seen by the next
+    evaluation on that slot. No honest benchmark's test does this."""
+    probe = "import json\nseen = json.__all__.count('ee-probe')\njson.__all__.append('ee-probe')\nassert seen == 0, seen\n"
+    tasks = write_rows(tmp_path / "tasks.jsonl", [{"task_id": "kept/probe",
+                                                   "tests": [{"kind": "program", "code": probe}]}])
+    samples = write_rows(tmp_path / "samples.jsonl", [{"task_id": "kept/probe", "code": ADD_OK}] * 3)
+    for isolation in ISOLATIONS:
+        recs = eval_records(tmp_path, tasks, samples, ["--judge", "separate", "--isolation", isolation, "-j", "1"],
+                            isolation)
+        assert [r["status"] for r in recs] == ["pass", "assertion_fail", "assertion_fail"], recs
+        assert recs[2]["tests"][0]["message"].startswith("AssertionError: 2"), recs[2]
+
+
+def test_an_attack_leaves_nothing_for_the_next_candidate(tmp_path):
+    """-j 1, one slot: each channel attack, then an honest candidate and a
+    wrong one; the attack gets its verdict as when run alone, the two after
+    it theirs, whatever the attack did to its judge's channel."""
+    task = {"task_id": "after/add", "tests": [{"kind": "assert", "code": a} for a in ASSERTS]}
+    tasks = write_rows(tmp_path / "tasks.jsonl", [task])
+    names = sorted(ATTACKS)
+    rows = []
+    for name in names:
+        rows += [{"task_id": "after/add", "code": ATTACKS[name][0]}, {"task_id": "after/add", "code": ADD_OK},
+                 {"task_id": "after/add", "code": ADD_WRONG}]
+    samples = write_rows(tmp_path / "samples.jsonl", rows)
+    for isolation in ISOLATIONS:
+        recs = eval_records(tmp_path, tasks, samples, ["--judge", "separate", "--isolation", isolation, "-j", "1",
+                                                       "--timeout", "5"], isolation)
+        assert len(recs) == 3 * len(names)
+        for k, name in enumerate(names):
+            attack, honest, wrong = recs[3 * k:3 * k + 3]
+            assert attack["status"] == ATTACKS[name][1], (name, attack)
+            assert honest["status"] == "pass" and honest["score"] == 1.0, (name, honest)
+            assert wrong["status"] == "assertion_fail", (name, wrong)
+            assert wrong["detail"] == ("test 0 failed: AssertionError: expected 3, got 0 "
+                                       "(line 1: assert add(1, 2) == 3)"), (name, wrong)

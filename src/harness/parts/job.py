@@ -191,9 +191,10 @@ def _parse_job(job_bytes):
 
 
 def _role(job):
-    """inline (tests run here), serve (the candidate answers calls) or judge."""
+    """inline (tests run here), serve (the candidate answers calls), judge,
+    or judges (a long-lived judge: judge jobs follow on the gate)."""
     role = _field(job, "role", str, "inline")
-    if role not in ("inline", "serve", "judge"):
+    if role not in ("inline", "serve", "judge", "judges"):
         raise _HarnessError("job: bad role %r" % role)
     return role
 

@@ -324,6 +324,7 @@ def _explained(source, filename):
 
 def _judge_test(test, ctx, state):
     """(event, go on) for one test, judged here."""
+    _mark_new_modules()  # what the harness loaded for it (a long-lived judge)
     if test["kind"] == "unittest":
         event, _ = _run_unittest(test, ctx)
     else:
@@ -348,10 +349,11 @@ def _judge_test(test, ctx, state):
 
 def _judge_run(emit, job, fds):
     """The judge's run: the candidate's names (relayed from its serving
-    event), the setup, then each test; the gate for hidden ones as inline."""
+    event), the setup, then each test; the gate for hidden ones as inline.
+    Returns its channel's state (None when the candidate never served)."""
     first = _wire_read(fds[1])
     if first is None:
-        return  # the candidate never served (syntax, import): nothing to judge
+        return None  # the candidate never served (syntax, import): nothing to judge
     names = first.get("names")
     if type(names) is not list or [n for n in names if type(n) is not str]:
         raise _HarnessError("judge: bad names")
@@ -378,17 +380,18 @@ def _judge_run(emit, job, fds):
                 event = _test_event(test, "fallback")
                 event["message"] = _message("setup: " + _error_fields(exc, ctx.policy)["message"])
                 emit(event)
-            return
+            return state
     if not _judge_tests(emit, tests, ctx, state):
-        return
+        return state
     hidden = [t for t in job["tests"] if t["hidden"]]
     if job["gate"] and (hidden or job["hidden_kinds"]):
         emit({"ev": "gate"})
         more = _read_hidden(fds[1])
         if more is None:
-            return
+            return state
         hidden += more
     _judge_tests(emit, hidden, ctx, state)
+    return state
 
 
 def _judge_modules(ctx, modules):
@@ -452,3 +455,160 @@ def _test_names(code, bound):
         elif type(node) in (ast.Global, ast.Nonlocal):
             names.update(node.names)
     return names
+
+
+# The long-lived judge (job role "judges"; docs/protocol.md, "The
+# long-lived judge"): one sandbox per slot that judges one evaluation after
+# another, so that an evaluation pays for no judge's start.  Each
+# evaluation is a role "judge" job the supervisor sends on the gate fd as a
+# netstring, with a nonce of its own: its events are a stream of their own,
+# hello to done, in a fresh namespace.  Only test code and canonical values
+# ever run or land here, never the candidate's code; still, anything an
+# evaluation could leave behind for the next (a thread, a timer, a signal
+# handler, a rebound builtin, sys attribute or module name, a module put in
+# sys.modules, a file in /tmp or the working directory, another working
+# directory) or a channel that failed (a reply that did not decode) ends the judge
+# after that evaluation's "done", which says so ("reuse": false), as does
+# the gate's EOF (the supervisor closes it when the candidate ended first).
+
+_MAX_JOB_FRAME = 1 << 28
+_JUDGE_REUSE_MAX = 200  # evaluations per judge: what the heap keeps stays bounded
+
+
+def _read_netstring(fd, cap):
+    """One netstring's payload from fd; None at EOF before its first byte."""
+    digits = b""
+    while True:
+        byte = _read(fd, 1)
+        if not byte:
+            if digits:
+                raise _HarnessError("the gate closed in a job frame")
+            return None
+        if byte == b":":
+            break
+        if not b"0" <= byte <= b"9" or len(digits) >= 12 or digits == b"0":
+            raise _HarnessError("bad job frame")
+        digits += byte
+    if not digits or int(digits) > cap:
+        raise _HarnessError("bad job frame")
+    payload = _read_exactly(fd, int(digits) + 1)
+    if payload[-1:] != b",":
+        raise _HarnessError("bad job frame")
+    return payload[:-1]
+
+
+def _listing(path):
+    try:
+        return sorted(_posix.listdir(path))
+    except OSError:
+        return None
+
+
+def _process_state():
+    """What an evaluation's test code could change that outlives its
+    namespace, as comparable values (each object by identity)."""
+    signals = tuple(_signal.getsignal(n) for n in range(1, _signal.NSIG) if n not in (9, 19))
+    thread = _modules.get("_thread")
+    return (tuple(map(id, _builtins.__dict__.values())), tuple(_builtins.__dict__),
+            tuple(map(id, _sys.__dict__.values())), tuple(_sys.path), _sys.getrecursionlimit(),
+            _get_int_digits(), _posix.getcwd(), _listing(_posix.getcwd()), _listing("/tmp"),
+            _signal.getitimer(_signal.ITIMER_REAL),
+            _signal.getitimer(_signal.ITIMER_VIRTUAL), _signal.getitimer(_signal.ITIMER_PROF),
+            tuple(map(id, signals)), thread._count() if thread is not None else 0)
+
+
+def _module_mark(module):
+    names = getattr(module, "__dict__", None)
+    if type(names) is not dict:
+        return None
+    return (id(module), len(names), hash(tuple(map(id, dict.values(names)))))
+
+
+def _module_name(obj, attr):
+    name = getattr(obj, attr, None)
+    return name if type(name) is str else None
+
+
+# A long-lived judge marks each module as it is loaded (name -> its object
+# and what its names are bound to, by identity): at import, by the test's
+# import statements (builtins.__import__, _marking_import), and before each
+# test, for what the harness loaded. At the end of an evaluation every
+# module must still have its mark, and none may be unmarked: a test that
+# rebinds a module's name (math.pi = 3, json.loads = f), removes a module,
+# or puts an object of its own in sys.modules, ends the judge. A mutation
+# in place (a list appended to, a class attribute set) changes no mark:
+# docs/threat-model.md says what that leaves.
+_judge_marks = None
+
+
+def _mark_new_modules(any_name=False):
+    marks = _judge_marks
+    if marks is None or _dict_len(_modules) == _dict_len(marks):
+        return
+    for name, module in list(dict.items(_modules)):
+        # Under its own name or its spec's (_collections_abc calls itself
+        # collections.abc): an import, not an object put there by a test.
+        # What the judge started with is as it is (os.path).
+        if name not in marks and (any_name or name in (_module_name(module, "__name__"),
+                                                       _module_name(getattr(module, "__spec__", None), "name"))):
+            marks[name] = _module_mark(module)
+
+
+_import_depth = [0]
+
+
+def _marking_import(name, globals=None, locals=None, fromlist=(), level=0):
+    # Marked when the outermost import returns: an inner one returns while
+    # the modules that asked for it are still being initialised.
+    _import_depth[0] += 1
+    try:
+        module = _real_import(name, globals, locals, fromlist, level)
+    finally:
+        _import_depth[0] -= 1
+    if _import_depth[0] == 0:
+        _mark_new_modules()
+    return module
+
+
+def _modules_kept():
+    """Whether every module is loaded, and bound, as it was marked."""
+    marks = _judge_marks
+    if _dict_len(marks) != _dict_len(_modules):
+        return False
+    for name, module in list(dict.items(_modules)):
+        if name not in marks or marks[name] != _module_mark(module):
+            return False
+    return True
+
+
+def _judge_serve(fds):
+    """Role "judges": each job from the gate fd judged in turn, until EOF
+    or an evaluation after which the judge may not go on."""
+    global _judge_marks
+    import _ast  # noqa: F401  what compiling a test loads (_explained), before the marks
+    _builtins.__import__ = _marking_import
+    _judge_marks = {}
+    _mark_new_modules(any_name=True)
+    pristine = _process_state()
+    for served in range(1, _JUDGE_REUSE_MAX + 1):
+        job_bytes = _read_netstring(fds[1], _MAX_JOB_FRAME)
+        if job_bytes is None:
+            return
+        job = _parse_job(job_bytes)
+        del job_bytes
+        if job["role"] != "judge":
+            raise _HarnessError("judges: a job of role %r" % job["role"])
+        before = _posix.times()
+        emit = _event_writer(fds[0], job.pop("nonce"))
+        emit({"ev": "hello", "python": _PYTHON})
+        state = _judge_run(emit, job, fds)
+        del job
+        _flush_std()
+        after = _posix.times()
+        reuse = (served < _JUDGE_REUSE_MAX and state is not None and state.broken is None
+                 and state.ended is None and _process_state() == pristine)
+        reuse = reuse and _modules_kept()
+        emit({"ev": "done", "cpu_ms": round((after[0] + after[1] - before[0] - before[1]) * 1000, 3),
+              "reuse": reuse})
+        if not reuse:
+            return

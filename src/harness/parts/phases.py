@@ -237,6 +237,10 @@ def run_job(job_bytes, fds=(4, 5)):
     broken result channel); the caller reports it and exits 70."""
     job = _parse_job(job_bytes)
     del job_bytes
+    if job["role"] == "judges":  # the long-lived judge: its jobs come on the gate
+        _judge_serve(fds)
+        _flush_std()
+        _exit(0)
     emit = _event_writer(fds[0], job.pop("nonce"))
     emit({"ev": "hello", "python": _PYTHON})
     if job["role"] == "judge":  # --judge separate: no candidate code here
