@@ -1226,28 +1226,47 @@ def test_determined_tampering_cannot_forge_call_tests(run, name):
     assert_verdict(r, status, detail, score=0.0)
 
 
+# Aimed at assert and unittest tests, the same attacks forged a pass while
+# those tests ran in the candidate's interpreter (they do under --judge
+# inline, which keeps that); the default judge runs them in an interpreter
+# the candidate never touches (docs/protocol.md, "Separate judge").
+DETERMINED_ON_ASSERT = {
+    "frame_walk_swaps_runner": ("assertion_fail",
+                                "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)"),
+    "stolen_emit": ("error", "protocol violation: test event from the candidate's call server"),
+}
+
+
 @pytest.mark.parametrize("name", sorted(DETERMINED))
-@pytest.mark.xfail(strict=True, reason="KNOWN LIMITATION (DESIGN.md, trust boundaries): a candidate written "
-                   "against the harness reaches its frames (sys._getframe) and subverts in-process assert "
-                   "tests; the planned strict mode moves literal asserts to the supervisor")
 def test_determined_tampering_of_assert_tests(run, name):
     r = run(DETERMINED[name] + ADD_WRONG, asserts=ASSERTS)
-    assert r.record["status"] != "pass", r.record
+    status, detail = DETERMINED_ON_ASSERT[name]
+    assert_verdict(r, status, detail, score=0.0)
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN LIMITATION: unittest tests run in the candidate's interpreter; "
-                   "monkeypatching unittest.TestCase (a module the harness relies on) turns a failing "
-                   "unittest test into a pass")
+UNITTEST_PATCH_TASK = {"task_id": "ut/patch", "tests": [{"kind": "unittest", "code": dedent("""
+    import unittest
+    class T(unittest.TestCase):
+        def test_a(self):
+            self.assertEqual(add(1, 2), 3)
+    """)}]}
+UNITTEST_PATCH = "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n" + ADD_WRONG
+
+
 def test_patching_unittest_does_not_pass_a_unittest_test(run):
-    task = {"task_id": "ut/patch", "tests": [{"kind": "unittest", "code": dedent("""
-        import unittest
-        class T(unittest.TestCase):
-            def test_a(self):
-                self.assertEqual(add(1, 2), 3)
-        """)}]}
-    code = "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n" + ADD_WRONG
-    r = run(code, task=task)
+    r = run(UNITTEST_PATCH, task=UNITTEST_PATCH_TASK)
     assert r.record["status"] == "assertion_fail", r.record
+    assert [t["judged_by"] for t in r.record["tests"]] == ["judge"], r.record
+
+
+@pytest.mark.parametrize("name", sorted(DETERMINED))
+def test_inline_judging_is_still_forgeable(run, name):
+    """The known limitation --judge inline keeps (docs/threat-model.md): a
+    candidate written against the harness forges its assert tests' pass."""
+    r = run(DETERMINED[name] + ADD_WRONG, asserts=ASSERTS, args=["--judge", "inline"])
+    assert r.record["status"] == "pass", r.record
+    r = run(UNITTEST_PATCH, task=UNITTEST_PATCH_TASK, args=["--judge", "inline"])
+    assert r.record["status"] == "pass", r.record
 
 
 # ---------------------------------------------------------------------------
