@@ -710,3 +710,18 @@ def test_an_attack_leaves_nothing_for_the_next_candidate(tmp_path):
             assert wrong["status"] == "assertion_fail", (name, wrong)
             assert wrong["detail"] == ("test 0 failed: AssertionError: expected 3, got 0 "
                                        "(line 1: assert add(1, 2) == 3)"), (name, wrong)
+
+
+def test_a_test_using_a_candidates_value_falls_back(run, sep):
+    """A global of the candidate's module that is not a function (a
+    constant, an instance) has no value in the judge: a test that uses it
+    falls back and is judged inline (judged_by "sandbox"), with inline's
+    verdict, where it used to fail with a NameError; the others stay the
+    judge's."""
+    code = "LIMIT = 5\n" + ADD_OK
+    r = run(code, asserts=["assert LIMIT == 5", "assert add(LIMIT, 1) == 6", "assert add(1, 2) == 3"], args=sep)
+    assert verdict(r) == ("pass", None)
+    assert judged_by(r) == ["sandbox", "sandbox", "judge"]
+    r = run(code, asserts=["assert LIMIT == 6"], args=sep)
+    assert verdict(r) == ("assertion_fail", "test 0 failed: AssertionError (line 1: assert LIMIT == 6)")
+    assert judged_by(r) == ["sandbox"]
