@@ -69,7 +69,7 @@ struct judged {
 	int judge_reusable;    /* its done said reuse and its gate stayed open */
 	double judge_taken_ms;
 	int judge_ready; /* its hello for this evaluation came */
-	int end_sent; /* {"end":true} went to the candidate */
+	int end_sent;    /* {"end":true} went to the candidate */
 	char *judge_job;
 	size_t judge_job_len;
 	/* The judge's task: the task's judge-kind tests only (shallow copies,
