@@ -68,7 +68,8 @@ struct judged {
 	int judge_gate_closed; /* the candidate ended first: the judge reads EOF */
 	int judge_reusable;    /* its done said reuse and its gate stayed open */
 	double judge_taken_ms;
-	int end_sent; /* {"end":true} went to the candidate */
+	int judge_ready; /* its hello for this evaluation came */
+	int end_sent;    /* {"end":true} went to the candidate */
 	char *judge_job;
 	size_t judge_job_len;
 	/* The judge's task: the task's judge-kind tests only (shallow copies,
@@ -248,6 +249,15 @@ static void judge_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t
 		} else
 			ee_sandbox_gate(sb, &byte, 1, 0);
 		s->tests.clock_ms = monotonic_ms();
+	}
+	/* The judge is ready. The run's clock covers both sides, but not a
+	 * judge's start (a new one: its worker's warm-up, a cold interpreter),
+	 * during which the candidate, started, can only wait: it gets that
+	 * time back (from the launch: its own start's few ms too). */
+	if (!j->judge_ready && s->at != EE_AT_HELLO) {
+		j->judge_ready = 1;
+		if (!j->cand_done)
+			ee_sandbox_extend(j->cand_sb, s->now_ms - j->judge_taken_ms);
 	}
 	if (s->wire.violation)
 		kill_both(j);

@@ -171,10 +171,18 @@ int ee_relay_names(struct ee_relay *r, const json_t *ev, char **ret_frame, size_
 		    !short_string(json_array_get(pair, 0), MAX_TEXT) ||
 		    !short_string(json_array_get(pair, 1), MAX_TEXT))
 			return bad(err, "serving: bad modules");
+	/* The other globals, named only: a test that uses one falls back. */
+	const json_t *values = json_object_get(ev, "values");
+	if (values && (!json_is_array(values) || json_array_size(values) > EE_RELAY_MAX_NAMES))
+		return bad(err, "serving: bad values");
+	json_array_foreach (values, i, name)
+		if (!short_string(name, MAX_TEXT))
+			return bad(err, "serving: bad values");
 	r->names_sent = 1;
-	json_t *empty = modules ? NULL : json_array();
-	json_t *out = json_pack("{s:O, s:O}", "names", names, "modules", modules ? modules : empty);
-	json_decref(empty);
+	json_t *none = json_array();
+	json_t *out = json_pack("{s:O, s:O, s:O}", "names", names, "modules", modules ? modules : none,
+	                        "values", values ? values : none);
+	json_decref(none);
 	return frame_of(out, ret_frame, ret_len, err);
 }
 

@@ -710,3 +710,34 @@ def test_an_attack_leaves_nothing_for_the_next_candidate(tmp_path):
             assert wrong["status"] == "assertion_fail", (name, wrong)
             assert wrong["detail"] == ("test 0 failed: AssertionError: expected 3, got 0 "
                                        "(line 1: assert add(1, 2) == 3)"), (name, wrong)
+
+
+def test_a_test_using_a_candidates_value_falls_back(run, sep):
+    """A global of the candidate's module that is not a function (a
+    constant, an instance) has no value in the judge: a test that uses it
+    falls back and is judged inline (judged_by "sandbox"), with inline's
+    verdict, where it used to fail with a NameError; the others stay the
+    judge's."""
+    code = "LIMIT = 5\n" + ADD_OK
+    r = run(code, asserts=["assert LIMIT == 5", "assert add(LIMIT, 1) == 6", "assert add(1, 2) == 3"], args=sep)
+    assert verdict(r) == ("pass", None)
+    assert judged_by(r) == ["sandbox", "sandbox", "judge"]
+    r = run(code, asserts=["assert LIMIT == 6"], args=sep)
+    assert verdict(r) == ("assertion_fail", "test 0 failed: AssertionError (line 1: assert LIMIT == 6)")
+    assert judged_by(r) == ["sandbox"]
+
+
+SLOW_ADD = "import time\ndef add(a, b):\n    time.sleep(1.0)\n    return a + b\n"
+
+
+def test_a_judge_starting_slowly_costs_the_candidate_none_of_its_clock(run):
+    """Warm, the judge's worker (the slot's second) takes 2 s to warm up
+    (EXECEVAL_TEST_WORKER_DELAY_MS, for the tests only): the candidate,
+    started first, can only wait for it. Its clock gets that wait back
+    when the judge says hello, so a call taking 1 s of its 2.5 s passes
+    (it timed out before: 2 s of waiting and the call's 1 s)."""
+    r = run(SLOW_ADD, asserts=["assert add(1, 2) == 3"],
+            args=["--judge", "separate", "--isolation", "warm", "--timeout", "2.5"],
+            env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,2000"})
+    assert verdict(r) == ("pass", None), r.record
+    assert r.record["resources"]["wall_ms"] > 2000, r.record["resources"]

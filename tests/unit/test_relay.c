@@ -110,7 +110,7 @@ Test(relay, a_call_and_its_reply_in_turn)
 	        "a call before serving");
 	char *f = step(ee_relay_names, &r, "{'ev':'serving','names':['add'],'seq':4,'nonce':'n'}", &err);
 	cr_assert_not_null(f, "%s", err.msg);
-	cr_expect_str_eq(f, "30:{\"names\":[\"add\"],\"modules\":[]},");
+	cr_expect_str_eq(f, "42:{\"names\":[\"add\"],\"modules\":[],\"values\":[]},");
 	free(f);
 	cr_expect_null(step(ee_relay_names, &r, "{'ev':'serving','names':[]}", &err), "served twice");
 	cr_expect_null(
@@ -159,12 +159,18 @@ Test(relay, serving_names_modules)
 	struct ee_relay r;
 	struct ee_err err = { 0 };
 	ee_relay_init(&r);
-	char *f = step(ee_relay_names, &r, "{'ev':'serving','names':['f'],'modules':[['np','numpy']],'x':1}",
+	char *f = step(ee_relay_names, &r,
+	               "{'ev':'serving','names':['f'],'modules':[['np','numpy']],'values':['LIMIT'],'x':1}",
 	               &err);
 	cr_assert_not_null(f, "%s", err.msg);
-	cr_expect(strstr(f, "\"modules\":[[\"np\",\"numpy\"]]") && !strstr(f, "\"x\""), "%s", f);
+	cr_expect(strstr(f, "\"modules\":[[\"np\",\"numpy\"]]") && strstr(f, "\"values\":[\"LIMIT\"]") &&
+	                  !strstr(f, "\"x\""),
+	          "%s", f);
 	free(f);
 	static const char *const bad_modules[] = {
+		"{'ev':'serving','names':[],'values':{}}",
+		"{'ev':'serving','names':[],'values':[1]}",
+		"{'ev':'serving','names':[],'values':['']}",
 		"{'ev':'serving','names':[],'modules':{}}",
 		"{'ev':'serving','names':[],'modules':[['np']]}",
 		"{'ev':'serving','names':[],'modules':[['np','']]}",

@@ -160,6 +160,18 @@ def _candidate_names(ctx):
     return names
 
 
+def _candidate_values(ctx):
+    """The other globals of the candidate's module (constants, instances):
+    named only; the judge binds each to a marker whose use makes the test
+    fall back (judge.py _Value), never to the value."""
+    names = []
+    for name, value in list(dict.items(ctx.globals)):
+        if type(name) is str and not str.startswith(name, "__") and not callable(value) \
+                and type(value) is not _ModuleType and len(names) < _MAX_NAMES:
+            names.append(name)
+    return names
+
+
 def _candidate_modules(ctx):
     """[[global name, module name]] of the modules the candidate's module
     holds (import sys; import numpy as np): the judge imports each itself,
@@ -289,7 +301,8 @@ def _serve_calls(emit, ctx, fd):
     """The candidate's side after import: the names, then one reply per call
     until {"end": true} or EOF.  A call that tries to end the interpreter
     ends the run (its reply says exit), as such a test does inline."""
-    emit({"ev": "serving", "names": _candidate_names(ctx), "modules": _candidate_modules(ctx)})
+    emit({"ev": "serving", "names": _candidate_names(ctx), "modules": _candidate_modules(ctx),
+          "values": _candidate_values(ctx)})
     handles = []
     while True:
         call = _wire_read(fd)

@@ -190,6 +190,35 @@ class _Remote:
         return "<remote %s>" % self.type_name
 
 
+class _Value:
+    """A global of the candidate's module that is not a function (a
+    constant, an instance): the judge holds no value for it, so whatever a
+    test does with it makes the test fall back, judged in the candidate's
+    process (as a remote object's operations do)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        object.__setattr__(self, "name", name)
+
+    def _refuse(self, *args, **kwargs):
+        raise _Fallback("the candidate's global %s is a value, not a function" % object.__getattribute__(self, "name"))
+
+    def __getattribute__(self, name):
+        raise _Fallback("the candidate's global %s is a value, not a function"
+                        % object.__getattribute__(self, "name"))
+
+
+for _op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__hash__", "__len__",
+            "__iter__", "__getitem__", "__setitem__", "__contains__", "__call__", "__repr__", "__str__",
+            "__format__", "__int__", "__float__", "__index__", "__abs__", "__neg__", "__pos__", "__invert__",
+            "__setattr__", "__delattr__", "__reversed__", "__round__", "__complex__")  + tuple(
+        "__%s%s__" % (r, op) for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or",
+                                        "xor", "lshift", "rshift", "matmul", "divmod") for r in ("", "r", "i")):
+    setattr(_Value, _op, _Value._refuse)
+del _op
+
+
 class _RemoteMethod:
     """obj.m of a remote obj whose m is callable: calling it is one call,
     which reads m again in the candidate's process at that time; anything
@@ -367,6 +396,11 @@ def _judge_run(emit, job, fds):
     ctx.unittest = _UnittestKit() if "unittest" in kinds else None
     for name in names:
         ctx.globals[name] = _Stub(state, name)
+    values = first.get("values", [])
+    if type(values) is not list or [n for n in values if type(n) is not str]:
+        raise _HarnessError("judge: bad values")
+    for name in values:
+        ctx.globals[name] = _Value(name)
     ctx.globals[_EXPLAIN] = _explain
     _judge_modules(ctx, first.get("modules"))
     tests = [t for t in job["tests"] if not t["hidden"]]
