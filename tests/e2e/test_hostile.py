@@ -1040,9 +1040,33 @@ def gate_params():
 
 
 @pytest.mark.parametrize("name", gate_params())
-def test_hidden_tests_cannot_be_skipped_by_the_candidate(run, name):
+def test_hidden_tests_cannot_be_skipped_by_the_candidate_split(run, name):
+    """Under the split judge the candidate's fd 5 carries the judge's calls,
+    not the gate: a candidate that closes it, or reads from it, breaks its
+    own channel, and the public test the judge was calling fails."""
     try:
         r = run(GATE_TRICKS[name] + PUBLIC_ONLY, task=HIDDEN_TASK)
+    finally:
+        clean_up_after_a_dead_execeval()
+    assert r.code >= 0, "execeval died of signal %d" % -r.code
+    if name == "a_thread_steals_the_answer":
+        # The thread and the call server race for the bytes of a call: the
+        # frame it cuts is the first call's (the public test's) or a hidden
+        # one's. Never a pass, no hidden test passes either way.
+        rec = r.record
+        assert rec is not None and rec["status"] in ("error", "assertion_fail"), r
+        assert [t["status"] for t in rec["tests"]][1:] != ["pass", "pass"], rec
+        return
+    detail = "test 0 failed: channel: the candidate's process ended during a call"
+    rec = assert_verdict(r, "assertion_fail", detail, score=0.0)
+    assert [t["status"] for t in rec["tests"]] == ["fail", "not_run", "not_run"]
+
+
+@pytest.mark.parametrize("name", gate_params())
+def test_hidden_tests_cannot_be_skipped_by_the_candidate(run, name):
+    """--judge inline: the gate fd is the harness's, in the candidate's process."""
+    try:
+        r = run(GATE_TRICKS[name] + PUBLIC_ONLY, task=HIDDEN_TASK, args=["--judge", "inline"])
     finally:
         clean_up_after_a_dead_execeval()
     assert r.code >= 0, "execeval died of signal %d" % -r.code
