@@ -322,6 +322,8 @@ void ee_judge_merge(struct ee_eval *ev)
 	struct ee_test_result *res = ev->stream.tests.results;
 	int public_failed = 0;
 
+	/* The inline run ran every hidden test; the record's mode is the run's. */
+	ev->stream.gate.run_hidden_on_fail = ev->opt->run_hidden_on_fail;
 	for (size_t i = 0; i < task->n_tests; i++) {
 		if (ev->judged[i].judged_by) {
 			struct ee_test_result inline_result = res[i];

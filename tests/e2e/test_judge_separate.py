@@ -741,3 +741,21 @@ def test_a_judge_starting_slowly_costs_the_candidate_none_of_its_clock(run):
             env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,2000"})
     assert verdict(r) == ("pass", None), r.record
     assert r.record["resources"]["wall_ms"] > 2000, r.record["resources"]
+
+
+MIXED_HIDDEN = {"task_id": "mixed/hidden", "tests": [
+    {"kind": "assert", "code": "assert add(1, 2) == 3"},
+    {"kind": "assert", "code": "assert add(2, 2) == 4", "visibility": "hidden"},
+    {"kind": "call", "fn": "add", "args": [5, 5], "expected": 10, "visibility": "hidden"}]}
+
+
+@pytest.mark.parametrize("code, public, hidden_phase", [
+    ("def add(a, b):\n    return 0\n", "fail", {"status": "skipped", "passed": 0}),
+    ("def add(a, b):\n    return 3\n", "pass", {"status": "fail", "passed": 0})])
+def test_a_mixed_tasks_hidden_phase_says_the_runs_mode(run, sep, code, public, hidden_phase):
+    """The third run (the supervisor's hidden call test) runs every hidden
+    test whatever the public verdict; the record's hidden phase still says
+    the run's mode, gated (it said "always")."""
+    r = run(code, task=MIXED_HIDDEN, args=sep)
+    assert r.record["tests"][0]["status"] == public, r.record
+    assert r.record["phases"][-1] == dict({"name": "hidden", "total": 2, "mode": "gated"}, **hidden_phase), r.record
