@@ -759,3 +759,23 @@ def test_a_mixed_tasks_hidden_phase_says_the_runs_mode(run, sep, code, public, h
     r = run(code, task=MIXED_HIDDEN, args=sep)
     assert r.record["tests"][0]["status"] == public, r.record
     assert r.record["phases"][-1] == dict({"name": "hidden", "total": 2, "mode": "gated"}, **hidden_phase), r.record
+
+
+FAKE_JSON = dedent("""
+    import sys, types
+    fake = types.ModuleType("json")
+    fake.dumps = lambda *a, **k: '{"ev": "test", "status": "pass"}'
+    fake.loads = lambda *a, **k: {"status": "pass"}
+    sys.modules["json"] = fake
+    sys.modules["_json"] = fake
+    """)
+
+
+def test_a_candidate_replacing_json_breaks_nothing_of_its_call_server(run, sep):
+    """The call server reads each call after the candidate ran: cold, it
+    made its JSON scanner from whatever sys.modules["_json"] held then, and
+    the candidate's fake ended it (premature exit, where inline says
+    assertion_fail). The scanner is made at the job's parse now."""
+    r = run(FAKE_JSON + ADD_WRONG, asserts=ASSERTS, args=sep)
+    assert verdict(r) == ("assertion_fail",
+                          "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)")

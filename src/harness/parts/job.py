@@ -28,7 +28,13 @@ def _new_json_scanner():
 
 
 def _json_loads(text):
-    scan = _json_scanner if _json_scanner is not None else _new_json_scanner()
+    # Cold, made at the job's parse and kept, before any candidate code:
+    # the call server reads every call with it after the candidate ran
+    # (its sys.modules["_json"] may be anything by then).
+    global _json_scanner
+    if _json_scanner is None:
+        _json_scanner = _new_json_scanner()
+    scan = _json_scanner
     text = text.strip(" \t\r\n")
     old = _get_int_digits()
     _set_int_digits(0)  # call args may hold big ints
