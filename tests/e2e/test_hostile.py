@@ -2053,9 +2053,11 @@ def test_a_gate_held_open_but_never_read_does_not_stall_the_supervisor(run):
     big = "x" * 65536
     task = {"task_id": "gate/held", "tests": [{"kind": "assert", "code": "assert add(1, 2) == 3"}] + [
         {"kind": "io", "stdin": big + "\n", "stdout": "65536\n", "visibility": "hidden"} for _ in range(40)]}
+    # --judge inline: the gate is the candidate's harness's (under the split
+    # judge the candidate's fd 5 carries calls: the gate tricks above).
     hold = "import os\nos.dup2(5, 50)\nos.dup2(os.open('/dev/null', os.O_RDONLY), 5)\n"
     for _ in range(3):
-        rec = assert_verdict(run(hold + ADD_OK, task=task), "error", "premature exit")
+        rec = assert_verdict(run(hold + ADD_OK, task=task, args=["--judge", "inline"]), "error", "premature exit")
         assert [t["status"] for t in rec["tests"]] == ["pass"] + ["not_run"] * 40
         assert rec["resources"]["wall_ms"] < 2000, rec["resources"]
 
