@@ -318,7 +318,9 @@ static json_t *handle_reply(const json_t *ev, json_t *out, struct ee_err *err)
 
 static json_t *raised_reply(const json_t *ev, json_t *out, struct ee_err *err)
 {
-	static const char *const texts[] = { "error_type", "message", "text" };
+	/* denied: the deny-list entry behind it, which the judge's test reports
+	 * as inline's would (an error, "denied import: NAME"). */
+	static const char *const texts[] = { "error_type", "message", "text", "denied" };
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		const json_t *t = json_object_get(ev, texts[i]);

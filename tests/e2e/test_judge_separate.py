@@ -779,3 +779,23 @@ def test_a_candidate_replacing_json_breaks_nothing_of_its_call_server(run, sep):
     r = run(FAKE_JSON + ADD_WRONG, asserts=ASSERTS, args=sep)
     assert verdict(r) == ("assertion_fail",
                           "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)")
+
+
+DENIED_IN_A_CALL = {
+    "module": ("def add(a, b):\n    import socket\n    return a + b\n", "assert add(1, 2) == 3", "socket"),
+    "attribute": ("import os\ndef sh(c):\n    return os.system(c)\n", "assert sh('true') == 0", "os.system"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(DENIED_IN_A_CALL))
+def test_a_denial_in_a_call_reads_as_inline(run, sep, what):
+    """The deny list refuses an import in the candidate's call: the reply
+    names the denied entry and the judge's failure says so, an error
+    "denied import: NAME" as inline (it was assertion_fail, "ImportError:
+    denied: ...")."""
+    code, test, name = DENIED_IN_A_CALL[what]
+    r = run(code, asserts=[test], args=sep)
+    assert verdict(r) == ("error", "denied import: " + name), r.record
+    assert judged_by(r) == ["judge"]
+    inline = run(code, asserts=[test], args=["--judge", "inline", "--isolation", isolation_of(sep)])
+    assert verdict(inline) == verdict(r)

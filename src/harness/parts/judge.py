@@ -22,12 +22,26 @@ class _CandidateEnded(BaseException):
 class _JudgeState:
     """The channel's state, shared by the stubs of one run."""
 
-    __slots__ = ("emit", "fd", "calls", "broken", "ended", "fallback_names")
+    __slots__ = ("emit", "fd", "calls", "broken", "ended", "fallback_names", "policy")
 
     def __init__(self, emit, fd):
         self.emit, self.fd, self.calls = emit, fd, 0
         self.broken = self.ended = None
         self.fallback_names = set()  # what the tests that fell back bind (_judge_tests)
+        self.policy = _JudgePolicy()
+
+
+class _JudgePolicy(_Policy):
+    """The judge denies nothing itself; a failure it reports says "denied"
+    (an error, as inline) when it comes from an exception the candidate's
+    deny list raised in a call (the reply's "denied"), and only then."""
+
+    def __init__(self):
+        _Policy.__init__(self, ())
+        self.seen = set()
+
+    def denies(self, name):
+        return name in self.seen
 
 
 def _judge_args(args, kwargs):
@@ -78,6 +92,8 @@ def _judge_call(state, target, args, kwargs):
     if status == "handle" and type(reply.get("handle")) is int:
         return _Remote(state, reply["handle"], str(reply.get("type", "?")), reply.get("callable") is True)
     if status == "raised":
+        if type(reply.get("denied")) is str:
+            state.policy.seen.add(reply["denied"])
         if reply.get("exit"):
             state.ended = _CandidateEnded(reply.get("message", "SystemExit"))
             raise state.ended
@@ -390,7 +406,7 @@ def _judge_run(emit, job, fds):
     ctx = _Context()
     module = _ModuleType("__judge__")
     module.__builtins__ = _builtins
-    ctx.globals, ctx.policy, ctx.code, ctx.source = module.__dict__, _Policy(()), None, ""
+    ctx.globals, ctx.policy, ctx.code, ctx.source = module.__dict__, state.policy, None, ""
     ctx.io_cap, ctx.channel_fds = job["io_cap"], fds
     kinds = [t["kind"] for t in job["tests"]] + job["hidden_kinds"]
     ctx.unittest = _UnittestKit() if "unittest" in kinds else None
