@@ -15,7 +15,6 @@ struct ee_judge_host {
 	const struct ee_sandbox_ops *ops; /* the evaluation's, while taken */
 	void *ctx;
 	int ended;                  /* its process ended (on_done came) */
-	unsigned judged;            /* evaluations given to it, this one included */
 	double cpu_before;          /* what it reported for the earlier ones */
 	struct ee_judge_host *next; /* in owner->idle while parked */
 };
@@ -104,7 +103,6 @@ int ee_judge_host_take(struct ee_judges *js, struct ee_loop *loop, const struct 
 	}
 	h->ops = ops;
 	h->ctx = ctx;
-	h->judged++;
 	if (send_job(h, job, job_len, err) < 0) {
 		/* Only a judge whose gate closed: it ends; the caller's ops
 		 * are not told (it failed to take it). */
@@ -119,11 +117,6 @@ int ee_judge_host_take(struct ee_judges *js, struct ee_loop *loop, const struct 
 struct ee_sandbox *ee_judge_host_sandbox(const struct ee_judge_host *h)
 {
 	return h->sb;
-}
-
-int ee_judge_host_reused(const struct ee_judge_host *h)
-{
-	return h->judged > 1;
 }
 
 double ee_judge_host_cpu_before(const struct ee_judge_host *h)

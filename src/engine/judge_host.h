@@ -50,9 +50,6 @@ int ee_judge_host_take(struct ee_judges *js, struct ee_loop *loop, const struct 
 
 struct ee_sandbox *ee_judge_host_sandbox(const struct ee_judge_host *h);
 
-/* Whether this judge judged an evaluation before this one. */
-int ee_judge_host_reused(const struct ee_judge_host *h);
-
 /* The CPU its process reported for the evaluations before this one: what
  * to take off its whole outcome when it ends in this one. */
 double ee_judge_host_cpu_before(const struct ee_judge_host *h);

@@ -1703,15 +1703,6 @@ CACHE_RECEIVER = dedent("""
 HOST_RECLAIM_NOISE_PAGES = 4
 
 
-def host_reclaims_on_its_own():
-    """DAMON-based proactive reclaim (mm/damon/reclaim.c) is on."""
-    try:
-        with open("/sys/module/damon_reclaim/parameters/enabled") as f:
-            return f.read().strip() in ("Y", "y", "1", "on")
-    except OSError:
-        return False
-
-
 def test_page_cache_of_a_usr_file_carries_no_bits_between_runs(run):
     path = shared_usr_file()
     pages = [i * CACHE_STRIDE for i in range(CACHE_BITS)]
@@ -1727,12 +1718,13 @@ def test_page_cache_of_a_usr_file_carries_no_bits_between_runs(run):
     after = host_cached_pages(path, pages)
     got = report(assert_verdict(run(consts + CACHE_RECEIVER + ADD_OK, asserts=ASSERTS), "pass"))
     crossed = sum(g == b for g, b in zip(got["bits"], bits))
-    # A host running DAMON's proactive reclaim (this VM's kernel does) evicts
-    # cold page-cache pages on its own: a page or two of 128 in the window
-    # (seen under gVisor, whose runs are slower), never the ~64 a sender
-    # signalling its bits would. Elsewhere the host must show none.
-    noise = HOST_RECLAIM_NOISE_PAGES if host_reclaims_on_its_own() else 0
-    assert after.count(0) <= noise, "the sender evicted %d pages; %d of %d bits crossed" % (
+    # The host reclaims cold page-cache pages on its own: DAMON's proactive
+    # reclaim (this VM's kernel runs it) or plain memory pressure from other
+    # jobs (CI saw 1 page of 128 evicted on a host without DAMON). That is a
+    # page or two in the window, never the ~64 a sender signalling its bits
+    # would evict, and never matching them: the receiver's bits are checked
+    # below too.
+    assert after.count(0) <= HOST_RECLAIM_NOISE_PAGES, "the sender evicted %d pages; %d of %d bits crossed" % (
         after.count(0), crossed, CACHE_BITS)
     assert got == {"bits": [None] * CACHE_BITS, "errors": ["EPERM"]}, (crossed, got)
     assert sent == ["EPERM", "POSIX_FADV_NOREUSE EPERM", "POSIX_FADV_WILLNEED EPERM"], sent

@@ -15,28 +15,11 @@ _MAX_NAMES = 10_000
 def _wire_read(fd, cap=_MAX_CALL_FRAME):
     """One netstring from fd, parsed as a JSON object; None at EOF before
     its first byte.  A broken or oversized frame is a _HarnessError."""
-    digits = b""
-    while True:
-        try:
-            byte = _read(fd, 1)
-        except OSError:
-            byte = b""
-        if not byte:
-            if digits:
-                raise _HarnessError("channel closed in a frame")
-            return None
-        if byte == b":":
-            break
-        if not b"0" <= byte <= b"9" or len(digits) >= 8 or digits == b"0":
-            raise _HarnessError("bad channel frame")
-        digits += byte
-    if not digits or int(digits) > cap:
-        raise _HarnessError("bad channel frame")
-    payload = _read_exactly(fd, int(digits) + 1)
-    if payload[-1:] != b",":
-        raise _HarnessError("bad channel frame")
+    payload = _read_frame(fd, cap, "channel")
+    if payload is None:
+        return None
     try:
-        value = _json_loads(bytes.decode(payload[:-1], "utf-8"))
+        value = _json_loads(bytes.decode(payload, "utf-8"))
     except (UnicodeDecodeError, RecursionError):
         raise _HarnessError("bad channel frame") from None
     if type(value) is not dict:

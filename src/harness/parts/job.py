@@ -225,6 +225,34 @@ def _read_exactly(fd, n):
     return b"".join(chunks)
 
 
+def _read_frame(fd, cap, what):
+    """One netstring's payload (bytes) from fd: the supervisor's framing of
+    calls, replies, the hidden tests and a long-lived judge's jobs.  None
+    at EOF (or a failed read) before its first byte; a broken frame, one
+    over cap bytes or one cut off is a _HarnessError naming `what`."""
+    digits = b""
+    while True:
+        try:
+            byte = _read(fd, 1)
+        except OSError:
+            byte = b""
+        if not byte:
+            if digits:
+                raise _HarnessError("%s closed in a frame" % what)
+            return None
+        if byte == b":":
+            break
+        if not b"0" <= byte <= b"9" or len(digits) >= 12 or digits == b"0":
+            raise _HarnessError("bad %s frame" % what)
+        digits += byte
+    if not digits or int(digits) > cap:
+        raise _HarnessError("bad %s frame" % what)
+    payload = _read_exactly(fd, int(digits) + 1)
+    if payload[-1:] != b",":
+        raise _HarnessError("bad %s frame" % what)
+    return payload[:-1]
+
+
 def _read_hidden(fd):
     """After the gate event: the supervisor's answer, b"c" then a netstring
     of {"tests": [...]} (the hidden tests, in the job's shape), or anything
@@ -235,21 +263,11 @@ def _read_hidden(fd):
         answer = b""
     if answer != b"c":
         return None
-    digits = b""
-    while True:
-        byte = _read_exactly(fd, 1)
-        if byte == b":":
-            break
-        if not b"0" <= byte <= b"9" or len(digits) >= 12 or (digits == b"0"):
-            raise _HarnessError("bad hidden-tests frame")
-        digits += byte
-    if not digits:
-        raise _HarnessError("bad hidden-tests frame")
-    payload = _read_exactly(fd, int(digits) + 1)
-    if payload[-1:] != b",":
-        raise _HarnessError("bad hidden-tests frame")
+    payload = _read_frame(fd, 10**12, "hidden-tests")  # 12 digits: no cap of its own
+    if payload is None:
+        raise _HarnessError("the gate closed in the middle of the hidden tests")
     try:
-        raw = _json_loads(bytes.decode(payload[:-1], "utf-8"))
+        raw = _json_loads(bytes.decode(payload, "utf-8"))
     except UnicodeDecodeError:
         raise _HarnessError("the hidden tests are not UTF-8") from None
     if type(raw) is not dict:

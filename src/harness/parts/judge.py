@@ -220,9 +220,7 @@ class _Value:
     def _refuse(self, *args, **kwargs):
         raise _Fallback("the candidate's global %s is a value, not a function" % object.__getattribute__(self, "name"))
 
-    def __getattribute__(self, name):
-        raise _Fallback("the candidate's global %s is a value, not a function"
-                        % object.__getattribute__(self, "name"))
+    __getattribute__ = _refuse  # any attribute, as any operation
 
 
 for _op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__hash__", "__len__",
@@ -525,28 +523,6 @@ _MAX_JOB_FRAME = 1 << 28
 _JUDGE_REUSE_MAX = 200  # evaluations per judge: what the heap keeps stays bounded
 
 
-def _read_netstring(fd, cap):
-    """One netstring's payload from fd; None at EOF before its first byte."""
-    digits = b""
-    while True:
-        byte = _read(fd, 1)
-        if not byte:
-            if digits:
-                raise _HarnessError("the gate closed in a job frame")
-            return None
-        if byte == b":":
-            break
-        if not b"0" <= byte <= b"9" or len(digits) >= 12 or digits == b"0":
-            raise _HarnessError("bad job frame")
-        digits += byte
-    if not digits or int(digits) > cap:
-        raise _HarnessError("bad job frame")
-    payload = _read_exactly(fd, int(digits) + 1)
-    if payload[-1:] != b",":
-        raise _HarnessError("bad job frame")
-    return payload[:-1]
-
-
 def _listing(path):
     try:
         return sorted(_posix.listdir(path))
@@ -559,9 +535,10 @@ def _process_state():
     namespace, as comparable values (each object by identity)."""
     signals = tuple(_signal.getsignal(n) for n in range(1, _signal.NSIG) if n not in (9, 19))
     thread = _modules.get("_thread")
+    cwd = _posix.getcwd()
     return (tuple(map(id, _builtins.__dict__.values())), tuple(_builtins.__dict__),
             tuple(map(id, _sys.__dict__.values())), tuple(_sys.path), _sys.getrecursionlimit(),
-            _get_int_digits(), _posix.getcwd(), _listing(_posix.getcwd()), _listing("/tmp"),
+            _get_int_digits(), cwd, _listing(cwd), _listing("/tmp"),
             _signal.getitimer(_signal.ITIMER_REAL),
             _signal.getitimer(_signal.ITIMER_VIRTUAL), _signal.getitimer(_signal.ITIMER_PROF),
             tuple(map(id, signals)), thread._count() if thread is not None else 0)
@@ -641,7 +618,7 @@ def _judge_serve(fds):
     _mark_new_modules(any_name=True)
     pristine = _process_state()
     for served in range(1, _JUDGE_REUSE_MAX + 1):
-        job_bytes = _read_netstring(fds[1], _MAX_JOB_FRAME)
+        job_bytes = _read_frame(fds[1], _MAX_JOB_FRAME, "job")
         if job_bytes is None:
             return
         job = _parse_job(job_bytes)
