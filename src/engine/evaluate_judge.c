@@ -68,8 +68,14 @@ struct judged {
 	int judge_gate_closed; /* the candidate ended first: the judge reads EOF */
 	int judge_reusable;    /* its done said reuse and its gate stayed open */
 	double judge_taken_ms;
-	int judge_ready; /* its hello for this evaluation came */
-	int end_sent;    /* {"end":true} went to the candidate */
+	/* Its hello for this evaluation came. The run's clock covers both
+	 * sides, but not a judge's start (a new one: its worker's warm-up, a
+	 * cold interpreter, gVisor's boot), which can take longer than the
+	 * whole clock on a loaded host: until the hello the candidate's clock
+	 * is held, and the judge's starts again at it. A judge that timed out
+	 * before it is a sandbox error, not the candidate's verdict. */
+	int judge_ready;
+	int end_sent; /* {"end":true} went to the candidate */
 	char *judge_job;
 	size_t judge_job_len;
 	/* The judge's task: the task's judge-kind tests only (shallow copies,
@@ -180,6 +186,8 @@ static void judge_over(struct judged *j, const struct ee_sandbox_outcome *o)
 	to->cpu_ms = o->cpu_ms;
 	to->maxrss_kb = o->maxrss_kb;
 	j->judge_done = 1;
+	if (!j->cand_done)
+		ee_sandbox_hold(j->cand_sb, 0); /* its side over, ready or not */
 }
 
 /* The judge back to the engine (long-lived), or its sandbox freed. */
@@ -250,14 +258,12 @@ static void judge_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t
 			ee_sandbox_gate(sb, &byte, 1, 0);
 		s->tests.clock_ms = monotonic_ms();
 	}
-	/* The judge is ready. The run's clock covers both sides, but not a
-	 * judge's start (a new one: its worker's warm-up, a cold interpreter),
-	 * during which the candidate, started, can only wait: it gets that
-	 * time back (from the launch: its own start's few ms too). */
+	/* The judge is ready: both clocks run from here (see judge_ready). */
 	if (!j->judge_ready && s->at != EE_AT_HELLO) {
 		j->judge_ready = 1;
+		ee_sandbox_rearm(sb, j->ev->limits.timeout_s * 1e3);
 		if (!j->cand_done)
-			ee_sandbox_extend(j->cand_sb, s->now_ms - j->judge_taken_ms);
+			ee_sandbox_hold(j->cand_sb, 0);
 	}
 	if (s->wire.violation)
 		kill_both(j);
@@ -554,6 +560,15 @@ static void both_done(struct judged *j)
 	}
 	release_judge(j); /* a long-lived one judges the next evaluation meanwhile */
 	const struct ee_sandbox_outcome *jo = &j->judge_out;
+	if (!j->judge_ready && jo->end == EE_END_TIMEOUT && !out.interrupted) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "the judge did not start within the run's clock (%g s)",
+		         ev->limits.timeout_s);
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, msg));
+		free_judged(j);
+		ee_eval_free(ev);
+		return;
+	}
 	if (worker_lost(j, &out, jo)) {
 		free_judged(j);
 		if (retry_both(ev, &err) == 0)
@@ -701,6 +716,7 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
 		free_judged(j);
 		return -1;
 	}
+	ee_sandbox_hold(j->cand_sb, 1); /* until the judge's hello (judge_ready) */
 	ev->attempts++;
 	j->judge_taken_ms = monotonic_ms();
 	if (start_judge(ev, j) < 0) {
