@@ -72,10 +72,12 @@ struct judged {
 	 * sides, but not a judge's start (a new one: its worker's warm-up, a
 	 * cold interpreter, gVisor's boot), which can take longer than the
 	 * whole clock on a loaded host: until the hello the candidate's clock
-	 * is held, and the judge's starts again at it. A judge that timed out
-	 * before it is a sandbox error, not the candidate's verdict. */
+	 * is held, and the judge's, which had EE_JUDGE_START_S more until
+	 * then, is set to the run's. A judge that timed out before it is a
+	 * sandbox error, not the candidate's verdict. */
 	int judge_ready;
-	int end_sent; /* {"end":true} went to the candidate */
+	struct ee_limits judge_limits; /* the run's, its clock EE_JUDGE_START_S longer */
+	int end_sent;                  /* {"end":true} went to the candidate */
 	char *judge_job;
 	size_t judge_job_len;
 	/* The judge's task: the task's judge-kind tests only (shallow copies,
@@ -137,6 +139,11 @@ static int view_has_hidden(const struct ee_task *view)
 			return 1;
 	return 0;
 }
+
+/* What a judge's start may take on top of the run's clock before its
+ * hello: a cold interpreter, a warm worker's fork, gVisor's boot of an
+ * interpreter, on a loaded host. */
+#define EE_JUDGE_START_S 10
 
 static double monotonic_ms(void)
 {
@@ -562,8 +569,7 @@ static void both_done(struct judged *j)
 	const struct ee_sandbox_outcome *jo = &j->judge_out;
 	if (!j->judge_ready && jo->end == EE_END_TIMEOUT && !out.interrupted) {
 		char msg[160];
-		snprintf(msg, sizeof(msg), "the judge did not start within the run's clock (%g s)",
-		         ev->limits.timeout_s);
+		snprintf(msg, sizeof(msg), "the judge did not start within %g s", j->judge_limits.timeout_s);
 		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, msg));
 		free_judged(j);
 		ee_eval_free(ev);
@@ -640,11 +646,11 @@ static void judge_done(void *ctx, struct ee_sandbox *sb)
 static const struct ee_sandbox_ops cand_ops = { cand_result, cand_done };
 static const struct ee_sandbox_ops judge_ops = { judge_result, judge_done };
 
-static int start_one(struct ee_eval *ev, const char *job, size_t len, const struct ee_sandbox_ops *ops,
-                     void *ctx, struct ee_sandbox **ret, struct ee_err *err)
+static int start_one(struct ee_eval *ev, const struct ee_limits *limits, const char *job, size_t len,
+                     const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret, struct ee_err *err)
 {
 	struct ee_sandbox_config cfg = {
-		.limits = &ev->limits,
+		.limits = limits,
 		.job = job,
 		.job_len = len,
 		.keep_output = ev->keep_output,
@@ -658,17 +664,19 @@ static int start_one(struct ee_eval *ev, const char *job, size_t len, const stru
 /* The judge: a long-lived one natively (judge_host.h), else one of its own. */
 static int start_judge(struct ee_eval *ev, struct judged *j)
 {
+	j->judge_limits = ev->limits;
+	j->judge_limits.timeout_s += EE_JUDGE_START_S;
 	if (ee_engine_backend(ev->eng))
-		return start_one(ev, j->judge_job, j->judge_job_len, &judge_ops, j, &j->judge_sb,
-		                 &j->start_err);
+		return start_one(ev, &j->judge_limits, j->judge_job, j->judge_job_len, &judge_ops, j,
+		                 &j->judge_sb, &j->start_err);
 	struct ee_sandbox_config cfg = {
-		.limits = &ev->limits,
+		.limits = &j->judge_limits,
 		.keep_output = 0,
 		.drain_output = 1, /* what test code prints never ends the judge */
 	};
 	if (ee_engine_sandbox_config(ev->eng, &cfg, &j->start_err) < 0 ||
 	    ee_judge_host_take(ee_engine_judges(ev->eng), ee_engine_loop(ev->eng), &cfg,
-	                       ev->limits.timeout_s * 1e3, j->judge_job, j->judge_job_len, &judge_ops, j,
+	                       j->judge_limits.timeout_s * 1e3, j->judge_job, j->judge_job_len, &judge_ops, j,
 	                       &j->host, &j->start_err) < 0)
 		return -1;
 	j->judge_sb = ee_judge_host_sandbox(j->host);
@@ -712,7 +720,8 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
 	j->judge.relay = (struct ee_stream_relay){ .role = EE_STREAM_JUDGE, .cb = relay, .ctx = j };
 	ev->stream.relay = (struct ee_stream_relay){ .role = EE_STREAM_SERVE, .cb = relay, .ctx = j };
 	ev->stream.gate.enabled = 0; /* the candidate asks nothing */
-	if (start_one(ev, ev->serve_job, ev->serve_job_len, &cand_ops, j, &j->cand_sb, err) < 0) {
+	if (start_one(ev, &ev->limits, ev->serve_job, ev->serve_job_len, &cand_ops, j, &j->cand_sb, err) <
+	    0) {
 		free_judged(j);
 		return -1;
 	}
