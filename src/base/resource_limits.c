@@ -12,6 +12,15 @@ void ee_limits_default(struct ee_limits *lim)
 	lim->file_mb = 64;
 }
 
+void ee_limits_cpu(const struct ee_limits *lim, unsigned long long *soft, unsigned long long *hard)
+{
+	/* A second past the wall clock, so a spinning candidate is normally
+	 * a timeout; SIGXCPU ("cpu limit") catches CPU burnt in parallel by
+	 * several threads. */
+	*soft = (unsigned long long)lim->timeout_s + 2;
+	*hard = lim->cpu_life_s > *soft ? lim->cpu_life_s : *soft + 1;
+}
+
 #define CLAMP(v, lo, hi) ((v) < (lo) ? (lo) : (v) > (hi) ? (hi) : (v))
 
 void ee_limits_clamp(struct ee_limits *lim)

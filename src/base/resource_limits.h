@@ -18,7 +18,15 @@ struct ee_limits {
 	unsigned tmp_mb;     /* size of the private /tmp, [1, 4096] */
 	unsigned open_files; /* RLIMIT_NOFILE */
 	unsigned file_mb;    /* RLIMIT_FSIZE */
+	/* RLIMIT_CPU is timeout_s + 2 s (soft) for one evaluation. A process
+	 * that judges one evaluation after another (the long-lived judge)
+	 * gets this hard limit instead, its life's, and moves its soft limit
+	 * per evaluation itself (judge.py); 0 for any other process. */
+	unsigned cpu_life_s;
 };
+
+/* RLIMIT_CPU's soft and hard limits for lim (seconds). */
+void ee_limits_cpu(const struct ee_limits *lim, unsigned long long *soft, unsigned long long *hard);
 
 void ee_limits_default(struct ee_limits *lim);
 void ee_limits_clamp(struct ee_limits *lim);

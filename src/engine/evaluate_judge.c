@@ -68,8 +68,16 @@ struct judged {
 	int judge_gate_closed; /* the candidate ended first: the judge reads EOF */
 	int judge_reusable;    /* its done said reuse and its gate stayed open */
 	double judge_taken_ms;
-	int judge_ready; /* its hello for this evaluation came */
-	int end_sent;    /* {"end":true} went to the candidate */
+	/* Its hello for this evaluation came. The run's clock covers both
+	 * sides, but not a judge's start (a new one: its worker's warm-up, a
+	 * cold interpreter, gVisor's boot), which can take longer than the
+	 * whole clock on a loaded host: until the hello the candidate's clock
+	 * is held, and the judge's, which had EE_JUDGE_START_S more until
+	 * then, is set to the run's. A judge that timed out before it is a
+	 * sandbox error, not the candidate's verdict. */
+	int judge_ready;
+	struct ee_limits judge_limits; /* the run's, its clock EE_JUDGE_START_S longer */
+	int end_sent;                  /* {"end":true} went to the candidate */
 	char *judge_job;
 	size_t judge_job_len;
 	/* The judge's task: the task's judge-kind tests only (shallow copies,
@@ -132,6 +140,11 @@ static int view_has_hidden(const struct ee_task *view)
 	return 0;
 }
 
+/* What a judge's start may take on top of the run's clock before its
+ * hello: a cold interpreter, a warm worker's fork, gVisor's boot of an
+ * interpreter, on a loaded host. */
+#define EE_JUDGE_START_S 10
+
 static double monotonic_ms(void)
 {
 	struct timespec ts;
@@ -180,6 +193,8 @@ static void judge_over(struct judged *j, const struct ee_sandbox_outcome *o)
 	to->cpu_ms = o->cpu_ms;
 	to->maxrss_kb = o->maxrss_kb;
 	j->judge_done = 1;
+	if (!j->cand_done)
+		ee_sandbox_hold(j->cand_sb, 0); /* its side over, ready or not */
 }
 
 /* The judge back to the engine (long-lived), or its sandbox freed. */
@@ -250,14 +265,12 @@ static void judge_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t
 			ee_sandbox_gate(sb, &byte, 1, 0);
 		s->tests.clock_ms = monotonic_ms();
 	}
-	/* The judge is ready. The run's clock covers both sides, but not a
-	 * judge's start (a new one: its worker's warm-up, a cold interpreter),
-	 * during which the candidate, started, can only wait: it gets that
-	 * time back (from the launch: its own start's few ms too). */
+	/* The judge is ready: both clocks run from here (see judge_ready). */
 	if (!j->judge_ready && s->at != EE_AT_HELLO) {
 		j->judge_ready = 1;
+		ee_sandbox_rearm(sb, j->ev->limits.timeout_s * 1e3);
 		if (!j->cand_done)
-			ee_sandbox_extend(j->cand_sb, s->now_ms - j->judge_taken_ms);
+			ee_sandbox_hold(j->cand_sb, 0);
 	}
 	if (s->wire.violation)
 		kill_both(j);
@@ -569,6 +582,14 @@ static void both_done(struct judged *j)
 	}
 	release_judge(j); /* a long-lived one judges the next evaluation meanwhile */
 	const struct ee_sandbox_outcome *jo = &j->judge_out;
+	if (!j->judge_ready && jo->end == EE_END_TIMEOUT && !out.interrupted) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "the judge did not start within %g s", j->judge_limits.timeout_s);
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, msg));
+		free_judged(j);
+		ee_eval_free(ev);
+		return;
+	}
 	if (worker_lost(j, &out, jo)) {
 		free_judged(j);
 		if (retry_both(ev, &err) == 0)
@@ -640,11 +661,11 @@ static void judge_done(void *ctx, struct ee_sandbox *sb)
 static const struct ee_sandbox_ops cand_ops = { cand_result, cand_done };
 static const struct ee_sandbox_ops judge_ops = { judge_result, judge_done };
 
-static int start_one(struct ee_eval *ev, const char *job, size_t len, const struct ee_sandbox_ops *ops,
-                     void *ctx, struct ee_sandbox **ret, struct ee_err *err)
+static int start_one(struct ee_eval *ev, const struct ee_limits *limits, const char *job, size_t len,
+                     const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret, struct ee_err *err)
 {
 	struct ee_sandbox_config cfg = {
-		.limits = &ev->limits,
+		.limits = limits,
 		.job = job,
 		.job_len = len,
 		.keep_output = ev->keep_output,
@@ -658,17 +679,19 @@ static int start_one(struct ee_eval *ev, const char *job, size_t len, const stru
 /* The judge: a long-lived one natively (judge_host.h), else one of its own. */
 static int start_judge(struct ee_eval *ev, struct judged *j)
 {
+	j->judge_limits = ev->limits;
+	j->judge_limits.timeout_s += EE_JUDGE_START_S;
 	if (ee_engine_backend(ev->eng))
-		return start_one(ev, j->judge_job, j->judge_job_len, &judge_ops, j, &j->judge_sb,
-		                 &j->start_err);
+		return start_one(ev, &j->judge_limits, j->judge_job, j->judge_job_len, &judge_ops, j,
+		                 &j->judge_sb, &j->start_err);
 	struct ee_sandbox_config cfg = {
-		.limits = &ev->limits,
+		.limits = &j->judge_limits,
 		.keep_output = 0,
 		.drain_output = 1, /* what test code prints never ends the judge */
 	};
 	if (ee_engine_sandbox_config(ev->eng, &cfg, &j->start_err) < 0 ||
 	    ee_judge_host_take(ee_engine_judges(ev->eng), ee_engine_loop(ev->eng), &cfg,
-	                       ev->limits.timeout_s * 1e3, j->judge_job, j->judge_job_len, &judge_ops, j,
+	                       j->judge_limits.timeout_s * 1e3, j->judge_job, j->judge_job_len, &judge_ops, j,
 	                       &j->host, &j->start_err) < 0)
 		return -1;
 	j->judge_sb = ee_judge_host_sandbox(j->host);
@@ -712,10 +735,12 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
 	j->judge.relay = (struct ee_stream_relay){ .role = EE_STREAM_JUDGE, .cb = relay, .ctx = j };
 	ev->stream.relay = (struct ee_stream_relay){ .role = EE_STREAM_SERVE, .cb = relay, .ctx = j };
 	ev->stream.gate.enabled = 0; /* the candidate asks nothing */
-	if (start_one(ev, ev->serve_job, ev->serve_job_len, &cand_ops, j, &j->cand_sb, err) < 0) {
+	if (start_one(ev, &ev->limits, ev->serve_job, ev->serve_job_len, &cand_ops, j, &j->cand_sb, err) <
+	    0) {
 		free_judged(j);
 		return -1;
 	}
+	ee_sandbox_hold(j->cand_sb, 1); /* until the judge's hello (judge_ready) */
 	ev->attempts++;
 	j->judge_taken_ms = monotonic_ms();
 	if (start_judge(ev, j) < 0) {

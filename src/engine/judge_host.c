@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/resource_limits.h"
 #include "base/loop.h"
 #include "engine/evaluate_int.h"
 #include "engine/judge_host.h"
@@ -16,8 +17,14 @@ struct ee_judge_host {
 	void *ctx;
 	int ended;                  /* its process ended (on_done came) */
 	double cpu_before;          /* what it reported for the earlier ones */
+	struct ee_limits limits;    /* the first evaluation's, with its life's CPU */
 	struct ee_judge_host *next; /* in owner->idle while parked */
 };
+
+/* Its life's CPU (RLIMIT_CPU's hard limit, resource_limits.h): what
+ * judge.py's _JUDGE_REUSE_MAX evaluations each get at most, one
+ * evaluation's soft limit (timeout + 2 s) and the second it rounds up. */
+#define EE_JUDGE_LIFE_EVALUATIONS 200
 
 static void unlink_idle(struct ee_judges *js, struct ee_judge_host *h)
 {
@@ -94,6 +101,9 @@ int ee_judge_host_take(struct ee_judges *js, struct ee_loop *loop, const struct 
 		h = calloc(1, sizeof(*h));
 		if (!h)
 			return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+		h->limits = *cfg->limits;
+		h->limits.cpu_life_s = ((unsigned)h->limits.timeout_s + 3) * EE_JUDGE_LIFE_EVALUATIONS;
+		c.limits = &h->limits;
 		h->owner = js;
 		if (ee_sandbox_start(loop, &c, &host_ops, h, &h->sb, err) < 0) {
 			free(h);

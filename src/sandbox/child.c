@@ -144,12 +144,10 @@ static int set_limit(int resource, rlim_t soft, rlim_t hard, const char *name, s
 static int set_rlimits(const struct ee_child_args *a, struct ee_err *err)
 {
 	const struct ee_limits *l = a->limits;
-	/* CPU seconds: a second past the wall clock, so a spinning candidate is
-	 * normally a timeout; SIGXCPU ("cpu limit") catches CPU burnt in
-	 * parallel by several threads. */
-	rlim_t cpu = (rlim_t)l->timeout_s + 2;
+	unsigned long long cpu, cpu_hard;
+	ee_limits_cpu(l, &cpu, &cpu_hard);
 
-	if (set_limit(RLIMIT_CPU, cpu, cpu + 1, "CPU", err) < 0 ||
+	if (set_limit(RLIMIT_CPU, (rlim_t)cpu, (rlim_t)cpu_hard, "CPU", err) < 0 ||
 	    set_limit(RLIMIT_FSIZE, (rlim_t)l->file_mb << 20, (rlim_t)l->file_mb << 20, "FSIZE", err) < 0 ||
 	    set_limit(RLIMIT_NOFILE, l->open_files, l->open_files, "NOFILE", err) < 0 ||
 	    set_limit(RLIMIT_CORE, 0, 0, "CORE", err) < 0 ||

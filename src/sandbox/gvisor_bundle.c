@@ -267,10 +267,11 @@ static json_t *rlimit(const char *type, unsigned long long soft, unsigned long l
  * relay adds RLIMIT_AS for the harness alone (gvisor_relay.c). */
 static json_t *rlimits_of(const struct ee_limits *l)
 {
-	unsigned long long cpu = (unsigned long long)l->timeout_s + 2;
+	unsigned long long cpu, cpu_hard;
+	ee_limits_cpu(l, &cpu, &cpu_hard);
 	unsigned long long fsize = (unsigned long long)l->file_mb << 20;
 	json_t *r = json_array();
-	json_array_append_new(r, rlimit("RLIMIT_CPU", cpu, cpu + 1));
+	json_array_append_new(r, rlimit("RLIMIT_CPU", cpu, cpu_hard));
 	json_array_append_new(r, rlimit("RLIMIT_FSIZE", fsize, fsize));
 	json_array_append_new(r, rlimit("RLIMIT_NOFILE", l->open_files, l->open_files));
 	json_array_append_new(r, rlimit("RLIMIT_CORE", 0, 0));

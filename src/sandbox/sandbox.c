@@ -37,11 +37,21 @@
 #include "sandbox/notify.h"
 #include "sandbox/worker.h"
 
-static double ms_since(const struct timespec *t0)
+static double timespec_ms(const struct timespec *t)
+{
+	return (double)t->tv_sec * 1e3 + (double)t->tv_nsec / 1e6;
+}
+
+static double monotonic_ms(void)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
+	return timespec_ms(&now);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	return monotonic_ms() - timespec_ms(t0);
 }
 
 /* ---- watches ------------------------------------------------------------ */
@@ -562,6 +572,10 @@ static void on_timer(struct ee_sandbox *sb)
 		/* The grace period ran out: the worker, not the candidate, failed. */
 		sb->worker_hung = 1;
 		ee_worker_kill(sb->worker);
+	} else if (!sb->reaped && sb->held) {
+		/* Its clock is stopped: what was left comes back at the release. */
+		sb->expired_ms = monotonic_ms();
+		return;
 	} else if (!sb->reaped) {
 		end_by(sb, EE_END_TIMEOUT);
 		/* Before the kill: was it slow, or did it wait for a CPU? */
@@ -639,6 +653,35 @@ void ee_sandbox_rearm(struct ee_sandbox *sb, double ms)
 	if (ms > 0 && ns == 0)
 		its.it_value.tv_nsec = 1;
 	timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
+}
+
+void ee_sandbox_hold(struct ee_sandbox *sb, int held)
+{
+	if (sb->done || !sb->held == !held)
+		return;
+	sb->held = held;
+	double now = monotonic_ms();
+	if (held) {
+		sb->held_ms = now;
+		return;
+	}
+	/* Its clock ran from its start (gVisor's STARTED, a warm STARTED) or
+	 * the hold, whichever came later; that stretch does not count. */
+	double from = timespec_ms(&sb->started);
+	if (from < sb->held_ms)
+		from = sb->held_ms;
+	if (!sb->expired_ms) {
+		ee_sandbox_extend(sb, now > from ? now - from : 0);
+		return;
+	}
+	double left = sb->expired_ms - from;
+	sb->expired_ms = 0;
+	long long ns = left > 0 ? (long long)(left * 1e6) : 0;
+	if (ns <= 0)
+		ns = 1; /* it had run out before the hold: expire now */
+	struct itimerspec its = { { 0, 0 }, { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) } };
+	if (!sb->reaped && !sb->killing && sb->fd[W_TIMER] >= 0)
+		timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
 }
 
 void ee_sandbox_park(struct ee_sandbox *sb, int parked)

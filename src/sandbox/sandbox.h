@@ -124,6 +124,12 @@ void ee_sandbox_extend(struct ee_sandbox *sb, double ms);
  * it (ms <= 0); nothing while it starts, dies or has timed out. */
 void ee_sandbox_rearm(struct ee_sandbox *sb, double ms);
 
+/* Held, the wall clock stops: at the release it goes on with what was
+ * left (a timer that ran out meanwhile fires then, not before). A sandbox
+ * still starting starts its clock held. Bounded by its holder: the
+ * separate judge's candidate is held until the judge says hello. */
+void ee_sandbox_hold(struct ee_sandbox *sb, int held);
+
 /* Parked, a running sandbox is no job of its loop: ee_loop_run returns
  * without waiting for it and an interruption does not reach it (its owner
  * kills it); its fds stay watched, so its end still comes to on_done. */

@@ -50,6 +50,9 @@ struct ee_sandbox {
 	int worker_hung; /* warm: no DONE within the grace period */
 	int done;
 	int parked;             /* off the loop's jobs while it waits for work (ee_sandbox_park) */
+	int held;               /* its clock stopped (ee_sandbox_hold) */
+	double held_ms;         /* since when (CLOCK_MONOTONIC, ms) */
+	double expired_ms;      /* its timer fired while held, at: 0 if not */
 	int settling;           /* ended; waiting for pinned memory to be released */
 	int kicks;              /* times the unix garbage collector was scheduled */
 	unsigned long notified; /* refused calls answered (notify.h) */

@@ -687,6 +687,23 @@ def test_the_judge_is_kept_from_one_evaluation_to_the_next(tmp_path):
         assert recs[2]["tests"][0]["message"].startswith("AssertionError: 2"), recs[2]
 
 
+def test_the_cpu_of_earlier_evaluations_never_ends_a_kept_judge(tmp_path):
+    """-j 1, --timeout 1: a sandbox's RLIMIT_CPU is 3 s, and each
+    evaluation's test code takes ~0.3 s of the judge's CPU. The kept judge
+    used to die of SIGXCPU once its evaluations had used 3 s in all: an
+    honest candidate's "premature exit". Now each evaluation gets its 3 s
+    on top of what the judge used before."""
+    burn = "x = 0\nfor i in range(3000000):\n    x += i\nassert add(1, 2) == 3\n"
+    tasks = write_rows(tmp_path / "tasks.jsonl", [{"task_id": "burn/add",
+                                                   "tests": [{"kind": "program", "code": burn}]}])
+    samples = write_rows(tmp_path / "samples.jsonl", [{"task_id": "burn/add", "code": ADD_OK}] * 14)
+    for isolation in ISOLATIONS:
+        recs = eval_records(tmp_path, tasks, samples, ["--judge", "separate", "--isolation", isolation, "-j", "1",
+                                                       "--timeout", "1"], isolation)
+        assert [(r["status"], r.get("detail")) for r in recs] == [("pass", None)] * 14, recs
+        assert sum(r["resources"]["cpu_ms"] for r in recs) > 3000, [r["resources"] for r in recs]
+
+
 def test_an_attack_leaves_nothing_for_the_next_candidate(tmp_path):
     """-j 1, one slot: each channel attack, then an honest candidate and a
     wrong one; the attack gets its verdict as when run alone, the two after
@@ -799,3 +816,27 @@ def test_a_denial_in_a_call_reads_as_inline(run, sep, what):
     assert judged_by(r) == ["judge"]
     inline = run(code, asserts=[test], args=["--judge", "inline", "--isolation", isolation_of(sep)])
     assert verdict(inline) == verdict(r)
+
+
+def test_a_judge_starting_slower_than_the_whole_clock_costs_the_candidate_nothing(run):
+    """The judge's worker takes 4 s to warm up, longer than the run's whole
+    2.5 s clock: the candidate's clock is held until the judge's hello
+    (it used to run out meanwhile: timeout), and the judge's own clock
+    starts at it, so the 1 s call passes."""
+    r = run(SLOW_ADD, asserts=["assert add(1, 2) == 3"],
+            args=["--judge", "separate", "--isolation", "warm", "--timeout", "2.5"],
+            env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,4000"})
+    assert verdict(r) == ("pass", None), r.record
+    assert r.record["resources"]["wall_ms"] > 4000, r.record["resources"]
+
+
+def test_a_candidate_stuck_while_its_judge_starts_still_times_out(run):
+    """The held clock is given back, not forgiven: a top level that never
+    ends, while the judge takes 2 s to start, times out on the candidate's
+    own clock once the judge says hello. (It sleeps: a busy loop would
+    meet its CPU limit during the hold first.)"""
+    r = run("import time\ntime.sleep(100)\n", asserts=["assert True"],
+            args=["--judge", "separate", "--isolation", "warm", "--timeout", "1"],
+            env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,2000"})
+    assert r.record["status"] == "timeout", r.record
+    assert r.record["resources"]["wall_ms"] > 3000, r.record["resources"]

@@ -523,6 +523,34 @@ _MAX_JOB_FRAME = 1 << 28
 _JUDGE_REUSE_MAX = 200  # evaluations per judge: what the heap keeps stays bounded
 
 
+class _CpuBudget:
+    """RLIMIT_CPU across evaluations. The supervisor sets the soft limit
+    to one evaluation's (the run's timeout + 2 s, as any sandbox's) and the
+    hard one to the judge's whole life (resource_limits.h, cpu_life_s):
+    each evaluation gets one evaluation's on top of what the judge used so
+    far, so the CPU of earlier evaluations never kills a later one (it did:
+    "premature exit" for an honest candidate once the judge had used
+    timeout + 2 s in all). A judge that could not give the next evaluation
+    its whole budget ends."""
+
+    def __init__(self, resource):
+        self._resource = resource
+        self._per, self._hard = resource.getrlimit(resource.RLIMIT_CPU)
+
+    def _next_soft(self):
+        used = _posix.times()
+        return int(used[0] + used[1]) + 1 + self._per
+
+    def grant(self):
+        limit = self._next_soft()
+        if self._hard != self._resource.RLIM_INFINITY:
+            limit = min(limit, self._hard)
+        self._resource.setrlimit(self._resource.RLIMIT_CPU, (limit, self._hard))
+
+    def enough_for_next(self):
+        return self._hard == self._resource.RLIM_INFINITY or self._next_soft() <= self._hard
+
+
 def _listing(path):
     try:
         return sorted(_posix.listdir(path))
@@ -613,6 +641,8 @@ def _judge_serve(fds):
     or an evaluation after which the judge may not go on."""
     global _judge_marks
     import _ast  # noqa: F401  what compiling a test loads (_explained), before the marks
+    import resource
+    cpu = _CpuBudget(resource)
     _builtins.__import__ = _marking_import
     _judge_marks = {}
     _mark_new_modules(any_name=True)
@@ -625,6 +655,7 @@ def _judge_serve(fds):
         del job_bytes
         if job["role"] != "judge":
             raise _HarnessError("judges: a job of role %r" % job["role"])
+        cpu.grant()
         before = _posix.times()
         emit = _event_writer(fds[0], job.pop("nonce"))
         emit({"ev": "hello", "python": _PYTHON})
@@ -634,7 +665,7 @@ def _judge_serve(fds):
         after = _posix.times()
         reuse = (served < _JUDGE_REUSE_MAX and state is not None and state.broken is None
                  and state.ended is None and _process_state() == pristine)
-        reuse = reuse and _modules_kept()
+        reuse = reuse and _modules_kept() and cpu.enough_for_next()
         emit({"ev": "done", "cpu_ms": round((after[0] + after[1] - before[0] - before[1]) * 1000, 3),
               "reuse": reuse})
         if not reuse:
