@@ -377,9 +377,6 @@ static int worker_lost(const struct judged *j, const struct ee_sandbox_outcome *
 	       j->ev->attempts < 2 && !ee_loop_interrupted(ee_engine_loop(j->ev->eng));
 }
 
-/* The candidate's phases and the judge's tests, in the candidate's stream;
- * a test the judge let fall back has no verdict (the pair did not finish:
- * no third run) and is not_run; the others (io, call) did not run. */
 /* The judge's test in flight when the candidate's process ended (no done:
  * an exit, a kill, a limit) failed on the channel; inline, the harness
  * died in that test, which is not run: so it is here. */
@@ -390,6 +387,9 @@ static int ended_in_a_call(const struct ee_stream *cand, const struct ee_test_re
 	       strncmp(r->message, ended, sizeof(ended) - 1) == 0;
 }
 
+/* The candidate's phases and the judge's tests, in the candidate's stream;
+ * a test the judge let fall back has no verdict (the pair did not finish:
+ * no third run) and is not_run; the others (io, call) did not run. */
 static void merge(struct judged *j, struct ee_sandbox_outcome *out)
 {
 	struct ee_stream *s = &j->ev->stream, *js = &j->judge;

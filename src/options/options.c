@@ -82,13 +82,14 @@ static const struct ee_option_choice pick_choices[] = {
 	{ "longest", EE_PICK_LONGEST },
 };
 
-/* --compare RULE: the io tests' rule for tasks without their own. */
-/* --judge: separate (the default: issue 17, evaluate_judge.c) or inline. */
+/* --judge: split (the default: issue 17, evaluate_judge.c) or inline. */
 static const struct ee_option_choice judge_choices[] = {
 	{ "split", EE_JUDGE_SEPARATE }, /* CONTRACT.md's name */
 	{ "separate", EE_JUDGE_SEPARATE },
 	{ "inline", EE_JUDGE_INLINE },
 };
+
+/* --compare RULE: the io tests' rule for tasks without their own. */
 
 static int parse_compare(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
                          struct ee_err *err)
