@@ -28,7 +28,8 @@ enum ee_scan_mode { EE_SCAN_OFF, EE_SCAN_REPORT, EE_SCAN_BLOCK };
 
 /* Where assert, program and unittest tests run: in the candidate's own
  * interpreter (inline), or in a second one reaching the candidate through
- * relayed calls (separate: issue 17, evaluate_judge.c; experimental). */
+ * relayed calls (separate, --judge split, the default: issue 17,
+ * evaluate_judge.c). */
 enum ee_judge_mode { EE_JUDGE_INLINE, EE_JUDGE_SEPARATE };
 
 /* Lint findings' severities, in order; --lint-severity picks the threshold. */

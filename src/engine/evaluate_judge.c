@@ -377,6 +377,16 @@ static int worker_lost(const struct judged *j, const struct ee_sandbox_outcome *
 	       j->ev->attempts < 2 && !ee_loop_interrupted(ee_engine_loop(j->ev->eng));
 }
 
+/* The judge's test in flight when the candidate's process ended (no done:
+ * an exit, a kill, a limit) failed on the channel; inline, the harness
+ * died in that test, which is not run: so it is here. */
+static int ended_in_a_call(const struct ee_stream *cand, const struct ee_test_result *r)
+{
+	static const char ended[] = "channel: the candidate's process ended during a call";
+	return !ee_stream_done(cand) && r->state == EE_T_FAIL && r->message &&
+	       strncmp(r->message, ended, sizeof(ended) - 1) == 0;
+}
+
 /* The candidate's phases and the judge's tests, in the candidate's stream;
  * a test the judge let fall back has no verdict (the pair did not finish:
  * no third run) and is not_run; the others (io, call) did not run. */
@@ -391,6 +401,11 @@ static void merge(struct judged *j, struct ee_sandbox_outcome *out)
 		r->judged_by = "judge";
 		if (r->fallback) {
 			r->fallback = 0;
+			r->state = EE_T_NOT_RUN;
+		}
+		if (ended_in_a_call(s, r)) {
+			free(r->message);
+			r->message = NULL;
 			r->state = EE_T_NOT_RUN;
 		}
 	}

@@ -82,22 +82,14 @@ static const struct ee_option_choice pick_choices[] = {
 	{ "longest", EE_PICK_LONGEST },
 };
 
+/* --judge: split (the default: issue 17, evaluate_judge.c) or inline. */
+static const struct ee_option_choice judge_choices[] = {
+	{ "split", EE_JUDGE_SEPARATE }, /* CONTRACT.md's name */
+	{ "separate", EE_JUDGE_SEPARATE },
+	{ "inline", EE_JUDGE_INLINE },
+};
+
 /* --compare RULE: the io tests' rule for tasks without their own. */
-/* --judge: inline (the default) or separate (issue 17, experimental:
- * evaluate_judge.c). */
-static int parse_judge(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
-                       struct ee_err *err)
-{
-	if (!arg || strcmp(arg, "inline") == 0) {
-		s->opt->judge = EE_JUDGE_INLINE;
-		return 0;
-	}
-	if (strcmp(arg, "separate") == 0) {
-		s->opt->judge = EE_JUDGE_SEPARATE;
-		return 0;
-	}
-	return ee_fail(err, EE_ERR_USAGE, "--%s: expected inline or separate, got '%s'", row->name, arg);
-}
 
 static int parse_compare(const struct ee_option *row, const char *arg, struct ee_option_sink *s,
                          struct ee_err *err)
@@ -303,12 +295,14 @@ const struct ee_option ee_options[] = {
 	  FIELD(mbpp_challenge), .def = 0, .flag_value = 1,
 	  .help = "MBPP task: add challenge_test_list as hidden tests\n"
 	          "(default: test_list only, the standard protocol)" },
-	{ .name = "judge", .type = EE_OPT_TEXT, .fronts = CLI, .metavar = "MODE",
-	  .parse = parse_judge, .example = "inline",
-	  .help = "where assert, program and unittest tests run: inline (the\n"
-	          "default: in the candidate's interpreter); separate (a second\n"
-	          "interpreter that never runs candidate code, issue 17) is\n"
-	          "EXPERIMENTAL; io/call tasks stay inline (docs/protocol.md,\n"
+	{ .name = "judge", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(judge_choices),
+	  FIELD(judge), .def = EE_JUDGE_SEPARATE,
+	  .help = "where assert, program and unittest tests run: split (the\n"
+	          "default, also called separate: a second sandboxed\n"
+	          "interpreter that never runs the candidate's code, its\n"
+	          "names there stubs whose calls the supervisor relays) or\n"
+	          "inline (in the candidate's own interpreter); io and call\n"
+	          "tests are the supervisor's either way (docs/protocol.md,\n"
 	          "\"Separate judge\")" },
 	{ .name = "strict-asserts", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(strict_asserts), .def = 0, .flag_value = 1,

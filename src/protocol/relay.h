@@ -1,5 +1,5 @@
-/* relay.h - the separate judge's relay rules (issue 17; EXPERIMENTAL:
- * --judge separate, run and eval; the engine's user is evaluate_judge.c).
+/* relay.h - the separate judge's relay rules (issue 17; --judge split,
+ * the default of run, eval and serve; the engine's user is evaluate_judge.c).
  *
  * Under the separate judge two sandboxes run per candidate: the candidate's
  * (job role "serve": its program, then a call server) and the judge's (role

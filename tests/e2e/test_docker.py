@@ -124,7 +124,10 @@ def test_bad_input_is_exit_2(files, args):
 # ---- --backend docker, through the stand-in -------------------------------
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="--backend docker needs root here")
-DK = ["--backend", "docker"]
+# --judge inline: one container per candidate, as these tests count them
+# (the split judge adds a judge container of its own per evaluation under
+# this backend).
+DK = ["--backend", "docker", "--judge", "inline"]
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ process, execeval.* cgroup, mount or file in the host's temp dirs is left.
 Candidates that need to tell the test what they saw inside print one line
 "REPORT <json>"; the test reads it from the record's stdout.
 """
+import collections
 import errno
 import functools
 import json
@@ -69,7 +70,8 @@ def assert_verdict(r, status, detail=None, score=None):
 def run_sampled(argv_extra, candidate, tmp_path, predicate, timeout=60):
     """Runs execeval with Popen, sampling /proc every 10 ms while it runs.
     Returns (RunResult-like tuple (code, record, stderr), samples) where
-    samples[i] = [(pid, cmdline)] of the processes predicate() accepted."""
+    samples[i] = [(pid, cmdline, real uid)] of the processes predicate()
+    accepted."""
     tag = secrets.token_hex(3)
     cf = tmp_path / ("cand-%s.py" % tag)
     cf.write_text(candidate)
@@ -81,7 +83,7 @@ def run_sampled(argv_extra, candidate, tmp_path, predicate, timeout=60):
         p = subprocess.Popen(argv, stdout=out, stderr=err, env=execeval_env())
         try:
             while p.poll() is None and time.monotonic() < deadline:
-                samples.append([(pid, cmd) for pid, state, uids, cmd, exe in processes()
+                samples.append([(pid, cmd, uids[0]) for pid, state, uids, cmd, exe in processes()
                                 if state not in ("Z", "X") and predicate(pid, uids, cmd)])
                 time.sleep(0.01)
             assert p.poll() is not None, "execeval did not finish within %d s" % timeout
@@ -230,9 +232,10 @@ def test_fork_bomb_is_capped_by_the_pids_limit(name, tmp_path):
     detail = "timeout" if expected_status == "timeout" else "process limit"
     rec = assert_verdict(r, expected_status, detail, score=0.0)
     # Host evidence: at no moment did the sandbox hold more than --procs
-    # processes (every sandbox process runs as a sandbox uid), and the bomb did
-    # get going (it reached the limit's neighbourhood at some sample).
-    counts = [len(s) for s in samples]
+    # processes (every sandbox process runs as a sandbox uid, each sandbox
+    # its own: the split judge's is counted apart), and the bomb did get
+    # going (it reached the limit's neighbourhood at some sample).
+    counts = [max(collections.Counter(uid for _, _, uid in s).values(), default=0) for s in samples]
     assert max(counts) <= procs, max(counts)
     if name == "persistent":
         assert max(counts) >= procs // 2, counts
@@ -1003,10 +1006,18 @@ FORGERIES = {
 }
 
 
+# Under the split judge a candidate that spoils its result channel before
+# its serving event (the names the judge waits for) leaves the judge
+# waiting: the run's clock ends it, a timeout, where inline's harness went
+# on to its end (premature exit). Never a pass either way.
+FORGERIES_SPLIT = {"devnull_over_fd4": ("timeout", "timeout"), "half_a_frame": ("timeout", "timeout")}
+
+
+@pytest.mark.parametrize("judge", ["split", "inline"])
 @pytest.mark.parametrize("how", sorted(FORGERIES))
-def test_forged_frames_never_make_a_wrong_answer_pass(run, how):
-    status, detail = FORGERIES[how]
-    r = run(forge_code(how), asserts=ASSERTS)
+def test_forged_frames_never_make_a_wrong_answer_pass(run, how, judge):
+    status, detail = (FORGERIES_SPLIT.get(how) if judge == "split" else None) or FORGERIES[how]
+    r = run(forge_code(how), asserts=ASSERTS, args=["--judge", judge])
     rec = assert_verdict(r, status, detail, score=0.0)
     if detail is None and status == "error":
         assert rec["detail"].startswith("protocol violation: "), rec["detail"]
@@ -1037,9 +1048,33 @@ def gate_params():
 
 
 @pytest.mark.parametrize("name", gate_params())
-def test_hidden_tests_cannot_be_skipped_by_the_candidate(run, name):
+def test_hidden_tests_cannot_be_skipped_by_the_candidate_split(run, name):
+    """Under the split judge the candidate's fd 5 carries the judge's calls,
+    not the gate: a candidate that closes it, or reads from it, breaks its
+    own channel, and the public test the judge was calling fails."""
     try:
         r = run(GATE_TRICKS[name] + PUBLIC_ONLY, task=HIDDEN_TASK)
+    finally:
+        clean_up_after_a_dead_execeval()
+    assert r.code >= 0, "execeval died of signal %d" % -r.code
+    if name == "a_thread_steals_the_answer":
+        # The thread and the call server race for the bytes of a call: the
+        # frame it cuts is the first call's (the public test's) or a hidden
+        # one's. Never a pass, no hidden test passes either way.
+        rec = r.record
+        assert rec is not None and rec["status"] in ("error", "assertion_fail"), r
+        assert [t["status"] for t in rec["tests"]][1:] != ["pass", "pass"], rec
+        return
+    detail = "test 0 failed: channel: the candidate's process ended during a call"
+    rec = assert_verdict(r, "assertion_fail", detail, score=0.0)
+    assert [t["status"] for t in rec["tests"]] == ["fail", "not_run", "not_run"]
+
+
+@pytest.mark.parametrize("name", gate_params())
+def test_hidden_tests_cannot_be_skipped_by_the_candidate(run, name):
+    """--judge inline: the gate fd is the harness's, in the candidate's process."""
+    try:
+        r = run(GATE_TRICKS[name] + PUBLIC_ONLY, task=HIDDEN_TASK, args=["--judge", "inline"])
     finally:
         clean_up_after_a_dead_execeval()
     assert r.code >= 0, "execeval died of signal %d" % -r.code
@@ -1226,28 +1261,47 @@ def test_determined_tampering_cannot_forge_call_tests(run, name):
     assert_verdict(r, status, detail, score=0.0)
 
 
+# Aimed at assert and unittest tests, the same attacks forged a pass while
+# those tests ran in the candidate's interpreter (they do under --judge
+# inline, which keeps that); the default judge runs them in an interpreter
+# the candidate never touches (docs/protocol.md, "Separate judge").
+DETERMINED_ON_ASSERT = {
+    "frame_walk_swaps_runner": ("assertion_fail",
+                                "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)"),
+    "stolen_emit": ("error", "protocol violation: test event from the candidate's call server"),
+}
+
+
 @pytest.mark.parametrize("name", sorted(DETERMINED))
-@pytest.mark.xfail(strict=True, reason="KNOWN LIMITATION (DESIGN.md, trust boundaries): a candidate written "
-                   "against the harness reaches its frames (sys._getframe) and subverts in-process assert "
-                   "tests; the planned strict mode moves literal asserts to the supervisor")
 def test_determined_tampering_of_assert_tests(run, name):
     r = run(DETERMINED[name] + ADD_WRONG, asserts=ASSERTS)
-    assert r.record["status"] != "pass", r.record
+    status, detail = DETERMINED_ON_ASSERT[name]
+    assert_verdict(r, status, detail, score=0.0)
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN LIMITATION: unittest tests run in the candidate's interpreter; "
-                   "monkeypatching unittest.TestCase (a module the harness relies on) turns a failing "
-                   "unittest test into a pass")
+UNITTEST_PATCH_TASK = {"task_id": "ut/patch", "tests": [{"kind": "unittest", "code": dedent("""
+    import unittest
+    class T(unittest.TestCase):
+        def test_a(self):
+            self.assertEqual(add(1, 2), 3)
+    """)}]}
+UNITTEST_PATCH = "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n" + ADD_WRONG
+
+
 def test_patching_unittest_does_not_pass_a_unittest_test(run):
-    task = {"task_id": "ut/patch", "tests": [{"kind": "unittest", "code": dedent("""
-        import unittest
-        class T(unittest.TestCase):
-            def test_a(self):
-                self.assertEqual(add(1, 2), 3)
-        """)}]}
-    code = "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n" + ADD_WRONG
-    r = run(code, task=task)
+    r = run(UNITTEST_PATCH, task=UNITTEST_PATCH_TASK)
     assert r.record["status"] == "assertion_fail", r.record
+    assert [t["judged_by"] for t in r.record["tests"]] == ["judge"], r.record
+
+
+@pytest.mark.parametrize("name", sorted(DETERMINED))
+def test_inline_judging_is_still_forgeable(run, name):
+    """The known limitation --judge inline keeps (docs/threat-model.md): a
+    candidate written against the harness forges its assert tests' pass."""
+    r = run(DETERMINED[name] + ADD_WRONG, asserts=ASSERTS, args=["--judge", "inline"])
+    assert r.record["status"] == "pass", r.record
+    r = run(UNITTEST_PATCH, task=UNITTEST_PATCH_TASK, args=["--judge", "inline"])
+    assert r.record["status"] == "pass", r.record
 
 
 # ---------------------------------------------------------------------------
@@ -1991,9 +2045,11 @@ def test_a_gate_held_open_but_never_read_does_not_stall_the_supervisor(run):
     big = "x" * 65536
     task = {"task_id": "gate/held", "tests": [{"kind": "assert", "code": "assert add(1, 2) == 3"}] + [
         {"kind": "io", "stdin": big + "\n", "stdout": "65536\n", "visibility": "hidden"} for _ in range(40)]}
+    # --judge inline: the gate is the candidate's harness's (under the split
+    # judge the candidate's fd 5 carries calls: the gate tricks above).
     hold = "import os\nos.dup2(5, 50)\nos.dup2(os.open('/dev/null', os.O_RDONLY), 5)\n"
     for _ in range(3):
-        rec = assert_verdict(run(hold + ADD_OK, task=task), "error", "premature exit")
+        rec = assert_verdict(run(hold + ADD_OK, task=task, args=["--judge", "inline"]), "error", "premature exit")
         assert [t["status"] for t in rec["tests"]] == ["pass"] + ["not_run"] * 40
         assert rec["resources"]["wall_ms"] < 2000, rec["resources"]
 

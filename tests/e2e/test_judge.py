@@ -12,5 +12,5 @@ def test_judge_inline_is_todays_judging(run):
 
 
 def test_judge_unknown_mode_names_the_choices(run):
-    r = run(ADD, asserts=["assert add(1, 2) == 3"], args=["--judge", "split"])
-    assert r.code == 2 and "--judge: expected inline or separate, got 'split'" in r.stderr, r.stderr
+    r = run(ADD, asserts=["assert add(1, 2) == 3"], args=["--judge", "apart"])
+    assert r.code == 2 and "--judge: expected split, separate or inline, got 'apart'" in r.stderr, r.stderr

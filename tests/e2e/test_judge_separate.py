@@ -116,7 +116,7 @@ def test_patching_unittest_is_defeated(run, sep):
     assert r.record["status"] == "assertion_fail", r.record
     assert judged_by(r) == ["judge"]
     # Inline, the same candidate forges the pass (the xfail of test_hostile.py).
-    inline = run(PATCH_UNITTEST, task=UNITTEST_TASK, args=["--isolation", isolation_of(sep)])
+    inline = run(PATCH_UNITTEST, task=UNITTEST_TASK, args=["--judge", "inline", "--isolation", isolation_of(sep)])
     assert inline.record["status"] == "pass"
 
 

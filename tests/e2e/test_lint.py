@@ -167,7 +167,8 @@ def eval_examples(tmp_path, name, *args, n_tasks=12):
 
 
 def test_lint_never_changes_the_functional_verdict_and_fills_the_summary(tmp_path):
-    plain, _, _ = eval_examples(tmp_path, "plain")
+    # --lint runs its tasks inline (docs/protocol.md): so does the plain run.
+    plain, _, _ = eval_examples(tmp_path, "plain", "--judge", "inline")
     linted, summary, table = eval_examples(tmp_path, "lint", "--lint", "--composite", "0.7*correctness + 0.3*lint")
     assert plain.keys() == linted.keys()
     # A timeout's "(starved: N ms of CPU)" says how busy the host was during

@@ -230,7 +230,9 @@ def observe(isolation):
     "unprivileged") and returns {role: host view} for supervisor, init,
     payload (and worker, warm), the candidate's own view ("inside") and the
     record."""
-    argv = [EXECEVAL, "run", "--timeout", str(TIMEOUT_S), "--assert", "assert True", "-"]
+    # --judge inline: one sandbox, the candidate's, whose tree this reads
+    # (a split judge's sandbox is made by the same code, src/sandbox).
+    argv = [EXECEVAL, "run", "--judge", "inline", "--timeout", str(TIMEOUT_S), "--assert", "assert True", "-"]
     if isolation == "unprivileged":
         argv = AS_NOBODY + argv[:2] + ["--weak-limits"] + argv[2:]
     else:
@@ -502,19 +504,24 @@ def test_clean_environment(tree):
 @pytest.mark.parametrize("isolation", ["cold", "warm"])
 def test_serve_is_one_thread_and_its_workers(serve, isolation):  # noqa: F811 (fixture)
     """serve drives libmicrohttpd from its own loop: no thread of its own;
-    warm, its children are the -j workers, cold none while idle."""
+    warm, its children are the workers, two per -j slot (the candidate's
+    and the split judge's); cold, while idle, at most the slots'
+    long-lived judges (the start-up check left one); with --judge inline,
+    the -j workers, or none."""
     if os.geteuid() != 0:
         pytest.skip("warm needs root")
-    s = serve("--isolation", isolation, jobs=2)
-    assert host_view(s.pid)["threads"] == 1
-    kids = children(s.pid)
-    if isolation == "warm":
-        assert len(kids) == 2
-        for k in kids:
-            v = host_view(k)
-            assert v["cmdline"][:2] == ["execeval", "__worker"] and v["status"]["NSpid"].split()[-1] == "1"
-    else:
-        assert kids == []
+    for judge, workers in (("split", 4), ("inline", 2)):
+        s = serve("--isolation", isolation, "--judge", judge, jobs=2)
+        assert host_view(s.pid)["threads"] == 1
+        kids = children(s.pid)
+        if isolation == "warm":
+            assert len(kids) == workers, (judge, kids)
+            for k in kids:
+                v = host_view(k)
+                assert v["cmdline"][:2] == ["execeval", "__worker"] and v["status"]["NSpid"].split()[-1] == "1"
+        else:
+            assert len(kids) <= (2 if judge == "split" else 0), (judge, kids)
+        s.stop()
 
 
 # ---------------------------------------------------------------------------

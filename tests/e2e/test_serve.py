@@ -530,7 +530,10 @@ def test_a_run_is_answered_while_another_slots_worker_is_starting(serve):
     (it cannot be ready before SLOW_START_MS after the server started)."""
     slow_start_ms = 6000
     spawned = time.monotonic()
-    s = serve("--isolation", "warm", env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,%d" % slow_start_ms})
+    # --judge inline: one worker per slot, the second slot's the slow one
+    # (the split judge's start is test_judge_separate.py's).
+    s = serve("--isolation", "warm", "--judge", "inline",
+              env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,%d" % slow_start_ms})
     first = Background(s.run, body(sleeper(1), model="first"))
     wait_health(s, lambda h: h["running"] == 1)
     second = Background(s.run, body(ADD_OK, model="second"))

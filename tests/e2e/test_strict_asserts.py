@@ -19,6 +19,19 @@ from conftest import EXECEVAL
 from test_eval import find_datasets
 from test_hostile import ADD_WRONG, ASSERTS, DETERMINED, assert_verdict
 
+
+@pytest.fixture
+def run(run):
+    """This file sets --strict-asserts against the in-sandbox asserts of the
+    inline harness (where the attacks are live): --judge inline unless a
+    test names a judge (the split judge's verdicts are
+    test_judge_separate.py's)."""
+    def run_(*a, args=(), **k):
+        if "--judge" not in args:
+            args = ("--judge", "inline") + tuple(args)
+        return run(*a, args=args, **k)
+    return run_
+
 ADD_RIGHT = "def add(a, b):\n    return a + b\n"
 STRICT = ("--strict-asserts",)
 

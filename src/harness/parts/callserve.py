@@ -1,6 +1,6 @@
 # --------------------------------------------------------------------------
 # The call server: the candidate's side of the separate judge (job role
-# "serve", --judge separate, EXPERIMENTAL; docs/protocol.md, "Separate
+# "serve", --judge split, the default; docs/protocol.md, "Separate
 # judge").  After the import phase the candidate's process holds no test
 # and no expected value: it answers calls, one netstring each on the gate
 # fd, relayed by the supervisor from the judge's interpreter, with one

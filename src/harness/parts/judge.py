@@ -1,6 +1,6 @@
 # --------------------------------------------------------------------------
 # The judge: the test side of the separate judge (job role "judge", --judge
-# separate, EXPERIMENTAL; docs/protocol.md, "Separate judge").  This
+# split, the default; docs/protocol.md, "Separate judge").  This
 # interpreter never runs a line of the candidate's code: it runs the test
 # code (assert, program, unittest) in a namespace where the candidate's
 # names are stubs.  Calling a stub emits a "call" event, which the
