@@ -185,11 +185,15 @@ Test(options, judge_inline_or_separate_with_any_isolation)
 
 	cr_assert_not_null(row);
 	defaults(&v, EE_FRONT_EVAL);
-	cr_expect_eq(v.opt.judge, EE_JUDGE_INLINE);
+	cr_expect_eq(v.opt.judge, EE_JUDGE_SEPARATE, "split is the default (issue 17)");
 	cr_expect_eq(ee_option_set(row, "inline", &v.sink, &err), 0, "%s", err.msg);
-	cr_expect_eq(ee_option_set(row, "split", &v.sink, &err), -1);
-	cr_expect_str_eq(err.msg, "--judge: expected inline or separate, got 'split'");
 	cr_expect_eq(v.opt.judge, EE_JUDGE_INLINE);
+	cr_expect_eq(ee_option_set(row, "judge", &v.sink, &err), -1);
+	cr_expect_str_eq(err.msg, "--judge: expected split, separate or inline, got 'judge'");
+	cr_expect_eq(v.opt.judge, EE_JUDGE_INLINE);
+	cr_expect_eq(ee_option_set(row, "split", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect_eq(v.opt.judge, EE_JUDGE_SEPARATE);
+	cr_expect_eq(ee_option_set(row, "inline", &v.sink, &err), 0, "%s", err.msg);
 	cr_expect_eq(ee_option_set(row, "separate", &v.sink, &err), 0, "%s", err.msg);
 	cr_expect_eq(v.opt.judge, EE_JUDGE_SEPARATE);
 	cr_expect_eq(ee_option_set(iso, "warm", &v.sink, &err), 0, "%s", err.msg);
