@@ -136,11 +136,13 @@ static json_t *tests_json(int *oom, const struct ee_record_parts *ev)
 		                 "tier", ee_tier_name(t->tier), "status", test_state_name(r), "weight",
 		                 t->weight, "duration_ms", ms_value(r->duration_ms), "message",
 		                 opt_text(r->message)));
-		if (ev->task->strict_asserts || ev->task->gen || r->judged_by)
-			put(oom, json_array_get(a, i), "judged_by",
-			    json_string(r->judged_by                      ? r->judged_by
-			                : ee_test_judged_by_supervisor(t) ? "supervisor"
-			                                                  : "sandbox"));
+		/* Who judged it (CONTRACT.md), on every test: what the judge and
+		 * the merges set, else the supervisor (io, call, converted
+		 * asserts) or the candidate's own interpreter. */
+		put(oom, json_array_get(a, i), "judged_by",
+		    json_string(r->judged_by                      ? r->judged_by
+		                : ee_test_judged_by_supervisor(t) ? "supervisor"
+		                                                  : "sandbox"));
 		if (ev->task->budget.total > ev->task->n_tests) /* --max-tests cut: where it came from */
 			put(oom, json_array_get(a, i), "task_index", json_integer((json_int_t)t->task_index));
 		if (t->kind == EE_TEST_IO && !ee_compare_is_default(&t->compare)) {

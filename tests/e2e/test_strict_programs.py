@@ -86,7 +86,7 @@ def test_attacks_forge_a_program_test_without_the_flag(run, name):
     """The control: the attack is live on the in-sandbox program test."""
     r = run(ATTACKS[name] + ADD_WRONG, task=HE_TASK)
     assert r.record["status"] == "pass", r.record
-    assert "judged_by" not in r.record["tests"][0]
+    assert r.record["tests"][0]["judged_by"] == "sandbox"  # --judge inline (the fixture)
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
