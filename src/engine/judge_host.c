@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "base/resource_limits.h"
 #include "base/loop.h"
+#include "base/resource_limits.h"
 #include "engine/evaluate_int.h"
 #include "engine/judge_host.h"
 #include "sandbox/sandbox.h"
@@ -23,7 +23,8 @@ struct ee_judge_host {
 
 /* Its life's CPU (RLIMIT_CPU's hard limit, resource_limits.h): what
  * judge.py's _JUDGE_REUSE_MAX evaluations each get at most, one
- * evaluation's soft limit (timeout + 2 s) and the second it rounds up. */
+ * evaluation's soft limit (its limits' timeout_s + 2 s) and the second it
+ * rounds up. */
 #define EE_JUDGE_LIFE_EVALUATIONS 200
 
 static void unlink_idle(struct ee_judges *js, struct ee_judge_host *h)

@@ -111,6 +111,16 @@ def with_isolation(argv):
     return argv
 
 
+def judged_inline(run):
+    """The `run` fixture's function with `--judge inline` added unless the
+    call names a judge: for files that test the inline harness itself."""
+    def run_(*a, args=(), **k):
+        if "--judge" not in args:
+            args = ("--judge", "inline") + tuple(args)
+        return run(*a, args=args, **k)
+    return run_
+
+
 # ---------------------------------------------------------------------------
 # Running execeval.
 

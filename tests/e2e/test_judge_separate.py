@@ -689,11 +689,13 @@ def test_the_judge_is_kept_from_one_evaluation_to_the_next(tmp_path):
 
 def test_the_cpu_of_earlier_evaluations_never_ends_a_kept_judge(tmp_path):
     """-j 1, --timeout 1: a sandbox's RLIMIT_CPU is 3 s, and each
-    evaluation's test code takes ~0.3 s of the judge's CPU. The kept judge
+    evaluation's test code takes 0.3 s of the judge's CPU. The kept judge
     used to die of SIGXCPU once its evaluations had used 3 s in all: an
     honest candidate's "premature exit". Now each evaluation gets its 3 s
     on top of what the judge used before."""
-    burn = "x = 0\nfor i in range(3000000):\n    x += i\nassert add(1, 2) == 3\n"
+    # 0.3 s of the judge's CPU however fast the machine is today (a loop of
+    # fixed length took 0.17-0.3 s: 14 of them fell short of 3 s once).
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\nassert add(1, 2) == 3\n"
     tasks = write_rows(tmp_path / "tasks.jsonl", [{"task_id": "burn/add",
                                                    "tests": [{"kind": "program", "code": burn}]}])
     samples = write_rows(tmp_path / "samples.jsonl", [{"task_id": "burn/add", "code": ADD_OK}] * 14)

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import EXECEVAL
+from conftest import EXECEVAL, judged_inline
 from test_eval import find_datasets
 from test_hostile import ADD_WRONG, ASSERTS, DETERMINED, assert_verdict
 
@@ -26,11 +26,7 @@ def run(run):
     inline harness (where the attacks are live): --judge inline unless a
     test names a judge (the split judge's verdicts are
     test_judge_separate.py's)."""
-    def run_(*a, args=(), **k):
-        if "--judge" not in args:
-            args = ("--judge", "inline") + tuple(args)
-        return run(*a, args=args, **k)
-    return run_
+    return judged_inline(run)
 
 ADD_RIGHT = "def add(a, b):\n    return a + b\n"
 STRICT = ("--strict-asserts",)

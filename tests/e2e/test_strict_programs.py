@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from conftest import judged_inline
 from test_eval import find_datasets
 from test_hostile import ADD_WRONG, DETERMINED, assert_verdict, dedent
 from test_strict_asserts import FLIP_TYPES, OFF_BY_ONE, plain_and_strict
@@ -25,11 +26,7 @@ def run(run):
     inline harness (where the attacks are live): --judge inline unless a
     test names a judge (the split judge's verdicts are
     test_judge_separate.py's)."""
-    def run_(*a, args=(), **k):
-        if "--judge" not in args:
-            args = ("--judge", "inline") + tuple(args)
-        return run(*a, args=args, **k)
-    return run_
+    return judged_inline(run)
 
 STRICT = ("--strict-asserts",)
 ADD_RIGHT = "def add(a, b):\n    return a + b\n"

@@ -525,7 +525,8 @@ _JUDGE_REUSE_MAX = 200  # evaluations per judge: what the heap keeps stays bound
 
 class _CpuBudget:
     """RLIMIT_CPU across evaluations. The supervisor sets the soft limit
-    to one evaluation's (the run's timeout + 2 s, as any sandbox's) and the
+    to one evaluation's (its clock + 2 s, as any sandbox's; a judge's clock
+    is the run's timeout + the 10 s its start may take) and the
     hard one to the judge's whole life (resource_limits.h, cpu_life_s):
     each evaluation gets one evaluation's on top of what the judge used so
     far, so the CPU of earlier evaluations never kills a later one (it did:
