@@ -76,8 +76,7 @@ struct judged {
 	 * then, is set to the run's. A judge that timed out before it is a
 	 * sandbox error, not the candidate's verdict. */
 	int judge_ready;
-	struct ee_limits judge_limits; /* the run's, its clock EE_JUDGE_START_S longer */
-	int end_sent;                  /* {"end":true} went to the candidate */
+	int end_sent; /* {"end":true} went to the candidate */
 	char *judge_job;
 	size_t judge_job_len;
 	/* The judge's task: the task's judge-kind tests only (shallow copies,
@@ -382,9 +381,7 @@ static int worker_lost(const struct judged *j, const struct ee_sandbox_outcome *
  * died in that test, which is not run: so it is here. */
 static int ended_in_a_call(const struct ee_stream *cand, const struct ee_test_result *r)
 {
-	static const char ended[] = "channel: the candidate's process ended during a call";
-	return !ee_stream_done(cand) && r->state == EE_T_FAIL && r->message &&
-	       strncmp(r->message, ended, sizeof(ended) - 1) == 0;
+	return !ee_stream_done(cand) && r->state == EE_T_FAIL && r->channel_ended;
 }
 
 /* The candidate's phases and the judge's tests, in the candidate's stream;
@@ -584,7 +581,8 @@ static void both_done(struct judged *j)
 	const struct ee_sandbox_outcome *jo = &j->judge_out;
 	if (!j->judge_ready && jo->end == EE_END_TIMEOUT && !out.interrupted) {
 		char msg[160];
-		snprintf(msg, sizeof(msg), "the judge did not start within %g s", j->judge_limits.timeout_s);
+		snprintf(msg, sizeof(msg), "the judge did not start within %g s",
+		         j->ev->limits.timeout_s + EE_JUDGE_START_S);
 		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, msg));
 		free_judged(j);
 		ee_eval_free(ev);
@@ -661,11 +659,12 @@ static void judge_done(void *ctx, struct ee_sandbox *sb)
 static const struct ee_sandbox_ops cand_ops = { cand_result, cand_done };
 static const struct ee_sandbox_ops judge_ops = { judge_result, judge_done };
 
-static int start_one(struct ee_eval *ev, const struct ee_limits *limits, const char *job, size_t len,
+static int start_one(struct ee_eval *ev, double start_allowance_s, const char *job, size_t len,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret, struct ee_err *err)
 {
 	struct ee_sandbox_config cfg = {
-		.limits = limits,
+		.limits = &ev->limits,
+		.start_allowance_s = start_allowance_s,
 		.job = job,
 		.job_len = len,
 		.keep_output = ev->keep_output,
@@ -679,20 +678,19 @@ static int start_one(struct ee_eval *ev, const struct ee_limits *limits, const c
 /* The judge: a long-lived one natively (judge_host.h), else one of its own. */
 static int start_judge(struct ee_eval *ev, struct judged *j)
 {
-	j->judge_limits = ev->limits;
-	j->judge_limits.timeout_s += EE_JUDGE_START_S;
 	if (ee_engine_backend(ev->eng))
-		return start_one(ev, &j->judge_limits, j->judge_job, j->judge_job_len, &judge_ops, j,
+		return start_one(ev, EE_JUDGE_START_S, j->judge_job, j->judge_job_len, &judge_ops, j,
 		                 &j->judge_sb, &j->start_err);
 	struct ee_sandbox_config cfg = {
-		.limits = &j->judge_limits,
+		.limits = &ev->limits,
+		.start_allowance_s = EE_JUDGE_START_S,
 		.keep_output = 0,
 		.drain_output = 1, /* what test code prints never ends the judge */
 	};
 	if (ee_engine_sandbox_config(ev->eng, &cfg, &j->start_err) < 0 ||
 	    ee_judge_host_take(ee_engine_judges(ev->eng), ee_engine_loop(ev->eng), &cfg,
-	                       j->judge_limits.timeout_s * 1e3, j->judge_job, j->judge_job_len, &judge_ops, j,
-	                       &j->host, &j->start_err) < 0)
+	                       (ev->limits.timeout_s + EE_JUDGE_START_S) * 1e3, j->judge_job,
+	                       j->judge_job_len, &judge_ops, j, &j->host, &j->start_err) < 0)
 		return -1;
 	j->judge_sb = ee_judge_host_sandbox(j->host);
 	return 0;
@@ -735,8 +733,7 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
 	j->judge.relay = (struct ee_stream_relay){ .role = EE_STREAM_JUDGE, .cb = relay, .ctx = j };
 	ev->stream.relay = (struct ee_stream_relay){ .role = EE_STREAM_SERVE, .cb = relay, .ctx = j };
 	ev->stream.gate.enabled = 0; /* the candidate asks nothing */
-	if (start_one(ev, &ev->limits, ev->serve_job, ev->serve_job_len, &cand_ops, j, &j->cand_sb, err) <
-	    0) {
+	if (start_one(ev, 0, ev->serve_job, ev->serve_job_len, &cand_ops, j, &j->cand_sb, err) < 0) {
 		free_judged(j);
 		return -1;
 	}

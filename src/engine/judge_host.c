@@ -23,7 +23,7 @@ struct ee_judge_host {
 
 /* Its life's CPU (RLIMIT_CPU's hard limit, resource_limits.h): what
  * judge.py's _JUDGE_REUSE_MAX evaluations each get at most, one
- * evaluation's soft limit (its limits' timeout_s + 2 s) and the second it
+ * evaluation's soft limit (the run's timeout_s + 2 s) and the second it
  * rounds up. */
 #define EE_JUDGE_LIFE_EVALUATIONS 200
 

@@ -60,6 +60,10 @@ struct ee_sandbox_config {
 	                         (worker.h); NULL: cold, a clone of this process */
 	struct ee_gvisor *gvisor; /* not NULL: the gVisor backend (gvisor.h), cold */
 	struct ee_docker *docker; /* not NULL: the Docker backend (docker_run.h), cold */
+	double start_allowance_s; /* wall-clock seconds on top of limits->timeout_s
+	                             until the holder rearms it (ee_sandbox_rearm):
+	                             the separate judge's start; its CPU limit
+	                             stays limits->timeout_s's */
 };
 
 /* What ended a sandbox that ran. The first cause wins: a kill for one

@@ -204,7 +204,7 @@ static int claim_worker(struct ee_sandbox *sb, const struct ee_sandbox_config *c
 		*ends[i] = -1;
 	}
 	sb->starting = 1;
-	sb->timeout_s = cfg->limits->timeout_s;
+	sb->timeout_s = cfg->limits->timeout_s + cfg->start_allowance_s;
 	return 0;
 }
 
@@ -359,11 +359,11 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		fcntl(p[i][0], F_SETFL, O_NONBLOCK);
 
 	/* A starting sandbox's timer counts its worker's answer first. */
-	ee_autoclose int timer =
-	        arm_timer(sb->starting                 ? ee_worker_start_ms_left(sb->worker) / 1e3
-	                  : cfg->gvisor || cfg->docker ? EE_GVISOR_START_S + cfg->limits->timeout_s
-	                                               : cfg->limits->timeout_s,
-	                  err);
+	double clock_s = cfg->limits->timeout_s + cfg->start_allowance_s;
+	ee_autoclose int timer = arm_timer(sb->starting ? ee_worker_start_ms_left(sb->worker) / 1e3
+	                                   : cfg->gvisor || cfg->docker ? EE_GVISOR_START_S + clock_s
+	                                                                : clock_s,
+	                                   err);
 	/* From here on, the loop owns the sandbox; a failure still tears down
 	 * through the loop, so nothing is leaked. */
 	sandbox_join(sb);

@@ -405,6 +405,8 @@ static void judge_reported(struct ee_stream *s, const json_t *ev, struct ee_test
 		fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "fallback");
 	} else if (status && strcmp(status, "fail") == 0) {
 		note_memory_error(s, ev);
+		r->channel_ended = s->relay.role == EE_STREAM_JUDGE &&
+		                   json_is_true(json_object_get(ev, "channel_ended"));
 		fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "failed");
 	} else
 		violate(s, "bad test status");

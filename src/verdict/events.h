@@ -56,6 +56,7 @@ struct ee_test_result {
 	json_t *files;         /* a script's read-back files {path: base64} (checked), or NULL */
 	json_t *value;         /* keep_values: a call's returned canonical value (owned), or NULL */
 	int fallback;          /* role judge: the test needs what the channel cannot carry */
+	int channel_ended;     /* role judge: failed as the candidate's process ended in its call */
 	const char *judged_by; /* static; the separate judge's path sets it, else NULL */
 };
 

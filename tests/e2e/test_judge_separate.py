@@ -203,6 +203,24 @@ def test_candidate_that_never_answers_is_a_timeout(run, sep):
     assert [t["status"] for t in r.record["tests"]] == ["not_run", "not_run"], r.record["tests"]
 
 
+ENDS_IN_A_CALL = {
+    "exit": "import os\ndef add(a, b):\n    os._exit(0)\n",
+    "signal": "import os, signal\ndef add(a, b):\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENDS_IN_A_CALL))
+def test_a_candidate_ending_its_process_in_a_call_has_the_test_not_run(run, sep, name):
+    """Inline, the harness dies in the test: it is not run. The judge's
+    test in flight fails on its channel ("channel_ended"), and the
+    supervisor counts it not run, as inline (not "fail")."""
+    inline = run(ENDS_IN_A_CALL[name], asserts=ASSERTS, args=["--judge", "inline"]).record
+    split = run(ENDS_IN_A_CALL[name], asserts=ASSERTS, args=sep).record
+    assert (split["status"], split["detail"]) == (inline["status"], inline["detail"]), (split, inline)
+    assert [t["status"] for t in split["tests"]] == [t["status"] for t in inline["tests"]] == ["not_run"] * 2
+    assert [t["judged_by"] for t in split["tests"]] == ["judge"] * 2, split["tests"]
+
+
 def test_fallback_reruns_inline(run, sep):
     # An instance of the candidate's class, asked for its length: an
     # operation the channel does not carry (only calls, attribute reads,
@@ -704,6 +722,22 @@ def test_the_cpu_of_earlier_evaluations_never_ends_a_kept_judge(tmp_path):
                                                        "--timeout", "1"], isolation)
         assert [(r["status"], r.get("detail")) for r in recs] == [("pass", None)] * 14, recs
         assert sum(r["resources"]["cpu_ms"] for r in recs) > 3000, [r["resources"] for r in recs]
+
+
+def test_a_judges_cpu_limit_is_the_runs_not_its_start_allowance(tmp_path):
+    """The 10 s a judge's start may take is its wall clock's only: each
+    evaluation's RLIMIT_CPU soft limit is what the judge used + 1 s of
+    rounding + --timeout + 2 s (here 4 s past what it used), not 14 s
+    as when the allowance raised the judge's timeout."""
+    probe = ("import os, resource\nsoft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
+             "used = sum(os.times()[:2])\nassert 3 < soft - used <= 4 < hard, (soft, used, hard)\n")
+    tasks = write_rows(tmp_path / "tasks.jsonl", [{"task_id": "cpu/limit",
+                                                   "tests": [{"kind": "program", "code": probe}]}])
+    samples = write_rows(tmp_path / "samples.jsonl", [{"task_id": "cpu/limit", "code": ADD_OK}] * 3)
+    for isolation in ISOLATIONS:
+        recs = eval_records(tmp_path, tasks, samples, ["--judge", "separate", "--isolation", isolation, "-j", "1",
+                                                       "--timeout", "1"], isolation)
+        assert [(r["status"], r["tests"][0]["judged_by"]) for r in recs] == [("pass", "judge")] * 3, recs
 
 
 def test_an_attack_leaves_nothing_for_the_next_candidate(tmp_path):

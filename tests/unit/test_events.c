@@ -582,6 +582,34 @@ Test(events, the_judge_stream_has_no_phases_and_marks_fallbacks)
 	cr_assert_str_eq(s.wire.violation, "phase event from the judge");
 }
 
+Test(events, only_the_judge_stream_says_a_test_failed_as_the_candidate_ended)
+{
+	static const char ended[] = "\"ev\":\"test\",\"index\":%d,\"status\":\"fail\","
+	                            "\"error_type\":\"ChannelError\",\"channel_ended\":%s,\"message\":\"m\"";
+	char ev[256];
+	s.relay = (struct ee_stream_relay){ .role = EE_STREAM_JUDGE, .cb = count_relayed };
+	seq = 0;
+	send_ev(NONCE, "\"ev\":\"hello\"");
+	snprintf(ev, sizeof(ev), ended, 0, "true");
+	send_ev(NONCE, ev);
+	snprintf(ev, sizeof(ev), ended, 1, "false");
+	send_ev(NONCE, ev);
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_assert(s.tests.results[0].channel_ended);
+	cr_assert_not(s.tests.results[1].channel_ended);
+	cr_assert_eq(s.tests.results[1].state, EE_T_FAIL);
+}
+
+Test(events, an_inline_stream_never_says_a_test_failed_as_the_candidate_ended)
+{
+	good_prefix();
+	send_ev(NONCE,
+	        "\"ev\":\"test\",\"index\":0,\"status\":\"fail\",\"channel_ended\":true,\"message\":\"m\"");
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_assert_eq(s.tests.results[0].state, EE_T_FAIL);
+	cr_assert_not(s.tests.results[0].channel_ended);
+}
+
 Test(events, an_inline_stream_takes_no_relayed_event)
 {
 	good_prefix();

@@ -12,7 +12,11 @@
 
 class _ChannelBroken(BaseException):
     """The candidate's side cannot answer (it ended, or sent what the
-    decoder refuses): the test fails and the run ends cleanly."""
+    decoder refuses): the test fails and the run ends cleanly. ended:
+    its process ended without a reply (the test's event says so, and the
+    supervisor counts the test not run, as inline's harness died in it)."""
+
+    ended = False
 
 
 class _CandidateEnded(BaseException):
@@ -76,6 +80,7 @@ def _judge_call(state, target, args, kwargs):
     if reply is None or reply.get("call") != number:
         state.broken = _ChannelBroken("the candidate's process ended during a call"
                                       if reply is None else "a reply out of turn")
+        state.broken.ended = reply is None
         raise state.broken
     status = reply.get("status")
     if status == "returned":
@@ -380,6 +385,7 @@ def _judge_test(test, ctx, state):
     if state.broken is not None:
         event = _test_event(test, "fail")
         event.update({"error_type": "ChannelError", "channel": _message(_text(state.broken)),
+                      "channel_ended": state.broken.ended,
                       "message": _message("channel: " + _text(state.broken))})
         return event, False
     if state.ended is not None:
@@ -525,8 +531,8 @@ _JUDGE_REUSE_MAX = 200  # evaluations per judge: what the heap keeps stays bound
 
 class _CpuBudget:
     """RLIMIT_CPU across evaluations. The supervisor sets the soft limit
-    to one evaluation's (its clock + 2 s, as any sandbox's; a judge's clock
-    is the run's timeout + the 10 s its start may take) and the
+    to one evaluation's (the run's timeout + 2 s, as any sandbox's; the
+    10 s a judge's start may take is its wall clock's only) and the
     hard one to the judge's whole life (resource_limits.h, cpu_life_s):
     each evaluation gets one evaluation's on top of what the judge used so
     far, so the CPU of earlier evaluations never kills a later one (it did:
