@@ -10,8 +10,10 @@
 # `import socket` would then find it loaded.  Not random (nor statistics,
 # which imports it): its at-fork hook would reseed it in every child, about
 # 40 page faults whether the candidate uses it or not; a candidate that
-# imports it seeds it then, as on a cold start.
-_WARM_MODULES = ("abc", "array", "bisect", "cmath", "collections", "collections.abc", "copy",
+# imports it seeds it then, as on a cold start. binascii: the harness
+# imports it for every /run_code job (job.py, _parse_script): loading it in
+# each child wrote ~45 pages (bench/cow-pages --script).
+_WARM_MODULES = ("abc", "array", "binascii", "bisect", "cmath", "collections", "collections.abc", "copy",
                  "dataclasses", "datetime", "decimal", "enum", "fractions", "functools", "hashlib",
                  "heapq", "inspect", "itertools", "json", "math", "numbers", "operator", "re", "string",
                  "struct", "textwrap", "typing", "unittest")
