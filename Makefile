@@ -205,6 +205,7 @@ bench: $(BUILD)/bench/run-overhead $(BUILD)/execeval
 	$(PYTHON) bench/strict-overhead 3 2
 	$(PYTHON) bench/rl-shape
 	$(PYTHON) bench/rl-client
+	$(PYTHON) bench/run-code-cost
 	$(PYTHON) bench/backend-overhead
 	$(PYTHON) bench/gvisor-fork
 
