@@ -76,6 +76,7 @@ struct judged {
 	 * then, is set to the run's. A judge that timed out before it is a
 	 * sandbox error, not the candidate's verdict. */
 	int judge_ready;
+	int go_sent;  /* {"go":true} went to the candidate: its code may run */
 	int end_sent; /* {"end":true} went to the candidate */
 	char *judge_job;
 	size_t judge_job_len;
@@ -165,6 +166,17 @@ static void kill_both(struct judged *j)
 		ee_sandbox_kill(j->judge_sb);
 }
 
+/* The candidate's side runs no code of its own until the judge is ready
+ * (its hello), so neither its wall clock (held) nor its CPU limit runs on
+ * while a judge starts. Sent once, before any other frame to it. */
+static void send_go(struct judged *j)
+{
+	static const char go[] = "11:{\"go\":true},";
+	if (!j->go_sent && !j->cand_done)
+		ee_sandbox_gate(j->cand_sb, go, sizeof(go) - 1, 0);
+	j->go_sent = 1;
+}
+
 static void send_end(struct judged *j)
 {
 	static const char end[] = "12:{\"end\":true},";
@@ -224,9 +236,10 @@ static void relay(void *ctx, const char *kind, const json_t *ev)
 		violate(from_judge ? &j->judge : &j->ev->stream, err.msg);
 		return;
 	}
-	if (from_judge && !j->cand_done)
+	if (from_judge && !j->cand_done) {
+		send_go(j);
 		ee_sandbox_gate(j->cand_sb, frame, len, 0);
-	else if (!from_judge && !j->judge_done && j->judge_sb)
+	} else if (!from_judge && !j->judge_done && j->judge_sb)
 		ee_sandbox_gate(j->judge_sb, frame, len, 0);
 	free(frame);
 }
@@ -270,6 +283,7 @@ static void judge_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t
 		ee_sandbox_rearm(sb, j->ev->limits.timeout_s * 1e3);
 		if (!j->cand_done)
 			ee_sandbox_hold(j->cand_sb, 0);
+		send_go(j);
 	}
 	if (s->wire.violation)
 		kill_both(j);

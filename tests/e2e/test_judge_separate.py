@@ -869,10 +869,26 @@ def test_a_judge_starting_slower_than_the_whole_clock_costs_the_candidate_nothin
 def test_a_candidate_stuck_while_its_judge_starts_still_times_out(run):
     """The held clock is given back, not forgiven: a top level that never
     ends, while the judge takes 2 s to start, times out on the candidate's
-    own clock once the judge says hello. (It sleeps: a busy loop would
-    meet its CPU limit during the hold first.)"""
+    own clock once the judge says hello."""
     r = run("import time\ntime.sleep(100)\n", asserts=["assert True"],
             args=["--judge", "separate", "--isolation", "warm", "--timeout", "1"],
             env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,2000"})
     assert r.record["status"] == "timeout", r.record
     assert r.record["resources"]["wall_ms"] > 3000, r.record["resources"]
+
+
+def test_a_busy_top_level_runs_only_once_its_judge_is_ready(run):
+    """A busy loop at the top level while the judge takes 4 s to start, at
+    --timeout 1 (RLIMIT_CPU 3 s): the candidate's code waits for the
+    supervisor's go (the judge's hello), so it times out on its own clock,
+    as inline; it used to spin through the hold and die of its CPU limit
+    ("cpu limit") before its clock had started."""
+    r = run("while True:\n    pass\n", asserts=["assert True"],
+            args=["--judge", "separate", "--isolation", "warm", "--timeout", "1"],
+            env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,4000"})
+    assert r.record["status"] == "timeout", r.record
+    assert r.record["resources"]["wall_ms"] > 4000, r.record["resources"]
+    assert r.record["resources"]["cpu_ms"] < 2500, r.record["resources"]  # its clock's 1 s, not the hold
+    inline = run("while True:\n    pass\n", asserts=["assert True"],
+                 args=["--judge", "inline", "--isolation", "warm", "--timeout", "1"])
+    assert inline.record["status"] == "timeout", inline.record

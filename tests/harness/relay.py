@@ -9,6 +9,8 @@ channels, checks their framing (nonce, seq), and moves:
   judge "call" {...}            -> the candidate's gate fd (ev/seq/nonce dropped)
   candidate "reply" {...}       -> the judge's gate fd
   judge "gate"                  -> "c" + hidden tests, as drive.py does
+  judge "hello"                 -> {"go": true} to the candidate, whose code
+                                   runs only then (the judge is ready)
   judge "done"                  -> {"end": true} to the candidate
 The candidate ending without a reply closes the judge's gate fd (EOF).
 
@@ -179,7 +181,9 @@ def _route(name, e, cand, judge, hidden, to_gate, close_gate):
         elif e["ev"] == "phase" and e["status"] == "fail":
             close_gate(judge)  # nothing to judge
         return
-    if e["ev"] == "call":
+    if e["ev"] == "hello":
+        to_gate(cand, _frame({"go": True}))
+    elif e["ev"] == "call":
         to_gate(cand, _frame(payload))
     elif e["ev"] == "gate":
         to_gate(judge, b"c" + _frame({"tests": hidden}))

@@ -280,6 +280,15 @@ def _returned(reply, value, handles):
         reply["value"] = _Raw(text)
 
 
+def _await_go(fd):
+    """The candidate's side waits, before its code runs, for the judge to
+    be ready: the supervisor's {"go": true} (it holds the candidate's clock
+    until then). False when the gate said anything else (the pair ends):
+    nothing of the candidate runs."""
+    first = _wire_read(fd)
+    return first is not None and first.get("go") is True
+
+
 def _serve_calls(emit, ctx, fd):
     """The candidate's side after import: the names, then one reply per call
     until {"end": true} or EOF.  A call that tries to end the interpreter

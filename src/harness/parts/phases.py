@@ -210,7 +210,10 @@ def _run_phases(emit, job, fds):
     if policy is not _warm_policy:
         _prepare_interpreter(policy)
 
-    # From here on candidate code runs.
+    # From here on candidate code runs: under the separate judge, once the
+    # judge is ready (its clock and its CPU limit start then; docs/protocol.md).
+    if job["role"] == "serve" and not _await_go(fds[1]):
+        return
     if kinds and not [k for k in kinds if k != "io"]:
         emit({"ev": "phase", "name": "import", "status": "skipped"})
     elif not _import_phase(emit, job, ctx):
