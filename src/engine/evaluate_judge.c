@@ -702,8 +702,7 @@ static int start_judge(struct ee_eval *ev, struct judged *j)
 		.drain_output = 1, /* what test code prints never ends the judge */
 	};
 	if (ee_engine_sandbox_config(ev->eng, &cfg, &j->start_err) < 0 ||
-	    ee_judge_host_take(ee_engine_judges(ev->eng), ee_engine_loop(ev->eng), &cfg,
-	                       (ev->limits.timeout_s + EE_JUDGE_START_S) * 1e3, j->judge_job,
+	    ee_judge_host_take(ee_engine_judges(ev->eng), ee_engine_loop(ev->eng), &cfg, j->judge_job,
 	                       j->judge_job_len, &judge_ops, j, &j->host, &j->start_err) < 0)
 		return -1;
 	j->judge_sb = ee_judge_host_sandbox(j->host);

@@ -80,8 +80,8 @@ static int send_job(struct ee_judge_host *h, const char *job, size_t len, struct
 }
 
 int ee_judge_host_take(struct ee_judges *js, struct ee_loop *loop, const struct ee_sandbox_config *cfg,
-                       double timeout_ms, const char *job, size_t job_len, const struct ee_sandbox_ops *ops,
-                       void *ctx, struct ee_judge_host **ret, struct ee_err *err)
+                       const char *job, size_t job_len, const struct ee_sandbox_ops *ops, void *ctx,
+                       struct ee_judge_host **ret, struct ee_err *err)
 {
 	struct ee_judge_host *h = js->idle;
 
@@ -89,7 +89,7 @@ int ee_judge_host_take(struct ee_judges *js, struct ee_loop *loop, const struct 
 		js->idle = h->next;
 		h->next = NULL;
 		ee_sandbox_park(h->sb, 0);
-		ee_sandbox_rearm(h->sb, timeout_ms);
+		ee_sandbox_rearm(h->sb, ee_sandbox_first_clock_s(cfg) * 1e3);
 	} else {
 		char nonce[33], boot[128];
 		ee_eval_random_hex(nonce);

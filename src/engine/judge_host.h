@@ -41,12 +41,13 @@ struct ee_judges {
 };
 
 /* A judge for one evaluation, its job (role "judge") already on its way:
- * an idle one with its clock re-armed to timeout_ms, else one started
- * with cfg (cfg->job is replaced by the bootstrap job). ops get the
- * judge's result bytes and its end, with ctx, until given back. */
+ * an idle one with its clock re-armed to cfg's first clock (as a new one
+ * gets, ee_sandbox_first_clock_s), else one started with cfg (cfg->job is
+ * replaced by the bootstrap job). ops get the judge's result bytes and its
+ * end, with ctx, until given back. */
 int ee_judge_host_take(struct ee_judges *js, struct ee_loop *loop, const struct ee_sandbox_config *cfg,
-                       double timeout_ms, const char *job, size_t job_len, const struct ee_sandbox_ops *ops,
-                       void *ctx, struct ee_judge_host **ret, struct ee_err *err);
+                       const char *job, size_t job_len, const struct ee_sandbox_ops *ops, void *ctx,
+                       struct ee_judge_host **ret, struct ee_err *err);
 
 struct ee_sandbox *ee_judge_host_sandbox(const struct ee_judge_host *h);
 

@@ -396,8 +396,7 @@ static int relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *c
                         const char *id, const struct ee_relay_cmd *cmd, const struct ee_gvisor_fds *f,
                         int *pidfd, struct ee_err *err)
 {
-	sb->timeout_s = cfg->limits->timeout_s +
-	                cfg->start_allowance_s; /* armed when the harness starts (sandbox.c) */
+	sb->timeout_s = ee_sandbox_first_clock_s(cfg); /* armed when the harness starts (sandbox.c) */
 	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_PIDFD | SIGCHLD, NULL, pidfd,
 	                           NULL, 0);
 	if (pid < 0)

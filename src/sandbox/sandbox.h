@@ -109,6 +109,10 @@ struct ee_sandbox_ops {
 	void (*on_done)(void *ctx, struct ee_sandbox *sb);
 };
 
+/* The wall clock a sandbox started with cfg gets: limits->timeout_s +
+ * start_allowance_s (armed when its harness starts). */
+double ee_sandbox_first_clock_s(const struct ee_sandbox_config *cfg);
+
 int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
                      const struct ee_sandbox_ops *ops, void *ctx, struct ee_sandbox **ret,
                      struct ee_err *err);

@@ -76,6 +76,11 @@ static int set_timer(int fd, double seconds, struct ee_err *err)
 	return 0;
 }
 
+double ee_sandbox_first_clock_s(const struct ee_sandbox_config *cfg)
+{
+	return cfg->limits->timeout_s + cfg->start_allowance_s;
+}
+
 static int arm_timer(double seconds, struct ee_err *err)
 {
 	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -204,7 +209,7 @@ static int claim_worker(struct ee_sandbox *sb, const struct ee_sandbox_config *c
 		*ends[i] = -1;
 	}
 	sb->starting = 1;
-	sb->timeout_s = cfg->limits->timeout_s + cfg->start_allowance_s;
+	sb->timeout_s = ee_sandbox_first_clock_s(cfg);
 	return 0;
 }
 
@@ -359,7 +364,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		fcntl(p[i][0], F_SETFL, O_NONBLOCK);
 
 	/* A starting sandbox's timer counts its worker's answer first. */
-	double clock_s = cfg->limits->timeout_s + cfg->start_allowance_s;
+	double clock_s = ee_sandbox_first_clock_s(cfg);
 	ee_autoclose int timer = arm_timer(sb->starting ? ee_worker_start_ms_left(sb->worker) / 1e3
 	                                   : cfg->gvisor || cfg->docker ? EE_GVISOR_START_S + clock_s
 	                                                                : clock_s,
