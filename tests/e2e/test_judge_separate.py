@@ -623,6 +623,18 @@ def write_rows(path, rows):
     return path
 
 
+def kept_judge_records(tmp_path, task_id, program, n, args=()):
+    """n honest candidates of one task whose one test is `program`, judged
+    one after another by one slot's kept judge (-j 1): the records, for
+    each isolation in turn."""
+    tasks = write_rows(tmp_path / "tasks.jsonl", [{"task_id": task_id,
+                                                   "tests": [{"kind": "program", "code": program}]}])
+    samples = write_rows(tmp_path / "samples.jsonl", [{"task_id": task_id, "code": ADD_OK}] * n)
+    for isolation in ISOLATIONS:
+        yield eval_records(tmp_path, tasks, samples,
+                           ["--judge", "separate", "--isolation", isolation, "-j", "1", *args], isolation)
+
+
 @pytest.mark.parametrize("side", [0, 1], ids=["candidates_worker", "judges_worker"])
 def test_a_lost_worker_reruns_both_sides(tmp_path, side):
     """-j 1 warm: the slot's two workers, the candidate's (started first,
@@ -695,12 +707,7 @@ def test_the_judge_is_kept_from_one_evaluation_to_the_next(tmp_path):
     in place (here a list of the json module) is seen by the next
     evaluation on that slot. No honest benchmark's test does this."""
     probe = "import json\nseen = json.__all__.count('ee-probe')\njson.__all__.append('ee-probe')\nassert seen == 0, seen\n"
-    tasks = write_rows(tmp_path / "tasks.jsonl", [{"task_id": "kept/probe",
-                                                   "tests": [{"kind": "program", "code": probe}]}])
-    samples = write_rows(tmp_path / "samples.jsonl", [{"task_id": "kept/probe", "code": ADD_OK}] * 3)
-    for isolation in ISOLATIONS:
-        recs = eval_records(tmp_path, tasks, samples, ["--judge", "separate", "--isolation", isolation, "-j", "1"],
-                            isolation)
+    for recs in kept_judge_records(tmp_path, "kept/probe", probe, 3):
         assert [r["status"] for r in recs] == ["pass", "assertion_fail", "assertion_fail"], recs
         assert recs[2]["tests"][0]["message"].startswith("AssertionError: 2"), recs[2]
 
@@ -714,12 +721,7 @@ def test_the_cpu_of_earlier_evaluations_never_ends_a_kept_judge(tmp_path):
     # 0.3 s of the judge's CPU however fast the machine is today (a loop of
     # fixed length took 0.17-0.3 s: 14 of them fell short of 3 s once).
     burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\nassert add(1, 2) == 3\n"
-    tasks = write_rows(tmp_path / "tasks.jsonl", [{"task_id": "burn/add",
-                                                   "tests": [{"kind": "program", "code": burn}]}])
-    samples = write_rows(tmp_path / "samples.jsonl", [{"task_id": "burn/add", "code": ADD_OK}] * 14)
-    for isolation in ISOLATIONS:
-        recs = eval_records(tmp_path, tasks, samples, ["--judge", "separate", "--isolation", isolation, "-j", "1",
-                                                       "--timeout", "1"], isolation)
+    for recs in kept_judge_records(tmp_path, "burn/add", burn, 14, ["--timeout", "1"]):
         assert [(r["status"], r.get("detail")) for r in recs] == [("pass", None)] * 14, recs
         assert sum(r["resources"]["cpu_ms"] for r in recs) > 3000, [r["resources"] for r in recs]
 
@@ -731,12 +733,7 @@ def test_a_judges_cpu_limit_is_the_runs_not_its_start_allowance(tmp_path):
     as when the allowance raised the judge's timeout."""
     probe = ("import os, resource\nsoft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
              "used = sum(os.times()[:2])\nassert 3 < soft - used <= 4 < hard, (soft, used, hard)\n")
-    tasks = write_rows(tmp_path / "tasks.jsonl", [{"task_id": "cpu/limit",
-                                                   "tests": [{"kind": "program", "code": probe}]}])
-    samples = write_rows(tmp_path / "samples.jsonl", [{"task_id": "cpu/limit", "code": ADD_OK}] * 3)
-    for isolation in ISOLATIONS:
-        recs = eval_records(tmp_path, tasks, samples, ["--judge", "separate", "--isolation", isolation, "-j", "1",
-                                                       "--timeout", "1"], isolation)
+    for recs in kept_judge_records(tmp_path, "cpu/limit", probe, 3, ["--timeout", "1"]):
         assert [(r["status"], r["tests"][0]["judged_by"]) for r in recs] == [("pass", "judge")] * 3, recs
 
 
