@@ -1,6 +1,15 @@
 """proc_cpu - CPU accounting from /proc shared by the benches that measure a
-server's process tree (bench/rl-shape, bench/rl-client, bench/run-code-cost)."""
+server's process tree and the host's (bench/rl-shape, bench/rl-client, bench/run-code-cost)."""
 import os
+
+
+def host_busy_s():
+    """CPU seconds every core has been busy since boot (/proc/stat: user,
+    nice, system, irq, softirq and steal; not idle or iowait): the whole
+    machine, other users and the hypervisor's steal included."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return (sum(fields[:3]) + sum(fields[5:8])) / os.sysconf("SC_CLK_TCK")
 
 
 def tree_cpu_s(root):
