@@ -47,6 +47,9 @@ static const char usage_head[] =
         "                         504 (default: its compile_timeout + run_timeout + 10)\n"
         "  --run-code-queue N     POST /run_code requests that may wait (default: one per\n"
         "                         4 MiB of memory, 256 to 16384); past it 504\n"
+        "  --run-code-coalesce N  POST /run_code: waiting requests of one program (same\n"
+        "                         limits, no files) one sandbox runs, each in its own\n"
+        "                         process (default 16; 1: a sandbox each)\n"
         "  --reference-cache MB   generated tests' reference results kept, least recently\n"
         "                         used dropped first (default 64; 0: only runs in flight\n"
         "                         are shared)\n"
@@ -63,6 +66,7 @@ struct serve_args {
 	unsigned long per_ip_mb, max_tests, max_request_tests, max_values, min_rate_kib;
 	double grace, body_grace, run_code_deadline;
 	unsigned long run_code_queue;
+	unsigned long run_code_coalesce;
 	unsigned long reference_cache_mb;
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
@@ -90,6 +94,7 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 		O_RUN_CODE_DEADLINE,
 		O_RUN_CODE_QUEUE,
 		O_REFERENCE_CACHE,
+		O_RUN_CODE_COALESCE,
 	};
 	const struct ee_option *row = ee_option_of_code(c);
 
@@ -121,6 +126,8 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 		return 0;
 	case O_RUN_CODE_QUEUE:
 		return ee_parse_uint("--run-code-queue", optarg, 1u << 20, &a->run_code_queue, err);
+	case O_RUN_CODE_COALESCE:
+		return ee_parse_uint("--run-code-coalesce", optarg, 16, &a->run_code_coalesce, err);
 	case O_REFERENCE_CACHE:
 		return ee_parse_uint("--reference-cache", optarg, 1u << 20, &a->reference_cache_mb, err);
 	case O_RUN_CODE_DEADLINE:
@@ -168,6 +175,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 		{ "run-code-deadline", required_argument, NULL, 272 },
 		{ "run-code-queue", required_argument, NULL, 273 },
 		{ "reference-cache", required_argument, NULL, 274 },
+		{ "run-code-coalesce", required_argument, NULL, 275 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct option longopts[EE_OPTIONS_MAX + sizeof(own) / sizeof(own[0])];
@@ -267,6 +275,7 @@ int cmd_serve(int argc, char **argv)
 		.min_rate_kib = 16,
 		.body_grace = 10,
 		.reference_cache_mb = 64,
+		.run_code_coalesce = 16,
 	};
 	struct ee_server_config cfg;
 	struct ee_err err = { 0 };
@@ -307,6 +316,7 @@ int cmd_serve(int argc, char **argv)
 	cfg.queue = a.queue;
 	cfg.run_code_deadline_s = a.run_code_deadline;
 	cfg.run_code_queue = a.run_code_queue;
+	cfg.run_code_coalesce = (unsigned)a.run_code_coalesce;
 	cfg.reference_cache = (size_t)a.reference_cache_mb << 20;
 	cfg.extract = a.extract;
 	cfg.log = log_line;

@@ -120,7 +120,8 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 void ee_eval_free(struct ee_eval *ev)
 {
 	ee_judge_pair_free(ev->pair);
-	for (size_t i = 0; ev->judged && i < ev->task->n_tests; i++)
+	/* The record's callback may have freed the task (serve's /run_code). */
+	for (size_t i = 0; ev->judged && i < ev->stream.tests.n_results; i++)
 		ee_test_result_free(&ev->judged[i]);
 	free(ev->judged);
 	ee_stream_free(&ev->stream);

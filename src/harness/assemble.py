@@ -31,6 +31,7 @@ PARTS = (
     "failures",   # describing failures
     "tests",      # the test runners: assert, call, calls, unittest, io, program
     "iorunner",   # io tests, several to one forked child
+    "apart",      # /run_code scripts, several to one sandbox, each in its own process
     "callserve",  # the separate judge's candidate side: the call server, the value decoder
     "judge",      # the separate judge's test side: stubs, replies
     "phases",     # the phases, in order

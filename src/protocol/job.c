@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "base/buf.h"
 #include "base/cleanup.h"
 #include "input/task.h"
@@ -78,26 +79,6 @@ static json_t *job_test(const struct ee_test *t, size_t index, long test_timeout
 	return o;
 }
 
-/* Base64 of p[0..n), NUL-terminated, malloc'd. */
-static char *base64(const unsigned char *p, size_t n)
-{
-	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out = malloc(4 * ((n + 2) / 3) + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
-		             (i + 2 < n ? p[i + 2] : 0);
-		*o++ = digits[v >> 18 & 63];
-		*o++ = digits[v >> 12 & 63];
-		*o++ = i + 1 < n ? digits[v >> 6 & 63] : '=';
-		*o++ = i + 2 < n ? digits[v & 63] : '=';
-	}
-	*o = '\0';
-	return out;
-}
-
 /* The program as "code", or as "code_b64" when it is not valid UTF-8: the
  * harness then compiles the bytes, and Python decides (a coding
  * declaration, or a SyntaxError) exactly as for a file. */
@@ -107,7 +88,7 @@ static int set_program(json_t *job, const char *program)
 	json_t *text = json_stringn(program, len);
 	if (text)
 		return json_object_set_new(job, "code", text);
-	char *b64 = base64((const unsigned char *)program, len);
+	char *b64 = ee_base64_encode((const unsigned char *)program, len);
 	int rc = b64 ? json_object_set_new(job, "code_b64", json_string(b64)) : -1;
 	free(b64);
 	return rc;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base64.h"
 #include "base/err.h"
 #include "base/text.h"
 #include "engine/evaluate.h"
@@ -22,6 +23,7 @@
 #include "serve/stats.h"
 #include "verdict/events.h"
 #include "verdict/record.h"
+#include "verdict/score.h"
 
 #define JSON_FLAGS (JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15))
 
@@ -60,6 +62,10 @@ struct ee_run_code_call {
 	ee_run_code_ready ready;
 	void *ctx;
 	struct facts facts;
+	int solo;           /* runs in a sandbox of its own (run again, or never coalesced) */
+	double wait_s;      /* its deadline, from when it (re)enters the queue */
+	unsigned long hash; /* of the program: a quick test for coalescing */
+	json_t *verdict;    /* in a group: {"status", "detail", "resources"} once its test ran apart */
 	unsigned code;
 	char *text;
 	size_t len;
@@ -76,6 +82,14 @@ struct ee_run_code {
 	size_t waiting;
 	double earliest; /* no waiting call's deadline is before it: the loop
 	                  * scans the FIFO only once it is reached */
+};
+
+/* Waiting requests of one program run in one sandbox (harness apart.py). */
+struct group {
+	struct ee_run_code *rc;
+	struct ee_task task; /* one apart script test per call, in order */
+	struct ee_run_code_call **calls;
+	size_t n;
 };
 
 static double now_s(void)
@@ -166,6 +180,7 @@ static void call_free(struct ee_run_code_call *call)
 	free(call->facts.out);
 	free(call->facts.err);
 	json_decref(call->facts.files);
+	json_decref(call->verdict);
 	free(call->text);
 	free(call);
 }
@@ -337,6 +352,16 @@ static int make_task(const struct ee_limits *server, struct ee_run_code_call *ca
 	return 0;
 }
 
+/* FNV-1a: equal programs hash equal (strcmp decides). */
+static unsigned long program_hash(const char *p)
+{
+	unsigned long h = 14695981039346656037ul;
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ul;
+	return h;
+}
+
 /* The request's fields checked as SandboxFusion's model reads them
  * (unknown ones ignored). 0 with the call filled; 1 answered (*code...);
  * -1 out of memory. */
@@ -385,7 +410,7 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 		return *text ? 1 : -1;
 	}
 	int rc_task = make_task(&rc->o->limits, call, req, run_timeout, script);
-	json_decref(script);
+	json_decref(script); /* the task holds it */
 	if (rc_task < 0 || !(call->program = strdup(json_string_value(prog))))
 		return -1;
 	struct ee_limits lim;
@@ -393,8 +418,13 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 	/* The deadline a client allows for: at most an hour (--run-code-deadline's
 	 * range), so a huge compile_timeout cannot hold a queue place for ever. */
 	double wait = rc->cfg.deadline_s > 0 ? rc->cfg.deadline_s : compile_timeout + lim.timeout_s + 10;
+	call->wait_s = wait < MAX_DEADLINE ? wait : MAX_DEADLINE;
 	call->arrived = now_s();
-	call->deadline = call->arrived + (wait < MAX_DEADLINE ? wait : MAX_DEADLINE);
+	call->deadline = call->arrived + call->wait_s;
+	call->hash = program_hash(call->program);
+	script = call->task.tests[0].script;
+	call->solo = json_object_size(json_object_get(script, "files")) > 0 ||
+	             json_array_size(json_object_get(script, "fetch")) > 0;
 	return 0;
 }
 
@@ -480,10 +510,11 @@ static json_t *ran_answer(const json_t *rec, const struct facts *f)
 	                        timeout ? "TimeLimitExceeded" : "Finished", "execution_time",
 	                        f->wall_ms / 1000.0, "return_code", timeout ? json_null() : json_integer(rc),
 	                        "stdout", text_or_empty(f->out), "stderr", err);
-	json_t *facts = json_pack(
-	        "{s:s?, s:O?, s:O?, s:O?, s:b, s:b}", "status", status, "detail",
-	        json_object_get(rec, "detail"), "resources", json_object_get(rec, "resources"), "sandbox_id",
-	        json_object_get(rec, "sandbox_id"), "stdout_truncated", out_cut, "stderr_truncated", err_cut);
+	json_t *facts =
+	        json_pack("{s:s?, s:O?, s:O?, s:O?, s:b, s:b, s:O*}", "status", status, "detail",
+	                  json_object_get(rec, "detail"), "resources", json_object_get(rec, "resources"),
+	                  "sandbox_id", json_object_get(rec, "sandbox_id"), "stdout_truncated", out_cut,
+	                  "stderr_truncated", err_cut, "coalesced", json_object_get(rec, "coalesced"));
 	int ok = !timeout && rc == 0;
 	return json_pack("{s:s, s:s, s:n, s:o?, s:n, s:o, s:o?}", "status", ok ? "Success" : "Failed",
 	                 "message", "", "compile_result", "run_result", run, "executor_pod_name", "files",
@@ -517,6 +548,244 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 	json_decref(rec);
 	char *text = dump(v, &len);
 	finish(call, text ? 200 : 500, text, len);
+}
+
+/* ---- several requests of one program, one sandbox ---------------------- */
+
+/* Requests one sandbox runs in turn (harness apart.py); each one's fork,
+ * reap and cleanup on the group's clock. */
+#define GROUP_MAX     16
+#define APART_SLACK_S 0.5
+
+/* Where a request waits, with a fresh deadline: at the head, to run alone
+ * (its answer is a sandbox of its own's to give, or its group's sandbox
+ * never gave one). */
+static void requeue_alone(struct ee_run_code *rc, struct ee_run_code_call *call)
+{
+	rc->stats->run_code_reruns++;
+	call->solo = 1;
+	call->state = CALL_WAITING;
+	call->arrived = now_s();
+	call->deadline = call->arrived + call->wait_s;
+	call->next = rc->head;
+	rc->head = call;
+	if (!rc->tail)
+		rc->tail = call;
+	rc->waiting++;
+	if (rc->waiting == 1 || call->deadline < rc->earliest)
+		rc->earliest = call->deadline;
+}
+
+/* What a test run apart reported, with its verdict as a sandbox of its own
+ * would decide it: into call->facts and call->verdict; nothing when it is
+ * to run again alone (not run, ended by a signal or os._exit, past the
+ * cap, an idle timeout: apart.py; a refused fork: whose it was is the
+ * single sandbox's to say). */
+static void take_apart(struct ee_run_code_call *call, const struct ee_test_result *r, int pids_hit)
+{
+	const json_t *a = r->apart;
+	const json_t *out = json_object_get(a, "stdout"), *err = json_object_get(a, "stderr");
+	const json_t *wall = json_object_get(a, "wall_ms"), *cpu = json_object_get(a, "cpu_ms");
+	const json_t *rss = json_object_get(a, "rss_kb");
+
+	if (!json_is_object(a) || json_is_true(json_object_get(a, "rerun")) || !json_is_string(out) ||
+	    !json_is_string(err) || !json_is_number(wall) || !json_is_number(cpu) || !json_is_integer(rss))
+		return;
+	int timeout = json_is_true(json_object_get(a, "timeout"));
+	struct ee_test_outcome t = { .state = r->state,
+		                     .weight = 1.0,
+		                     .exited = r->exited,
+		                     .denied = r->denied,
+		                     .message = r->message };
+	struct ee_verdict_in in = {
+		.done = 1, .timed_out = timeout, .pids_limit_hit = pids_hit, .tests = &t, .n_tests = 1
+	};
+	struct ee_verdict v;
+	ee_verdict_decide(&in, &v);
+	if (pids_hit && v.status != EE_PASS && v.status != EE_TIMEOUT)
+		return;
+	size_t out_len, err_len;
+	char *o = ee_base64_decode(json_string_value(out), json_string_length(out), &out_len);
+	char *e = ee_base64_decode(json_string_value(err), json_string_length(err), &err_len);
+	struct facts *f = &call->facts;
+	if (o && e) {
+		f->out = ee_text_sanitize(o, out_len, SIZE_MAX, NULL);
+		f->err = ee_text_sanitize(e, err_len, SIZE_MAX, NULL);
+	}
+	free(o);
+	free(e);
+	if (!f->out || !f->err)
+		return;
+	f->out_len = f->out_total = out_len;
+	f->err_len = f->err_total = err_len;
+	f->end = EE_END_RAN;
+	f->wall_ms = json_number_value(wall);
+	f->have_exit_code = r->have_exit_code;
+	f->exit_code = r->exit_code;
+	call->verdict =
+	        json_pack("{s:s, s:s?, s:{s:f, s:f, s:O}}", "status", ee_status_name(v.status), "detail",
+	                  v.detail[0] ? v.detail : NULL, "resources", "wall_ms", json_number_value(wall),
+	                  "cpu_ms", json_number_value(cpu), "peak_rss_kb", rss);
+	f->have = call->verdict != NULL;
+}
+
+static void group_outcome(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s)
+{
+	struct group *g = ctx;
+
+	for (size_t i = 0; i < g->n && s->tests.results; i++)
+		take_apart(g->calls[i], &s->tests.results[i], out->cg.pids_max_hits > 0);
+}
+
+static void group_free(struct group *g)
+{
+	ee_task_free(&g->task);
+	free(g->calls);
+	free(g);
+}
+
+static void group_record(void *ctx, json_t *rec, double run_s)
+{
+	struct group *g = ctx;
+	struct ee_run_code *rc = g->rc;
+	int failed = !rec || json_object_get(rec, "sandbox_error");
+
+	for (size_t i = 0; i < g->n; i++) {
+		struct ee_run_code_call *call = g->calls[i];
+		if (!rec || (call->verdict && !failed)) {
+			if (rec) {
+				json_object_set(call->verdict, "sandbox_id",
+				                json_object_get(rec, "sandbox_id"));
+				json_object_set_new(call->verdict, "coalesced",
+				                    json_integer((json_int_t)g->n));
+				rc->stats->run_code_coalesced++;
+			}
+			on_record(call, call->verdict ? json_incref(call->verdict) : NULL, run_s);
+		} else if (call->abandoned)
+			call_free(call);
+		else
+			requeue_alone(rc, call);
+	}
+	json_decref(rec);
+	group_free(g);
+}
+
+/* The group's task: one apart script test per call, the program's clock
+ * for each, the sum for the sandbox. */
+static int group_task(struct group *g)
+{
+	struct ee_task *t = &g->task;
+	const struct ee_task *one = &g->calls[0]->task;
+	double run_s = one->limits.timeout_s;
+	json_t *script = json_pack("{s:{}, s:[], s:i, s:b, s:I}", "files", "fetch", "fetch_cap",
+	                           (int)FETCH_CAP, "apart", 1, "timeout_ms", (json_int_t)ceil(run_s * 1000));
+
+	t->task_id = strdup("run_code");
+	t->class_name = strdup("");
+	t->prompt = strdup("");
+	t->entry_point = strdup("");
+	t->setup = strdup("");
+	t->tests = calloc(g->n, sizeof(*t->tests));
+	if (!script || !t->task_id || !t->class_name || !t->prompt || !t->entry_point || !t->setup ||
+	    !t->tests) {
+		json_decref(script);
+		return -1;
+	}
+	t->n_tests = g->n;
+	for (size_t i = 0; i < g->n; i++) {
+		t->tests[i] = (struct ee_test){ .kind = EE_TEST_IO,
+			                        .tier = EE_TIER_CANONICAL,
+			                        .weight = 1.0,
+			                        .float_tol = -1.0,
+			                        .script = json_incref(script) };
+		t->tests[i].stdin_text = strdup(g->calls[i]->task.tests[0].stdin_text);
+		t->tests[i].stdout_text = strdup("");
+		if (!t->tests[i].stdin_text || !t->tests[i].stdout_text) {
+			json_decref(script);
+			return -1;
+		}
+	}
+	json_decref(script);
+	t->limits = one->limits;
+	t->limits.timeout_s = (double)g->n * (run_s + APART_SLACK_S);
+	return 0;
+}
+
+static int same_run(const struct ee_run_code_call *a, const struct ee_run_code_call *b)
+{
+	const struct ee_task_limits *x = &a->task.limits, *y = &b->task.limits;
+
+	return !b->solo && a->hash == b->hash && x->timeout_s == y->timeout_s &&
+	       x->has_memory == y->has_memory && x->memory_mb == y->memory_mb &&
+	       strcmp(a->program, b->program) == 0;
+}
+
+/* The waiting requests of first's program and limits that are still in
+ * time, out of the FIFO behind first, up to max in all. */
+static size_t take_alike(struct ee_run_code *rc, struct ee_run_code_call *first,
+                         struct ee_run_code_call **calls, size_t max)
+{
+	double now = now_s();
+	size_t n = 0;
+
+	calls[n++] = first;
+	for (struct ee_run_code_call **p = &rc->head; *p && n < max;) {
+		struct ee_run_code_call *call = *p;
+		if (call->deadline < now || !same_run(first, call)) {
+			p = &call->next;
+			continue;
+		}
+		*p = call->next;
+		call->next = NULL;
+		rc->waiting--;
+		calls[n++] = call;
+	}
+	rc->tail = rc->head;
+	while (rc->tail && rc->tail->next)
+		rc->tail = rc->tail->next;
+	return n;
+}
+
+/* first and the requests like it, in one sandbox: 1 when it started (or
+ * they went back to wait alone), 0 when first has none like it. */
+static int start_group(struct ee_run_code *rc, struct ee_run_code_call *first)
+{
+	size_t max = rc->cfg.coalesce < GROUP_MAX ? rc->cfg.coalesce : GROUP_MAX;
+	struct ee_run_code_call *calls[GROUP_MAX];
+	size_t n = take_alike(rc, first, calls, max);
+	struct group *g = n > 1 ? calloc(1, sizeof(*g)) : NULL;
+
+	if (n < 2)
+		return 0;
+	if (g) {
+		g->rc = rc;
+		g->n = n;
+		g->calls = malloc(n * sizeof(*g->calls));
+	}
+	if (!g || !g->calls || (memcpy(g->calls, calls, n * sizeof(*calls)), group_task(g) < 0)) {
+		if (g)
+			group_free(g);
+		for (size_t i = n; i-- > 0;) /* out of memory: each alone, in order */
+			requeue_alone(rc, calls[i]);
+		return 1;
+	}
+	struct ee_limits lim;
+	ee_eval_limits(rc->o, &g->task, &lim);
+	struct ee_candidate cand = {
+		.task = &g->task,
+		.program = first->program,
+		.sample = -1,
+		.keep_output = lim.output_cap,
+		.on_outcome = group_outcome,
+		.outcome_ctx = g,
+	};
+	for (size_t i = 0; i < n; i++) {
+		calls[i]->state = CALL_RUNNING;
+		ee_stats_observe(&rc->stats->run_code_wait_s, now_s() - calls[i]->arrived);
+	}
+	if (ee_dispatch_submit(rc->d, &cand, group_record, g) < 0)
+		group_record(g, ee_record_sandbox_error("run_code", "the dispatcher refused it"), 0);
+	return 1;
 }
 
 /* A sandbox is idle and no /v1 evaluation waits for it. */
@@ -577,7 +846,8 @@ static void pump(void *ctx)
 		struct ee_run_code_call *call = pop(rc);
 		if (now_s() > call->deadline)
 			expire(rc, call);
-		else
+		else if (call->solo || rc->cfg.coalesce < 2 || rc->o->backend != EE_BACKEND_NATIVE ||
+		         !start_group(rc, call))
 			start(rc, call);
 	}
 }

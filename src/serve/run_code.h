@@ -41,6 +41,7 @@ struct ee_run_code_config {
 	double deadline_s; /* > 0: a request's deadline; 0: compile_timeout + run_timeout + 10 s */
 	size_t queue;      /* requests that may wait; 0: ee_run_code_default_queue() */
 	unsigned jobs;     /* the dispatcher's sandboxes */
+	unsigned coalesce; /* waiting requests of one program one sandbox runs (< 2: one) */
 };
 
 /* The default queue: one place per 4 MiB of physical memory, at least 256

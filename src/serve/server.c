@@ -343,7 +343,11 @@ int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		ee_server_free(srv);
 		return -1;
 	}
-	struct ee_run_code_config rc_cfg = { cfg->run_code_deadline_s, cfg->run_code_queue, cfg->jobs };
+	/* Coalescing needs warm sandboxes: a cold one's harness is an exec'd,
+	 * dumpable python3 its children could reach (harness apart.py). */
+	int warm = cfg->isolation && strcmp(cfg->isolation, "warm") == 0;
+	struct ee_run_code_config rc_cfg = { cfg->run_code_deadline_s, cfg->run_code_queue, cfg->jobs,
+		                             warm ? cfg->run_code_coalesce : 1 };
 	if (ee_run_code_new(srv->dispatch, o, &srv->budget, &srv->stats, &rc_cfg, &srv->run_code, err) < 0) {
 		ee_server_free(srv);
 		return -1;

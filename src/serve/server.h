@@ -61,6 +61,7 @@ struct ee_server_config {
 	size_t queue;                    /* evaluations that may wait */
 	double run_code_deadline_s;      /* /run_code: 0, compile + run timeout + 10 s (run_code.h) */
 	size_t run_code_queue;           /* /run_code requests that may wait; 0: sized by memory */
+	unsigned run_code_coalesce;      /* /run_code requests of one program per sandbox (run_code.h) */
 	size_t reference_cache;          /* bytes of generated tests' reference results kept (refcache.h) */
 	enum ee_extract_mode extract;
 	const char *isolation;             /* "warm" or "cold", for /healthz */

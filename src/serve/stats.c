@@ -151,6 +151,12 @@ static void routes(struct out *o, const struct ee_serve_stats *s, const struct e
 	head(o, "execeval_route_queue_wait_seconds", "histogram",
 	     "From a request's arrival to its sandbox's start, by route (/run_code only).");
 	histogram(o, "execeval_route_queue_wait_seconds", "route=\"/run_code\"", &s->run_code_wait_s);
+	head(o, "execeval_run_code_coalesced_total", "counter",
+	     "/run_code requests answered from a sandbox that ran several requests of their program.");
+	put(o, "execeval_run_code_coalesced_total %llu\n", s->run_code_coalesced);
+	head(o, "execeval_run_code_reruns_total", "counter",
+	     "/run_code requests of such a sandbox run again in a sandbox of their own.");
+	put(o, "execeval_run_code_reruns_total %llu\n", s->run_code_reruns);
 }
 
 /* docs/threat-model.md, "Tripwires"; docs/metrics-alerts.md has rules. */

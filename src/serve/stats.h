@@ -57,6 +57,8 @@ struct ee_serve_stats {
 	 * sandbox's start, and 504s (could not start before its deadline). */
 	struct ee_histogram run_code_wait_s;
 	unsigned long long run_code_timeouts;
+	/* answered from a sandbox that ran several (run_code.h), run again alone */
+	unsigned long long run_code_coalesced, run_code_reruns;
 };
 
 struct ee_serve_gauges {

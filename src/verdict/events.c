@@ -87,6 +87,7 @@ int ee_stream_init(struct ee_stream *s, const struct ee_task *task, const char *
 	ph->lint_tools = json_array();
 	s->tests.order = calloc(n, sizeof(*s->tests.order));
 	s->tests.results = calloc(n, sizeof(*s->tests.results));
+	s->tests.n_results = s->tests.results ? n : 0;
 	if (!ph->findings || !ph->lint_findings || !ph->lint_tools || !s->tests.order || !s->tests.results)
 		return -1;
 	size_t k = 0;
@@ -113,6 +114,7 @@ void ee_test_result_free(struct ee_test_result *r)
 	free(r->message);
 	free(r->denied);
 	json_decref(r->files);
+	json_decref(r->apart);
 	json_decref(r->value);
 	memset(r, 0, sizeof(*r));
 }
@@ -133,9 +135,8 @@ void ee_stream_free(struct ee_stream *s)
 	free_phase(&ph->scan);
 	free_phase(&ph->lint);
 	free_phase(&ph->import);
-	if (s->tests.results)
-		for (size_t i = 0; i < s->task->n_tests; i++)
-			ee_test_result_free(&s->tests.results[i]);
+	for (size_t i = 0; i < s->tests.n_results; i++) /* the task may be gone: its owner's */
+		ee_test_result_free(&s->tests.results[i]);
 	free(s->tests.results);
 	free(s->tests.order);
 	memset(s, 0, sizeof(*s));
@@ -324,8 +325,9 @@ static void fail_test(struct ee_test_result *r, const char *msg)
 		r->message = copy_text(msg); /* checked by the caller */
 }
 
-/* A script's facts (serve's /run_code): its exit code, and its read-back
- * files when every key and value is a string (else none). */
+/* A script's facts (serve's /run_code): its exit code, its read-back
+ * files when every key and value is a string (else none), and what a
+ * script run apart reported (harness apart.py), checked where it is read. */
 static void take_script(const struct ee_test *t, const json_t *ev, struct ee_test_result *r)
 {
 	json_t *code = json_object_get(ev, "exit_code");
@@ -337,6 +339,8 @@ static void take_script(const struct ee_test *t, const json_t *ev, struct ee_tes
 		r->have_exit_code = 1;
 		r->exit_code = (long)json_integer_value(code);
 	}
+	if (t->script && json_is_object(json_object_get(ev, "apart")))
+		r->apart = json_deep_copy(json_object_get(ev, "apart")); /* read by serve/run_code.c */
 	if (!t->script || !json_is_object(files))
 		return;
 	json_object_foreach (files, path, v) {

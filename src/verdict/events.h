@@ -54,6 +54,7 @@ struct ee_test_result {
 	int have_exit_code;
 	long exit_code;
 	json_t *files;         /* a script's read-back files {path: base64} (checked), or NULL */
+	json_t *apart;         /* a script run apart: its "apart" object (unchecked), or NULL */
 	json_t *value;         /* keep_values: a call's returned canonical value (owned), or NULL */
 	int fallback;          /* role judge: the test needs what the channel cannot carry */
 	int channel_ended;     /* role judge: failed as the candidate's process ended in its call */
@@ -90,6 +91,7 @@ struct ee_stream_tests {
 	size_t *order;                  /* run order: indices of public, then hidden tests */
 	size_t n_run;                   /* tests reported so far (position in order) */
 	struct ee_test_result *results; /* by task index */
+	size_t n_results;               /* the task's tests, kept for ee_stream_free */
 	size_t call_next;               /* strict program under way: its next call's number */
 	/* --test-timeout (0: off): each clocked test's limit, and when the
 	 * event before it arrived (its clock's start, on the supervisor's clock) */

@@ -1144,3 +1144,32 @@ def _run_with_gate_bytes(job, raw):
         return drive.run(job, gate="c", timeout=10)
     finally:
         drive._split_hidden = real
+
+
+# ---- scripts apart (/run_code requests sharing a sandbox: apart.py) ----------
+
+APART = {"files": {}, "fetch": [], "fetch_cap": 0, "apart": True, "timeout_ms": 5000}
+
+
+def test_apart_scripts_refuse_to_run_outside_a_sandbox():
+    """kill(-1) between two requests is for a sandbox's pid namespace: a
+    harness that is not its first process (here, bare on the host) runs
+    none of them and asks for each to run again alone."""
+    marker = "/tmp/execeval-apart-ran-%d" % os.getpid()
+    code = "open(%r, 'w').write('x')\nprint(input())\n" % marker
+    job = make_job(code, [io("a", script=APART), io("b", script=APART)])
+    events = list(run(job).tests().values())
+    assert [e["apart"] for e in events] == [{"rerun": True}] * 2, events
+    assert all(e["message"] == "not run: not a sandbox's first process" for e in events), events
+    assert not os.path.exists(marker)
+
+
+@pytest.mark.parametrize("script", [
+    dict(APART, timeout_ms=0),  # no clock of its own
+    dict(APART, files={"a.txt": "eA=="}),  # files: a request of its own
+    dict(APART, fetch=["a.txt"]),
+])
+def test_an_apart_script_has_a_clock_and_no_files(script):
+    result = drive.run(make_job("print(1)", [io("", script=script)]))
+    assert result.returncode == 70, result
+    assert "an apart script has a clock and no files" in result.stderr, result

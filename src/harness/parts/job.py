@@ -155,8 +155,12 @@ def _parse_script(raw):
     fetch = _field(raw, "fetch", list, [])
     if [p for p in fetch if not _relative_path(p)]:
         raise _HarnessError("job: bad fetch path")
+    apart = _field(raw, "apart", bool, False)  # one of several requests (apart.py)
+    timeout_ms = _field(raw, "timeout_ms", int, 0)
+    if apart and (files or fetch or timeout_ms <= 0):
+        raise _HarnessError("job: an apart script has a clock and no files")
     return {"files": files, "fetch": fetch, "fetch_cap": _field(raw, "fetch_cap", int, 0),
-            "b64": binascii.b2a_base64}
+            "b64": binascii.b2a_base64, "apart": apart, "timeout_ms": timeout_ms}
 
 
 def _relative_path(path):

@@ -409,6 +409,8 @@ def _run_script(test, ctx):
     reported.  A script that ends the process (os._exit, a signal) is
     reported by the supervisor from the process's own status."""
     script = test["script"]
+    if script["apart"]:
+        return _run_apart(test, ctx)
     for path, data in script["files"]:
         _write_file(path, data)
     cwd = _posix.getcwd()

@@ -1,0 +1,277 @@
+# --------------------------------------------------------------------------
+# Scripts apart: several /run_code requests of one program in one sandbox.
+#
+# serve gives the /run_code requests that wait with the same program and
+# limits (and no files) one sandbox: the program is compiled once, and each
+# request is a script test marked "apart" that runs in a forked process of
+# its own, with its own stdin, stdout, stderr and clock, as SandboxFusion
+# gives each request a process of its own.  Before the next one starts,
+# nothing the last one did is left: every other process of the sandbox is
+# killed (kill(-1) spares the namespace's init and this process) and the
+# working directory, /tmp (which is also /dev/shm), is emptied; System V
+# and POSIX message queues are not in the sandbox's system calls.  When
+# that cannot be done, the tests after it are not run.
+#
+# Each test's event says what its program did ("apart": its stdout and
+# stderr in base64, wall and CPU time, peak memory), or that serve must run
+# it again in a sandbox of its own ("rerun"): when it was not run, and when
+# it ended in a way whose verdict the single sandbox decides (a signal,
+# os._exit, output past the cap, a clock that ran out while it barely used
+# the CPU), so that every answer is the one a sandbox of its own gives.
+# The child can write on its own end pipe; what it can forge there is its
+# own status, which it chooses anyway.
+
+_wait4 = _posix.wait4
+_listdir, _lstat, _unlink, _rmdir, _chmod = (_posix.listdir, _posix.lstat, _posix.unlink,
+                                             _posix.rmdir, _posix.chmod)
+_APART_END = b"\0execeval:apart-end\0"
+# Past this much base64 in one event (the supervisor's frame is 1 MiB) the
+# test runs again alone, where the sandbox's own streams carry its output.
+_APART_B64_MAX = 900 << 10
+_WIPE_MAX = 4096  # entries under /tmp a test may leave: more, and the rest run alone
+_REAP_WAIT_S = 0.2  # for the killed processes to be gone before the next test
+
+
+def _run_apart(test, ctx):
+    """One script test in its own process; (event, None)."""
+    if _apart_refusal[0] is None:
+        _apart_refusal[0] = _apart_refuses()
+    if _apart_refusal[0]:
+        return _apart_rerun(test, _apart_refusal[0]), None
+    script = test["script"]
+    _flush_std()
+    stdin_fd = _stdin_file(test["stdin"])
+    test["stdin"] = None  # the later children cannot find it
+    out_r, out_w = _pipe()
+    err_r, err_w = _pipe()
+    end_r, end_w = _pipe()
+    start = _now()
+    pid = _fork()
+    if pid == 0:
+        _apart_child(ctx, stdin_fd, out_w, err_w, end_w, (out_r, err_r, end_r))
+    for fd in (stdin_fd, out_w, err_w, end_w):
+        _close(fd)
+    try:
+        event = _apart_collect(test, ctx, pid, (out_r, err_r, end_r), start, script["timeout_ms"])
+    finally:
+        for fd in (out_r, err_r, end_r):
+            _close_quietly(fd)
+    if not _apart_clear():
+        _apart_refusal[0] = "not run: an earlier program's leftovers could not be cleared"
+    return event, None
+
+
+# Why the tests apart are not run here ("": they are; None: not asked yet).
+_apart_refusal = [None]
+
+
+def _apart_refuses():
+    """A dumpable process (an exec'd harness: cold isolation) is open to
+    processes of its uid through /proc (its fds, its memory): its children
+    must not run other requests' programs.  /proc/self of a non-dumpable
+    one belongs to root.  And kill(-1) is for a sandbox's pid namespace,
+    whose init (1) started this process (2), never for a host's."""
+    if _getpid() != 2 or _posix.getppid() != 1:
+        return "not run: not a sandbox's first process"
+    try:
+        if _stat("/proc/self/mem").st_uid == _posix.getuid():
+            return "not run: this harness is dumpable"
+    except OSError:
+        return "not run: /proc/self/mem cannot be checked"
+    return ""
+
+
+def _apart_child(ctx, stdin_fd, out_w, err_w, end_w, parent_fds):
+    """The forked child of one request: never returns."""
+    status = 70
+    try:
+        stdin_fd, out_w, err_w, end_w = [_move_high(fd) for fd in (stdin_fd, out_w, err_w, end_w)]
+        for fd in parent_fds + ctx.channel_fds:
+            _close_quietly(fd)
+        _dup2(stdin_fd, 0)
+        _dup2(out_w, 1)
+        _dup2(err_w, 2)
+        for fd in (stdin_fd, out_w, err_w):
+            _close(fd)
+        _reopen_std()
+        status, trailer = _run_main(ctx)
+        _write(end_w, trailer + _APART_END + bytes((status,)))
+    except BaseException as exc:
+        _report_failure("apart child: " + _type_name(type(exc)) + ": " + _text(exc))
+    finally:
+        _exit(status)
+
+
+def _apart_rerun(test, why):
+    event = _test_event(test, "raised")
+    event["message"] = why
+    event["apart"] = {"rerun": True}
+    return event
+
+
+def _apart_collect(test, ctx, pid, fds, start, timeout_ms):
+    """The child's streams and its exit, under its own clock: the event.
+    Its exit ends the test, not the end of its streams: a process it left
+    may hold them (it is killed before the next test, _apart_clear)."""
+    deadline = start + timeout_ms / 1000.0
+    poller = _poll()
+    chunks = {fd: [] for fd in fds}
+    for fd in fds:
+        poller.register(fd, _POLLIN)
+    open_fds, total, wait, nap = set(fds), [0], None, 1
+    while wait is None and total[0] <= ctx.io_cap:
+        left = deadline - _now()
+        if left <= 0:
+            break
+        ready = poller.poll(min(int(left * 1000) + 1, nap)) if open_fds else ()
+        for fd, _ in ready:
+            _apart_take(fd, fds, chunks, poller, open_fds, total)
+        if not ready or not open_fds:  # quiet, or all ended: has it exited?
+            wait = _apart_reap(pid, deadline, bool(open_fds))
+            nap = min(nap * 2, 20)
+    timed_out = wait is None and total[0] <= ctx.io_cap
+    if wait is None:
+        _kill_quietly(pid)
+        wait = _wait4(pid, 0)
+    else:  # what reached its pipes before it ended, without waiting for more
+        for fd in list(open_fds):
+            _set_blocking(fd, False)
+            try:
+                while _apart_take(fd, fds, chunks, poller, open_fds, total):
+                    pass
+            except BlockingIOError:
+                pass
+    rusage = wait[2]
+    facts = {"wall_ms": round((_now() - start) * 1000.0, 3),
+             "cpu_ms": round((rusage.ru_utime + rusage.ru_stime) * 1000.0, 3), "rss_kb": rusage.ru_maxrss}
+    if total[0] > ctx.io_cap:
+        return _apart_rerun(test, "output past the cap: runs again alone")
+    if timed_out:
+        if facts["cpu_ms"] < 0.25 * facts["wall_ms"]:  # asleep or starved: the sandbox's clock decides
+            return _apart_rerun(test, "timed out idle: runs again alone")
+        facts["timeout"] = True
+        return _apart_event(test, "timeout", chunks[fds[0]], chunks[fds[1]], facts)
+    end, status = b"".join(chunks[fds[2]]), wait[1]
+    i = bytes.rfind(end, _APART_END)
+    if (i < 0 or len(end) != i + len(_APART_END) + 1 or not _posix.WIFEXITED(status)
+            or _posix.WEXITSTATUS(status) != end[-1]):
+        return _apart_rerun(test, "ended its process: runs again alone")
+    raised = _parse_trailer(end[:i])
+    event = _apart_event(test, "returned" if raised is None else "raised", chunks[fds[0]],
+                         chunks[fds[1]], facts)
+    if event["apart"].get("rerun"):
+        return event
+    event.update(raised or {})
+    event["stdout"] = ""
+    event["exit_code"] = end[-1]
+    return event
+
+
+def _apart_take(fd, fds, chunks, poller, open_fds, total):
+    """One read of fd into chunks (stdout and stderr counted in total[0]):
+    False at its end (then unregistered)."""
+    chunk = _read(fd, 65536)
+    if not chunk:
+        poller.unregister(fd)
+        open_fds.discard(fd)
+        return False
+    chunks[fd].append(chunk)
+    if fd != fds[2]:
+        total[0] += len(chunk)
+    return True
+
+
+def _apart_reap(pid, deadline, once):
+    """wait4's answer once the child exited (once: only if it already has;
+    else waiting for it until the deadline), else None."""
+    sleeper, spins, nap = _poll(), 0, 1
+    while _now() < deadline:
+        done = _wait4(pid, _WNOHANG)
+        if done[0]:
+            return done
+        if once:
+            return None
+        spins += 1
+        if spins < 200:
+            _sched_yield()
+        else:
+            sleeper.poll(min(nap, max((deadline - _now()) * 1000, 0)))
+            nap = min(nap * 2, 20)
+    return None
+
+
+def _apart_event(test, status, out, err, facts):
+    b64 = _apart_b64()
+    out_text = bytes.decode(b64(b"".join(out), newline=False), "ascii")
+    err_text = bytes.decode(b64(b"".join(err), newline=False), "ascii")
+    if len(out_text) + len(err_text) > _APART_B64_MAX:
+        return _apart_rerun(test, "output too large to send: runs again alone")
+    event = _test_event(test, status)
+    facts["stdout"], facts["stderr"] = out_text, err_text
+    event["apart"] = facts
+    return event
+
+
+def _apart_b64():
+    import binascii  # built in, and imported by the job's parse already
+
+    return binascii.b2a_base64
+
+
+def _apart_clear():
+    """Every other process of the sandbox gone and /tmp empty: True, else
+    False (the tests after this one are then not run here)."""
+    me = _getpid()
+    try:
+        _kill(-1, 9)
+    except OSError:
+        pass  # nobody else
+    limit = _now() + _REAP_WAIT_S
+    while True:
+        others = [n for n in _listdir("/proc") if str.isdigit(n) and int(n) not in (1, me)]
+        if not [n for n in others if not _apart_zombie(n)]:
+            break
+        if _now() > limit:
+            return False
+        _sched_yield()
+    left = [_WIPE_MAX]
+    try:
+        for name in _listdir("/tmp"):
+            _apart_remove("/tmp/" + name, left)
+        return not _listdir("/tmp")
+    except (OSError, _ApartTooMany):
+        return False
+
+
+class _ApartTooMany(Exception):
+    pass
+
+
+def _apart_zombie(pid):
+    try:
+        fd = _open_fd("/proc/%s/stat" % pid, _posix.O_RDONLY | _posix.O_CLOEXEC)
+    except OSError:
+        return True  # gone
+    try:
+        stat = _read(fd, 512)
+    except OSError:
+        return True
+    finally:
+        _close(fd)
+    return bytes.split(stat[bytes.rfind(stat, b")") + 2:], b" ", 1)[0] in (b"Z", b"X", b"")
+
+
+def _apart_remove(path, left):
+    """path and everything under it, at most left[0] entries in all."""
+    left[0] -= 1
+    if left[0] < 0:
+        raise _ApartTooMany()
+    st = _lstat(path)
+    if st.st_mode & 0o170000 != 0o040000:
+        _unlink(path)
+        return
+    if st.st_mode & 0o700 != 0o700:
+        _chmod(path, 0o700)
+    for name in _listdir(path):
+        _apart_remove(path + "/" + name, left)
+    _rmdir(path)

@@ -1,0 +1,235 @@
+"""POST /run_code requests of one program that wait together run in one
+sandbox, each in a process of its own (docs/api.md, "Requests of one
+program share a sandbox"; harness apart.py). What must hold:
+
+- every answer is the one a sandbox of its own gives (`--run-code-coalesce
+  1`, sent one at a time), for every way a program can end;
+- nothing one request leaves (files in the working directory, /tmp,
+  /dev/shm; processes) is there for the next;
+- no request's program can reach the harness that runs the others.
+
+Bursts are made to wait: the server has one sandbox (-j 1), busy with a
+sleeping program while the burst arrives, so that the burst waits in the
+queue and the next free sandbox takes it whole.
+"""
+import base64
+import json
+import threading
+import time
+
+import pytest
+
+from serve_client import serve  # noqa: F401 (fixture)
+from test_run_code import metrics, ran, run_code
+
+# Coalescing needs warm sandboxes (a cold one's harness is dumpable: apart.py).
+WARM = ("--isolation", "warm")
+BLOCKER = "import time\ntime.sleep(3)\n"
+
+
+def burst(server, requests):
+    """The answers of requests sent together while the server's one
+    sandbox is busy, so that they wait in the queue at once."""
+    answers = [None] * len(requests)
+    blocker = threading.Thread(target=run_code, args=(server,), kwargs={"code": BLOCKER})
+    blocker.start()
+    deadline = time.monotonic() + 20
+    while metrics(server).value("execeval_evaluations_running") != 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+    def one(i):
+        answers[i] = ran(server, **requests[i])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(requests))]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if metrics(server).value("execeval_route_queue_depth", route="/run_code") == len(requests):
+            break
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    blocker.join()
+    return answers
+
+
+def seen(a):
+    """What a client sees, and execeval's verdict (not its resources or ids)."""
+    r = a["run_result"]
+    e = a["execeval"]
+    return (a["status"], r and r["status"], r and r["return_code"], r and r["stdout"], r and r["stderr"],
+            e["status"], e["detail"], e["stdout_truncated"], e["stderr_truncated"])
+
+
+# (program, stdins, extra request fields): every way a script can end.
+PROGRAMS = {
+    "stdout and stderr": ("import sys\ns = sys.stdin.read()\nprint(s.upper())\nprint('err', s, file=sys.stderr)\n",
+                          ["a", "b\nc\n", ""], {}),
+    "exit codes": ("import sys\nsys.exit(int(input()))\n", ["0", "1", "3", "300"], {}),
+    "exit with text": ("import sys\nsys.exit('bye ' + input())\n", ["a", "b"], {}),
+    "raise": ("raise KeyError(input())\n", ["a", "b"], {}),
+    "os._exit": ("import os\nos._exit(int(input()))\n", ["0", "4"], {}),
+    "signals": ("import os, signal\nx = input()\nprint(x, flush=True)\n"
+                "os.kill(os.getpid(), signal.SIGKILL if x == '1' else signal.SIGTERM if x == '2' else 0)\n",
+                ["0", "1", "2"], {}),
+    "spin": ("x = input()\nwhile x == '1':\n    pass\nprint(x)\n", ["0", "1", "2"], {"run_timeout": 1}),
+    "sleep": ("import time\nx = input()\nif x == '1':\n    time.sleep(60)\nprint(x)\n", ["0", "1"],
+              {"run_timeout": 1}),
+    "bytes": ("import sys\nsys.stdout.buffer.write(b'\\xff\\xfe' + input().encode())\n"
+              "sys.stderr.buffer.write(b'\\xc3(\\n')\n", ["a", "b"], {}),
+    "output cap": ("print('x' * int(input()))\n", ["10", "60000", "70000"], {}),
+    "memory": ("x = bytearray(int(input()) << 20)\nprint(len(x))\n", ["1", "300"], {"memory_limit_MB": 64}),
+    "child left running": ("import os, time\nif os.fork() == 0:\n    time.sleep(30)\nprint('parent', input())\n",
+                           ["a", "b"], {}),
+    "denied import": ("x = input()\nif x == '1':\n    import socket\nprint(x)\n", ["0", "1"], {}),
+    "syntax error": ("def f(:\n", ["a", "b"], {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_every_coalesced_answer_is_a_lone_sandboxs(serve, name):
+    code, stdins, extra = PROGRAMS[name]
+    cap = ("--output-cap", "65536")
+    together = serve(*WARM, *cap, jobs=1)
+    alone = serve(*WARM, "--run-code-coalesce", "1", *cap, jobs=1)
+    requests = [dict(code=code, stdin=s, **extra) for s in stdins]
+    got = burst(together, requests)
+    want = [ran(alone, **r) for r in requests]
+    for a, w, r in zip(got, want, requests):
+        assert seen(a) == seen(w), (r, a, w)
+        assert "coalesced" not in w["execeval"]
+    # A program that ran here is not a fallback everywhere: the clean ends
+    # were answered by the shared sandbox.
+    shared = [a for a in got if a["execeval"].get("coalesced") == len(requests)]
+    if name in ("stdout and stderr", "exit codes", "exit with text", "raise", "bytes"):
+        assert len(shared) == len(requests), got
+    m = metrics(together)
+    assert m.value("execeval_run_code_coalesced_total") == len(shared)
+    assert m.value("execeval_route_timeouts_total", route="/run_code") == 0
+
+
+LEAVES_EVERYTHING = r"""
+import json, os, time
+tag = input()
+me, parent = os.getpid(), os.getppid()
+found = {
+    "cwd": sorted(os.listdir(".")), "tmp": sorted(os.listdir("/tmp")), "shm": sorted(os.listdir("/dev/shm")),
+    "processes": sorted(p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me, parent)),
+}
+print(json.dumps(found), flush=True)
+open("/tmp/left-" + tag, "w").write(tag)
+os.makedirs("deep/er/" + tag)
+open("deep/er/%s/f" % tag, "w").write(tag)
+os.chmod("deep/er", 0)
+os.chmod("deep", 0o500)
+os.link("/tmp/left-" + tag, "/tmp/hard-" + tag)
+os.chmod("/tmp/left-" + tag, 0)
+open("/dev/shm/sem." + tag, "w").write(tag)
+os.symlink("/tmp/nowhere", "dangling-" + tag)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        while True:  # writes on after its request ended
+            try:
+                open("/tmp/late-" + tag, "w").write(tag)
+            except OSError:
+                pass
+            time.sleep(0.005)
+    os._exit(0)
+time.sleep(0.05)
+"""
+
+
+def test_coalesced_requests_find_nothing_of_each_other(serve):
+    s = serve(*WARM, jobs=1)
+    n = 6
+    got = burst(s, [dict(code=LEAVES_EVERYTHING, stdin=str(i)) for i in range(n)])
+    for a in got:
+        assert a["status"] == "Success", a
+        assert a["execeval"].get("coalesced") == n, a
+        found = json.loads(a["run_result"]["stdout"])
+        assert found == {"cwd": [], "tmp": [], "shm": [], "processes": []}, a
+    assert len({a["execeval"]["sandbox_id"] for a in got}) == 1
+
+
+REACHES_ITS_HARNESS = r"""
+import json, os
+parent = os.getppid()
+reached = []
+for fd in range(64):
+    try:
+        os.close(os.open("/proc/%d/fd/%d" % (parent, fd), os.O_WRONLY))
+        reached.append("fd %d" % fd)
+    except OSError:
+        pass
+for what in ("mem", "environ", "cwd/x"):
+    try:
+        os.close(os.open("/proc/%d/%s" % (parent, what), os.O_RDWR | os.O_CREAT, 0o600))
+        reached.append(what)
+    except OSError:
+        pass
+print(json.dumps(reached))
+"""
+
+
+def test_a_coalesced_program_cannot_reach_the_harness_that_runs_the_others(serve):
+    s = serve(*WARM, jobs=1)
+    got = burst(s, [dict(code=REACHES_ITS_HARNESS, stdin=str(i)) for i in range(3)])
+    for a in got:
+        assert a["status"] == "Success", a
+        assert a["execeval"].get("coalesced") == 3, a
+        assert json.loads(a["run_result"]["stdout"]) == [], a
+
+
+def test_a_program_that_kills_its_harness_leaves_the_others_answered(serve):
+    code = "import os\nx = input()\nif x == '1':\n    os.kill(os.getppid(), 9)\nprint('done', x)\n"
+    together = serve(*WARM, jobs=1)
+    alone = serve(*WARM, "--run-code-coalesce", "1", jobs=1)
+    requests = [dict(code=code, stdin=str(i)) for i in range(4)]
+    got = burst(together, requests)
+    want = [ran(alone, **r) for r in requests]
+    assert [seen(a) for a in got] == [seen(w) for w in want]
+    # The killer ran again alone, and those the queue had behind it; those
+    # before it were answered by the shared sandbox.
+    assert "coalesced" not in got[1]["execeval"]
+    m = metrics(together)
+    shared = [a for a in got if a["execeval"].get("coalesced") == 4]
+    assert m.value("execeval_run_code_coalesced_total") == len(shared)
+    assert m.value("execeval_run_code_reruns_total") == 4 - len(shared) >= 1
+
+
+def test_requests_unlike_each_other_are_not_coalesced(serve):
+    s = serve(*WARM, jobs=1)
+    files = {"in.txt": base64.b64encode(b"x").decode()}
+    requests = [
+        dict(code="print(input())", stdin="a"),
+        dict(code="print(input()) ", stdin="b"),  # another program
+        dict(code="print(input())", stdin="c", run_timeout=2),  # another clock
+        dict(code="print(input())", stdin="d", memory_limit_MB=100),  # another memory limit
+        dict(code="print(input())", stdin="e", files=files),  # files: always alone
+    ]
+    got = burst(s, requests)
+    for a, r in zip(got, requests):
+        assert a["status"] == "Success" and a["run_result"]["stdout"] == r["stdin"] + "\n", a
+        assert "coalesced" not in a["execeval"], a
+    assert len({a["execeval"]["sandbox_id"] for a in got}) == len(requests)
+
+
+def test_run_code_coalesce_1_gives_each_request_its_sandbox(serve):
+    s = serve("--run-code-coalesce", "1", jobs=1)
+    got = burst(s, [dict(code="print(input())", stdin=str(i)) for i in range(4)])
+    assert len({a["execeval"]["sandbox_id"] for a in got}) == 4
+    assert all("coalesced" not in a["execeval"] for a in got)
+    assert metrics(s).value("execeval_run_code_coalesced_total") == 0
+
+
+def test_cold_sandboxes_never_coalesce(serve):
+    """A cold sandbox's harness is an exec'd python3, dumpable: its children
+    could reach it through /proc, so each request gets a sandbox of its own."""
+    s = serve("--isolation", "cold", jobs=1)
+    got = burst(s, [dict(code="print(input())", stdin=str(i)) for i in range(3)])
+    for i, a in enumerate(got):
+        assert a["status"] == "Success" and a["run_result"]["stdout"] == "%d\n" % i, a
+        assert "coalesced" not in a["execeval"], a
+    assert len({a["execeval"]["sandbox_id"] for a in got}) == 3
