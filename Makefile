@@ -130,7 +130,7 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/client
 	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py tests/e2e/test_serve.py \
-	    tests/e2e/test_serve_generated.py
+	    tests/e2e/test_serve_generated.py tests/e2e/test_run_code_coalesce.py
 	EXECEVAL_ISOLATION=warm tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py
 	EXECEVAL=$(BUILD)/execeval-san EXECEVAL_ISOLATION=warm tests/e2e/safety-net $(PYTHON) -m pytest -q \

@@ -28,7 +28,7 @@ void ee_limits_clamp(struct ee_limits *lim)
 	/* NaN compares false both ways: treat it as the default. */
 	if (!(lim->timeout_s == lim->timeout_s))
 		lim->timeout_s = 3.0;
-	lim->timeout_s = CLAMP(lim->timeout_s, 0.1, 30.0);
+	lim->timeout_s = CLAMP(lim->timeout_s, 0.1, EE_TIMEOUT_MAX_S);
 	lim->memory_mb = CLAMP(lim->memory_mb, 16u, 65536u);
 	lim->procs = CLAMP(lim->procs, 1u, 4096u);
 	lim->output_cap = CLAMP(lim->output_cap, (size_t)1024, (size_t)64 << 20);

@@ -10,8 +10,11 @@
 
 #include <stddef.h>
 
+/* The longest wall clock any sandbox may have (ee_limits_clamp). */
+#define EE_TIMEOUT_MAX_S 30.0
+
 struct ee_limits {
-	double timeout_s;    /* wall clock, [0.1, 30] */
+	double timeout_s;    /* wall clock, [0.1, EE_TIMEOUT_MAX_S] */
 	unsigned memory_mb;  /* cgroup memory (no swap), [16, 65536] */
 	unsigned procs;      /* cgroup pids, [1, 4096] */
 	size_t output_cap;   /* stdout + stderr bytes, [1024, 64 MiB] */

@@ -670,15 +670,22 @@ static void group_record(void *ctx, json_t *rec, double run_s)
 	group_free(g);
 }
 
-/* The group's task: one apart script test per call, the program's clock
- * for each, the sum for the sandbox. */
+/* The group's task: one apart script test per call, each with the clock
+ * and the CPU limit a sandbox of its own would have; their sum (and the
+ * slack) the sandbox's clock. */
 static int group_task(struct group *g)
 {
 	struct ee_task *t = &g->task;
 	const struct ee_task *one = &g->calls[0]->task;
-	double run_s = one->limits.timeout_s;
-	json_t *script = json_pack("{s:{}, s:[], s:i, s:b, s:I}", "files", "fetch", "fetch_cap",
-	                           (int)FETCH_CAP, "apart", 1, "timeout_ms", (json_int_t)ceil(run_s * 1000));
+	struct ee_limits lim;
+	unsigned long long cpu_soft, cpu_hard;
+
+	ee_eval_limits(g->rc->o, one, &lim);
+	ee_limits_cpu(&lim, &cpu_soft, &cpu_hard);
+	json_t *script =
+	        json_pack("{s:{}, s:[], s:i, s:b, s:I, s:[I,I]}", "files", "fetch", "fetch_cap",
+	                  (int)FETCH_CAP, "apart", 1, "timeout_ms", (json_int_t)ceil(lim.timeout_s * 1000),
+	                  "cpu_limit", (json_int_t)cpu_soft, (json_int_t)cpu_hard);
 
 	t->task_id = strdup("run_code");
 	t->class_name = strdup("");
@@ -707,7 +714,7 @@ static int group_task(struct group *g)
 	}
 	json_decref(script);
 	t->limits = one->limits;
-	t->limits.timeout_s = (double)g->n * (run_s + APART_SLACK_S);
+	t->limits.timeout_s = (double)g->n * (lim.timeout_s + APART_SLACK_S);
 	return 0;
 }
 
@@ -750,7 +757,14 @@ static size_t take_alike(struct ee_run_code *rc, struct ee_run_code_call *first,
  * they went back to wait alone), 0 when first has none like it. */
 static int start_group(struct ee_run_code *rc, struct ee_run_code_call *first)
 {
-	size_t max = rc->cfg.coalesce < GROUP_MAX ? rc->cfg.coalesce : GROUP_MAX;
+	struct ee_limits lim;
+	ee_eval_limits(rc->o, &first->task, &lim);
+	/* The group's clock, one request's and the slack each, fits in a sandbox's. */
+	size_t max = (size_t)(EE_TIMEOUT_MAX_S / (lim.timeout_s + APART_SLACK_S));
+	max = max < rc->cfg.coalesce ? max : rc->cfg.coalesce;
+	max = max < GROUP_MAX ? max : GROUP_MAX;
+	if (max < 2)
+		return 0;
 	struct ee_run_code_call *calls[GROUP_MAX];
 	size_t n = take_alike(rc, first, calls, max);
 	struct group *g = n > 1 ? calloc(1, sizeof(*g)) : NULL;
@@ -769,9 +783,8 @@ static int start_group(struct ee_run_code *rc, struct ee_run_code_call *first)
 			requeue_alone(rc, calls[i]);
 		return 1;
 	}
-	struct ee_limits lim;
-	ee_eval_limits(rc->o, &g->task, &lim);
 	struct ee_candidate cand = {
+		/* the group's output cap is each request's */
 		.task = &g->task,
 		.program = first->program,
 		.sample = -1,

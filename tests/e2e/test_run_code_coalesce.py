@@ -84,6 +84,9 @@ PROGRAMS = {
                            ["a", "b"], {}),
     "denied import": ("x = input()\nif x == '1':\n    import socket\nprint(x)\n", ["0", "1"], {}),
     "syntax error": ("def f(:\n", ["a", "b"], {}),
+    # each request's own CPU limit, as a sandbox of its own sets it (the group's clock is their sum)
+    "cpu limit": ("import resource\nprint(input(), resource.getrlimit(resource.RLIMIT_CPU))\n", ["a", "b"],
+                  {"run_timeout": 2}),
 }
 
 
@@ -102,7 +105,7 @@ def test_every_coalesced_answer_is_a_lone_sandboxs(serve, name):
     # A program that ran here is not a fallback everywhere: the clean ends
     # were answered by the shared sandbox.
     shared = [a for a in got if a["execeval"].get("coalesced") == len(requests)]
-    if name in ("stdout and stderr", "exit codes", "exit with text", "raise", "bytes"):
+    if name in ("stdout and stderr", "exit codes", "exit with text", "raise", "bytes", "cpu limit"):
         assert len(shared) == len(requests), got
     m = metrics(together)
     assert m.value("execeval_run_code_coalesced_total") == len(shared)
@@ -214,6 +217,17 @@ def test_requests_unlike_each_other_are_not_coalesced(serve):
         assert a["status"] == "Success" and a["run_result"]["stdout"] == r["stdin"] + "\n", a
         assert "coalesced" not in a["execeval"], a
     assert len({a["execeval"]["sandbox_id"] for a in got}) == len(requests)
+
+
+def test_a_group_fits_in_one_sandboxs_clock(serve):
+    """A sandbox's clock is at most 30 s and a group's is its requests'
+    clocks and 0.5 s each: two requests of 10 s share one, none of 20 s
+    (--timeout, the ceiling of run_timeout, at its most)."""
+    s = serve(*WARM, "--timeout", "30", jobs=1)
+    got = burst(s, [dict(code="print(input())", stdin=str(i), run_timeout=10) for i in range(4)])
+    assert [a["execeval"].get("coalesced") for a in got] == [2, 2, 2, 2], got
+    got = burst(s, [dict(code="print(input())", stdin=str(i), run_timeout=20) for i in range(3)])
+    assert all("coalesced" not in a["execeval"] for a in got), got
 
 
 def test_run_code_coalesce_1_gives_each_request_its_sandbox(serve):

@@ -1173,3 +1173,10 @@ def test_an_apart_script_has_a_clock_and_no_files(script):
     result = drive.run(make_job("print(1)", [io("", script=script)]))
     assert result.returncode == 70, result
     assert "an apart script has a clock and no files" in result.stderr, result
+
+
+@pytest.mark.parametrize("cpu_limit", [[5], [0, 6], ["5", 6], [5, 6, 7]])
+def test_an_apart_scripts_cpu_limit_is_soft_and_hard_seconds(cpu_limit):
+    result = drive.run(make_job("print(1)", [io("", script=dict(APART, cpu_limit=cpu_limit))]))
+    assert result.returncode == 70, result
+    assert "cpu_limit is [soft, hard] seconds" in result.stderr, result

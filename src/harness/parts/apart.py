@@ -41,6 +41,10 @@ def _run_apart(test, ctx):
         _apart_refusal[0] = _apart_refuses()
     if _apart_refusal[0]:
         return _apart_rerun(test, _apart_refusal[0]), None
+    if _apart_resource[0] is None:
+        import resource  # once, here: each child lowers its CPU limit with it
+
+        _apart_resource[0] = resource
     script = test["script"]
     _flush_std()
     stdin_fd = _stdin_file(test["stdin"])
@@ -51,7 +55,7 @@ def _run_apart(test, ctx):
     start = _now()
     pid = _fork()
     if pid == 0:
-        _apart_child(ctx, stdin_fd, out_w, err_w, end_w, (out_r, err_r, end_r))
+        _apart_child(ctx, stdin_fd, out_w, err_w, end_w, (out_r, err_r, end_r), script["cpu_limit"])
     for fd in (stdin_fd, out_w, err_w, end_w):
         _close(fd)
     try:
@@ -66,6 +70,7 @@ def _run_apart(test, ctx):
 
 # Why the tests apart are not run here ("": they are; None: not asked yet).
 _apart_refusal = [None]
+_apart_resource = [None]
 
 
 def _apart_refuses():
@@ -84,10 +89,12 @@ def _apart_refuses():
     return ""
 
 
-def _apart_child(ctx, stdin_fd, out_w, err_w, end_w, parent_fds):
+def _apart_child(ctx, stdin_fd, out_w, err_w, end_w, parent_fds, cpu_limit):
     """The forked child of one request: never returns."""
     status = 70
     try:
+        if cpu_limit:  # a sandbox of its own's (the group's is the sum of theirs)
+            _apart_resource[0].setrlimit(_apart_resource[0].RLIMIT_CPU, tuple(cpu_limit))
         stdin_fd, out_w, err_w, end_w = [_move_high(fd) for fd in (stdin_fd, out_w, err_w, end_w)]
         for fd in parent_fds + ctx.channel_fds:
             _close_quietly(fd)
