@@ -41,11 +41,14 @@ def _run_apart(test, ctx):
         _apart_refusal[0] = _apart_refuses()
     if _apart_refusal[0]:
         return _apart_rerun(test, _apart_refusal[0]), None
-    if _apart_resource[0] is None:
-        import resource  # once, here: each child lowers its CPU limit with it
-
-        _apart_resource[0] = resource
     script = test["script"]
+    if script["cpu_limit"] and _apart_resource[0] is None:
+        try:
+            import resource  # once, here: each child lowers its CPU limit with it
+        except ImportError:  # the import policy refused it: no child could get its own limit
+            _apart_refusal[0] = "not run: the resource module cannot be imported"
+            return _apart_rerun(test, _apart_refusal[0]), None
+        _apart_resource[0] = resource
     _flush_std()
     stdin_fd = _stdin_file(test["stdin"])
     test["stdin"] = None  # the later children cannot find it
