@@ -314,6 +314,35 @@ static int read_files(const json_t *req, json_t *script, const char **field, con
 	return 0;
 }
 
+/* A task of n script tests (filled by script_test): no prompt, no entry
+ * point, the task id "run_code". */
+static int script_task(struct ee_task *t, size_t n)
+{
+	t->task_id = strdup("run_code");
+	t->class_name = strdup("");
+	t->prompt = strdup("");
+	t->entry_point = strdup("");
+	t->setup = strdup("");
+	t->tests = calloc(n, sizeof(*t->tests));
+	if (!t->task_id || !t->class_name || !t->prompt || !t->entry_point || !t->setup || !t->tests)
+		return -1;
+	t->n_tests = n;
+	return 0;
+}
+
+/* One io test run as a script (its own reference to script) on stdin. */
+static int script_test(struct ee_test *test, json_t *script, const char *stdin_text)
+{
+	*test = (struct ee_test){ .kind = EE_TEST_IO,
+		                  .tier = EE_TIER_CANONICAL,
+		                  .weight = 1.0,
+		                  .float_tol = -1.0,
+		                  .script = json_incref(script) };
+	test->stdin_text = strdup(stdin_text);
+	test->stdout_text = strdup("");
+	return test->stdin_text && test->stdout_text ? 0 : -1;
+}
+
 /* The one-test task of a script: stdin, files, and its limits, the
  * server's own (--timeout, --memory) the ceiling as for every request. */
 static int make_task(const struct ee_limits *server, struct ee_run_code_call *call, const json_t *req,
@@ -323,23 +352,8 @@ static int make_task(const struct ee_limits *server, struct ee_run_code_call *ca
 	const json_t *in = json_object_get(req, "stdin");
 	const json_t *mem = json_object_get(req, "memory_limit_MB");
 
-	t->task_id = strdup("run_code");
-	t->class_name = strdup("");
-	t->prompt = strdup("");
-	t->entry_point = strdup("");
-	t->setup = strdup("");
-	t->tests = calloc(1, sizeof(*t->tests));
-	if (!t->task_id || !t->class_name || !t->prompt || !t->entry_point || !t->setup || !t->tests)
-		return -1;
-	t->n_tests = 1;
-	t->tests[0] = (struct ee_test){ .kind = EE_TEST_IO,
-		                        .tier = EE_TIER_CANONICAL,
-		                        .weight = 1.0,
-		                        .float_tol = -1.0,
-		                        .script = json_incref(script) };
-	t->tests[0].stdin_text = strdup(json_is_string(in) ? json_string_value(in) : "");
-	t->tests[0].stdout_text = strdup("");
-	if (!t->tests[0].stdin_text || !t->tests[0].stdout_text)
+	if (script_task(t, 1) < 0 ||
+	    script_test(&t->tests[0], script, json_is_string(in) ? json_string_value(in) : "") < 0)
 		return -1;
 	t->limits.has_timeout = 1;
 	t->limits.timeout_s = run_timeout < server->timeout_s ? run_timeout : server->timeout_s;
@@ -687,32 +701,12 @@ static int group_task(struct group *g)
 	                  (int)FETCH_CAP, "apart", 1, "timeout_ms", (json_int_t)ceil(lim.timeout_s * 1000),
 	                  "cpu_limit", (json_int_t)cpu_soft, (json_int_t)cpu_hard);
 
-	t->task_id = strdup("run_code");
-	t->class_name = strdup("");
-	t->prompt = strdup("");
-	t->entry_point = strdup("");
-	t->setup = strdup("");
-	t->tests = calloc(g->n, sizeof(*t->tests));
-	if (!script || !t->task_id || !t->class_name || !t->prompt || !t->entry_point || !t->setup ||
-	    !t->tests) {
-		json_decref(script);
-		return -1;
-	}
-	t->n_tests = g->n;
-	for (size_t i = 0; i < g->n; i++) {
-		t->tests[i] = (struct ee_test){ .kind = EE_TEST_IO,
-			                        .tier = EE_TIER_CANONICAL,
-			                        .weight = 1.0,
-			                        .float_tol = -1.0,
-			                        .script = json_incref(script) };
-		t->tests[i].stdin_text = strdup(g->calls[i]->task.tests[0].stdin_text);
-		t->tests[i].stdout_text = strdup("");
-		if (!t->tests[i].stdin_text || !t->tests[i].stdout_text) {
-			json_decref(script);
-			return -1;
-		}
-	}
+	int rc = script && script_task(t, g->n) == 0 ? 0 : -1;
+	for (size_t i = 0; rc == 0 && i < g->n; i++)
+		rc = script_test(&t->tests[i], script, g->calls[i]->task.tests[0].stdin_text);
 	json_decref(script);
+	if (rc < 0)
+		return -1;
 	t->limits = one->limits;
 	t->limits.timeout_s = (double)g->n * (lim.timeout_s + APART_SLACK_S);
 	return 0;

@@ -133,6 +133,12 @@ static void gauge(struct out *o, const char *name, const char *help, unsigned lo
 	put(o, "%s %llu\n", name, v);
 }
 
+static void counter(struct out *o, const char *name, const char *help, unsigned long long v)
+{
+	head(o, name, "counter", help);
+	put(o, "%s %llu\n", name, v);
+}
+
 /* The queue of each route: /v1 (run and batch share the dispatcher's, which
  * refuses with 429 and never makes a request wait past a deadline) and
  * /run_code (its own, with deadlines: 504). */
@@ -151,12 +157,12 @@ static void routes(struct out *o, const struct ee_serve_stats *s, const struct e
 	head(o, "execeval_route_queue_wait_seconds", "histogram",
 	     "From a request's arrival to its sandbox's start, by route (/run_code only).");
 	histogram(o, "execeval_route_queue_wait_seconds", "route=\"/run_code\"", &s->run_code_wait_s);
-	head(o, "execeval_run_code_coalesced_total", "counter",
-	     "/run_code requests answered from a sandbox that ran several requests of their program.");
-	put(o, "execeval_run_code_coalesced_total %llu\n", s->run_code_coalesced);
-	head(o, "execeval_run_code_reruns_total", "counter",
-	     "/run_code requests of such a sandbox run again in a sandbox of their own.");
-	put(o, "execeval_run_code_reruns_total %llu\n", s->run_code_reruns);
+	counter(o, "execeval_run_code_coalesced_total",
+	        "/run_code requests answered from a sandbox that ran several requests of their program.",
+	        s->run_code_coalesced);
+	counter(o, "execeval_run_code_reruns_total",
+	        "/run_code requests of such a sandbox run again in a sandbox of their own.",
+	        s->run_code_reruns);
 }
 
 /* docs/threat-model.md, "Tripwires"; docs/metrics-alerts.md has rules. */
@@ -185,17 +191,15 @@ static void references(struct out *o, const struct ee_refcache_stats *r)
 	put(o, "execeval_reference_cache_lookups_total{outcome=\"hit\"} %llu\n", r->hits);
 	put(o, "execeval_reference_cache_lookups_total{outcome=\"join\"} %llu\n", r->joins);
 	put(o, "execeval_reference_cache_lookups_total{outcome=\"miss\"} %llu\n", r->misses);
-	head(o, "execeval_reference_runs_total", "counter",
-	     "Reference jobs run (generator, reference check, reference outputs): one per key missed.");
-	put(o, "execeval_reference_runs_total %llu\n", r->runs);
-	head(o, "execeval_reference_sandboxes_total", "counter", "Sandboxes of those jobs.");
-	put(o, "execeval_reference_sandboxes_total %llu\n", r->sandboxes);
-	head(o, "execeval_reference_failures_total", "counter",
-	     "Reference jobs that ended in an error (the task's: 422; the host's: infra_error).");
-	put(o, "execeval_reference_failures_total %llu\n", r->failures);
-	head(o, "execeval_reference_cache_evictions_total", "counter",
-	     "Reference results dropped to stay within --reference-cache.");
-	put(o, "execeval_reference_cache_evictions_total %llu\n", r->evictions);
+	counter(o, "execeval_reference_runs_total",
+	        "Reference jobs run (generator, reference check, reference outputs): one per key missed.",
+	        r->runs);
+	counter(o, "execeval_reference_sandboxes_total", "Sandboxes of those jobs.", r->sandboxes);
+	counter(o, "execeval_reference_failures_total",
+	        "Reference jobs that ended in an error (the task's: 422; the host's: infra_error).",
+	        r->failures);
+	counter(o, "execeval_reference_cache_evictions_total",
+	        "Reference results dropped to stay within --reference-cache.", r->evictions);
 	gauge(o, "execeval_reference_cache_bytes", "Bytes of reference results kept.", r->bytes);
 	gauge(o, "execeval_reference_cache_entries", "Reference results kept.", r->entries);
 	gauge(o, "execeval_reference_cache_capacity_bytes", "The server's --reference-cache.", r->capacity);
