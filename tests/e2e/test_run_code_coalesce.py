@@ -84,6 +84,15 @@ PROGRAMS = {
                            ["a", "b"], {}),
     "denied import": ("x = input()\nif x == '1':\n    import socket\nprint(x)\n", ["0", "1"], {}),
     "syntax error": ("def f(:\n", ["a", "b"], {}),
+    # the streams a child finds made for it (apart.py) are those a sandbox of its own makes
+    "streams": ("import os, stat, sys\n"
+                "print([(f.fileno(), f.encoding, f.errors, f.line_buffering, f.seekable(), f.isatty(),\n"
+                "        f.buffer.raw.name, f.mode, f.buffer.raw.mode, f.closed) for f in (sys.stdin, sys.stdout, sys.stderr)])\n"
+                "print(sys.__stdin__ is sys.stdin, sys.__stdout__ is sys.stdout, sys.__stderr__ is sys.stderr)\n"
+                "print([stat.S_IFMT(os.fstat(fd).st_mode) for fd in (0, 1, 2)], os.get_blocking(0), os.get_blocking(1))\n"
+                "print(repr(sys.stdin.readline()), sys.stdin.buffer.tell(), repr(sys.stdin.read()))\n"
+                "print('stderr', file=sys.stderr)\nsys.stdout.write('no newline')\n",
+                ["one\ntwo\n", "", "\u00e9\n\n"], {}),
     # each request's own CPU limit, as a sandbox of its own sets it (the group's clock is their sum)
     "cpu limit": ("import resource\nprint(input(), resource.getrlimit(resource.RLIMIT_CPU))\n", ["a", "b"],
                   {"run_timeout": 2}),
@@ -105,7 +114,7 @@ def test_every_coalesced_answer_is_a_lone_sandboxs(serve, name):
     # A program that ran here is not a fallback everywhere: the clean ends
     # were answered by the shared sandbox.
     shared = [a for a in got if a["execeval"].get("coalesced") == len(requests)]
-    if name in ("stdout and stderr", "exit codes", "exit with text", "raise", "bytes", "cpu limit"):
+    if name in ("stdout and stderr", "exit codes", "exit with text", "raise", "bytes", "cpu limit", "streams"):
         assert len(shared) == len(requests), got
     m = metrics(together)
     assert m.value("execeval_run_code_coalesced_total") == len(shared)
@@ -183,6 +192,35 @@ def test_a_coalesced_program_cannot_reach_the_harness_that_runs_the_others(serve
         assert a["status"] == "Success", a
         assert a["execeval"].get("coalesced") == 3, a
         assert json.loads(a["run_result"]["stdout"]) == [], a
+
+
+HOLDS = r"""
+import os, stat
+held = []
+for fd in sorted(int(n) for n in os.listdir("/proc/self/fd")):
+    try:  # the listing's own fd is closed by now
+        held.append((fd, stat.S_IFMT(os.fstat(fd).st_mode), os.get_inheritable(fd)))
+    except OSError:
+        pass
+print(held)
+"""
+
+
+def test_a_coalesced_program_holds_only_its_own_files(serve):
+    """Its stdin, stdout, stderr on 0-2 and the pipe its end goes back on
+    (close-on-exec): not the harness's own fds 0-2, which the harness keeps
+    copies of while a request's files stand in for them at each fork, nor
+    its channel to the supervisor, nor another request's pipes."""
+    s = serve(*WARM, jobs=1)
+    got = burst(s, [dict(code=HOLDS, stdin=str(i)) for i in range(3)])
+    for a in got:
+        assert a["status"] == "Success", a
+        assert a["execeval"].get("coalesced") == 3, a
+        fds = json.loads(a["run_result"]["stdout"].replace("(", "[").replace(")", "]").replace("True", "true")
+                         .replace("False", "false"))
+        reg, fifo = 0o100000, 0o010000
+        assert fds[:3] == [[0, reg, True], [1, fifo, True], [2, fifo, True]], a
+        assert len(fds) == 4 and fds[3][1:] == [fifo, False], a
 
 
 def test_a_program_that_kills_its_harness_leaves_the_others_answered(serve):
