@@ -567,9 +567,14 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 /* ---- several requests of one program, one sandbox ---------------------- */
 
 /* Requests one sandbox runs in turn (harness apart.py); each one's fork,
- * reap and cleanup on the group's clock. */
-#define GROUP_MAX     16
-#define APART_SLACK_S 0.5
+ * reap and cleanup on the group's clock. A request starts in the group
+ * only within GROUP_RELEASE_S of the group's first: a slow or hanging
+ * program's requests then go on side by side in sandboxes of their own
+ * rather than in turn behind it, and none waits in a group longer than
+ * that for its turn. */
+#define GROUP_MAX       16
+#define APART_SLACK_S   0.5
+#define GROUP_RELEASE_S 2.0
 
 /* Where a request waits, with a fresh deadline: at the head, to run alone
  * (its answer is a sandbox of its own's to give, or its group's sandbox
@@ -663,15 +668,17 @@ static void group_record(void *ctx, json_t *rec, double run_s)
 	struct group *g = ctx;
 	struct ee_run_code *rc = g->rc;
 	int failed = !rec || json_object_get(rec, "sandbox_error");
+	json_int_t answered = 0; /* by this sandbox: the others run again alone */
 
+	for (size_t i = 0; rec && !failed && i < g->n; i++)
+		answered += g->calls[i]->verdict != NULL;
 	for (size_t i = 0; i < g->n; i++) {
 		struct ee_run_code_call *call = g->calls[i];
 		if (!rec || (call->verdict && !failed)) {
 			if (rec) {
 				json_object_set(call->verdict, "sandbox_id",
 				                json_object_get(rec, "sandbox_id"));
-				json_object_set_new(call->verdict, "coalesced",
-				                    json_integer((json_int_t)g->n));
+				json_object_set_new(call->verdict, "coalesced", json_integer(answered));
 				rc->stats->run_code_coalesced++;
 			}
 			on_record(call, call->verdict ? json_incref(call->verdict) : NULL, run_s);
@@ -696,10 +703,10 @@ static int group_task(struct group *g)
 
 	ee_eval_limits(g->rc->o, one, &lim);
 	ee_limits_cpu(&lim, &cpu_soft, &cpu_hard);
-	json_t *script =
-	        json_pack("{s:{}, s:[], s:i, s:b, s:I, s:[I,I]}", "files", "fetch", "fetch_cap",
-	                  (int)FETCH_CAP, "apart", 1, "timeout_ms", (json_int_t)ceil(lim.timeout_s * 1000),
-	                  "cpu_limit", (json_int_t)cpu_soft, (json_int_t)cpu_hard);
+	json_t *script = json_pack("{s:{}, s:[], s:i, s:b, s:I, s:[I,I], s:I}", "files", "fetch", "fetch_cap",
+	                           (int)FETCH_CAP, "apart", 1, "timeout_ms",
+	                           (json_int_t)ceil(lim.timeout_s * 1000), "cpu_limit", (json_int_t)cpu_soft,
+	                           (json_int_t)cpu_hard, "release_ms", (json_int_t)(GROUP_RELEASE_S * 1000));
 
 	int rc = script && script_task(t, g->n) == 0 ? 0 : -1;
 	for (size_t i = 0; rc == 0 && i < g->n; i++)
@@ -707,8 +714,11 @@ static int group_task(struct group *g)
 	json_decref(script);
 	if (rc < 0)
 		return -1;
+	/* Each request's clock and slack, and never more than a sandbox's
+	 * clock; what starts before the release fits in that (start_group). */
+	double clock = (double)g->n * (lim.timeout_s + APART_SLACK_S);
 	t->limits = one->limits;
-	t->limits.timeout_s = (double)g->n * (lim.timeout_s + APART_SLACK_S);
+	t->limits.timeout_s = clock < EE_TIMEOUT_MAX_S ? clock : EE_TIMEOUT_MAX_S;
 	return 0;
 }
 
@@ -753,10 +763,10 @@ static int start_group(struct ee_run_code *rc, struct ee_run_code_call *first)
 {
 	struct ee_limits lim;
 	ee_eval_limits(rc->o, &first->task, &lim);
-	/* The group's clock, one request's and the slack each, fits in a sandbox's. */
-	size_t max = (size_t)(EE_TIMEOUT_MAX_S / (lim.timeout_s + APART_SLACK_S));
-	max = max < rc->cfg.coalesce ? max : rc->cfg.coalesce;
-	max = max < GROUP_MAX ? max : GROUP_MAX;
+	/* The last request to start (by the release) ends within a sandbox's clock. */
+	if (GROUP_RELEASE_S + lim.timeout_s + APART_SLACK_S > EE_TIMEOUT_MAX_S)
+		return 0;
+	size_t max = rc->cfg.coalesce < GROUP_MAX ? rc->cfg.coalesce : GROUP_MAX;
 	if (max < 2)
 		return 0;
 	struct ee_run_code_call *calls[GROUP_MAX];

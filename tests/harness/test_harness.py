@@ -1180,3 +1180,10 @@ def test_an_apart_scripts_cpu_limit_is_soft_and_hard_seconds(cpu_limit):
     result = drive.run(make_job("print(1)", [io("", script=dict(APART, cpu_limit=cpu_limit))]))
     assert result.returncode == 70, result
     assert "cpu_limit is [soft, hard] seconds" in result.stderr, result
+
+
+@pytest.mark.parametrize("release_ms", [-1, "2000", 2.5])
+def test_an_apart_scripts_release_is_whole_milliseconds(release_ms):
+    result = drive.run(make_job("print(1)", [io("", script=dict(APART, release_ms=release_ms))]))
+    assert result.returncode == 70, result
+    assert "release_ms" in result.stderr, result

@@ -14,7 +14,9 @@
 #
 # Each test's event says what its program did ("apart": its stdout and
 # stderr in base64, wall and CPU time, peak memory), or that serve must run
-# it again in a sandbox of its own ("rerun"): when it was not run, and when
+# it again in a sandbox of its own ("rerun"): when it was not run (also once
+# the group has run past its release_ms: the rest then run side by side in
+# sandboxes of their own instead of waiting here in turn), and when
 # it ended in a way whose verdict the single sandbox decides (a signal,
 # os._exit, output past the cap, a clock that ran out while it barely used
 # the CPU), so that every answer is the one a sandbox of its own gives.
@@ -42,6 +44,12 @@ def _run_apart(test, ctx):
     if _apart_refusal[0]:
         return _apart_rerun(test, _apart_refusal[0]), None
     script = test["script"]
+    if _apart_began[0] is None:
+        _apart_began[0] = _now()
+    elif script["release_ms"] and (_now() - _apart_began[0]) * 1000.0 > script["release_ms"]:
+        # The group has run long (a slow or hanging program): the requests
+        # left run in sandboxes of their own, side by side, not in turn here.
+        return _apart_rerun(test, "not run: the group ran past its %d ms" % script["release_ms"]), None
     if script["cpu_limit"] and _apart_resource[0] is None:
         try:
             import resource  # once, here: each child lowers its CPU limit with it
@@ -79,6 +87,7 @@ def _run_apart(test, ctx):
 
 # Why the tests apart are not run here ("": they are; None: not asked yet).
 _apart_refusal = [None]
+_apart_began = [None]  # when the first of them started
 _apart_resource = [None]
 
 

@@ -158,12 +158,16 @@ def _parse_script(raw):
     apart = _field(raw, "apart", bool, False)  # one of several requests (apart.py)
     timeout_ms = _field(raw, "timeout_ms", int, 0)
     cpu_limit = _field(raw, "cpu_limit", list, [])  # RLIMIT_CPU (soft, hard) of a sandbox of its own
+    release_ms = _field(raw, "release_ms", int, 0)  # the group's time for starting its requests (0: all)
     if apart and (files or fetch or timeout_ms <= 0):
         raise _HarnessError("job: an apart script has a clock and no files")
     if cpu_limit and [n for n in cpu_limit if type(n) is not int or n <= 0] or len(cpu_limit) not in (0, 2):
         raise _HarnessError("job: cpu_limit is [soft, hard] seconds")
+    if release_ms < 0:
+        raise _HarnessError("job: release_ms is not negative")
     return {"files": files, "fetch": fetch, "fetch_cap": _field(raw, "fetch_cap", int, 0),
-            "b64": binascii.b2a_base64, "apart": apart, "timeout_ms": timeout_ms, "cpu_limit": cpu_limit}
+            "b64": binascii.b2a_base64, "apart": apart, "timeout_ms": timeout_ms, "cpu_limit": cpu_limit,
+            "release_ms": release_ms}
 
 
 def _relative_path(path):
