@@ -12,6 +12,7 @@
 
 #include "engine/engine.h"
 #include "engine/events_log.h"
+#include "base/cleanup.h"
 #include "base/err.h"
 #include "base/loop.h"
 #include "verdict/events.h"
@@ -354,5 +355,13 @@ int ee_eval_launch(struct ee_eval *ev, struct ee_err *err)
 	if (ee_engine_sandbox_config(ev->eng, &cfg, err) < 0)
 		return -1;
 	ev->attempts++;
-	return ee_sandbox_start(ee_engine_loop(ev->eng), &cfg, &ops, ev, &sb, err);
+	if (ee_sandbox_start(ee_engine_loop(ev->eng), &cfg, &ops, ev, &sb, err) < 0)
+		return -1;
+	/* /run_code requests run apart take their stdins from the gate, each at
+	 * its turn (the job has their lengths): the gate carries nothing else. */
+	size_t len = 0;
+	ee_autofree char *stdins = ee_job_apart_stdins(ev->task, &len);
+	if (!stdins || (len > 0 && ee_sandbox_gate(sb, stdins, len, 1) < 0))
+		ee_sandbox_kill(sb); /* no answer without them: each runs again alone */
+	return 0;
 }

@@ -38,6 +38,12 @@ static json_t *job_calls(const json_t *calls)
 	return out;
 }
 
+/* One of several /run_code requests run in one sandbox (serve/run_code.c). */
+static int test_apart(const struct ee_test *t)
+{
+	return t->script && json_is_true(json_object_get(t->script, "apart"));
+}
+
 /* test_timeout_ms (0: none) goes with io and call tests: their own clock;
  * a calibrated call's limit (cal) goes instead, as limit_ms. */
 static json_t *job_test(const struct ee_test *t, size_t index, long test_timeout_ms,
@@ -58,6 +64,11 @@ static json_t *job_test(const struct ee_test *t, size_t index, long test_timeout
 		rc = json_object_set_new(o, "kind", json_string("call")) |
 		     json_object_set_new(o, "fn", json_string(t->fn)) | json_object_set(o, "args", t->args) |
 		     json_object_set(o, "kwargs", t->kwargs) | json_object_set_new(o, "strict", json_true());
+	else if (t->kind == EE_TEST_IO && test_apart(t)) /* its stdin comes at its turn */
+		rc = json_object_set_new(
+		             o, "stdin_len",
+		             json_integer((json_int_t)(t->stdin_text ? strlen(t->stdin_text) : 0))) |
+		     json_object_set(o, "script", t->script);
 	else if (t->kind == EE_TEST_IO)
 		rc = json_object_set_new(o, "stdin", json_string(t->stdin_text ? t->stdin_text : "")) |
 		     (t->script ? json_object_set(o, "script", t->script) : 0);
@@ -171,6 +182,26 @@ char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, const stru
 		out[head + n + 1] = '\0';
 		*len = (size_t)head + n + 1;
 	}
+	return out;
+}
+
+char *ee_job_apart_stdins(const struct ee_task *task, size_t *len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < task->n_tests; i++)
+		if (test_apart(&task->tests[i]) && task->tests[i].stdin_text)
+			n += strlen(task->tests[i].stdin_text);
+	char *out = malloc(n + 1), *p = out;
+	for (size_t i = 0; out && i < task->n_tests; i++) {
+		const char *text = task->tests[i].stdin_text;
+		if (test_apart(&task->tests[i]) && text) {
+			size_t k = strlen(text);
+			memcpy(p, text, k);
+			p += k;
+		}
+	}
+	*len = n;
 	return out;
 }
 

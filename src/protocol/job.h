@@ -49,6 +49,14 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *ret_len);
 char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, const struct ee_calibration *cal,
                     size_t *ret_len);
 
+/* The stdin of each /run_code request the task runs apart (its script's
+ * "apart"), one after the other, for the gate: the job gives each one's
+ * length only, and the harness reads each at its request's turn, so a
+ * request's program never finds a later one's in its memory (harness
+ * apart.py). Malloc'd (owned by the caller; *len 0 when there are none);
+ * NULL when out of memory. */
+char *ee_job_apart_stdins(const struct ee_task *task, size_t *len);
+
 /* Whether --test-timeout clocks test t: io tests (not a /run_code script,
  * which has its own clock) and call tests, not converted asserts. */
 int ee_job_test_clocked(const struct ee_test *t);

@@ -1151,13 +1151,18 @@ def _run_with_gate_bytes(job, raw):
 APART = {"files": {}, "fetch": [], "fetch_cap": 0, "apart": True, "timeout_ms": 5000}
 
 
+def apart_io(stdin_len=0, **script):
+    """An apart script's test: its stdin's length (the bytes come on the gate)."""
+    return {"kind": "io", "stdin_len": stdin_len, "script": dict(APART, **script)}
+
+
 def test_apart_scripts_refuse_to_run_outside_a_sandbox():
     """kill(-1) between two requests is for a sandbox's pid namespace: a
     harness that is not its first process (here, bare on the host) runs
     none of them and asks for each to run again alone."""
     marker = "/tmp/execeval-apart-ran-%d" % os.getpid()
     code = "open(%r, 'w').write('x')\nprint(input())\n" % marker
-    job = make_job(code, [io("a", script=APART), io("b", script=APART)])
+    job = make_job(code, [apart_io(1), apart_io(1)])
     events = list(run(job).tests().values())
     assert [e["apart"] for e in events] == [{"rerun": True}] * 2, events
     assert all(e["message"] == "not run: not a sandbox's first process" for e in events), events
@@ -1187,3 +1192,13 @@ def test_an_apart_scripts_release_is_whole_milliseconds(release_ms):
     result = drive.run(make_job("print(1)", [io("", script=dict(APART, release_ms=release_ms))]))
     assert result.returncode == 70, result
     assert "release_ms" in result.stderr, result
+
+
+def test_an_apart_scripts_stdin_comes_on_the_gate():
+    """Not in the job (every request's child copies the harness): its length only."""
+    result = drive.run(make_job("print(1)", [io("a", script=APART)]))
+    assert result.returncode == 70, result
+    assert "an apart script's stdin comes on the gate" in result.stderr, result
+    result = drive.run(make_job("print(1)", [apart_io(-1)]))
+    assert result.returncode == 70, result
+    assert "stdin_len is not negative" in result.stderr, result

@@ -456,6 +456,44 @@ Test(events, the_job_holds_no_hidden_test_and_the_gate_brings_them)
 	free(gate);
 }
 
+/* /run_code requests sharing a sandbox: their stdins come on the gate at
+ * each one's turn, so the job has their lengths only. */
+Test(events, apart_scripts_stdins_stay_out_of_the_job)
+{
+	const char *json = "{\"task_id\":\"r\",\"tests\":["
+	                   "{\"kind\":\"io\",\"stdin\":\"qqq\",\"stdout\":\"\"},"
+	                   "{\"kind\":\"io\",\"stdin\":\"d\\u00e9\",\"stdout\":\"\"},"
+	                   "{\"kind\":\"io\",\"stdin\":\"zz\",\"stdout\":\"\"}]}";
+	struct ee_task r;
+	struct ee_err err;
+	json_error_t jerr;
+	json_t *o = json_loads(json, 0, &jerr);
+	cr_assert_not_null(o);
+	cr_assert_eq(ee_task_from_json(o, EE_FORMAT_AUTO, "r.json:1", &r, &err), 0, "%s", err.msg);
+	json_decref(o);
+	json_t *apart = json_pack("{s:b}", "apart", 1);
+	r.tests[0].script = json_incref(apart);
+	r.tests[1].script = json_incref(apart);
+	r.tests[2].script = json_pack("{s:b}", "apart", 0);
+	json_decref(apart);
+
+	struct ee_job_spec spec = { .task = &r, .program = "print(input())\n", .nonce = NONCE };
+	size_t len = 0;
+	char *job = ee_job_build(&spec, &len);
+	cr_assert_not_null(job);
+	cr_expect_null(strstr(job, "qqq"), "an apart stdin is in the job: %s", job);
+	cr_expect(strstr(job, "\"stdin_len\":3"), "%s", job);
+	cr_expect(strstr(job, "\"stdin_len\":3,") || strstr(job, "\"stdin_len\":3}"), "%s", job);
+	cr_expect(strstr(job, "\"stdin\":\"zz\""), "not apart: its stdin is in the job: %s", job);
+	free(job);
+	char *stdins = ee_job_apart_stdins(&r, &len);
+	cr_assert_not_null(stdins);
+	cr_expect_eq(len, 6); /* "qqq", then "d\xc3\xa9" in UTF-8 */
+	cr_expect(len == 6 && memcmp(stdins, "qqqd\xc3\xa9", 6) == 0, "%.*s", (int)len, stdins);
+	free(stdins);
+	ee_task_free(&r);
+}
+
 /* A strict assert whose literal a sibling's code holds, and one whose
  * literal no code holds; whitespace and quotes do not hide it. */
 Test(events, a_strict_literal_in_a_sibling_is_visible)

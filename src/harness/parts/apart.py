@@ -10,7 +10,10 @@
 # killed (kill(-1) spares the namespace's init and this process) and the
 # working directory, /tmp (which is also /dev/shm), is emptied; System V
 # and POSIX message queues are not in the sandbox's system calls.  When
-# that cannot be done, the tests after it are not run.
+# that cannot be done, the tests after it are not run.  A request's stdin
+# comes on the gate only at its turn (the job has its length), spliced into
+# a file of its own: no child finds another request's in its copy of this
+# process's memory.
 #
 # Each test's event says what its program did ("apart": its stdout and
 # stderr in base64, wall and CPU time, peak memory), or that serve must run
@@ -24,6 +27,7 @@
 # own status, which it chooses anyway.
 
 _wait4 = _posix.wait4
+_splice = _posix.splice
 _listdir, _lstat, _unlink, _rmdir, _chmod = (_posix.listdir, _posix.lstat, _posix.unlink,
                                              _posix.rmdir, _posix.chmod)
 _APART_END = b"\0execeval:apart-end\0"
@@ -58,8 +62,10 @@ def _run_apart(test, ctx):
             return _apart_rerun(test, _apart_refusal[0]), None
         _apart_resource[0] = resource
     _flush_std()
-    stdin_fd = _stdin_file(test["stdin"])
-    test["stdin"] = None  # the later children cannot find it
+    stdin_fd = _apart_stdin_file(test["stdin_len"], ctx.channel_fds[1])
+    if stdin_fd is None:
+        _apart_refusal[0] = "not run: its stdin did not come"
+        return _apart_rerun(test, _apart_refusal[0]), None
     out_r, out_w = _pipe()
     err_r, err_w = _pipe()
     end_r, end_w = _pipe()
@@ -89,6 +95,21 @@ def _run_apart(test, ctx):
 _apart_refusal = [None]
 _apart_began = [None]  # when the first of them started
 _apart_resource = [None]
+
+
+def _apart_stdin_file(n, gate):
+    """The next n bytes of the gate (this request's stdin) in a file of its
+    own, at its start; None when the gate ended first.  Spliced: they never
+    enter this process's memory, which every later child copies."""
+    fd = _stdin_file("")
+    while n > 0:
+        moved = _splice(gate, fd, n)
+        if not moved:
+            _close(fd)
+            return None
+        n -= moved
+    _lseek(fd, 0, 0)
+    return fd
 
 
 def _apart_refuses():

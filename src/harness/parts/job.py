@@ -130,9 +130,17 @@ def _parse_test(raw):
         if not test["calls"]:
             raise _HarnessError("job: calls must not be empty")
     elif kind == "io":
-        test["stdin"] = _field(raw, "stdin", str, "")
         if "script" in raw:
             test["script"] = _parse_script(_field(raw, "script", dict))
+        if "script" in test and test["script"]["apart"]:
+            # Its stdin comes on the gate at its turn (apart.py): only its length here.
+            if "stdin" in raw:
+                raise _HarnessError("job: an apart script's stdin comes on the gate")
+            test["stdin_len"] = _field(raw, "stdin_len", int)
+            if test["stdin_len"] < 0:
+                raise _HarnessError("job: stdin_len is not negative")
+        else:
+            test["stdin"] = _field(raw, "stdin", str, "")
     else:
         raise _HarnessError("job: unknown test kind %r" % kind)
     return test
