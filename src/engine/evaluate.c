@@ -360,8 +360,9 @@ int ee_eval_launch(struct ee_eval *ev, struct ee_err *err)
 	/* /run_code requests run apart take their stdins from the gate, each at
 	 * its turn (the job has their lengths): the gate carries nothing else. */
 	size_t len = 0;
-	ee_autofree char *stdins = ee_job_apart_stdins(ev->task, &len);
-	if (!stdins || (len > 0 && ee_sandbox_gate(sb, stdins, len, 1) < 0))
+	ee_autofree char *stdins = NULL;
+	if (ee_job_apart_stdins(ev->task, &stdins, &len) < 0 ||
+	    (stdins && ee_sandbox_gate(sb, stdins, len, 1) < 0))
 		ee_sandbox_kill(sb); /* no answer without them: each runs again alone */
 	return 0;
 }

@@ -185,15 +185,19 @@ char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, const stru
 	return out;
 }
 
-char *ee_job_apart_stdins(const struct ee_task *task, size_t *len)
+int ee_job_apart_stdins(const struct ee_task *task, char **out, size_t *len)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < task->n_tests; i++)
 		if (test_apart(&task->tests[i]) && task->tests[i].stdin_text)
 			n += strlen(task->tests[i].stdin_text);
-	char *out = malloc(n + 1), *p = out;
-	for (size_t i = 0; out && i < task->n_tests; i++) {
+	*out = NULL;
+	*len = n;
+	if (n == 0) /* none apart, or all their stdins empty: nothing for the gate */
+		return 0;
+	char *p = *out = malloc(n);
+	for (size_t i = 0; p && i < task->n_tests; i++) {
 		const char *text = task->tests[i].stdin_text;
 		if (test_apart(&task->tests[i]) && text) {
 			size_t k = strlen(text);
@@ -201,8 +205,7 @@ char *ee_job_apart_stdins(const struct ee_task *task, size_t *len)
 			p += k;
 		}
 	}
-	*len = n;
-	return out;
+	return *out ? 0 : -1;
 }
 
 static int is_blank(char c)

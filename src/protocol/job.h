@@ -53,9 +53,10 @@ char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, const stru
  * "apart"), one after the other, for the gate: the job gives each one's
  * length only, and the harness reads each at its request's turn, so a
  * request's program never finds a later one's in its memory (harness
- * apart.py). Malloc'd (owned by the caller; *len 0 when there are none);
- * NULL when out of memory. */
-char *ee_job_apart_stdins(const struct ee_task *task, size_t *len);
+ * apart.py). *out malloc'd (owned by the caller), *len its length; *out
+ * NULL and *len 0 when there is nothing to send (no test apart: every
+ * other task), without allocating. -1 when out of memory. */
+int ee_job_apart_stdins(const struct ee_task *task, char **out, size_t *len);
 
 /* Whether --test-timeout clocks test t: io tests (not a /run_code script,
  * which has its own clock) and call tests, not converted asserts. */

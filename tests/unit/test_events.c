@@ -486,12 +486,18 @@ Test(events, apart_scripts_stdins_stay_out_of_the_job)
 	cr_expect(strstr(job, "\"stdin_len\":3,") || strstr(job, "\"stdin_len\":3}"), "%s", job);
 	cr_expect(strstr(job, "\"stdin\":\"zz\""), "not apart: its stdin is in the job: %s", job);
 	free(job);
-	char *stdins = ee_job_apart_stdins(&r, &len);
+	char *stdins = NULL;
+	cr_assert_eq(ee_job_apart_stdins(&r, &stdins, &len), 0);
 	cr_assert_not_null(stdins);
 	cr_expect_eq(len, 6); /* "qqq", then "d\xc3\xa9" in UTF-8 */
 	cr_expect(len == 6 && memcmp(stdins, "qqqd\xc3\xa9", 6) == 0, "%.*s", (int)len, stdins);
 	free(stdins);
 	ee_task_free(&r);
+	/* Every other task: nothing for the gate, nothing allocated. */
+	stdins = (char *)"untouched";
+	cr_expect_eq(ee_job_apart_stdins(&task, &stdins, &len), 0);
+	cr_expect_null(stdins);
+	cr_expect_eq(len, 0);
 }
 
 /* A strict assert whose literal a sibling's code holds, and one whose
