@@ -79,13 +79,13 @@ void ee_eval_random_hex(char out[33]);
 int ee_judge_fits(const struct ee_task *task);
 
 /* Starts the candidate's and the judge's sandboxes; 0 when both run. A
- * fallback test or a test not the judge's runs ev once more inline
- * (ee_eval_launch), with ev->judged set. */
+ * task with tests not the judge's (io, call, strict: a mixed task) runs ev
+ * once more inline (ee_eval_launch), with ev->judged set, for those. */
 int ee_judge_launch(struct ee_eval *ev, struct ee_err *err);
 
-/* After that inline run: the judge's verdicts where they stand, the inline
- * run's elsewhere, each test's judged_by, the gate over the merged public
- * verdicts. */
+/* After that inline run: the judge's verdicts for its tests, the inline
+ * run's for the supervisor's, each test's judged_by, the gate over the
+ * merged public verdicts. */
 void ee_judge_merge(struct ee_eval *ev);
 
 /* After the run ev->pair waited for: the pair's record when the public

@@ -17,17 +17,19 @@
  * candidate {"end":true}.
  *
  * The record: the candidate's phases and outcome, the judge's tests
- * (judged_by "judge"). What the pair does not judge, a third run judges:
- * the candidate inline, its whole job, once the pair finished cleanly
- * (both done, the judge's every test reported). From it come only the
- * task's io and call tests and strict asserts (judged_by "supervisor": a
- * mixed task) and the tests the channel could not carry (status fallback,
- * judged_by "sandbox"); every other test keeps the judge's verdict, and
- * the gate is decided again over the merged public verdicts
- * (ee_judge_merge). A pair that did not finish (a timeout, an exit, a
- * broken channel) is the verdict as it stands: no third run, which a
- * candidate could otherwise force to have its tests judged in its own
- * process. One exception, which judges nothing of the judge's there: the
+ * (judged_by "judge"). No test of the judge's kind is ever judged in the
+ * candidate's interpreter: what the channel cannot carry fails in the
+ * judge (harness judge.py), so nothing the candidate returns or binds
+ * can move a test back into its own process. What the pair does not
+ * judge, a third run judges: the candidate inline, its whole job, once
+ * the pair finished cleanly (both done, the judge's every test reported).
+ * From it come only the task's io and call tests and strict asserts
+ * (judged_by "supervisor": a mixed task, whose expected values never
+ * enter the sandbox); every other test keeps the judge's verdict, and the
+ * gate is decided again over the merged public verdicts (ee_judge_merge).
+ * A pair that did not finish (a timeout, an exit, a broken channel) is
+ * the verdict as it stands: no third run. One exception, which judges
+ * nothing of the judge's there: the
  * judge's gate opens over its own public tests, so in a mixed task its
  * hidden tests run ahead of the supervisor's public ones; a pair that
  * ended among them (the candidate exited in such a call) is a verdict only
@@ -325,8 +327,6 @@ static int rerun_inline(struct judged *j, struct ee_err *err)
 	ev->judged = calloc(ev->task->n_tests, sizeof(*ev->judged));
 	for (size_t k = 0; ev->judged && k < j->view.n_tests; k++) {
 		struct ee_test_result *r = &j->judge.tests.results[k];
-		if (r->fallback)
-			continue;
 		ev->judged[j->task_index[k]] = *r; /* moved: the stream no longer owns it */
 		memset(r, 0, sizeof(*r));
 		ev->judged[j->task_index[k]].judged_by = "judge";
@@ -356,8 +356,7 @@ void ee_judge_merge(struct ee_eval *ev)
 			res[i] = ev->judged[i];
 			ev->judged[i] = inline_result; /* freed with ev */
 		} else
-			res[i].judged_by =
-			        ee_test_judged_by_supervisor(&task->tests[i]) ? "supervisor" : "sandbox";
+			res[i].judged_by = "supervisor"; /* the judge takes every other test */
 		public_failed |= !task->tests[i].hidden && res[i].state != EE_T_PASS;
 	}
 	/* The inline run ran every hidden test (its gate always opened): they
@@ -399,8 +398,7 @@ static int ended_in_a_call(const struct ee_stream *cand, const struct ee_test_re
 }
 
 /* The candidate's phases and the judge's tests, in the candidate's stream;
- * a test the judge let fall back has no verdict (the pair did not finish:
- * no third run) and is not_run; the others (io, call) did not run. */
+ * the others (io, call) did not run. */
 static void merge(struct judged *j, struct ee_sandbox_outcome *out)
 {
 	struct ee_stream *s = &j->ev->stream, *js = &j->judge;
@@ -410,10 +408,6 @@ static void merge(struct judged *j, struct ee_sandbox_outcome *out)
 		*r = js->tests.results[k];
 		js->tests.results[k] = swap;
 		r->judged_by = "judge";
-		if (r->fallback) {
-			r->fallback = 0;
-			r->state = EE_T_NOT_RUN;
-		}
 		if (ended_in_a_call(s, r)) {
 			free(r->message);
 			r->message = NULL;
@@ -439,12 +433,9 @@ static void merge(struct judged *j, struct ee_sandbox_outcome *out)
 	out->interrupted |= jo->interrupted;
 }
 
-/* What only a third run judges: a fallback, or a test not the judge's. */
+/* What only a third run judges: a test not the judge's (a mixed task). */
 static int needs_inline(const struct judged *j)
 {
-	for (size_t k = 0; k < j->view.n_tests; k++)
-		if (j->judge.tests.results[k].fallback)
-			return 1;
 	return j->view.n_tests < j->ev->task->n_tests;
 }
 
@@ -502,7 +493,7 @@ static int wait_for_public(struct judged *j, struct ee_err *err)
 
 /* ee_judge_settle's closed gate: the inline run's record, but for the
  * judge's public tests, which keep the judge's verdicts (passes: its gate
- * opened; a fallback not run, as merge does). Its hidden tests are as the
+ * opened). Its hidden tests are as the
  * inline run left them: skipped, or not run when it ended before its gate. */
 static void settle_inline(struct judged *j)
 {
@@ -516,10 +507,6 @@ static void settle_inline(struct judged *j)
 			ee_test_result_free(r);
 			*r = j->judge.tests.results[k]; /* moved */
 			memset(&j->judge.tests.results[k], 0, sizeof(*r));
-			if (r->fallback) {
-				r->fallback = 0;
-				r->state = EE_T_NOT_RUN;
-			}
 		} else if (r->state != EE_T_SKIPPED && r->state != EE_T_NOT_RUN) {
 			ee_test_result_free(r); /* not with a closed gate: never a verdict from here */
 			r->state = EE_T_SKIPPED;

@@ -152,6 +152,11 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 	if (!job || json_object_set_new(job, "hidden_kinds", serve ? json_array() : hidden_kinds(task)) < 0 ||
 	    (spec->lint && !judge && json_object_set_new(job, "lint", json_string(ee_lint_py)) < 0) ||
 	    (spec->role && json_object_set_new(job, "role", json_string(role_names[spec->role])) < 0) ||
+	    /* The name a test may take from the candidate although it is a
+	     * builtin's (harness judge.py, _shadowing): the task's, never the
+	     * candidate's choice. */
+	    (!serve && task->entry_point && task->entry_point[0] &&
+	     json_object_set_new(job, "entry_point", json_string(task->entry_point)) < 0) ||
 	    set_program(job, judge ? "" : spec->program) < 0)
 		return NULL;
 	char *text = json_dumps(job, JSON_COMPACT);

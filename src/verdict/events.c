@@ -404,10 +404,7 @@ static void judge_reported(struct ee_stream *s, const json_t *ev, struct ee_test
 	const char *status = get_str(ev, "status");
 	if (status && strcmp(status, "pass") == 0 && !r->exited)
 		r->state = EE_T_PASS;
-	else if (status && strcmp(status, "fallback") == 0 && s->relay.role == EE_STREAM_JUDGE) {
-		r->fallback = 1; /* judged again inline (evaluate_judge.c) */
-		fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "fallback");
-	} else if (status && strcmp(status, "fail") == 0) {
+	else if (status && strcmp(status, "fail") == 0) {
 		note_memory_error(s, ev);
 		r->channel_ended = s->relay.role == EE_STREAM_JUDGE &&
 		                   json_is_true(json_object_get(ev, "channel_ended"));
@@ -589,9 +586,7 @@ int ee_stream_public_failed(const struct ee_stream *s)
 	for (size_t k = 0; k < s->task->n_tests; k++) {
 		size_t i = s->tests.order[k];
 		const struct ee_test_result *r = &s->tests.results[i];
-		/* A fallback is judged again inline, and the gate decided again
-		 * over the merged verdicts (evaluate_judge.c): not a failure here. */
-		if (!s->task->tests[i].hidden && r->state != EE_T_PASS && !r->fallback)
+		if (!s->task->tests[i].hidden && r->state != EE_T_PASS)
 			return 1;
 	}
 	return 0;

@@ -56,7 +56,6 @@ struct ee_test_result {
 	json_t *files;         /* a script's read-back files {path: base64} (checked), or NULL */
 	json_t *apart;         /* a script run apart: its "apart" object (unchecked), or NULL */
 	json_t *value;         /* keep_values: a call's returned canonical value (owned), or NULL */
-	int fallback;          /* role judge: the test needs what the channel cannot carry */
 	int channel_ended;     /* role judge: failed as the candidate's process ended in its call */
 	const char *judged_by; /* static; the separate judge's path sets it, else NULL */
 };
@@ -165,8 +164,7 @@ void ee_stream_finish(struct ee_stream *s);
 /* Whether the stream ended with "done". */
 int ee_stream_done(const struct ee_stream *s);
 
-/* Whether any public test is not a pass (after the public phase); a
- * separate judge's fallback test does not count (it is judged again). */
+/* Whether any public test is not a pass (after the public phase). */
 int ee_stream_public_failed(const struct ee_stream *s);
 
 #endif

@@ -221,67 +221,83 @@ def test_a_candidate_ending_its_process_in_a_call_has_the_test_not_run(run, sep,
     assert [t["judged_by"] for t in split["tests"]] == ["judge"] * 2, split["tests"]
 
 
-def test_fallback_reruns_inline(run, sep):
-    # An instance of the candidate's class, asked for its length: an
-    # operation the channel does not carry (only calls, attribute reads,
-    # sets and method calls cross), so the task is judged inline and says so.
+def test_an_operation_the_channel_cannot_carry_fails_the_test(run, sep):
+    # An instance of the candidate's class, asked for its length: only
+    # calls, attribute reads, sets and method calls cross, and == against a
+    # builtin value (unequal). The test fails, in the judge, saying why;
+    # it is never judged in the candidate's interpreter (issue 33).
     code = "class P:\n    def __len__(self):\n        return 3\ndef make():\n    return P()\n"
     r = run(code, asserts=["assert len(make()) == 3"], args=sep)
-    assert verdict(r) == ("pass", None)
-    assert judged_by(r) == ["sandbox"]
+    assert verdict(r) == ("assertion_fail", "test 0 failed: channel: an operation on a remote P cannot cross")
+    assert judged_by(r) == ["judge"]
 
 
-def test_a_fallback_is_judged_inline_test_by_test(run, sep):
-    # Only the test the channel cannot carry (len() of the candidate's
-    # object) is judged in the candidate's process; the others keep the
-    # judge's verdict, a wrong one included. A later test that reads a
-    # name the fallback test binds falls back too (the judge stopped that
-    # test where it fell back); one that does not, stays the judge's.
+def test_a_refused_test_fails_alone(run, sep):
+    # Only the test the channel cannot carry fails; the others keep the
+    # judge's verdicts, and a name it bound before the refusal stays bound.
     code = "class P:\n    def __len__(self):\n        return 3\ndef make():\n    return P()\n" + ADD_OK
     asserts = ["assert add(1, 2) == 3", "p = make()\nassert len(p) == 3", "assert add(2, 2) == 5",
                "assert p is not None", "assert add(2, 2) == 4"]
     r = run(code, asserts=asserts, args=sep)
-    assert [t["status"] for t in r.record["tests"]] == ["pass", "pass", "fail", "pass", "pass"], r.record
-    assert judged_by(r) == ["judge", "sandbox", "judge", "sandbox", "judge"]
-    assert verdict(r) == ("assertion_fail", "test 2 failed: AssertionError: expected 5, got 4 (line 1: assert add(2, 2) == 5)")
+    assert [t["status"] for t in r.record["tests"]] == ["pass", "fail", "fail", "pass", "pass"], r.record
+    assert judged_by(r) == ["judge"] * 5
+    assert verdict(r) == ("assertion_fail", "test 1 failed: channel: an operation on a remote P cannot cross")
 
 
-def test_a_forged_pass_in_the_inline_run_stays_out_of_the_judges_tests(run, sep):
-    # The frame walk forges every test of the inline run; only the fallback
-    # test's verdict is taken from it (and says so): the others fail.
-    code = FRAME_WALK + "class P:\n    pass\ndef make():\n    return P()\n" + ADD_WRONG
-    r = run(code, asserts=["assert make()", "assert add(1, 2) == 3"], args=sep)
-    assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [("pass", "sandbox"), ("fail", "judge")]
-    assert r.record["status"] == "assertion_fail"
+FORCED_FALLBACKS = {
+    # The tested name is not callable: Python's own error, in the judge.
+    "not_callable": ("add = 0\n", "test 0 failed: TypeError: 'int' object is not callable "
+                                   "(line 1: assert add(1, 2) == 3)"),
+    # A value the channel carries by its type's name only, inside a set: no hash here.
+    "opaque_in_a_set": ("class O:\n    def __eq__(self, o): return True\n    __hash__ = object.__hash__\n"
+                        "def add(a, b):\n    return {O()}\n",
+                        "test 0 failed: channel: a O of the candidate's, known by its type's name only cannot cross"),
+    # Its truth, asked of an object of the candidate's.
+    "truth": ("class P:\n    def __bool__(self): return True\ndef add(a, b):\n    return P()\n",
+              "test 0 failed: AssertionError: expected 3, got <remote P> (line 1: assert add(1, 2) == 3)"),
+}
 
 
-def test_hidden_tests_follow_the_merged_public_verdict(run, sep):
-    # The public fallback test fails inline: the hidden ones are skipped, as
-    # inline's gate would, although the judge's gate opened.
-    code = "class P:\n    def __len__(self):\n        return 2\ndef make():\n    return P()\n" + ADD_OK
+@pytest.mark.parametrize("name", sorted(FORCED_FALLBACKS))
+def test_a_forced_fallback_with_a_runner_swap_never_passes(run, sep, name):
+    # Issue 33's forgery: the frame walk swaps the inline runners, then the
+    # candidate makes the channel refuse; every test (hidden ones too) used
+    # to be judged inline, where the swap passed it. Now each fails in the
+    # judge, and the summary's counts say "judge" only.
+    tail, detail = FORCED_FALLBACKS[name]
+    task = {"task_id": "forced", "entry_point": "add", "tests": [
+        {"kind": "assert", "code": "assert add(1, 2) == 3"},
+        {"kind": "program", "code": "def check(candidate):\n    assert candidate(2, 2) == 4\ncheck(add)\n"},
+        {"kind": "unittest", "code": "import unittest\nclass T(unittest.TestCase):\n"
+                                     "    def test_a(self):\n        self.assertEqual(add(1, 2), 3)\n"},
+        {"kind": "assert", "code": "assert add(5, 5) == 10", "visibility": "hidden"}]}
+    r = run(FRAME_WALK + tail, task=task, args=sep)
+    assert verdict(r) == ("assertion_fail", detail), r.record
+    assert r.record["reward"] == -1 and r.record["score"] == 0.0
+    assert [t["status"] for t in r.record["tests"]] == ["fail", "fail", "fail", "skipped"], r.record
+    assert judged_by(r) == ["judge"] * 4
+
+
+def test_hidden_tests_follow_the_public_verdict(run, sep):
+    # A public test the channel refuses fails: the hidden ones are skipped.
+    code = "class P:\n    def __len__(self):\n        return 3\ndef make():\n    return P()\n" + ADD_OK
     task = {"task_id": "gate", "tests": [
         {"kind": "assert", "code": "assert len(make()) == 3"},
         {"kind": "assert", "code": "assert add(1, 2) == 3"},
         {"kind": "assert", "code": "assert add(5, 5) == 10", "visibility": "hidden"}]}
     r = run(code, task=task, args=sep)
     assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [
-        ("fail", "sandbox"), ("pass", "judge"), ("skipped", "judge")], r.record
-    # It passes inline: the hidden test is the judge's (a fallback does not
-    # close the judge's gate).
-    r = run(code.replace("return 2", "return 3"), task=task, args=sep)
-    assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [
-        ("pass", "sandbox"), ("pass", "judge"), ("pass", "judge")], r.record
-    assert verdict(r) == ("pass", None)
+        ("fail", "judge"), ("pass", "judge"), ("skipped", "judge")], r.record
 
 
 def test_an_unfinished_pair_is_the_verdict_without_an_inline_run(run, sep):
-    # A fallback, then a call that never returns: the pair's timeout is the
-    # verdict; no inline run judges the fallback test (which a candidate
-    # could otherwise force, to be judged in its own process).
+    # A refused test, then a call that never returns: the pair's timeout
+    # is the verdict, and no inline run judges anything of the judge's.
     code = FRAME_WALK + "class P:\n    pass\ndef make():\n    return P()\n" + NEVER_ANSWERS
-    r = run(code, asserts=["assert make()", "assert add(1, 2) == 3"], args=sep + ["--timeout", "1"])
+    r = run(code, asserts=["assert make()", "assert add(1, 2) == 3"],
+            args=sep + ["--timeout", "1"])
     assert r.record["status"] == "timeout", r.record
-    assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [("not_run", "judge"),
+    assert [(t["status"], t["judged_by"]) for t in r.record["tests"]] == [("fail", "judge"),
                                                                           ("not_run", "judge")]
 
 
@@ -432,8 +448,6 @@ def test_humaneval_canonical_parity(tmp_path, isolation):
     assert set(inline) == set(separate)
     differ = {t: (inline[t][:2], separate[t][:2]) for t in inline if inline[t][:2] != separate[t][:2]}
     assert not differ
-    fallbacks = [t for t in separate if "sandbox" in separate[t][2]]
-    assert not fallbacks, fallbacks  # the aim: none falls back
     assert all(by == ("judge",) for _, _, by in separate.values())
 
 
@@ -762,19 +776,17 @@ def test_an_attack_leaves_nothing_for_the_next_candidate(tmp_path):
                                        "(line 1: assert add(1, 2) == 3)"), (name, wrong)
 
 
-def test_a_test_using_a_candidates_value_falls_back(run, sep):
+def test_a_candidates_value_crosses_as_a_value(run, sep):
     """A global of the candidate's module that is not a function (a
-    constant, an instance) has no value in the judge: a test that uses it
-    falls back and is judged inline (judged_by "sandbox"), with inline's
-    verdict, where it used to fail with a NameError; the others stay the
-    judge's."""
+    constant, an instance) is read through the channel when a test that
+    mentions it starts, and compared in the judge as any returned value."""
     code = "LIMIT = 5\n" + ADD_OK
     r = run(code, asserts=["assert LIMIT == 5", "assert add(LIMIT, 1) == 6", "assert add(1, 2) == 3"], args=sep)
     assert verdict(r) == ("pass", None)
-    assert judged_by(r) == ["sandbox", "sandbox", "judge"]
+    assert judged_by(r) == ["judge"] * 3
     r = run(code, asserts=["assert LIMIT == 6"], args=sep)
-    assert verdict(r) == ("assertion_fail", "test 0 failed: AssertionError (line 1: assert LIMIT == 6)")
-    assert judged_by(r) == ["sandbox"]
+    assert verdict(r) == ("assertion_fail", "test 0 failed: AssertionError: expected 6, got 5 (line 1: assert LIMIT == 6)")
+    assert judged_by(r) == ["judge"]
 
 
 SLOW_ADD = "import time\ndef add(a, b):\n    time.sleep(1.0)\n    return a + b\n"

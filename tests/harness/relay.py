@@ -90,15 +90,17 @@ class Judged:
             self.candidate, self.judge, self.stdout, self.stderr, self.judge_stderr)
 
 
-def run(code, tests, setup="", timeout=30.0, deny=(), script=None):
+def run(code, tests, setup="", timeout=30.0, deny=(), script=None, entry_point=""):
     """Evaluate `code` against `tests` (dicts of the job's shape, indexes
     filled in here) with the separate judge; returns Judged.  `script`: a
-    file the interpreters run instead of the source (the build's pyc)."""
+    file the interpreters run instead of the source (the build's pyc);
+    `entry_point`: the task's, the one builtin's name a test may take from
+    the candidate."""
     tests = [dict({"index": i, "visibility": "public"}, **t) for i, t in enumerate(tests)]
     base = {"v": 1, "deny_imports": list(deny), "scan": "report", "io_output_cap": 262144}
     cand = _spawn(dict(base, nonce=secrets.token_hex(16), code=code, setup="", tests=[],
                        role="serve"), script)
-    judge = _spawn(dict(base, nonce=secrets.token_hex(16), code="", setup=setup,
+    judge = _spawn(dict(base, nonce=secrets.token_hex(16), code="", setup=setup, entry_point=entry_point,
                         tests=[t for t in tests if t["visibility"] == "public"], role="judge",
                         gate=any(t["visibility"] == "hidden" for t in tests),
                         hidden_kinds=sorted({t["kind"] for t in tests if t["visibility"] == "hidden"})),

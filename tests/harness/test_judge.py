@@ -8,6 +8,7 @@ tests/e2e/test_judge_separate.py; these tests pin the harness's side."""
 import json
 import os
 import pathlib
+import re
 from textwrap import dedent
 
 import pytest
@@ -271,10 +272,76 @@ def test_always_equal_result_is_not_equal():
     assert t[2]["status"] == "fail", r  # the list compares its items: remote == 3 is False
 
 
-def test_truth_of_a_remote_object_falls_back():
+def test_truth_of_a_remote_object_fails_the_test():
     code = "class Yes:\n    def __bool__(self): return True\ndef ok(x):\n    return Yes()\n"
-    r = relay.run(code, [{"kind": "assert", "code": "assert ok(1)"}])
-    assert statuses(r) == ["fallback"], r
+    r = relay.run(code, [{"kind": "assert", "code": "assert ok(1)"}, ASSERTS[0]])
+    t = r.tests()
+    assert statuses(r) == ["fail", "fail"], r  # the second: add is not defined
+    assert t[0]["message"] == "channel: an operation on a remote Yes cannot cross", r
+    assert t[0]["error_type"] == "ChannelError" and r.candidate_done(), r
+
+
+# What once fell back to the candidate's interpreter, where the runner swap
+# marked it passed (issue 33): each now fails in the judge, as Python would
+# or with the channel's reason, and no test is judged anywhere else.
+RUNNER_SWAP = dedent("""
+    import sys
+    _g = sys._getframe(1).f_globals
+    def _fake(test, ctx):
+        return _g["_test_event"](test, "pass", 0), None
+    try:
+        for k in list(_g["_RUNNERS"]):
+            _g["_RUNNERS"][k] = _fake
+    except Exception:
+        pass
+    """)
+
+
+@pytest.mark.parametrize("tail, message", [
+    ("add = 0\n", "TypeError: 'int' object is not callable (line 1: assert add(1, 2) == 3)"),
+    ("class O:\n    pass\ndef add(a, b):\n    return [O()]\n",
+     "AssertionError: expected 3, got [<O of the candidate>] (line 1: assert add(1, 2) == 3)"),
+    ("class O:\n    def __eq__(self, o): return True\n    __hash__ = object.__hash__\n"
+     "def add(a, b):\n    return {O()}\n",
+     "channel: a O of the candidate's, known by its type's name only cannot cross"),
+    ("class O:\n    pass\nadd = O()\n", "TypeError: 'O' object is not callable (line 1: assert add(1, 2) == 3)"),
+])
+def test_what_fell_back_fails_in_the_judge(tail, message):
+    r = relay.run(RUNNER_SWAP + tail, ASSERTS)
+    t = r.tests()
+    assert t[0]["status"] == "fail" and t[0]["message"] == message, r
+    assert all(e["status"] == "fail" for e in t.values()), r
+
+
+def test_a_value_global_crosses_as_a_value():
+    code = "LIMIT = 5\nNAMES = ['a', 'b']\nclass P:\n    x = 1\nPOINT = P()\n"
+    tests = [{"kind": "assert", "code": "assert LIMIT == 5 and type(LIMIT) is int"},
+             {"kind": "assert", "code": "assert NAMES == ['a', 'b']"},
+             {"kind": "assert", "code": "assert POINT.x == 1"},
+             {"kind": "assert", "code": "assert LIMIT == 6"}]
+    r = relay.run(code, tests)
+    assert statuses(r) == ["pass", "pass", "pass", "fail"], r
+
+
+@pytest.mark.parametrize("code, test", [
+    ("def f(x):\n    return (1, 2)\ndef set(*a):\n    return 1\n",
+     "assert set(f((3, 4))) == set((4, 5))"),
+    ("def f(x):\n    return 0\ndef abs(x):\n    return 0\n", "assert abs(f(1) - 2.0) < 1e-6"),
+    ("def f(x):\n    return 0\nsorted = lambda *a: [1, 2]\n", "assert sorted(f(1)) == [1, 2]"),
+    ("import os as len\ndef f(x):\n    return 0\n", "assert len(str(f(1))) == 1"),
+])
+def test_a_tests_builtins_are_the_judges(code, test):
+    r = relay.run(code, [{"kind": "assert", "code": test}], entry_point="f")
+    want = "pass" if "len(" in test else "fail"
+    assert statuses(r) == [want], r
+
+
+def test_the_entry_point_may_bear_a_builtins_name():
+    # MBPP 126 names its function sum; its own helper named max still works inside.
+    code = "def max(a, b):\n    return a if a > b else b\ndef sum(a, b):\n    return max(a, b)\n"
+    tests = [{"kind": "assert", "code": "assert sum(10, 15) == 15"},
+             {"kind": "assert", "code": "assert max([1, 3]) == 3"}]
+    assert statuses(relay.run(code, tests, entry_point="sum")) == ["pass", "pass"]
 
 
 @pytest.mark.parametrize("how", ["raise SystemExit(0)", "import sys; sys.exit(0)", "raise KeyboardInterrupt"])
@@ -340,49 +407,49 @@ def _rows(name):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-# What the channel cannot carry yet, each listed in docs/threat-model.md:
-# MBPP tasks whose tests need such a value (their fallback tests are judged
-# inline, judged_by "sandbox"; every other test by the judge). None since
-# complex numbers and builtin types cross (124, 590: complex; 533: int as
-# an argument).
-MBPP_FALLBACKS = {}
-
-
 def _compare(cases):
-    """[(task_id, code, tests, setup)]: statuses inline and separate."""
+    """[(task_id, code, tests, setup, entry_point)]: the tasks whose test
+    statuses differ inline and separate. Nothing falls back any more: a
+    value the channel could not carry would show here as a failure."""
     script = PYC if PYC.exists() else None
-    differ, fallbacks = [], []
-    for task_id, code, tests, setup in cases:
-        job = {"v": 1, "nonce": "0" * 32, "code": code, "setup": setup,
+    differ = []
+    for task_id, code, tests, setup, entry_point in cases:
+        job = {"v": 1, "nonce": "0" * 32, "code": code, "setup": setup, "entry_point": entry_point,
                "tests": [dict(t, index=i) for i, t in enumerate(tests)]}
         inline = drive.run(job, script=script, timeout=300)  # MBPP 123 takes 15 s here
-        separate = relay.run(code, tests, setup=setup, script=script, timeout=300)
+        separate = relay.run(code, tests, setup=setup, script=script, timeout=300, entry_point=entry_point)
         a = [e["status"] for e in inline.events if e["ev"] == "test"]
         b = statuses(separate)
-        if "fallback" in b:
-            fallbacks.append(task_id)
-        elif a != b:
+        if a != b:
             differ.append((task_id, a, b, separate.tests()))
-    return differ, fallbacks
+    return differ
+
+
+def mbpp_entry(row):
+    """MBPP's entry point as the task loader finds it (task_formats.c): the
+    first call in the first test of a name the reference defines."""
+    defined = set(re.findall(r"^(?:def|class) ([A-Za-z_]\w*)", row["code"], re.M))
+    for name in re.findall(r"(?<![\w.])([A-Za-z_]\w*)\(", row["test_list"][0]):
+        if name in defined:
+            return name
+    return ""
 
 
 @parity
 def test_humaneval_canonical_same_verdict_inline_and_separate():
     """Every canonical solution: the program test's status under the judge
-    equals inline's, and no test falls back."""
+    equals inline's."""
     cases = [(r["task_id"], r["prompt"] + r["canonical_solution"],
-              [{"kind": "program", "code": r["test"] + "\ncheck(%s)\n" % r["entry_point"]}], "")
-             for r in _rows("humaneval/HumanEval.jsonl")]
-    differ, fallbacks = _compare(cases)
+              [{"kind": "program", "code": r["test"] + "\ncheck(%s)\n" % r["entry_point"]}], "",
+              r["entry_point"]) for r in _rows("humaneval/HumanEval.jsonl")]
+    differ = _compare(cases)
     assert not differ, differ
-    assert not fallbacks, fallbacks
 
 
 @parity
 def test_mbpp_reference_same_verdict_inline_and_separate():
     """MBPP's reference solutions, each assert one test, test_setup_code as setup."""
     cases = [(r["task_id"], r["code"], [{"kind": "assert", "code": a} for a in r["test_list"]],
-              r.get("test_setup_code") or "") for r in _rows("mbpp/mbpp.jsonl")]
-    differ, fallbacks = _compare(cases)
+              r.get("test_setup_code") or "", mbpp_entry(r)) for r in _rows("mbpp/mbpp.jsonl")]
+    differ = _compare(cases)
     assert not differ, differ[:20]
-    assert sorted(fallbacks) == sorted(MBPP_FALLBACKS), fallbacks

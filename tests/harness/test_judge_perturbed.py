@@ -12,8 +12,7 @@ one. Each data set's reference is wrapped twice, deterministically:
               (the counter) kept between the calls of one test run.
 
 The same harness job runs inline (drive.py) and split (relay.py, the
-supervisor's rules in Python); each test's status must agree and none may
-fall back. A subset in make test (every 16th task); all behind
+supervisor's rules in Python); each test's status must agree. A subset in make test (every 16th task); all behind
 EXECEVAL_PARITY=1 (a few minutes each on a loaded 2-core box). Benign
 candidates only: no sandbox here."""
 
@@ -22,7 +21,7 @@ import re
 
 import pytest
 
-from test_judge import MBPP_FALLBACKS, _compare, _rows
+from test_judge import _compare, _rows
 
 WRAP = '''
 _execeval_orig_{name} = {name}
@@ -62,8 +61,8 @@ def subset(rows):
 
 def humaneval_cases(variant):
     return [(r["task_id"], perturb(r["prompt"] + r["canonical_solution"], r["entry_point"], variant),
-             [{"kind": "program", "code": r["test"] + "\ncheck(%s)\n" % r["entry_point"]}], "")
-            for r in subset(_rows("humaneval/HumanEval.jsonl"))]
+             [{"kind": "program", "code": r["test"] + "\ncheck(%s)\n" % r["entry_point"]}], "",
+             r["entry_point"]) for r in subset(_rows("humaneval/HumanEval.jsonl"))]
 
 
 def mbpp_entry_point(row):
@@ -80,26 +79,22 @@ def mbpp_cases(variant):
         if name and re.search(r"^def %s\b" % re.escape(name), r["code"], re.M):
             cases.append((r["task_id"], perturb(r["code"], name, variant),
                           [{"kind": "assert", "code": a} for a in r["test_list"]],
-                          r.get("test_setup_code") or ""))
+                          r.get("test_setup_code") or "", name))
     return cases
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_humaneval_perturbed_same_verdict_inline_and_separate(variant):
-    cases = humaneval_cases(variant)
-    differ, fallbacks = _compare(cases)
+    differ = _compare(humaneval_cases(variant))
     assert not differ, differ[:10]
-    assert not fallbacks, fallbacks
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_mbpp_perturbed_same_verdict_inline_and_separate(variant):
     cases = mbpp_cases(variant)
     assert len(cases) >= len(subset(_rows("mbpp/mbpp.jsonl"))) * 9 // 10, "entry points not found"
-    differ, fallbacks = _compare(cases)
+    differ = _compare(cases)
     assert not differ, differ[:10]
-    # A perturbation may drop a value that could not cross, never add one.
-    assert set(fallbacks) <= set(MBPP_FALLBACKS), fallbacks
 
 
 def test_the_perturbations_change_verdicts():
@@ -111,7 +106,7 @@ def test_the_perturbations_change_verdicts():
     for variant in sorted(VARIANTS):
         failed = 0
         cases = humaneval_cases(variant)
-        for task_id, code, tests, setup in cases:
+        for task_id, code, tests, setup, _ in cases:
             job = {"v": 1, "nonce": "0" * 32, "code": code, "setup": setup,
                    "tests": [dict(t, index=i) for i, t in enumerate(tests)]}
             events = drive.run(job, script=script, timeout=300).events

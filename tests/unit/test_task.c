@@ -278,7 +278,8 @@ Test(task, mbpp_real_line)
 	cr_expect_str_eq(t.task_id, "2");
 	cr_expect_str_eq(t.prompt,
 	                 "Write a function to find the similar elements from the given two tuple lists.");
-	cr_expect_str_eq(t.entry_point, "");
+	/* The first test's first call of a name the reference defines, not the set() around it. */
+	cr_expect_str_eq(t.entry_point, "similar_elements");
 	cr_expect_str_eq(t.setup, "");
 	cr_assert_eq(t.n_tests, 3);
 	for (size_t i = 0; i < 3; i++) {
@@ -290,6 +291,41 @@ Test(task, mbpp_real_line)
 	                 "assert similar_elements((11, 12, 14, 13),(17, 15, 14, 13)) == (13, 14)");
 	ee_task_free(&t);
 	json_decref(j);
+	no_leaks();
+}
+
+/* MBPP's entry point, which tests may take from the candidate though it is
+ * a builtin's name (126's sum); none without a reference defining it. */
+Test(task, mbpp_entry_point_is_the_first_call_the_reference_defines)
+{
+	static const struct {
+		const char *row, *entry_point;
+	} cases[] = {
+		{ "{\"task_id\": 126, \"text\": \"t\", \"code\": \"def sum(a,b): \\r\\n    return 0\", "
+		  "\"test_list\": [\"assert sum(10,15) == 6\"]}",
+		  "sum" },
+		{ "{\"task_id\": 1, \"text\": \"t\", \"code\": \"import math\\nclass Pair(object):\\n  "
+		  "pass\\n"
+		  "def max_chain_length(a, n):\\n  return 0\", "
+		  "\"test_list\": [\"assert max_chain_length([Pair(5, 24)], 1) == 3\"]}",
+		  "max_chain_length" },
+		{ "{\"task_id\": 1, \"text\": \"t\", \"code\": \"def sumx(a): return 0\", "
+		  "\"test_list\": [\"assert math.isclose(sumx(1), 0)\"]}",
+		  "sumx" },
+		{ "{\"task_id\": 1, \"text\": \"t\", \"test_list\": [\"assert f(1) == 0\"]}", "" },
+		{ "{\"task_id\": 1, \"text\": \"t\", \"code\": \"def g(a): return 0\", "
+		  "\"test_list\": [\"assert f(1) == 0\"]}",
+		  "" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *j = load_raw(cases[i].row);
+		struct ee_task t;
+		struct ee_err err = { 0 };
+		cr_assert_eq(ee_task_from_json(j, EE_FORMAT_AUTO, WHERE, &t, &err), 0, "%zu: %s", i, err.msg);
+		cr_expect_str_eq(t.entry_point, cases[i].entry_point, "case %zu", i);
+		ee_task_free(&t);
+		json_decref(j);
+	}
 	no_leaks();
 }
 

@@ -103,34 +103,43 @@ def _wire_float(text):
 class _Opaque:
     """A value the channel carries only by its type's name (a subclass of a
     builtin type, an instance of the candidate's class inside a container):
-    no operation on it can be decided here, so every comparison, hash or
-    truth test asks for the in-process judge (_Fallback, judge.py)."""
+    equal to nothing (as the supervisor judges `other`: the candidate's
+    __eq__ is never asked); any other operation cannot be decided here and
+    fails the test (_Refused, judge.py)."""
 
     __slots__ = ("type_name",)
 
     def __init__(self, type_name):
         self.type_name = type_name
 
-    def _refuse(self, *args):
-        raise _Fallback("a %s crossed the channel by name only" % self.type_name)
+    def __eq__(self, other):
+        return False
 
-    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __hash__ = __call__ = _refuse
+    def __ne__(self, other):
+        return True
+
+    def _refuse(self, *args):
+        raise _Refused("a %s of the candidate's, known by its type's name only" % self.type_name)
+
+    __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __hash__ = __call__ = _refuse
 
     def __repr__(self):
         return "<%s of the candidate>" % self.type_name
 
 
-class _Fallback(BaseException):
-    """The test needs what the channel cannot carry: judged in process.
-    Each one made is recorded, so a test that catches it is still marked."""
+class _Refused(BaseException):
+    """The test needs what the channel cannot carry: it fails, with a
+    message that says what (never judged anywhere else: no path the
+    candidate controls leads back to its own interpreter). Each one made
+    is recorded, so a test that catches it still fails."""
 
-    def __init__(self, *args):
-        BaseException.__init__(self, *args)
-        if len(_fallbacks) < 10:
-            _fallbacks.append(self)
+    def __init__(self, what):
+        BaseException.__init__(self, "%s cannot cross" % what)
+        if len(_refusals) < 10:
+            _refusals.append(self)
 
 
-_fallbacks = []  # the _Fallbacks of the test being judged (judge.py)
+_refusals = []  # the _Refused of the test being judged (judge.py)
 
 
 def _candidate_names(ctx):
@@ -145,8 +154,8 @@ def _candidate_names(ctx):
 
 def _candidate_values(ctx):
     """The other globals of the candidate's module (constants, instances):
-    named only; the judge binds each to a marker whose use makes the test
-    fall back (judge.py _Value), never to the value."""
+    named only; the judge reads those a test mentions through handle 0
+    (_Globals) when the test starts, as any value crosses."""
     names = []
     for name, value in list(dict.items(ctx.globals)):
         if type(name) is str and not str.startswith(name, "__") and not callable(value) \
@@ -289,13 +298,29 @@ def _await_go(fd):
     return first is not None and first.get("go") is True
 
 
+class _Globals:
+    """Handle 0: the candidate's module globals, read by name (an "attr"
+    call), so a global that is a value crosses as any returned value does."""
+
+    __slots__ = ("_names",)
+
+    def __init__(self, names):
+        object.__setattr__(self, "_names", names)
+
+    def __getattribute__(self, name):  # every name is a global's, even "_names"
+        value = dict.get(object.__getattribute__(self, "_names"), name, _MISSING)
+        if value is _MISSING:
+            raise NameError("name '%s' is not defined" % name)
+        return value
+
+
 def _serve_calls(emit, ctx, fd):
     """The candidate's side after import: the names, then one reply per call
     until {"end": true} or EOF.  A call that tries to end the interpreter
     ends the run (its reply says exit), as such a test does inline."""
     emit({"ev": "serving", "names": _candidate_names(ctx), "modules": _candidate_modules(ctx),
           "values": _candidate_values(ctx)})
-    handles = []
+    handles = [_Globals(ctx.globals)]
     while True:
         call = _wire_read(fd)
         if call is None or call.get("end") is True:

@@ -52,6 +52,11 @@ _BUILTIN_TYPES = {name: value for name, value in dict.items(_builtins.__dict__)
                   if type(value) is type and not str.startswith(name, "_")}
 
 
+# Every builtin name (not the module's dunders): what a test's `set` or
+# `abs` means whatever the candidate binds (tests.py _shadowing).
+_BUILTIN_NAMES = frozenset(n for n in _builtins.__dict__ if not str.startswith(n, "__"))
+
+
 def _like_a_dict(t):
     """collections' OrderedDict, defaultdict and Counter: each equals a dict
     literal exactly when its items do (their == against a plain dict is

@@ -8,6 +8,10 @@
 # reads the reply it relays back on the gate fd; values arrive as
 # canonical data through the strict decoder, so every comparison the test
 # makes runs on real builtin values here, out of the candidate's reach.
+# What the channel cannot carry fails the test (_Refused): no test is ever
+# handed back to the candidate's interpreter, whatever it returns or binds.
+# A name the test calls that is a builtin's is the judge's builtin, not a
+# stub, whatever the candidate defines (but the task's entry point).
 
 
 class _ChannelBroken(BaseException):
@@ -26,12 +30,12 @@ class _CandidateEnded(BaseException):
 class _JudgeState:
     """The channel's state, shared by the stubs of one run."""
 
-    __slots__ = ("emit", "fd", "calls", "broken", "ended", "fallback_names", "policy")
+    __slots__ = ("emit", "fd", "calls", "broken", "ended", "values", "policy")
 
     def __init__(self, emit, fd):
         self.emit, self.fd, self.calls = emit, fd, 0
         self.broken = self.ended = None
-        self.fallback_names = set()  # what the tests that fell back bind (_judge_tests)
+        self.values = frozenset()  # the candidate's globals that are values (_judge_read_values)
         self.policy = _JudgePolicy()
 
 
@@ -49,7 +53,7 @@ class _JudgePolicy(_Policy):
 
 
 def _judge_args(args, kwargs):
-    """Canonical texts of a call's arguments; _Fallback for what cannot cross."""
+    """Canonical texts of a call's arguments; _Refused for what cannot cross."""
     out = []
     for value in args:
         out.append(_judge_arg(value))
@@ -59,8 +63,10 @@ def _judge_args(args, kwargs):
 
 def _judge_arg(value):
     text = _canonical(value, False, _Remote)  # [Pair(1, 2), ...]: a list of handles (MBPP 601)
+    if text == _TOO_LARGE:
+        raise _Refused("an argument too large or too deep for the channel")
     if str.startswith(text, '{"other":'):
-        raise _Fallback("an argument of type %s cannot cross the channel" % _type_name(type(value)))
+        raise _Refused("an argument of type %s" % _type_name(type(value)))
     return _Raw(text)
 
 
@@ -165,8 +171,9 @@ def _plain(value):
 
 class _Remote:
     """An object that stays in the candidate's process (an instance of its
-    class, a function it returned): calling it is a call; anything else,
-    comparisons included, is not judged here (_Fallback), not guessed."""
+    class, a function it returned): calling it is a call, reading or
+    setting an attribute too; compared with a builtin value it is unequal;
+    anything else fails the test (_Refused), never guessed."""
 
     __slots__ = ("state", "handle", "type_name", "is_callable")
 
@@ -178,14 +185,14 @@ class _Remote:
     def __setattr__(self, name, value):
         # A call too (obj.left = Node(2) in MBPP's setups): the value crosses as an argument.
         if str.startswith(name, "__"):
-            raise _Fallback("setting attribute %s of a remote %s" % (name, self.type_name))
+            raise _Refused("setting attribute %s of a remote %s" % (name, self.type_name))
         _judge_call(self.state, {"handle": self.handle, "setattr": name}, (value,), {})
 
     def __call__(*args, **kwargs):
         return _judge_call(args[0].state, {"handle": args[0].handle}, args[1:], kwargs)
 
     def _refuse(self, *args):
-        raise _Fallback("an operation on a remote %s" % self.type_name)
+        raise _Refused("an operation on a remote %s" % self.type_name)
 
     def __eq__(self, other):
         # Against a builtin value, as strict asserts judge `other`: never
@@ -204,38 +211,11 @@ class _Remote:
         # A read is a call; a method comes back named only (_RemoteMethod).
         # Dunder names are Python's protocol, not the candidate's API.
         if str.startswith(name, "__"):
-            raise _Fallback("attribute %s of a remote %s" % (name, self.type_name))
+            raise _Refused("attribute %s of a remote %s" % (name, self.type_name))
         return _judge_call(self.state, {"handle": self.handle, "attr": name}, (), {})
 
     def __repr__(self):
         return "<remote %s>" % self.type_name
-
-
-class _Value:
-    """A global of the candidate's module that is not a function (a
-    constant, an instance): the judge holds no value for it, so whatever a
-    test does with it makes the test fall back, judged in the candidate's
-    process (as a remote object's operations do)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        object.__setattr__(self, "name", name)
-
-    def _refuse(self, *args, **kwargs):
-        raise _Fallback("the candidate's global %s is a value, not a function" % object.__getattribute__(self, "name"))
-
-    __getattribute__ = _refuse  # any attribute, as any operation
-
-
-for _op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__hash__", "__len__",
-            "__iter__", "__getitem__", "__setitem__", "__contains__", "__call__", "__repr__", "__str__",
-            "__format__", "__int__", "__float__", "__index__", "__abs__", "__neg__", "__pos__", "__invert__",
-            "__setattr__", "__delattr__", "__reversed__", "__round__", "__complex__")  + tuple(
-        "__%s%s__" % (r, op) for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or",
-                                        "xor", "lshift", "rshift", "matmul", "divmod") for r in ("", "r", "i")):
-    setattr(_Value, _op, _Value._refuse)
-del _op
 
 
 class _RemoteMethod:
@@ -253,7 +233,7 @@ class _RemoteMethod:
         return _judge_call(self.state, {"handle": self.handle, "method": self.name}, args[1:], kwargs)
 
     def _refuse(self, *args):
-        raise _Fallback("an operation on method %s of a remote object" % self.name)
+        raise _Refused("an operation on method %s of a remote object" % self.name)
 
     __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __hash__ = _refuse
 
@@ -373,15 +353,24 @@ def _explained(source, filename):
 def _judge_test(test, ctx, state):
     """(event, go on) for one test, judged here."""
     _mark_new_modules()  # what the harness loaded for it (a long-lived judge)
-    if test["kind"] == "unittest":
-        event, _ = _run_unittest(test, ctx)
+    list.clear(_refusals)
+    try:
+        _judge_read_values(state, ctx, test["code"])
+    except BaseException as exc:  # the channel's state is checked below
+        event = _test_event(test, "fail")
+        event.update(_error_fields(exc, ctx.policy))
     else:
-        event, _ = _run_assert(test, ctx, explain=True)
-    if _fallbacks:  # raised during the test, even if the test caught it
-        event = _test_event(test, "fallback")
-        event["message"] = _message(_text(_fallbacks[0]))
-        list.clear(_fallbacks)
-        return event, True
+        if test["kind"] == "unittest":
+            event, _ = _run_unittest(test, ctx)
+        else:
+            event, _ = _run_assert(test, ctx, explain=True)
+    if _refusals:  # raised during the test, even if the test caught it
+        event = _test_event(test, "fail")
+        what = "channel: " + _text(_refusals[0])
+        event.update({"error_type": "ChannelError", "channel": _message(_text(_refusals[0])),
+                      "message": _message(what)})
+        list.clear(_refusals)
+        return event, state.broken is None and state.ended is None
     if state.broken is not None:
         event = _test_event(test, "fail")
         event.update({"error_type": "ChannelError", "channel": _message(_text(state.broken)),
@@ -414,25 +403,32 @@ def _judge_run(emit, job, fds):
     ctx.io_cap, ctx.channel_fds = job["io_cap"], fds
     kinds = [t["kind"] for t in job["tests"]] + job["hidden_kinds"]
     ctx.unittest = _UnittestKit() if "unittest" in kinds else None
+    mine = _shadowing(job["entry_point"])
     for name in names:
-        ctx.globals[name] = _Stub(state, name)
+        if not mine(name):
+            ctx.globals[name] = _Stub(state, name)
     values = first.get("values", [])
     if type(values) is not list or [n for n in values if type(n) is not str]:
         raise _HarnessError("judge: bad values")
-    for name in values:
-        ctx.globals[name] = _Value(name)
+    state.values = frozenset(n for n in values if not mine(n))
     ctx.globals[_EXPLAIN] = _explain
-    _judge_modules(ctx, first.get("modules"))
+    _judge_modules(ctx, first.get("modules"), mine)
     tests = [t for t in job["tests"] if not t["hidden"]]
     if job["setup"]:
         try:
+            _judge_read_values(state, ctx, job["setup"])
             exec(compile(job["setup"], "<setup>", "exec", dont_inherit=True), ctx.globals)
         except BaseException as exc:
-            # Judged in process instead, where a setup that fails is the
-            # import phase's failure (MBPP's builds the candidate's objects).
+            # Every test fails: the setup builds what they test (MBPP's
+            # builds the candidate's objects), and nothing is judged
+            # anywhere else.
+            fields = _error_fields(exc, ctx.policy, "<setup>", job["setup"])
+            if _refusals:
+                fields = {"error_type": "ChannelError", "message": "channel: " + _text(_refusals[0])}
             for test in tests:
-                event = _test_event(test, "fallback")
-                event["message"] = _message("setup: " + _error_fields(exc, ctx.policy)["message"])
+                event = _test_event(test, "fail")
+                event.update({"error_type": fields.get("error_type", "Exception"),
+                              "message": _message("setup: " + fields["message"])})
                 emit(event)
             return state
     if not _judge_tests(emit, tests, ctx, state):
@@ -448,7 +444,7 @@ def _judge_run(emit, job, fds):
     return state
 
 
-def _judge_modules(ctx, modules):
+def _judge_modules(ctx, modules, mine):
     """The modules the candidate's module holds, imported here by name (the
     judge's own copy, never an object of the candidate's); one the judge
     cannot or may not import stays unbound, its name a NameError."""
@@ -457,6 +453,8 @@ def _judge_modules(ctx, modules):
     for pair in modules:
         if type(pair) is not list or len(pair) != 2 or [x for x in pair if type(x) is not str]:
             raise _HarnessError("judge: bad modules")
+        if mine(pair[0]):
+            continue
         try:
             _real_import(pair[1])
             ctx.globals[pair[0]] = _modules[pair[1]]
@@ -465,50 +463,34 @@ def _judge_modules(ctx, modules):
 
 
 def _judge_tests(emit, tests, ctx, state):
-    """Each test in turn. A test that falls back is judged again inline, in
-    a run of its own (docs/protocol.md, "Fallback, test by test"): here it
-    stopped where it fell back, so a later test that reads a name it binds
-    would read what inline never sees; such a test falls back too."""
+    """Each test in turn, until one ends the run (a broken channel, the
+    candidate ending its interpreter)."""
     for test in tests:
         if test["kind"] not in ("assert", "program", "unittest"):
             raise _HarnessError("judge: a %s test is the supervisor's" % test["kind"])
-        shared = state.fallback_names and _test_names(test["code"], False) & state.fallback_names
-        if shared:
-            event = _test_event(test, "fallback")
-            event["message"] = _message("reads %s, which a test that fell back binds" % min(shared))
-            go_on = True
-        else:
-            event, go_on = _judge_test(test, ctx, state)
-        if event["status"] == "fallback":
-            state.fallback_names |= _test_names(test["code"], True)
+        event, go_on = _judge_test(test, ctx, state)
         emit(event)
         if not go_on:
             return False
     return True
 
 
-def _test_names(code, bound):
-    """The names a test's code binds (bound), or every name it mentions:
-    over-approximated (a name bound in a function body counts, as do the
-    names of `global` statements and imports). Code that does not parse
-    names nothing: it fails here as inline, never falls back."""
+def _judge_read_values(state, ctx, code):
+    """The candidate's globals that are values (LIMIT = 5, add = 0) and that
+    code mentions, read now through the channel (handle 0, the candidate's
+    globals: callserve.py _Globals) and bound here as any returned value:
+    a test of `add = 0` meets an int, and calling it is Python's TypeError.
+    Nothing to do, and no parse, for a candidate with no such global."""
+    if not state.values:
+        return
+    import _ast as ast
     try:
-        _real_import("ast")
-        ast = _modules["ast"]
-        tree = ast.parse(code)
+        tree = compile(code, "<names>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except BaseException:
-        return set()
-    names = set()
-    for node in ast.walk(tree):
-        if type(node) is ast.Name and (not bound or type(node.ctx) is not ast.Load):
-            names.add(node.id)
-        elif type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            names.add(node.name)
-        elif type(node) in (ast.Import, ast.ImportFrom):
-            names.update(str.split(a.asname or a.name, ".")[0] for a in node.names)
-        elif type(node) in (ast.Global, ast.Nonlocal):
-            names.update(node.names)
-    return names
+        return  # the test fails to compile on its own
+    wanted = {n.id for n in _walk(tree, ast) if type(n) is ast.Name} & state.values
+    for name in sorted(wanted):
+        ctx.globals[name] = _judge_call(state, {"handle": 0, "attr": name}, (), {})
 
 
 # The long-lived judge (job role "judges"; docs/protocol.md, "The

@@ -221,6 +221,8 @@ def _run_phases(emit, job, fds):
     if job["role"] == "serve":  # --judge separate: calls only, no test here
         _serve_calls(emit, ctx, fds[1])
         return
+    if ctx.globals is not None:
+        ctx.globals = _test_namespace(ctx.globals, job["entry_point"])
     if not _run_tests(emit, [t for t in tests if not t["hidden"]], ctx):
         return
     hidden = [t for t in tests if t["hidden"]]  # the supervisor sends none in the job

@@ -35,6 +35,28 @@ def _run_assert(test, ctx, explain=False):
     return _test_event(test, "pass", start), None
 
 
+def _shadowing(entry_point):
+    """mine(name): whether name is a builtin's that tests keep Python's of,
+    whatever the candidate binds to it (def set(...), abs = ...): every
+    builtin name but the task's entry point, which is the task's choice."""
+    def mine(name):
+        return name in _BUILTIN_NAMES and name != entry_point
+    return mine
+
+
+def _test_namespace(names, entry_point):
+    """Where inline tests run: the candidate's globals, unless they bind a
+    builtin's name or __builtins__; then a copy without those, whose
+    builtins are Python's, so a test's `set` or `abs` is never the
+    candidate's (its own functions still find its own)."""
+    mine = _shadowing(entry_point)
+    if dict.get(names, "__builtins__") is _builtins and not [n for n in names if type(n) is str and mine(n)]:
+        return names
+    out = {k: v for k, v in dict.items(names) if not (type(k) is str and mine(k))}
+    out["__builtins__"] = _builtins
+    return out
+
+
 def _callee(ctx, name, builtins):
     """The candidate's global `name`; with builtins, as a Python expression
     would find it (the candidate's globals, then builtins); else _MISSING."""
