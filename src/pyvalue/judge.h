@@ -48,10 +48,12 @@ bool ee_judge_io(const char *expected, size_t expected_len, const char *actual, 
  *   lines    the description above (the default: a zeroed struct)
  *   tokens   the whitespace-separated tokens of the whole text, so line
  *            breaks count as spaces
- *   numeric  tokens, where two numbers are equal when
+ *   numeric  tokens, where a float expected (a '.' or an exponent)
+ *            equals a number when
  *            |actual - expected| <= max(abs_tol, rel_tol * |expected|);
- *            two integers (no '.', no exponent) compare exactly, at any
- *            size; inf, nan and numbers past a double's range are text
+ *            an integer expected (no '.', no exponent) equals only that
+ *            integer, exactly, at any size; inf, nan and numbers past a
+ *            double's range are text
  * float_tol (a test's, >= 0) makes numbers within it equal under lines and
  * tokens, as described above; exact, rstrip and numeric do not use it. */
 enum ee_compare_rule { EE_CMP_LINES, EE_CMP_EXACT, EE_CMP_RSTRIP, EE_CMP_TOKENS, EE_CMP_NUMERIC };
