@@ -9,8 +9,10 @@
  * becomes a task with no tests of its own and given inputs in t->gen: the
  * base inputs the canonical tier, the plus inputs the property tier, and
  * the summary's pass_at_k_canonical is EvalPlus's base pass@k beside
- * pass_at_k on base + plus. The inputs are plain JSON here and become
- * canonical values (a JSON array is a list, an object a dict).
+ * pass_at_k on base + plus. The tests compare as EvalPlus's do, with the
+ * row's atol (pyvalue/judge.h, ee_judge_evalplus). The inputs are plain
+ * JSON here and become canonical values (a JSON array is a list, an
+ * object a dict).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +21,6 @@
 #include "base/jsonfield.h"
 #include "input/task.h"
 #include "input/task_int.h"
-
-/* EvalPlus's own default for float outputs when atol is 0. */
-#define FLOAT_ATOL 1e-6
 
 static const struct ee_jf_num_rule non_negative = { 0, 1, 0, "a number >= 0" };
 
@@ -136,7 +135,9 @@ int ee_task_parse_evalplus(const struct ee_jf *c, const json_t *obj, unsigned op
 	    ee_jf_num(c, obj, "atol", &non_negative, &atol, NULL) < 0)
 		goto fail;
 	g->n = (unsigned)json_array_size(g->inputs);
-	g->float_tol = atol > 0 ? atol : FLOAT_ATOL;
+	/* as given, 0 included: the rule (ee_judge_evalplus) gives floats
+	 * EvalPlus's 1e-6 and keeps everything else exact, as EvalPlus does */
+	g->float_tol = atol;
 	if (g->n == 0) {
 		ee_jf_fail(c, "base_input", "expected at least one input");
 		goto fail;

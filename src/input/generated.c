@@ -4,8 +4,10 @@
  * call tests the supervisor judges.
  *
  * The tests are strict calls (canonical arguments in, Python's == on the
- * canonical result, within generated_float_tol), so a tuple stays a tuple
- * and a set a set; the expected values never enter the candidate's sandbox.
+ * canonical result; with generated_float_tol, EvalPlus's comparison with it
+ * as the atol: pyvalue/judge.h, ee_judge_evalplus), so a tuple stays a
+ * tuple and a set a set; the expected values never enter the candidate's
+ * sandbox.
  */
 #include <math.h>
 #include <stdint.h>

@@ -102,7 +102,8 @@ struct ee_task_gen {
 	                   * tier (EvalPlus's base_input), the rest the gen's tier */
 	unsigned n;       /* "n_generated": inputs asked for (default 20) */
 	int tier;         /* "generated_tier": enum ee_tier (default property) */
-	double float_tol; /* "generated_float_tol": -1 exact (default) */
+	double float_tol; /* "generated_float_tol" or EvalPlus's atol: the atol of
+	                   * ee_judge_evalplus; -1 Python's == (the default) */
 	char key[65];     /* SHA-256 (hex) of the task object as its reader saw it, for
 	                   * a cache of the reference's results (serve); "" unset */
 	/* Set by ee_task_add_generated: */

@@ -48,10 +48,12 @@ bool ee_judge_io(const char *expected, size_t expected_len, const char *actual, 
  *   lines    the description above (the default: a zeroed struct)
  *   tokens   the whitespace-separated tokens of the whole text, so line
  *            breaks count as spaces
- *   numeric  tokens, where two numbers are equal when
+ *   numeric  tokens, where a float expected (a '.' or an exponent)
+ *            equals a number when
  *            |actual - expected| <= max(abs_tol, rel_tol * |expected|);
- *            two integers (no '.', no exponent) compare exactly, at any
- *            size; inf, nan and numbers past a double's range are text
+ *            an integer expected (no '.', no exponent) equals only that
+ *            integer, exactly, at any size; inf, nan and numbers past a
+ *            double's range are text
  * float_tol (a test's, >= 0) makes numbers within it equal under lines and
  * tokens, as described above; exact, rstrip and numeric do not use it. */
 enum ee_compare_rule { EE_CMP_LINES, EE_CMP_EXACT, EE_CMP_RSTRIP, EE_CMP_TOKENS, EE_CMP_NUMERIC };
@@ -105,13 +107,23 @@ bool ee_judge_call(const json_t *expected, const json_t *actual, double float_to
  * is a mismatch. */
 bool ee_judge_pyeq(const json_t *expected, const json_t *actual, char *why, size_t why_len);
 
-/* As ee_judge_pyeq, but with float_tol >= 0 two numbers of which one is a
- * float compare within tolerance (as for io), in lists, tuples and dict
- * values (a complex: each part within it); dict keys and set members
- * still compare exactly. Generated tests' generated_float_tol and
- * EvalPlus's atol. */
-bool ee_judge_pyeq_tol(const json_t *expected, const json_t *actual, double float_tol, char *why,
-                       size_t why_len);
+/* ---- EvalPlus's comparison (EvalPlus's rows, generated tests) -----------
+ *
+ * What EvalPlus's unsafe_execute decides for one input (evalplus/eval/
+ * __init__.py): a match when ee_judge_pyeq finds the two equal (so 24.0
+ * passes for 24, True for 1). Else the tolerance applies only when atol
+ * > 0, or when the expected value is a float or a non-empty list or tuple
+ * of floats (atol then 1e-6); without it, a mismatch. With it, a match
+ * only when actual has expected's type at the top (a bool is not an int,
+ * a float not an int, a tuple not a list), the same shape, and numbers
+ * throughout (bool, int within 64 bits, float, complex), each within
+ * numpy's allclose: |a - e| <= atol + 1e-7 * |e|, or equal when not finite.
+ * Inside a list a number's type is not checked (as numpy does not). atol
+ * is the task's: EvalPlus's atol, generated_float_tol; 0 (or less, or
+ * NaN) is EvalPlus's 0. On a mismatch why reads like ee_judge_pyeq's,
+ * with the types when they differ: "expected 24, got 24.000009 (float,
+ * not int)". Both borrowed; a malformed value is a mismatch. */
+bool ee_judge_evalplus(const json_t *expected, const json_t *actual, double atol, char *why, size_t why_len);
 
 struct ee_buf;
 /* Appends to out a key that two hashable canonical values share exactly

@@ -7,6 +7,7 @@
  *   judge_io.c      io text comparison              (ee_judge_io)
  *   judge_call.c    expected JSON vs canonical      (ee_judge_call)
  *   judge_pyeq.c    Python's == on canonical values (ee_judge_pyeq, _pykey)
+ *   judge_evalplus.c EvalPlus's tolerance on top of it (ee_judge_evalplus)
  *   judge_repr.c    Python-style repr for pyeq's reasons
  */
 #ifndef EE_JUDGE_INT_H

@@ -97,7 +97,9 @@ static bool integer_token(const char *s, size_t n, bool *neg, const char **dig, 
 	return true;
 }
 
-/* numeric: integers exactly, any other decimals within tolerance. */
+/* numeric: an integer expected only by that integer (a float near it
+ * would let 24.000009 pass for a count of 24); a float expected (a '.' or
+ * an exponent) by any decimal within tolerance. */
 static bool numbers_close(const struct tok_rule *r, const char *e, size_t en, const char *a, size_t an)
 {
 	const char *ed, *ad;
@@ -105,8 +107,9 @@ static bool numbers_close(const struct tok_rule *r, const char *e, size_t en, co
 	bool eneg, aneg;
 	double x, y;
 
-	if (integer_token(e, en, &eneg, &ed, &edn) && integer_token(a, an, &aneg, &ad, &adn))
-		return eneg == aneg && edn == adn && memcmp(ed, ad, edn) == 0;
+	if (integer_token(e, en, &eneg, &ed, &edn))
+		return integer_token(a, an, &aneg, &ad, &adn) && eneg == aneg && edn == adn &&
+		       memcmp(ed, ad, edn) == 0;
 	if (!judge_parse_decimal(e, en, &x) || !judge_parse_decimal(a, an, &y) || !isfinite(x) ||
 	    !isfinite(y))
 		return false;

@@ -108,7 +108,7 @@ int ee_judge_pykey(const json_t *v, struct ee_buf *out)
 	return v && out ? pykey(v, out, 0) : -1;
 }
 
-static bool pyeq(const json_t *e, const json_t *a, double tol, int depth);
+static bool pyeq(const json_t *e, const json_t *a, int depth);
 
 /* Maps the key of every expected element to its index; NULL when one is
  * unhashable or two are equal (pyliteral.c never produces either). */
@@ -136,7 +136,7 @@ static json_t *index_keys(const json_t *items, bool pairs)
 
 /* Dicts (pairs) or sets: same size, and each actual element (key) equals a
  * distinct expected one, whose value then must equal too. */
-static bool pyeq_unordered(const json_t *e, const json_t *a, bool pairs, double tol, int depth)
+static bool pyeq_unordered(const json_t *e, const json_t *a, bool pairs, int depth)
 {
 	size_t n = json_array_size(e);
 	struct ee_buf key;
@@ -163,7 +163,7 @@ static bool pyeq_unordered(const json_t *e, const json_t *a, bool pairs, double 
 		if (ok)
 			used[j] = true;
 		if (ok && pairs)
-			ok = pyeq(json_array_get(json_array_get(e, j), 1), val, tol, depth + 1);
+			ok = pyeq(json_array_get(json_array_get(e, j), 1), val, depth + 1);
 	}
 	ee_buf_free(&key);
 	free(used);
@@ -173,22 +173,22 @@ static bool pyeq_unordered(const json_t *e, const json_t *a, bool pairs, double 
 
 /* A complex against a number or a complex, as Python's complex.__eq__. */
 static bool pyeq_complex(const json_t *e, enum kind ek, const json_t *ei, const json_t *a, enum kind ak,
-                         const json_t *ai, double tol)
+                         const json_t *ai)
 {
 	double re1, im1, re2, im2;
 	struct num x;
 
 	if (ek == K_COMPLEX && ak == K_COMPLEX)
 		return judge_complex_of(ei, &re1, &im1) && judge_complex_of(ai, &re2, &im2) &&
-		       judge_complex_equal(re1, im1, re2, im2, tol);
+		       judge_complex_equal(re1, im1, re2, im2, -1.0);
 	if (ek == K_COMPLEX)
 		return judge_complex_of(ei, &re1, &im1) && num_from_canonical(&x, a, ak, ai) &&
-		       judge_complex_equals_num(re1, im1, &x, tol);
+		       judge_complex_equals_num(re1, im1, &x, -1.0);
 	return judge_complex_of(ai, &re2, &im2) && num_from_canonical(&x, e, ek, ei) &&
-	       judge_complex_equals_num(re2, im2, &x, tol);
+	       judge_complex_equals_num(re2, im2, &x, -1.0);
 }
 
-static bool pyeq(const json_t *e, const json_t *a, double tol, int depth)
+static bool pyeq(const json_t *e, const json_t *a, int depth)
 {
 	const json_t *ei, *ai;
 	enum kind ek = judge_kind_of(e, &ei), ak = judge_kind_of(a, &ai);
@@ -197,12 +197,11 @@ static bool pyeq(const json_t *e, const json_t *a, double tol, int depth)
 		return false;
 	if ((ek == K_COMPLEX && (is_number_kind(ak) || ak == K_COMPLEX)) ||
 	    (ak == K_COMPLEX && is_number_kind(ek)))
-		return pyeq_complex(e, ek, ei, a, ak, ai, tol);
+		return pyeq_complex(e, ek, ei, a, ak, ai);
 	if (is_number_kind(ek) && is_number_kind(ak)) {
 		struct num x, y;
-		/* A tolerance is for floats: two ints (bools) stay exact. */
 		return num_from_canonical(&x, e, ek, ei) && num_from_canonical(&y, a, ak, ai) &&
-		       judge_num_equal(&x, &y, x.is_float || y.is_float ? tol : -1.0);
+		       judge_num_equal(&x, &y, -1.0);
 	}
 	bool sets = (ek == K_SET || ek == K_FROZENSET) && (ak == K_SET || ak == K_FROZENSET);
 	if (ek != ak && !sets)
@@ -222,29 +221,23 @@ static bool pyeq(const json_t *e, const json_t *a, double tol, int depth)
 		if (json_array_size(ei) != json_array_size(ai))
 			return false;
 		for (size_t i = 0; i < json_array_size(ei); i++)
-			if (!pyeq(json_array_get(ei, i), json_array_get(ai, i), tol, depth + 1))
+			if (!pyeq(json_array_get(ei, i), json_array_get(ai, i), depth + 1))
 				return false;
 		return true;
-	case K_DICT: return pyeq_unordered(ei, ai, true, tol, depth);
+	case K_DICT: return pyeq_unordered(ei, ai, true, depth);
 	case K_SET:
-	case K_FROZENSET: return pyeq_unordered(ei, ai, false, -1.0, depth);
+	case K_FROZENSET: return pyeq_unordered(ei, ai, false, depth);
 	default: return false;
 	}
 }
 
 bool ee_judge_pyeq(const json_t *expected, const json_t *actual, char *why, size_t why_len)
 {
-	return ee_judge_pyeq_tol(expected, actual, -1.0, why, why_len);
-}
-
-bool ee_judge_pyeq_tol(const json_t *expected, const json_t *actual, double float_tol, char *why,
-                       size_t why_len)
-{
 	char es[REPR_CAP + 8], as[REPR_CAP + 8];
 
 	if (!expected || !actual)
 		return judge_say(why, why_len, "missing value");
-	if (pyeq(expected, actual, isnan(float_tol) ? -1.0 : float_tol, 0))
+	if (pyeq(expected, actual, 0))
 		return judge_clear_reason(why, why_len);
 	judge_show_repr(es, sizeof(es), expected);
 	judge_show_repr(as, sizeof(as), actual);

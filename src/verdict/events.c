@@ -390,9 +390,14 @@ static void judge_call(const struct ee_test *t, const json_t *ev, struct ee_test
 		return fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "the call raised");
 	if (keep_values && !r->value) /* the reference's answers (engine/reference.c) */
 		r->value = json_incref((json_t *)value);
-	if (r->judging == EE_JUDGE_PYEQ
-	            ? ee_judge_pyeq_tol(t->expected, value, t->float_tol, why, sizeof(why))
-	            : ee_judge_call(t->expected, value, t->float_tol, why, sizeof(why)))
+	bool ok;
+	if (r->judging != EE_JUDGE_PYEQ)
+		ok = ee_judge_call(t->expected, value, t->float_tol, why, sizeof(why));
+	else if (t->float_tol >= 0) /* EvalPlus's rows and generated tests with a tolerance */
+		ok = ee_judge_evalplus(t->expected, value, t->float_tol, why, sizeof(why));
+	else
+		ok = ee_judge_pyeq(t->expected, value, why, sizeof(why));
+	if (ok)
 		r->state = EE_T_PASS;
 	else
 		fail_test(r, why);

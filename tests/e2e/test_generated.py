@@ -255,6 +255,54 @@ def test_evalplus_atol_is_the_float_tolerance(tmp_path):
     assert [r["status"] for r in sorted(recs, key=lambda r: r["sample"])] == ["pass", "assertion_fail"], recs
 
 
+FACT_PLUS = {"task_id": "HumanEval/fact", "prompt": "def fact(n: int):\n", "entry_point": "fact",
+             "canonical_solution": "    r = 1\n    for i in range(2, n + 1):\n        r *= i\n    return r\n",
+             "base_input": [[1], [2], [3], [4]], "atol": 0}
+AREA_PLUS = {"task_id": "HumanEval/area", "prompt": "def area(a: float, b: float):\n", "entry_point": "area",
+             "canonical_solution": "    return -1 if a <= 0 else round(a * b, 2)\n",
+             "base_input": [[0, 1], [1.5, 2.0]], "plus_input": [[2.25, 3.0]], "atol": 1e-6}
+
+
+def test_evalplus_a_float_near_an_int_fails_as_evalplus_fails_it(tmp_path):
+    gamma = "import math\ndef fact(n):\n    return math.gamma(n + 1) * (1 + 4e-7)\n"
+    recs, _ = evalplus_eval(tmp_path, [
+        {"task_id": "HumanEval/fact", "solution": gamma},
+        {"task_id": "HumanEval/fact", "solution": "import math\ndef fact(n):\n    return math.factorial(n)\n"},
+        # EvalPlus's `out == exp` first: 24.0 == 24 passes there, and here
+        {"task_id": "HumanEval/fact", "solution": "import math\ndef fact(n):\n    return float(math.factorial(n))\n"},
+    ], tasks=[FACT_PLUS])
+    recs.sort(key=lambda r: r["sample"])
+    assert [r["status"] for r in recs] == ["assertion_fail", "pass", "pass"], recs
+    assert recs[0]["detail"] == "test 0 failed: expected 1, got 1.0000004", recs[0]
+    assert [t["message"] for t in recs[0]["tests"]] == [
+        "expected 1, got 1.0000004", "expected 2, got 2.0000008", "expected 6, got 6.0000024",
+        "expected 24, got 24.0000096"], recs[0]
+
+
+def test_evalplus_with_an_atol_the_type_is_the_references(tmp_path):
+    honest = "def area(a, b):\n    return -1 if a <= 0 else round(a * b, 2) + 1e-7\n"
+    as_float = "def area(a, b):\n    return -1.0000001 if a <= 0 else round(a * b, 2)\n"
+    exact_float = "def area(a, b):\n    return -1.0 if a <= 0 else round(a * b, 2)\n"
+    recs, _ = evalplus_eval(tmp_path, [{"task_id": "HumanEval/area", "solution": s}
+                                       for s in (honest, as_float, exact_float)], tasks=[AREA_PLUS])
+    recs.sort(key=lambda r: r["sample"])
+    assert [r["status"] for r in recs] == ["pass", "assertion_fail", "pass"], recs
+    assert recs[1]["tests"][0]["message"] == "expected -1, got -1.0000001 (float, not int)", recs[1]
+
+
+def test_generated_tests_compare_as_evalplus(run):
+    task = {"task_id": "fact", "entry_point": "fact", "tests": [{"kind": "assert", "code": "assert fact(3) == 6"}],
+            "reference": "import math\ndef fact(n):\n    return math.factorial(n)\n",
+            "generate": "def generate(rng, n):\n    return [[i] for i in range(1, n + 1)]\n",
+            "n_generated": 4, "generated_float_tol": 1e-6}
+    r = run("import math\ndef fact(n):\n    return round(math.gamma(n + 1)) * (1 + 1e-9)\n", task=task)
+    assert r.record["status"] == "assertion_fail", r.record
+    assert [t["message"] for t in generated(r.record)] == [
+        "expected %d, got %r (float, not int)" % (f, f * (1 + 1e-9)) for f in (1, 2, 6, 24)], r.record
+    assert run("import math\ndef fact(n):\n    return math.factorial(n)\n", task=task).code == 0
+    assert run("import math\ndef fact(n):\n    return float(math.factorial(n))\n", task=task).code == 0
+
+
 def test_evalplus_row_errors_name_the_field(run):
     r = run("x = 1\n", task=dict(HE_PLUS, base_input=[1]))
     assert r.code == 2 and "base_input[0]: expected an array of arguments" in r.stderr, r.stderr

@@ -51,6 +51,18 @@ def test_numeric_tolerances_on_the_command_line(run):
     assert r.record["tests"][0]["compare"] == "numeric:abs=0.001,rel=0"
 
 
+def test_numeric_tolerances_are_for_the_expected_floats_only(run):
+    # an integer expected is an integer: a float near it fails under any tolerance
+    tests = [{"kind": "io", "stdin": "", "stdout": "24 0.5\n"}]
+    for rule in ("numeric", "numeric:abs=1", "numeric:rel=0.5"):
+        r = run("print(24.000009, 0.5)\n", task=io_task(tests, compare=rule))
+        assert r.record["status"] == "assertion_fail", (rule, r.record)
+        assert r.record["tests"][0]["message"] == "token 1: expected '24', got '24.000009'", r.record
+        assert run("print(24, 0.5000004)\n", task=io_task(tests, compare=rule)).record["status"] == "pass", rule
+    r = run("print(24.0, 0.5)\n", task=io_task(tests, compare="numeric"))
+    assert r.record["status"] == "assertion_fail", r.record
+
+
 def test_a_bad_rule_is_refused_naming_the_flag_or_the_field(run):
     tests = [{"kind": "io", "stdin": "", "stdout": "1"}]
     r = run("print(1)\n", task=io_task(tests), args=["--compare", "words"])

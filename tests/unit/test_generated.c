@@ -1,13 +1,15 @@
 /* test_generated.c - a native task's reference and generator (task.h,
  * struct ee_task_gen; generated.c) and the tolerance of generated tests
- * (judge.h, ee_judge_pyeq_tol). Fixtures use ' for ". */
+ * (judge.h, ee_judge_evalplus). Fixtures use ' for ". */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
 #include "input/task.h"
 #include "pyvalue/judge.h"
+#include "pyvalue/pyliteral.h"
 
 #include "fixture_json.h"
 #include "leakcheck.h"
@@ -180,34 +182,126 @@ Test(generated, hash_changes_with_what_decides_the_tests)
 	no_leaks();
 }
 
-static bool eq_tol(const char *e, const char *a, double tol)
+/* EvalPlus's comparison (judge.h, ee_judge_evalplus): expected and actual
+ * as Python literals ('=' and canonical JSON for a complex), the task's atol, the verdict and the reason. Each
+ * verdict is what EvalPlus's unsafe_execute decides for the same values
+ * (tests/unit/evalplus_ref.py checks this table with numpy). */
+static const struct {
+	const char *expected, *actual;
+	double atol;
+	bool want;
+	const char *why; /* NULL: not checked */
+} evalplus_cases[] = {
+	/* Python's == first, across types, as EvalPlus's `out == exp` */
+	{ "24", "24", 0, true, NULL },
+	{ "24", "24.0", 0, true, NULL },
+	{ "24", "24.0", 1e-6, true, NULL },
+	{ "1", "True", 0, true, NULL },
+	{ "-1", "-1.0", 1e-6, true, NULL },
+	{ "2.0", "2", 0, true, NULL },
+	{ "(4, 5)", "(4, 5)", 0, true, NULL },
+	{ "1e400", "1e400", 0, true, NULL },
+	/* an int expected and atol 0: no tolerance at all (the gamma factorial) */
+	{ "24", "24.0000096", 0, false, "expected 24, got 24.0000096" },
+	{ "3", "3.0000001", 0, false, "expected 3, got 3.0000001" },
+	{ "1000000000", "1000000001", 0, false, "expected 1000000000, got 1000000001" },
+	/* a float expected and atol 0: 1e-6, and numpy's rtol 1e-7 */
+	{ "0.5", "0.5000004", 0, true, NULL },
+	{ "0.5", "0.500002", 0, false, "expected 0.5, got 0.500002" },
+	{ "0.0", "1e-07", 0, true, NULL },
+	{ "1000000.0", "1000000.05", 0, true, NULL },
+	{ "1000000.0", "1000000.2", 0, false, "expected 1000000.0, got 1000000.2" },
+	{ "0.5", "1e400", 0, false, "expected 0.5, got inf" },
+	/* the tolerance path wants the expected type: an int is an int */
+	{ "24", "24.000009", 1e-6, false, "expected 24, got 24.000009 (float, not int)" },
+	{ "24", "24.0000001", 1e-6, false, "expected 24, got 24.0000001 (float, not int)" },
+	{ "2", "True", 1.0, false, "expected 2, got True (bool, not int)" },
+	{ "0.5", "1", 0.6, false, "expected 0.5, got 1 (int, not float)" },
+	{ "1.5", "={\"complex\": [\"1.5000001\", \"0.0\"]}", 0, false,
+	  "expected 1.5, got (1.5000001+0j) (complex, not float)" },
+	{ "[0.5, 1.5]", "(0.5000001, 1.5)", 0, false,
+	  "expected [0.5, 1.5], got (0.5000001, 1.5) (tuple, not list)" },
+	{ "None", "0", 1e-6, false, "expected None, got 0 (int, not NoneType)" },
+	/* with atol != 0, two ints within it are close, as numpy finds them */
+	{ "1000000000", "1000000001", 1e-6, true, NULL },
+	{ "24", "25", 0.5, false, "expected 24, got 25" },
+	/* all-float lists and tuples take the float default; others do not */
+	{ "[0.5, 1.5]", "[0.5000001, 1.5]", 0, true, NULL },
+	{ "(1.5, 2.5)", "(1.5000001, 2.5)", 0, true, NULL },
+	{ "[0.5, 1]", "[0.5000001, 1]", 0, false, "expected [0.5, 1], got [0.5000001, 1]" },
+	{ "[[0.5, 1.5]]", "[[0.5000001, 1.5]]", 0, false, NULL },
+	{ "[0.5, 1]", "[0.5000001, 1]", 1e-3, true, NULL },
+	{ "[[0.5, 1.5]]", "[[0.5000001, 1.5]]", 1e-6, true, NULL },
+	/* numpy checks the type at the top only: inside a list a float is a number */
+	{ "[24, 6]", "[24.0000001, 6.0]", 1e-6, true, NULL },
+	{ "[[0.5], (1.5,)]", "[(0.5000001,), [1.5]]", 1e-6, true, NULL },
+	/* what numpy cannot make a numeric array of fails */
+	{ "[0.5]", "[0.5, 0.5]", 0, false, "expected [0.5], got [0.5, 0.5]" },
+	{ "[[0.5], [1.5, 2.5]]", "[[0.5000001], [1.5, 2.5]]", 1e-6, false, NULL },
+	{ "[[0.5, 1.5]]", "[[0.5000001], [1.5]]", 1e-6, false, NULL },
+	{ "[0.5, 'a']", "[0.5000001, 'a']", 1e-6, false, NULL },
+	{ "'a'", "'b'", 1e-6, false, "expected 'a', got 'b'" },
+	{ "{'a': 0.5}", "{'a': 0.5000001}", 1e-6, false, NULL },
+	{ "{0.5}", "{0.5000001}", 1e-6, false, NULL },
+	{ "[100000000000000000000]", "[100000000000000000001]", 1e-6, false, NULL },
+	{ "[1.5, 2.5]", "[1.5, 1e400]", 0, false, NULL },
+	{ "[1e400, 2.5]", "[1e400, 2.5000001]", 0, true, NULL },
+	{ "={\"complex\": [\"0.5\", \"1.0\"]}", "={\"complex\": [\"0.5000001\", \"1.0\"]}", 1e-6, true,
+	  NULL },
+	{ "[True, 2.5]", "[False, 2.5]", 1e-6, false, NULL },
+};
+
+/* A Python literal, or after '=' canonical JSON (a complex). */
+static json_t *literal(const char *src)
 {
-	json_t *je = json_loads(e, 0, NULL), *ja = json_loads(a, 0, NULL);
-	char why[256];
-	cr_assert(je && ja);
-	bool r = ee_judge_pyeq_tol(je, ja, tol, why, sizeof(why));
-	json_decref(je);
-	json_decref(ja);
-	return r;
+	json_t *v = src[0] == '=' ? json_loads(src + 1, 0, NULL) : ee_pyliteral_parse(src, strlen(src));
+	cr_assert(v, "not a literal: %s", src);
+	return v;
 }
 
-Test(generated, pyeq_tolerance_is_for_floats)
+Test(generated, evalplus_comparison)
 {
-	const char *e = "{\"list\": [{\"float\": \"0.1\"}, {\"int\": \"3\"}]}";
-	const char *near = "{\"list\": [{\"float\": \"0.1000000001\"}, {\"int\": \"3\"}]}";
-	cr_expect(eq_tol(e, near, 1e-6));
-	cr_expect_not(eq_tol(e, near, -1), "no tolerance: exact");
-	cr_expect_not(eq_tol("{\"int\": \"1000000\"}", "{\"int\": \"1000001\"}", 1e-3), "ints stay exact");
-	cr_expect(eq_tol("{\"int\": \"3\"}", "{\"float\": \"3.0000001\"}", 1e-6), "int against a float");
-	cr_expect(eq_tol("{\"dict\": [[\"a\", {\"float\": \"1.0\"}]]}",
-	                 "{\"dict\": [[\"a\", {\"float\": \"1.0000001\"}]]}", 1e-6),
-	          "dict values");
-	cr_expect_not(
-	        eq_tol("{\"set\": [{\"float\": \"1.0\"}]}", "{\"set\": [{\"float\": \"1.0000001\"}]}", 1e-6),
-	        "set members stay exact");
-	cr_expect_not(
-	        eq_tol("{\"tuple\": [{\"float\": \"1.0\"}]}", "{\"list\": [{\"float\": \"1.0\"}]}", 1e-6),
-	        "a tuple is not a list");
+	for (size_t i = 0; i < sizeof(evalplus_cases) / sizeof(evalplus_cases[0]); i++) {
+		json_t *e = literal(evalplus_cases[i].expected), *a = literal(evalplus_cases[i].actual);
+		char why[256];
+		bool got = ee_judge_evalplus(e, a, evalplus_cases[i].atol, why, sizeof(why));
+		cr_expect_eq(got, evalplus_cases[i].want, "%s against %s, atol %g: got %d",
+		             evalplus_cases[i].expected, evalplus_cases[i].actual, evalplus_cases[i].atol,
+		             got);
+		if (got)
+			cr_expect_str_eq(why, "");
+		else if (evalplus_cases[i].why)
+			cr_expect_str_eq(why, evalplus_cases[i].why);
+		else
+			cr_expect(strncmp(why, "expected ", 9) == 0, "%s", why);
+		json_decref(e);
+		json_decref(a);
+	}
+}
+
+/* An EvalPlus row's atol is its tests' as given: 0 stays 0, the rule
+ * itself gives floats EvalPlus's 1e-6 (ee_judge_evalplus). */
+Test(generated, evalplus_row_keeps_its_atol)
+{
+	static const struct {
+		const char *atol;
+		double want;
+	} cases[] = { { "", 0 }, { ", 'atol': 0", 0 }, { ", 'atol': 0.001", 1e-3 } };
+	char row[512];
+	struct ee_task t;
+	struct ee_err err = { 0 };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(row, sizeof(row),
+		         "{'task_id': 'HumanEval/x', 'prompt': 'def f(n):\\n', 'entry_point': 'f', "
+		         "'canonical_solution': '    return n\\n', 'base_input': [[1]]%s}",
+		         cases[i].atol);
+		cr_assert_eq(load(row, &t, &err), 0, "%s: %s", row, err.msg);
+		cr_assert_not_null(t.gen);
+		cr_expect_float_eq(t.gen->float_tol, cases[i].want, 1e-12, "%s", row);
+		ee_task_free(&t);
+	}
+	no_leaks();
 }
 
 /* The calibrated limit: max(floor, factor x the reference), at most the

@@ -182,11 +182,23 @@ static const struct rule_case rule_cases[] = {
 	{ "numeric", S("1e6"), S("1000000.9"), EXACT, true, NULL },       /* rel 1e-6 of 1e6 */
 	{ "numeric", S("1e6"), S("1000001.1"), EXACT, false, "token 1" }, /* outside */
 	{ "numeric:abs=0.01", S("0.5"), S("0.509"), EXACT, true, NULL },
-	{ "numeric:abs=0.01", S("1000"), S("1000.5"), EXACT, false, "token 1" }, /* rel is 0 */
-	{ "numeric:rel=0.01", S("1000"), S("1009.5"), EXACT, true, NULL },
-	{ "numeric:rel=0.01", S("0"), S("0.001"), EXACT, false, "token 1" }, /* abs is 0 */
+	{ "numeric:abs=0.01", S("1000.0"), S("1000.5"), EXACT, false, "token 1" }, /* rel is 0 */
+	{ "numeric:rel=0.01", S("1000.0"), S("1009.5"), EXACT, true, NULL },
+	{ "numeric:rel=0.01", S("0.0"), S("0.001"), EXACT, false, "token 1" }, /* abs is 0 */
 	{ "numeric:abs=0,rel=0", S("0.1"), S("0.10"), EXACT, true, NULL },
-	{ "numeric", S("2"), S("2.0000001"), EXACT, true, NULL }, /* an integer and a float */
+	/* the tolerances are for the expected output's floats: an integer
+	 * expected only by that integer, whatever the tolerance */
+	{ "numeric", S("2"), S("2.0000001"), EXACT, false, "token 1: expected '2', got '2.0000001'" },
+	{ "numeric", S("24"), S("24.000009"), EXACT, false, "token 1: expected '24', got '24.000009'" },
+	{ "numeric", S("24"), S("24.0"), EXACT, false, "token 1" },
+	{ "numeric", S("24"), S("2.4e1"), EXACT, false, "token 1" },
+	{ "numeric:abs=1", S("3 24"), S("3 24.5"), EXACT, false, "token 2: expected '24', got '24.5'" },
+	{ "numeric:rel=0.5", S("1000000"), S("1000000.1"), EXACT, false, "token 1" },
+	{ "numeric", S("24.0"), S("24"), EXACT, true, NULL }, /* a float expected: within */
+	{ "numeric", S("2.4e1"), S("24.000001"), EXACT, true, NULL },
+	{ "numeric", S("1."), S("1.0000001"), EXACT, true, NULL },
+	{ "numeric:abs=0.5", S("1 2.5"), S("1 2.9"), EXACT, true, NULL },
+	{ "numeric:abs=0.5", S("1 2.5"), S("1.1 2.5"), EXACT, false, "token 1: expected '1', got '1.1'" },
 	{ "numeric", S("-0"), S("0"), EXACT, true, NULL },
 	{ "numeric", S("007"), S("+7"), EXACT, true, NULL },
 	{ "numeric", S("1000000"), S("1000001"), EXACT, false, "token 1" }, /* integers exactly */
