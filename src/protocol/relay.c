@@ -171,7 +171,7 @@ int ee_relay_names(struct ee_relay *r, const json_t *ev, char **ret_frame, size_
 		    !short_string(json_array_get(pair, 0), MAX_TEXT) ||
 		    !short_string(json_array_get(pair, 1), MAX_TEXT))
 			return bad(err, "serving: bad modules");
-	/* The other globals, named only: a test that uses one falls back. */
+	/* The other globals, named only: the judge reads those a test mentions (handle 0). */
 	const json_t *values = json_object_get(ev, "values");
 	if (values && (!json_is_array(values) || json_array_size(values) > EE_RELAY_MAX_NAMES))
 		return bad(err, "serving: bad values");
