@@ -263,10 +263,25 @@ enum {
 	LOG_INFRA,
 	LOG_PASSED,
 	LOG_TOTAL,
+	/* Tests by who judged them (the record's judged_by): a trainer sees
+	 * at once when any was judged in the candidate's own interpreter
+	 * (sandbox: --judge inline only), the one forgeable kind. */
+	LOG_BY_SUPERVISOR,
+	LOG_BY_JUDGE,
+	LOG_BY_SANDBOX,
 	LOG_COUNT
 };
-static const char *const log_names[LOG_COUNT] = { "pass",  "assertion_fail", "syntax_error", "timeout",
-	                                          "error", "infra_error",    "passed",       "total" };
+static const char *const log_names[LOG_COUNT] = { "pass",
+	                                          "assertion_fail",
+	                                          "syntax_error",
+	                                          "timeout",
+	                                          "error",
+	                                          "infra_error",
+	                                          "passed",
+	                                          "total",
+	                                          "judged_by_supervisor",
+	                                          "judged_by_judge",
+	                                          "judged_by_sandbox" };
 
 static double number(const json_t *v)
 {
@@ -286,6 +301,13 @@ static int add_sample(const json_t *rec, json_t *rewards, json_t *scores, json_t
 	row[LOG_INFRA] = infra;
 	row[LOG_PASSED] = number(json_object_get(rec, "passed"));
 	row[LOG_TOTAL] = number(json_object_get(rec, "total"));
+	size_t i;
+	const json_t *test;
+	json_array_foreach (json_object_get(rec, "tests"), i, test) {
+		const char *by = json_string_value(json_object_get(test, "judged_by"));
+		for (int k = LOG_BY_SUPERVISOR; by && k <= LOG_BY_SANDBOX; k++)
+			row[k] += strcmp(by, log_names[k] + strlen("judged_by_")) == 0;
+	}
 	/* An unjudged sample is 0.0, flagged in infra_error (get_reward.h). */
 	if (json_array_append_new(rewards, json_real(infra ? 0.0 : number(json_object_get(rec, "reward")))) <
 	            0 ||

@@ -64,6 +64,9 @@ def test_openrlhf_shape(serve):
         assert len(logs[key]) == len(samples) and all(isinstance(x, int) for x in logs[key]), (key, logs)
     assert logs["pass"] == [1, 0, 1, 1, 1, 0] and logs["infra_error"] == [0] * 6, logs
     assert logs["passed"] == [2, 0, 2, 2, 2, 1] and logs["total"] == [2] * 6, logs
+    # Who judged each sample's tests: never the candidate's interpreter by default.
+    assert logs["judged_by_sandbox"] == [0] * 6, logs
+    assert [a + b for a, b in zip(logs["judged_by_supervisor"], logs["judged_by_judge"])] == logs["total"], logs
 
 
 def test_rewards_are_the_records_of_a_batch(serve):

@@ -126,11 +126,12 @@ Test(get_reward, over_the_queue_is_413)
 Test(get_reward, an_infra_error_is_masked_and_flagged)
 {
 	char *texts[] = {
-		strdup("{\"status\": \"pass\", \"reward\": 1, \"score\": 1.0, \"passed\": 2, \"total\": 2}"),
+		strdup("{\"status\": \"pass\", \"reward\": 1, \"score\": 1.0, \"passed\": 2, \"total\": 2, "
+		       "\"tests\": [{\"judged_by\": \"judge\"}, {\"judged_by\": \"supervisor\"}]}"),
 		strdup("{\"task_id\": \"t\", \"sandbox_error\": \"no\", \"reward\": null, \"infra_error\": "
 		       "true}"),
 		strdup("{\"status\": \"timeout\", \"reward\": -1, \"score\": 0.0, \"passed\": 0, \"total\": "
-		       "2}")
+		       "2, \"tests\": [{\"judged_by\": \"sandbox\"}, {}]}")
 	};
 	size_t lens[3];
 	size_t len;
@@ -144,7 +145,8 @@ Test(get_reward, an_infra_error_is_masked_and_flagged)
 	        "{\"rewards\": [1.0, 0.0, -1.0], \"scores\": [1.0, 0.0, 0.0], \"extra_logs\": "
 	        "{\"pass\": [1, 0, 0], \"assertion_fail\": [0, 0, 0], \"syntax_error\": [0, 0, 0], "
 	        "\"timeout\": [0, 0, 1], \"error\": [0, 0, 0], \"infra_error\": [0, 1, 0], "
-	        "\"passed\": [2, 0, 0], \"total\": [2, 0, 2]}}",
+	        "\"passed\": [2, 0, 0], \"total\": [2, 0, 2], \"judged_by_supervisor\": [1, 0, 0], "
+	        "\"judged_by_judge\": [1, 0, 0], \"judged_by_sandbox\": [0, 0, 1]}}",
 	        0, NULL);
 	cr_assert(json_equal(a, want), "%s", text);
 	cr_assert(json_is_real(json_array_get(json_object_get(a, "rewards"), 0)), "rewards are floats");
