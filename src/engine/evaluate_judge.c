@@ -397,17 +397,46 @@ static int ended_in_a_call(const struct ee_stream *cand, const struct ee_test_re
 	return !ee_stream_done(cand) && r->state == EE_T_FAIL && r->channel_ended;
 }
 
+/* The task's setup raised in the judge: the import phase failed with it,
+ * as inline ("setup failed: ..."), and no test ran. */
+static void setup_failed(struct ee_stream *s, const char *message)
+{
+	static const char prefix[] = "setup: ";
+	if (message && strncmp(message, prefix, sizeof(prefix) - 1) == 0)
+		message += sizeof(prefix) - 1;
+	char *copy = strdup(message ? message : "the setup raised");
+	if (!copy)
+		return; /* the tests' own failures stand */
+	free(s->phases.import.message);
+	s->phases.import.message = copy;
+	s->phases.import.state = EE_PH_FAIL;
+	s->phases.import_setup = 1;
+	for (size_t i = 0; i < s->task->n_tests; i++) {
+		const char *by = s->tests.results[i].judged_by;
+		ee_test_result_free(&s->tests.results[i]);
+		s->tests.results[i].state = EE_T_NOT_RUN;
+		s->tests.results[i].judged_by = by;
+	}
+}
+
 /* The candidate's phases and the judge's tests, in the candidate's stream;
  * the others (io, call) did not run. */
 static void merge(struct judged *j, struct ee_sandbox_outcome *out)
 {
 	struct ee_stream *s = &j->ev->stream, *js = &j->judge;
+	const char *setup_message = NULL;
+	int setup_raised = 0;
 
 	for (size_t k = 0; k < j->view.n_tests; k++) {
 		struct ee_test_result *r = &s->tests.results[j->task_index[k]], swap = *r;
 		*r = js->tests.results[k];
 		js->tests.results[k] = swap;
 		r->judged_by = "judge";
+		if (r->setup_failed && !setup_raised) {
+			setup_raised = 1;
+			setup_message =
+			        r->message; /* freed by setup_failed's ee_test_result_free: copied first */
+		}
 		if (ended_in_a_call(s, r)) {
 			free(r->message);
 			r->message = NULL;
@@ -422,6 +451,8 @@ static void merge(struct judged *j, struct ee_sandbox_outcome *out)
 		snprintf(msg, sizeof(msg), "judge: %s", js->wire.violation);
 		violate(s, msg);
 	}
+	if (setup_raised)
+		setup_failed(s, setup_message);
 	s->memory_error |= js->memory_error;
 	/* Both had to finish: a judge cut short is no verdict. */
 	if (!ee_stream_done(js) && ee_stream_done(s) && s->phases.import.state == EE_PH_OK)

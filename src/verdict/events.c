@@ -413,6 +413,8 @@ static void judge_reported(struct ee_stream *s, const json_t *ev, struct ee_test
 		note_memory_error(s, ev);
 		r->channel_ended = s->relay.role == EE_STREAM_JUDGE &&
 		                   json_is_true(json_object_get(ev, "channel_ended"));
+		r->setup_failed =
+		        s->relay.role == EE_STREAM_JUDGE && json_is_true(json_object_get(ev, "setup"));
 		fail_test(r, get_str(ev, "message") ? get_str(ev, "message") : "failed");
 	} else
 		violate(s, "bad test status");

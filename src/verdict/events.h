@@ -57,6 +57,7 @@ struct ee_test_result {
 	json_t *apart;         /* a script run apart: its "apart" object (unchecked), or NULL */
 	json_t *value;         /* keep_values: a call's returned canonical value (owned), or NULL */
 	int channel_ended;     /* role judge: failed as the candidate's process ended in its call */
+	int setup_failed;      /* role judge: failed as the task's setup raised ("setup: " message) */
 	const char *judged_by; /* static; the separate judge's path sets it, else NULL */
 };
 

@@ -419,15 +419,15 @@ def _judge_run(emit, job, fds):
             _judge_read_values(state, ctx, job["setup"])
             exec(compile(job["setup"], "<setup>", "exec", dont_inherit=True), ctx.globals)
         except BaseException as exc:
-            # Every test fails: the setup builds what they test (MBPP's
-            # builds the candidate's objects), and nothing is judged
-            # anywhere else.
+            # Every test fails, marked "setup": the supervisor makes it the
+            # import phase's failure, as inline ("setup failed: ..."),
+            # and nothing is judged anywhere else.
             fields = _error_fields(exc, ctx.policy, "<setup>", job["setup"])
             if _refusals:
                 fields = {"error_type": "ChannelError", "message": "channel: " + _text(_refusals[0])}
             for test in tests:
                 event = _test_event(test, "fail")
-                event.update({"error_type": fields.get("error_type", "Exception"),
+                event.update({"error_type": fields.get("error_type", "Exception"), "setup": True,
                               "message": _message("setup: " + fields["message"])})
                 emit(event)
             return state
