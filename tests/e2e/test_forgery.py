@@ -70,7 +70,8 @@ def kind_only(kind):
 
 
 # ---------------------------------------------------------------------------
-# The cases: name -> (candidate, task, status, detail, test statuses).
+# The cases: name -> (candidate, task, status, detail, test statuses; None
+# where they race, then only: none passes).
 
 ALWAYS_EQUAL = dedent("""
     class A:
@@ -282,13 +283,18 @@ CASES = {
         """), one("x = add(1, 2)\ndel x\nassert add(2, 2) == 4"), "error", "premature exit", ["fail"]),
     "thread_outlives_the_call_and_exits": (dedent("""
         import os, threading, time
+        second = threading.Event()
         def later():
-            time.sleep(0.01)
+            second.wait()
             os._exit(0)
         def add(a, b):
-            threading.Thread(target=later, daemon=True).start()
+            if threading.active_count() == 1:
+                threading.Thread(target=later, daemon=True).start()
+            else:
+                second.set()
+                time.sleep(1)
             return 0
-        """), TASK, "assertion_fail", FAILED, ALL_FAIL),
+        """), TASK, "error", "premature exit", ["fail", "not_run", "not_run", "not_run"]),
     "thread_outlives_the_call_and_forges_frames": (dedent("""
         import json, os, threading
         def forge():
@@ -302,7 +308,7 @@ CASES = {
         def add(a, b):
             threading.Thread(target=forge, daemon=True).start()
             return 0
-        """), TASK, "error", "protocol violation: wrong nonce", NOT_RUN),
+        """), TASK, "error", "protocol violation: wrong nonce", None),  # the thread races the calls
 
     # -- float for int on a plain assert (Python's ==, as inline judges
     # it) and on a call test (the supervisor's)
@@ -430,6 +436,9 @@ def check(rec, name):
     _, task, status, detail, statuses = CASES[name]
     assert rec is not None
     got = (rec["status"], rec["detail"], [t["status"] for t in rec["tests"]])
+    if statuses is None:  # racy: which test was in flight; none passes
+        assert "pass" not in got[2], rec["tests"]
+        statuses = got[2]
     want = (status, detail, statuses)
     assert got == want, json.dumps(rec)[:3000]
     assert rec["reward"] == -1 and rec["score"] == 0.0, rec
