@@ -327,8 +327,8 @@ def _apart_alone():
     while True:
         try:
             _kill(-1, 9)
-        except ProcessLookupError:  # no process but init and this one
-            pass
+        except ProcessLookupError:  # none but init and this one, zombies included: no scan
+            return True
         except OSError:
             return False
         _apart_reap_children()
