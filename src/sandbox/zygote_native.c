@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sandbox/cgroup.h"
+
 /* _c_loaded_under(modules, tops): the keys of the dict `modules`, in order,
  * that are not exact str or whose part before the first "." is in the
  * frozenset `tops`: as _loaded_under in policy.py. */
@@ -402,6 +404,28 @@ static PyMethodDef event_writer_def = {
 	"_c_event_writer(fd, nonce, raw_type, error_type, max_frame): events.py's writer in C.",
 };
 
+/* ---- the unix collector ---------------------------------------------------
+ *
+ * _c_unix_gc_kick() -> bool: releases a unix socket pair with one end in
+ * flight, which schedules the kernel's unix collector (ee_unix_gc_kick).
+ * apart.py calls it when a /run_code request left a socket in flight in a
+ * descriptor cycle; the harness itself may not import _socket (the deny
+ * list names it, and the warm worker loads no module it names). It hands a
+ * candidate that finds it nothing: a pair it cannot reach, made and closed. */
+static PyObject *unix_gc_kick(PyObject *self, PyObject *args)
+{
+	(void)self;
+	(void)args;
+	return PyBool_FromLong(ee_unix_gc_kick() == 0);
+}
+
+static PyMethodDef unix_gc_kick_def = {
+	"_c_unix_gc_kick",
+	unix_gc_kick,
+	METH_NOARGS,
+	"_c_unix_gc_kick(): schedules the kernel's unix socket collector; True when it could.",
+};
+
 static int add(PyObject *globals, PyMethodDef *def)
 {
 	PyObject *fn = PyCFunction_New(def, NULL);
@@ -412,5 +436,9 @@ static int add(PyObject *globals, PyMethodDef *def)
 
 int ee_zygote_add_native(PyObject *globals)
 {
-	return add(globals, &loaded_under_def) < 0 || add(globals, &event_writer_def) < 0 ? -1 : 0;
+	PyMethodDef *defs[] = { &loaded_under_def, &event_writer_def, &unix_gc_kick_def };
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
+		if (add(globals, defs[i]) < 0)
+			return -1;
+	return 0;
 }

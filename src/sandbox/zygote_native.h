@@ -5,7 +5,9 @@
  * count on each), so a walk over all of sys.modules costs ~50 faults. These
  * functions read such objects through borrowed references and write none
  * (_c_loaded_under), or do in one C buffer what Python does with a str per
- * value (_c_event_writer: events.py's writer, the same bytes). The worker
+ * value (_c_event_writer: events.py's writer, the same bytes). One more
+ * does what the harness may not import a module for: _c_unix_gc_kick
+ * (apart.py). The worker
  * puts them into the harness's namespace before the harness runs
  * (zygote.c); the harness has the same functions in Python for a cold
  * start and uses these when it finds them (policy.py, events.py);

@@ -6,11 +6,19 @@
 # request is a script test marked "apart" that runs in a forked process of
 # its own, with its own stdin, stdout, stderr and clock, as SandboxFusion
 # gives each request a process of its own.  Before the next one starts,
-# nothing the last one did is left: every other process of the sandbox is
-# killed (kill(-1) spares the namespace's init and this process) and the
-# working directory, /tmp (which is also /dev/shm), is emptied; System V
-# and POSIX message queues are not in the sandbox's system calls.  When
-# that cannot be done, the tests after it are not run.  A request's stdin
+# nothing the last one did is left (_apart_clear): every other process of
+# the sandbox is killed (kill(-1) spares the namespace's init and this
+# process) and gone, zombies included (a child of this process made with
+# clone(CLONE_PARENT) is reaped here); the working directory, /tmp (which
+# is also /dev/shm), is emptied; the sandbox's network namespace holds no
+# unix socket (an abstract name, or any socket kept alive in flight by an
+# SCM_RIGHTS cycle: the kernel's collector is given a moment to end it);
+# and what a process of the same uid may set on the two that remain, init
+# and this one (rlimits through prlimit, nice, CPU affinity, signals left
+# pending on init, which blocks them all), is as it was before the first
+# request.  System V IPC, POSIX message queues, inotify, POSIX timers,
+# FIFOs and key rings are not in the sandbox's system calls.  When any of
+# that does not hold, the tests after it are not run.  A request's stdin
 # comes on the gate only at its turn (the job has its length), spliced into
 # a file of its own: no child finds another request's in its copy of this
 # process's memory.
@@ -36,6 +44,11 @@ _APART_END = b"\0execeval:apart-end\0"
 _APART_B64_MAX = 900 << 10
 _WIPE_MAX = 4096  # entries under /tmp a test may leave: more, and the rest run alone
 _REAP_WAIT_S = 0.2  # for the killed processes to be gone before the next test
+# For the sockets a test left in the network namespace to be gone: a cycle
+# in flight ends when the kernel's unix collector runs, 5-25 ms after a
+# unix socket is released here (measured on 6.18); past this, the rest run alone.
+_UNIX_GC_WAIT_S = 0.1
+_WALL = 0x40000000  # __WALL: a clone child whose exit signal is not SIGCHLD too
 # A child's streams quiet this long: has it exited (and left them to a process of its own)?
 _QUIET_MS = 50
 _sleep = _time.sleep
@@ -45,6 +58,10 @@ def _run_apart(test, ctx):
     """One script test in its own process; (event, None)."""
     if _apart_refusal[0] is None:
         _apart_refusal[0] = _apart_refuses()
+        if not _apart_refusal[0]:
+            _apart_outlivers[0] = _apart_outliver_first_state()
+            if _apart_outlivers[0] is None:
+                _apart_refusal[0] = "not run: what outlives a test cannot be read"
     if _apart_refusal[0]:
         return _apart_rerun(test, _apart_refusal[0]), None
     script = test["script"]
@@ -94,6 +111,7 @@ def _run_apart(test, ctx):
 # Why the tests apart are not run here ("": they are; None: not asked yet).
 _apart_refusal = [None]
 _apart_began = [None]  # when the first of them started
+_apart_outlivers = [None]  # init's and this process's settable state before the first
 _apart_resource = [None]
 
 
@@ -293,24 +311,45 @@ def _apart_b64():
 
 
 def _apart_clear():
-    """Every other process of the sandbox gone and /tmp empty: True, else
-    False (the tests after this one are then not run here)."""
+    """Nothing of the last test left for the next (see the top of this
+    part): True, else False (the tests after this one are then not run here)."""
+    return (_apart_alone() and _apart_wiped() and _apart_no_unix_sockets()
+            and _apart_outliver_state() == _apart_outlivers[0])
+
+
+def _apart_alone():
+    """Every other process of the sandbox killed and gone: no process but
+    init and this one in /proc, zombies included (a zombie's name, exit
+    status and counters are there to read; one that is this process's
+    child is reaped here, the others by init)."""
     me = _getpid()
-    try:
-        _kill(-1, 9)
-        alone = False
-    except ProcessLookupError:  # no process but init and this one: nothing to wait for
-        alone = True
-    except OSError:
-        alone = False
     limit = _now() + _REAP_WAIT_S
-    while not alone:
-        others = [n for n in _listdir("/proc") if str.isdigit(n) and int(n) not in (1, me)]
-        if not [n for n in others if not _apart_zombie(n)]:
-            break
+    while True:
+        try:
+            _kill(-1, 9)
+        except ProcessLookupError:  # none but init and this one, zombies included: no scan
+            return True
+        except OSError:
+            return False
+        _apart_reap_children()
+        if not [n for n in _listdir("/proc") if str.isdigit(n) and int(n) not in (1, me)]:
+            return True
         if _now() > limit:
             return False
         _sleep(0.0005)
+
+
+def _apart_reap_children():
+    while True:
+        try:
+            if not _wait4(-1, _WNOHANG | _WALL)[0]:
+                return
+        except ChildProcessError:
+            return
+
+
+def _apart_wiped():
+    """/tmp empty (at most _WIPE_MAX entries removed)."""
     left = [_WIPE_MAX]
     try:
         names = _listdir("/tmp")
@@ -321,22 +360,104 @@ def _apart_clear():
         return False
 
 
-class _ApartTooMany(Exception):
-    pass
-
-
-def _apart_zombie(pid):
+def _apart_unix_sockets():
+    """How many unix sockets the sandbox's network namespace holds (its
+    /proc/net/unix: bound, unbound and in flight), -1 when unreadable.
+    This process owns none; the worker's were made in the supervisor's."""
     try:
-        fd = _open_fd("/proc/%s/stat" % pid, _posix.O_RDONLY | _posix.O_CLOEXEC)
+        fd = _open_fd("/proc/net/unix", _posix.O_RDONLY | _posix.O_CLOEXEC)
     except OSError:
-        return True  # gone
+        return -1
     try:
-        stat = _read(fd, 512)
+        text = _read(fd, 512)  # a header line alone is 59 bytes
     except OSError:
-        return True
+        return -1
     finally:
         _close(fd)
-    return bytes.split(stat[bytes.rfind(stat, b")") + 2:], b" ", 1)[0] in (b"Z", b"X", b"")
+    return bytes.count(text, b"\n") - 1 if bytes.endswith(text, b"\n") else -1
+
+
+def _apart_no_unix_sockets():
+    """True when no unix socket is left, within _UNIX_GC_WAIT_S.  Once all
+    other processes are gone, a socket left is one in flight, held by a
+    descriptor cycle (a socket sent over itself, a pair sending each other):
+    its name, abstract or a path's, still answers connect and bind
+    (EADDRINUSE), one bit at least.  Only the kernel's collector ends it,
+    and it runs when a unix socket is released while descriptors are in
+    flight: this process releases one."""
+    count = _apart_unix_sockets()
+    if count == 0:
+        return True
+    if count < 0:
+        return False
+    _apart_unix_gc_kick()
+    limit = _now() + _UNIX_GC_WAIT_S
+    nap = 0.0005
+    while _now() < limit:
+        _sleep(nap)
+        nap = min(nap * 2, 0.005)
+        if _apart_unix_sockets() == 0:
+            return True
+    return False
+
+
+def _apart_unix_gc_kick():
+    """The warm worker's C helper (zygote_native.c; apart tests run only
+    there): the deny list names _socket, so this process imports no socket
+    module.  Without it, the wait is for another release to run it."""
+    kick = globals().get("_c_unix_gc_kick")
+    if kick is not None:
+        kick()
+
+
+def _apart_outliver_first_state():
+    """The state to compare with after each test.  The kernel sends init a
+    SIGCHLD whenever an orphan it adopted dies, an honest program's left
+    child too; init blocks it, so it stays pending, one sticky bit: made
+    pending here first, it can carry nothing."""
+    try:
+        _kill(1, _signal.SIGCHLD)
+    except OSError:
+        return None
+    return _apart_outliver_state()
+
+
+def _apart_outliver_state():
+    """What a process of the sandbox's uid can set on init (1) and this
+    process, the two a test leaves, for a later test to read or inherit:
+    rlimits (prlimit lowers them: /proc/PID/limits), nice, CPU affinity,
+    pending signals (init blocks them all: kill queues them there, to be
+    read in /proc/1/status).  None when something cannot be read (never
+    equal to the first state then, which was read)."""
+    state = []
+    try:
+        for pid in (1, _getpid()):
+            state.append(_apart_read_all("/proc/%d/limits" % pid))
+            status = _apart_read_all("/proc/%d/status" % pid)
+            state.append([line for line in bytes.split(status, b"\n")
+                          if bytes.startswith(line, (b"SigQ", b"SigPnd", b"ShdPnd"))])
+            state.append(_posix.getpriority(_posix.PRIO_PROCESS, pid))
+            state.append(_posix.sched_getaffinity(pid))
+    except OSError:
+        return None
+    return state
+
+
+def _apart_read_all(path):
+    fd = _open_fd(path, _posix.O_RDONLY | _posix.O_CLOEXEC)
+    try:
+        chunks = []
+        while True:
+            chunk = _read(fd, 4096)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        _close(fd)
+
+
+class _ApartTooMany(Exception):
+    pass
 
 
 def _apart_remove(path, left):
