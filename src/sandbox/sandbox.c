@@ -604,7 +604,8 @@ static void on_pace(struct ee_sandbox *sb)
  * closed, and the kernel answers the rest ENOSYS itself, uncounted (and
  * watched writes too: a candidate that floods refused calls loses them).
  * Watched writes continue and do not count against the cap: an honest
- * candidate may make many in /tmp. */
+ * candidate may make many in /tmp. Both take a token of its pace first,
+ * one per wake-up, so neither costs the loop more than the pace allows. */
 static void on_notify(struct ee_sandbox *sb)
 {
 	double wait_ms = ee_bucket_take(&sb->pace, monotonic_ms());
