@@ -23,6 +23,20 @@
  * past it, the kernel answers ENOSYS, and the tally says "uncounted". */
 #define EE_NOTIFY_MAX 10000
 
+/* The pace of one sandbox's notifications, refused calls and watched
+ * writes alike. Each costs the supervisor's one loop 8-20 us outside every
+ * cgroup and clock (20 when each wakes the loop alone), so EE_NOTIFY_BURST
+ * are answered at once (more than any honest program was seen to make),
+ * then EE_NOTIFY_RATE a second: about 2% of a core per sandbox, whatever
+ * the candidate does. Past that the listener leaves the loop until
+ * EE_NOTIFY_QUANTUM are due (one wake-up per 10 ms, not one per call):
+ * the calling threads wait in the kernel, on the candidate's wall clock,
+ * and the supervisor spends nothing meanwhile (docs/threat-model.md,
+ * "Writes outside /tmp"). */
+#define EE_NOTIFY_RATE    1000
+#define EE_NOTIFY_BURST   2000
+#define EE_NOTIFY_QUANTUM 10
+
 struct ee_tally;
 
 /* In the sandbox: sends msg (n bytes) with listener attached on sock. */

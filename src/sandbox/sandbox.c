@@ -446,6 +446,11 @@ static void finish_if_done(struct ee_sandbox *sb)
 	if (sb->done || sb->settling || !sb->reaped || sb->fd[W_CTL] >= 0 || sb->fd[W_OUT] >= 0 ||
 	    sb->fd[W_ERR] >= 0 || sb->fd[W_RESULT] >= 0)
 		return;
+	/* Every task under its filter is gone: nothing to answer, and a timer
+	 * or listener left on the loop would wake settling or docker kill,
+	 * which ignore them. */
+	sandbox_close_watch(sb, W_NOTIFY);
+	sandbox_close_watch(sb, W_PACE);
 	close_gate(sb);
 	if (sb->lifeline_fd >= 0) {
 		close(sb->lifeline_fd);
@@ -520,6 +525,7 @@ static void on_ctl(struct ee_sandbox *sb)
 	}
 	if (m.type == EE_CTL_LISTENER && fd >= 0 && sb->fd[W_NOTIFY] < 0) {
 		struct ee_err err = { 0 };
+		ee_bucket_init(&sb->pace, EE_NOTIFY_RATE, EE_NOTIFY_BURST, EE_NOTIFY_QUANTUM, monotonic_ms());
 		/* On failure the listener is closed: refused calls get ENOSYS, still refused. */
 		(void)sandbox_add_watch(sb, W_NOTIFY, fd, &err);
 		return;
@@ -546,14 +552,67 @@ static void on_ctl(struct ee_sandbox *sb)
 	}
 }
 
+/* Its notifications outran their pace (notify.h): the listener leaves the
+ * loop until wait_ms from now, so its callers wait in the kernel. Should
+ * the timer fail, the listener is closed: the kernel answers the rest
+ * ENOSYS itself, uncounted, and the supervisor is spared all the same. */
+static void pause_notify(struct ee_sandbox *sb, double wait_ms)
+{
+	struct ee_err err;
+	long long ns = (long long)(wait_ms * 1e6) + 1;
+	struct itimerspec its = { { 0, 0 }, { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) } };
+
+	sb->out.paced = 1;
+	if (sb->fd[W_PACE] < 0) {
+		int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (fd < 0 || sandbox_add_watch(sb, W_PACE, fd, &err) < 0) {
+			if (fd >= 0 && sb->fd[W_PACE] != fd)
+				close(fd);
+			sandbox_close_watch(sb, W_PACE);
+			ee_tally_add(&sb->out.refused, "uncounted", 1);
+			sandbox_close_watch(sb, W_NOTIFY);
+			return;
+		}
+	}
+	if (timerfd_settime(sb->fd[W_PACE], 0, &its, NULL) < 0) {
+		ee_tally_add(&sb->out.refused, "uncounted", 1);
+		sandbox_close_watch(sb, W_NOTIFY);
+		return;
+	}
+	ee_loop_remove_fd(sb->watched[W_NOTIFY]);
+	sb->watched[W_NOTIFY] = NULL;
+}
+
+/* The pause is over: the listener is back on the loop. */
+static void on_pace(struct ee_sandbox *sb)
+{
+	uint64_t ticks;
+	struct ee_err err;
+
+	if (read(sb->fd[W_PACE], &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return;
+	if (sb->fd[W_NOTIFY] >= 0 && !sb->watched[W_NOTIFY] &&
+	    ee_loop_add_fd(sb->loop, sb->fd[W_NOTIFY], EE_LOOP_READABLE, on_watch, &sb->watch[W_NOTIFY],
+	                   &sb->watched[W_NOTIFY], &err) < 0) {
+		ee_tally_add(&sb->out.refused, "uncounted", 1);
+		sandbox_close_watch(sb, W_NOTIFY);
+	}
+}
+
 /* Each refused call is a round trip through this loop, which every
  * sandbox shares: past EE_NOTIFY_MAX of one candidate the listener is
  * closed, and the kernel answers the rest ENOSYS itself, uncounted (and
  * watched writes too: a candidate that floods refused calls loses them).
  * Watched writes continue and do not count against the cap: an honest
- * candidate may make many in /tmp. */
+ * candidate may make many in /tmp. Both take a token of its pace first,
+ * one per wake-up, so neither costs the loop more than the pace allows. */
 static void on_notify(struct ee_sandbox *sb)
 {
+	double wait_ms = ee_bucket_take(&sb->pace, monotonic_ms());
+	if (wait_ms > 0) {
+		pause_notify(sb, wait_ms);
+		return;
+	}
 	int r = ee_notify_answer(sb->fd[W_NOTIFY], &sb->out.refused);
 	if (r < 0) {
 		sandbox_close_watch(sb, W_NOTIFY);
@@ -623,6 +682,7 @@ static void dispatch(struct watch *w)
 	case W_TIMER: on_timer(sb); break;
 	case W_WORKER: on_worker(sb); break;
 	case W_NOTIFY: on_notify(sb); break;
+	case W_PACE: on_pace(sb); break;
 	}
 	finish_if_done(sb);
 }

@@ -102,6 +102,7 @@ struct ee_sandbox_outcome {
 	long maxrss_kb;          /* largest resident set of any process; -1 when
 	                              the sandbox was killed before it reported */
 	struct ee_tally refused; /* system calls refused, by name (notify.h) */
+	int paced;               /* its notifications outran EE_NOTIFY_RATE: it waited */
 };
 
 struct ee_sandbox_ops {

@@ -12,6 +12,7 @@
 
 #include <time.h>
 
+#include "base/bucket.h"
 #include "base/loop.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/uid.h"
@@ -19,8 +20,10 @@
 /* W_PIDFD is watched for a cold sandbox (its init is our child); a warm
  * one's init is the worker's child, whose DONE on W_WORKER (a dup of the
  * worker's socket) says it was reaped: its pidfd is only for killing. */
-/* W_NOTIFY: the seccomp listener, once the sandbox passed it (notify.h). */
-enum watch_kind { W_PIDFD, W_CTL, W_OUT, W_ERR, W_RESULT, W_TIMER, W_WORKER, W_NOTIFY, W_COUNT };
+/* W_NOTIFY: the seccomp listener, once the sandbox passed it (notify.h);
+ * off the loop (fd kept) while its pace is spent, until W_PACE, a timerfd
+ * made at the first pause, fires. */
+enum watch_kind { W_PIDFD, W_CTL, W_OUT, W_ERR, W_RESULT, W_TIMER, W_WORKER, W_NOTIFY, W_PACE, W_COUNT };
 
 /* The context of one watch: which sandbox, which of its fds. */
 struct watch {
@@ -56,6 +59,7 @@ struct ee_sandbox {
 	int settling;           /* ended; waiting for pinned memory to be released */
 	int kicks;              /* times the unix garbage collector was scheduled */
 	unsigned long notified; /* refused calls answered (notify.h) */
+	struct ee_bucket pace;  /* notifications answered, from the listener's arrival */
 	struct timespec settle_started;
 	size_t output_cap;
 	int drain_output;         /* past the cap: read and drop, do not kill */

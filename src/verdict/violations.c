@@ -94,6 +94,7 @@ static const struct kind_class classes[] = {
 	{ "pids_limit", "limit" },
 	{ "output_limit", "limit" },
 	{ "time_limit", "limit" },
+	{ "call_rate_limit", "limit" },
 };
 
 const char *ee_violation_class(const char *kind)
@@ -152,6 +153,7 @@ json_t *ee_violations_json(const struct ee_sandbox_outcome *out, const struct ee
 	count(oom, o, "pids_limit", out->cg.pids_max_hits > 0);
 	count(oom, o, "output_limit", out->end == EE_END_OUTPUT_OVERFLOW || out->output_truncated);
 	count(oom, o, "time_limit", out->end == EE_END_TIMEOUT);
+	count(oom, o, "call_rate_limit", out->paced);
 	if (json_object_size(o) == 0) {
 		json_decref(o);
 		return NULL;

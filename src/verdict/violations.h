@@ -6,7 +6,8 @@
  * clone asking for namespaces), "denied_import" (imports the harness
  * refused), "write_outside_tmp" (writes by path outside /tmp, which the
  * read-only mounts refused: sandbox/write_watch.h), and the limits hit:
- * "memory_limit", "pids_limit", "output_limit", "time_limit". Absent when
+ * "memory_limit", "pids_limit", "output_limit", "time_limit",
+ * "call_rate_limit" (its notifications waited for their pace: notify.h). Absent when
  * empty.
  *
  * Each kind has a class; the escape class (network, ptrace, mount,
