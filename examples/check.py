@@ -49,13 +49,6 @@ TIERS = ("canonical", "edge", "property")
 CLASSES = ("strings", "math", "data-structures", "parsing", "io", "algorithms")
 MODELS = ("demo-good", "demo-mediocre", "demo-bad")
 FORMS = ("completion", "generation", "code")
-# Tasks no sample passes under the default judge yet: a test passes an
-# argument past what the judge's channel carries (3,000 levels deep, or
-# 1,000,000 ints), so it fails there, saying so, rather than being judged
-# in the candidate's interpreter (docs/threat-model.md). Their correct
-# samples expect that failure; they pass under --judge inline. To empty
-# once values stream across the channel.
-CHANNEL_BOUND = {"ex/flatten", "ex/search"}
 
 
 def read_jsonl(path):
@@ -96,7 +89,7 @@ def shape_problems(tasks, samples):
         mine = by_task.get(tid, [])
         if not 3 <= len(mine) <= 6:
             problems.append("%s: %d samples (want 3 to 6)" % (tid, len(mine)))
-        if not any(s.get("expect") == "pass" for s in mine) and tid not in CHANNEL_BOUND:
+        if not any(s.get("expect") == "pass" for s in mine):
             problems.append("%s: no sample expected to pass" % tid)
     for i, s in enumerate(samples):
         where = "samples line %d (%s)" % (i + 1, s.get("task_id"))

@@ -230,10 +230,11 @@ static void relay(void *ctx, const char *kind, const json_t *ev)
 	struct ee_err err = { 0 };
 	char *frame = NULL;
 	size_t len = 0;
-	int from_judge = strcmp(kind, "call") == 0;
-	int rc = from_judge                     ? ee_relay_call(&j->relay, ev, &frame, &len, &err)
+	int from_judge = strcmp(kind, "call") == 0 || strcmp(kind, "call_part") == 0;
+	int rc = strcmp(kind, "call") == 0      ? ee_relay_call(&j->relay, ev, &frame, &len, &err)
 	         : strcmp(kind, "serving") == 0 ? ee_relay_names(&j->relay, ev, &frame, &len, &err)
-	                                        : ee_relay_reply(&j->relay, ev, &frame, &len, &err);
+	         : strcmp(kind, "reply") == 0   ? ee_relay_reply(&j->relay, ev, &frame, &len, &err)
+	                                      : ee_relay_part(&j->relay, from_judge, ev, &frame, &len, &err);
 	if (rc < 0) {
 		violate(from_judge ? &j->judge : &j->ev->stream, err.msg);
 		return;

@@ -19,6 +19,7 @@
 void ee_relay_init(struct ee_relay *r)
 {
 	memset(r, 0, sizeof(*r));
+	ee_flat_init(&r->flat, 1);
 }
 
 static int bad(struct ee_err *err, const char *why)
@@ -48,10 +49,17 @@ static int int_text(const json_t *v)
 	return 1;
 }
 
-static int check_node(const json_t *v, int depth, size_t *nodes, int handles, struct ee_err *err);
+/* A walk over one message's values: its node budget, whether handles may
+ * occur, and how many {"stream":true} it names (streams NULL: none may). */
+struct walk {
+	size_t nodes;
+	int handles;
+	size_t *streams;
+};
 
-static int check_items(const json_t *list, int depth, size_t *nodes, int handles, int pairs,
-                       struct ee_err *err)
+static int check_node(const json_t *v, int depth, struct walk *w, struct ee_err *err);
+
+static int check_items(const json_t *list, int depth, struct walk *w, int pairs, struct ee_err *err)
 {
 	size_t i;
 	const json_t *item;
@@ -60,23 +68,23 @@ static int check_items(const json_t *list, int depth, size_t *nodes, int handles
 		return bad(err, "a container's items are not a list");
 	json_array_foreach (list, i, item) {
 		if (!pairs) {
-			if (check_node(item, depth + 1, nodes, handles, err) < 0)
+			if (check_node(item, depth + 1, w, err) < 0)
 				return -1;
 			continue;
 		}
 		if (!json_is_array(item) || json_array_size(item) != 2)
 			return bad(err, "a dict item is not a pair");
-		if (check_node(json_array_get(item, 0), depth + 1, nodes, handles, err) < 0 ||
-		    check_node(json_array_get(item, 1), depth + 1, nodes, handles, err) < 0)
+		if (check_node(json_array_get(item, 0), depth + 1, w, err) < 0 ||
+		    check_node(json_array_get(item, 1), depth + 1, w, err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
 /* Recursion is bounded by EE_RELAY_MAX_DEPTH, checked before descending. */
-static int check_node(const json_t *v, int depth, size_t *nodes, int handles, struct ee_err *err)
+static int check_node(const json_t *v, int depth, struct walk *w, struct ee_err *err)
 {
-	if (++*nodes > EE_RELAY_MAX_NODES)
+	if (++w->nodes > EE_RELAY_MAX_NODES)
 		return bad(err, "a value of too many nodes");
 	if (depth > EE_RELAY_MAX_DEPTH)
 		return bad(err, "a value nested too deep");
@@ -101,23 +109,43 @@ static int check_node(const json_t *v, int depth, size_t *nodes, int handles, st
 	if (strcmp(tag, "other") == 0)
 		return short_string(in, MAX_TEXT) ? 0 : bad(err, "a malformed other");
 	if (strcmp(tag, "handle") == 0)
-		return handles && json_is_integer(in) && json_integer_value(in) >= 0
+		return w->handles && json_is_integer(in) && json_integer_value(in) >= 0
 		               ? 0
 		               : bad(err, "a handle out of place");
+	if (strcmp(tag, "kept") == 0) /* a call argument streamed before, kept by the candidate */
+		return w->handles && json_is_integer(in) && json_integer_value(in) >= 0
+		               ? 0
+		               : bad(err, "a kept value out of place");
+	if (strcmp(tag, "stream") == 0) { /* the next value streamed before the message */
+		if (!w->streams || !json_is_true(in))
+			return bad(err, "a streamed value out of place");
+		++*w->streams;
+		return 0;
+	}
 	if (strcmp(tag, "dict") == 0)
-		return check_items(in, depth, nodes, handles, 1, err);
+		return check_items(in, depth, w, 1, err);
 	if (strcmp(tag, "list") == 0 || strcmp(tag, "tuple") == 0 || strcmp(tag, "set") == 0 ||
 	    strcmp(tag, "frozenset") == 0)
-		return check_items(in, depth, nodes, handles, 0, err);
+		return check_items(in, depth, w, 0, err);
 	return bad(err, "an unknown tag");
 }
 
 int ee_relay_check_value(const json_t *v, int handles, struct ee_err *err)
 {
-	size_t nodes = 0;
+	struct walk w = { .handles = handles };
 	if (!v)
 		return bad(err, "a value is missing");
-	return check_node(v, 0, &nodes, handles, err);
+	return check_node(v, 0, &w, err);
+}
+
+/* The values streamed before a message: as many, and as whole, as it
+ * names; the stream starts again for the next message, whose sender may
+ * name handles (next_is_a_call) or not. */
+static int streamed_as_named(struct ee_relay *r, size_t named, int next_is_a_call, struct ee_err *err)
+{
+	int ok = ee_flat_whole(&r->flat) && r->flat.values == named;
+	ee_flat_init(&r->flat, next_is_a_call);
+	return ok ? 0 : bad(err, "streamed values other than the message names");
 }
 
 /* frame = "<len>:<compact JSON of obj>,"; obj is consumed. */
@@ -187,22 +215,24 @@ int ee_relay_names(struct ee_relay *r, const json_t *ev, char **ret_frame, size_
 }
 
 /* A call's arguments: canonical values (handles allowed), keywords as
- * [name, value] pairs; all of them share one node budget, as one message. */
-static int check_arguments(const json_t *args, const json_t *kwargs, struct ee_err *err)
+ * [name, value] pairs; all of them share one node budget, as one message;
+ * *streams counts the streamed ones they name. */
+static int check_arguments(const json_t *args, const json_t *kwargs, size_t *streams, struct ee_err *err)
 {
-	size_t i, nodes = 0;
+	struct walk w = { .handles = 1, .streams = streams };
+	size_t i;
 	const json_t *item;
 
 	if (!json_is_array(args) || !json_is_array(kwargs))
 		return bad(err, "call: bad arguments");
 	json_array_foreach (args, i, item)
-		if (check_node(item, 1, &nodes, 1, err) < 0)
+		if (check_node(item, 1, &w, err) < 0)
 			return -1;
 	json_array_foreach (kwargs, i, item) {
 		if (!json_is_array(item) || json_array_size(item) != 2 ||
 		    !short_string(json_array_get(item, 0), MAX_TEXT))
 			return bad(err, "call: a bad keyword argument");
-		if (check_node(json_array_get(item, 1), 1, &nodes, 1, err) < 0)
+		if (check_node(json_array_get(item, 1), 1, &w, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -250,7 +280,8 @@ int ee_relay_call(struct ee_relay *r, const json_t *ev, char **ret_frame, size_t
 		return bad(err, "call: name a function or a handle");
 	if (twice || (member && (!handle || !short_string(member, MAX_TEXT))))
 		return bad(err, "call: an attribute or a method of a handle, by name");
-	if (check_arguments(args, kwargs, err) < 0)
+	size_t streams = 0;
+	if (check_arguments(args, kwargs, &streams, err) < 0 || streamed_as_named(r, streams, 0, err) < 0)
 		return -1;
 	if ((attr && json_array_size(args)) || (set && json_array_size(args) != 1) ||
 	    ((attr || set) && json_array_size(kwargs)))
@@ -270,9 +301,9 @@ int ee_relay_call(struct ee_relay *r, const json_t *ev, char **ret_frame, size_t
 }
 
 /* A returned value's changed arguments: [[position or keyword, value]...]. */
-static int check_changed(const json_t *changed, struct ee_err *err)
+static int check_changed(const json_t *changed, struct walk *w, struct ee_err *err)
 {
-	size_t i, nodes = 0;
+	size_t i;
 	const json_t *item;
 
 	if (!json_is_array(changed))
@@ -282,17 +313,28 @@ static int check_changed(const json_t *changed, struct ee_err *err)
 		if (!json_is_array(item) || json_array_size(item) != 2 ||
 		    !(short_string(key, MAX_TEXT) || (json_is_integer(key) && json_integer_value(key) >= 0)))
 			return bad(err, "reply: bad changed arguments");
-		if (check_node(json_array_get(item, 1), 1, &nodes, 0, err) < 0)
+		if (check_node(json_array_get(item, 1), 1, w, err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static json_t *returned_reply(const json_t *ev, json_t *out, struct ee_err *err)
+/* The returned value, then its changed arguments: as many streamed values
+ * as came before the reply, in that order. */
+static json_t *returned_reply(struct ee_relay *r, const json_t *ev, json_t *out, struct ee_err *err)
 {
 	const json_t *value = json_object_get(ev, "value"), *changed = json_object_get(ev, "changed");
+	size_t streams = 0;
+	struct walk w = { .streams = &streams };
 
-	if (ee_relay_check_value(value, 0, err) < 0 || (changed && check_changed(changed, err) < 0))
+	if (!value) {
+		bad(err, "a value is missing");
+		return NULL;
+	}
+	if (check_node(value, 0, &w, err) < 0)
+		return NULL;
+	w.nodes = 0; /* the changed arguments' own budget, as before */
+	if ((changed && check_changed(changed, &w, err) < 0) || streamed_as_named(r, streams, 1, err) < 0)
 		return NULL;
 	json_object_set(out, "value", (json_t *)value);
 	if (changed)
@@ -355,7 +397,7 @@ int ee_relay_reply(struct ee_relay *r, const json_t *ev, char **ret_frame, size_
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	json_t *done = NULL;
 	if (strcmp(status, "returned") == 0)
-		done = returned_reply(ev, out, err);
+		done = returned_reply(r, ev, out, err);
 	else if (strcmp(status, "handle") == 0)
 		done = handle_reply(ev, out, err);
 	else if (strcmp(status, "raised") == 0)
@@ -372,6 +414,24 @@ int ee_relay_reply(struct ee_relay *r, const json_t *ev, char **ret_frame, size_
 	}
 	if (frame_of(out, ret_frame, ret_len, err) < 0)
 		return -1;
+	/* Any other answer drops what was streamed before it (the judge's
+	 * decoder reads streamed values only for a returned one). */
+	ee_flat_init(&r->flat, 1);
 	r->awaiting = 0;
 	return 0;
+}
+
+int ee_relay_part(struct ee_relay *r, int from_judge, const json_t *ev, char **ret_frame, size_t *ret_len,
+                  struct ee_err *err)
+{
+	const json_t *data = json_object_get(ev, "data");
+
+	if (!r->names_sent || r->awaiting == from_judge)
+		return bad(err, from_judge ? "a part during a call" : "a part outside a call");
+	if (!json_is_string(data) || json_string_length(data) == 0 ||
+	    json_string_length(data) > EE_RELAY_MAX_FRAME / 2)
+		return bad(err, "a malformed part");
+	if (ee_flat_feed(&r->flat, json_string_value(data), json_string_length(data), err) < 0)
+		return -1;
+	return frame_of(json_pack("{s:O}", "part", data), ret_frame, ret_len, err);
 }

@@ -16,7 +16,10 @@
  * V is a canonical value (docs/protocol.md; a complex, its two float texts,
  * counts as one node, as the harness counts it) checked for its shape, its
  * nesting depth and its number of nodes, so that the judge's decoder never
- * sees what it would have to refuse. Calls alternate with replies: call N
+ * sees what it would have to refuse; or {"stream":true}, the next of the
+ * values streamed before the message in "part" events (flat.h), each
+ * checked as it comes and forwarded at once as {"part": text}: a message
+ * names exactly the values streamed before it, whole. Calls alternate with replies: call N
  * is numbered 0, 1, 2, ... and its reply must carry N before the next call
  * is accepted. The relay decides nothing about verdicts.
  *
@@ -31,6 +34,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "protocol/flat.h"
+
 struct ee_err;
 
 #define EE_RELAY_MAX_DEPTH 100    /* as the harness's canonical form */
@@ -39,10 +44,11 @@ struct ee_err;
 #define EE_RELAY_MAX_NAMES 10000
 
 struct ee_relay {
-	long next_call; /* the number the judge's next call must carry */
-	int awaiting;   /* a call was forwarded, its reply not yet */
-	int attr_read;  /* that call reads an attribute: its reply may say "method" */
-	int names_sent; /* the serving event was forwarded (once) */
+	long next_call;      /* the number the judge's next call must carry */
+	int awaiting;        /* a call was forwarded, its reply not yet */
+	int attr_read;       /* that call reads an attribute: its reply may say "method" */
+	int names_sent;      /* the serving event was forwarded (once) */
+	struct ee_flat flat; /* the values streamed since the last call or reply */
 };
 
 void ee_relay_init(struct ee_relay *r);
@@ -53,6 +59,11 @@ int ee_relay_names(struct ee_relay *r, const json_t *ev, char **ret_frame, size_
 
 /* The judge's call event -> the candidate's frame. */
 int ee_relay_call(struct ee_relay *r, const json_t *ev, char **ret_frame, size_t *ret_len,
+                  struct ee_err *err);
+
+/* A part of a streamed value -> the receiver's frame {"part": text}: the
+ * judge's before its call (from_judge), the candidate's before its reply. */
+int ee_relay_part(struct ee_relay *r, int from_judge, const json_t *ev, char **ret_frame, size_t *ret_len,
                   struct ee_err *err);
 
 /* The candidate's reply event -> the judge's frame. */

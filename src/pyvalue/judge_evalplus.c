@@ -106,7 +106,13 @@ static bool leaf_number(const json_t *v, double complex *ret)
 	case K_COMPLEX:
 		if (!judge_complex_of(in, &re, &im))
 			return false;
-		*ret = CMPLX(re, im);
+		{
+			/* A complex is laid out as double[2] (C11 6.2.5): exact for
+			 * inf and nan parts, where re + im * I is not, and CMPLX is
+			 * not in every compiler's complex.h. */
+			double parts[2] = { re, im };
+			memcpy(ret, parts, sizeof(parts));
+		}
 		return true;
 	default: return false;
 	}

@@ -641,16 +641,19 @@ static void settle_unreported(struct ee_stream *s)
 static void on_relayed(struct ee_stream *s, const char *kind, const json_t *ev)
 {
 	struct ee_stream_relay *r = &s->relay;
-	int serve = r->role == EE_STREAM_SERVE;
+	int serve = r->role == EE_STREAM_SERVE, part = strcmp(kind, "part") == 0;
 
-	if (s->at != EE_AT_TESTS || (strcmp(kind, "call") == 0) == serve || (r->role == EE_STREAM_INLINE))
+	if (s->at != EE_AT_TESTS || r->role == EE_STREAM_INLINE ||
+	    (!part && (strcmp(kind, "call") == 0) == serve))
 		violate(s, "unexpected relay event");
-	else if (serve && (strcmp(kind, "serving") == 0) == r->serving)
+	else if (serve && (part ? !r->serving : (strcmp(kind, "serving") == 0) == r->serving))
 		violate(s, "serving out of place");
 	else {
 		r->serving |= serve;
+		/* A part is the judge's (before a call) or the candidate's
+		 * (before a reply): the relay is told which. */
 		if (r->cb)
-			r->cb(r->ctx, kind, ev);
+			r->cb(r->ctx, part ? (serve ? "reply_part" : "call_part") : kind, ev);
 	}
 }
 
@@ -690,7 +693,8 @@ static int on_event(struct ee_stream *s, const char *payload, size_t len)
 		violate(s, role_refuses(s, kind));
 	else if (strcmp(kind, "hello") == 0)
 		s->at = s->relay.role == EE_STREAM_JUDGE ? EE_AT_TESTS : EE_AT_SYNTAX;
-	else if (strcmp(kind, "serving") == 0 || strcmp(kind, "reply") == 0 || strcmp(kind, "call") == 0)
+	else if (strcmp(kind, "serving") == 0 || strcmp(kind, "reply") == 0 || strcmp(kind, "call") == 0 ||
+	         strcmp(kind, "part") == 0)
 		on_relayed(s, kind, ev);
 	else if (strcmp(kind, "phase") == 0)
 		on_phase(s, ev);

@@ -8,6 +8,8 @@ channels, checks their framing (nonce, seq), and moves:
   candidate "serving" {names}   -> the judge's gate fd, as its first frame
   judge "call" {...}            -> the candidate's gate fd (ev/seq/nonce dropped)
   candidate "reply" {...}       -> the judge's gate fd
+  either's "part" {data}        -> the other's gate fd, as {"part": data}
+                                   (a streamed value, before its call or reply)
   judge "gate"                  -> "c" + hidden tests, as drive.py does
   judge "hello"                 -> {"go": true} to the candidate, whose code
                                    runs only then (the judge is ready)
@@ -170,8 +172,8 @@ def run(code, tests, setup="", timeout=30.0, deny=(), script=None, entry_point="
 def _route(name, e, cand, judge, hidden, to_gate, close_gate):
     payload = {k: v for k, v in e.items() if k != "ev"}
     if name == "cand":
-        if e["ev"] == "serving":
-            to_gate(judge, _frame(payload))
+        if e["ev"] in ("serving", "part"):
+            to_gate(judge, _frame(payload if e["ev"] == "serving" else {"part": e["data"]}))
         elif e["ev"] == "reply":
             if _depth(payload) > MAX_VALUE_DEPTH + 4:
                 close_gate(judge)  # refused: the judge reads EOF
@@ -187,6 +189,8 @@ def _route(name, e, cand, judge, hidden, to_gate, close_gate):
         to_gate(cand, _frame({"go": True}))
     elif e["ev"] == "call":
         to_gate(cand, _frame(payload))
+    elif e["ev"] == "part":
+        to_gate(cand, _frame({"part": e["data"]}))
     elif e["ev"] == "gate":
         to_gate(judge, b"c" + _frame({"tests": hidden}))
     elif e["ev"] == "done":

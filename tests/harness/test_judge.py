@@ -368,11 +368,54 @@ def test_a_bare_except_in_the_test_cannot_hide_a_broken_channel():
 
 
 @pytest.mark.parametrize("value", ["list(range(200000))", "eval('[' * 150 + ']' * 150)", "'x' * 2000000"])
-def test_huge_or_deep_values_are_a_clean_channel_error(value):
+def test_huge_or_deep_values_cross_streamed(value):
+    # Past the canonical bounds (100,000 nodes, 100 levels, 1,000,000
+    # characters) a value streams: compared here as any other.
     r = relay.run("def add(a, b):\n    return %s\n" % value, ASSERTS)
+    t = r.tests()
+    assert [e["status"] for e in t.values()] == ["fail", "fail"], r
+    assert t[0]["message"].startswith("AssertionError: expected 3, got "), r
+    assert "channel" not in t[0], r
+
+
+def test_a_value_past_the_streams_bound_is_a_clean_channel_error():
+    r = relay.run("def add(a, b):\n    return 'x' * 40_000_000\n", ASSERTS)
     t = r.tests()
     assert list(t) == [0] and t[0]["status"] == "fail", r
     assert "too large" in t[0]["channel"], r
+
+
+# 3,000 levels for the argument; 500 for the returned values the judge's
+# own == compares (3,000 would be Python's RecursionError, inline too).
+DEEP = "_deep = 0\nfor _ in range(3000):\n    _deep = [_deep]\n_d500 = 0\nfor _ in range(500):\n    _d500 = [_d500]\n"
+STREAMED = [
+    # ex/flatten's argument, 3,000 levels deep, and a deep value returned.
+    ("def flatten(x):\n    out = []\n    while type(x) is list:\n        x = x[0]\n    return [x]\n"
+     "def deep(n):\n    d = 0\n    for _ in range(n):\n        d = [d]\n    return d\n",
+     DEEP, ["assert flatten(_deep) == [0]", "assert deep(500) == _d500", "assert deep(499) != _d500"],
+     ["pass", "pass", "pass"]),
+    # ex/search's: 1,000,000 ints, twice; a wrong answer still fails.
+    ("import bisect\ndef search(xs, t):\n    i = bisect.bisect_left(xs, t)\n"
+     "    return i if i < len(xs) and xs[i] == t else -1\n",
+     "_evens = list(range(0, 2000000, 2))\n",
+     ["assert search(_evens, 1999998) == 999999 and search(_evens, 7) == -1",
+      "assert search(_evens, 8) == 5"], ["pass", "fail"]),
+    # A long argument changed in place crosses back, streamed.
+    ("def sort_it(xs):\n    xs.sort()\n", "",
+     ["xs = list(range(300000, 0, -1))\nsort_it(xs)\nassert xs == list(range(1, 300001))",
+      "ys = [[i, str(i)] for i in range(60000, 0, -1)]\nsort_it(ys)\nassert ys[0] == [1, '1']"],
+     ["pass", "pass"]),
+    # Mixed values in one call: a big dict, a big set, strings with ';' and ':'.
+    ("def same(*a, **k):\n    return [a, k]\n", "",
+     ["d = {i: 's;%d:' % i for i in range(120000)}\ns = set(range(120000))\n"
+      "assert same(d, s, x=d) == [(d, s), {'x': d}]"], ["pass"]),
+]
+
+
+@pytest.mark.parametrize("code, setup, asserts, want", STREAMED)
+def test_values_past_the_canonical_bounds_stream(code, setup, asserts, want):
+    r = relay.run(code, [{"kind": "assert", "code": a} for a in asserts], setup=setup, timeout=120)
+    assert statuses(r) == want, r.tests()
 
 
 def test_strict_decoder_refuses_bad_values():

@@ -581,10 +581,35 @@ Test(events, each_test_carries_its_judging_mode)
 
 /* --judge separate: each side's stream takes its own relayed events only. */
 static int relayed;
+static char last_kind[16];
+
 static void count_relayed(void *ctx, const char *kind, const json_t *ev)
 {
-	(void)ctx, (void)kind, (void)ev;
+	(void)ctx, (void)ev;
+	snprintf(last_kind, sizeof(last_kind), "%s", kind);
 	relayed++;
+}
+
+/* A streamed value's part is relayed as whose it is: the judge's before a
+ * call, the candidate's (once it serves) before a reply. */
+Test(events, parts_are_relayed_as_whose_they_are)
+{
+	relayed = 0;
+	s.relay = (struct ee_stream_relay){ .role = EE_STREAM_JUDGE, .cb = count_relayed };
+	seq = 0;
+	send_ev(NONCE, "\"ev\":\"hello\"");
+	send_ev(NONCE, "\"ev\":\"part\",\"data\":\"N\"");
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_expect_eq(relayed, 1);
+	cr_expect_str_eq(last_kind, "call_part");
+}
+
+Test(events, the_candidates_part_before_serving_is_a_violation)
+{
+	s.relay = (struct ee_stream_relay){ .role = EE_STREAM_SERVE, .cb = count_relayed };
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"part\",\"data\":\"N\"");
+	cr_assert_str_eq(s.wire.violation, "serving out of place");
 }
 
 Test(events, the_serve_stream_relays_serving_and_replies_never_a_test)

@@ -154,6 +154,80 @@ Test(relay, a_call_and_its_reply_in_turn)
 	free(f);
 }
 
+static char *part(struct ee_relay *r, int from_judge, const char *json, struct ee_err *err)
+{
+	json_t *ev = fix(json);
+	char *frame = NULL;
+	size_t len = 0;
+	int rc = ee_relay_part(r, from_judge, ev, &frame, &len, err);
+	json_decref(ev);
+	return rc < 0 ? NULL : frame;
+}
+
+/* Values past the canonical bounds stream in parts before their message,
+ * which names exactly as many, whole; each part is relayed as it comes. */
+Test(relay, streamed_values_are_named_by_their_message)
+{
+	struct ee_relay r;
+	struct ee_err err = { 0 };
+	ee_relay_init(&r);
+
+	cr_expect_null(part(&r, 1, "{'ev':'part','data':'N'}", &err), "a part before serving");
+	free(step(ee_relay_names, &r, "{'ev':'serving','names':['f']}", &err));
+	char *f = part(&r, 1, "{'ev':'part','data':'l2;I2;1,','seq':3}", &err);
+	cr_assert_not_null(f, "%s", err.msg);
+	cr_expect_str_eq(f, "19:{\"part\":\"l2;I2;1,\"},");
+	free(f);
+	cr_expect_null(step(ee_relay_call, &r,
+	                    "{'ev':'call','call':0,'fn':'f','args':[{'stream':true}],'kwargs':[]}", &err),
+	               "a value cut short");
+	ee_relay_init(&r);
+	free(step(ee_relay_names, &r, "{'ev':'serving','names':['f']}", &err));
+	free(part(&r, 1, "{'ev':'part','data':'l2;I2;1,'}", &err));
+	free(part(&r, 1, "{'ev':'part','data':'2;h0;'}", &err));
+	cr_expect_null(part(&r, 0, "{'ev':'part','data':'N'}", &err), "the candidate's part outside a call");
+	cr_expect_null(
+	        step(ee_relay_call, &r,
+	             "{'ev':'call','call':0,'fn':'f','args':[{'stream':true},{'stream':true}],'kwargs':[]}",
+	             &err),
+	        "named twice, streamed once");
+	ee_relay_init(&r);
+	free(step(ee_relay_names, &r, "{'ev':'serving','names':['f']}", &err));
+	free(part(&r, 1, "{'ev':'part','data':'l2;I2;1,'}", &err));
+	free(part(&r, 1, "{'ev':'part','data':'2;h0;'}", &err));
+	f = step(ee_relay_call, &r,
+	         "{'ev':'call','call':0,'fn':'f','args':[{'stream':true},{'kept':3}],'kwargs':[]}", &err);
+	cr_assert_not_null(f, "%s", err.msg);
+	free(f);
+	cr_expect_null(part(&r, 1, "{'ev':'part','data':'N'}", &err), "the judge's part during a call");
+	cr_expect_null(step(ee_relay_reply, &r,
+	                    "{'ev':'reply','call':0,'status':'returned','value':{'kept':0}}", &err),
+	               "a kept value in a reply");
+	cr_expect_null(part(&r, 0, "{'ev':'part','data':'h0;'}", &err), "a handle from the candidate");
+	ee_relay_init(&r);
+	free(step(ee_relay_names, &r, "{'ev':'serving','names':['f']}", &err));
+	free(step(ee_relay_call, &r, "{'ev':'call','call':0,'fn':'f','args':[],'kwargs':[]}", &err));
+	free(part(&r, 0, "{'ev':'part','data':'s3:a;b'}", &err));
+	free(part(&r, 0, "{'ev':'part','data':'I1;7;'}", &err));
+	cr_expect_null(
+	        step(ee_relay_reply, &r, "{'ev':'reply','call':0,'status':'returned','value':null}", &err),
+	        "streamed values the reply does not name");
+	ee_relay_init(&r);
+	free(step(ee_relay_names, &r, "{'ev':'serving','names':['f']}", &err));
+	free(step(ee_relay_call, &r, "{'ev':'call','call':0,'fn':'f','args':[],'kwargs':[]}", &err));
+	free(part(&r, 0, "{'ev':'part','data':'s3:a;bI1;7;'}", &err));
+	f = step(ee_relay_reply, &r,
+	         "{'ev':'reply','call':0,'status':'returned','value':{'stream':true},'changed':[[0,{'stream':"
+	         "true}]]}",
+	         &err);
+	cr_assert_not_null(f, "%s", err.msg);
+	free(f);
+	cr_expect_null(part(&r, 1, "{'ev':'part','data':''}", &err), "an empty part");
+	cr_expect_null(step(ee_relay_call, &r,
+	                    "{'ev':'call','call':1,'fn':'f','args':[{'stream':false}],'kwargs':[]}", &err),
+	               "a malformed placeholder");
+}
+
 Test(relay, serving_names_modules)
 {
 	struct ee_relay r;

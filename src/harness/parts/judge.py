@@ -30,11 +30,13 @@ class _CandidateEnded(BaseException):
 class _JudgeState:
     """The channel's state, shared by the stubs of one run."""
 
-    __slots__ = ("emit", "fd", "calls", "broken", "ended", "values", "policy")
+    __slots__ = ("emit", "fd", "calls", "broken", "ended", "values", "policy", "streamed", "kept")
 
     def __init__(self, emit, fd):
         self.emit, self.fd, self.calls = emit, fd, 0
         self.broken = self.ended = None
+        self.streamed = 0  # call arguments streamed so far (their numbers)
+        self.kept = {}  # id -> (number, list, its copy): what the candidate keeps (callserve.py _Streams)
         self.values = frozenset()  # the candidate's globals that are values (_judge_read_values)
         self.policy = _JudgePolicy()
 
@@ -52,19 +54,39 @@ class _JudgePolicy(_Policy):
         return name in self.seen
 
 
-def _judge_args(args, kwargs):
-    """Canonical texts of a call's arguments; _Refused for what cannot cross."""
-    out = []
-    for value in args:
-        out.append(_judge_arg(value))
-    pairs = [[k, _judge_arg(v)] for k, v in dict.items(kwargs)]
-    return out, pairs
+def _judge_args(state, args, kwargs):
+    """Canonical texts of a call's arguments, and the flat text of those
+    past the canonical bounds (streamed before the call, in order);
+    _Refused for what cannot cross."""
+    streams = []
+    out = [_judge_arg(state, value, streams) for value in args]
+    pairs = [[k, _judge_arg(state, v, streams)] for k, v in dict.items(kwargs)]
+    return out, pairs, "".join(streams)
 
 
-def _judge_arg(value):
+_ATOMS = frozenset((int, float, str, bool, type(None)))
+
+
+def _judge_arg(state, value, streams):
     text = _canonical(value, False, _Remote)  # [Pair(1, 2), ...]: a list of handles (MBPP 601)
-    if text == _TOO_LARGE:
-        raise _Refused("an argument too large or too deep for the channel")
+    if text == _TOO_LARGE:  # 3,000 levels deep, 1,000,000 ints: streamed
+        # A list of plain values the candidate still keeps, unchanged since
+        # (compared at C speed with a copy): named, not streamed again.
+        atoms = type(value) is list and set(map(type, value)) <= _ATOMS
+        seen = state.kept.get(id(value)) if atoms else None
+        if seen is not None and seen[1] is value and seen[0] >= state.streamed - _KEEP_STREAMED \
+                and list.__eq__(value, seen[2]):
+            return _Raw('{"kept":%d}' % seen[0])
+        text = _flat(value, False, _Remote)
+        if text is None:
+            raise _Refused("an argument too large for the channel")
+        streams.append(text)
+        if atoms:
+            state.kept[id(value)] = (state.streamed, value, list.copy(value))
+        for key in [k for k, v in state.kept.items() if v[0] < state.streamed - _KEEP_STREAMED + 1]:
+            del state.kept[key]
+        state.streamed += 1
+        return _Raw('{"stream":true}')
     if str.startswith(text, '{"other":'):
         raise _Refused("an argument of type %s" % _type_name(type(value)))
     return _Raw(text)
@@ -76,11 +98,13 @@ def _judge_call(state, target, args, kwargs):
     for sticky in (state.broken, state.ended):
         if sticky is not None:
             raise sticky  # a test that swallowed it does not get to call on
-    wire_args, wire_kwargs = _judge_args(args, kwargs)
+    wire_args, wire_kwargs, stream = _judge_args(state, args, kwargs)
     number = state.calls
     state.calls += 1
     event = {"ev": "call", "call": number, "args": wire_args, "kwargs": wire_kwargs}
     event.update(target)
+    if stream:
+        _send_stream(state.emit, stream)
     state.emit(event)
     reply = _wire_read(state.fd)
     if reply is None or reply.get("call") != number:
@@ -91,9 +115,12 @@ def _judge_call(state, target, args, kwargs):
     status = reply.get("status")
     if status == "returned":
         try:
-            value = _wire_decode(reply.get("value"))
+            streamed = _streamed(reply)
+            value = _wire_decode(reply.get("value"), None, streamed)
             for key, changed in reply.get("changed", []):
-                _judge_apply(args, kwargs, key, _wire_decode(changed))
+                _judge_apply(args, kwargs, key, _wire_decode(changed, None, streamed))
+            if streamed.next() is not _MISSING:
+                raise _WireValueError("a streamed value nothing names")
         except _WireValueError as exc:
             state.broken = _ChannelBroken("the reply did not decode: " + _text(exc))
             raise state.broken
