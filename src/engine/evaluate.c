@@ -74,8 +74,8 @@ static void answer(struct ee_eval *ev, struct ee_sandbox *sb)
 		return;
 	}
 	size_t len = 0;
-	char *hidden =
-	        ee_job_hidden(ev->task, (long)ev->stream.tests.timeout_ms, &ev->stream.tests.cal, &len);
+	char *hidden = ee_job_hidden_of(ev->task, ev->supervisors_only, (long)ev->stream.tests.timeout_ms,
+	                                &ev->stream.tests.cal, &len);
 	if (!hidden) {
 		ee_sandbox_kill(sb); /* out of memory: no verdict without its tests */
 		return;
@@ -139,11 +139,12 @@ int ee_eval_stream_start(struct ee_eval *ev)
 {
 	const struct ee_eval_options *o = ev->opt;
 
-	/* --judge separate's third run runs every hidden test: its gate is
-	 * decided again over the merged verdicts (ee_judge_merge). */
-	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, o->run_hidden_on_fail || ev->judged) <
-	    0)
+	if (ee_stream_init(&ev->stream, ev->task, ev->nonce, ev->gate, o->run_hidden_on_fail) < 0)
 		return -1;
+	/* --judge separate's inline runs: the judge's tests are not in the
+	 * job, their verdicts count at its gate. */
+	if (ev->supervisors_only)
+		ee_judge_leave_out(ev);
 	ev->stream.phases.lint_asked = o->lint;
 	ev->stream.keep_values = ev->keep_values;
 	/* A test's clock longer than the candidate's is the candidate's. */
@@ -292,6 +293,12 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	ev->gate = n_hidden > 0;
 	ev->opt = o;
 	ev->keep_values = c->keep_values;
+	/* --judge separate: tasks with a test of the judge's kinds, without
+	 * --lint (its clock credit is the inline path's); the others run
+	 * inline. The inline job is then only a mixed task's (the third run,
+	 * ran_ahead's run): the supervisor's tests, never the judge's. */
+	int separate = o->judge == EE_JUDGE_SEPARATE && !o->lint && ee_judge_fits(c->task);
+	ev->supervisors_only = separate;
 	if (ee_eval_stream_start(ev) < 0) {
 		ee_eval_free(ev);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
@@ -308,6 +315,7 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		.lint = o->lint,
 		.test_timeout_ms = (long)ev->stream.tests.timeout_ms,
 		.cal = &ev->stream.tests.cal,
+		.supervisors_only = ev->supervisors_only,
 	};
 	ev->job = ee_job_build(&spec, &job_len);
 	if (!ev->job) {
@@ -318,11 +326,9 @@ int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const 
 	}
 	ev->job_len = job_len;
 	ev->eng = eng;
-	/* --judge separate: tasks with a test of the judge's kinds, without
-	 * --lint (its clock credit is the inline path's); the others run inline. */
-	int separate = o->judge == EE_JUDGE_SEPARATE && !o->lint && ee_judge_fits(c->task);
 	if (separate) {
 		spec.role = EE_JOB_SERVE;
+		spec.supervisors_only = 0;
 		ev->serve_job = ee_job_build(&spec, &ev->serve_job_len);
 		if (!ev->serve_job) {
 			ee_eval_free(ev);

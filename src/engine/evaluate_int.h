@@ -47,6 +47,9 @@ struct ee_eval {
 	int keep_values;
 	char *serve_job; /* --judge separate: the candidate's job (role serve), else NULL */
 	size_t serve_job_len;
+	/* --judge separate: job (an inline run's, a mixed task's) holds only
+	 * the tests the supervisor judges (job.h, supervisors_only). */
+	int supervisors_only;
 	/* --judge separate's third run (evaluate_judge.c): the judge's verdicts
 	 * by task index, judged_by set where one stands (owned; NULL otherwise),
 	 * and the CPU and the wall time the pair used before it. */
@@ -92,6 +95,11 @@ void ee_judge_merge(struct ee_eval *ev);
  * tests it could not judge passed (its judge's hidden tests were due), else
  * this run's, the gate closed; either to ee_eval_finish. */
 void ee_judge_settle(struct ee_eval *ev, const struct ee_sandbox_outcome *out);
+
+/* In ev->stream, a supervisors_only run's (the third run: ev->judged set;
+ * ran_ahead's: ev->pair set; else nothing), the judge's tests left out
+ * (ee_stream_leave_out), each with the state of the judge's verdict. */
+void ee_judge_leave_out(struct ee_eval *ev);
 
 /* Frees a pair kept in ev->pair (NULL is fine). */
 void ee_judge_pair_free(struct judged *pair);

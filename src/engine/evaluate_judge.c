@@ -21,20 +21,24 @@
  * candidate's interpreter: what the channel cannot carry fails in the
  * judge (harness judge.py), so nothing the candidate returns or binds
  * can move a test back into its own process. What the pair does not
- * judge, a third run judges: the candidate inline, its whole job, once
- * the pair finished cleanly (both done, the judge's every test reported).
- * From it come only the task's io and call tests and strict asserts
- * (judged_by "supervisor": a mixed task, whose expected values never
- * enter the sandbox); every other test keeps the judge's verdict, and the
- * gate is decided again over the merged public verdicts (ee_judge_merge).
- * A pair that did not finish (a timeout, an exit, a broken channel) is
- * the verdict as it stands: no third run. One exception, which judges
- * nothing of the judge's there: the
- * judge's gate opens over its own public tests, so in a mixed task its
- * hidden tests run ahead of the supervisor's public ones; a pair that
- * ended among them (the candidate exited in such a call) is a verdict only
- * if inline would have got there. The candidate then runs inline, gated as
- * inline, for its public io and call tests alone (ee_judge_settle): if one
+ * judge, a third run judges: the candidate inline, once the pair finished
+ * cleanly (both done, the judge's every test reported), with a job of the
+ * task's io and call tests and strict asserts only (judged_by
+ * "supervisor": a mixed task, whose expected values never enter the
+ * sandbox; job.h, supervisors_only). The judge's tests are not in it, so
+ * the candidate's process never holds their code; they keep the judge's
+ * verdicts, which count at the run's gate as inline's public verdicts
+ * would (ee_judge_leave_out): its hidden tests enter the process only when
+ * every public test, the judge's and the supervisor's, passed (or with
+ * --run-hidden), and the judge's hidden verdicts count only then
+ * (ee_judge_merge). A pair that did not finish (a timeout, an exit, a
+ * broken channel) is the verdict as it stands: no third run. One
+ * exception, which judges nothing of the judge's there: the judge's gate
+ * opens over its own public tests, so in a mixed task its hidden tests
+ * run ahead of the supervisor's public ones; a pair that ended among them
+ * (the candidate exited in such a call) is a verdict only if inline would
+ * have got there. The candidate then runs inline, gated as inline, with
+ * the same job, for its public io and call tests (ee_judge_settle): if one
  * fails, that run is the record (the judge's public verdicts kept, the
  * hidden tests skipped or not run, as inline), else the pair's is.
  * A warm worker lost under either side says nothing about the
@@ -319,7 +323,9 @@ static void free_judged(struct judged *j)
 
 /* The third run (the file's comment): the judge's verdicts kept in
  * ev->judged by task index (judged_by set where one stands), the candidate
- * run inline with its whole job; ee_eval_finish merges. Frees j. */
+ * run inline with the supervisor's tests only (ev->job), the judge's
+ * verdicts counting at its gate (ee_judge_leave_out); ee_eval_finish
+ * merges. Frees j. */
 static int rerun_inline(struct judged *j, struct ee_err *err)
 {
 	struct ee_eval *ev = j->ev;
@@ -343,14 +349,23 @@ static int rerun_inline(struct judged *j, struct ee_err *err)
 	return ee_eval_launch(ev, err);
 }
 
+void ee_judge_leave_out(struct ee_eval *ev)
+{
+	const struct judged *j = ev->pair;
+
+	for (size_t i = 0; ev->judged && i < ev->task->n_tests; i++)
+		if (ev->judged[i].judged_by)
+			ee_stream_leave_out(&ev->stream, i, ev->judged[i].state);
+	for (size_t k = 0; j && k < j->view.n_tests; k++)
+		ee_stream_leave_out(&ev->stream, j->task_index[k], j->judge.tests.results[k].state);
+}
+
 void ee_judge_merge(struct ee_eval *ev)
 {
 	const struct ee_task *task = ev->task;
 	struct ee_test_result *res = ev->stream.tests.results;
 	int public_failed = 0;
 
-	/* The inline run ran every hidden test; the record's mode is the run's. */
-	ev->stream.gate.run_hidden_on_fail = ev->opt->run_hidden_on_fail;
 	for (size_t i = 0; i < task->n_tests; i++) {
 		if (ev->judged[i].judged_by) {
 			struct ee_test_result inline_result = res[i];
@@ -360,8 +375,10 @@ void ee_judge_merge(struct ee_eval *ev)
 			res[i].judged_by = "supervisor"; /* the judge takes every other test */
 		public_failed |= !task->tests[i].hidden && res[i].state != EE_T_PASS;
 	}
-	/* The inline run ran every hidden test (its gate always opened): they
-	 * count only when the merged public verdicts would open inline's gate. */
+	/* The run's own gate was inline's: it opened over the merged public
+	 * verdicts (the judge's counted there), so its hidden tests ran only
+	 * then. The judge's ran behind its own gate, over its own public
+	 * tests: they count only when inline's would have opened. */
 	if (!public_failed || ev->opt->run_hidden_on_fail)
 		return;
 	for (size_t i = 0; i < task->n_tests; i++)
@@ -505,8 +522,10 @@ static int ran_ahead(const struct judged *j)
 	       s->phases.import.state == EE_PH_OK && !s->wire.violation && !js->wire.violation;
 }
 
-/* The candidate inline, its whole job gated as inline, for the public
- * tests the judge ran ahead of (ran_ahead); the pair waits in ev->pair,
+/* The candidate inline, gated as inline, with the supervisor's tests
+ * only (ev->job) and the judge's verdicts counting at its gate
+ * (ee_judge_leave_out: its public ones passed), for the public tests the
+ * judge ran ahead of (ran_ahead); the pair waits in ev->pair,
  * its candidate's stream in j->cand_stream. ee_judge_settle takes what
  * follows. On failure ev (which owns j now) is the caller's to free. */
 static int wait_for_public(struct judged *j, struct ee_err *err)
@@ -524,25 +543,28 @@ static int wait_for_public(struct judged *j, struct ee_err *err)
 }
 
 /* ee_judge_settle's closed gate: the inline run's record, but for the
- * judge's public tests, which keep the judge's verdicts (passes: its gate
- * opened). Its hidden tests are as the
- * inline run left them: skipped, or not run when it ended before its gate. */
+ * judge's tests, which were not in its job: the public ones keep the
+ * judge's verdicts (passes: its gate opened); the hidden ones are as
+ * inline would have left them, skipped once the run reported every public
+ * test it was due and ended (its gate, asked or not, closed), else not run. */
 static void settle_inline(struct judged *j)
 {
 	const struct ee_task *task = j->ev->task;
-	struct ee_test_result *res = j->ev->stream.tests.results;
+	const struct ee_stream *s = &j->ev->stream;
+	struct ee_test_result *res = s->tests.results;
+	size_t public_due = 0;
 
+	for (size_t i = 0; i < task->n_tests; i++)
+		public_due += supervisors_public(&task->tests[i]);
+	int gated = ee_stream_done(s) && s->tests.n_run >= public_due;
 	for (size_t k = 0; k < j->view.n_tests; k++) {
 		size_t i = j->task_index[k];
-		struct ee_test_result *r = &res[i];
+		struct ee_test_result *r = &res[i]; /* left out: owns nothing (ee_stream_leave_out) */
 		if (!task->tests[i].hidden) {
-			ee_test_result_free(r);
 			*r = j->judge.tests.results[k]; /* moved */
 			memset(&j->judge.tests.results[k], 0, sizeof(*r));
-		} else if (r->state != EE_T_SKIPPED && r->state != EE_T_NOT_RUN) {
-			ee_test_result_free(r); /* not with a closed gate: never a verdict from here */
-			r->state = EE_T_SKIPPED;
-		}
+		} else
+			r->state = gated ? EE_T_SKIPPED : EE_T_NOT_RUN; /* never a verdict from here */
 		r->judged_by = "judge";
 	}
 	for (size_t i = 0; i < task->n_tests; i++)

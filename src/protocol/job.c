@@ -105,15 +105,24 @@ static int set_program(json_t *job, const char *program)
 	return rc;
 }
 
+/* Whether a job holds test t: every test, or (supervisors_only) the
+ * supervisor's only, whose expected values stay out of the sandbox. */
+static int job_holds(const struct ee_test *t, int supervisors_only)
+{
+	return !supervisors_only || ee_test_judged_by_supervisor(t);
+}
+
 /* The kinds the hidden tests will have, as the job names them, once each:
  * the harness decides before candidate code runs whether the import phase
  * runs and unittest is bound. */
-static json_t *hidden_kinds(const struct ee_task *task)
+static json_t *hidden_kinds(const struct ee_task *task, int supervisors_only)
 {
 	json_t *kinds = json_array();
 
 	for (size_t i = 0; kinds && i < task->n_tests; i++) {
 		const struct ee_test *t = &task->tests[i];
+		if (!job_holds(t, supervisors_only))
+			continue;
 		const char *name = !t->strict ? ee_test_kind_name(t->kind) : t->calls ? "calls" : "call";
 		size_t k;
 		json_t *x;
@@ -138,7 +147,7 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 	 * no setup, the judge's no candidate code (docs/protocol.md). */
 	int serve = spec->role == EE_JOB_SERVE, judge = spec->role == EE_JOB_JUDGE;
 	for (size_t i = 0; tests && !serve && i < task->n_tests; i++)
-		if (!task->tests[i].hidden)
+		if (!task->tests[i].hidden && job_holds(&task->tests[i], spec->supervisors_only))
 			json_array_append_new(tests,
 			                      job_test(&task->tests[i], i, spec->test_timeout_ms, spec->cal));
 	for (size_t i = 0; deny && spec->deny_imports && ee_default_denylist[i]; i++)
@@ -149,7 +158,12 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 	                  "scan", scan_names[spec->scan], "gate", spec->gate && !serve, "io_output_cap",
 	                  (json_int_t)spec->io_output_cap);
 	static const char *const role_names[] = { "inline", "serve", "judge" };
-	if (!job || json_object_set_new(job, "hidden_kinds", serve ? json_array() : hidden_kinds(task)) < 0 ||
+	if (!job ||
+	    json_object_set_new(job, "hidden_kinds",
+	                        serve ? json_array() : hidden_kinds(task, spec->supervisors_only)) < 0 ||
+	    /* The judge's tests left out would have run the import phase: it
+	     * runs, as inline with them, even when every test held is io. */
+	    (spec->supervisors_only && json_object_set_new(job, "import_phase", json_true()) < 0) ||
 	    (spec->lint && !judge && json_object_set_new(job, "lint", json_string(ee_lint_py)) < 0) ||
 	    (spec->role && json_object_set_new(job, "role", json_string(role_names[spec->role])) < 0) ||
 	    /* The name a test may take from the candidate although it is a
@@ -168,10 +182,16 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, const struct ee_calibration *cal,
                     size_t *len)
 {
+	return ee_job_hidden_of(task, 0, test_timeout_ms, cal, len);
+}
+
+char *ee_job_hidden_of(const struct ee_task *task, int supervisors_only, long test_timeout_ms,
+                       const struct ee_calibration *cal, size_t *len)
+{
 	json_t *tests = json_array();
 
 	for (size_t i = 0; tests && i < task->n_tests; i++)
-		if (task->tests[i].hidden)
+		if (task->tests[i].hidden && job_holds(&task->tests[i], supervisors_only))
 			json_array_append_new(tests, job_test(&task->tests[i], i, test_timeout_ms, cal));
 	ee_autodecref json_t *o = json_pack("{s:o}", "tests", tests);
 	ee_autofree char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;

@@ -37,6 +37,12 @@ struct ee_job_spec {
 	long test_timeout_ms;             /* --test-timeout: each clocked test's own (0: none) */
 	const struct ee_calibration *cal; /* --time-factor's limits, or NULL (off) */
 	int role;                         /* enum ee_job_role */
+	/* --judge separate's inline runs of a mixed task (docs/protocol.md,
+	 * "Mixed tasks"): only the tests the supervisor judges (io, call,
+	 * strict: ee_test_judged_by_supervisor), never the judge's assert,
+	 * program and unittest code; the import phase runs as it would have
+	 * with them ("import_phase"). */
+	int supervisors_only;
 };
 
 /* The job as compact JSON (public tests only: hidden ones follow the gate) (malloc'd, owned by the caller), *ret_len its
@@ -48,6 +54,11 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *ret_len);
  * caller), *ret_len its length; NULL when out of memory. */
 char *ee_job_hidden(const struct ee_task *task, long test_timeout_ms, const struct ee_calibration *cal,
                     size_t *ret_len);
+
+/* ee_job_hidden for a job built with supervisors_only: the hidden tests
+ * the supervisor judges, when supervisors_only. */
+char *ee_job_hidden_of(const struct ee_task *task, int supervisors_only, long test_timeout_ms,
+                       const struct ee_calibration *cal, size_t *ret_len);
 
 /* The stdin of each /run_code request the task runs apart (its script's
  * "apart"), one after the other, for the gate: the job gives each one's

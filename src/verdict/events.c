@@ -86,21 +86,39 @@ int ee_stream_init(struct ee_stream *s, const struct ee_task *task, const char *
 	ph->lint_findings = json_array();
 	ph->lint_tools = json_array();
 	s->tests.order = calloc(n, sizeof(*s->tests.order));
+	s->tests.due = calloc(n, sizeof(*s->tests.due));
 	s->tests.results = calloc(n, sizeof(*s->tests.results));
 	s->tests.n_results = s->tests.results ? n : 0;
-	if (!ph->findings || !ph->lint_findings || !ph->lint_tools || !s->tests.order || !s->tests.results)
+	if (!ph->findings || !ph->lint_findings || !ph->lint_tools || !s->tests.order || !s->tests.due ||
+	    !s->tests.results)
 		return -1;
 	size_t k = 0;
 	for (int hidden = 0; hidden <= 1; hidden++)
 		for (size_t i = 0; i < task->n_tests; i++)
 			if (task->tests[i].hidden == hidden)
 				s->tests.order[k++] = i;
+	memcpy(s->tests.due, s->tests.order, task->n_tests * sizeof(*s->tests.due));
+	s->tests.n_due = task->n_tests;
 	for (size_t i = 0; i < task->n_tests; i++) {
 		s->tests.results[i].duration_ms = -1;
 		s->tests.results[i].judging = ee_test_judging(&task->tests[i]);
 	}
 	ph->syntax.duration_ms = ph->scan.duration_ms = ph->lint.duration_ms = ph->import.duration_ms = -1;
 	return 0;
+}
+
+void ee_stream_leave_out(struct ee_stream *s, size_t index, int state)
+{
+	struct ee_stream_tests *ts = &s->tests;
+
+	for (size_t k = 0; k < ts->n_due; k++)
+		if (ts->due[k] == index) {
+			memmove(&ts->due[k], &ts->due[k + 1], (ts->n_due - k - 1) * sizeof(*ts->due));
+			ts->n_due--;
+			ts->results[index].state = state;
+			ts->results[index].judged_by = "judge";
+			return;
+		}
 }
 
 static void free_phase(struct ee_phase_result *p)
@@ -139,6 +157,7 @@ void ee_stream_free(struct ee_stream *s)
 		ee_test_result_free(&s->tests.results[i]);
 	free(s->tests.results);
 	free(s->tests.order);
+	free(s->tests.due);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -482,10 +501,10 @@ static const char *test_out_of_place(const struct ee_stream *s, const json_t *ev
 
 	if (s->at != EE_AT_TESTS)
 		return "test before the import phase";
-	if (ts->n_run >= s->task->n_tests || !json_is_integer(idx) ||
-	    (size_t)json_integer_value(idx) != ts->order[ts->n_run])
+	if (ts->n_run >= ts->n_due || !json_is_integer(idx) ||
+	    (size_t)json_integer_value(idx) != ts->due[ts->n_run])
 		return "test out of order or unknown";
-	if (s->task->tests[ts->order[ts->n_run]].hidden && s->gate.enabled && s->gate.answer != 'c')
+	if (s->task->tests[ts->due[ts->n_run]].hidden && s->gate.enabled && s->gate.answer != 'c')
 		return "hidden test without the gate's consent";
 	return NULL;
 }
@@ -568,7 +587,7 @@ static int on_test(struct ee_stream *s, const json_t *ev)
 		violate(s, why);
 		return 0;
 	}
-	size_t i = s->tests.order[s->tests.n_run];
+	size_t i = s->tests.due[s->tests.n_run];
 	const struct ee_test *t = &s->task->tests[i];
 	struct ee_test_result *r = &s->tests.results[i];
 	if (r->judging == EE_JUDGE_PYEQ_CALLS)
@@ -590,20 +609,18 @@ static int on_test(struct ee_stream *s, const json_t *ev)
 
 int ee_stream_public_failed(const struct ee_stream *s)
 {
-	for (size_t k = 0; k < s->task->n_tests; k++) {
-		size_t i = s->tests.order[k];
-		const struct ee_test_result *r = &s->tests.results[i];
-		if (!s->task->tests[i].hidden && r->state != EE_T_PASS)
+	for (size_t i = 0; i < s->task->n_tests; i++)
+		if (!s->task->tests[i].hidden && s->tests.results[i].state != EE_T_PASS)
 			return 1;
-	}
 	return 0;
 }
 
-static size_t count_public(const struct ee_task *t)
+/* The public tests the harness reports (those left out are not). */
+static size_t count_public_due(const struct ee_stream *s)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < t->n_tests; i++)
-		n += !t->tests[i].hidden;
+	for (size_t k = 0; k < s->tests.n_due; k++)
+		n += !s->task->tests[s->tests.due[k]].hidden;
 	return n;
 }
 
@@ -612,7 +629,7 @@ static int on_gate(struct ee_stream *s)
 	struct ee_stream_gate *g = &s->gate;
 	size_t n_run = s->tests.n_run;
 
-	if (!g->enabled || g->asked || n_run != count_public(s->task) || n_run == s->task->n_tests ||
+	if (!g->enabled || g->asked || n_run != count_public_due(s) || n_run == s->tests.n_due ||
 	    s->tests.call_next > 0) {
 		violate(s, "unexpected gate");
 		return 0;
@@ -627,8 +644,8 @@ static int on_gate(struct ee_stream *s)
 /* Tests the stream never reported: skipped (the gate said so) or not run. */
 static void settle_unreported(struct ee_stream *s)
 {
-	for (size_t k = s->tests.n_run; k < s->task->n_tests; k++) {
-		size_t i = s->tests.order[k];
+	for (size_t k = s->tests.n_run; k < s->tests.n_due; k++) {
+		size_t i = s->tests.due[k];
 		if (s->task->tests[i].hidden && s->gate.answer == 's')
 			s->tests.results[i].state = EE_T_SKIPPED;
 	}
@@ -730,8 +747,8 @@ static int more_questions(const struct ee_stream *s)
 	if (s->gate.asked && s->gate.answer != 'c')
 		return 0;
 	int hidden_left = 0;
-	for (size_t k = s->tests.n_run; k < s->task->n_tests; k++) {
-		size_t i = s->tests.order[k];
+	for (size_t k = s->tests.n_run; k < s->tests.n_due; k++) {
+		size_t i = s->tests.due[k];
 		const struct ee_test *t = &s->task->tests[i];
 		if (s->tests.results[i].judging == EE_JUDGE_PYEQ_CALLS && json_array_size(t->calls) > 1)
 			return 1; /* a one-call program asks nothing */

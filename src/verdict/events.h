@@ -88,8 +88,12 @@ struct ee_stream_phases {
 };
 
 struct ee_stream_tests {
-	size_t *order;                  /* run order: indices of public, then hidden tests */
-	size_t n_run;                   /* tests reported so far (position in order) */
+	size_t *order; /* run order: indices of public, then hidden tests (the record's) */
+	/* The tests the harness reports, in run order: order without those
+	 * left out of the job (ee_stream_leave_out). */
+	size_t *due;
+	size_t n_due;
+	size_t n_run;                   /* tests reported so far (position in due) */
 	struct ee_test_result *results; /* by task index */
 	size_t n_results;               /* the task's tests, kept for ee_stream_free */
 	size_t call_next;               /* strict program under way: its next call's number */
@@ -145,6 +149,14 @@ struct ee_stream {
 /* Prepares a stream for task; nonce is the job's. */
 int ee_stream_init(struct ee_stream *s, const struct ee_task *task, const char *nonce, int gate,
                    int run_hidden_on_fail);
+
+/* Test index is not in the job (--judge separate: the judge judged it,
+ * docs/protocol.md "Mixed tasks"): the stream neither waits for nor
+ * accepts an event for it, and takes state (enum ee_test_state) as its
+ * verdict, which counts at the gate as any public test's. Its result
+ * owns nothing; judged_by is "judge". Call after ee_stream_init, before
+ * any bytes are fed. */
+void ee_stream_leave_out(struct ee_stream *s, size_t index, int state);
 void ee_stream_free(struct ee_stream *s);
 /* Frees what r owns and zeroes it (a result moved out of its stream). */
 void ee_test_result_free(struct ee_test_result *r);
@@ -165,7 +177,8 @@ void ee_stream_finish(struct ee_stream *s);
 /* Whether the stream ended with "done". */
 int ee_stream_done(const struct ee_stream *s);
 
-/* Whether any public test is not a pass (after the public phase). */
+/* Whether any public test is not a pass (after the public phase), those
+ * left out included. */
 int ee_stream_public_failed(const struct ee_stream *s);
 
 #endif

@@ -377,25 +377,86 @@ def walked(rec):
 
 def test_a_walk_in_a_mixed_task_forges_nothing(run):
     """A task with a call test too (a mixed task, docs/protocol.md): after
-    the pair, a third run judges the candidate inline with its whole job.
-    The walk finds the tests' source there and answers from it, but every
-    test of the judge's keeps the judge's verdict."""
+    the pair, a third run judges the candidate inline, with the
+    supervisor's tests only. Every test of the judge's keeps the judge's
+    verdict."""
     rec = run(WALK, task=MIXED, args=["--timeout", "2"]).record
     assert (rec["status"], rec["detail"], rec["reward"]) == ("assertion_fail", FAILED, -1), rec
     assert [(t["status"], t["judged_by"]) for t in rec["tests"]] == [
         ("fail", "judge"), ("fail", "judge"), ("fail", "judge"), ("skipped", "judge"), ("skipped", "supervisor")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a mixed task's third run (docs/protocol.md, 'Mixed tasks') gives the candidate its whole job, hidden "
-    "tests included whatever the public verdict: a gc walk in a call finds the hidden assert "
-    "'assert add(5, 5) == 10' though every public test failed, and prints it into the record's stdout; "
-    "against docs/threat-model.md ('under the gate, a candidate whose public tests fail never holds a "
-    "hidden test') and DESIGN.md ('the candidate's interpreter never holds a test or an expected value')"))
-def test_a_mixed_task_holds_no_hidden_test_after_a_public_failure(run):
-    rec = run(WALK, task=MIXED, args=["--timeout", "2"]).record
+# MIXED with a public call too: the walk runs in the third run's process
+# (the record's stdout is that run's).
+MIXED_CALLS = dict(TASK, tests=TASK["tests"] + [
+    {"kind": "call", "fn": "add", "args": [3, 4], "expected": 7},
+    {"kind": "call", "fn": "add", "args": [6, 7], "expected": 13, "visibility": "hidden"}])
+
+
+@pytest.mark.parametrize("task", [MIXED, MIXED_CALLS], ids=["hidden_call", "public_call"])
+def test_a_mixed_task_holds_no_hidden_test_after_a_public_failure(run, task):
+    """The third run's job holds no test of the judge's, and its gate is
+    inline's over every public verdict: the walk in the third run's calls
+    finds no test code at all (before: the hidden assert "assert add(5, 5)
+    == 10" and every public one, in the third run's job, though every
+    public test had failed), and no hidden call reaches it."""
+    rec = run(WALK, task=task, args=["--timeout", "2"]).record
     assert rec["status"] == "assertion_fail", rec
-    assert "add(5, 5) == 10" not in walked(rec), rec["stdout"][:1000]
+    assert rec["tests"][-1]["status"] == "skipped", rec["tests"]
+    assert rec["stdout"].count("REPORT ") == (task is MIXED_CALLS), rec["stdout"][:1000]  # add(3, 4) only
+    assert walked(rec) == set(), rec["stdout"][:1000]
+
+
+# Answers right, walks in every call and says which call it answered.
+WALK_RIGHT = WALK.replace("    return 0 if hit is None else hit\n",
+                          "    print(\"CALLED %d %d\" % (a, b), flush=True)\n    return a + b\n")
+
+
+def test_a_mixed_task_that_passes_holds_hidden_inputs_but_no_test_code(run):
+    """Every public test passed: the third run's gate opens, and the hidden
+    call's arguments enter the candidate's process, as inline's would;
+    still no test code of the judge's, public or hidden (before: all of it,
+    in the third run's job)."""
+    assert "return a + b" in WALK_RIGHT
+    rec = run(WALK_RIGHT, task=MIXED_CALLS, args=["--timeout", "2"]).record
+    assert rec["status"] == "pass", rec
+    assert [(t["status"], t["judged_by"]) for t in rec["tests"]] == [
+        ("pass", "judge")] * 4 + [("pass", "supervisor")] * 2
+    assert rec["stdout"].count("CALLED") == 2 and "CALLED 6 7" in rec["stdout"], rec["stdout"][:1000]
+    assert walked(rec) == set(), rec["stdout"][:1000]
+
+
+# The judge's gate opens over its own public tests (the assert): it runs
+# the hidden assert ahead of the public call, and the candidate ends its
+# process in that call. The engine then runs it inline for the public call
+# alone (docs/protocol.md, the ran_ahead exception), which fails: that
+# run is the record, and its stdout the walk's report from f(1).
+AHEAD_TASK = {"task_id": "forge/ahead", "entry_point": "f", "tests": [
+    {"kind": "call", "fn": "f", "args": [1], "expected": 1},
+    {"kind": "assert", "code": "assert f(3) == 3"},
+    {"kind": "assert", "code": "assert f(2) == 2", "visibility": "hidden"}]}
+AHEAD_WALK = (WALK.split("    def add(a, b):")[0]
+              .replace('TOKENS = [t[::-1] for t in ("(dda tressa",', 'TOKENS = [t[::-1] for t in ("(f tressa",')
+              + dedent("""
+    import os
+    def f(x):
+        if x == 2:
+            os._exit(0)
+        print("REPORT " + json.dumps(walk(x, x)[0]), flush=True)
+        return 0 if x == 1 else x
+    """))
+
+
+def test_the_run_for_public_tests_run_ahead_of_holds_no_test_code(run):
+    """That run's job holds the supervisor's tests only: the walk in its
+    call finds none of the judge's asserts (before: every public one, in
+    its whole job)."""
+    rec = run(AHEAD_WALK, task=AHEAD_TASK, args=["--timeout", "2"]).record
+    assert (rec["status"], rec["detail"]) == ("assertion_fail", "test 0 failed: expected 1, got 0"), rec
+    assert [(t["status"], t["judged_by"]) for t in rec["tests"]] == [
+        ("fail", "supervisor"), ("pass", "judge"), ("skipped", "judge")], rec["tests"]
+    assert rec["stdout"].count("REPORT ") == 1, rec["stdout"][:1000]
+    assert walked(rec) == set(), rec["stdout"][:1000]
 
 
 # A conftest.py, sitecustomize.py, usercustomize.py and a .pth in every place

@@ -360,6 +360,32 @@ def test_a_mixed_task_has_each_test_judged_by_the_strongest_judge(run, sep):
     assert judged_by(forged) == MIXED_BY
 
 
+# A mixed task whose supervisor's tests are io only: the third run's job
+# holds those alone (never the judge's tests), yet its import phase runs,
+# as inline's does with the assert tests in its job: the record's phases,
+# statuses and verdict are inline's.
+IO_MIXED_TASK = {"task_id": "io-mixed", "prompt": "", "tests": [
+    {"kind": "assert", "code": "assert add(1, 2) == 3"},
+    {"kind": "io", "stdin": "1 2\n", "stdout": "3\n"},
+    {"kind": "io", "stdin": "2 2\n", "stdout": "4\n", "visibility": "hidden"},
+    {"kind": "assert", "code": "assert add(5, 5) == 10", "visibility": "hidden"}]}
+IO_MAIN = "if __name__ == '__main__':\n    print(sum(map(int, input().split())))\n"
+
+
+@pytest.mark.parametrize("code", [ADD_OK + IO_MAIN, "def add(a, b):\n    return a - b\n" + IO_MAIN],
+                         ids=["right", "wrong"])
+def test_a_mixed_task_of_io_tests_reads_as_inline(run, sep, code):
+    inline = run(code, task=IO_MIXED_TASK, args=["--isolation", isolation_of(sep)])
+    r = run(code, task=IO_MIXED_TASK, args=sep)
+
+    def seen(rec):
+        return (rec["status"], rec["detail"], [(p["name"], p["status"]) for p in rec["phases"]],
+                [t["status"] for t in rec["tests"]])
+    assert seen(r.record) == seen(inline.record), (r.record, inline.record)
+    assert ("import", "ok") in seen(r.record)[2]
+    assert judged_by(r) == ["judge", "supervisor", "supervisor", "judge"]
+
+
 # A mixed task whose public tests are all the supervisor's: the judge's
 # gate opens at once, so its hidden assert runs while the public call test
 # is still unjudged. A candidate that ends its process in that assert's

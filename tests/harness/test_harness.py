@@ -188,6 +188,15 @@ def test_io_only_skips_import():
     assert t[0]["stdout"] == "42\n" and t[1]["stdout"] == "10\n"
 
 
+def test_import_phase_runs_when_the_job_says_so_with_io_only():
+    """The separate judge's inline runs of a mixed task leave the judge's
+    tests out of the job; the import phase runs as it would with them."""
+    code = "print('top level')\n"
+    result = run(dict(make_job(code, [io("")]), import_phase=True))
+    assert result.phase("import")["status"] == "ok"
+    assert result.tests()[0]["stdout"] == "top level\n"
+
+
 def test_candidate_sees_candidate_name_not_main():
     code = "import sys\nNAME = __name__\nMAIN = sys.modules['__main__']\n"
     tests = [A("assert NAME == '__candidate__'"),

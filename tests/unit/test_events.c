@@ -456,6 +456,116 @@ Test(events, the_job_holds_no_hidden_test_and_the_gate_brings_them)
 	free(gate);
 }
 
+/* --judge separate's inline runs of a mixed task: the judge's tests are
+ * not in the job, their verdicts count at the gate (docs/protocol.md,
+ * "Mixed tasks"). */
+Test(events, a_left_out_public_failure_closes_the_gate)
+{
+	ee_stream_leave_out(&s, 0, EE_T_PASS);
+	ee_stream_leave_out(&s, 1, EE_T_FAIL);
+	good_prefix();
+	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1, "no public test is due: the gate comes first");
+	cr_assert_eq(s.gate.answer, 's', "the judge's failed public test counts");
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_expect_eq(s.tests.results[1].state, EE_T_FAIL);
+	cr_expect_str_eq(s.tests.results[1].judged_by, "judge");
+	cr_expect_eq(s.tests.results[2].state, EE_T_SKIPPED);
+	cr_expect_eq(s.tests.order[0], 0, "the record's order keeps every test");
+}
+
+Test(events, left_out_passes_open_the_gate)
+{
+	ee_stream_leave_out(&s, 0, EE_T_PASS);
+	ee_stream_leave_out(&s, 1, EE_T_PASS);
+	good_prefix();
+	cr_assert_eq(send_ev(NONCE, "\"ev\":\"gate\""), 1);
+	cr_assert_eq(s.gate.answer, 'c');
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":2,\"status\":\"returned\",\"stdout\":\"3\\n\","
+	               "\"exit_code\":0");
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_expect_eq(s.tests.results[2].state, EE_T_PASS);
+}
+
+Test(events, a_left_out_test_is_never_accepted)
+{
+	ee_stream_leave_out(&s, 0, EE_T_FAIL);
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	expect_violation("test out of order or unknown");
+	cr_expect_eq(s.tests.results[0].state, EE_T_FAIL, "the judge's verdict stands");
+}
+
+Test(events, with_every_hidden_test_left_out_no_gate_is_due)
+{
+	ee_stream_leave_out(&s, 2, EE_T_PASS);
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"gate\"");
+	expect_violation("unexpected gate");
+}
+
+Test(events, with_every_hidden_test_left_out_done_ends_the_run)
+{
+	ee_stream_leave_out(&s, 2, EE_T_NOT_RUN);
+	good_prefix();
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":0,\"status\":\"fail\",\"message\":\"AssertionError\"");
+	send_ev(NONCE, "\"ev\":\"test\",\"index\":1,\"status\":\"pass\"");
+	send_ev(NONCE, "\"ev\":\"done\"");
+	cr_assert_null(s.wire.violation, "%s", s.wire.violation);
+	cr_assert(ee_stream_done(&s));
+	cr_expect_eq(s.tests.results[2].state, EE_T_NOT_RUN, "left to the caller");
+}
+
+/* The job of such a run: the supervisor's tests only, public and hidden. */
+Test(events, a_supervisors_only_job_holds_no_test_code)
+{
+	const char *json = "{\"task_id\":\"m\",\"tests\":["
+	                   "{\"kind\":\"assert\",\"code\":\"assert f(1) == 11\"},"
+	                   "{\"kind\":\"io\",\"stdin\":\"in-public\",\"stdout\":\"x\\n\"},"
+	                   "{\"kind\":\"assert\",\"code\":\"assert f(2) == 22\",\"visibility\":\"hidden\"},"
+	                   "{\"kind\":\"unittest\",\"code\":\"import unittest\",\"visibility\":\"hidden\"},"
+	                   "{\"kind\":\"call\",\"fn\":\"f\",\"args\":[3],\"expected\":33,"
+	                   "\"visibility\":\"hidden\"}]}";
+	struct ee_task m;
+	struct ee_err err;
+	json_error_t jerr;
+	json_t *o = json_loads(json, 0, &jerr);
+	cr_assert_not_null(o);
+	cr_assert_eq(ee_task_from_json(o, EE_FORMAT_AUTO, "m.json:1", &m, &err), 0, "%s", err.msg);
+	json_decref(o);
+	struct ee_job_spec spec = {
+		.task = &m, .program = "x = 1\n", .nonce = NONCE, .gate = 1, .supervisors_only = 1
+	};
+	size_t len = 0;
+	char *job = ee_job_build(&spec, &len);
+	cr_assert_not_null(job);
+	cr_expect_null(strstr(job, "assert"), "the judge's test code is in the job: %s", job);
+	cr_expect(strstr(job, "\"stdin\":\"in-public\""), "%s", job);
+	cr_expect(strstr(job, "\"hidden_kinds\":[\"call\"]"), "%s", job);
+	cr_expect(strstr(job, "\"import_phase\":true"), "%s", job);
+	free(job);
+	char *gate = ee_job_hidden_of(&m, 1, 0, NULL, &len);
+	cr_assert_not_null(gate);
+	cr_expect_null(strstr(gate, "assert"), "%.*s", (int)len, gate);
+	cr_expect_null(strstr(gate, "unittest"), "%.*s", (int)len, gate);
+	cr_expect(strstr(gate, "\"index\":4,\"kind\":\"call\""), "%.*s", (int)len, gate);
+	free(gate);
+	gate = ee_job_hidden(&m, 0, NULL, &len); /* every hidden test: an inline job's */
+	cr_assert_not_null(gate);
+	cr_expect(strstr(gate, "assert f(2) == 22"), "%.*s", (int)len, gate);
+	free(gate);
+	spec.supervisors_only = 0;
+	job = ee_job_build(&spec, &len);
+	cr_assert_not_null(job);
+	cr_expect(strstr(job, "assert f(1) == 11"), "%s", job);
+	cr_expect_null(strstr(job, "import_phase"), "%s", job);
+	free(job);
+	ee_task_free(&m);
+}
+
 /* /run_code requests sharing a sandbox: their stdins come on the gate at
  * each one's turn, so the job has their lengths only. */
 Test(events, apart_scripts_stdins_stay_out_of_the_job)

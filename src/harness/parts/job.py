@@ -210,6 +210,9 @@ def _parse_job(job_bytes):
         "scan": scan,
         "gate": _field(job, "gate", bool, False),
         "hidden_kinds": _hidden_kinds(job),
+        # The separate judge's inline runs of a mixed task: the judge's tests
+        # are left out, but the import phase runs as it would with them.
+        "import_phase": _field(job, "import_phase", bool, False),
         "io_cap": cap,
         "lint": _field(job, "lint", str, ""),  # lint.py's source, "" for no lint phase
         "role": _role(job),  # the separate judge's two sides (callserve.py, judge.py)

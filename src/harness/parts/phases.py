@@ -214,7 +214,7 @@ def _run_phases(emit, job, fds):
     # judge is ready (its clock and its CPU limit start then; docs/protocol.md).
     if job["role"] == "serve" and not _await_go(fds[1]):
         return
-    if kinds and not [k for k in kinds if k != "io"]:
+    if kinds and not [k for k in kinds if k != "io"] and not job["import_phase"]:
         emit({"ev": "phase", "name": "import", "status": "skipped"})
     elif not _import_phase(emit, job, ctx):
         return
