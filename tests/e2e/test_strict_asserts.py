@@ -74,7 +74,7 @@ def add(a, b):
 def test_forged_eq_passes_in_sandbox_but_not_strict(run):
     assert run(FORGED_EQ, asserts=ASSERTS).record["status"] == "pass"
     r = run(FORGED_EQ, asserts=ASSERTS, args=STRICT)
-    assert_verdict(r, "assertion_fail", "test 0 failed: expected 3, got <unsupported type 'Liar'>", score=0.0)
+    assert_verdict(r, "assertion_fail", "test 0 failed: expected 3, got 0", score=0.0)
 
 
 DICT_LIKE = """
@@ -101,7 +101,7 @@ def f(kind):
 # (assert, Python's verdict, strict's verdict): collections' dict types are
 # dicts by content; a class dressed up as collections.Counter is judged by
 # what it holds (its lying __eq__ passes only in the sandbox); a subclass
-# of Counter is "other", as every subclass.
+# of Counter, as every subclass of a builtin type, by its builtin value.
 DICT_LIKE_ASSERTS = [
     ("assert f('counter') == {'a': 2, 'b': 1}", True, True),
     ("assert f('counter') == {'a': 2}", False, False),
@@ -112,7 +112,7 @@ DICT_LIKE_ASSERTS = [
     ("assert f('nested') == [{'a': 1}, ({'x': 1},)]", True, True),
     ("assert f('fake') == {'b': 7}", True, False),
     ("assert f('fake') == {'a': 1}", True, True),
-    ("assert f('sub') == {'a': 1, 'b': 1}", True, False),
+    ("assert f('sub') == {'a': 1, 'b': 1}", True, True),
 ]
 
 
@@ -123,7 +123,7 @@ def test_collections_dict_types_compare_by_content(run):
     assert [t["status"] for t in plain["tests"]] == ["pass" if p else "fail" for _, p, _ in DICT_LIKE_ASSERTS]
     assert [t["status"] for t in strict["tests"]] == ["pass" if s else "fail" for _, _, s in DICT_LIKE_ASSERTS]
     assert {t["judged_by"] for t in strict["tests"]} == {"supervisor"}
-    assert "unsupported type 'SubCounter'" in strict["tests"][-1]["message"], strict["tests"][-1]
+    assert strict["tests"][-1]["status"] == "pass", strict["tests"][-1]  # a subclass: by its dict
 
 
 def test_right_and_wrong_answers(run):

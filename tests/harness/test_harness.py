@@ -658,7 +658,7 @@ def test_a_program_nested_too_deeply_for_the_tree_compiles_as_python_does():
     ("{1, 2}", {"set": [{"int": "1"}, {"int": "2"}]}),
     ("frozenset()", {"frozenset": []}),
     ("{(1, 'a')}", {"set": [{"tuple": [{"int": "1"}, "a"]}]}),
-    ("MySet({1})", {"other": "MySet"}),
+    ("MySet({1})", {"set": [{"int": "1"}]}),
     ("b'x'", {"other": "bytes"}),
     ("1j", {"complex": ["0.0", "1.0"]}),
     ("complex(-0.0, float('nan'))", {"complex": ["-0.0", "nan"]}),
@@ -667,15 +667,20 @@ def test_a_program_nested_too_deeply_for_the_tree_compiles_as_python_does():
     ("type('int', (), {})", {"other": "type"}),
     ("object()", {"other": "object"}),
     ("len", {"other": "builtin_function_or_method"}),
-    ("MyInt(3)", {"other": "MyInt"}),
-    ("MyStr('a')", {"other": "MyStr"}),
-    ("MyList([1])", {"other": "MyList"}),
-    ("MyDict(a=1)", {"other": "MyDict"}),
-    ("MyTuple((1,))", {"other": "MyTuple"}),
-    ("[MyInt(1)]", {"list": [{"other": "MyInt"}]}),
+    # A subclass of a builtin type is its builtin value, read without its
+    # code: MyInt's always-true __eq__ is never asked.
+    ("MyInt(3)", {"int": "3"}),
+    ("MyStr('a')", "a"),
+    ("MyList([1])", {"list": [{"int": "1"}]}),
+    ("MyDict(a=1)", {"dict": [["a", {"int": "1"}]]}),
+    ("MyTuple((1,))", {"tuple": [{"int": "1"}]}),
+    ("[MyInt(1)]", {"list": [{"int": "1"}]}),
+    ("collections.namedtuple('P', 'x y')(1, 2)", {"tuple": [{"int": "1"}, {"int": "2"}]}),
+    ("enum.IntEnum('C', 'A B').B", {"int": "2"}),
+    ("enum.Enum('C', 'A B').B", {"other": "C"}),
 ])
 def test_canonical_values(expr, expected):
-    code = ("class MyInt(int):\n    def __eq__(self, other):\n        return True\n"
+    code = ("import collections, enum\nclass MyInt(int):\n    def __eq__(self, other):\n        return True\n"
             "class MyStr(str): pass\nclass MyList(list): pass\n"
             "class MyDict(dict): pass\nclass MyTuple(tuple): pass\nclass MySet(set): pass\n"
             "def f():\n    return " + expr + "\n")

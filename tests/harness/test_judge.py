@@ -313,6 +313,56 @@ def test_what_fell_back_fails_in_the_judge(tail, message):
     assert all(e["status"] == "fail" for e in t.values()), r
 
 
+def test_builtin_subclasses_cross_by_their_builtin_value():
+    # A namedtuple is its tuple, an IntEnum member its int, an OrderedDict
+    # its dict; a forged __eq__ on such a subclass is never asked.
+    code = dedent("""
+        import collections, enum
+        P = collections.namedtuple("P", "x y")
+        class C(enum.IntEnum):
+            A = 1
+        class Liar(int):
+            def __eq__(self, o): return True
+            __hash__ = int.__hash__
+        def point(): return P(1, 2)
+        def color(): return C.A
+        def ordered(): return collections.OrderedDict(a=1)
+        def liar(): return Liar(5)
+        def points(): return [P(0, 0), P(1, 1)]
+        """)
+    tests = ["assert point() == (1, 2)", "assert color() == 1", "assert ordered() == {'a': 1}",
+             "assert liar() == 3", "assert points() == [(0, 0), (1, 1)]", "assert liar() == 5"]
+    r = relay.run(code, [{"kind": "assert", "code": a} for a in tests])
+    assert statuses(r) == ["pass", "pass", "pass", "fail", "pass", "pass"], r.tests()
+
+
+def test_two_of_the_candidates_objects_compare_as_python_does():
+    # A dataclass and an Enum member: == runs in the candidate's process,
+    # as inline, and must answer a bool.
+    code = dedent("""
+        import dataclasses, enum
+        @dataclasses.dataclass
+        class Point:
+            x: int
+            y: int
+        class Color(enum.Enum):
+            RED = 1
+            BLUE = 2
+        class Odd:
+            def __eq__(self, o): return "yes"
+        def mid(a, b): return Point((a.x + b.x) // 2, (a.y + b.y) // 2)
+        def warm(): return Color.RED
+        def odd(): return Odd()
+        """)
+    tests = ["assert mid(Point(0, 0), Point(2, 4)) == Point(1, 2)", "assert warm() == Color.RED",
+             "assert warm() != Color.BLUE", "assert mid(Point(0, 0), Point(2, 4)) == Point(1, 3)",
+             "assert odd() == odd()"]
+    r = relay.run(code, [{"kind": "assert", "code": a} for a in tests])
+    t = r.tests()
+    assert statuses(r) == ["pass", "pass", "pass", "fail", "fail"], t
+    assert t[4]["message"] == "channel: a comparison of two remote Odd answered by a str cannot cross", t
+
+
 def test_a_value_global_crosses_as_a_value():
     code = "LIMIT = 5\nNAMES = ['a', 'b']\nclass P:\n    x = 1\nPOINT = P()\n"
     tests = [{"kind": "assert", "code": "assert LIMIT == 5 and type(LIMIT) is int"},

@@ -520,6 +520,11 @@ def _await_go(fd):
     return first is not None and first.get("go") is True
 
 
+def _operator_eq(a, b):
+    """Handle 1: Python's == between two of the candidate's objects."""
+    return a == b
+
+
 class _Globals:
     """Handle 0: the candidate's module globals, read by name (an "attr"
     call), so a global that is a value crosses as any returned value does."""
@@ -542,7 +547,11 @@ def _serve_calls(emit, ctx, fd):
     ends the run (its reply says exit), as such a test does inline."""
     emit({"ev": "serving", "names": _candidate_names(ctx), "modules": _candidate_modules(ctx),
           "values": _candidate_values(ctx)})
-    handles = [_Globals(ctx.globals)]
+    # Handle 0: the module's globals; 1: Python's == between two of the
+    # candidate's objects (judge.py _Remote.__eq__); 2: an attribute of one
+    # of its callables (Color.RED, Point.origin: judge.py _Stub).
+    view = _Globals(ctx.globals)
+    handles = [view, _operator_eq, lambda name, attr: getattr(getattr(view, name), attr)]
     kept = {}  # streamed arguments by number, and "count": the next number
     while True:
         call = _wire_read(fd)

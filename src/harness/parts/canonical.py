@@ -72,13 +72,38 @@ def _like_a_dict(t):
         len(mro) == 3 and mro[1] is dict and mro[2] is object
 
 
+# A subclass of a builtin type is its builtin value, read with the base
+# type's own methods, which never run the subclass's code: a namedtuple is
+# its tuple, an IntEnum member its int, an OrderedDict its dict; its own
+# __eq__ (forged or not) is never asked. A class that only claims such a
+# base in its __mro__ fails the base's reader (a TypeError) and is "other".
+_BASE_READERS = ((int, int.__int__), (float, float.__float__), (complex, complex.__complex__),
+                 (str, str.__str__), (tuple, lambda v: tuple(tuple.__iter__(v))),
+                 (list, lambda v: list(list.__iter__(v))), (dict, lambda v: dict(dict.items(v))),
+                 (set, lambda v: set(set.__iter__(v))),
+                 (frozenset, lambda v: frozenset(frozenset.__iter__(v))))
+_EXACT = frozenset((type(None), bool, int, float, complex, str, list, tuple, dict, set, frozenset, type))
+
+
+def _builtin_value(v):
+    """(its builtin value, that type) for an instance of a subclass of a
+    builtin type, else (None, None)."""
+    for base, read in _BASE_READERS:
+        try:
+            return read(v), base
+        except TypeError:
+            continue
+    return None, None
+
+
 def _canonical(value, dict_like=False, remote=None):
     """Canonical JSON text of a return value.
 
-    Exact type checks make subclasses (a forged __eq__) "other" (with
-    dict_like, for strict asserts, collections' dict types are dicts); the
-    walk is iterative so a lowered recursion limit cannot break it. An
-    instance of the type remote (the separate judge's handles) is its
+    Exact type checks, then a subclass of a builtin type by its builtin
+    value (_builtin_value); any other class is "other" (with dict_like,
+    for strict asserts, collections' dict types are dicts); the walk is
+    iterative so a lowered recursion limit cannot break it. An instance
+    of the type remote (the separate judge's handles) is its
     {"handle": H}, at any depth."""
     out = []
     todo = [(0, value)]  # (depth, value); depth -1 marks literal JSON text
@@ -92,6 +117,10 @@ def _canonical(value, dict_like=False, remote=None):
         nodes += 1
         if dict_like and t is not dict and _like_a_dict(t):
             t = dict
+        elif t not in _EXACT and t is not remote:
+            base_value, base = _builtin_value(v)
+            if base is not None:
+                v, t = base_value, base
         if t is list or t is tuple or t is dict or t is set or t is frozenset:
             if depth >= _MAX_DEPTH or nodes + (_dict_len(v) if t is dict else len(v)) > _MAX_NODES:
                 return _TOO_LARGE
@@ -183,6 +212,10 @@ def _flat(value, dict_like=False, remote=None):
         t = type(v)
         if dict_like and t is not dict and _like_a_dict(t):
             t = dict
+        elif t not in _EXACT and t is not remote:
+            base_value, base = _builtin_value(v)
+            if base is not None:
+                v, t = base_value, base
         if t is list and v:
             text = _int_run(v)
             if text is not None:

@@ -182,6 +182,13 @@ class _Stub:
     def __call__(*args, **kwargs):  # no named self: a keyword "self" is the candidate's
         return _judge_call(args[0].state, {"fn": args[0].name}, args[1:], kwargs)
 
+    def __getattr__(self, attr):
+        # A class's attribute (Color.RED, Point.origin): read in the
+        # candidate's process, a value or a handle as any call's result.
+        if str.startswith(attr, "__"):
+            raise _Refused("attribute %s of the candidate's %s" % (attr, self.name))
+        return _judge_call(self.state, {"handle": 2}, (self.name, attr), {})
+
     def __repr__(self):
         return "<candidate function %s>" % self.name
 
@@ -224,9 +231,17 @@ class _Remote:
     def __eq__(self, other):
         # Against a builtin value, as strict asserts judge `other`: never
         # equal (an always-equal __eq__ in the candidate is not asked).
+        # Two of the candidate's objects (a dataclass, an Enum member, a
+        # Node the test built with its class): Python's == between them,
+        # run in the candidate's process, as inline; it must answer a bool.
         if _plain(other):
             return False
-        self._refuse()
+        if type(other) is not _Remote or other.state is not self.state:
+            self._refuse()
+        answer = _judge_call(self.state, {"handle": 1}, (self, other), {})
+        if type(answer) is not bool:
+            raise _Refused("a comparison of two remote %s answered by a %s" % (self.type_name, _type_name(type(answer))))
+        return answer
 
     def __ne__(self, other):
         return not self.__eq__(other)
