@@ -164,8 +164,6 @@ def _push_pairs(todo, pairs, depth):
         sep = True
 
 
-
-
 # Streamed values (docs/protocol.md, "Streamed values"): what the judge's
 # channel carries past the canonical form's bounds (100 levels, 100,000
 # nodes, 1,000,000 characters), as one flat text in prefix order, sent in

@@ -240,7 +240,8 @@ class _Remote:
             self._refuse()
         answer = _judge_call(self.state, {"handle": 1}, (self, other), {})
         if type(answer) is not bool:
-            raise _Refused("a comparison of two remote %s answered by a %s" % (self.type_name, _type_name(type(answer))))
+            raise _Refused("a comparison of two remote %s answered by a %s"
+                           % (self.type_name, _type_name(type(answer))))
         return answer
 
     def __ne__(self, other):
