@@ -144,6 +144,8 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	# The hostile suite under gVisor (77 s here at load 8): where a verdict or the
 	# host's evidence differs there, the test's gVisor branch says why.
 	EXECEVAL_BACKEND=gvisor tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_hostile.py
+	# The forgeries under gVisor (cold: one runsc sandbox per candidate).
+	EXECEVAL_BACKEND=gvisor tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_forgery.py -k test_no_forgery
 
 # Tests that run no candidate outside execeval's sandbox: the harness's own
 # (benign candidates only, no sandbox), the metrics CLI (reads files) and

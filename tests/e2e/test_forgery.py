@@ -34,6 +34,7 @@ import textwrap
 
 import pytest
 
+from conftest import BACKEND
 from serve_client import serve  # noqa: F401 (fixture)
 from test_hostile import EARLY_DETAIL, EARLY_EXITS, FAKE, TAMPERS, report
 from test_judge_separate import FRAME_WALK, STOLEN_EMIT
@@ -493,11 +494,23 @@ for _name, _code in TAMPERS.items():
     CASES["hostile_tamper:" + _name] = (_code + ADD_WRONG, TASK, "assertion_fail", FAILED, ALL_FAIL)
 
 
+# A 1 ms timer whose handler prints: a handler that fires inside its own
+# print raises RuntimeError (a reentrant call) wherever the process is,
+# the harness's reply included, which then ends: "premature exit". Under
+# gVisor, whose writes are slower, it does every time; natively on a
+# loaded machine, sometimes. Either verdict is the candidate's own doing,
+# never a pass.
+RACY_END = {"signal_handler_timer_in_a_call": ("error", "premature exit")}
+
+
 def check(rec, name):
     """The exact verdict of CASES[name], and the checks every case shares."""
     _, task, status, detail, statuses = CASES[name]
     assert rec is not None
     got = (rec["status"], rec["detail"], [t["status"] for t in rec["tests"]])
+    if RACY_END.get(name) == got[:2]:
+        assert "pass" not in got[2], rec["tests"]
+        status, detail, statuses = got
     if statuses is None:  # racy: which test was in flight; none passes
         assert "pass" not in got[2], rec["tests"]
         statuses = got[2]
@@ -519,7 +532,12 @@ def check(rec, name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_no_forgery(run, name, isolation):
     code, task = CASES[name][:2]
-    r = run(code, task=task, args=["--isolation", isolation, "--timeout", "2"])
+    # --isolation given here: EXECEVAL_BACKEND=gvisor is added by hand (make
+    # test's gVisor pass), which starts a runsc sandbox per candidate: cold.
+    if BACKEND == "gvisor" and isolation == "warm":
+        pytest.skip("--backend gvisor runs cold only")
+    backend = ["--backend", BACKEND] if BACKEND else []
+    r = run(code, task=task, args=["--isolation", isolation, "--timeout", "2"] + backend)
     check(r.record, name)
 
 
