@@ -68,11 +68,14 @@ static int field_byte(struct ee_flat *f, unsigned char c, struct ee_err *err)
 		int ok = f->field > 0;
 		if (f->tag == 'i' || f->tag == 'h')
 			ok = f->digit;
+		if (f->tag == 'b') /* hex pairs; b'' is "b;" */
+			ok = f->field % 2 == 0;
 		if (f->tag == 'c')
 			ok = f->commas == 1 && f->digit;
 		return ok ? 1 : bad(err, "an empty or malformed field");
 	}
-	size_t max = f->tag == 'i'   ? MAX_DIGITS
+	size_t max = f->tag == 'b'   ? EE_FLAT_MAX_BYTES
+	             : f->tag == 'i' ? MAX_DIGITS
 	             : f->tag == 'h' ? MAX_COUNT
 	             : f->tag == 'f' ? MAX_FLOAT
 	             : f->tag == 'c' ? 2 * MAX_FLOAT + 1
@@ -86,6 +89,8 @@ static int field_byte(struct ee_flat *f, unsigned char c, struct ee_err *err)
 		ok = c == ',' ? ++f->commas == 1 : float_char;
 	else if (f->tag == 'f')
 		ok = float_char;
+	else if (f->tag == 'b')
+		ok = is_digit(c) || (c >= 'a' && c <= 'f');
 	else /* y, o: a name, printable ASCII */
 		ok = c >= 0x20 && c <= 0x7e;
 	f->digit |= is_digit(c) || (f->tag == 'c' && c >= 'a' && c <= 'z');
@@ -137,7 +142,8 @@ static int tag_byte(struct ee_flat *f, unsigned char c, struct ee_err *err)
 	f->commas = 0;
 	if (c == 'N' || c == 'T' || c == 'F')
 		value_done(f);
-	else if (c == 'i' || c == 'f' || c == 'c' || c == 'y' || c == 'o' || (c == 'h' && f->handles))
+	else if (c == 'i' || c == 'f' || c == 'c' || c == 'b' || c == 'y' || c == 'o' ||
+	         (c == 'h' && f->handles))
 		f->state = AT_FIELD;
 	else if (c == 's')
 		f->state = AT_STRLEN;

@@ -13,6 +13,7 @@
  *   N T F                       None, True, False
  *   i<int>;  f<float repr>;     c<float>,<float>;  (a complex)
  *   s<n>:<n characters>         a str (characters, not bytes)
+ *   b<hex>;                     bytes, as lower-case hex pairs
  *   y<name>;  o<name>;          a builtin type; another type, by name
  *   h<n>;                       a handle (the judge's calls only)
  *   l t S Z d<n>;               list, tuple, set, frozenset, dict: n items

@@ -57,6 +57,19 @@ struct walk {
 	size_t *streams;
 };
 
+static int hex_text(const json_t *v)
+{
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v);
+
+	if (!s || n % 2)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
 static int check_node(const json_t *v, int depth, struct walk *w, struct ee_err *err);
 
 static int check_items(const json_t *list, int depth, struct walk *w, int pairs, struct ee_err *err)
@@ -98,6 +111,8 @@ static int check_node(const json_t *v, int depth, struct walk *w, struct ee_err 
 		return int_text(in) ? 0 : bad(err, "a malformed int");
 	if (strcmp(tag, "float") == 0)
 		return short_string(in, MAX_FLOAT) ? 0 : bad(err, "a malformed float");
+	if (strcmp(tag, "bytes") == 0) /* the judge's channel only: lower-case hex pairs */
+		return hex_text(in) ? 0 : bad(err, "malformed bytes");
 	if (strcmp(tag, "complex") == 0) /* [real, imag]: each a float's text, one node in all */
 		return json_is_array(in) && json_array_size(in) == 2 &&
 		                       short_string(json_array_get(in, 0), MAX_FLOAT) &&

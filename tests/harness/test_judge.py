@@ -336,6 +336,14 @@ def test_builtin_subclasses_cross_by_their_builtin_value():
     assert statuses(r) == ["pass", "pass", "pass", "fail", "pass", "pass"], r.tests()
 
 
+def test_bytes_cross_both_ways():
+    code = "def enc(s):\n    return s.encode('utf-8')\ndef dec(b):\n    return b.decode('utf-8')\n"
+    tests = ["assert enc('\u00e9') == b'\\xc3\\xa9'", "assert dec(b'ok') == 'ok'", "assert enc('') == b''",
+             "assert enc('a' * 200000) == b'a' * 200000", "assert enc('x') == 'x'"]
+    r = relay.run(code, [{"kind": "assert", "code": a} for a in tests])
+    assert statuses(r) == ["pass", "pass", "pass", "pass", "fail"], r.tests()
+
+
 def test_two_of_the_candidates_objects_compare_as_python_does():
     # A dataclass and an Enum member: == runs in the candidate's process,
     # as inline, and must answer a bool.

@@ -33,6 +33,7 @@ static const struct flat_case cases[] = {
 	{ "I3;1,-2,30;", 1, 0 },
 	{ "l2;I1;5;N", 1, 0 },
 	{ "yint;oMy Class;", 2, 0 },
+	{ "b;b00ff;", 2, 0 },
 	{ "h3;", 1, 1 },
 	{ "l1;h0;", 1, 1 },
 	/* refused */
@@ -59,6 +60,8 @@ static const struct flat_case cases[] = {
 	{ "I2;1,,2;", 0, 0 },
 	{ "I1;-;", 0, 0 },
 	{ "y;", 0, 0 },
+	{ "b0;", 0, 0 },
+	{ "bAB;", 0, 0 },
 	{ "oA\x01;", 0, 0 },
 	{ "l99999999999999;N", 0, 0 }, /* claims more than the bound could hold */
 	{ "l1234567890123;", 0, 0 },   /* a count of 13 digits */

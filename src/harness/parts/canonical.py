@@ -82,7 +82,7 @@ _BASE_READERS = ((int, int.__int__), (float, float.__float__), (complex, complex
                  (list, lambda v: list(list.__iter__(v))), (dict, lambda v: dict(dict.items(v))),
                  (set, lambda v: set(set.__iter__(v))),
                  (frozenset, lambda v: frozenset(frozenset.__iter__(v))))
-_EXACT = frozenset((type(None), bool, int, float, complex, str, list, tuple, dict, set, frozenset, type))
+_EXACT = frozenset((type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, type))
 
 
 def _builtin_value(v):
@@ -96,7 +96,7 @@ def _builtin_value(v):
     return None, None
 
 
-def _canonical(value, dict_like=False, remote=None):
+def _canonical(value, dict_like=False, remote=None, channel=False):
     """Canonical JSON text of a return value.
 
     Exact type checks, then a subclass of a builtin type by its builtin
@@ -104,7 +104,8 @@ def _canonical(value, dict_like=False, remote=None):
     for strict asserts, collections' dict types are dicts); the walk is
     iterative so a lowered recursion limit cannot break it. An instance
     of the type remote (the separate judge's handles) is its
-    {"handle": H}, at any depth."""
+    {"handle": H}, at any depth. On the judge's channel (channel), bytes
+    are {"bytes": hex} (the supervisor's own comparisons know no bytes)."""
     out = []
     todo = [(0, value)]  # (depth, value); depth -1 marks literal JSON text
     nodes = size = 0
@@ -134,7 +135,12 @@ def _canonical(value, dict_like=False, remote=None):
                 out.append('{"list":[' if t is list else '{"tuple":[')
                 _push_items(todo, v, depth + 1)
             continue
-        text = '{"handle":' + int.__repr__(v.handle) + "}" if t is remote else _scalar(v, t)
+        if t is remote:
+            text = '{"handle":' + int.__repr__(v.handle) + "}"
+        elif t is bytes and channel:
+            text = '{"bytes":"' + bytes.hex(v) + '"}'
+        else:
+            text = _scalar(v, t)
         if text is None or nodes > _MAX_NODES:
             return _TOO_LARGE
         size += len(text)
@@ -169,7 +175,7 @@ def _push_pairs(todo, pairs, depth):
 # nodes, 1,000,000 characters), as one flat text in prefix order, sent in
 # parts of _PART characters: nesting costs nothing (no JSON depth), and no
 # frame holds more than a part. Tags: N T F (None, True, False), i<int>;
-# f<float repr>; c<real>,<imag>; s<n>:<n characters> y<builtin type>;
+# f<float repr>; c<real>,<imag>; s<n>:<n characters> b<hex>; y<builtin type>;
 # o<type name>; h<handle>; l t S Z d<n>; (list, tuple, set, frozenset, and
 # dict of n pairs: the n items, or 2n keys and values, follow) and
 # I<n>;<int>,<int>...; (a list of n ints, the common large argument,
@@ -252,6 +258,8 @@ def _flat(value, dict_like=False, remote=None):
             text = "i" + digits + ";"
         elif t is float:
             text = "f" + float.__repr__(v) + ";"
+        elif t is bytes:
+            text = "b" + bytes.hex(v) + ";"
         elif t is complex:
             text = "c%s,%s;" % (float.__repr__(v.real), float.__repr__(v.imag))
         elif t is type and _BUILTIN_TYPES.get(_type_name(v)) is v:

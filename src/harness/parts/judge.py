@@ -68,7 +68,7 @@ _ATOMS = frozenset((int, float, str, bool, type(None)))
 
 
 def _judge_arg(state, value, streams):
-    text = _canonical(value, False, _Remote)  # [Pair(1, 2), ...]: a list of handles (MBPP 601)
+    text = _canonical(value, False, _Remote, True)  # [Pair(1, 2), ...]: a list of handles (MBPP 601)
     if text == _TOO_LARGE:  # 3,000 levels deep, 1,000,000 ints: streamed
         # A list of plain values the candidate still keeps, unchanged since
         # (compared at C speed with a copy): named, not streamed again.
