@@ -99,14 +99,7 @@ def _wire_node(v, depth, nodes, handles, streamed=None):
         raise _WireValueError("not a canonical value")
     ((tag, inner),) = dict.items(v)
     if tag == "int" and type(inner) is str and 0 < len(inner) <= 100_001:
-        old = _get_int_digits()
-        _set_int_digits(0)
-        try:
-            return int(inner)
-        except ValueError:
-            raise _WireValueError("bad int") from None
-        finally:
-            _set_int_digits(old)
+        return _int_of(inner, "bad int")
     if tag == "float":
         return _wire_float(inner)
     if tag == "bytes" and type(inner) is str:
@@ -171,12 +164,17 @@ def _flat_count(field):
 def _flat_int(field):
     if not field or str.translate(field, _FLAT_INT_CHARS) or "," in field or len(field) > 100_001:
         raise _WireValueError("a bad int in a streamed value")
+    return _int_of(field, "a bad int in a streamed value")
+
+
+def _int_of(text, why, convert=int):
+    """convert(text) with no str-digits limit; a ValueError is why."""
     old = _get_int_digits()
     _set_int_digits(0)
     try:
-        return int(field)
+        return convert(text)
     except ValueError:
-        raise _WireValueError("a bad int in a streamed value") from None
+        raise _WireValueError(why) from None
     finally:
         _set_int_digits(old)
 
@@ -234,14 +232,7 @@ def _flat_ints(field, items):
     """A run of short ints, checked once, converted at C speed."""
     if str.translate(field, _FLAT_INT_CHARS) or "" in items:
         raise _WireValueError("a bad int in a streamed value")
-    old = _get_int_digits()
-    _set_int_digits(0)
-    try:
-        return list(map(int, items))
-    except ValueError:
-        raise _WireValueError("a bad int in a streamed value") from None
-    finally:
-        _set_int_digits(old)
+    return _int_of(items, "a bad int in a streamed value", lambda xs: list(map(int, xs)))
 
 
 def _flat_leaf(tag, field, handles):

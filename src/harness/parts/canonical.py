@@ -96,6 +96,19 @@ def _builtin_value(v):
     return None, None
 
 
+def _as_encoded(v, dict_like, remote):
+    """(v, the type it is encoded as): its own, dict for collections' dict
+    types under dict_like, a builtin base's value for a subclass."""
+    t = type(v)
+    if dict_like and t is not dict and _like_a_dict(t):
+        return v, dict
+    if t not in _EXACT and t is not remote:
+        base_value, base = _builtin_value(v)
+        if base is not None:
+            return base_value, base
+    return v, t
+
+
 def _canonical(value, dict_like=False, remote=None, channel=False):
     """Canonical JSON text of a return value.
 
@@ -114,14 +127,8 @@ def _canonical(value, dict_like=False, remote=None, channel=False):
         if depth < 0:
             out.append(v)
             continue
-        t = type(v)
+        v, t = _as_encoded(v, dict_like, remote)
         nodes += 1
-        if dict_like and t is not dict and _like_a_dict(t):
-            t = dict
-        elif t not in _EXACT and t is not remote:
-            base_value, base = _builtin_value(v)
-            if base is not None:
-                v, t = base_value, base
         if t is list or t is tuple or t is dict or t is set or t is frozenset:
             if depth >= _MAX_DEPTH or nodes + (_dict_len(v) if t is dict else len(v)) > _MAX_NODES:
                 return _TOO_LARGE
@@ -212,14 +219,7 @@ def _flat(value, dict_like=False, remote=None):
     size = 0
     todo = [value]
     while todo:
-        v = todo.pop()
-        t = type(v)
-        if dict_like and t is not dict and _like_a_dict(t):
-            t = dict
-        elif t not in _EXACT and t is not remote:
-            base_value, base = _builtin_value(v)
-            if base is not None:
-                v, t = base_value, base
+        v, t = _as_encoded(todo.pop(), dict_like, remote)
         if t is list and v:
             text = _int_run(v)
             if text is not None:
