@@ -910,7 +910,9 @@ def test_a_candidate_stuck_while_its_judge_starts_still_times_out(run):
             args=["--judge", "separate", "--isolation", "warm", "--timeout", "1"],
             env={"EXECEVAL_TEST_WORKER_DELAY_MS": "0,2000"})
     assert r.record["status"] == "timeout", r.record
-    assert r.record["resources"]["wall_ms"] > 3000, r.record["resources"]
+    # Held, then its own 1 s: about 3 s (2,998.7 ms seen: the record's wall
+    # starts a little after the worker's delay does); not held: about 1 s.
+    assert r.record["resources"]["wall_ms"] > 2500, r.record["resources"]
 
 
 def test_a_busy_top_level_runs_only_once_its_judge_is_ready(run):
