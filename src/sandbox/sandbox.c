@@ -708,6 +708,8 @@ void ee_sandbox_rearm(struct ee_sandbox *sb, double ms)
 {
 	if (sb->starting || sb->killing || sb->reaped || sb->out.end != EE_END_RAN || sb->fd[W_TIMER] < 0)
 		return;
+	sb->held = 0; /* a new clock: no hold of the last one carries over */
+	sb->expired_ms = 0;
 	long long ns = ms > 0 ? (long long)(ms * 1e6) : 0;
 	struct itimerspec its = { { 0, 0 }, { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) } };
 	if (ms > 0 && ns == 0)
@@ -715,7 +717,17 @@ void ee_sandbox_rearm(struct ee_sandbox *sb, double ms)
 	timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
 }
 
-void ee_sandbox_hold(struct ee_sandbox *sb, int held)
+/* The cgroup's CPU so far, in us (cold: its own cgroup; warm: its
+ * worker's candidate cgroup); -1 when it cannot be read. */
+static long long cgroup_cpu_us(struct ee_sandbox *sb)
+{
+	const struct ee_cgroup *cg = sb->worker ? ee_worker_cgroup(sb->worker) : &sb->cg;
+	if (sb->cpu_fd < 0)
+		sb->cpu_fd = ee_cgroup_open_cpu(cg);
+	return sb->cpu_fd < 0 ? -1 : ee_cgroup_cpu_usec(cg, sb->cpu_fd);
+}
+
+static void hold(struct ee_sandbox *sb, int held, int charged)
 {
 	if (sb->done || !sb->held == !held)
 		return;
@@ -723,18 +735,30 @@ void ee_sandbox_hold(struct ee_sandbox *sb, int held)
 	double now = monotonic_ms();
 	if (held) {
 		sb->held_ms = now;
+		sb->held_charged = charged;
+		sb->held_cpu_us = charged ? cgroup_cpu_us(sb) : 0;
 		return;
 	}
 	/* Its clock ran from its start (gVisor's STARTED, a warm STARTED) or
-	 * the hold, whichever came later; that stretch does not count. */
+	 * the hold, whichever came later; that stretch does not count, but
+	 * for the CPU its cgroup used meanwhile (a charged hold: all of it
+	 * when that cannot be read). */
 	double from = timespec_ms(&sb->started);
 	if (from < sb->held_ms)
 		from = sb->held_ms;
+	double stretch = now > from ? now - from : 0, cpu = 0;
+	if (sb->held_charged) {
+		long long at = sb->held_cpu_us < 0 ? -1 : cgroup_cpu_us(sb);
+		cpu = at < 0 ? stretch : (double)(at - sb->held_cpu_us) / 1e3;
+		if (cpu < 0)
+			cpu = 0;
+	}
 	if (!sb->expired_ms) {
-		ee_sandbox_extend(sb, now > from ? now - from : 0);
+		if (stretch > cpu)
+			ee_sandbox_extend(sb, stretch - cpu);
 		return;
 	}
-	double left = sb->expired_ms - from;
+	double left = sb->expired_ms - from - cpu;
 	sb->expired_ms = 0;
 	long long ns = left > 0 ? (long long)(left * 1e6) : 0;
 	if (ns <= 0)
@@ -742,6 +766,16 @@ void ee_sandbox_hold(struct ee_sandbox *sb, int held)
 	struct itimerspec its = { { 0, 0 }, { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) } };
 	if (!sb->reaped && !sb->killing && sb->fd[W_TIMER] >= 0)
 		timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
+}
+
+void ee_sandbox_hold(struct ee_sandbox *sb, int held)
+{
+	hold(sb, held, 0);
+}
+
+void ee_sandbox_hold_charged(struct ee_sandbox *sb, int held)
+{
+	hold(sb, held, 1);
 }
 
 void ee_sandbox_park(struct ee_sandbox *sb, int parked)
@@ -792,6 +826,8 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 	close_gate(sb);
 	if (sb->lifeline_fd >= 0)
 		close(sb->lifeline_fd);
+	if (sb->cpu_fd >= 0)
+		close(sb->cpu_fd);
 	/* Not reaped, its processes may live on: the claim stays held (its fd
 	 * open) until this process exits, so no sandbox gets that uid meanwhile. */
 	if (sb->reaped)
