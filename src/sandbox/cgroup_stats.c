@@ -183,9 +183,9 @@ void ee_cgroup_stats(const struct ee_cgroup *cg, struct ee_cgroup_stats *st)
 
 int ee_cgroup_open_cpu(const struct ee_cgroup *cg)
 {
-	return cg->cpu[0]                     ? cgroup_open_in(cg->cpu, "cpuacct.usage", O_RDONLY)
+	return cg->cpu[0]                    ? cgroup_open_in(cg->cpu, "cpuacct.usage", O_RDONLY)
 	       : cg->mem_version == EE_CG_V2 ? cgroup_open_in(cg->mem, "cpu.stat", O_RDONLY)
-	                                      : -1;
+	                                     : -1;
 }
 
 long long ee_cgroup_cpu_usec(const struct ee_cgroup *cg, int fd)
