@@ -56,6 +56,8 @@ struct ee_sandbox {
 	int held;               /* its clock stopped (ee_sandbox_hold) */
 	double held_ms;         /* since when (CLOCK_MONOTONIC, ms) */
 	double expired_ms;      /* its timer fired while held, at: 0 if not */
+	double owed_ms;         /* stretches of released holds not yet added to its timer
+	                           (on_timer adds them when it fires) */
 	int held_charged;       /* the hold charges its CPU meanwhile (ee_sandbox_hold_charged) */
 	long long held_cpu_us;  /* its cgroup's CPU at the hold, -1 unknown */
 	int cpu_fd;             /* its cgroup's CPU counter, opened at the first charged hold */
