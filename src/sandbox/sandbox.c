@@ -743,6 +743,34 @@ static long long cgroup_cpu_us(struct ee_sandbox *sb)
 	return sb->cpu_fd < 0 ? -1 : ee_cgroup_cpu_usec(cg, sb->cpu_fd);
 }
 
+/* What a charged hold's stretch costs the sandbox: the CPU its cgroup
+ * used meanwhile, and never less than what its whole cycle (its last turn
+ * and this stretch) used beyond its turn's wall time. The kernel counts a
+ * running thread's CPU at its ticks and switches, so CPU spent while held
+ * can be counted only in the next turn (a Python thread that computes
+ * between calls is switched out when the next call takes the GIL): the
+ * second term charges it all the same, at the next release. A sandbox
+ * runs on at most one CPU (its cpu cgroup), so an honest program's CPU in
+ * its turns stays within their wall time. All the stretch when the CPU
+ * cannot be read. */
+static double held_cost(struct ee_sandbox *sb, double now, double stretch)
+{
+	long long at = sb->held_cpu_us < 0 ? -1 : cgroup_cpu_us(sb);
+	if (at < 0) {
+		sb->cycle_cpu_us = -1;
+		return stretch;
+	}
+	double held_cpu = (double)(at - sb->held_cpu_us) / 1e3, cost = held_cpu;
+	if (sb->cycle_cpu_us >= 0) {
+		double beyond = (double)(at - sb->cycle_cpu_us) / 1e3 - (sb->held_ms - sb->cycle_ms);
+		if (beyond > cost)
+			cost = beyond;
+	}
+	sb->cycle_cpu_us = at; /* its next turn starts now */
+	sb->cycle_ms = now;
+	return cost > 0 ? cost : 0;
+}
+
 static void hold(struct ee_sandbox *sb, int held, int charged)
 {
 	if (sb->done || !sb->held == !held)
@@ -753,28 +781,29 @@ static void hold(struct ee_sandbox *sb, int held, int charged)
 		sb->held_ms = now;
 		sb->held_charged = charged;
 		sb->held_cpu_us = charged ? cgroup_cpu_us(sb) : 0;
+		if (charged && sb->cycle_ms == 0) { /* the first: no turn before it */
+			sb->cycle_ms = now;
+			sb->cycle_cpu_us = sb->held_cpu_us;
+		}
 		return;
 	}
 	/* Its clock ran from its start (gVisor's STARTED, a warm STARTED) or
 	 * the hold, whichever came later; that stretch does not count, but
-	 * for the CPU its cgroup used meanwhile (a charged hold: all of it
-	 * when that cannot be read). */
+	 * for what a charged hold costs (held_cost). */
 	double from = timespec_ms(&sb->started);
 	if (from < sb->held_ms)
 		from = sb->held_ms;
-	double stretch = now > from ? now - from : 0, cpu = 0;
-	if (sb->held_charged) {
-		long long at = sb->held_cpu_us < 0 ? -1 : cgroup_cpu_us(sb);
-		cpu = at < 0 ? stretch : (double)(at - sb->held_cpu_us) / 1e3;
-		if (cpu < 0)
-			cpu = 0;
-	}
+	double stretch = now > from ? now - from : 0;
+	double cost = sb->held_charged ? held_cost(sb, now, stretch) : 0;
 	if (!sb->expired_ms) {
-		if (stretch > cpu)
-			sb->owed_ms += stretch - cpu; /* pay_owed, when the timer fires */
+		sb->owed_ms += stretch - cost; /* paid when the timer fires (pay_owed) */
+		if (sb->owed_ms < 0) {         /* it cost more than the stretch: the deadline comes sooner */
+			ee_sandbox_extend(sb, sb->owed_ms);
+			sb->owed_ms = 0;
+		}
 		return;
 	}
-	double left = sb->expired_ms - from - cpu + sb->owed_ms;
+	double left = sb->expired_ms - from - cost + sb->owed_ms;
 	sb->expired_ms = 0;
 	sb->owed_ms = 0;
 	long long ns = left > 0 ? (long long)(left * 1e6) : 0;
