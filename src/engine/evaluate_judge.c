@@ -236,8 +236,10 @@ static void release_judge(struct judged *j)
  * judge's side of both turns: it is the judge's clock's. */
 static void turn(struct judged *j, int candidates)
 {
+	/* Once the judge's side is over ({"end":true} sent) nothing releases
+	 * the candidate again: it is never held from then on. */
 	if (!j->cand_done)
-		ee_sandbox_hold_charged(j->cand_sb, !candidates);
+		ee_sandbox_hold_charged(j->cand_sb, !candidates && !j->end_sent && !j->judge_done);
 	if (!j->judge_done && j->judge_sb)
 		ee_sandbox_hold(j->judge_sb, candidates);
 }
@@ -265,8 +267,7 @@ static void relay(void *ctx, const char *kind, const json_t *ev)
 	} else if (!from_judge && !j->judge_done && j->judge_sb) {
 		turn(j, 0);
 		ee_sandbox_gate(j->judge_sb, frame, len, 0);
-	} else if (!from_judge && !j->cand_done)
-		ee_sandbox_hold_charged(j->cand_sb, 1); /* the judge is over: send_end releases it */
+	}
 	free(frame);
 }
 
