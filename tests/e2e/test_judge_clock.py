@@ -6,9 +6,11 @@ candidate cannot buy time with them: a thread that computes between calls
 costs it what it costs inline.
 
 Verdicts only: no timed assertion (the speed is bench/judge-overhead's).
-Cold, warm and under gVisor, where a crossing costs ~1.5 ms (ptrace
-platform): there ex/fib's good sample timed out before (900 calls on its
-1 s clock), as a new user found it natively on a loaded host.
+Cold, warm and under gVisor. ex/fib runs cold and warm only: under gVisor
+(ptrace platform) a crossing costs ~1.5 ms, and the candidate's side of
+each (~0.8 ms, its own process's system calls) is on its clock: its 900
+calls pass on a quiet host (they always timed out before) but can still
+time out on a loaded one (docs/performance.md).
 """
 import json
 import os
@@ -45,6 +47,8 @@ def example(task_id, model):
 
 def test_ex_fib_passes_under_the_default_judge_with_its_clock(run, sep):
     """ex/fib's property test is 900 relayed calls on a 1 s clock."""
+    if "gvisor" in sep:
+        pytest.skip("too close to its clock under gVisor on a loaded host (the module's comment)")
     task, program = example("ex/fib", "demo-good")
     assert task["limits"]["timeout_s"] == 1
     r = run(program, task=task, args=sep)
