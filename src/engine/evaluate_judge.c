@@ -231,9 +231,10 @@ static void release_judge(struct judged *j)
  * the call's relay to its reply), the judge's otherwise. Out of its turn
  * the candidate's clock is held but charged with its cgroup's CPU, so a
  * thread or a child that computes meanwhile costs it what it costs
- * inline; the judge's is held while the candidate has the call. The
- * crossing itself, the supervisor's relay and the wake-ups, falls on the
- * judge's side of both turns: it is the judge's clock's. */
+ * inline; the judge's is held while the candidate has the call. Each
+ * side's half of a crossing (its wake-up, its harness's decoding and
+ * encoding) falls in its own turn: the candidate's half happens in its
+ * process, where nothing tells it from the candidate's computing. */
 static void turn(struct judged *j, int candidates)
 {
 	/* Once the judge's side is over ({"end":true} sent) nothing releases
