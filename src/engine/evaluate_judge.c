@@ -186,8 +186,10 @@ static void send_go(struct judged *j)
 static void send_end(struct judged *j)
 {
 	static const char end[] = "12:{\"end\":true},";
-	if (!j->end_sent && !j->cand_done)
+	if (!j->end_sent && !j->cand_done) {
+		ee_sandbox_hold(j->cand_sb, 0); /* its end runs on its clock */
 		ee_sandbox_gate(j->cand_sb, end, sizeof(end) - 1, 1);
+	}
 	j->end_sent = 1;
 }
 
@@ -217,6 +219,8 @@ static void judge_over(struct judged *j, const struct ee_sandbox_outcome *o)
 /* The judge back to the engine (long-lived), or its sandbox freed. */
 static void release_judge(struct judged *j)
 {
+	if (j->judge_sb)
+		ee_sandbox_hold(j->judge_sb, 0);
 	if (j->host)
 		ee_judge_host_give_back(ee_engine_judges(j->ev->eng), j->host, j->judge_reusable,
 		                        j->judge_out.cpu_ms);
@@ -224,6 +228,25 @@ static void release_judge(struct judged *j)
 		ee_sandbox_free(j->judge_sb);
 	j->host = NULL;
 	j->judge_sb = NULL;
+}
+
+/* Whose turn it is, and so whose clock runs (docs/protocol.md, "The
+ * clocks of a call"): the candidate's while a call is in its hands (from
+ * the call's relay to its reply), the judge's otherwise. Out of its turn
+ * the candidate's clock is held but charged with its cgroup's CPU, so a
+ * thread or a child that computes meanwhile costs it what it costs
+ * inline; the judge's is held while the candidate has the call. Each
+ * side's half of a crossing (its wake-up, its harness's decoding and
+ * encoding) falls in its own turn: the candidate's half happens in its
+ * process, where nothing tells it from the candidate's computing. */
+static void turn(struct judged *j, int candidates)
+{
+	/* Once the judge's side is over ({"end":true} sent) nothing releases
+	 * the candidate again: it is never held from then on. */
+	if (!j->cand_done)
+		ee_sandbox_hold_charged(j->cand_sb, !candidates && !j->end_sent && !j->judge_done);
+	if (!j->judge_done && j->judge_sb)
+		ee_sandbox_hold(j->judge_sb, candidates);
 }
 
 /* Both streams' relayed events: checked (relay.c), then forwarded. A
@@ -245,9 +268,12 @@ static void relay(void *ctx, const char *kind, const json_t *ev)
 	}
 	if (from_judge && !j->cand_done) {
 		send_go(j);
+		turn(j, 1);
 		ee_sandbox_gate(j->cand_sb, frame, len, 0);
-	} else if (!from_judge && !j->judge_done && j->judge_sb)
+	} else if (!from_judge && !j->judge_done && j->judge_sb) {
+		turn(j, 0);
 		ee_sandbox_gate(j->judge_sb, frame, len, 0);
+	}
 	free(frame);
 }
 
@@ -687,6 +713,7 @@ static void cand_done(void *ctx, struct ee_sandbox *sb)
 	if (!j->judge_done && j->judge_sb && ee_sandbox_outcome(sb)->end == EE_END_TIMEOUT)
 		ee_sandbox_kill(j->judge_sb);
 	else if (!j->judge_done && j->judge_sb) {
+		ee_sandbox_hold(j->judge_sb, 0); /* a pending call reads EOF on its clock */
 		ee_sandbox_gate(j->judge_sb, "", 0, 1);
 		j->judge_gate_closed = 1;
 	}

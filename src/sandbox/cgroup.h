@@ -105,6 +105,15 @@ long long ee_cgroup_held(const struct ee_cgroup *cg);
  * so its effect shows a little later). Returns 0 or -1 (errno). */
 int ee_unix_gc_kick(void);
 
+/* The cgroup's CPU counter, opened once for reads while it runs (the
+ * separate judge's clock charges the CPU a candidate used while its clock
+ * was held): an fd (close-on-exec, the caller's to close) or -1 when the
+ * cgroup has no CPU accounting. ee_cgroup_cpu_usec reads it: the CPU of
+ * every process that ever ran in the cgroup, in us, as the kernel has
+ * accounted it so far (at its scheduler ticks and switches); -1 unknown. */
+int ee_cgroup_open_cpu(const struct ee_cgroup *cg);
+long long ee_cgroup_cpu_usec(const struct ee_cgroup *cg, int fd);
+
 /* The longest time one of the cgroup's live threads has waited, runnable,
  * for a CPU (/proc/<tid>/schedstat; at most 512 threads read), in ms; -1
  * when none could be read. Read at a timeout, before the kill: a candidate

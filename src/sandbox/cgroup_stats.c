@@ -181,6 +181,21 @@ void ee_cgroup_stats(const struct ee_cgroup *cg, struct ee_cgroup_stats *st)
 		st->pids_max_hits = read_key(cg->pids, "pids.events", "max");
 }
 
+int ee_cgroup_open_cpu(const struct ee_cgroup *cg)
+{
+	return cg->cpu[0]                    ? cgroup_open_in(cg->cpu, "cpuacct.usage", O_RDONLY)
+	       : cg->mem_version == EE_CG_V2 ? cgroup_open_in(cg->mem, "cpu.stat", O_RDONLY)
+	                                     : -1;
+}
+
+long long ee_cgroup_cpu_usec(const struct ee_cgroup *cg, int fd)
+{
+	if (!cg->cpu[0])
+		return read_key_fd(fd, "usage_usec");
+	long long ns = read_number_fd(fd);
+	return ns < 0 ? -1 : ns / 1000;
+}
+
 /* ---- memory left behind ------------------------------------------------ */
 
 long long ee_cgroup_usage(const struct ee_cgroup *cg)

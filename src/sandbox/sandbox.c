@@ -622,6 +622,19 @@ static void on_notify(struct ee_sandbox *sb)
 	}
 }
 
+/* The stretches its released holds gave back, paid when its timer fires
+ * rather than by a timer reset at each release (two calls per relayed
+ * call saved): the deadline moves on by them. 0 when it moved. */
+static int pay_owed(struct ee_sandbox *sb)
+{
+	if (sb->owed_ms <= 0)
+		return -1;
+	long long ns = (long long)(sb->owed_ms * 1e6) + 1;
+	struct itimerspec its = { { 0, 0 }, { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) } };
+	sb->owed_ms = 0;
+	return timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
+}
+
 static void on_timer(struct ee_sandbox *sb)
 {
 	uint64_t ticks;
@@ -634,6 +647,8 @@ static void on_timer(struct ee_sandbox *sb)
 	} else if (!sb->reaped && sb->held) {
 		/* Its clock is stopped: what was left comes back at the release. */
 		sb->expired_ms = monotonic_ms();
+		return;
+	} else if (!sb->reaped && pay_owed(sb) == 0) {
 		return;
 	} else if (!sb->reaped) {
 		end_by(sb, EE_END_TIMEOUT);
@@ -708,6 +723,9 @@ void ee_sandbox_rearm(struct ee_sandbox *sb, double ms)
 {
 	if (sb->starting || sb->killing || sb->reaped || sb->out.end != EE_END_RAN || sb->fd[W_TIMER] < 0)
 		return;
+	sb->held = 0; /* a new clock: no hold of the last one carries over */
+	sb->expired_ms = 0;
+	sb->owed_ms = 0;
 	long long ns = ms > 0 ? (long long)(ms * 1e6) : 0;
 	struct itimerspec its = { { 0, 0 }, { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) } };
 	if (ms > 0 && ns == 0)
@@ -715,7 +733,45 @@ void ee_sandbox_rearm(struct ee_sandbox *sb, double ms)
 	timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
 }
 
-void ee_sandbox_hold(struct ee_sandbox *sb, int held)
+/* The cgroup's CPU so far, in us (cold: its own cgroup; warm: its
+ * worker's candidate cgroup); -1 when it cannot be read. */
+static long long cgroup_cpu_us(struct ee_sandbox *sb)
+{
+	const struct ee_cgroup *cg = sb->worker ? ee_worker_cgroup(sb->worker) : &sb->cg;
+	if (sb->cpu_fd < 0)
+		sb->cpu_fd = ee_cgroup_open_cpu(cg);
+	return sb->cpu_fd < 0 ? -1 : ee_cgroup_cpu_usec(cg, sb->cpu_fd);
+}
+
+/* What a charged hold's stretch costs the sandbox: the CPU its cgroup
+ * used meanwhile, and never less than what its whole cycle (its last turn
+ * and this stretch) used beyond its turn's wall time. The kernel counts a
+ * running thread's CPU at its ticks and switches, so CPU spent while held
+ * can be counted only in the next turn (a Python thread that computes
+ * between calls is switched out when the next call takes the GIL): the
+ * second term charges it all the same, at the next release. A sandbox
+ * runs on at most one CPU (its cpu cgroup), so an honest program's CPU in
+ * its turns stays within their wall time. All the stretch when the CPU
+ * cannot be read. */
+static double held_cost(struct ee_sandbox *sb, double now, double stretch)
+{
+	long long at = sb->held_cpu_us < 0 ? -1 : cgroup_cpu_us(sb);
+	if (at < 0) {
+		sb->cycle_cpu_us = -1;
+		return stretch;
+	}
+	double held_cpu = (double)(at - sb->held_cpu_us) / 1e3, cost = held_cpu;
+	if (sb->cycle_cpu_us >= 0) {
+		double beyond = (double)(at - sb->cycle_cpu_us) / 1e3 - (sb->held_ms - sb->cycle_ms);
+		if (beyond > cost)
+			cost = beyond;
+	}
+	sb->cycle_cpu_us = at; /* its next turn starts now */
+	sb->cycle_ms = now;
+	return cost > 0 ? cost : 0;
+}
+
+static void hold(struct ee_sandbox *sb, int held, int charged)
 {
 	if (sb->done || !sb->held == !held)
 		return;
@@ -723,25 +779,49 @@ void ee_sandbox_hold(struct ee_sandbox *sb, int held)
 	double now = monotonic_ms();
 	if (held) {
 		sb->held_ms = now;
+		sb->held_charged = charged;
+		sb->held_cpu_us = charged ? cgroup_cpu_us(sb) : 0;
+		if (charged && sb->cycle_ms == 0) { /* the first: no turn before it */
+			sb->cycle_ms = now;
+			sb->cycle_cpu_us = sb->held_cpu_us;
+		}
 		return;
 	}
 	/* Its clock ran from its start (gVisor's STARTED, a warm STARTED) or
-	 * the hold, whichever came later; that stretch does not count. */
+	 * the hold, whichever came later; that stretch does not count, but
+	 * for what a charged hold costs (held_cost). */
 	double from = timespec_ms(&sb->started);
 	if (from < sb->held_ms)
 		from = sb->held_ms;
+	double stretch = now > from ? now - from : 0;
+	double cost = sb->held_charged ? held_cost(sb, now, stretch) : 0;
 	if (!sb->expired_ms) {
-		ee_sandbox_extend(sb, now > from ? now - from : 0);
+		sb->owed_ms += stretch - cost; /* paid when the timer fires (pay_owed) */
+		if (sb->owed_ms < 0) {         /* it cost more than the stretch: the deadline comes sooner */
+			ee_sandbox_extend(sb, sb->owed_ms);
+			sb->owed_ms = 0;
+		}
 		return;
 	}
-	double left = sb->expired_ms - from;
+	double left = sb->expired_ms - from - cost + sb->owed_ms;
 	sb->expired_ms = 0;
+	sb->owed_ms = 0;
 	long long ns = left > 0 ? (long long)(left * 1e6) : 0;
 	if (ns <= 0)
 		ns = 1; /* it had run out before the hold: expire now */
 	struct itimerspec its = { { 0, 0 }, { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) } };
 	if (!sb->reaped && !sb->killing && sb->fd[W_TIMER] >= 0)
 		timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
+}
+
+void ee_sandbox_hold(struct ee_sandbox *sb, int held)
+{
+	hold(sb, held, 0);
+}
+
+void ee_sandbox_hold_charged(struct ee_sandbox *sb, int held)
+{
+	hold(sb, held, 1);
 }
 
 void ee_sandbox_park(struct ee_sandbox *sb, int parked)
@@ -792,6 +872,8 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 	close_gate(sb);
 	if (sb->lifeline_fd >= 0)
 		close(sb->lifeline_fd);
+	if (sb->cpu_fd >= 0)
+		close(sb->cpu_fd);
 	/* Not reaped, its processes may live on: the claim stays held (its fd
 	 * open) until this process exits, so no sandbox gets that uid meanwhile. */
 	if (sb->reaped)

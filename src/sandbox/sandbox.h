@@ -139,6 +139,14 @@ void ee_sandbox_rearm(struct ee_sandbox *sb, double ms);
  * separate judge's candidate is held until the judge says hello. */
 void ee_sandbox_hold(struct ee_sandbox *sb, int held);
 
+/* A hold that charges the CPU the sandbox's cgroup uses while it lasts
+ * (every process and thread of it): at the release its clock goes on
+ * with what was left, less that CPU. The separate judge's candidate
+ * between two calls (evaluate_judge.c): waiting for the judge costs it
+ * nothing, computing meanwhile costs it as much as ever. Where the
+ * cgroup's CPU cannot be read, the whole stretch counts (no hold). */
+void ee_sandbox_hold_charged(struct ee_sandbox *sb, int held);
+
 /* Parked, a running sandbox is no job of its loop: ee_loop_run returns
  * without waiting for it and an interruption does not reach it (its owner
  * kills it); its fds stay watched, so its end still comes to on_done. */

@@ -56,6 +56,13 @@ struct ee_sandbox {
 	int held;               /* its clock stopped (ee_sandbox_hold) */
 	double held_ms;         /* since when (CLOCK_MONOTONIC, ms) */
 	double expired_ms;      /* its timer fired while held, at: 0 if not */
+	double owed_ms;         /* stretches of released holds not yet added to its timer
+	                           (on_timer adds them when it fires) */
+	int held_charged;       /* the hold charges its CPU meanwhile (ee_sandbox_hold_charged) */
+	long long held_cpu_us;  /* its cgroup's CPU at the hold, -1 unknown */
+	int cpu_fd;             /* its cgroup's CPU counter, opened at the first charged hold */
+	double cycle_ms;        /* charged holds: when its last turn began (0: none yet) */
+	long long cycle_cpu_us; /* and its cgroup's CPU then, -1 unknown */
 	int settling;           /* ended; waiting for pinned memory to be released */
 	int kicks;              /* times the unix garbage collector was scheduled */
 	unsigned long notified; /* refused calls answered (notify.h) */

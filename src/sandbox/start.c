@@ -316,6 +316,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 		sb->child_fds[i] = -1;
 	sb->gate_fd = -1;
 	sb->lifeline_fd = -1;
+	sb->cpu_fd = -1;
 	sb->uid = EE_UID_NONE;
 	sb->loop = loop;
 	sb->ops = ops;

@@ -50,6 +50,10 @@ def _event_writer(fd, nonce):
     head = ',"nonce":' + _json_str(nonce) + ","
     seq = 0
     pid = _getpid()
+    # Told of a fork rather than asking getpid() at every event (a system
+    # call per event, and per relayed call under --backend gvisor).
+    forked = [False]
+    _posix.register_at_fork(after_in_child=lambda: list.__setitem__(forked, 0, True))
 
     def encode(event):
         text = '{"seq":' + int.__repr__(seq) + head + _members(event) + "}"
@@ -57,7 +61,7 @@ def _event_writer(fd, nonce):
 
     def emit(event, fallback=None):
         nonlocal seq
-        if _getpid() != pid:
+        if forked[0] and _getpid() != pid:
             _exit(0)
         payload = encode(event)
         if len(payload) > _MAX_FRAME and fallback is not None:

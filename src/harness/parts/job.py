@@ -237,10 +237,34 @@ def _hidden_kinds(job):
     return kinds
 
 
+# Bytes of the gate read ahead of the frame being read: the supervisor may
+# put two frames in the pipe at once (the go and the first call), and one
+# read of up to 64 KiB takes both.  Every read of the gate goes through
+# _gate_read, so none is lost; a frame costs one read, not one per digit.
+_gate_ahead = {}
+
+
+def _gate_read(fd, n):
+    """Up to n bytes of fd, those read ahead first; b"" at EOF.  OSError
+    as os.read raises it."""
+    ahead = dict.pop(_gate_ahead, fd, b"")
+    if not ahead:
+        ahead = _read(fd, max(n, 1 << 16))
+    if len(ahead) > n:
+        _gate_ahead[fd] = ahead[n:]
+        return ahead[:n]
+    return ahead
+
+
+def _gate_unread(fd, data):
+    if data:
+        _gate_ahead[fd] = data + dict.pop(_gate_ahead, fd, b"")
+
+
 def _read_exactly(fd, n):
     chunks, got = [], 0
     while got < n:
-        chunk = _read(fd, min(n - got, 1 << 16))
+        chunk = _gate_read(fd, min(n - got, 1 << 16))
         if not chunk:
             raise _HarnessError("the gate closed in the middle of the hidden tests")
         chunks.append(chunk)
@@ -248,29 +272,36 @@ def _read_exactly(fd, n):
     return b"".join(chunks)
 
 
+_DIGITS = frozenset(b"0123456789")
+
+
 def _read_frame(fd, cap, what):
     """One netstring's payload (bytes) from fd: the supervisor's framing of
     calls, replies, the hidden tests and a long-lived judge's jobs.  None
     at EOF (or a failed read) before its first byte; a broken frame, one
     over cap bytes or one cut off is a _HarnessError naming `what`."""
-    digits = b""
-    while True:
+    head = b""
+    while b":" not in head[:13]:
+        if len(head) >= 13:
+            raise _HarnessError("bad %s frame" % what)
         try:
-            byte = _read(fd, 1)
+            more = _gate_read(fd, 1 << 16)
         except OSError:
-            byte = b""
-        if not byte:
-            if digits:
+            more = b""
+        if not more:
+            if head:
                 raise _HarnessError("%s closed in a frame" % what)
             return None
-        if byte == b":":
-            break
-        if not b"0" <= byte <= b"9" or len(digits) >= 12 or digits == b"0":
-            raise _HarnessError("bad %s frame" % what)
-        digits += byte
-    if not digits or int(digits) > cap:
+        head += more
+    digits, _, rest = bytes.partition(head, b":")
+    if not digits or len(digits) > 12 or not _DIGITS.issuperset(digits) \
+            or (len(digits) > 1 and digits[0] == 48) or int(digits) > cap:
         raise _HarnessError("bad %s frame" % what)
-    payload = _read_exactly(fd, int(digits) + 1)
+    need = int(digits) + 1
+    _gate_unread(fd, rest[need:])
+    payload = rest[:need]
+    if len(payload) < need:
+        payload += _read_exactly(fd, need - len(payload))
     if payload[-1:] != b",":
         raise _HarnessError("bad %s frame" % what)
     return payload[:-1]
@@ -281,7 +312,7 @@ def _read_hidden(fd):
     of {"tests": [...]} (the hidden tests, in the job's shape), or anything
     else (b"s", EOF) to skip them.  None when skipped."""
     try:
-        answer = _read(fd, 1)
+        answer = _gate_read(fd, 1)
     except OSError:
         answer = b""
     if answer != b"c":

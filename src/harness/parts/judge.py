@@ -320,9 +320,15 @@ def _explain(got, expected):
 
 
 def _has_call(node, ast):
-    for sub in [node] + _walk(node, ast):
-        if type(sub) is ast.Call:
+    """Whether the expression holds a call; stops at the first it meets
+    (the root first: `candidate(x) == y` is decided at once)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Call:
             return True
+        for field in node._fields:
+            stack.extend(_children(getattr(node, field, None), ast))
     return False
 
 
@@ -330,15 +336,6 @@ def _children(value, ast):
     if type(value) is list:
         return [v for v in value if isinstance(v, ast.AST)]
     return [value] if isinstance(value, ast.AST) else []
-
-
-def _located(node, at, ast):
-    """node with the location of `at` wherever it has none of its own."""
-    for sub in [node] + _walk(node, ast):
-        if isinstance(sub, (ast.stmt, ast.expr)) and not hasattr(sub, "lineno"):
-            sub.lineno, sub.col_offset = at.lineno, at.col_offset
-            sub.end_lineno, sub.end_col_offset = at.end_lineno, at.end_col_offset
-    return node
 
 
 def _walk(node, ast):
@@ -352,7 +349,9 @@ def _walk(node, ast):
 
 
 def _explained_assert(node, ast):
-    """The statements an `assert a == b` (no message) becomes; else [node]."""
+    """The statements an `assert a == b` (no message) becomes; else [node].
+    The nodes made here take the assert's location (the sides keep their
+    own), as compile() needs one on each."""
     test = node.test
     if node.msg is not None or type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
         return [node]
@@ -360,21 +359,44 @@ def _explained_assert(node, ast):
     # `assert f(x) == 6` is HumanEval's order; `assert 6 == f(x)` the other.
     swap = not _has_call(test.left, ast) and _has_call(test.comparators[0], ast)
     got, expected = (right, left) if swap else (left, right)
+    at = {"lineno": node.lineno, "col_offset": node.col_offset,
+          "end_lineno": node.end_lineno, "end_col_offset": node.end_col_offset}
 
     def load(name):
-        return ast.Name(id=name, ctx=ast.Load())
+        return ast.Name(id=name, ctx=ast.Load(), **at)
 
     def store(name, value):
-        return ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value, type_comment=None)
+        return ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store(), **at)], value=value, type_comment=None,
+                          **at)
 
-    failed = ast.UnaryOp(op=ast.Not(), operand=ast.Compare(left=load(left), ops=[ast.Eq()], comparators=[load(right)]))
-    raise_ = ast.Raise(exc=ast.Call(func=load(_EXPLAIN), args=[load(got), load(expected)], keywords=[]), cause=None)
-    return [_located(n, node, ast) for n in (store(left, test.left), store(right, test.comparators[0]),
-                                              ast.If(test=failed, body=[raise_], orelse=[]))]
+    failed = ast.UnaryOp(op=ast.Not(), operand=ast.Compare(left=load(left), ops=[ast.Eq()], comparators=[load(right)],
+                                                           **at), **at)
+    raise_ = ast.Raise(exc=ast.Call(func=load(_EXPLAIN), args=[load(got), load(expected)], keywords=[], **at),
+                       cause=None, **at)
+    return [store(left, test.left), store(right, test.comparators[0]), ast.If(test=failed, body=[raise_], orelse=[], **at)]
+
+
+# A long-lived judge judges a task's tests once per sample (a GRPO group is
+# 8-64 samples of one prompt): the code each test compiles to is kept,
+# keyed by its source and name.  A code object is immutable and made from
+# the task's source alone, so nothing of one evaluation reaches another.
+_EXPLAINED_KEPT = 512
+_explained_kept = {}
 
 
 def _explained(source, filename):
     """The test's code compiled with its `a == b` asserts explaining."""
+    key = (source, filename)
+    code = dict.get(_explained_kept, key)
+    if code is None:
+        code = _explained_compile(source, filename)
+        if len(_explained_kept) >= _EXPLAINED_KEPT:
+            dict.clear(_explained_kept)
+        _explained_kept[key] = code
+    return code
+
+
+def _explained_compile(source, filename):
     import _ast as ast
     tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     stack = [tree]

@@ -179,7 +179,7 @@ def _run_calls(emit, test, ctx):
         if number + 1 == len(calls):
             break
         try:
-            answer = _read(ctx.channel_fds[1], 1)
+            answer = _gate_read(ctx.channel_fds[1], 1)
         except OSError:
             answer = b""
         if answer != b"c":
