@@ -463,6 +463,12 @@ STREAMED = [
      ["xs = list(range(300000, 0, -1))\nsort_it(xs)\nassert xs == list(range(1, 300001))",
       "ys = [[i, str(i)] for i in range(60000, 0, -1)]\nsort_it(ys)\nassert ys[0] == [1, '1']"],
      ["pass", "pass"]),
+    # Six long lists, then the first (no longer kept: streamed again) and
+    # the last (kept): both sides number and drop the same ones.
+    ("def total(xs):\n    return sum(xs)\n", "_ls = [list(range(k, k + 200000)) for k in range(6)]\n",
+     ["assert [total(x) for x in _ls] == [sum(x) for x in _ls]",
+      "assert total(_ls[0]) == sum(_ls[0]) and total(_ls[5]) == sum(_ls[5]) and total(_ls[3]) == sum(_ls[3])"],
+     ["pass", "pass"]),
     # Mixed values in one call: a big dict, a big set, strings with ';' and ':'.
     ("def same(*a, **k):\n    return [a, k]\n", "",
      ["d = {i: 's;%d:' % i for i in range(120000)}\ns = set(range(120000))\n"

@@ -51,12 +51,14 @@ _KEEP_STREAMED = 4
 
 class _Streams:
     """The values streamed before one message, in order (next), and the
-    call arguments kept from earlier ones (kept: number -> value)."""
+    call arguments kept from earlier ones (kept: number -> value, the last
+    _KEEP_STREAMED numbers, so the next number is one past the highest)."""
 
     __slots__ = ("values", "kept", "count")
 
-    def __init__(self, values, kept=None, count=0):
-        self.values, self.kept, self.count = iter(values), kept, count
+    def __init__(self, values, kept=None):
+        self.values, self.kept = iter(values), kept
+        self.count = max(kept) + 1 if kept else 0
 
     def next(self):
         value = next(self.values, _MISSING)
@@ -67,11 +69,11 @@ class _Streams:
         return value
 
 
-def _streamed(message, handles=None, kept=None, count=0):
+def _streamed(message, handles=None, kept=None):
     """The values streamed before message (its "parts"); with kept, the
-    call's arguments, numbered on from count and kept."""
+    call's arguments, numbered on and kept."""
     text = message.get("parts")
-    return _Streams(_flat_decode(text, handles) if type(text) is str else (), kept, count)
+    return _Streams(_flat_decode(text, handles) if type(text) is str else (), kept)
 
 
 class _WireValueError(Exception):
@@ -297,8 +299,8 @@ def _wire_float(text):
 
 
 class _Opaque:
-    """A value the channel carries only by its type's name (a subclass of a
-    builtin type, an instance of the candidate's class inside a container):
+    """A value the channel carries only by its type's name (an instance of
+    the candidate's class inside a container, a str with a lone surrogate):
     equal to nothing (as the supervisor judges `other`: the candidate's
     __eq__ is never asked); any other operation cannot be decided here and
     fails the test (_Refused, judge.py)."""
@@ -390,11 +392,23 @@ def _mutable_args(args, kwargs):
 
 
 def _snapshot(value):
-    """What a value is now: its canonical text, or past the canonical
-    bounds "\0" and its flat text (streamed when it changed); a long list
-    of ints, a copy (compared by _unchanged at C speed, not encoded)."""
+    """What an argument is before the call: a long list of ints as a copy
+    (compared at C speed by _same_ints, not encoded), else _wire_form."""
     if type(value) is list and len(value) > 1000 and set(map(type, value)) == {int}:
         return list.copy(value)
+    return _wire_form(value)
+
+
+def _same_ints(value, before):
+    """Whether value is still the list of ints its copy before holds."""
+    return type(before) is list and type(value) is list and set(map(type, value)) == {int} \
+        and list.__eq__(value, before)
+
+
+def _wire_form(value):
+    """A changed argument as the reply carries it: its canonical text, or
+    past the canonical bounds "\0" and its flat text (streamed), or
+    _TOO_LARGE."""
     text = _canonical(value, False, None, True)
     if text == _TOO_LARGE:
         flat = _flat(value)
@@ -408,7 +422,7 @@ def _serve_one(call, ctx, handles, kept):
     try:
         if type(call.get("call")) is not int:
             raise _WireValueError("call without a number")
-        streamed = _streamed(call, handles, kept, dict.get(kept, "count", 0))
+        streamed = _streamed(call, handles, kept)
         args = [_wire_decode(a, handles, streamed) for a in call.get("args", [])]
         kwargs = {}
         for pair in call.get("kwargs", []):
@@ -417,7 +431,6 @@ def _serve_one(call, ctx, handles, kept):
             kwargs[pair[0]] = _wire_decode(pair[1], handles, streamed)
         if streamed.next() is not _MISSING:
             raise _WireValueError("a streamed value nothing names")
-        kept["count"] = streamed.count
         if "handle" in call:
             fn = _wire_decode({"handle": call["handle"]}, handles)
             if type(call.get("attr")) is str:  # an attribute read: args and kwargs empty
@@ -445,13 +458,9 @@ def _serve_one(call, ctx, handles, kept):
     _returned(reply, value, handles)
     changed = []
     for key, arg, before in watched:
-        if type(before) is list and type(arg) is list and set(map(type, arg)) == {int} \
-                and list.__eq__(arg, before):
-            continue  # a long list of ints, as it was
-        after = _snapshot(arg)
-        if type(after) is list:
-            flat = _flat(arg)
-            after = _TOO_LARGE if flat is None else "\0" + flat
+        if _same_ints(arg, before):
+            continue
+        after = _wire_form(arg)
         if after == before or after == _TOO_LARGE:
             continue
         if str.startswith(after, "\0"):  # streamed, after the returned value's
@@ -557,7 +566,7 @@ def _serve_calls(emit, ctx, fd):
     # of its callables (Color.RED, Point.origin: judge.py _Stub).
     view = _Globals(ctx.globals)
     handles = [view, _operator_eq, lambda name, attr: getattr(getattr(view, name), attr)]
-    kept = {}  # streamed arguments by number, and "count": the next number
+    kept = {}  # the last streamed arguments, by number (_Streams)
     while True:
         call = _wire_read(fd)
         if call is None or call.get("end") is True:
