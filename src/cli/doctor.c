@@ -131,7 +131,9 @@ int cmd_doctor(int argc, char **argv)
 	}
 	printf("execeval %s on this host:\n", EE_VERSION);
 	line("running as root", h.is_root, "candidates run as uids of their own, no user namespace needed",
-	     "a user namespace maps the sandbox's 65534 to your uid");
+	     geteuid() == 0 ? "root of a user namespace only: a user namespace of the sandbox's own "
+	                      "maps its 65534 to your uid"
+	                    : "a user namespace maps the sandbox's 65534 to your uid");
 	capabilities(&h);
 	line("user namespaces", h.userns, "available",
 	     h.is_root ? "unavailable (not needed as root)"

@@ -216,15 +216,19 @@ fail:
 
 /* Creates a cgroup under a fresh name, retrying with a new token when the
  * name is taken (a stale directory of an earlier process that had this pid
- * and started in the same tick). */
+ * and started in the same tick), and holds its lock (cgroup_name.c). */
 static int create_named(const struct ee_host *h, const struct parents *at, const struct ee_limits *lim,
                         struct ee_cgroup *cg, struct ee_err *err)
 {
 	char name[64];
 	for (int i = 0;; i++) {
 		cgroup_next_name(name);
-		if (create_under(h, at, name, lim, cg, err) == 0)
-			return 0;
+		if (create_under(h, at, name, lim, cg, err) == 0) {
+			if (cgroup_hold(cg, err) == 0)
+				return 0;
+			ee_cgroup_destroy(cg, NULL);
+			return -1;
+		}
 		if (!name_taken || i + 1 == NAME_TRIES)
 			return -1;
 		cgroup_new_token();
@@ -389,5 +393,8 @@ int ee_cgroup_destroy(struct ee_cgroup *cg, struct ee_err *err)
 	    remove_dir(cg->sched) < 0)
 		rc = ee_fail_errno(err, EE_ERR_SANDBOX, "cannot remove cgroup %s", cg->sched);
 	cg->mem[0] = cg->pids[0] = cg->cpu[0] = cg->sched[0] = '\0';
+	/* Only now: a directory that would not go stays locked by nobody, and
+	 * the next sweep may take it. */
+	cgroup_release(cg);
 	return rc;
 }

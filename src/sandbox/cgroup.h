@@ -6,8 +6,10 @@
  * (the supervisor's start time and a random token, since a pid repeats
  * across pid namespaces), so limits of an outer cgroup still apply and stale
  * ones are recognisable. The struct owns the
- * directories it names: ee_cgroup_destroy removes them and accepts a zeroed
- * or half-built struct. A controller the host lacks is left empty, and the
+ * directories it names and, for a top-level one, a shared flock on each
+ * directory, held until ee_cgroup_destroy (which removes them and accepts a
+ * zeroed or half-built struct): that lock, not a pid, tells every other
+ * execeval, in whatever namespaces, that the cgroup's owner is alive. A controller the host lacks is left empty, and the
  * sandbox falls back to rlimits (see doctor).
  */
 #ifndef EE_CGROUP_H
@@ -29,6 +31,8 @@ struct ee_cgroup {
 	int sched_version;    /* the cpu controller's hierarchy, 0 when none */
 	char sched[PATH_MAX]; /* its directory (shares, quota): v1 its own or cpu's when
 	                         mounted together, v2 mem's; "" when none */
+	int held[4];          /* fds of the directories flock'd shared (cgroup_name.c) */
+	int nheld;            /* how many of held[] are open: 0 in a zeroed struct */
 };
 
 struct ee_cgroup_stats {
@@ -121,9 +125,11 @@ long long ee_cgroup_cpu_usec(const struct ee_cgroup *cg, int fd);
 double ee_cgroup_runq_wait_ms(const struct ee_cgroup *cg);
 
 /* Removes sandbox cgroups left by execeval processes that no longer exist
- * (killed with SIGKILL, power loss), judged by the pid and start time in
- * the name, and only when empty and older than a few seconds (the owner
- * may live in another pid namespace). Best effort. */
+ * (killed with SIGKILL, power loss): a cgroup is stale when nobody holds
+ * its directory's flock (an owner in any pid, mount or user namespace
+ * holds it for the cgroup's life, and the kernel drops it when the owner
+ * dies), and only when older than a few seconds (the lock is taken just
+ * after mkdir). Best effort. */
 void ee_cgroup_sweep_stale(const struct ee_host *h);
 
 #endif

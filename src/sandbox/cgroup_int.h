@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct ee_cgroup;
 struct ee_cgroup_pool;
+struct ee_err;
 
 /* Every cgroup execeval makes is named so (cgroup_name.c). */
 #define NAME_PREFIX "execeval."
@@ -33,5 +35,10 @@ ssize_t cgroup_read_proc_file(int pid, const char *name, char *text, size_t size
 void cgroup_new_token(void);
 /* The next name for a cgroup of this process. */
 void cgroup_next_name(char name[64]);
+/* Takes a shared flock on each of cg's directories, held (close-on-exec
+ * fds in cg->held) until cgroup_release: the sign of a live owner that the
+ * sweep of every execeval reads. */
+int cgroup_hold(struct ee_cgroup *cg, struct ee_err *err);
+void cgroup_release(struct ee_cgroup *cg);
 
 #endif

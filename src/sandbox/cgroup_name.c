@@ -1,9 +1,12 @@
-/* cgroup_name.c - the names of sandbox cgroups, and the sweep of stale ones.
+/* cgroup_name.c - the names of sandbox cgroups, who owns them, and the
+ * sweep of stale ones.
  *
  * A name says which execeval made the cgroup and when that process started
- * (see "names"), so a later execeval can tell a cgroup whose owner is gone
- * (killed with -9, its sandbox dead with it) and remove it if empty
- * (ee_cgroup_sweep_stale), and never takes a live one's.
+ * (see "names"): people and tests find a run's cgroups by it. Whether its
+ * owner is alive is decided by a lock (see "ownership"), because nothing
+ * read through a pid namespace can tell: a later execeval removes a cgroup
+ * whose owner is gone (killed with -9, its sandbox dead with it) and never
+ * a live one's, whatever namespaces either runs in.
  */
 #include "sandbox/cgroup.h"
 
@@ -14,11 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/err.h"
 #include "sandbox/cgroup_int.h"
 #include "sandbox/host.h"
 
@@ -100,6 +105,46 @@ void cgroup_next_name(char name[64])
 	         ++serial);
 }
 
+/* ---- ownership -----------------------------------------------------------
+ *
+ * The owner of a top-level cgroup holds a shared flock on each of its
+ * directories from just after mkdir until it has removed them; the sweep
+ * takes an exclusive one, without waiting, before it removes anything. A
+ * flock lives on the directory's inode, which every mount of the hierarchy
+ * shares (a container's own cgroup mount, a cgroup namespace, another mount
+ * namespace), and the kernel drops it with the owner's last descriptor,
+ * which dies with the owner. A pid cannot do this: cgroup.procs lists only
+ * the pids visible in the reader's pid namespace, so a live server's pooled
+ * candidate cgroup, empty between candidates, looks abandoned from another
+ * pid namespace, and on v1 rmdir of an empty cgroup succeeds. */
+
+int cgroup_hold(struct ee_cgroup *cg, struct ee_err *err)
+{
+	const char *dirs[4] = { cg->mem, cg->pids, cg->cpu, cg->sched };
+	for (int i = 0; i < 4; i++) {
+		int repeat = !dirs[i][0];
+		for (int j = 0; j < i && !repeat; j++)
+			repeat = strcmp(dirs[i], dirs[j]) == 0;
+		if (repeat)
+			continue;
+		int fd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_SH | LOCK_NB) < 0) {
+			ee_fail_errno(err, EE_ERR_SANDBOX, "cannot lock cgroup %.3900s", dirs[i]);
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		cg->held[cg->nheld++] = fd;
+	}
+	return 0;
+}
+
+void cgroup_release(struct ee_cgroup *cg)
+{
+	while (cg->nheld > 0)
+		close(cg->held[--cg->nheld]);
+}
+
 /* ---- the sweep of stale cgroups ------------------------------------------ */
 
 static int has_tasks(const char *dir)
@@ -115,17 +160,14 @@ static int has_tasks(const char *dir)
 	return any;
 }
 
-/* How old a stale-looking cgroup must be before it is removed: the pid in
- * its name may belong to an execeval in another pid namespace (invisible
- * here), whose fresh cgroup is empty until its sandbox joins it. */
+/* How old a stale-looking cgroup must be before it is removed: its owner
+ * takes the lock just after mkdir. */
 #define SWEEP_MIN_AGE_S 10
 
-/* Whether the execeval that named this cgroup may still be running here:
- * it is this process, or its pid is live and (names with a token) started
- * when the name says. A pid that is live but started later is a new process
- * given the same pid (a restart in a fresh pid namespace, where execeval is
- * pid 1 or 2 every time): the name is stale. An owner in another pid
- * namespace is invisible here; the age and emptiness checks protect it. */
+/* Whether the execeval that named this cgroup is visibly running here: it
+ * is this process, or its pid is live and (names with a token) started
+ * when the name says. A shortcut only: an owner in another pid namespace is
+ * invisible here, and the lock decides (sweep_dir). */
 static int owner_is_alive(const char *name)
 {
 	const char *rest = name + strlen(NAME_PREFIX);
@@ -159,20 +201,28 @@ static void sweep_dir(const char *dir)
 		snprintf(path, sizeof(path), "%.3000s/%.255s", dir, e->d_name);
 		if (stat(path, &st) < 0 || time(NULL) - st.st_ctime < SWEEP_MIN_AGE_S)
 			continue;
+		/* Held to the end: its owner is gone and cannot come back. */
+		int lock = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lock < 0)
+			continue;
+		if (flock(lock, LOCK_EX | LOCK_NB) < 0) {
+			close(lock); /* a live owner, in whatever namespace */
+			continue;
+		}
 		/* A warm pool's top: alive while its worker cgroup holds the
 		 * worker (its candidate cgroup is empty between candidates). */
 		snprintf(worker, sizeof(worker), "%s/worker", path);
 		snprintf(candidate, sizeof(candidate), "%s/candidate", path);
-		if (access(worker, F_OK) == 0) {
-			if (has_tasks(worker) || has_tasks(candidate))
-				continue;
+		if (access(worker, F_OK) == 0 && !has_tasks(worker) && !has_tasks(candidate)) {
 			(void)rmdir(candidate);
 			(void)rmdir(worker);
 		}
 		/* Only an empty one: its sandbox died with its supervisor (the
-		 * init has PR_SET_PDEATHSIG). Never kill here: the pid may belong
-		 * to a live execeval in another pid namespace. */
+		 * init has PR_SET_PDEATHSIG), and rmdir refuses a cgroup with
+		 * tasks. Never kill here: an execeval of a version that took no
+		 * lock may still own it from another pid namespace. */
 		(void)rmdir(path);
+		close(lock);
 	}
 	closedir(d);
 }

@@ -327,6 +327,24 @@ static int probe_userns(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* Root of the host, not only of a user namespace: the uid map is the
+ * identity over every uid. Root in a child user namespace (`unshare --user
+ * --map-root-user`, a rootless container) cannot become the sandbox's own
+ * host uid (unmapped) nor call setgroups, so it takes the unprivileged
+ * path: a user namespace of the sandbox's own, nested in its own. */
+static int is_host_root(void)
+{
+	if (geteuid() != 0)
+		return 0;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	unsigned long inside = 1, outside = 1, count = 0;
+	int full = f && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
+	           outside == 0 && count == 4294967295UL;
+	if (f)
+		fclose(f);
+	return full;
+}
+
 static unsigned read_cap_last_cap(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
@@ -355,7 +373,7 @@ static int read_cap_eff(unsigned long long *ret, struct ee_err *err)
 int ee_host_probe(struct ee_host *h, struct ee_err *err)
 {
 	memset(h, 0, sizeof(*h));
-	h->is_root = geteuid() == 0;
+	h->is_root = is_host_root();
 	h->userns = probe_userns();
 	/* prctl(PR_GET_SECCOMP) succeeds (returns 0) when the kernel has seccomp. */
 	h->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;

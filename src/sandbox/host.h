@@ -27,7 +27,7 @@ struct ee_cg_controller {
 };
 
 struct ee_host {
-	int is_root;                /* effective uid 0: no user namespace needed */
+	int is_root;                /* uid 0 of the host's user namespace: no user namespace needed */
 	int userns;                 /* an unprivileged user namespace can be made */
 	int seccomp;                /* seccomp filters are available */
 	unsigned cap_last_cap;      /* highest capability number of the kernel */
