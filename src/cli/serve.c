@@ -47,9 +47,10 @@ static const char usage_head[] =
         "                         504 (default: its compile_timeout + run_timeout + 10)\n"
         "  --run-code-queue N     POST /run_code requests that may wait (default: one per\n"
         "                         4 MiB of memory, 256 to 16384); past it 504\n"
-        "  --run-code-coalesce N  POST /run_code: waiting requests of one program (same\n"
-        "                         limits, no files) one sandbox runs, each in its own\n"
-        "                         process (default 16; 1: a sandbox each)\n"
+        "  --run-code-coalesce N  POST /run_code: up to N waiting requests of one program\n"
+        "                         (same limits, no files) run in one sandbox, each in its\n"
+        "                         own process; a request can then read counters of the\n"
+        "                         earlier ones (docs/api.md). Default 1: a sandbox each\n"
         "  --reference-cache MB   generated tests' reference results kept, least recently\n"
         "                         used dropped first (default 64; 0: only runs in flight\n"
         "                         are shared)\n"
@@ -275,7 +276,7 @@ int cmd_serve(int argc, char **argv)
 		.min_rate_kib = 16,
 		.body_grace = 10,
 		.reference_cache_mb = 64,
-		.run_code_coalesce = 16,
+		.run_code_coalesce = 1,
 	};
 	struct ee_server_config cfg;
 	struct ee_err err = { 0 };

@@ -282,7 +282,7 @@ def test_the_default_queue_holds_a_trainers_burst(serve):
 
 
 def test_a_mixed_burst_of_100_with_timeouts_is_all_answered(serve):
-    s = serve(jobs=2)
+    s = serve("--run-code-coalesce", "16", jobs=2)
     kinds = [
         ({"code": "print(int(input()) * 2)", "stdin": "21\n"}, ("Success", "Finished", 0), "42\n"),
         ({"code": "import sys\nsys.exit(3)"}, ("Failed", "Finished", 3), ""),

@@ -23,8 +23,9 @@ import pytest
 from serve_client import serve  # noqa: F401 (fixture)
 from test_run_code import metrics, ran, run_code
 
-# Coalescing needs warm sandboxes (a cold one's harness is dumpable: apart.py).
-WARM = ("--isolation", "warm")
+# Coalescing needs warm sandboxes (a cold one's harness is dumpable: apart.py),
+# and is asked for (the default is a sandbox each).
+WARM = ("--isolation", "warm", "--run-code-coalesce", "16")
 BLOCKER = "import time\ntime.sleep(3)\n"
 
 
@@ -300,6 +301,18 @@ def test_requests_unlike_each_other_are_not_coalesced(serve):
         assert a["status"] == "Success" and a["run_result"]["stdout"] == r["stdin"] + "\n", a
         assert "coalesced" not in a["execeval"], a
     assert len({a["execeval"]["sandbox_id"] for a in got}) == len(requests)
+
+
+def test_by_default_each_request_has_a_sandbox_of_its_own(serve):
+    """Coalescing is asked for: a request in a shared sandbox can read
+    counters the earlier ones left (the next pid, reaped children's CPU in
+    /proc/1/stat, /tmp's times), which two sandboxes do not share."""
+    s = serve("--isolation", "warm", jobs=1)
+    got = burst(s, [dict(code="print(input())", stdin=str(i)) for i in range(4)])
+    assert [a["run_result"]["stdout"] for a in got] == ["0\n", "1\n", "2\n", "3\n"], got
+    assert all("coalesced" not in a["execeval"] for a in got), got
+    assert len({a["execeval"]["sandbox_id"] for a in got}) == 4
+    assert metrics(s).value("execeval_run_code_coalesced_total") == 0
 
 
 def test_a_group_fits_in_one_sandboxs_clock(serve):
