@@ -73,9 +73,37 @@ static int own_id(const json_t *obj)
 	return 0;
 }
 
+/* A bare ground truth, {"inputs": [...], "outputs": [...]} with perhaps
+ * "fn_name": what an APPS/TACO row's input_output, an OpenRLHF data set's
+ * input_output column and verl's reward_model.ground_truth hold. Read as
+ * the APPS row that holds it (a new reference; obj's is taken): its tests
+ * are io tests, or call tests of fn_name, judged by the supervisor. One
+ * with another key and no task format of its own is refused naming it. */
+static json_t *bare_ground_truth(json_t *obj, const char *path, struct ee_err *err)
+{
+	const char *key;
+	json_t *value;
+
+	if (!json_object_get(obj, "inputs") || !json_object_get(obj, "outputs"))
+		return obj;
+	json_object_foreach(obj, key, value)
+	{
+		if (strcmp(key, "inputs") == 0 || strcmp(key, "outputs") == 0 || strcmp(key, "fn_name") == 0)
+			continue;
+		if (ee_task_detect(obj) >= 0)
+			return obj;
+		char field[128];
+		snprintf(field, sizeof(field), "%.48s.%.60s", path, key);
+		fail(err, field, "unknown key of a ground truth (expected inputs, outputs and fn_name)");
+		json_decref(obj);
+		return NULL;
+	}
+	return json_pack("{s:o}", "input_output", obj);
+}
+
 /* The label as a task object (a new reference): itself, or the object its
- * JSON text holds; one without a task_id (and not an RL row, which names
- * itself) gets its path as one. */
+ * JSON text holds, or the APPS row a bare ground truth is; one without a
+ * task_id (and not an RL row, which names itself) gets its path as one. */
 static json_t *label_object(const json_t *label, const char *path, struct ee_err *err)
 {
 	json_t *obj;
@@ -95,6 +123,8 @@ static json_t *label_object(const json_t *label, const char *path, struct ee_err
 		     ee_jf_type_name(label));
 		return NULL;
 	}
+	if (obj)
+		obj = bare_ground_truth(obj, path, err);
 	if (obj && !json_object_get(obj, "task_id") && !own_id(obj))
 		json_object_set_new(obj, "task_id", json_string(path));
 	return obj;

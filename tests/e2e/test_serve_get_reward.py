@@ -69,6 +69,23 @@ def test_openrlhf_shape(serve):
     assert [a + b for a, b in zip(logs["judged_by_supervisor"], logs["judged_by_judge"])] == logs["total"], logs
 
 
+def test_a_bare_ground_truth_is_read_as_apps(serve):
+    """What an OpenRLHF data set's input_output column and verl's
+    ground_truth hold, {"inputs", "outputs"(, "fn_name")}, as an object or
+    its text: the same rewards as the APPS row holding it."""
+    s = serve()
+    bare = json.loads(APPS["input_output"])
+    call = {"fn_name": "add", "inputs": [[1, 2], [2, 2]], "outputs": [3, 4]}
+    samples = [(FENCED_OK, bare), (FENCED_BAD, bare), (PLAIN_OK, json.dumps(bare)), (FENCED_OK, APPS),
+               (ADD_OK, call), (ADD_HALF, json.dumps(call))]
+    a = ok(get_reward(s, samples))
+    assert a["rewards"] == [1.0, -1.0, 1.0, 1.0, 1.0, -1.0], a
+    assert a["scores"] == [1.0, 0.0, 1.0, 1.0, 1.0, 0.5], a
+    assert a["extra_logs"]["judged_by_supervisor"] == [2, 2, 2, 2, 2, 2], a
+    e = error_of(get_reward(s, [(FENCED_OK, dict(bare, expected=1))]))
+    assert e["field"] == "labels[0].expected", e
+
+
 def test_rewards_are_the_records_of_a_batch(serve):
     """The records behind the rewards ("records": true) are the ones
     /v1/batch gives for the same programs and tasks."""

@@ -114,6 +114,30 @@ Test(get_reward, refusals_name_the_field)
 	refused("{\"query\": [\"x\"], \"labels\": [" LABEL "], \"records\": 1}", -1, "records");
 }
 
+/* What APPS's input_output, an OpenRLHF data set's input_output column and
+ * verl's ground_truth hold, as an object or its text: read as APPS's. */
+Test(get_reward, a_label_may_be_a_bare_ground_truth)
+{
+	const char *body =
+	        "{\"query\": [\"print(1)\", \"def f(x): return x\"], \"labels\": ["
+	        "{\"inputs\": [\"1\\n\", \"2\\n\"], \"outputs\": [\"1\\n\", \"2\\n\"]},"
+	        " \"{\\\"fn_name\\\": \\\"f\\\", \\\"inputs\\\": [[1]], \\\"outputs\\\": [1]}\"]}";
+	struct ee_request r = { 0 };
+	struct ee_err err = { 0 };
+	int records;
+
+	cr_assert_eq(parse(body, &r, &records, &err), 0, "%s", err.msg);
+	cr_assert_eq(r.runs[0].task.n_tests, 2);
+	cr_assert_eq(r.runs[0].task.tests[0].kind, EE_TEST_IO);
+	cr_assert_str_eq(r.runs[0].task.task_id, "labels[0]");
+	cr_assert_eq(r.runs[1].task.n_tests, 1);
+	cr_assert_eq(r.runs[1].task.tests[0].kind, EE_TEST_CALL);
+	ee_request_free(&r);
+	/* Another key, and no task format of its own: refused by name. */
+	refused("{\"query\": [\"x\"], \"labels\": [{\"inputs\": [], \"outputs\": [], \"x\": 1}]}", -1,
+	        "labels[0].x");
+}
+
 Test(get_reward, over_the_queue_is_413)
 {
 	char body[8192] = "{\"query\": [";
