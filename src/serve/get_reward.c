@@ -86,8 +86,7 @@ static json_t *bare_ground_truth(json_t *obj, const char *path, struct ee_err *e
 
 	if (!json_object_get(obj, "inputs") || !json_object_get(obj, "outputs"))
 		return obj;
-	json_object_foreach(obj, key, value)
-	{
+	json_object_foreach (obj, key, value) {
 		if (strcmp(key, "inputs") == 0 || strcmp(key, "outputs") == 0 || strcmp(key, "fn_name") == 0)
 			continue;
 		if (ee_task_detect(obj) >= 0)

@@ -118,10 +118,9 @@ Test(get_reward, refusals_name_the_field)
  * verl's ground_truth hold, as an object or its text: read as APPS's. */
 Test(get_reward, a_label_may_be_a_bare_ground_truth)
 {
-	const char *body =
-	        "{\"query\": [\"print(1)\", \"def f(x): return x\"], \"labels\": ["
-	        "{\"inputs\": [\"1\\n\", \"2\\n\"], \"outputs\": [\"1\\n\", \"2\\n\"]},"
-	        " \"{\\\"fn_name\\\": \\\"f\\\", \\\"inputs\\\": [[1]], \\\"outputs\\\": [1]}\"]}";
+	const char *body = "{\"query\": [\"print(1)\", \"def f(x): return x\"], \"labels\": ["
+	                   "{\"inputs\": [\"1\\n\", \"2\\n\"], \"outputs\": [\"1\\n\", \"2\\n\"]},"
+	                   " \"{\\\"fn_name\\\": \\\"f\\\", \\\"inputs\\\": [[1]], \\\"outputs\\\": [1]}\"]}";
 	struct ee_request r = { 0 };
 	struct ee_err err = { 0 };
 	int records;
