@@ -273,6 +273,12 @@ static int evaluate(struct run_args *a, struct ee_task *task, const char *progra
 		free(line);
 	}
 	code = exit_code_of(record);
+	if (json_is_true(json_object_get(record, "infra_error"))) {
+		code = EXIT_SANDBOX; /* printed: what happened; not the candidate's verdict */
+		snprintf(err.msg, sizeof(err.msg),
+		         "the host starved the candidate of CPU twice (its timeout is the busy "
+		         "machine's, not the candidate's: reward null); run it on a quieter host");
+	}
 out:
 	if (code == EXIT_SANDBOX && err.msg[0])
 		fprintf(stderr, "execeval: %s\n", err.msg);

@@ -18,6 +18,7 @@
 #include "verdict/events.h"
 #include "protocol/job.h"
 #include "verdict/record.h"
+#include "verdict/score.h"
 #include "sandbox/sandbox.h"
 #include "input/task.h"
 
@@ -169,8 +170,34 @@ static int retry(struct ee_eval *ev, struct ee_err *err)
 	return ee_eval_launch(ev, err);
 }
 
+/* A timeout the host caused (starved: the sandbox waited for a CPU most
+ * of its clock) says nothing about the candidate: the first one runs the
+ * whole evaluation again, from the start, in the slot it holds; a second
+ * is the host's fault, an infrastructure error (reward null), never the
+ * candidate's verdict. */
+static int starved_timeout(const struct ee_sandbox_outcome *out)
+{
+	return !out->interrupted && !out->setup_failed && out->end == EE_END_TIMEOUT &&
+	       ee_verdict_starved(out->wall_ms, out->cpu_ms, out->runq_wait_ms);
+}
+
+static int restart(struct ee_eval *ev, struct ee_err *err)
+{
+	for (size_t i = 0; ev->judged && i < ev->stream.tests.n_results; i++)
+		ee_test_result_free(&ev->judged[i]);
+	free(ev->judged);
+	ev->judged = NULL;
+	ev->separate_cpu_ms = ev->separate_wall_ms = 0;
+	ev->attempts = 0;
+	ee_stream_free(&ev->stream);
+	if (ee_eval_stream_start(ev) < 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	ev->lint_credited = 0;
+	return ev->serve_job ? ee_judge_launch(ev, err) : ee_eval_launch(ev, err);
+}
+
 /* The record of a candidate whose sandbox (or sandboxes) ended with out,
- * to the callback; frees ev. */
+ * to the callback; frees ev (unless a starved run starts it again). */
 void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 {
 	json_t *rec = NULL;
@@ -187,6 +214,16 @@ void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 		merged.cpu_ms = (out->cpu_ms > 0 ? out->cpu_ms : 0) + ev->separate_cpu_ms;
 		merged.wall_ms = (out->wall_ms > 0 ? out->wall_ms : 0) + ev->separate_wall_ms;
 		out = &merged;
+	}
+	int starved = starved_timeout(out);
+	if (starved && !ev->starved && !ee_loop_interrupted(ee_engine_loop(ev->eng))) {
+		struct ee_err err = { 0 };
+		ev->starved = 1;
+		if (restart(ev, &err) == 0)
+			return;
+		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ee_eval_free(ev);
+		return;
 	}
 	if (ev->on_outcome && !out->interrupted && !out->setup_failed)
 		ev->on_outcome(ev->outcome_ctx, out, &ev->stream);
@@ -216,6 +253,8 @@ void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 		rec = ee_record_build(&parts);
 		if (!rec) /* the host failed, not the candidate: no record short of a key */
 			rec = ee_record_sandbox_error(ev->task->task_id, "out of memory building the record");
+		else if (starved) /* twice: the host's */
+			ee_record_mark_infra(rec);
 	}
 	if (rec)
 		ee_engine_saw_record(ev->eng, rec);

@@ -38,6 +38,7 @@ struct ee_eval {
 	char nonce[33];
 	int gate;
 	int attempts;
+	int starved;       /* a run of it timed out starved (ee_eval_finish) */
 	int lint_credited; /* the lint phase's time was given back to the clock */
 	size_t keep_output;
 	struct ee_reward reward;       /* the candidate's, else the options' */

@@ -543,6 +543,8 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 	size_t len;
 
 	(void)run_s;
+	if (!failure && json_is_true(json_object_get(rec, "infra_error")))
+		failure = "the host starved the program of CPU twice: its timeout is not the program's";
 	if (!rec) { /* a forced stop: no outcome to give */
 		v = json_pack("{s:s, s:n}", "error", "the server stopped before this program finished; retry",
 		              "field");

@@ -460,6 +460,12 @@ json_t *ee_record_build(const struct ee_record_parts *ev)
 	return rec;
 }
 
+void ee_record_mark_infra(json_t *rec)
+{
+	json_object_set_new(rec, "reward", json_null());
+	json_object_set_new(rec, "infra_error", json_true());
+}
+
 json_t *ee_record_sandbox_error(const char *task_id, const char *msg)
 {
 	return json_pack("{s:s, s:s, s:n, s:b, s:s}", "task_id", task_id, "sandbox_error", msg, "reward",

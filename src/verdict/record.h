@@ -50,6 +50,11 @@ json_t *ee_record_build(const struct ee_record_parts *parts);
  * a trainer masks it instead of punishing the model. NULL when out of memory. */
 json_t *ee_record_sandbox_error(const char *task_id, const char *msg);
 
+/* Marks a whole record as the host's failure, not the candidate's (a
+ * timeout starved twice): "reward": null, "infra_error": true; its status
+ * and detail stay what happened. */
+void ee_record_mark_infra(json_t *rec);
+
 /* The error record of an invalid sample (eval --skip-invalid) at line of
  * the samples: task_id (the sample's own JSON string, copied; the caller
  * passes it only when it names a task of the data set, else NULL: null),

@@ -113,10 +113,15 @@ static int all_passed(const struct ee_verdict_in *in)
 #define STARVED_WAIT_FRACTION 0.5
 #define STARVED_CPU_FRACTION  0.25
 
+int ee_verdict_starved(double wall_ms, double cpu_ms, double runq_wait_ms)
+{
+	return wall_ms > 0 && cpu_ms >= 0 && runq_wait_ms > STARVED_WAIT_FRACTION * wall_ms &&
+	       cpu_ms < STARVED_CPU_FRACTION * wall_ms;
+}
+
 static int starved(const struct ee_verdict_in *in)
 {
-	return in->wall_ms > 0 && in->cpu_ms >= 0 && in->runq_wait_ms > STARVED_WAIT_FRACTION * in->wall_ms &&
-	       in->cpu_ms < STARVED_CPU_FRACTION * in->wall_ms;
+	return ee_verdict_starved(in->wall_ms, in->cpu_ms, in->runq_wait_ms);
 }
 
 /* What cut the run short, first match wins: the supervisor's clock (a

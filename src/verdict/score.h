@@ -67,6 +67,10 @@ struct ee_verdict {
 
 void ee_verdict_decide(const struct ee_verdict_in *in, struct ee_verdict *out);
 
+/* Whether a run that timed out was starved by the host rather than slow
+ * (score.c says how): its timeout is then "timeout (starved: ...)". */
+int ee_verdict_starved(double wall_ms, double cpu_ms, double runq_wait_ms);
+
 const char *ee_status_name(int status);
 
 #endif
