@@ -36,6 +36,7 @@
 #define PATH_MAX_LEN    255
 #define DEFAULT_TIMEOUT 10.0
 #define MAX_DEADLINE    3600.0
+#define ANSWER_MARGIN_S 1.0 /* a sandbox's start and the answer's way back */
 
 enum call_state { CALL_WAITING, CALL_RUNNING, CALL_READY };
 
@@ -55,7 +56,8 @@ struct ee_run_code_call {
 	struct ee_run_code *rc;
 	struct ee_task task; /* one io test in script mode */
 	char *program;
-	double arrived, deadline; /* monotonic seconds */
+	double arrived;           /* monotonic seconds */
+	double deadline;          /* the latest it may start (read_request) */
 	size_t charged;           /* of the budget, while it waits or runs */
 	int state;                /* enum call_state */
 	int abandoned;
@@ -63,7 +65,7 @@ struct ee_run_code_call {
 	void *ctx;
 	struct facts facts;
 	int solo;           /* runs in a sandbox of its own (run again, or never coalesced) */
-	double wait_s;      /* its deadline, from when it (re)enters the queue */
+	double wait_s;      /* how long it may wait to start, from arrived */
 	unsigned long hash; /* of the program: a quick test for coalescing */
 	json_t *verdict;    /* in a group: {"status", "detail", "resources"} once its test ran apart */
 	unsigned code;
@@ -71,6 +73,7 @@ struct ee_run_code_call {
 	size_t len;
 	struct ee_run_code_call *next; /* the FIFO */
 };
+
 
 struct ee_run_code {
 	struct ee_dispatch *d;
@@ -429,9 +432,14 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 		return -1;
 	struct ee_limits lim;
 	ee_eval_limits(rc->o, &call->task, &lim);
-	/* The deadline a client allows for: at most an hour (--run-code-deadline's
-	 * range), so a huge compile_timeout cannot hold a queue place for ever. */
-	double wait = rc->cfg.deadline_s > 0 ? rc->cfg.deadline_s : compile_timeout + lim.timeout_s + 10;
+	/* How long it may wait to start: --run-code-deadline, else what keeps
+	 * its answer inside its client's wait. verl's client reads for
+	 * compile_timeout + run_timeout + 10 s and retries only a 504: the
+	 * request starts by that wait less its whole clock and a margin for the
+	 * sandbox's start and the answer, or gets its 504 then, while the
+	 * client still reads (not a result nobody reads). At most an hour, so a
+	 * huge compile_timeout cannot hold a queue place for ever. */
+	double wait = rc->cfg.deadline_s > 0 ? rc->cfg.deadline_s : compile_timeout + 10 - ANSWER_MARGIN_S;
 	call->wait_s = wait < MAX_DEADLINE ? wait : MAX_DEADLINE;
 	call->arrived = now_s();
 	call->deadline = call->arrived + call->wait_s;
@@ -443,6 +451,7 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 }
 
 /* ---- running ------------------------------------------------------------ */
+
 
 static void on_outcome(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s)
 {
@@ -543,8 +552,7 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 	size_t len;
 
 	(void)run_s;
-	if (!failure && json_is_true(json_object_get(rec, "infra_error")))
-		failure = "the host starved the program of CPU twice: its timeout is not the program's";
+	int starved = !failure && json_is_true(json_object_get(rec, "infra_error"));
 	if (!rec) { /* a forced stop: no outcome to give */
 		v = json_pack("{s:s, s:n}", "error", "the server stopped before this program finished; retry",
 		              "field");
@@ -553,7 +561,10 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 		return;
 	}
 	ee_stats_record(call->rc->stats, json_string_value(json_object_get(rec, "status")));
-	if (failure || !call->facts.have) {
+	if (starved) { /* twice: the host's, not a TimeLimitExceeded of the program's */
+		v = ee_run_code_sandbox_error("the host starved the program of CPU twice: its timeout is "
+		                              "the busy machine's, not the program's; retry");
+	} else if (failure || !call->facts.have) {
 		char msg[300];
 		/* The engine's own words, never the program. */
 		snprintf(msg, sizeof(msg), "sandbox setup failed: %.250s", failure ? failure : "no outcome");
@@ -578,16 +589,14 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 #define APART_SLACK_S   0.5
 #define GROUP_RELEASE_S 2.0
 
-/* Where a request waits, with a fresh deadline: at the head, to run alone
+/* Where a request waits, with its deadline: at the head, to run alone
  * (its answer is a sandbox of its own's to give, or its group's sandbox
- * never gave one). */
+ * never gave one). Its client's clock has run since it arrived. */
 static void requeue_alone(struct ee_run_code *rc, struct ee_run_code_call *call)
 {
 	rc->stats->run_code_reruns++;
 	call->solo = 1;
 	call->state = CALL_WAITING;
-	call->arrived = now_s();
-	call->deadline = call->arrived + call->wait_s;
 	call->next = rc->head;
 	rc->head = call;
 	if (!rc->tail)
@@ -744,7 +753,8 @@ static size_t take_alike(struct ee_run_code *rc, struct ee_run_code_call *first,
 	calls[n++] = first;
 	for (struct ee_run_code_call **p = &rc->head; *p && n < max;) {
 		struct ee_run_code_call *call = *p;
-		if (call->deadline < now || !same_run(first, call)) {
+		/* It may start as late as the group's release: still in time then. */
+		if (call->deadline < now + GROUP_RELEASE_S || !same_run(first, call)) {
 			p = &call->next;
 			continue;
 		}
@@ -833,8 +843,8 @@ static void expire(struct ee_run_code *rc, struct ee_run_code_call *call)
 
 	answer_504(
 	        rc, &code, &text, &len,
-	        "no sandbox was free before this request's deadline (compile_timeout + run_timeout + 10 s, "
-	        "or --run-code-deadline); retry");
+	        "no sandbox was free early enough to answer within this request's deadline "
+	        "(compile_timeout + run_timeout + 10 s, or --run-code-deadline); retry");
 	finish(call, 504, text, len);
 }
 

@@ -259,6 +259,44 @@ def test_a_request_that_cannot_start_before_its_deadline_gets_504(serve):
     assert m.value("execeval_route_queue_wait_seconds_count", route="/run_code") >= 1
 
 
+def test_every_answer_reaches_the_client_within_its_wait(serve):
+    """verl's all-timeout shape, scaled: more spinning programs at once than
+    two sandboxes can run before the clients give up. verl's client reads for
+    compile_timeout + run_timeout + 10 s and retries only a 504; each request
+    gets a result or its 504 within that wait, none after it (a request that
+    started late used to be answered to nobody)."""
+    s = serve(jobs=2)
+    compile_timeout, run_timeout, n = 1, 1, 32
+    wait = compile_timeout + run_timeout + 10
+    answers = [None] * n
+
+    def one(i):
+        t0 = time.monotonic()
+        code, a = run_code(s, timeout=wait, code="while True:\n    pass\n", compile_timeout=compile_timeout,
+                           run_timeout=run_timeout)
+        answers[i] = (code, a, time.monotonic() - t0)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    late = [(i, took) for i, (_, _, took) in enumerate(answers) if took >= wait]
+    assert late == [], late
+    codes = collections.Counter(code for code, _, _ in answers)
+    assert set(codes) <= {200, 504}, answers
+    assert codes[504] >= 1, "two sandboxes ran them all: the load is too small to test this"
+    for code, a, took in answers:
+        if code == 200 and a["status"] == "SandboxError":  # a busy host: starved twice, never a TLE
+            assert "starved the program of CPU twice" in a["execeval"]["detail"], a
+        elif code == 200:
+            assert outcome(a)[:2] == ("Failed", "TimeLimitExceeded"), a
+        else:  # its 504 came when it could no longer start in time
+            assert took >= compile_timeout + 9 - 0.5, took
+    m = metrics(s)
+    assert m.value("execeval_route_timeouts_total", route="/run_code") == codes[504]
+
+
 def test_past_the_queue_the_answer_is_504_not_429(serve):
     s = serve("--run-code-queue", "1", jobs=1)
     answers = []
