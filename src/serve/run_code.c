@@ -56,10 +56,10 @@ struct ee_run_code_call {
 	struct ee_run_code *rc;
 	struct ee_task task; /* one io test in script mode */
 	char *program;
-	double arrived;           /* monotonic seconds */
-	double deadline;          /* the latest it may start (read_request) */
-	size_t charged;           /* of the budget, while it waits or runs */
-	int state;                /* enum call_state */
+	double arrived;  /* monotonic seconds */
+	double deadline; /* the latest it may start (read_request) */
+	size_t charged;  /* of the budget, while it waits or runs */
+	int state;       /* enum call_state */
 	int abandoned;
 	ee_run_code_ready ready;
 	void *ctx;
@@ -73,7 +73,6 @@ struct ee_run_code_call {
 	size_t len;
 	struct ee_run_code_call *next; /* the FIFO */
 };
-
 
 struct ee_run_code {
 	struct ee_dispatch *d;
@@ -451,7 +450,6 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 }
 
 /* ---- running ------------------------------------------------------------ */
-
 
 static void on_outcome(void *ctx, const struct ee_sandbox_outcome *out, const struct ee_stream *s)
 {
@@ -841,10 +839,9 @@ static void expire(struct ee_run_code *rc, struct ee_run_code_call *call)
 	char *text = NULL;
 	unsigned code;
 
-	answer_504(
-	        rc, &code, &text, &len,
-	        "no sandbox was free early enough to answer within this request's deadline "
-	        "(compile_timeout + run_timeout + 10 s, or --run-code-deadline); retry");
+	answer_504(rc, &code, &text, &len,
+	           "no sandbox was free early enough to answer within this request's deadline "
+	           "(compile_timeout + run_timeout + 10 s, or --run-code-deadline); retry");
 	finish(call, 504, text, len);
 }
 
