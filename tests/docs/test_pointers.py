@@ -1,8 +1,10 @@
 """What the docs point at exists: every `file:function` pointer in README.md,
 HACKING.md and docs/*.md names a source file of the repository and a name
 that occurs in it; every path of the repository that the docs, the sources,
-the scripts and the tests cite exists; every .c file under src/ has its line
-in HACKING.md's layout map, and the map lists no file that is gone.
+the scripts and the tests cite exists, and so does every page the code names
+(nothing the code cites lives outside the repository); every .c file under
+src/ has its line in HACKING.md's layout map, and the map lists no file that
+is gone.
 
 No sandbox, no candidate: run with
 
@@ -95,6 +97,28 @@ def test_a_missing_path_is_caught(tmp_path):
 
 def test_every_cited_path_of_the_repository_exists():
     bad = {str(p.relative_to(REPO)): m for p in CITING for m in [missing_paths(p)] if m}
+    assert not bad, bad
+
+
+# A page the code names by itself ("see STYLE.md", "CONTRACT.md's name"): it
+# must be a page of the repository, found by its path's ending.
+MD_NAME = re.compile(r"(?<![\w/.-])([\w][\w./-]*\.md)\b")
+PAGES = {p.relative_to(REPO).as_posix() for p in REPO.rglob("*.md")
+         if "build" not in p.relative_to(REPO).parts and ".git" not in p.parts}
+CODE = [p for p in CITING if p.suffix != ".md" and p.parent != Path(__file__).resolve().parent]
+
+
+def missing_pages(text):
+    return sorted({m for m in MD_NAME.findall(text)
+                   if not any(page == m or page.endswith("/" + m) for page in PAGES)})
+
+
+def test_a_missing_page_is_caught():
+    assert missing_pages("/* see STYLE.md, docs/record.md and record.md */") == ["STYLE.md"]
+
+
+def test_every_page_the_code_names_is_in_the_repository():
+    bad = {str(p.relative_to(REPO)): m for p in CODE for m in [missing_pages(p.read_text(errors="replace"))] if m}
     assert not bad, bad
 
 
