@@ -149,7 +149,8 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 
 # Tests that run no candidate outside execeval's sandbox: the harness's own
 # (benign candidates only, no sandbox), the metrics CLI (reads files) and
-# the docs (links, the Requirements list, the man page).
+# the docs (links, file:function pointers, cited paths, the layout map, the
+# Requirements list, the man page).
 pytests: $(BUILD)/execeval $(BUILD)/execeval.1
 	$(PYTHON) -m pytest -q tests/harness tests/metrics tests/docs
 

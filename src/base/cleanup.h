@@ -1,5 +1,5 @@
-/* cleanup.h - ownership of locals in the syntax (STYLE.md, "Cleanup and
- * ownership").
+/* cleanup.h - ownership of locals in the syntax (HACKING.md, "Ownership
+ * and cleanup").
  *
  * A local declared with one of these markers is released when it goes out
  * of scope, on every return path:

@@ -1,6 +1,6 @@
 /* resource_limits.h - the resource limits of one evaluation, from one initializer.
  *
- * ee_limits_default() is the only source of defaults (CONTRACT.md: timeout 3 s,
+ * ee_limits_default() is the only source of defaults (docs/contract.md: timeout 3 s,
  * memory 512 MB, 64 processes, 256 KiB of output); ee_limits_clamp() brings
  * any user-given value into its documented range, so zero never silently
  * means "unlimited".

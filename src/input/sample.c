@@ -22,7 +22,7 @@ static const int source_of[] = { EE_SAMPLE_COMPLETION, EE_SAMPLE_GENERATION, EE_
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* <limits.h> is shadowed by src/limits.h under -Isrc, hence this. */
+/* LONG_MAX without <limits.h>. */
 #define LONG_MAXIMUM ((long)((unsigned long)-1 / 2))
 
 const char *ee_sample_source_name(int source)

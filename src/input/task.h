@@ -1,5 +1,5 @@
 /* task.h - tasks (a program's tests and limits) and samples, in the formats
- * of CONTRACT.md, detected by their fields: native, HumanEval and MBPP, and
+ * of docs/contract.md, detected by their fields: native, HumanEval and MBPP, and
  * the RL code data sets' rows (APPS/TACO, CodeContests, verl, LiveCodeBench,
  * open-r1, Prime Intellect; docs/formats.md).
  *
@@ -240,7 +240,7 @@ const char *ee_test_kind_name(int kind);
 const char *ee_tier_name(int tier);
 
 /* ---- Samples --------------------------------------------------------------
- * One line of a samples file (CONTRACT.md, "Samples format"): a task_id and
+ * One line of a samples file (docs/contract.md, "Samples"): a task_id and
  * exactly one of "completion" (HumanEval: the program is prompt + text),
  * "generation" (a free-form reply: code is extracted), "code" or "solution"
  * (EvalPlus's name; both a complete program, source EE_SAMPLE_CODE). A sample owns its strings and extra; ee_sample_free releases them

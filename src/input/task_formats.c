@@ -49,7 +49,7 @@ static const char *const test_kind_what[] = { "an assert test", "an io test", "a
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* <limits.h> is shadowed by src/limits.h under -Isrc, hence this. */
+/* UINT_MAX without <limits.h>. */
 #define UNSIGNED_MAX ((unsigned)-1)
 
 static const struct ee_jf_num_rule positive = { 0, 0, 0, "a number > 0" };

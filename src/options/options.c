@@ -84,7 +84,7 @@ static const struct ee_option_choice pick_choices[] = {
 
 /* --judge: split (the default: issue 17, evaluate_judge.c) or inline. */
 static const struct ee_option_choice judge_choices[] = {
-	{ "split", EE_JUDGE_SEPARATE }, /* CONTRACT.md's name */
+	{ "split", EE_JUDGE_SEPARATE }, /* docs/contract.md's name */
 	{ "separate", EE_JUDGE_SEPARATE },
 	{ "inline", EE_JUDGE_INLINE },
 };

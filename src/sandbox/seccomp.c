@@ -1,8 +1,8 @@
 /* seccomp.c - compiling and loading the allow-list (see seccomp.h).
  *
  * The list is the union of what CPython needs for plain code, typical test
- * code, threads/subprocess/multiprocessing and numpy (shared/notes/
- * cpython-syscalls.md), plus the usual file, time, signal and pipe calls.
+ * code, threads/subprocess/multiprocessing and numpy (found by tracing each),
+ * plus the usual file, time, signal and pipe calls.
  * Left out on purpose: network sockets (only AF_UNIX), ptrace,
  * process_vm_*, io_uring, userfaultfd, bpf, perf_event_open, the key-ring
  * calls, mount and friends, unshare/setns, chroot, personality, keyctl,

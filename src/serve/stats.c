@@ -165,7 +165,7 @@ static void routes(struct out *o, const struct ee_serve_stats *s, const struct e
 	        s->run_code_reruns);
 }
 
-/* docs/threat-model.md, "Tripwires"; docs/metrics-alerts.md has rules. */
+/* docs/threat-model.md, "Tripwires"; docs/events.md has alert rules. */
 static void tripwires(struct out *o, const struct ee_serve_gauges *g)
 {
 	head(o, "execeval_violations_total", "counter",

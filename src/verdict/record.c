@@ -136,7 +136,7 @@ static json_t *tests_json(int *oom, const struct ee_record_parts *ev)
 		                 "tier", ee_tier_name(t->tier), "status", test_state_name(r), "weight",
 		                 t->weight, "duration_ms", ms_value(r->duration_ms), "message",
 		                 opt_text(r->message)));
-		/* Who judged it (CONTRACT.md), on every test: what the judge and
+		/* Who judged it (docs/contract.md), on every test: what the judge and
 		 * the merges set, else the supervisor (io, call, converted
 		 * asserts) or the candidate's own interpreter. */
 		put(oom, json_array_get(a, i), "judged_by",

@@ -1,5 +1,6 @@
-"""The repository stands on its own: README.md and docs/*.md link only to
-files of the repository (every relative link resolves, anchors included),
+"""The repository stands on its own: README.md, HACKING.md, NEWS.md and
+docs/*.md link only to files of the repository (every relative link
+resolves, anchors included),
 and the README's Requirements list is what scripts/install-deps installs.
 
 No sandbox, no candidate: run with
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", REPO / "HACKING.md", REPO / "NEWS.md", *sorted((REPO / "docs").glob("*.md"))]
 # [text](target) and [label]: target; code spans and fenced blocks hold no links.
 INLINE = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 REFERENCE = re.compile(r"^\s*\[[^\]]+\]:\s*(\S+)", re.M)

@@ -1211,9 +1211,9 @@ def test_exec_in_place_of_the_harness_is_never_a_pass(run, name):
 
 
 # ---------------------------------------------------------------------------
-# Determined tampering, written against this harness's internals. DESIGN.md
-# ("Trust boundaries") concedes that assert/program/unittest tests, which run
-# in the candidate's interpreter, can be subverted this way; io and call
+# Determined tampering, written against this harness's internals.
+# docs/threat-model.md ("Forging the verdict") concedes that assert/program/unittest
+# tests, when they run in the candidate's interpreter, can be subverted this way; io and call
 # tests are judged by the supervisor against expected values that never
 # enter the sandbox, so they must hold.
 

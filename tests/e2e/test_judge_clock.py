@@ -10,7 +10,7 @@ Cold, warm and under gVisor. ex/fib runs cold and warm only: under gVisor
 (ptrace platform) a crossing costs ~1.5 ms, and the candidate's side of
 each (~0.8 ms, its own process's system calls) is on its clock: its 900
 calls pass on a quiet host (they always timed out before) but can still
-time out on a loaded one (docs/performance.md).
+time out on a loaded one (docs/performance-notebook.md).
 """
 import json
 import os

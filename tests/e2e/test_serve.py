@@ -1,4 +1,4 @@
-"""`execeval serve`, the HTTP API, black-box (spec: notes/serve-spec.md).
+"""`execeval serve`, the HTTP API, black-box (spec: docs/api.md).
 
 Each test starts its own server (`serve --listen 127.0.0.1:0 -j 2 ...`,
 ready once stderr says `listening on http://HOST:PORT`) and stops it with

@@ -211,7 +211,7 @@ def test_humaneval_same_verdicts_with_and_without_strict(tmp_path):
     timeouts = sum(x["status"] == "timeout" for m in out.values() for x in m.values())
     print("HumanEval: %d of %d program tests converted; not passing (strict): %s; timeouts: %d"
           % (converted, len(refs), failed, timeouts))
-    assert converted == 135  # tests/unit/pyprogram_cases.h, from Python's ast
+    assert converted == 135  # build/unit/pyprogram_cases.h, from Python's ast
     assert failed["off_by_one"] > 100  # the variants are live
 
 

@@ -2,7 +2,7 @@
 
 Usage: /usr/bin/python3 tests/harness/bench_cold.py [RUNS] [HARNESS.py ...]
 
-Each harness file (default: src/harness/harness.py) is timed two ways,
+Each harness file (default: the one assembled from src/harness/parts) is timed two ways,
 interleaved so that host load hits all alike: its source on the command line
 (`-c`) and a pyc of it run as a file (the supervisor's way when the host has
 the build's interpreter).  Prints the median and minimum wall time of a run
@@ -35,7 +35,7 @@ def main(argv):
     variants = []
     for i, path in enumerate(paths):
         pyc = os.path.join(tmp, "h%d.pyc" % i)
-        py_compile.compile(path, cfile=pyc, dfile="src/harness/harness.py", doraise=True,
+        py_compile.compile(path, cfile=pyc, dfile="harness.py", doraise=True,
                            invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
         with open(path) as f:
             variants.append((path + " (-c source)", {"source": f.read()}))

@@ -1,4 +1,4 @@
-"""Black-box tests of src/harness/harness.py, driven as the supervisor drives it.
+"""Black-box tests of the harness (src/harness/parts, assembled), driven as the supervisor drives it.
 
 Run with: /usr/bin/python3 -m pytest -q tests/harness
 

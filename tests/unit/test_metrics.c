@@ -6,7 +6,7 @@
 
 #include "results/metrics.h"
 
-/* Not <limits.h>: -Isrc makes that name resolve to src/limits.h. */
+/* ULONG_MAX without <limits.h>. */
 #define ULONG_MAX_ ((unsigned long)-1)
 
 struct pass_case {

@@ -523,7 +523,7 @@ Test(options, extract_choices_are_the_extractors_own)
 	}
 }
 
-/* What eval and doctor start from (docs: README options, contract.md). */
+/* What eval and doctor start from (docs: the man page, contract.md). */
 Test(options, evals_defaults_are_the_documented_ones)
 {
 	struct ee_eval_options o;
