@@ -22,7 +22,10 @@ import asyncio
 import importlib.util
 import json
 import os
+import socket
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -317,6 +320,83 @@ def test_openrlhf_infra_error_and_lengths(stubs):
     assert as_list(out["rewards"]) == [0.0, 1.0] and as_list(out["extra_logs"]["infra_error"]) == [1.0, 0.0]
     with pytest.raises(ValueError):
         rf(["a", "b"], ["a"], [GT_IO, GT_IO])
+
+
+# -- a server that stops answering --------------------------------------------------------
+
+
+class Silent:
+    """A server on 127.0.0.1 that accepts every connection, reads what comes
+    and never answers: a judge hung mid-call."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.1)  # accept() wakes to see stop()
+        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.conns, self.stopped = [], False
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while not self.stopped:
+            try:
+                c, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.conns.append(c)
+
+    def stop(self):
+        self.stopped = True
+        self.thread.join(5)
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+@pytest.mark.parametrize("adapter", ["trl", "verl", "openrlhf"])
+def test_a_server_that_never_answers_cannot_hold_the_training_step(monkeypatch, adapter):
+    """Each adapter's call returns by EXECEVAL_CALL_DEADLINE_S with the
+    samples it could not get as infrastructure errors (TRL None, verl and
+    OpenRLHF the infra reward, flagged), though the socket timeout (300 s)
+    and the retries would wait far longer, and EXECEVAL_UNAVAILABLE says
+    raise."""
+    for k in ENV_KEYS:
+        monkeypatch.delenv(k, raising=False)
+    silent = Silent()
+    try:
+        monkeypatch.setenv("EXECEVAL_URL", silent.url)
+        monkeypatch.setenv("EXECEVAL_CALL_DEADLINE_S", "1.5")
+        t0 = time.monotonic()
+        if adapter == "trl":
+            got = trl_call(trl.make_code_reward(), ["x", "y"], input_output=[ADD_IO] * 2)
+            assert got == [None, None]
+        elif adapter == "verl":
+            verl = load_by_path("verl.py", "custom_module")
+            got = verl.compute_score(data_sources=["a"] * 2, solution_strs=["x", "y"],
+                                     ground_truths=[GT_IO] * 2, extra_infos=[{}] * 2)
+            assert got == [0.0, 0.0]
+            one = verl.compute_score(data_source="a", solution_str="x", ground_truth=GT_IO, extra_info={})
+            assert one == {"score": 0.0, "acc": 0.0, "infra_error": 1.0}
+        else:
+            rf = load_by_path("openrlhf.py", "reward_func").reward_func
+            out = rf(["p:x", "p:y"], ["p:", "p:"], [GT_IO, GT_IO])
+            assert as_list(out["rewards"]) == [0.0, 0.0]
+            assert as_list(out["extra_logs"]["infra_error"]) == [1.0, 1.0]
+        took = time.monotonic() - t0
+        assert took < 20, "the call was held %.1f s past its 1.5 s deadline" % took
+        assert silent.conns, "no request reached the silent server"
+    finally:
+        silent.stop()
+
+
+def test_the_deadline_must_be_positive(monkeypatch):
+    with pytest.raises(ValueError) as e:
+        _adapt.Settings(call_deadline_s=0)
+    assert "EXECEVAL_CALL_DEADLINE_S" in str(e.value)
 
 
 # -- the environment: token ------------------------------------------------------------

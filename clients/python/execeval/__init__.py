@@ -5,10 +5,10 @@
     rec = c.run(task, candidate="def add(a, b):\n    return a + b\n")
 
 Standard library only. See clients/python/README.md."""
-from .errors import ExecevalError, InputError, ServerError, Unauthorized, Unavailable
+from .errors import DeadlineExceeded, ExecevalError, InputError, ServerError, Unauthorized, Unavailable
 from .client import Client
 from .aio import AsyncClient
 
-__all__ = ["Client", "AsyncClient", "ExecevalError", "InputError", "ServerError", "Unauthorized",
+__all__ = ["Client", "AsyncClient", "DeadlineExceeded", "ExecevalError", "InputError", "ServerError", "Unauthorized",
            "Unavailable"]
 __version__ = "0.1.0"

@@ -26,6 +26,11 @@ where the trainer lets the user give some, else from the environment:
   EXECEVAL_UNAVAILABLE    raise (default) or mask: what a request that no
                           replica answered (after the client's retries)
                           becomes: an exception, or infra errors
+  EXECEVAL_CALL_DEADLINE_S  seconds one call of a reward function may take
+                          in all (default 600): the samples not answered by
+                          then are infrastructure errors and the call
+                          returns, so a server that stops answering cannot
+                          hold the training step (retries and waits count)
 
 A sample's tests come from its dataset row, in any format the server reads
 (docs/formats.md): the adapters build the task from the row's columns and
@@ -35,9 +40,10 @@ import hashlib
 import json
 import os
 import threading
+import time
 
 from .client import Client
-from .errors import ServerError, Unavailable
+from .errors import DeadlineExceeded, ServerError, Unavailable
 
 # A row's test columns, in the order they are looked for, and for each the
 # other columns its format reads (docs/formats.md, docs/contract.md).
@@ -61,9 +67,9 @@ VERIFICATION_KEYS = ("test_cases", "test_case_inputs")
 
 DEFAULTS = {"url": None, "token": None, "token_file": None, "reward": None, "timeout_s": None,
             "memory_mb": None, "mode": "generation", "max_in_flight": 8, "batch_runs": 64,
-            "http_timeout": 300.0, "infra_reward": 0.0, "unavailable": "raise"}
+            "http_timeout": 300.0, "infra_reward": 0.0, "unavailable": "raise", "call_deadline_s": 600.0}
 CASTS = {"timeout_s": float, "memory_mb": int, "max_in_flight": int, "batch_runs": int,
-         "http_timeout": float, "infra_reward": float}
+         "http_timeout": float, "infra_reward": float, "call_deadline_s": float}
 
 
 class Settings:
@@ -86,6 +92,8 @@ class Settings:
             raise ValueError("EXECEVAL_MODE: expected generation or completion, got %r" % (self.mode,))
         if self.unavailable not in ("raise", "mask"):
             raise ValueError("EXECEVAL_UNAVAILABLE: expected raise or mask, got %r" % (self.unavailable,))
+        if not self.call_deadline_s > 0:
+            raise ValueError("EXECEVAL_CALL_DEADLINE_S: expected seconds > 0, got %r" % (self.call_deadline_s,))
         if self.token is None and self.token_file:
             with open(self.token_file, encoding="utf-8") as f:
                 self.token = f.read().strip()
@@ -247,7 +255,10 @@ def evaluate(items, settings, client=None):
     consecutive runs of one task goes in one /v1/batch (the task sent and
     parsed once). None in place of a record that no replica answered, with
     settings.unavailable "mask"; an error of the request (a bad task) is
-    raised whatever it says."""
+    raised whatever it says. The call ends by settings.call_deadline_s: what
+    is not answered by then is None (an infra error), whatever
+    settings.unavailable says."""
+    deadline = time.monotonic() + settings.call_deadline_s
     client = client or client_for(settings)
     field = "completion" if settings.mode == "completion" else "generation"
     groups = _groups(items, max(1, settings.batch_runs))
@@ -262,9 +273,11 @@ def evaluate(items, settings, client=None):
     records = [None] * len(items)
     # Every answer before any is looked at: the map generator is then run to
     # its end, never left suspended in a traceback's frame (see Client.map).
-    answers = list(client.map(bodies, max_in_flight=max(1, settings.max_in_flight), return_exceptions=True))
+    answers = list(client.map(bodies, max_in_flight=max(1, settings.max_in_flight), return_exceptions=True,
+                              deadline=deadline))
     for (task, runs), answer in zip(groups, answers):
-        if isinstance(answer, (Unavailable, ServerError)) and settings.unavailable == "mask":
+        if isinstance(answer, DeadlineExceeded) or (
+                isinstance(answer, (Unavailable, ServerError)) and settings.unavailable == "mask"):
             continue
         if isinstance(answer, BaseException):
             raise answer

@@ -22,6 +22,9 @@ Failures, by class:
   401 -> Unauthorized; other 4xx -> InputError; 500 and other statuses ->
       ServerError: never retried (a retry of the same request cannot help).
 After `retries` retries the last failure is raised as Unavailable.
+A deadline (map's, a monotonic time) bounds the whole exchange, retries and
+waits included: every socket operation blocks at most until it, and past
+it the request raises DeadlineExceeded (an Unavailable) at once.
 
 Evaluations have no side effects, so a retry after a lost answer is safe.
 """
@@ -36,7 +39,7 @@ import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
-from .errors import InputError, ServerError, Unauthorized, Unavailable
+from .errors import DeadlineExceeded, InputError, ServerError, Unauthorized, Unavailable
 
 LIMIT_KEYS = ("timeout_s", "memory_mb", "procs", "output_cap")
 RETRIED = (429, 503, 504)
@@ -160,7 +163,7 @@ class Client:
         Unavailable at once, not waited out)."""
         return self.request("GET", "/healthz", None, retries=0)
 
-    def map(self, samples, max_in_flight=16, return_exceptions=False):
+    def map(self, samples, max_in_flight=16, return_exceptions=False, deadline=None):
         """Evaluates samples with at most max_in_flight requests at once and
         yields the results in the order of samples (a generator).
 
@@ -172,14 +175,17 @@ class Client:
         running finish first), or yielded as the exception object with
         return_exceptions=True. Closing the generator before its end (or
         dropping it) cancels the requests not yet sent and does not wait for
-        those in flight, which finish in the pool's threads."""
+        those in flight, which finish in the pool's threads. deadline: a
+        time.monotonic() value past which no request waits any more: each
+        sample not answered by then is DeadlineExceeded (raised or yielded
+        as any failure), so that the whole map ends by then."""
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         window = collections.deque()
         pool = ThreadPoolExecutor(max_in_flight, thread_name_prefix="execeval-map")
         try:
             for sample in samples:
-                window.append(pool.submit(self._one, sample))
+                window.append(pool.submit(self._one, sample, deadline))
                 if len(window) >= max_in_flight:
                     yield _outcome(window.popleft(), return_exceptions)
             while window:
@@ -199,10 +205,10 @@ class Client:
             raise
         pool.shutdown(wait=True)
 
-    def _one(self, sample):
+    def _one(self, sample, deadline=None):
         if "runs" in sample:
-            return self.post("/v1/batch", sample)["records"]
-        return self.post("/v1/run", sample)
+            return self.post("/v1/batch", sample, deadline)["records"]
+        return self.post("/v1/run", sample, deadline)
 
     def close(self):
         """Closes the idle connections (the client stays usable)."""
@@ -221,20 +227,25 @@ class Client:
 
     # -- HTTP with retries and failover -----------------------------------------
 
-    def post(self, path, body):
+    def post(self, path, body, deadline=None):
         """POSTs body (a dict, sent as JSON) to path; the decoded 200 answer."""
-        return self.request("POST", path, json.dumps(body).encode("utf-8"))
+        return self.request("POST", path, json.dumps(body).encode("utf-8"), deadline=deadline)
 
-    def request(self, method, path, payload, retries=None):
-        """One exchange with retries (see the module doc); payload: bytes or None."""
+    def request(self, method, path, payload, retries=None, deadline=None):
+        """One exchange with retries (see the module doc); payload: bytes or
+        None; deadline: a time.monotonic() value that bounds it all."""
         delay, wait = self.backoff, 0.0
         last = None
         for attempt in range((self.retries if retries is None else retries) + 1):
             if attempt:  # whatever failed last chose the wait (0: another replica, now)
-                time.sleep(wait)
+                time.sleep(wait if deadline is None else max(0.0, min(wait, deadline - time.monotonic())))
+            if deadline is not None and time.monotonic() >= deadline:
+                raise DeadlineExceeded("%s: no answer before the call's deadline%s"
+                                       % (path, " (last: %s)" % last if last else ""),
+                                       last.status if last else None)
             replica = self._pick()
             try:
-                status, retry_after, data = self._exchange(replica, method, path, payload)
+                status, retry_after, data = self._exchange(replica, method, path, payload, deadline)
             except (OSError, http.client.HTTPException) as e:
                 self._failed(replica)
                 last = Unavailable("%s%s: no answer: %s" % (replica.url, path, str(e) or type(e).__name__))
@@ -272,10 +283,14 @@ class Client:
             raise ServerError(message, status, field, body)
         raise last
 
-    def _exchange(self, replica, method, path, payload):
+    def _exchange(self, replica, method, path, payload, deadline=None):
         """One request and its whole answer: (status, Retry-After, body bytes)."""
         conn, reused = self._take(replica)
         headers = self._headers if payload is not None else self._get_headers
+        if deadline is not None:  # no socket operation blocks past it
+            conn.timeout = max(0.001, min(self.timeout, deadline - time.monotonic()))
+            if conn.sock is not None:
+                conn.sock.settimeout(conn.timeout)
         try:
             try:
                 conn.request(method, replica.prefix + path, body=payload, headers=headers)
@@ -284,8 +299,10 @@ class Client:
                 if not reused:
                     raise
                 # The server closed this idle connection: once more, on a new one.
+                timeout = conn.timeout
                 conn.close()
                 conn, reused = self._connect(replica), False
+                conn.timeout = timeout
                 conn.request(method, replica.prefix + path, body=payload, headers=headers)
                 resp = conn.getresponse()
             data = resp.read()
@@ -295,6 +312,10 @@ class Client:
         if resp.will_close:
             conn.close()
         else:
+            if deadline is not None:  # back in the pool with the client's own timeout
+                conn.timeout = self.timeout
+                if conn.sock is not None:
+                    conn.sock.settimeout(self.timeout)
             self._give(replica, conn)
         return resp.status, resp.getheader("Retry-After"), data
 

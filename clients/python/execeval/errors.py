@@ -39,3 +39,11 @@ class Unavailable(ExecevalError):
     """No replica gave an answer within the attempts allowed: connection
     refused or timed out, or 429/503/504 every time. status is the last
     HTTP status seen (None when the last attempt got no answer)."""
+
+
+class DeadlineExceeded(Unavailable):
+    """The call's overall deadline (Client.map's deadline, the adapters'
+    EXECEVAL_CALL_DEADLINE_S) passed before an answer came: a server that
+    stopped answering mid-call, or a queue that never moved. The trainer
+    adapters count it as an infrastructure error, whatever
+    EXECEVAL_UNAVAILABLE says, so that the training step goes on."""
