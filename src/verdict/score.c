@@ -105,13 +105,15 @@ static int all_passed(const struct ee_verdict_in *in)
 
 /* A timeout not of the candidate's making: a thread of it was runnable
  * but waited for a CPU for more than half of its wall time, and the whole
- * sandbox ran for less than a quarter of it (neighbours or a busy host took
- * the rest; with -j at most the cores and equal shares a sandbox gets a
- * whole CPU). A sleeper or a deadlock waits on no run queue (what it waited
+ * sandbox ran for less than half of it, less than half a core over its
+ * clock (neighbours or a busy host took the rest; with -j at most the cores
+ * and equal shares a sandbox gets a whole CPU). A quarter let an honest
+ * program that needs 60 % of its clock on a CPU time out unflagged on a
+ * host that gave it 40 %. A sleeper or a deadlock waits on no run queue (what it waited
  * at start-up under load is far less); a candidate's own threads competing
  * for its one-CPU quota run a whole CPU's worth. A trainer can mask it. */
 #define STARVED_WAIT_FRACTION 0.5
-#define STARVED_CPU_FRACTION  0.25
+#define STARVED_CPU_FRACTION  0.5
 
 int ee_verdict_starved(double wall_ms, double cpu_ms, double runq_wait_ms)
 {

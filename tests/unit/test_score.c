@@ -71,7 +71,8 @@ Test(score, timeout_scores_zero_even_with_passed_tests)
 }
 
 /* A timeout is "starved" only when a thread of it waited for a CPU for
- * more than half of its wall time and it ran for less than a quarter. */
+ * more than half of its wall time and it ran for less than half of it
+ * (less than half a core over its clock). */
 Test(score, starved_timeouts)
 {
 	static const struct {
@@ -84,7 +85,9 @@ Test(score, starved_timeouts)
 		{ 26, 300, 3000, "timeout" },    /* a sleeper that waited at start-up on a busy host */
 		{ 2000, 1900, 2010, "timeout" }, /* its own threads share its one-CPU quota */
 		{ 1100, 1500, 2000, "timeout" }, /* more than half of the wall time on a CPU */
-		{ 600, 1390, 2000, "timeout" },  /* slowed (30 %), not starved */
+		{ 1000, 1000, 2000, "timeout" }, /* exactly half a core: not less */
+		{ 600, 1390, 2000, "timeout (starved: 600 ms of CPU)" }, /* 30 % of a core */
+		{ 900, 1100, 2000, "timeout (starved: 900 ms of CPU)" }, /* 45 %: a honest 60 % program's loss */
 		{ 490, 1500, 2000, "timeout (starved: 490 ms of CPU)" },
 		{ 133, -1, 2000, "timeout" },   /* no schedstat: no claim */
 		{ -1, 1800, 2000, "timeout" },  /* no CPU figure */
