@@ -334,6 +334,14 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 		code = err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
 		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);
 		note_stopped(r, &err);
+		if (r->samples.sandbox_failed)
+			fprintf(stderr,
+			        "execeval eval: the host cannot hold a sandbox now: `execeval doctor` says "
+			        "what "
+			        "it lacks; --isolation cold avoids the warm workers; then run again with "
+			        "--resume to go on (the %lu samples recorded as infra_error stay so: remove "
+			        "their lines from %s first to judge them again)\n",
+			        r->samples.n.infra, a->out);
 	} else if (ee_samples_some_evaluated(&r->samples, &err) < 0) {
 		code = EXIT_USAGE;
 	} else {

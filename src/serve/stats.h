@@ -76,6 +76,10 @@ struct ee_serve_gauges {
 	unsigned long trips;
 
 	const struct ee_refcache_stats *refcache; /* generated tests' reference results, or NULL */
+
+	/* The engine's health (engine.h, struct ee_engine_health). */
+	int healthy;
+	unsigned long starts_failing, start_failures, worker_replacements;
 };
 
 /* The endpoint a path counts under. */

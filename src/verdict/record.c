@@ -466,6 +466,25 @@ json_t *ee_record_sandbox_error(const char *task_id, const char *msg)
 	                 "infra_error", 1, "execeval_version", EE_VERSION);
 }
 
+json_t *ee_record_sample_sandbox_error(const char *task_id, long sample, const char *model, const char *shard,
+                                       const char *msg)
+{
+	json_t *rec = ee_record_sandbox_error(task_id, msg);
+	int failed = !rec;
+
+	if (rec && sample >= 0)
+		failed |= json_object_set_new(rec, "sample", json_integer(sample)) < 0;
+	if (rec && model)
+		failed |= json_object_set_new(rec, "model", json_string(model)) < 0;
+	if (rec && shard && *shard)
+		failed |= json_object_set_new(rec, "shard", json_string(shard)) < 0;
+	if (failed) {
+		json_decref(rec);
+		return NULL;
+	}
+	return rec;
+}
+
 json_t *ee_record_invalid_sample(const json_t *task_id, long line, const char *message)
 {
 	json_t *rec =
