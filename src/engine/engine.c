@@ -247,9 +247,8 @@ void ee_engine_saw_start(struct ee_engine *eng, const struct ee_err *failed)
 		 * and its /healthz says 503 until a start succeeds. */
 		h->sick = 1;
 		fprintf(stderr,
-		        "execeval: sandboxes cannot be started: %lu starts in a row failed, each on a "
-		        "fresh warm worker where there is one (last: %s); `execeval doctor` says what "
-		        "the host lacks\n",
+		        "execeval: sandboxes cannot be started: %lu starts in a row failed (last: %s); "
+		        "`execeval doctor` says what the host lacks\n",
 		        h->failing, h->why);
 	}
 }
