@@ -334,14 +334,19 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 		code = err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
 		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);
 		note_stopped(r, &err);
-		if (r->samples.sandbox_failed)
+		if (r->samples.sandbox_failed) { /* docs/contract.md, exit 3 */
 			fprintf(stderr,
-			        "execeval eval: the host cannot hold a sandbox now: `execeval doctor` says "
-			        "what "
-			        "it lacks; --isolation cold avoids the warm workers; then run again with "
-			        "--resume to go on (the %lu samples recorded as infra_error stay so: remove "
-			        "their lines from %s first to judge them again)\n",
+			        "execeval eval: %s\nexeceval eval: the host cannot hold a sandbox now: "
+			        "`execeval doctor` says what it lacks%s; then run again with --resume to go "
+			        "on "
+			        "(the %lu samples recorded as infra_error stay so: remove their lines from "
+			        "%s "
+			        "first to judge them again)\n",
+			        err.msg,
+			        ee_engine_warm(eng) ? "; --isolation cold avoids the warm workers" : "",
 			        r->samples.n.infra, a->out);
+			err.msg[0] = '\0';
+		}
 	} else if (ee_samples_some_evaluated(&r->samples, &err) < 0) {
 		code = EXIT_USAGE;
 	} else {

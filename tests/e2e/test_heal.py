@@ -13,6 +13,7 @@ Warm isolation needs root, as does moving the server into a cgroup of the
 test's own: both tests are skipped otherwise.
 """
 import glob
+import json
 import os
 import subprocess
 import time
@@ -20,6 +21,7 @@ import time
 import pytest
 
 import serve_client
+from conftest import EXECEVAL, execeval_env
 from serve_client import serve  # noqa: F401 (fixture)
 
 ADD_OK = "def add(a, b):\n    return a + b\n"
@@ -89,29 +91,16 @@ def test_a_worker_whose_candidate_cgroup_vanished_is_made_again(serve):
 
 
 @pytest.fixture
-def server_cgroup(monkeypatch):
-    """A pids cgroup of the test's own under its own (the safety net's),
-    which the next serve starts in; removed at the end (the server must
-    have ended by then)."""
+def pids_cgroup():
+    """A pids cgroup of the test's own under its own (the safety net's);
+    removed at the end (its processes must have ended by then)."""
     parent = own_cgroup_dir(os.getpid(), "pids")
     if not parent:
         pytest.skip("no pids cgroup (v1) here")
     d = os.path.join(parent, "heal-test.%d" % os.getpid())
     os.mkdir(d)
-    real_popen = subprocess.Popen
-
-    def join():
-        with open(os.path.join(d, "cgroup.procs"), "w") as f:
-            f.write("0")
-
-    def popen(*args, **kw):
-        kw.setdefault("preexec_fn", join)
-        return real_popen(*args, **kw)
-
-    monkeypatch.setattr(serve_client.subprocess, "Popen", popen)
     yield d
-    monkeypatch.undo()
-    for _ in range(100):  # the server's own cgroups go with it
+    for _ in range(100):  # an execeval's own cgroups go with it
         try:
             os.rmdir(d)
             break
@@ -119,6 +108,28 @@ def server_cgroup(monkeypatch):
             time.sleep(0.1)
     else:
         pytest.fail("could not remove %s" % d)
+
+
+def joiner(d):
+    """A preexec_fn: the child joins cgroup d before it execs."""
+    def join():
+        with open(os.path.join(d, "cgroup.procs"), "w") as f:
+            f.write("0")
+    return join
+
+
+@pytest.fixture
+def server_cgroup(pids_cgroup, monkeypatch):
+    """pids_cgroup, which the next serve starts in."""
+    real_popen = subprocess.Popen
+
+    def popen(*args, **kw):
+        kw.setdefault("preexec_fn", joiner(pids_cgroup))
+        return real_popen(*args, **kw)
+
+    monkeypatch.setattr(serve_client.subprocess, "Popen", popen)
+    yield pids_cgroup
+    monkeypatch.undo()
 
 
 def set_pids_max(d, value):
@@ -160,3 +171,114 @@ def test_a_server_that_cannot_start_sandboxes_says_so_and_heals(serve, server_cg
     assert s.stderr.count("sandboxes cannot be started") == 1, s.stderr
     assert s.stderr.count("sandboxes start again") == 1, s.stderr
     assert s.stop() == 0
+
+
+# ---- eval: one sandbox failure is one sample's infrastructure error ---------
+
+ADD_TASKS = [{"task_id": "heal/%d" % i, "prompt": "def add(a, b):\n", "entry_point": "add",
+              "tests": [{"kind": "call", "fn": "add", "args": [i, 1], "expected": i + 1}]} for i in range(2)]
+
+
+def sample_line(i):
+    return json.dumps({"task_id": "heal/%d" % (i % 2), "completion": "    return a + b\n"}) + "\n"
+
+
+def eval_argv(tmp_path, samples, *more):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(t) + "\n" for t in ADD_TASKS))
+    # Cold: each sandbox is a clone of execeval itself, which the test's
+    # pids.max refuses or allows from outside.
+    return [EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples), "-o",
+            str(tmp_path / "out.jsonl"), "-j", "1", "--isolation", "cold", "--no-history", "-q",
+            "--summary-json", str(tmp_path / "summary.json")] + list(more)
+
+
+def records(tmp_path):
+    path = tmp_path / "out.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def wait_for_records(tmp_path, n, proc, timeout=60):
+    deadline = time.monotonic() + timeout
+    while len(records(tmp_path)) < n:
+        assert proc.poll() is None, "eval ended early: %s" % (proc.communicate()[1],)
+        assert time.monotonic() < deadline, "no record %d within %d s" % (n, timeout)
+        time.sleep(0.02)
+
+
+def tasks_of(pid):
+    return len(os.listdir("/proc/%d/task" % pid))
+
+
+@needs_root
+def test_one_sandbox_failure_is_one_samples_infra_error_and_the_run_goes_on(tmp_path, pids_cgroup):
+    proc = subprocess.Popen(eval_argv(tmp_path, "-"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=execeval_env(), preexec_fn=joiner(pids_cgroup))
+    try:
+        # One sample at a time through a pipe: eval reads the next only
+        # once the last one's record is written.
+        proc.stdin.write(sample_line(0).encode())
+        proc.stdin.flush()
+        wait_for_records(tmp_path, 1, proc)
+        set_pids_max(pids_cgroup, tasks_of(proc.pid))  # no clone now: the host failed
+        proc.stdin.write(sample_line(1).encode())
+        proc.stdin.flush()
+        wait_for_records(tmp_path, 2, proc)
+        set_pids_max(pids_cgroup, "max")
+        out, err = proc.communicate((sample_line(2) + sample_line(3)).encode(), timeout=120)
+    finally:
+        set_pids_max(pids_cgroup, "max")
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    out, err = out.decode(), err.decode()
+    assert proc.returncode == 0, err
+    recs = records(tmp_path)
+    assert [r.get("status") for r in recs] == ["pass", None, "pass", "pass"], recs
+    bad = recs[1]
+    assert bad["infra_error"] is True and bad["reward"] is None, bad
+    assert (bad["task_id"], bad["sample"]) == ("heal/1", 0) and "Resource temporarily unavailable" in bad["sandbox_error"], bad
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["infra_errors"] == 1 and summary["samples"] == 3, summary
+    assert summary["pass_at_k"]["1"] == 1.0, "an infra error is not the model's failure"
+    assert "infra errors" in out and "left out of samples and pass@k" in out, out
+    # metrics says the same from the file; compare refuses to gate on it.
+    m = subprocess.run([EXECEVAL, "metrics", str(tmp_path / "out.jsonl"), "--json", str(tmp_path / "m.json")],
+                       capture_output=True, text=True, env=execeval_env())
+    assert m.returncode == 0 and "infra errors" in m.stdout, m
+    assert json.loads((tmp_path / "m.json").read_text())["infra_errors"] == 1
+    c = subprocess.run([EXECEVAL, "compare", str(tmp_path / "out.jsonl"), str(tmp_path / "out.jsonl")],
+                       capture_output=True, text=True, env=execeval_env())
+    assert c.returncode == 2, c
+    assert "has 1 infra_error records" in c.stderr and "--allow-infra-errors" in c.stderr, c.stderr
+    c = subprocess.run([EXECEVAL, "compare", str(tmp_path / "out.jsonl"), str(tmp_path / "out.jsonl"),
+                        "--allow-infra-errors"], capture_output=True, text=True, env=execeval_env())
+    assert c.returncode == 0, c
+    assert "--allow-infra-errors: BASE has 1" in c.stderr, c.stderr
+
+
+@needs_root
+def test_a_run_of_sandbox_failures_ends_eval_with_what_to_do(tmp_path, pids_cgroup):
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(sample_line(i) for i in range(8)))
+    set_pids_max(pids_cgroup, 1)  # execeval alone: every sandbox's clone fails
+    try:
+        r = subprocess.run(eval_argv(tmp_path, samples), capture_output=True, text=True, env=execeval_env(),
+                           preexec_fn=joiner(pids_cgroup), timeout=120)
+    finally:
+        set_pids_max(pids_cgroup, "max")
+    assert r.returncode == 3, r
+    recs = records(tmp_path)
+    assert len(recs) == 5 and all(x["infra_error"] is True and x["reward"] is None for x in recs), recs
+    assert [(x["task_id"], x["sample"]) for x in recs] == [("heal/0", 0), ("heal/1", 0), ("heal/0", 1),
+                                                         ("heal/1", 1), ("heal/0", 2)]
+    assert "sandbox setup failed for 5 samples in a row" in r.stderr, r.stderr
+    assert "execeval doctor" in r.stderr and "--resume" in r.stderr, r.stderr
+    assert r.stderr.count("sandboxes cannot be started") == 1, r.stderr
+    # The host is back: --resume goes on after the records kept.
+    r = subprocess.run(eval_argv(tmp_path, samples, "--resume"), capture_output=True, text=True,
+                       env=execeval_env(), timeout=120)
+    assert r.returncode == 0, r
+    recs = records(tmp_path)
+    assert len(recs) == 8 and [x.get("status") for x in recs[5:]] == ["pass"] * 3, recs
+    assert "infra errors" in r.stdout, r.stdout
