@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "serve/dispatch.h"
 #include "serve/get_reward.h"
+#include "serve/heal.h"
 #include "serve/refcache.h"
 #include "serve/run_code.h"
 #include "serve/server_int.h"
@@ -105,7 +106,8 @@ enum MHD_Result answer_health(struct conn *c)
 		                   NULL);
 	struct ee_engine_health h;
 	ee_engine_health(srv->eng, &h);
-	if (h.sick && !srv->draining) { /* a probe restarts it; it heals by itself if it can */
+	if (h.sick && !srv->draining) { /* a probe acts on it; it heals by itself if it can (heal.h) */
+		ee_heal_poke(srv->heal);
 		char why[400];
 		snprintf(why, sizeof(why),
 		         "sandboxes cannot be started: %lu starts in a row failed (last: %s)", h.failing,
@@ -146,6 +148,7 @@ enum MHD_Result answer_metrics(struct conn *c)
 		.starts_failing = h.failing,
 		.start_failures = h.failures,
 		.worker_replacements = h.replacements,
+		.heal_probes = ee_heal_probes(srv->heal),
 	};
 	size_t len;
 	char *text = ee_stats_render(&srv->stats, &g, &len);

@@ -179,6 +179,10 @@ static void health(struct out *o, const struct ee_serve_gauges *g)
 	counter(o, "execeval_worker_replacements_total",
 	        "Warm workers made again, with fresh cgroups: one died, hung, failed a start or was retired.",
 	        g->worker_replacements);
+	counter(o, "execeval_heal_probes_total",
+	        "Trivial candidates run by GET /healthz while unhealthy, to see whether sandboxes start "
+	        "again.",
+	        g->heal_probes);
 }
 
 /* docs/threat-model.md, "Tripwires"; docs/metrics-alerts.md has rules. */

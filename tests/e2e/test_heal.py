@@ -161,9 +161,16 @@ def test_a_server_that_cannot_start_sandboxes_says_so_and_heals(serve, server_cg
         assert m.value("execeval_sandbox_failures_total") == 3
     finally:
         set_pids_max(server_cgroup, "max")
-    ok_everywhere(s)
-    h = s.healthz()
+    # No client request is needed to heal: a probe polling /healthz (as a
+    # readiness probe that took the server out of service does) sees 200
+    # once a sandbox starts again (the healer's trivial candidate).
+    deadline = time.monotonic() + 30
+    while (h := s.healthz()).status == 503:
+        assert time.monotonic() < deadline, h
+        time.sleep(0.1)
     assert h.status == 200 and h.json["status"] == "ok", h
+    assert s.metrics().value("execeval_heal_probes_total") >= 1
+    ok_everywhere(s)
     m = s.metrics()
     assert m.value("execeval_healthy") == 1 and m.value("execeval_sandbox_start_failures_in_a_row") == 0
     assert m.value("execeval_worker_replacements_total") >= 1
