@@ -352,6 +352,17 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	} else {
 		code = cli_eval_finish(r, eng, cli_progress_elapsed(&r->progress), &err) < 0 ? EXIT_USAGE
 		                                                                             : EXIT_PASS;
+		/* Fewer than EE_SAMPLES_INFRA_STOP, but every one: nothing judged. */
+		if (code == EXIT_PASS && r->samples.n.infra > 0 &&
+		    r->samples.n.infra == r->samples.n.records) {
+			code = EXIT_SANDBOX;
+			fprintf(stderr,
+			        "execeval eval: no sample was judged: the %lu records of this run are "
+			        "infrastructure errors (their sandbox could not be set up); `execeval "
+			        "doctor` "
+			        "says what the host lacks\n",
+			        r->samples.n.infra);
+		}
 	}
 	const struct ee_samples_counts *n = &r->samples.n;
 	if (n->invalid)
