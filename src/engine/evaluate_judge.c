@@ -652,10 +652,14 @@ static void both_done(struct judged *j)
 	struct ee_sandbox_outcome out = *ee_sandbox_outcome(j->cand_sb);
 	struct ee_err err = { 0 };
 
-	if (!j->judge_sb) { /* it could not start */
-		ee_engine_saw_start(ev->eng, &j->start_err);
-		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, j->start_err.msg));
+	if (!j->judge_sb) { /* it could not start: both again once (evaluate.c's retry) */
+		struct ee_err why = j->start_err;
+		ee_engine_saw_start(ev->eng, &why);
 		free_judged(j);
+		if (!out.interrupted && ev->attempts < 2 && !ee_loop_interrupted(ee_engine_loop(ev->eng)) &&
+		    retry_both(ev, &err) == 0)
+			return;
+		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg[0] ? err.msg : why.msg));
 		ee_eval_free(ev);
 		return;
 	}
