@@ -335,14 +335,12 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);
 		note_stopped(r, &err);
 		if (r->samples.sandbox_failed) { /* docs/contract.md, exit 3 */
+			fprintf(stderr, "execeval eval: %s\n", err.msg);
 			fprintf(stderr,
-			        "execeval eval: %s\nexeceval eval: the host cannot hold a sandbox now: "
-			        "`execeval doctor` says what it lacks%s; then run again with --resume to go "
-			        "on "
-			        "(the %lu samples recorded as infra_error stay so: remove their lines from "
-			        "%s "
-			        "first to judge them again)\n",
-			        err.msg,
+			        "execeval eval: the host cannot hold a sandbox now: `execeval doctor` says "
+			        "what it lacks%s; then run again with --resume to go on (the %lu samples "
+			        "recorded as infra_error stay so: remove their lines from %s first to judge "
+			        "them again)\n",
 			        ee_engine_warm(eng) ? "; --isolation cold avoids the warm workers" : "",
 			        r->samples.n.infra, a->out);
 			err.msg[0] = '\0';
@@ -357,10 +355,9 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 		    r->samples.n.infra == r->samples.n.records) {
 			code = EXIT_SANDBOX;
 			fprintf(stderr,
-			        "execeval eval: no sample was judged: the %lu records of this run are "
-			        "infrastructure errors (their sandbox could not be set up); `execeval "
-			        "doctor` "
-			        "says what the host lacks\n",
+			        "execeval eval: no sample was judged: the %lu records of this run "
+			        "are infrastructure errors (their sandbox could not be set up); "
+			        "`execeval doctor` says what the host lacks\n",
 			        r->samples.n.infra);
 		}
 	}
