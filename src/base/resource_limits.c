@@ -30,7 +30,9 @@ void ee_limits_clamp(struct ee_limits *lim)
 		lim->timeout_s = 3.0;
 	lim->timeout_s = CLAMP(lim->timeout_s, 0.1, EE_TIMEOUT_MAX_S);
 	lim->memory_mb = CLAMP(lim->memory_mb, 16u, 65536u);
-	lim->procs = CLAMP(lim->procs, 1u, 4096u);
+	/* The sandbox's init counts: 1 would fail every start (a host's
+	 * failure by every sign, issue 34), 2 is the candidate alone. */
+	lim->procs = CLAMP(lim->procs, 2u, 4096u);
 	lim->output_cap = CLAMP(lim->output_cap, (size_t)1024, (size_t)64 << 20);
 	lim->tmp_mb = CLAMP(lim->tmp_mb, 1u, 4096u);
 	lim->open_files = CLAMP(lim->open_files, 16u, 4096u);

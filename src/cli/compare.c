@@ -44,6 +44,9 @@ static const char usage[] =
         "  --allow-different-tasks   compare runs over different data sets (tasks files\n"
         "                 or task sets): the metrics and the gate then cover the tasks\n"
         "                 both results files have (without it: exit 2)\n"
+        "  --allow-infra-errors      gate on runs that have infra_error records\n"
+        "                 (samples whose sandbox failed, left out of their pass@k;\n"
+        "                 without it: exit 2)\n"
         "exit status: 0 no gated metric got worse by more than E, 1 one did,\n"
         "             2 usage or input error\n";
 
@@ -57,6 +60,7 @@ struct compare_args {
 	size_t n_gated;
 	int json;
 	int allow_different_tasks;
+	int allow_infra_errors;
 };
 
 static int add_metric(struct compare_args *a, const char *name, struct ee_err *err)
@@ -79,7 +83,16 @@ static int add_metric(struct compare_args *a, const char *name, struct ee_err *e
 
 static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_err *err)
 {
-	enum { O_EPS = 256, O_METRIC, O_JSON, O_HISTORY, O_COMPOSITE, O_ALLOW_DIFFERENT, O_HELP };
+	enum {
+		O_EPS = 256,
+		O_METRIC,
+		O_JSON,
+		O_HISTORY,
+		O_COMPOSITE,
+		O_ALLOW_DIFFERENT,
+		O_ALLOW_INFRA,
+		O_HELP
+	};
 	static const struct option longopts[] = {
 		{ "composite", required_argument, NULL, O_COMPOSITE },
 		{ "history", required_argument, NULL, O_HISTORY },
@@ -87,6 +100,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "allow-different-tasks", no_argument, NULL, O_ALLOW_DIFFERENT },
+		{ "allow-infra-errors", no_argument, NULL, O_ALLOW_INFRA },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -108,6 +122,8 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 			a->json = 1;
 		} else if (c == O_ALLOW_DIFFERENT) {
 			a->allow_different_tasks = 1;
+		} else if (c == O_ALLOW_INFRA) {
+			a->allow_infra_errors = 1;
 		} else if (c == O_HISTORY) {
 			a->history = optarg;
 		} else if (c == O_COMPOSITE) {
@@ -302,6 +318,25 @@ static int pair(const struct compare_args *a, struct ee_compare_side *base, stru
 	return 0;
 }
 
+/* A side with infrastructure errors was judged on fewer samples than it
+ * has (they are out of its n): not a gate's input unless asked. */
+static int check_infra(const struct compare_args *a, const struct ee_compare_side *side, const char *name,
+                       const char *path, struct ee_err *err)
+{
+	json_int_t n = json_integer_value(json_object_get(side->summary, "infra_errors"));
+	if (n <= 0)
+		return 0;
+	if (a->allow_infra_errors) {
+		fprintf(stderr, "execeval compare: warning: --allow-infra-errors: %s has %lld\n", name,
+		        (long long)n);
+		return 0;
+	}
+	return ee_fail(err, EE_ERR_USAGE,
+	               "%s (%.60s) has %lld infra_error records (their sandbox failed: left out of "
+	               "its pass@k); judge them again or pass --allow-infra-errors",
+	               name, path, (long long)n);
+}
+
 static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *err)
 {
 	struct ee_compare_side base = { 0 }, nw = { 0 };
@@ -313,8 +348,10 @@ static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *
 
 	if (load_side(a->base, a->history, ks, nk, &base, err) < 0 ||
 	    load_side(a->new_path, a->history, ks, nk, &nw, err) < 0 ||
-	    pair(a, &base, &nw, ks, nk, err) < 0 || reconcile_composite(a, &base, &nw, err) < 0 ||
-	    reconcile_reward(&base, &nw, err) < 0 || ee_compare(&base, &nw, &o, &report, err) < 0)
+	    check_infra(a, &base, "BASE", a->base, err) < 0 ||
+	    check_infra(a, &nw, "NEW", a->new_path, err) < 0 || pair(a, &base, &nw, ks, nk, err) < 0 ||
+	    reconcile_composite(a, &base, &nw, err) < 0 || reconcile_reward(&base, &nw, err) < 0 ||
+	    ee_compare(&base, &nw, &o, &report, err) < 0)
 		goto out;
 	if (a->json) {
 		if (json_dumpf(report, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0)

@@ -335,11 +335,32 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 		code = err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
 		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);
 		note_stopped(r, &err);
+		if (r->samples.sandbox_failed) { /* docs/contract.md, exit 3 */
+			fprintf(stderr, "execeval eval: %s\n", err.msg);
+			fprintf(stderr,
+			        "execeval eval: the host cannot hold a sandbox now: `execeval doctor` says "
+			        "what it lacks%s; then run again with --resume to go on (the %lu samples "
+			        "recorded as infra_error stay so: remove their lines from %s first to judge "
+			        "them again)\n",
+			        ee_engine_warm(eng) ? "; --isolation cold avoids the warm workers" : "",
+			        r->samples.n.infra, a->out);
+			err.msg[0] = '\0';
+		}
 	} else if (ee_samples_some_evaluated(&r->samples, &err) < 0) {
 		code = EXIT_USAGE;
 	} else {
 		code = cli_eval_finish(r, eng, cli_progress_elapsed(&r->progress), &err) < 0 ? EXIT_USAGE
 		                                                                             : EXIT_PASS;
+		/* Fewer than EE_SAMPLES_INFRA_STOP, but every one: nothing judged. */
+		if (code == EXIT_PASS && r->samples.n.infra > 0 &&
+		    r->samples.n.infra == r->samples.n.records) {
+			code = EXIT_SANDBOX;
+			fprintf(stderr,
+			        "execeval eval: no sample was judged: the %lu records of this run "
+			        "are infrastructure errors (their sandbox could not be set up); "
+			        "`execeval doctor` says what the host lacks\n",
+			        r->samples.n.infra);
+		}
 	}
 	const struct ee_samples_counts *n = &r->samples.n;
 	if (n->invalid)

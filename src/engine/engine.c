@@ -35,12 +35,13 @@ struct ee_engine {
 	struct ee_gvisor *use_gvisor; /* --backend gvisor: &gvisor, open (its bundle
 	                                 counter changes per candidate); else NULL */
 	struct ee_docker docker;
-	struct ee_docker *use_docker; /* --backend docker: &docker; else NULL */
-	struct ee_breaker breaker;    /* --breaker, fed every record (evaluate.c) */
-	struct ee_events_log events;  /* --events */
-	struct ee_tally violations;   /* of every record, by kind */
-	unsigned long trips;          /* times the breaker tripped */
-	struct ee_judges judges;      /* --judge separate: the long-lived judges (judge_host.h) */
+	struct ee_docker *use_docker;   /* --backend docker: &docker; else NULL */
+	struct ee_breaker breaker;      /* --breaker, fed every record (evaluate.c) */
+	struct ee_events_log events;    /* --events */
+	struct ee_tally violations;     /* of every record, by kind */
+	unsigned long trips;            /* times the breaker tripped */
+	struct ee_judges judges;        /* --judge separate: the long-lived judges (judge_host.h) */
+	struct ee_engine_health health; /* sandbox starts (ee_engine_saw_start) */
 };
 
 /* Refused calls reach the supervisor by user notification (the tripwires),
@@ -223,6 +224,39 @@ void ee_engine_saw_record(struct ee_engine *eng, const json_t *rec)
 		eng->trips++;
 		ee_events_log_tripped(&eng->events, eng->breaker.why);
 	}
+}
+
+void ee_engine_saw_start(struct ee_engine *eng, const struct ee_err *failed)
+{
+	struct ee_engine_health *h = &eng->health;
+
+	if (!failed) {
+		if (h->sick)
+			fprintf(stderr,
+			        "execeval: sandboxes start again (after %lu failed starts in a row)\n",
+			        h->failing);
+		h->sick = 0;
+		h->failing = 0;
+		return;
+	}
+	h->failures++;
+	h->failing++;
+	snprintf(h->why, sizeof(h->why), "%s", failed->msg);
+	if (!h->sick && h->failing >= EE_ENGINE_SICK_AFTER) {
+		/* Once, not per candidate: a server keeps answering (with errors)
+		 * and its /healthz says 503 until a start succeeds. */
+		h->sick = 1;
+		fprintf(stderr,
+		        "execeval: sandboxes cannot be started: %lu starts in a row failed (last: %s); "
+		        "`execeval doctor` says what the host lacks\n",
+		        h->failing, h->why);
+	}
+}
+
+void ee_engine_health(const struct ee_engine *eng, struct ee_engine_health *ret)
+{
+	*ret = eng->health;
+	ret->replacements = ee_pool_replacements(eng->pool);
 }
 
 void ee_engine_resume(struct ee_engine *eng)

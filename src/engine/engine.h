@@ -62,6 +62,22 @@ unsigned long ee_engine_breaker_trips(const struct ee_engine *eng);
 /* A record the engine built (evaluate.c): to the events log, the breaker
  * and the violation counters. */
 void ee_engine_saw_record(struct ee_engine *eng, const json_t *rec);
+/* Sandbox starts, the engine's health (serve's /healthz and /metrics):
+ * EE_ENGINE_SICK_AFTER failed in a row (each failed start was already
+ * retried on a freshly made warm worker, evaluate.c) make the engine sick,
+ * said once on stderr, until a start succeeds (said once too). */
+#define EE_ENGINE_SICK_AFTER 3
+struct ee_engine_health {
+	int sick;
+	unsigned long failing;      /* starts failed in a row now */
+	unsigned long failures;     /* starts failed since the engine opened */
+	unsigned long replacements; /* warm workers made again (worker.h) */
+	char why[256];              /* the last failure's message, "" before any */
+};
+/* A sandbox started (failed NULL: it ran its payload) or not (failed says
+ * why); an interrupted one is not reported. */
+void ee_engine_saw_start(struct ee_engine *eng, const struct ee_err *failed);
+void ee_engine_health(const struct ee_engine *eng, struct ee_engine_health *ret);
 /* A person looked (serve's POST /v1/admin/resume): the breaker starts over. */
 void ee_engine_resume(struct ee_engine *eng);
 /* --judge separate's long-lived judges (judge_host.h), ended at close. */

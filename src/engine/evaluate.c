@@ -61,6 +61,17 @@ void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, st
 		ee_limits_fit_weak(ret); /* a task's own memory limit may be lower */
 }
 
+json_t *ee_eval_sandbox_error(const struct ee_eval *ev, const char *msg)
+{
+	return ee_record_sample_sandbox_error(ev->task->task_id, ev->sample, ev->model,
+	                                      ev->shard[0] ? ev->shard : NULL, msg);
+}
+
+json_t *ee_candidate_sandbox_error(const struct ee_candidate *c, const char *msg)
+{
+	return ee_record_sample_sandbox_error(c->task->task_id, c->sample, c->model, c->shard, msg);
+}
+
 /* ---- sandbox callbacks -------------------------------------------------- */
 
 /* The byte the harness waits for; an opening gate brings the hidden tests
@@ -158,9 +169,11 @@ int ee_eval_stream_start(struct ee_eval *ev)
 	return 0;
 }
 
-/* A warm worker lost mid-candidate (killed from outside, hung) says
- * nothing about the candidate: run it once more, from a new worker, with a
- * new stream. Returns 0 when it is running again. */
+/* A warm worker lost mid-candidate (killed from outside, hung, its slot
+ * broken so that it could not start one) or a sandbox that could not be
+ * set up says nothing about the candidate: run it once more, from a new
+ * worker (worker.c made the lost one again with fresh cgroups), with a new
+ * stream. Returns 0 when it is running again. */
 static int retry(struct ee_eval *ev, struct ee_err *err)
 {
 	ee_stream_free(&ev->stream);
@@ -221,7 +234,7 @@ void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 		ev->starved = 1;
 		if (restart(ev, &err) == 0)
 			return;
-		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg));
 		ee_eval_free(ev);
 		return;
 	}
@@ -230,7 +243,7 @@ void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 	if (out->interrupted) {
 		rec = NULL; /* stopped by execeval's own signal: no verdict to give */
 	} else if (out->setup_failed) {
-		rec = ee_record_sandbox_error(ev->task->task_id, out->setup_err.msg);
+		rec = ee_eval_sandbox_error(ev, out->setup_err.msg);
 	} else {
 		struct ee_record_parts parts = {
 			.task = ev->task,
@@ -252,7 +265,7 @@ void ee_eval_finish(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
 		};
 		rec = ee_record_build(&parts);
 		if (!rec) /* the host failed, not the candidate: no record short of a key */
-			rec = ee_record_sandbox_error(ev->task->task_id, "out of memory building the record");
+			rec = ee_eval_sandbox_error(ev, "out of memory building the record");
 		else if (starved) /* twice: the host's */
 			ee_record_mark_infra(rec);
 	}
@@ -268,13 +281,16 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	const struct ee_sandbox_outcome *out = ee_sandbox_outcome(sb);
 	struct ee_err err = { 0 };
 
-	/* A second loss is reported below, as any sandbox failure. */
-	if (out->worker_lost && !out->interrupted && ev->attempts < 2 &&
+	if (!out->interrupted)
+		ee_engine_saw_start(ev->eng, out->setup_failed ? &out->setup_err : NULL);
+	/* A second failure is reported below, as any sandbox failure: the
+	 * sample's infrastructure error (record.h, ee_record_sandbox_error). */
+	if ((out->worker_lost || out->setup_failed) && !out->interrupted && ev->attempts < 2 &&
 	    !ee_loop_interrupted(ee_engine_loop(ev->eng))) {
 		ee_sandbox_free(sb);
 		if (retry(ev, &err) == 0)
 			return;
-		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg));
 		ee_eval_free(ev);
 		return;
 	}
@@ -399,9 +415,16 @@ int ee_eval_launch(struct ee_eval *ev, struct ee_err *err)
 	};
 	if (ee_engine_sandbox_config(ev->eng, &cfg, err) < 0)
 		return -1;
-	ev->attempts++;
-	if (ee_sandbox_start(ee_engine_loop(ev->eng), &cfg, &ops, ev, &sb, err) < 0)
-		return -1;
+	/* A sandbox that cannot be made (no fresh warm worker, no cgroup) is
+	 * tried once more at once: the one retry a candidate gets (on_done). */
+	for (;;) {
+		ev->attempts++;
+		if (ee_sandbox_start(ee_engine_loop(ev->eng), &cfg, &ops, ev, &sb, err) == 0)
+			break;
+		ee_engine_saw_start(ev->eng, err);
+		if (ev->attempts >= 2 || err->code != EE_ERR_SANDBOX)
+			return -1;
+	}
 	/* /run_code requests run apart take their stdins from the gate, each at
 	 * its turn (the job has their lengths): the gate carries nothing else. */
 	size_t len = 0;

@@ -131,6 +131,11 @@ typedef void (*ee_record_cb)(void *ctx, json_t *record);
 int ee_eval_start(struct ee_engine *eng, const struct ee_eval_options *o, const struct ee_candidate *c,
                   ee_record_cb cb, void *ctx, struct ee_err *err);
 
+/* The record of a candidate whose sandbox could not be made at all
+ * (ee_eval_start failed with EE_ERR_SANDBOX): its infrastructure error,
+ * with its sample's key. NULL when out of memory. */
+json_t *ee_candidate_sandbox_error(const struct ee_candidate *c, const char *msg);
+
 /* Merges a task's limits over o's and clamps them. */
 void ee_eval_limits(const struct ee_eval_options *o, const struct ee_task *t, struct ee_limits *ret);
 

@@ -102,6 +102,10 @@ void ee_judge_settle(struct ee_eval *ev, const struct ee_sandbox_outcome *out);
  * (ee_stream_leave_out), each with the state of the judge's verdict. */
 void ee_judge_leave_out(struct ee_eval *ev);
 
+/* The candidate's infrastructure error: a sandbox_error record with its
+ * sample's key (record.h, ee_record_sample_sandbox_error). */
+json_t *ee_eval_sandbox_error(const struct ee_eval *ev, const char *msg);
+
 /* Frees a pair kept in ev->pair (NULL is fine). */
 void ee_judge_pair_free(struct judged *pair);
 

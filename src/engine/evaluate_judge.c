@@ -652,19 +652,28 @@ static void both_done(struct judged *j)
 	struct ee_sandbox_outcome out = *ee_sandbox_outcome(j->cand_sb);
 	struct ee_err err = { 0 };
 
-	if (!j->judge_sb) { /* it could not start */
-		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, j->start_err.msg));
+	if (!j->judge_sb) { /* it could not start: both again once (evaluate.c's retry) */
+		struct ee_err why = j->start_err;
+		ee_engine_saw_start(ev->eng, &why);
 		free_judged(j);
+		if (!out.interrupted && ev->attempts < 2 && !ee_loop_interrupted(ee_engine_loop(ev->eng)) &&
+		    retry_both(ev, &err) == 0)
+			return;
+		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg[0] ? err.msg : why.msg));
 		ee_eval_free(ev);
 		return;
 	}
 	release_judge(j); /* a long-lived one judges the next evaluation meanwhile */
 	const struct ee_sandbox_outcome *jo = &j->judge_out;
+	if (!out.interrupted && !jo->interrupted)
+		ee_engine_saw_start(ev->eng, out.setup_failed   ? &out.setup_err
+		                             : jo->setup_failed ? &jo->setup_err
+		                                                : NULL);
 	if (!j->judge_ready && jo->end == EE_END_TIMEOUT && !out.interrupted) {
 		char msg[160];
 		snprintf(msg, sizeof(msg), "the judge did not start within %g s",
 		         j->ev->limits.timeout_s + EE_JUDGE_START_S);
-		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, msg));
+		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, msg));
 		free_judged(j);
 		ee_eval_free(ev);
 		return;
@@ -673,7 +682,7 @@ static void both_done(struct judged *j)
 		free_judged(j);
 		if (retry_both(ev, &err) == 0)
 			return;
-		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg));
 		ee_eval_free(ev);
 		return;
 	}
@@ -687,14 +696,14 @@ static void both_done(struct judged *j)
 	    finished_cleanly(j, &out)) {
 		if (rerun_inline(j, &err) == 0)
 			return;
-		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg));
 		ee_eval_free(ev);
 		return;
 	}
 	if (!out.interrupted && !jo->interrupted && !out.setup_failed && ran_ahead(j)) {
 		if (wait_for_public(j, &err) == 0)
 			return;
-		ev->cb(ev->ctx, ee_record_sandbox_error(ev->task->task_id, err.msg));
+		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg));
 		ee_eval_free(ev); /* frees j, ev->pair */
 		return;
 	}
@@ -815,6 +824,7 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
 	ev->stream.relay = (struct ee_stream_relay){ .role = EE_STREAM_SERVE, .cb = relay, .ctx = j };
 	ev->stream.gate.enabled = 0; /* the candidate asks nothing */
 	if (start_one(ev, 0, ev->serve_job, ev->serve_job_len, &cand_ops, j, &j->cand_sb, err) < 0) {
+		ee_engine_saw_start(ev->eng, err);
 		free_judged(j);
 		return -1;
 	}

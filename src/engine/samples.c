@@ -288,14 +288,20 @@ void ee_samples_done(struct ee_samples *s, uint64_t ticket, json_t *rec)
 	size_t len = 0;
 
 	if (rec && json_object_get(rec, "sandbox_error")) {
-		/* The host failed, not the candidate: no record (a --resume retries
-		 * the sample), no new sandboxes; the run ends with that error. */
-		if (!s->sandbox_failed)
-			ee_fail(&s->sandbox_err, EE_ERR_SANDBOX, "sandbox setup failed: %s",
+		/* The host failed, not the candidate (it was retried once on a
+		 * fresh sandbox): the sample's infrastructure error, recorded. A
+		 * run of them means the host is broken: no new sandboxes, and the
+		 * run ends with that error (records kept, --resume goes on). */
+		s->n.infra++;
+		if (++s->infra_in_a_row >= EE_SAMPLES_INFRA_STOP && !s->sandbox_failed) {
+			ee_fail(&s->sandbox_err, EE_ERR_SANDBOX,
+			        "sandbox setup failed for %u samples in a row (last: %.160s)",
+			        EE_SAMPLES_INFRA_STOP,
 			        json_string_value(json_object_get(rec, "sandbox_error")));
-		s->sandbox_failed = 1;
-		json_decref(rec);
-		rec = NULL;
+			s->sandbox_failed = 1;
+		}
+	} else if (rec) {
+		s->infra_in_a_row = 0;
 	}
 	char *line = rec ? ee_results_encode(rec, &len) : NULL;
 	ee_reorder_put(&s->order, ticket, rec, line, len); /* also NULL: lets the records after it go */

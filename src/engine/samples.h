@@ -22,8 +22,11 @@
  * when it is read; records go to the sink in ticket order through a
  * bounded reorder buffer (reorder.h). While the buffer is full no sample
  * is read (EE_SCHED_WAIT). A candidate whose host failed (a record with
- * "sandbox_error") leaves a gap, not a record (--resume retries it), and
- * no further sample is read: the run ends with that error.
+ * "sandbox_error", after one retry on a fresh sandbox) is recorded as the
+ * sample's infrastructure error ("infra_error": true; --resume skips it
+ * like any record); EE_SAMPLES_INFRA_STOP of them in a row (in the order
+ * they finish) mean the host is broken: no further sample is read, and
+ * the run ends with that error.
  *
  * Lifecycle: zero a struct ee_samples, ee_samples_open, optionally
  * ee_samples_resume, then ee_samples_run (or ee_samples_next and
@@ -71,6 +74,11 @@ struct ee_samples_config {
 	void *ctx; /* of note_model and sink */
 };
 
+/* Infrastructure errors in a row that end a run (exit 3): one is a
+ * sample's bad luck; five, each retried on a fresh sandbox, are a host
+ * that cannot hold one (docs/contract.md). */
+#define EE_SAMPLES_INFRA_STOP 5
+
 struct ee_samples_counts {
 	unsigned long lines;       /* non-blank lines (a directory: files) read */
 	unsigned long invalid;     /* of them: error records of this run (skip_invalid) */
@@ -78,6 +86,7 @@ struct ee_samples_counts {
 	unsigned long other_shard; /* of them: left to the other shards */
 	unsigned long skipped;     /* of them: in the results file already */
 	unsigned long records;     /* records handed to the sink */
+	unsigned long infra;       /* of them: infrastructure errors (sandbox_error) */
 };
 
 struct ee_samples {
@@ -90,7 +99,8 @@ struct ee_samples {
 	struct ee_reorder order;
 	struct ee_samples_counts n;
 	int failed;                       /* the samples stopped the run (a bad line, a repeated key) */
-	int sandbox_failed;               /* the host failed a sandbox: read no more */
+	int sandbox_failed;               /* the host failed too many sandboxes: read no more */
+	unsigned infra_in_a_row;          /* infrastructure errors since the last verdict */
 	const struct ee_breaker *breaker; /* the engine's (--breaker): tripped, read no more */
 	struct ee_err sandbox_err;
 	long line_no;     /* of the sample in hand (a directory: its position) */

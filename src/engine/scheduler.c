@@ -70,12 +70,21 @@ static void refill(struct sched *s, unsigned jobs)
 			return;
 		}
 		slot->s = s;
-		if (ee_eval_start(s->eng, s->o, &c, on_record, slot, &s->err) < 0) {
-			/* The sandbox could not be made: the host, not the candidate. */
+		struct ee_err why = { 0 };
+		if (ee_eval_start(s->eng, s->o, &c, on_record, slot, &why) < 0) {
+			void *token = slot->token;
 			free(slot);
-			s->exhausted = 1;
-			s->failed = 1;
-			return;
+			if (why.code != EE_ERR_SANDBOX) {
+				s->err = why;
+				s->exhausted = 1;
+				s->failed = 1;
+				return;
+			}
+			/* The sandbox could not be made (tried twice): the host, not
+			 * the candidate; its record says so, and the source decides
+			 * whether the run goes on (samples.c). */
+			s->src->done(s->ctx, token, ee_candidate_sandbox_error(&c, why.msg));
+			continue;
 		}
 		s->in_flight++;
 	}

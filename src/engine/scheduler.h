@@ -5,6 +5,9 @@
  * Memory is bounded by jobs, not by the number of candidates, as long as the
  * source streams. No threads: everything runs on the loop's thread.
  *
+ * A candidate whose sandbox cannot be made is not an error: its record
+ * (an infrastructure error, evaluate.h) goes to done() at once, and the
+ * source stops the run from next() when it must.
  * Stops pulling on the first error from next() (the error is returned after
  * the evaluations in flight have finished and been handed to done(), so
  * nothing already done is lost) or on a signal (every sandbox is killed and

@@ -234,7 +234,7 @@ const struct ee_option ee_options[] = {
 	  .http = "memory_mb", TASK_LIMIT(memory_mb, has_memory) },
 	{ .name = "procs", .type = EE_OPT_UINT, .fronts = CLI | HTTP | DOCKER, .metavar = "N",
 	  FIELD(limits.procs), .def = 64, .max = 1u << 20,
-	  .help = "process limit (default 64)",
+	  .help = "process limit, the sandbox's init counted (default 64, at least 2)",
 	  .http = "procs", TASK_LIMIT(procs, has_procs) },
 	{ .name = "output-cap", .type = EE_OPT_UINT, .fronts = CLI | HTTP | DOCKER, .metavar = "BYTES",
 	  FIELD(limits.output_cap), .def = 262144, .max = 1ul << 40,

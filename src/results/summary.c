@@ -764,6 +764,11 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 	if (check_record(s, record, &c, &r) < 0 || sum_gen_check(record, &c) < 0)
 		return -1;
 	in.c[0] = &s->all;
+	if (r.infra) { /* the host failed, not the model: out of n (docs/summary.md) */
+		s->infra_excluded++;
+		s->all.n_infra++;
+		return 0;
+	}
 	if (!r.task_id) { /* an invalid sample of no known task: in the totals only */
 		s->samples++;
 		s->unattributed++;

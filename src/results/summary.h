@@ -17,8 +17,10 @@
  *               mean_score over the tasks (see ee_summary_json).
  * A record's model is its "model" (a string or null). A task's class is
  * the first non-empty "class" of its records; records
- * without one join their task's class. Records with "sandbox_error" or
- * "invalid": true count as status "error" with score 0 and detail "sandbox
+ * without one join their task's class. A record with "infra_error": true
+ * (the sandbox failed, not the model) counts in "infra_errors" only: not
+ * in samples, n, statuses or any task. Records with "sandbox_error" or
+ * "invalid": true otherwise count as status "error" with score 0 and detail "sandbox
  * error", or for an invalid sample its own detail (default "invalid
  * sample"); they need no other field, and an invalid sample without a
  * task_id counts in the totals (samples, statuses, details) but in no task

@@ -84,7 +84,8 @@ extern const char *const ee_summary_judged_by_names[SUM_N_JUDGED_BY];
 
 struct ee_summary {
 	unsigned long samples;
-	unsigned long unattributed; /* of samples: invalid ones without a task_id */
+	unsigned long unattributed;   /* of samples: invalid ones without a task_id */
+	unsigned long infra_excluded; /* infra_error records: in no count but this one */
 	struct ee_strmap task_ix, class_ix, tier_ix;
 	struct sum_task *tasks;
 	size_t n_tasks, cap_tasks;

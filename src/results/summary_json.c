@@ -493,6 +493,8 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 			json_decref(gen);
 		if (root && s->unattributed)
 			put(&v, root, "samples_without_task", count_json(s->unattributed));
+		if (root)
+			put(&v, root, "infra_errors", count_json(s->infra_excluded));
 		if (root) {
 			/* the formula the rewards came from; "mixed": records disagreed */
 			json_t *reward = json_object_get(root, "reward");

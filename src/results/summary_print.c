@@ -187,6 +187,11 @@ static void print_overall(FILE *out, const json_t *sum)
 	if (json_object_get(sum, "samples_without_task"))
 		print_line(out, "samples without task", json_object_get(sum, "samples_without_task"), 0,
 		           " (invalid sample lines)");
+	const json_t *infra = json_object_get(sum, "infra_errors");
+	if (json_integer_value(infra) > 0)
+		print_line(
+		        out, "infra errors", infra, 0,
+		        " (sandbox failed: left out of samples and pass@k; `execeval compare` refuses them)");
 	print_pass_at_k(out, sum);
 	level_label(sum, level, sizeof(level));
 	print_with_ci(out, "mean score", json_object_get(sum, "mean_score"),

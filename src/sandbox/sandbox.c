@@ -256,6 +256,7 @@ static void on_worker(struct ee_sandbox *sb)
 		if (m.err.msg[0] && !sb->out.setup_failed) {
 			sb->out.setup_failed = 1;
 			sb->out.setup_err = m.err;
+			ee_worker_retire(sb->worker); /* its slot is broken: a fresh one */
 		}
 	} else if (sb->worker_hung ||
 	           (!sb->out.have_status && !sb->out.setup_failed && sb->out.end == EE_END_RAN)) {

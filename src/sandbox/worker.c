@@ -74,6 +74,7 @@ struct ee_pool {
 	int config_fd;
 	unsigned n;
 	struct ee_worker *workers;
+	unsigned long replaced; /* workers made again (ee_pool_replacements) */
 };
 
 int ee_pool_supported(const struct ee_host *h, struct ee_err *err)
@@ -238,7 +239,9 @@ fail:
  * deadline (ee_worker_start_step) move the start on; nothing here waits.
  * A worker found dead, or that dies, hangs or answers out of turn while
  * starting, is replaced, twice at most per candidate; FAILED in answer to
- * RUN is the candidate's start failing (the worker lives on). */
+ * RUN means the slot is broken (nothing a candidate did comes before its
+ * start): the worker is killed, made again with fresh cgroups at its next
+ * claim, and the start is lost (EE_WORKER_LOST). */
 
 static void expect(struct ee_worker *w, enum start_phase phase, int timeout_ms)
 {
@@ -288,6 +291,7 @@ static int start_next(struct ee_worker *w, struct ee_err *err)
 	for (; w->tries < 2; w->tries++) {
 		if (w->dead || w->sock < 0) {
 			worker_stop(w);
+			w->pool->replaced++;
 			if (worker_start(w->pool, w, err) < 0)
 				return -1;
 		}
@@ -356,8 +360,16 @@ static int on_started_phase(struct ee_worker *w, int rc, struct ee_worker_msg *m
 	}
 	if (got >= 0)
 		close(got);
-	if (rc == 1 && m->type == EE_W_FAILED)
-		return worker_failed(m, err);
+	if (rc == 1 && m->type == EE_W_FAILED) {
+		/* Nothing of the candidate's makes a start fail: the slot is
+		 * broken (its candidate cgroup removed from outside: ENODEV,
+		 * ENOENT). The worker is made again with fresh cgroups, and the
+		 * candidate starts again on it with new fds, as after a loss. */
+		worker_failed(m, err);
+		ee_worker_kill(w);
+		w->phase = START_NONE;
+		return EE_WORKER_LOST;
+	}
 	return lost_after_run(w, "died", err);
 }
 
@@ -526,6 +538,11 @@ struct ee_worker *ee_pool_claim(struct ee_pool *p, const struct ee_limits *lim, 
 		return NULL;
 	}
 	return w;
+}
+
+unsigned long ee_pool_replacements(const struct ee_pool *p)
+{
+	return p ? p->replaced : 0;
 }
 
 int ee_worker_fd(const struct ee_worker *w)

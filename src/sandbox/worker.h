@@ -115,6 +115,10 @@ int ee_pool_new(const struct ee_pool_setup *s, unsigned n, struct ee_pool **ret,
 /* Kills every worker, reaps it and removes its cgroups. */
 void ee_pool_free(struct ee_pool *p);
 
+/* Workers made again since the pool started (one died, hung, failed a
+ * start or was retired); 0 for NULL. */
+unsigned long ee_pool_replacements(const struct ee_pool *p);
+
 /* Claims an idle worker for one candidate and begins its start, waiting
  * for nothing: a dead worker is replaced, then RUN goes out when the worker
  * is ready. fds are the child's ends of ctl, job, out, err, result and gate,
@@ -130,8 +134,11 @@ struct ee_worker *ee_pool_claim(struct ee_pool *p, const struct ee_limits *lim, 
  * started (pidfd: its init's), 0 while it is starting, -1 (err) when it
  * cannot start: the worker is no longer the caller's. A worker that dies,
  * hangs or answers out of turn before RUN is replaced once; after RUN
- * (the candidate may have begun on its fds) it is EE_WORKER_LOST (err):
- * the candidate must start again with new fds, as after a loss mid-run. */
+ * (the candidate may have begun on its fds), or when it answers RUN with
+ * FAILED (its slot is broken: e.g. its candidate cgroup was removed from
+ * outside), it is killed, to be made again with fresh cgroups at its next
+ * claim, and the start is EE_WORKER_LOST (err): the candidate must start
+ * again with new fds, as after a loss mid-run. */
 #define EE_WORKER_LOST (-2)
 int ee_worker_start_step(struct ee_worker *w, int *pidfd, struct ee_err *err);
 

@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "serve/dispatch.h"
 #include "serve/get_reward.h"
+#include "serve/heal.h"
 #include "serve/refcache.h"
 #include "serve/run_code.h"
 #include "serve/server_int.h"
@@ -103,6 +104,19 @@ enum MHD_Result answer_health(struct conn *c)
 	if (b->tripped) /* before draining: a person must look */
 		return answer_json(c, 503, json_pack("{s:s, s:s}", "status", "tripped", "reason", b->why),
 		                   NULL);
+	struct ee_engine_health h;
+	ee_engine_health(srv->eng, &h);
+	if (h.sick && !srv->draining) { /* a probe acts on it; it heals by itself if it can (heal.h) */
+		ee_heal_poke(srv->heal);
+		char why[400];
+		snprintf(why, sizeof(why),
+		         "sandboxes cannot be started: %lu starts in a row failed (last: %s)", h.failing,
+		         h.why);
+		return answer_json(c, 503,
+		                   json_pack("{s:s, s:s, s:I}", "status", "unhealthy", "reason", why,
+		                             "failed_starts_in_a_row", (json_int_t)h.failing),
+		                   NULL);
+	}
 	json_t *v = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I}", "status", srv->draining ? "draining" : "ok",
 	                      "workers", (json_int_t)srv->cfg->jobs, "isolation", srv->cfg->isolation,
 	                      "running", (json_int_t)ee_dispatch_running(srv->dispatch), "queued",
@@ -114,6 +128,8 @@ enum MHD_Result answer_health(struct conn *c)
 enum MHD_Result answer_metrics(struct conn *c)
 {
 	struct ee_server *srv = c->srv;
+	struct ee_engine_health h;
+	ee_engine_health(srv->eng, &h);
 	struct ee_serve_gauges g = {
 		.queue_depth = ee_dispatch_waiting(srv->dispatch),
 		.queue_capacity = srv->cfg->queue,
@@ -128,6 +144,11 @@ enum MHD_Result answer_metrics(struct conn *c)
 		.tripped = ee_engine_breaker(srv->eng)->tripped,
 		.trips = ee_engine_breaker_trips(srv->eng),
 		.refcache = ee_refcache_stats(srv->refcache),
+		.healthy = !h.sick,
+		.starts_failing = h.failing,
+		.start_failures = h.failures,
+		.worker_replacements = h.replacements,
+		.heal_probes = ee_heal_probes(srv->heal),
 	};
 	size_t len;
 	char *text = ee_stats_render(&srv->stats, &g, &len);

@@ -26,6 +26,7 @@
 #include "serve/auth.h"
 #include "serve/budget.h"
 #include "serve/dispatch.h"
+#include "serve/heal.h"
 #include "serve/refcache.h"
 #include "serve/request.h"
 #include "serve/run_code.h"
@@ -339,7 +340,8 @@ int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		free(srv);
 		return -1;
 	}
-	if (ee_refcache_new(srv->dispatch, o, cfg->reference_cache, &srv->refcache, err) < 0) {
+	if (ee_heal_new(eng, srv->dispatch, o, &srv->heal, err) < 0 ||
+	    ee_refcache_new(srv->dispatch, o, cfg->reference_cache, &srv->refcache, err) < 0) {
 		ee_server_free(srv);
 		return -1;
 	}
@@ -403,6 +405,7 @@ void ee_server_free(struct ee_server *srv)
 	ee_run_code_free(srv->run_code);
 	ee_dispatch_free(srv->dispatch); /* before the cache: a dropped reference run tells its entry */
 	ee_refcache_free(srv->refcache);
+	ee_heal_free(srv->heal); /* after the dispatcher too: a dropped probe calls back */
 	ee_budget_free(&srv->budget);
 	free(srv);
 }

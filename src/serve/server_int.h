@@ -36,6 +36,7 @@ struct ee_server {
 	struct ee_dispatch *dispatch;
 	struct ee_refcache *refcache; /* generated tests' reference results (refcache.h) */
 	struct ee_run_code *run_code; /* POST /run_code's own queue (run_code.h) */
+	struct ee_heal *heal;         /* a sick server's own probe (heal.h) */
 	struct ee_serve_stats stats;
 	struct ee_budget budget; /* bytes held for every client (budget.h) */
 	unsigned suspended;      /* connections waiting for records */

@@ -165,6 +165,26 @@ static void routes(struct out *o, const struct ee_serve_stats *s, const struct e
 	        s->run_code_reruns);
 }
 
+/* Sandbox starts (engine.h): what /healthz's 503 "unhealthy" is made of. */
+static void health(struct out *o, const struct ee_serve_gauges *g)
+{
+	gauge(o, "execeval_healthy",
+	      "0 while sandbox starts keep failing (GET /healthz answers 503), else 1.",
+	      (unsigned long long)g->healthy);
+	gauge(o, "execeval_sandbox_start_failures_in_a_row",
+	      "Sandbox starts failed since the last that succeeded.", g->starts_failing);
+	counter(o, "execeval_sandbox_start_failures_total",
+	        "Sandbox starts that failed (each candidate's retry on a fresh worker counts too).",
+	        g->start_failures);
+	counter(o, "execeval_worker_replacements_total",
+	        "Warm workers made again, with fresh cgroups: one died, hung, failed a start or was retired.",
+	        g->worker_replacements);
+	counter(o, "execeval_heal_probes_total",
+	        "Trivial candidates run by GET /healthz while unhealthy, to see whether sandboxes start "
+	        "again.",
+	        g->heal_probes);
+}
+
 /* docs/threat-model.md, "Tripwires"; docs/events.md has alert rules. */
 static void tripwires(struct out *o, const struct ee_serve_gauges *g)
 {
@@ -242,6 +262,7 @@ char *ee_stats_render(const struct ee_serve_stats *s, const struct ee_serve_gaug
 	head(&o, "execeval_evaluation_duration_seconds", "histogram",
 	     "One evaluation, from its sandbox's start to its record.");
 	histogram(&o, "execeval_evaluation_duration_seconds", "", &s->evaluation_s);
+	health(&o, g);
 	routes(&o, s, g);
 	tripwires(&o, g);
 	if (g->refcache)

@@ -76,6 +76,11 @@ struct ee_serve_gauges {
 	unsigned long trips;
 
 	const struct ee_refcache_stats *refcache; /* generated tests' reference results, or NULL */
+
+	/* The engine's health (engine.h, struct ee_engine_health). */
+	int healthy;
+	unsigned long starts_failing, start_failures, worker_replacements;
+	unsigned long heal_probes; /* trivial candidates a sick server ran (heal.h) */
 };
 
 /* The endpoint a path counts under. */

@@ -472,6 +472,29 @@ json_t *ee_record_sandbox_error(const char *task_id, const char *msg)
 	                 "infra_error", 1, "execeval_version", EE_VERSION);
 }
 
+json_t *ee_record_sample_sandbox_error(const char *task_id, long sample, const char *model, const char *shard,
+                                       const char *msg)
+{
+	json_t *rec = json_pack("{s:s}", "task_id", task_id);
+	int failed = !rec;
+
+	/* The key first, in the order of a record's keys (docs/record.md). */
+	if (rec && sample >= 0)
+		failed |= json_object_set_new(rec, "sample", json_integer(sample)) < 0;
+	if (rec && model)
+		failed |= json_object_set_new(rec, "model", json_string(model)) < 0;
+	if (rec && shard && *shard)
+		failed |= json_object_set_new(rec, "shard", json_string(shard)) < 0;
+	json_t *rest = failed ? NULL : ee_record_sandbox_error(task_id, msg);
+	failed |= !rest || json_object_update(rec, rest) < 0;
+	json_decref(rest);
+	if (failed) {
+		json_decref(rec);
+		return NULL;
+	}
+	return rec;
+}
+
 json_t *ee_record_invalid_sample(const json_t *task_id, long line, const char *message)
 {
 	json_t *rec =

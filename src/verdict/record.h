@@ -55,6 +55,13 @@ json_t *ee_record_sandbox_error(const char *task_id, const char *msg);
  * and detail stay what happened. */
 void ee_record_mark_infra(json_t *rec);
 
+/* The same for one sample of a data set (eval), with its key, so that a
+ * results file holds it in the sample's place: "sample" (when >= 0),
+ * "model" and "shard" (when not NULL) too. The sample's unknown fields
+ * are not copied: one named "status" would claim a verdict. */
+json_t *ee_record_sample_sandbox_error(const char *task_id, long sample, const char *model, const char *shard,
+                                       const char *msg);
+
 /* The error record of an invalid sample (eval --skip-invalid) at line of
  * the samples: task_id (the sample's own JSON string, copied; the caller
  * passes it only when it names a task of the data set, else NULL: null),

@@ -56,3 +56,44 @@ Test(engine, an_evaluation_on_a_loop_only_engine_fails_at_start)
 	ee_task_free(&task);
 	no_leaks();
 }
+
+/* Sandbox starts make the engine's health: EE_ENGINE_SICK_AFTER failed in
+ * a row make it sick (stderr says so once), one that succeeds heals it. */
+Test(engine, failed_starts_in_a_row_make_it_sick_until_one_succeeds)
+{
+	struct ee_eval_options o;
+	struct ee_engine_config cfg = { .opt = &o, .loop_only = 1 };
+	struct ee_engine *eng = NULL;
+	struct ee_engine_health h;
+	struct ee_err err = { 0 }, why = { .code = EE_ERR_SANDBOX };
+
+	memset(&o, 0, sizeof(o));
+	cr_assert_eq(ee_engine_open(&cfg, &eng, &err), 0, "%s", err.msg);
+	ee_engine_health(eng, &h);
+	cr_expect(!h.sick && h.failing == 0 && h.failures == 0 && h.replacements == 0 && !h.why[0]);
+	cr_assert_eq(EE_ENGINE_SICK_AFTER, 3);
+	for (int i = 0; i < 2; i++) {
+		snprintf(why.msg, sizeof(why.msg), "start %d: No such device", i);
+		ee_engine_saw_start(eng, &why);
+	}
+	ee_engine_saw_start(eng, NULL); /* a success between: the count starts over */
+	for (int i = 0; i < EE_ENGINE_SICK_AFTER; i++) {
+		ee_engine_health(eng, &h);
+		cr_expect_eq(h.sick, 0, "after %d", i);
+		snprintf(why.msg, sizeof(why.msg), "start %d: Resource temporarily unavailable", i);
+		ee_engine_saw_start(eng, &why);
+	}
+	ee_engine_health(eng, &h);
+	cr_expect_eq(h.sick, 1);
+	cr_expect_eq(h.failing, 3);
+	cr_expect_eq(h.failures, 5);
+	cr_expect_str_eq(h.why, "start 2: Resource temporarily unavailable");
+	ee_engine_saw_start(eng, &why);
+	ee_engine_health(eng, &h);
+	cr_expect(h.sick && h.failing == 4);
+	ee_engine_saw_start(eng, NULL);
+	ee_engine_health(eng, &h);
+	cr_expect(!h.sick && h.failing == 0 && h.failures == 6, "healed; the total stays");
+	ee_engine_close(eng);
+	no_leaks();
+}

@@ -25,6 +25,19 @@ Test(record, a_sandbox_error_names_the_task_and_why)
 	no_leaks();
 }
 
+/* eval's: the sample's key first, so the results file holds it in place. */
+Test(record, a_samples_sandbox_error_carries_its_key)
+{
+	expect_dump(ee_record_sample_sandbox_error("t/1", 3, "m", "1/2", "cannot clone"),
+	            "{\"task_id\":\"t/1\",\"sample\":3,\"model\":\"m\",\"shard\":\"1/2\","
+	            "\"sandbox_error\":\"cannot clone\",\"reward\":null,\"infra_error\":true,"
+	            "\"execeval_version\":\"" EE_VERSION "\"}");
+	expect_dump(ee_record_sample_sandbox_error("t/1", -1, NULL, NULL, "x"),
+	            "{\"task_id\":\"t/1\",\"sandbox_error\":\"x\",\"reward\":null,"
+	            "\"infra_error\":true,\"execeval_version\":\"" EE_VERSION "\"}");
+	no_leaks();
+}
+
 Test(record, an_invalid_sample_is_an_error_record_numbered_by_its_line)
 {
 	json_t *id = json_string("t/1");

@@ -15,7 +15,7 @@ Test(limits, are_clamped_and_nan_is_the_default)
 	l.procs = 0;
 	l.output_cap = 0;
 	ee_limits_clamp(&l);
-	cr_expect(l.timeout_s == 0.1 && l.memory_mb == 16 && l.procs == 1 && l.output_cap == 1024);
+	cr_expect(l.timeout_s == 0.1 && l.memory_mb == 16 && l.procs == 2 && l.output_cap == 1024);
 	l.timeout_s = NAN;
 	ee_limits_clamp(&l);
 	cr_expect(l.timeout_s == 3.0);

@@ -389,20 +389,38 @@ Test(samples, the_model_is_noted_before_the_task_lookup_and_the_default_fills_in
 	close_run(&r);
 }
 
-Test(samples, a_sandbox_error_leaves_a_gap_and_stops_reading)
+static json_t *record_of(long sample, const char *sandbox_error)
+{
+	if (sandbox_error)
+		return json_pack("{s:s, s:I, s:s, s:n, s:b}", "task_id", "a", "sample", (json_int_t)sample,
+		                 "sandbox_error", sandbox_error, "reward", "infra_error", 1);
+	return json_pack("{s:s, s:I, s:s}", "task_id", "a", "sample", (json_int_t)sample, "status", "pass");
+}
+
+Test(samples, a_sandbox_error_is_the_samples_record_and_a_run_of_them_stops_reading)
 {
 	struct run r;
 	struct ee_candidate c;
 	uint64_t t;
 	struct ee_err err = { 0 };
 
-	open_run(&r, S("a", "") S("b", "") S("c", ""), NULL);
-	cr_assert_eq(ee_samples_next(&r.s, &c, &t, &err), 1);
-	ee_samples_done(&r.s, t, json_pack("{s:s, s:s}", "task_id", "a", "sandbox_error", "clone: EPERM"));
-	cr_expect_eq(r.seen.n, 0, "no record: --resume retries it");
-	cr_expect_eq(ee_samples_next(&r.s, &c, &t, &err), -1);
+	/* 0: an infra error; 1: a verdict (the run of them starts over); 2-6:
+	 * EE_SAMPLES_INFRA_STOP infra errors in a row, the last stops it. */
+	cr_assert_eq(EE_SAMPLES_INFRA_STOP, 5);
+	open_run(&r, S("a", "") S("a", "") S("a", "") S("a", "") S("a", "") S("a", "") S("a", "") S("a", ""),
+	         NULL);
+	for (long i = 0; i < 7; i++) {
+		cr_assert_eq(ee_samples_next(&r.s, &c, &t, &err), 1, "sample %ld: %s", i, err.msg);
+		ee_samples_done(&r.s, t, record_of(i, i == 1 ? NULL : "clone: EAGAIN"));
+		if (i == 0)
+			cr_expect_eq(r.seen.n, 1, "the record is kept: the sample's infrastructure error");
+	}
+	cr_expect_eq(r.seen.n, 7, "every record is kept");
+	cr_expect_str_eq(r.seen.keys[0], "a/0 (null)");
+	cr_expect_eq(r.s.n.infra, 6);
+	cr_expect_eq(ee_samples_next(&r.s, &c, &t, &err), -1, "a run of them stops reading");
 	cr_expect_eq(err.code, EE_ERR_SANDBOX);
-	cr_expect_str_eq(err.msg, "sandbox setup failed: clone: EPERM");
+	cr_expect_str_eq(err.msg, "sandbox setup failed for 5 samples in a row (last: clone: EAGAIN)");
 	cr_expect_eq(r.s.failed, 0, "the host failed, not the samples");
 	close_run(&r);
 }

@@ -18,7 +18,14 @@ static unsigned long long value_of(const char *text, const char *series)
 Test(stats, render)
 {
 	struct ee_serve_stats s;
-	struct ee_serve_gauges g = { .queue_depth = 3, .queue_capacity = 8, .running = 2, .workers = 2 };
+	struct ee_serve_gauges g = { .queue_depth = 3,
+		                     .queue_capacity = 8,
+		                     .running = 2,
+		                     .workers = 2,
+		                     .healthy = 0,
+		                     .starts_failing = 4,
+		                     .start_failures = 9,
+		                     .worker_replacements = 5 };
 	size_t len;
 
 	memset(&s, 0, sizeof(s));
@@ -59,5 +66,11 @@ Test(stats, render)
 	cr_expect_eq(value_of(text, key), 3);
 	cr_expect_eq(value_of(text, "execeval_request_duration_seconds_count{endpoint=\"/v1/run\"}"), 3);
 	cr_expect_eq(value_of(text, "execeval_evaluation_duration_seconds_count"), 0);
+	cr_expect_eq(value_of(text, "execeval_healthy"), 0);
+	cr_expect_eq(value_of(text, "execeval_sandbox_start_failures_in_a_row"), 4);
+	cr_expect_eq(value_of(text, "execeval_sandbox_start_failures_total"), 9);
+	cr_expect_eq(value_of(text, "execeval_worker_replacements_total"), 5);
+	cr_expect(strstr(text, "# TYPE execeval_worker_replacements_total counter\n"));
+	cr_expect(strstr(text, "# TYPE execeval_healthy gauge\n"));
 	free(text);
 }

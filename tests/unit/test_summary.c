@@ -456,6 +456,38 @@ Test(summary, sandbox_errors_and_invalid_lines_count_as_error)
 	no_leaks();
 }
 
+/* An infra error is the host's failure, not the model's: out of n and
+ * every count, in "infra_errors" (and the reward's) only. */
+Test(summary, infra_errors_are_left_out_of_n_and_counted)
+{
+	struct ee_summary *s = ee_summary_new();
+	unsigned long k = 1;
+
+	add_json(s, "{'task_id':'a','sample':0,'sandbox_error':'warm worker: start a candidate: No such "
+	            "device','reward':null,'infra_error':true}");
+	add_json(s, "{'task_id':'b','sample':0,'sandbox_error':'clone: EAGAIN','reward':null,"
+	            "'infra_error':true}");
+	add_json(s, "{'task_id':'a','sample':1,'status':'pass','score':1,'tests':[]}");
+	json_t *j = ee_summary_json(s, &k, 1, 0.0);
+	cr_expect_eq(num(j, "samples"), 1);
+	cr_expect_eq(num(j, "infra_errors"), 2);
+	cr_expect_eq(num(j, "tasks"), 1, "b has no judged sample");
+	cr_expect_eq(num(j, "statuses/error"), 0);
+	expect_close(num(j, "pass_at_k/1"), 1.0, "pass@1 over the judged samples");
+	cr_expect_eq(num(j, "reward/infra_errors"), 2);
+	char *table = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&table, &len);
+	ee_summary_print(j, f);
+	fclose(f);
+	cr_expect(strstr(table, "infra errors") && strstr(table, "left out of samples and pass@k"), "%s",
+	          table);
+	free(table);
+	json_decref(j);
+	ee_summary_free(s);
+	no_leaks();
+}
+
 Test(summary, resources_and_span)
 {
 	struct ee_summary *s = ee_summary_new();

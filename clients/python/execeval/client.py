@@ -159,8 +159,8 @@ class Client:
         return self.post("/run_code", body)
 
     def health(self):
-        """GET /healthz (one attempt: a draining server's 503 is raised as
-        Unavailable at once, not waited out)."""
+        """GET /healthz (one attempt: a draining, tripped or unhealthy
+        server's 503 is raised as Unavailable at once, not waited out)."""
         return self.request("GET", "/healthz", None, retries=0)
 
     def map(self, samples, max_in_flight=16, return_exceptions=False, deadline=None):
