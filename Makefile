@@ -91,8 +91,10 @@ unit: $(UNIT_BIN)
 # Fuzz targets: libFuzzer (clang), each replays its corpus then fuzzes briefly.
 # The library is instrumented once (fuzzer-no-link: coverage without a main)
 # into an archive every target links against, instead of being recompiled
-# for each of the targets.
-FUZZ_SECONDS ?= 10
+# for each of the targets. make test's few seconds per target replay the
+# corpus and catch what a change broke near it; long runs are by hand
+# (make fuzz FUZZ_SECONDS=600), where finding new paths pays.
+FUZZ_SECONDS ?= 5
 FUZZ_CFLAGS  := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 fuzz_obj = $(patsubst %.c,$(BUILD)/fuzzlib/%.o,$(1))
 $(BUILD)/fuzzlib/%.o: %.c $(wildcard src/*.h src/*/*.h)

@@ -126,29 +126,21 @@ def test_neighbours_in_other_namespaces_never_break_a_live_server_or_eval(serve,
     assert h.status == 200, h
 
 
-def test_the_demos_eval_beside_a_neighbour_in_a_loop(tmp_path):
-    """`make demo`'s eval, on the bundled data, while another execeval in
-    its own pid namespace starts and ends candidates beside it in a loop:
-    the same verdicts as alone."""
-    argv = [EXECEVAL, "eval", "--tasks", str(REPO / "examples" / "tasks.jsonl"),
-            "--samples", str(REPO / "examples" / "samples.jsonl"), "-j", "2", "-k", "1", "-q"]
-    alone = subprocess.run(argv + ["-o", str(tmp_path / "alone.jsonl")], capture_output=True, timeout=300,
-                           env=execeval_env())
-    assert alone.returncode == 0, alone.stderr
+def test_the_demos_data_gets_its_statuses_beside_a_neighbour_in_a_loop():
+    """`make demo`'s data set (examples/: 45 tasks, every test kind, samples
+    from correct to hostile, each carrying the status it is meant to get)
+    through one `execeval eval -j 2` (examples/check.py --eval compares),
+    while another execeval in its own pid namespace starts and ends
+    candidates beside it in a loop. Before the fix the eval stopped with
+    exit 3, "warm worker: start a candidate: No such device"."""
     loop = subprocess.Popen(["/bin/sh", "-c", 'while :; do printf "%s" "$1" | unshare --pid --fork '
                              '--mount-proc "$2" run --assert "assert f() == 1" - >/dev/null || exit 9; done',
                              "sh", NEIGHBOUR_CODE.decode(), EXECEVAL], env=execeval_env())
     try:
-        beside = subprocess.run(argv + ["-o", str(tmp_path / "beside.jsonl")], capture_output=True,
-                                timeout=300, env=execeval_env())
+        r = subprocess.run(["/usr/bin/python3", str(REPO / "examples" / "check.py"), "--eval", "-j", "2"],
+                           capture_output=True, text=True, timeout=600, env=dict(execeval_env(), EXECEVAL=EXECEVAL))
     finally:
         loop.terminate()
         loop.wait(timeout=60)
-    assert beside.returncode == 0, beside.stderr
-
-    def verdicts(name):
-        rows = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
-        # A loaded machine may add "(starved: N ms of CPU)" to a timeout's detail.
-        return sorted((r["task_id"], r["sample"], r["status"], (r["detail"] or "").split(" (starved")[0])
-                      for r in rows)
-    assert verdicts("beside.jsonl") == verdicts("alone.jsonl")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert loop.returncode in (-15, 0), "the neighbour itself failed: exit %s" % loop.returncode
