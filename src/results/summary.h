@@ -108,6 +108,12 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
  * memory. */
 json_t *ee_summary_environment(const char *python, int warm, int weak_limits);
 
+/* The ks any model of summary["models"] reports a pass@k for, ascending,
+ * into ks[0..max); their number (0 for a summary of one model). With
+ * several models the top level has no pass@k (it would pool them): each
+ * model's own, at the ks its samples per task allow, are the figures. */
+size_t ee_summary_models_ks(const json_t *summary, unsigned long *ks, size_t max);
+
 /* The summary as an aligned, readable table. The optional key
  * "wall_from_timestamps": true says wall_s came from ee_summary_span_s. */
 void ee_summary_print(const json_t *summary, FILE *out);

@@ -295,6 +295,35 @@ static json_t *classes_json(struct view *v)
 	return obj;
 }
 
+/* A block's figures over tasks (pass@k, its interval, the task-score
+ * statistics), removed where they would pool the samples of several
+ * models: the top level and each class of a summary of more than one
+ * model, and the "(other)" model. Counts (samples, statuses, details)
+ * stay: they add up. The top level and "(other)" say why per k in
+ * pass_at_k_dropped (why: NULL for a class, which has no such key). */
+static void unpool(struct view *v, json_t *b, const unsigned long *ks, size_t nk, const char *why)
+{
+	static const char *const nulled[] = { "mean_score", "mean_score_ci", "median_task_score",
+		                              "p10_task_score" };
+	json_t *dropped = why ? json_array() : NULL;
+
+	put(v, b, "pass_at_k", json_object());
+	put(v, b, "pass_at_k_ci", json_object());
+	for (size_t i = 0; i < sizeof(nulled) / sizeof(nulled[0]); i++)
+		put(v, b, nulled[i], json_null());
+	for (size_t i = 0; why && i < nk; i++) {
+		int seen = 0;
+		for (size_t j = 0; j < i; j++)
+			seen |= ks[j] == ks[i];
+		if (!seen &&
+		    json_array_append_new(dropped, json_pack("{s:I, s:s}", "k", (json_int_t)ks[i], "reason",
+		                                             ks[i] ? why : "k must be positive")) < 0)
+			v->oom = 1;
+	}
+	if (why)
+		put(v, b, "pass_at_k_dropped", dropped);
+}
+
 static int cmp_model(const void *pa, const void *pb)
 {
 	return strcmp((*(const struct sum_model *const *)pa)->name,
@@ -312,6 +341,20 @@ static size_t model_tasks(const struct view *v, const struct sum_model *m, size_
 			ix[n++] = t;
 	}
 	return n;
+}
+
+/* {"min", "max"}: the fewest and most samples a task of v->tasks ix[0..n)
+ * has (null without tasks): the n of a model's pass@k. */
+static json_t *per_task_range(const struct view *v, const size_t *ix, size_t n)
+{
+	unsigned long lo = (unsigned long)-1, hi = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		lo = v->tasks[ix[i]].n < lo ? v->tasks[ix[i]].n : lo;
+		hi = v->tasks[ix[i]].n > hi ? v->tasks[ix[i]].n : hi;
+	}
+	return json_pack("{s:o, s:o}", "min", n ? count_json(lo) : json_null(), "max",
+	                 n ? count_json(hi) : json_null());
 }
 
 /* Each model's block over the tasks it attempted, with its own ks; the
@@ -338,9 +381,13 @@ static json_t *models_json(struct view *v, const unsigned long *ks, size_t nk)
 		size_t n = model_tasks(v, by_name[i], ix);
 		v->tasks = by_name[i]->tasks;
 		json_t *dropped = choose_ks(v, ix, n, ks, nk);
-		put(v, obj, by_name[i]->name,
-		    block_json(v, ix, n, &by_name[i]->counts, dropped,
-		               ee_bootstrap_stream(stream, by_name[i]->name)));
+		json_t *b = block_json(v, ix, n, &by_name[i]->counts, dropped,
+		                       ee_bootstrap_stream(stream, by_name[i]->name));
+		if (b && strcmp(by_name[i]->name, SUM_OTHER) == 0)
+			unpool(v, b, ks, nk, "pooled over the models past the first 64");
+		if (b)
+			put(v, b, "samples_per_task", per_task_range(v, ix, n));
+		put(v, obj, by_name[i]->name, b);
 	}
 	v->tasks = s->tasks;
 	memcpy(v->kept, overall, n_overall * sizeof(*overall));
@@ -458,6 +505,23 @@ static int group_by_class(struct view *v)
 	return 0;
 }
 
+/* A summary of several models: the top level's and the classes' figures
+ * over tasks would pool them (unpool); each model's are under "models". */
+static void unpool_mixed(struct view *v, json_t *root, const unsigned long *ks, size_t nk)
+{
+	char why[128];
+	const char *name;
+	json_t *cls;
+
+	snprintf(why, sizeof(why),
+	         "the records hold %zu models: a pass@k pooled over them is no model's "
+	         "(see models)",
+	         v->s->n_models);
+	unpool(v, root, ks, nk, why);
+	json_object_foreach (json_object_get(root, "classes"), name, cls)
+		unpool(v, cls, ks, nk, NULL);
+}
+
 /* Room for the per-task values and the intervals of nk + 1 metrics (a
  * model may keep more ks than the whole set). */
 static int alloc_values(struct view *v, size_t nk)
@@ -476,12 +540,13 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 {
 	struct view v = { .s = s, .tasks = s->tasks, .boot = { EE_BOOTSTRAP_RESAMPLES, EE_BOOTSTRAP_LEVEL } };
 	json_t *root = NULL, *dropped;
+	int mixed = s->n_models > 1;
 
 	v.kept = malloc((nk + 1) * sizeof(*v.kept));
 	if (v.kept && group_by_class(&v) == 0) {
 		dropped = choose_ks(&v, v.by_id, s->n_tasks, ks, nk);
 		json_t *gen = NULL; /* the set's ks, before a class's choose_ks */
-		if (sum_gen_json(s, v.kept, v.n_kept, &gen) < 0)
+		if (sum_gen_json(s, v.kept, mixed ? 0 : v.n_kept, &gen) < 0)
 			v.oom = 1;
 		if (alloc_values(&v, nk) == 0)
 			root = block_json(&v, v.by_id, s->n_tasks, &s->all, dropped, EE_BOOTSTRAP_SEED);
@@ -505,8 +570,10 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 			put(&v, root, "tiers", tiers_json(&v));
 			put(&v, root, "judged_by", judged_by_json(&v));
 			put(&v, root, "resources", resources_json(&v));
-			if (s->n_models > 1)
+			if (mixed) {
 				put(&v, root, "models", models_json(&v, ks, nk));
+				unpool_mixed(&v, root, ks, nk);
+			}
 		}
 		if (root && wall_s > 0) {
 			put(&v, root, "wall_s", real_or_null(wall_s));
