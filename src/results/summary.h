@@ -70,6 +70,11 @@ struct ee_summary_task {
  * *ret_n entries whose strings live as long as s. NULL when out of memory. */
 struct ee_summary_task *ee_summary_tasks(const struct ee_summary *s, size_t *ret_n);
 
+/* The same of the records of one model (its name as in summary.h: "" for
+ * records without one), the tasks it attempted only: NULL with *ret_n 0
+ * when no record names it (errno 0) or out of memory (errno ENOMEM). */
+struct ee_summary_task *ee_summary_model_tasks(const struct ee_summary *s, const char *model, size_t *ret_n);
+
 /* The stable class of a detail (the normalisation above) into out[0..size),
  * cut to EE_SUMMARY_DETAIL_BYTES. Exposed for tests. */
 void ee_summary_detail_class(const char *detail, char *out, size_t size);
