@@ -315,7 +315,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	if (rc > 0) {
 		fprintf(stderr,
 		        "execeval eval: interrupted by signal %d; sandboxes removed, %lu records kept in "
-		        "%s\n",
+		        "%s; run again with --resume to continue\n",
 		        rc, r->finished, a->out);
 		code = 128 + rc;
 		err.msg[0] = '\0';
@@ -332,8 +332,13 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 		err.msg[0] = '\0';
 	} else if (rc < 0) {
 		code = err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
-		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);
-		note_stopped(r, &err);
+		if (r->finished == 0 && r->created_out && !a->resume) { /* removed below */
+			fprintf(stderr, "execeval eval: stopped before any record was written\n");
+		} else {
+			fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished,
+			        a->out);
+			note_stopped(r, &err);
+		}
 	} else if (ee_samples_some_evaluated(&r->samples, &err) < 0) {
 		code = EXIT_USAGE;
 	} else {
@@ -349,6 +354,10 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 out:
 	if (err.msg[0])
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
+	/* A start that failed (input, sandbox) before any record was written
+	 * leaves nothing behind; an interrupted or stopped run keeps its file. */
+	if ((code == EXIT_USAGE || code == EXIT_SANDBOX) && r->finished == 0 && !a->resume)
+		cli_eval_unmake_results(r);
 	ee_engine_close(eng);
 	return code;
 }
