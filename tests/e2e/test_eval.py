@@ -318,7 +318,8 @@ def test_a_malformed_sample_stops_with_file_line_and_field_and_keeps_what_was_do
     assert "%s:2" % samples in r.stderr and "completion" in r.stderr
     assert len(records(str(samples) + ".results.jsonl")) == 1
 
-    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--skip-invalid", "-k", 1, check=0)
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--skip-invalid", "-k", 1, "--force",
+                 check=0)
     recs = records(str(samples) + ".results.jsonl")
     invalid = [x for x in recs if x.get("invalid")]
     assert len(recs) == 3 and len(invalid) == 1 and invalid[0]["line"] == 2
