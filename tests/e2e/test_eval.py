@@ -401,6 +401,7 @@ def test_an_interrupted_eval_keeps_its_records_and_leaves_nothing(tmp_path, sig)
     assert p.returncode == 128 + sig, (p.returncode, err)
     assert time.time() - t0 < 5
     assert "records kept" in err
+    assert "run again with --resume to continue" in err, err
     kept = records(out)  # every line whole: nothing torn by the interruption
     assert 20 <= len(kept) < 328
     # candidates cut short by the signal leave no record (no fake verdict)
