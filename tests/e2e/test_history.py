@@ -252,7 +252,8 @@ def test_eval_without_history_flags_writes_under_home(tmp_path):
     assert [r["pass_at_k"] for r in listed] == [pytest.approx(1 / 2), pytest.approx(1.0)]
     # XDG_DATA_HOME, when set, wins over HOME.
     xdg = tmp_path / "xdg"
-    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, env=home_env(home, xdg), check=0)
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, "--force", env=home_env(home, xdg),
+             check=0)
     assert (xdg / "execeval" / "history.db").exists()
     assert {r["id"] for r in history_json(db)} == {1}
 
@@ -267,7 +268,8 @@ def test_no_history_writes_nothing(tmp_path):
     assert "history" not in r.stderr
     # The last of --history and --no-history decides.
     db = tmp_path / "h.db"
-    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--no-history", "--history", db, check=0)
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--no-history", "--history", db, "--force",
+             check=0)
     assert db.exists()
 
 
