@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "results/compare.h"
 #include "results/composite.h"
+#include "results/environment.h"
 #include "verdict/reward.h"
 #include "base/err.h"
 #include "history/history.h"
@@ -208,6 +209,41 @@ static int load_side(const char *arg, const char *history, const unsigned long *
 		        "execeval compare: warning: %s: skipped a torn last line (an interrupted run?)\n",
 		        arg);
 	return 0;
+}
+
+/* The environment a side's verdicts came from (results/environment.h): its
+ * summary's, or a results file's run file's; NULL when unknown. A new
+ * reference. */
+static json_t *environment_of(const char *arg, const struct ee_compare_side *side)
+{
+	json_t *run = NULL, *env;
+	struct ee_err err;
+
+	env = json_object_get(side->summary, "environment");
+	if (env || !side->tasks)
+		return json_incref(env);
+	if (cli_run_read(arg, &run, &err) < 0)
+		return NULL;
+	env = json_incref(json_object_get(run, "environment"));
+	json_decref(run);
+	return env;
+}
+
+/* Two environments (the interpreter, the packages candidates could
+ * import) are not a reason to refuse, but a verdict can change with them. */
+static void warn_environments(const struct compare_args *a, const struct ee_compare_side *base,
+                              const struct ee_compare_side *nw)
+{
+	json_t *eb = environment_of(a->base, base), *en = environment_of(a->new_path, nw);
+	char what[256];
+
+	if (ee_env_differs(eb, en, what, sizeof(what)))
+		fprintf(stderr,
+		        "execeval compare: warning: BASE and NEW ran in different environments: %s; "
+		        "verdicts can depend on it\n",
+		        what);
+	json_decref(eb);
+	json_decref(en);
 }
 
 /* The ks a results file is summarised with: the usual ones and every gated pass@K. */
@@ -503,6 +539,7 @@ static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *
 	    pair(a, &base, &nw, ks, nk, err) < 0 || reconcile_composite(a, &base, &nw, err) < 0 ||
 	    reconcile_reward(&base, &nw, err) < 0 || models_to_compare(a, &base, &nw, &models, err) < 0)
 		goto out;
+	warn_environments(a, &base, &nw);
 	if (models     ? compare_models(a, &base, &nw, models, &report, err) < 0
 	    : a->model ? compare_model(a, &base, &nw, a->model, &report, err) < 0
 	               : ee_compare(&base, &nw, &o, &report, err) < 0)

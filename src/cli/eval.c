@@ -274,6 +274,7 @@ static void release(struct eval_run *r)
 		close(r->out_fd);
 	}
 	ee_summary_free(r->summary);
+	json_decref(r->environment);
 	ee_dataset_free(&r->tasks);
 	ee_strmap_free(&r->models);
 }
@@ -304,6 +305,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	code = EXIT_SANDBOX;
 	if (ee_engine_open(&ecfg, &eng, &err) < 0)
 		goto out;
+	cli_eval_environment(r, eng);
 	/* Generated tests first: a task whose reference fails is reported
 	 * before any candidate runs. */
 	int made = ee_reference_prepare_set(eng, &a->opt, &r->tasks, &err);

@@ -15,6 +15,7 @@
 
 #include "base/sha256.h"
 #include "engine/engine.h"
+#include "results/environment.h"
 #include "results/outpath.h"
 #include "results/results.h"
 #include "results/summary.h"
@@ -142,7 +143,15 @@ static int check_run_file(struct eval_run *r, struct ee_err *err)
 
 	if (!run)
 		return -1;
-	if (a->resume)
+	if (a->resume) {
+		/* the environment is compared apart (cli_eval_environment): a warning */
+		json_t *was = NULL;
+		rc = cli_run_read(a->out, &was, err);
+		if (rc == 0 && json_object_get(was, "environment"))
+			json_object_set(run, "environment", json_object_get(was, "environment"));
+		json_decref(was);
+	}
+	if (a->resume && rc == 0)
 		rc = cli_run_check(a->out, run, a->resume_anyway, &missing, err);
 	if (rc == 0 && missing) {
 		if (a->resume && missing == 1 && fstat(r->out_fd, &st) == 0 && st.st_size > 0)
@@ -185,6 +194,34 @@ int cli_eval_open_results(struct eval_run *r, int *repaired, struct ee_err *err)
 	if (check_run_file(r, err) < 0)
 		return -1;
 	return r->a->resume ? ee_samples_resume(&r->samples, out, visit_old, r->summary, repaired, err) : 0;
+}
+
+void cli_eval_environment(struct eval_run *r, const struct ee_engine *eng)
+{
+	const struct ee_host *host = ee_engine_host(eng);
+	json_t *run = NULL, *fingerprint;
+	struct ee_err err;
+	char what[256];
+
+	r->environment = ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
+	                                        r->a->opt.weak_limits);
+	if (!r->environment || !cli_eval_results_is_a_file(r->a) || cli_run_read(r->a->out, &run, &err) < 0 ||
+	    !run)
+		return;
+	const json_t *was = json_object_get(run, "environment");
+	if (was && ee_env_differs(was, r->environment, what, sizeof(what)))
+		fprintf(stderr,
+		        "execeval eval: warning: --resume: the environment candidates run in changed since "
+		        "the run began (%s): %s; verdicts can depend on it\n",
+		        r->a->run_file, what);
+	/* what verdicts depend on: the interpreter's version, the packages */
+	fingerprint = json_pack("{s:O, s:O}", "interpreter", json_object_get(r->environment, "interpreter"),
+	                        "packages", json_object_get(r->environment, "packages"));
+	if (!was && fingerprint && json_object_set(run, "environment", fingerprint) == 0 &&
+	    cli_run_write(r->a->out, run, r->a->force, &err) < 0)
+		fprintf(stderr, "execeval eval: warning: %s\n", err.msg);
+	json_decref(fingerprint);
+	json_decref(run);
 }
 
 void cli_eval_unmake_results(const struct eval_run *r)
@@ -291,8 +328,10 @@ int cli_eval_finish(struct eval_run *r, const struct ee_engine *eng, double wall
 	}
 	const struct ee_host *host = ee_engine_host(eng);
 	json_object_set_new(summary, "environment",
-	                    ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
-	                                           r->a->opt.weak_limits));
+	                    r->environment
+	                            ? json_incref(r->environment)
+	                            : ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
+	                                                     r->a->opt.weak_limits));
 	note_coverage(r, summary);
 	if (r->a->composite && ee_composite_add(&r->a->formula, summary, err) < 0) {
 		json_decref(summary);

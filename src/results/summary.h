@@ -108,9 +108,10 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 /* The summary's "environment" (docs/summary.md): execeval's version, the
  * interpreter that ran candidates (python: its path, NULL: unknown; its
  * version asked of it with -I -S -V, null when it does not answer within 5
- * s), the isolation that ran (warm: 1, cold: 0), whether --weak-limits
- * stood in for a memory cgroup, and the kernel release. NULL when out of
- * memory. */
+ * s), the fingerprint of the packages candidates can import
+ * (environment.h; null when the version is unknown), the isolation that
+ * ran (warm: 1, cold: 0), whether --weak-limits stood in for a memory
+ * cgroup, and the kernel release. NULL when out of memory. */
 json_t *ee_summary_environment(const char *python, int warm, int weak_limits);
 
 /* The ks any model of summary["models"] reports a pass@k for, ascending,

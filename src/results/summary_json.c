@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "results/bootstrap.h"
+#include "results/environment.h"
 #include "results/metrics.h"
 #include "results/summary_int.h"
 
@@ -659,7 +660,8 @@ json_t *ee_summary_environment(const char *python, int warm, int weak_limits)
 	} else {
 		interp = json_pack("{s:n, s:n, s:n}", "path", "realpath", "version");
 	}
-	return json_pack("{s:s, s:o, s:s, s:b, s:s}", "execeval_version", EE_VERSION, "interpreter", interp,
-	                 "isolation", warm ? "warm" : "cold", "weak_limits", weak_limits, "kernel",
-	                 uname(&u) == 0 ? u.release : "unknown");
+	json_t *packages = ee_env_packages(version[0] ? version : NULL);
+	return json_pack("{s:s, s:o, s:o*, s:s, s:b, s:s}", "execeval_version", EE_VERSION, "interpreter",
+	                 interp, "packages", packages, "isolation", warm ? "warm" : "cold", "weak_limits",
+	                 weak_limits, "kernel", uname(&u) == 0 ? u.release : "unknown");
 }

@@ -482,11 +482,18 @@ static void print_environment(FILE *out, const json_t *env)
 	const char *version = json_string_value(json_object_get(py, "version"));
 	const char *path = json_string_value(json_object_get(py, "path"));
 
+	const json_t *packages = json_object_get(env, "packages");
+	const char *fingerprint = json_string_value(json_object_get(packages, "sha256"));
+	char pk[64] = "";
+
 	if (!env)
 		return;
-	fprintf(out, "\nenvironment: execeval %s, python %s (%s), isolation %s%s, kernel %s\n",
+	if (fingerprint) /* what candidates could import (results/environment.h) */
+		snprintf(pk, sizeof(pk), ", %lld packages (fingerprint %.8s)",
+		         (long long)json_integer_value(json_object_get(packages, "count")), fingerprint);
+	fprintf(out, "\nenvironment: execeval %s, python %s (%s)%s, isolation %s%s, kernel %s\n",
 	        json_string_value(json_object_get(env, "execeval_version")), version ? version : "unknown",
-	        path ? path : "unknown", json_string_value(json_object_get(env, "isolation")),
+	        path ? path : "unknown", pk, json_string_value(json_object_get(env, "isolation")),
 	        json_is_true(json_object_get(env, "weak_limits")) ? " (weak limits)" : "",
 	        json_string_value(json_object_get(env, "kernel")));
 }
