@@ -134,9 +134,10 @@ static size_t models_count(const char *models_json)
 	return n;
 }
 
-/* The part of summary a row's figures come from: with a model M (without
- * --task-class) M's block, or the whole run when M is all it evaluated;
- * else the whole run. *ret_of_model: the figures are M's alone (without
+/* The part of summary a row's figures come from: with a model M its block
+ * (with --task-class, when the block has the class: summaries before
+ * per-model classes have not), or the whole run when M is all it
+ * evaluated; else the whole run. *ret_of_model: the figures are M's alone (without
  * M: the run evaluated no model, or its records named none). */
 static const json_t *figures_block(const json_t *summary, const struct ee_history_run *run, const char *model,
                                    const char *task_class, int *ret_of_model)
@@ -148,11 +149,15 @@ static const json_t *figures_block(const json_t *summary, const struct ee_histor
 		return summary;
 	}
 	*ret_of_model = 0;
-	if (task_class) { /* a class pools the run's models */
+	m = json_object_get(json_object_get(summary, "models"), model);
+	if (task_class) { /* M's figures of the class, else the class's over all models */
+		if (json_is_object(json_object_get(json_object_get(m, "classes"), task_class))) {
+			*ret_of_model = 1;
+			return m;
+		}
 		*ret_of_model = only_model(run->models, model);
 		return summary;
 	}
-	m = json_object_get(json_object_get(summary, "models"), model);
 	if (json_is_object(m)) {
 		*ret_of_model = 1;
 		return m;
@@ -383,23 +388,35 @@ static int visit_row(struct list_ctx *c, const struct ee_history_run *run, const
 	return 0;
 }
 
-/* A row per model the run's summary has a block of (without --model and
- * --task-class: a run of several models), else one row. */
+/* Whether model block m has figures to show: with --task-class, of that class. */
+static int has_figures(const json_t *m, const char *task_class)
+{
+	return !task_class || json_is_object(json_object_get(json_object_get(m, "classes"), task_class));
+}
+
+/* A row per model the run's summary has a block of (without --model: a
+ * run of several models; with --task-class, the models with figures of
+ * that class), else one row. */
 static int visit_run(void *vctx, const struct ee_history_run *run, struct ee_err *err)
 {
 	struct list_ctx *c = vctx;
 	json_t *summary = NULL, *m;
-	const char *name;
-	int rc = 0;
+	const char *name, *tc = c->a->q.task_class;
+	int rc = 0, rows = 0;
 
 	if (c->a->q.model || models_count(run->models) == 0)
 		return visit_row(c, run, c->a->q.model, err);
 	summary = json_loads(run->summary, 0, NULL);
 	const json_t *models = json_object_get(summary, "models");
-	if (json_object_size(models) > 1 && !c->a->q.task_class) {
+	if (json_object_size(models) > 1)
 		json_object_foreach ((json_t *)models, name, m)
-			if (rc == 0)
+			rows += has_figures(m, tc);
+	if (rows) {
+		json_object_foreach ((json_t *)models, name, m)
+			if (rc == 0 && has_figures(m, tc))
 				rc = visit_row(c, run, name, err);
+	} else if (json_object_size(models) > 1) { /* an older summary: the class over all models */
+		rc = visit_row(c, run, NULL, err);
 	} else {
 		json_t *names = json_loads(run->models, 0, NULL);
 		/* one model: its name; several without blocks (an older summary): none */

@@ -235,7 +235,9 @@ static void model_card(struct ee_out *o, const char *figure, const char *model, 
 		return;
 	ee_out_raw(o, "<div class=\"card\"><b>");
 	ee_out_num(o, v, 3);
-	ee_out_fmt(o, "</b><span>%s \xc2\xb7 ", figure);
+	ee_out_raw(o, "</b><span>");
+	ee_out_text(o, figure); /* its k is a key of the summary: text, never markup */
+	ee_out_raw(o, " \xc2\xb7 ");
 	ee_out_text_cut(o, model[0] ? model : "(no model)", 40);
 	if (html_interval(ci, &lo, &hi)) {
 		ee_out_raw(o, " (CI ");

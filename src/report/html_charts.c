@@ -136,33 +136,71 @@ static const struct grouping CLASSES = { "classes", "classes", "pass@1 by class"
 static const struct grouping MODELS = { "models", "models", "pass@1 by model", "(no model)",
 	                                "more models (the table lists every model)" };
 
-/* The bars of g's groups (in a panel of its own unless within_panel). */
+/* A group's row when its pass@1 is a number (a class of several models'
+ * samples has none: it would pool them); rows[*n] is filled, name kept. */
+static void add_row(struct class_row *rows, size_t *n, const char *name, const json_t *c)
+{
+	const json_t *p1 = json_object_get(json_object_get(c, "pass_at_k"), "1");
+	struct class_row *row = &rows[*n];
+
+	if (!json_is_number(p1))
+		return;
+	row->name = name;
+	row->rate = json_number_value(p1);
+	row->has_ci =
+	        html_interval(json_object_get(json_object_get(c, "pass_at_k_ci"), "1"), &row->lo, &row->hi);
+	row->tasks = html_num_at(c, "tasks");
+	++*n;
+}
+
+/* The number of rows g can have: its groups, or by class with several
+ * models, each model's classes. */
+static size_t max_rows(const json_t *s, const struct grouping *g, int by_model)
+{
+	const char *name;
+	json_t *m;
+	size_t n = 0;
+
+	if (!by_model)
+		return json_object_size(json_object_get(s, g->key));
+	json_object_foreach (json_object_get(s, "models"), name, m)
+		n += json_object_size(json_object_get(m, "classes"));
+	return n;
+}
+
+#define ROW_LABEL 96 /* bytes of "class · model" */
+
+/* The bars of g's groups (in a panel of its own unless within_panel). By
+ * class with several models: a bar per model and class ("math · big"),
+ * from each model's own samples of the class's tasks. */
 static void group_bars(struct ee_out *o, const json_t *s, const struct grouping *g, int within_panel)
 {
-	const json_t *cls = json_object_get(s, g->key);
-	size_t n = json_object_size(cls), i = 0;
-	struct class_row *rows = calloc(n + 1, sizeof(*rows));
-	struct ee_svg_bar *bars = calloc(n + 1, sizeof(*bars));
-	char(*texts)[48] = calloc(n + 1, sizeof(*texts));
-	const char *name;
-	json_t *c;
+	int by_model = g == &CLASSES && json_object_size(json_object_get(s, "models")) > 1;
+	size_t cap = max_rows(s, g, by_model), n = 0, i;
+	struct class_row *rows = calloc(cap + 1, sizeof(*rows));
+	struct ee_svg_bar *bars = calloc(cap + 1, sizeof(*bars));
+	char(*texts)[48] = calloc(cap + 1, sizeof(*texts));
+	char(*labels)[ROW_LABEL] = calloc(cap + 1, sizeof(*labels));
+	const char *name, *mname;
+	json_t *c, *m;
 
-	if (!rows || !bars || !texts) {
+	if (!rows || !bars || !texts || !labels) {
 		o->failed = 1;
 		goto out;
 	}
-	json_object_foreach ((json_t *)cls, name, c) {
-		const json_t *p1 = json_object_get(json_object_get(c, "pass_at_k"), "1");
-		const json_t *ci = json_object_get(json_object_get(c, "pass_at_k_ci"), "1");
-		if (!json_is_number(p1)) { /* a class of several models' samples has none */
-			n--;
-			continue;
+	if (by_model) {
+		json_object_foreach (json_object_get(s, "models"), mname, m) {
+			json_object_foreach (json_object_get(m, "classes"), name, c) {
+				if (n == cap)
+					break;
+				snprintf(labels[n], ROW_LABEL, "%.40s \xc2\xb7 %.40s",
+				         name[0] ? name : g->none, mname[0] ? mname : MODELS.none);
+				add_row(rows, &n, labels[n], c);
+			}
 		}
-		struct class_row *row = &rows[i++];
-		row->name = name[0] ? name : g->none;
-		row->rate = json_is_number(p1) ? json_number_value(p1) : 0;
-		row->has_ci = html_interval(ci, &row->lo, &row->hi);
-		row->tasks = html_num_at(c, "tasks");
+	} else {
+		json_object_foreach (json_object_get(s, g->key), name, c)
+			add_row(rows, &n, name[0] ? name : g->none, c);
 	}
 	qsort(rows, n, sizeof(*rows), by_rate);
 	size_t shown = n < MAX_CLASS_BARS ? n : MAX_CLASS_BARS;
@@ -185,16 +223,16 @@ static void group_bars(struct ee_out *o, const json_t *s, const struct grouping 
 	if (n > shown) {
 		ee_out_fmt(o, "<p class=\"note\">%zu %s.</p>\n", n - shown, g->more);
 	}
-	if (g == &CLASSES && n < json_object_size(cls))
-		html_note(o,
-		          "No pass@1 by class: the records hold several models, and a class's pass@1 would "
-		          "pool them (each model's is in the table by model).");
+	if (by_model)
+		html_note(o, "Per model and class, from each model's own samples (the records hold several "
+		             "models: a class's pass@1 over all of them would pool them).");
 	if (!within_panel)
 		ee_out_raw(o, "</section>\n");
 out:
 	free(rows);
 	free(bars);
 	free(texts);
+	free(labels);
 }
 
 static void statuses(struct ee_out *o, const json_t *s)

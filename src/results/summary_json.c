@@ -344,6 +344,72 @@ static size_t model_tasks(const struct view *v, const struct sum_model *m, size_
 	return n;
 }
 
+/* A model's figures over tasks ix[0..n) of v->tasks at v->kept (those of
+ * a class block without the counts, which are the whole class's). */
+static json_t *figures_json(struct view *v, const size_t *ix, size_t n, uint64_t seed)
+{
+	json_t *b = json_object();
+	unsigned long samples = 0;
+	size_t ms = v->n_kept;
+
+	if (!b) {
+		v->oom = 1;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		samples += v->tasks[ix[i]].n;
+	task_values(v, ix, n);
+	if (ee_bootstrap_means(v->values, n, v->n_kept + 1, &v->boot, seed, v->lo, v->hi, NULL) < 0)
+		v->oom = 1;
+	put(v, b, "tasks", count_json(n));
+	put(v, b, "samples", count_json(samples));
+	put(v, b, "pass_at_k", pass_at_k_json(v, n, 0));
+	put(v, b, "pass_at_k_ci", pass_at_k_json(v, n, 1));
+	put(v, b, "mean_score", real_or_null(row_mean(v, ms, n)));
+	put(v, b, "mean_score_ci", interval_json(v->lo[ms], v->hi[ms]));
+	memcpy(v->scratch, v->values + ms * n, n * sizeof(*v->scratch));
+	put(v, b, "median_task_score", real_or_null(ee_quantile(v->scratch, n, 0.5)));
+	put(v, b, "p10_task_score", real_or_null(ee_quantile(v->scratch, n, 0.1)));
+	return b;
+}
+
+/* A model's "classes": per class of the tasks ix[0..n) it attempted (in
+ * task id order), its figures; the intervals draw from seed's stream, then
+ * the class's name. The tasks are grouped by a stable counting sort over
+ * the class index, so the work is O(tasks + classes) per model. */
+static json_t *model_classes_json(struct view *v, const size_t *ix, size_t n, uint64_t seed)
+{
+	const struct ee_summary *s = v->s;
+	size_t *start = calloc(s->n_classes + 2, sizeof(*start)), *sub = malloc((n + 1) * sizeof(*sub));
+	const struct sum_class **by_name = malloc((s->n_classes + 1) * sizeof(*by_name));
+	json_t *obj = json_object();
+
+	if (!start || !sub || !by_name || !obj) {
+		v->oom = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		start[s->tasks[ix[i]].cls + 2]++;
+	for (size_t c = 2; c <= s->n_classes + 1; c++)
+		start[c] += start[c - 1];
+	for (size_t i = 0; i < n; i++) /* start[c + 1]: the next free slot of class c */
+		sub[start[s->tasks[ix[i]].cls + 1]++] = ix[i];
+	for (size_t i = 0; i < s->n_classes; i++)
+		by_name[i] = &s->classes[i];
+	qsort(by_name, s->n_classes, sizeof(*by_name), cmp_class);
+	for (size_t i = 0; i < s->n_classes; i++) {
+		size_t ci = (size_t)(by_name[i] - s->classes), from = start[ci], m = start[ci + 1] - from;
+		if (m)
+			put(v, obj, by_name[i]->name,
+			    figures_json(v, sub + from, m, ee_bootstrap_stream(seed, by_name[i]->name)));
+	}
+out:
+	free(start);
+	free(sub);
+	free(by_name);
+	return obj;
+}
+
 /* {"min", "max"}: the fewest and most samples a task of v->tasks ix[0..n)
  * has (null without tasks): the n of a model's pass@k. */
 static json_t *per_task_range(const struct view *v, const size_t *ix, size_t n)
@@ -382,12 +448,15 @@ static json_t *models_json(struct view *v, const unsigned long *ks, size_t nk)
 		size_t n = model_tasks(v, by_name[i], ix);
 		v->tasks = by_name[i]->tasks;
 		json_t *dropped = choose_ks(v, ix, n, ks, nk);
-		json_t *b = block_json(v, ix, n, &by_name[i]->counts, dropped,
-		                       ee_bootstrap_stream(stream, by_name[i]->name));
-		if (b && strcmp(by_name[i]->name, SUM_OTHER) == 0)
+		uint64_t seed = ee_bootstrap_stream(stream, by_name[i]->name);
+		json_t *b = block_json(v, ix, n, &by_name[i]->counts, dropped, seed);
+		int other = strcmp(by_name[i]->name, SUM_OTHER) == 0;
+		if (b && other)
 			unpool(v, b, ks, nk, "pooled over the models past the first 64");
-		if (b)
+		if (b) {
 			put(v, b, "samples_per_task", per_task_range(v, ix, n));
+			put(v, b, "classes", other ? json_object() : model_classes_json(v, ix, n, seed));
+		}
 		put(v, obj, by_name[i]->name, b);
 	}
 	v->tasks = s->tasks;

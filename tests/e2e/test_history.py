@@ -202,21 +202,25 @@ def test_history_filters_by_model_and_task_class(two_runs):
     assert [r["id"] for r in history_json(db, "--model", "demo-good")] == [2, 1]
     assert history_json(db, "--model", "nobody") == []
     by_class = history_json(db, "--task-class", "math")
-    assert [r["id"] for r in by_class] == [2, 1]
-    want = figures(runs[1]["summary"]["classes"]["math"])
-    assert by_class[0]["class"] == "math"
-    for key, value in want.items():
-        assert by_class[0][key] == pytest.approx(value, abs=1e-12), (key, by_class[0])
-    # run 1's class pools three models' samples: its counts, no pass@k, no trend against it
-    math1 = runs[0]["summary"]["classes"]["math"]
-    assert by_class[1]["samples"] == math1["samples"] and by_class[1]["pass_at_k"] is None
-    assert by_class[0]["pass_at_k_delta"] is None
+    # run 1 holds three models: a row per model with its own figures of the class (issue 35)
+    with_math = [m for m in MODELS if "math" in runs[0]["summary"]["models"][m]["classes"]]
+    assert [(r["id"], r["model"]) for r in by_class] == [(2, "demo-good")] + [(1, m) for m in with_math]
+    wants = [runs[1]["summary"]["classes"]["math"]] + [runs[0]["summary"]["models"][m]["classes"]["math"]
+                                                        for m in with_math]
+    for row, want in zip(by_class, wants):
+        assert row["class"] == "math"
+        for key in ("samples", "pass_at_k", "mean_score"):
+            value = want[key]["1"] if key == "pass_at_k" else want[key]
+            assert row[key] == pytest.approx(value, abs=1e-12), (key, row)
+    # demo-good's math against demo-good's math: the same samples
+    assert by_class[0]["previous_id"] == 1 and by_class[0]["pass_at_k_delta"] == pytest.approx(0.0, abs=1e-12)
     assert history_json(db, "--task-class", "no-such-class") == []
     # Both filters, and the table says which class it shows.
     assert [r["id"] for r in history_json(db, "--task-class", "io", "--model", "demo-bad")] == [1]
     table = execeval("history", "--db", db, "--task-class", "math", check=0).stdout
     assert table.splitlines()[0] == "figures of class math"
     assert "%.4f" % runs[1]["summary"]["classes"]["math"]["pass_at_k"]["1"] in table
+    assert "demo-good" in table.splitlines()[2]
     none = execeval("history", "--db", db, "--model", "nobody", check=0).stdout
     assert "(no runs match)" in none
 

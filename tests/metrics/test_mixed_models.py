@@ -166,3 +166,26 @@ def test_compare_refuses_one_number_of_several_models(mixed, tmp_path):
     summary = tmp_path / "s.json"
     run("metrics", mixed, "--json", summary)
     assert "holds several models" in run("compare", summary, big, check=2).stderr
+
+
+def test_each_model_has_its_own_figures_per_class(tmp_path):
+    """Classes pool models like the whole set would: a model's figures of a
+    class are under its block; the report draws them per class and model."""
+    classes = {"t/a": "x", "t/b": "x", "t/c": "y"}
+    path = write(tmp_path / "c.jsonl", [dict(r, **{"class": classes[r["task_id"]]}) for r in records()])
+    out = tmp_path / "s.json"
+    run("metrics", path, "-k", "1,2", "--json", out)
+    s = json.loads(out.read_text())
+    assert s["classes"]["x"]["pass_at_k"] == {} and s["classes"]["x"]["samples"] == 12
+    for model in N:
+        for cls in ("x", "y"):
+            tasks = [t for t in PASSES[model] if classes[t] == cls]
+            want = sum(pass_at_k(N[model], PASSES[model][t], 1) for t in tasks) / len(tasks)
+            block = s["models"][model]["classes"][cls]
+            assert block["tasks"] == len(tasks) and block["samples"] == N[model] * len(tasks)
+            assert block["pass_at_k"]["1"] == pytest.approx(float(want), abs=1e-12), (model, cls)
+    page = tmp_path / "c.html"
+    run("report", path, "-o", page, "-k", "1")
+    chart = re.search(r'<svg class="chart" id="chart-classes".*?</svg>', page.read_text(), re.S).group(0)
+    for label in ("x \xb7 big", "y \xb7 big", "x \xb7 small", "y \xb7 small"):
+        assert label in chart, label
