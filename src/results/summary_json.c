@@ -410,6 +410,25 @@ out:
 	return obj;
 }
 
+/* A model's "generated": its pass@k on the canonical tier (summary_gen.c)
+ * over tasks ix[0..n) of v->tasks at v->kept, from its own samples. */
+static json_t *model_generated_json(struct view *v, const size_t *ix, size_t n)
+{
+	json_t *pk = json_object();
+	char key[32];
+
+	for (size_t j = 0; pk && n && j < v->n_kept; j++) {
+		double sum = 0;
+		for (size_t i = 0; i < n; i++)
+			sum += ee_pass_at_k(v->tasks[ix[i]].n, v->tasks[ix[i]].c_canonical, v->kept[j]);
+		snprintf(key, sizeof(key), "%lu", v->kept[j]);
+		put(v, pk, key, json_real(sum / (double)n));
+	}
+	if (!pk)
+		v->oom = 1;
+	return json_pack("{s:o*}", "pass_at_k_canonical", pk);
+}
+
 /* {"min", "max"}: the fewest and most samples a task of v->tasks ix[0..n)
  * has (null without tasks): the n of a model's pass@k. */
 static json_t *per_task_range(const struct view *v, const size_t *ix, size_t n)
@@ -424,10 +443,11 @@ static json_t *per_task_range(const struct view *v, const size_t *ix, size_t n)
 	                 n ? count_json(hi) : json_null());
 }
 
-/* Each model's block over the tasks it attempted, with its own ks; the
+/* Each model's block over the tasks it attempted, with its own ks (and,
+ * when root has "generated", its canonical tier's pass@k); the
  * intervals draw from the stream "model", then the model's name. v->kept
  * and v->tasks are the overall ones again afterwards. */
-static json_t *models_json(struct view *v, const unsigned long *ks, size_t nk)
+static json_t *models_json(struct view *v, const json_t *root, const unsigned long *ks, size_t nk)
 {
 	const struct ee_summary *s = v->s;
 	const struct sum_model *by_name[EE_SUMMARY_MAX_MODELS + 1];
@@ -456,6 +476,8 @@ static json_t *models_json(struct view *v, const unsigned long *ks, size_t nk)
 		if (b) {
 			put(v, b, "samples_per_task", per_task_range(v, ix, n));
 			put(v, b, "classes", other ? json_object() : model_classes_json(v, ix, n, seed));
+			if (json_object_get(root, "generated") && !other)
+				put(v, b, "generated", model_generated_json(v, ix, n));
 		}
 		put(v, obj, by_name[i]->name, b);
 	}
@@ -641,7 +663,7 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 			put(&v, root, "judged_by", judged_by_json(&v));
 			put(&v, root, "resources", resources_json(&v));
 			if (mixed) {
-				put(&v, root, "models", models_json(&v, ks, nk));
+				put(&v, root, "models", models_json(&v, root, ks, nk));
 				unpool_mixed(&v, root, ks, nk);
 			}
 		}
