@@ -526,10 +526,23 @@ static void print_generated(FILE *out, const json_t *sum)
 		        json_number_value(json_object_get(cal, "factor")));
 	else if (json_is_string(cal))
 		fprintf(out, "calibrated limits: mixed\n");
-	fprintf(out, "canonical tier only:");
-	json_object_foreach ((json_t *)json_object_get(g, "pass_at_k_canonical"), key, val)
-		fprintf(out, "  pass@%s %.4f", key, json_number_value(val));
-	fprintf(out, "\n");
+	const json_t *models = json_object_get(sum, "models"), *m;
+	const char *name;
+	if (json_object_size(models) < 2) {
+		fprintf(out, "canonical tier only:");
+		json_object_foreach ((json_t *)json_object_get(g, "pass_at_k_canonical"), key, val)
+			fprintf(out, "  pass@%s %.4f", key, json_number_value(val));
+		fprintf(out, "\n");
+		return;
+	}
+	fprintf(out, "canonical tier only, per model:\n"); /* pooled, it would be no model's */
+	json_object_foreach ((json_t *)models, name, m) {
+		fprintf(out, "  %s:", name[0] ? name : "(none)");
+		json_object_foreach (json_object_get(json_object_get(m, "generated"), "pass_at_k_canonical"),
+		                     key, val)
+			fprintf(out, "  pass@%s %.4f", key, json_number_value(val));
+		fprintf(out, "\n");
+	}
 }
 
 void ee_summary_print(const json_t *summary, FILE *out)
