@@ -27,7 +27,7 @@ $EE doctor || exit 3
 echo
 echo "== the bundled data set: $(wc -l < examples/tasks.jsonl) tasks, $(wc -l < examples/samples.jsonl) samples, 2 sandboxes at once"
 $EE eval --tasks examples/tasks.jsonl --samples examples/samples.jsonl -j 2 -k 1,3 \
-	-o examples/samples.results.jsonl --summary-json examples/summary.json \
+	-o examples/samples.results.jsonl --force --summary-json examples/summary.json \
 	--history build/demo-history.db || exit $?
 echo "(records: examples/samples.results.jsonl; summary: examples/summary.json)"
 echo

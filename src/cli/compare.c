@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "results/compare.h"
 #include "results/composite.h"
+#include "results/environment.h"
 #include "verdict/reward.h"
 #include "base/err.h"
 #include "history/history.h"
@@ -40,6 +41,9 @@ static const char usage[] =
         "  --epsilon E    a gated metric may get worse by at most E (default 0.01)\n"
         "  --metric M     gate on M (repeatable; default pass@1): pass@K, mean_score,\n"
         "                 lint_pass_rate, composite, timeout_rate (lower is better)\n"
+        "  --model M      compare model M of each side (a file of several models, or a\n"
+        "                 file of M alone); without it, files of several models are\n"
+        "                 compared and gated model by model, matched by name\n"
         "  --json         print the comparison as JSON instead of tables\n"
         "  --allow-different-tasks   compare runs over different data sets (tasks files\n"
         "                 or task sets): the metrics and the gate then cover the tasks\n"
@@ -61,6 +65,7 @@ struct compare_args {
 	int json;
 	int allow_different_tasks;
 	int allow_infra_errors;
+	const char *model; /* --model M, or NULL */
 };
 
 static int add_metric(struct compare_args *a, const char *name, struct ee_err *err)
@@ -91,6 +96,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 		O_COMPOSITE,
 		O_ALLOW_DIFFERENT,
 		O_ALLOW_INFRA,
+		O_MODEL,
 		O_HELP
 	};
 	static const struct option longopts[] = {
@@ -101,6 +107,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 		{ "json", no_argument, NULL, O_JSON },
 		{ "allow-different-tasks", no_argument, NULL, O_ALLOW_DIFFERENT },
 		{ "allow-infra-errors", no_argument, NULL, O_ALLOW_INFRA },
+		{ "model", required_argument, NULL, O_MODEL },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -124,6 +131,8 @@ static int parse_args(int argc, char **argv, struct compare_args *a, struct ee_e
 			a->allow_different_tasks = 1;
 		} else if (c == O_ALLOW_INFRA) {
 			a->allow_infra_errors = 1;
+		} else if (c == O_MODEL) {
+			a->model = optarg;
 		} else if (c == O_HISTORY) {
 			a->history = optarg;
 		} else if (c == O_COMPOSITE) {
@@ -217,6 +226,41 @@ static int load_side(const char *arg, const char *history, const unsigned long *
 		        "execeval compare: warning: %s: skipped a torn last line (an interrupted run?)\n",
 		        arg);
 	return 0;
+}
+
+/* The environment a side's verdicts came from (results/environment.h): its
+ * summary's, or a results file's run file's; NULL when unknown. A new
+ * reference. */
+static json_t *environment_of(const char *arg, const struct ee_compare_side *side)
+{
+	json_t *run = NULL, *env;
+	struct ee_err err;
+
+	env = json_object_get(side->summary, "environment");
+	if (env || !side->tasks)
+		return json_incref(env);
+	if (cli_run_read(arg, &run, &err) < 0)
+		return NULL;
+	env = json_incref(json_object_get(run, "environment"));
+	json_decref(run);
+	return env;
+}
+
+/* Two environments (the interpreter, the packages candidates could
+ * import) are not a reason to refuse, but a verdict can change with them. */
+static void warn_environments(const struct compare_args *a, const struct ee_compare_side *base,
+                              const struct ee_compare_side *nw)
+{
+	json_t *eb = environment_of(a->base, base), *en = environment_of(a->new_path, nw);
+	char what[256];
+
+	if (ee_env_differs(eb, en, what, sizeof(what)))
+		fprintf(stderr,
+		        "execeval compare: warning: BASE and NEW ran in different environments: %s; "
+		        "verdicts can depend on it\n",
+		        what);
+	json_decref(eb);
+	json_decref(en);
 }
 
 /* The ks a results file is summarised with: the usual ones and every gated pass@K. */
@@ -335,6 +379,183 @@ static int check_infra(const struct compare_args *a, const struct ee_compare_sid
 	               "%s (%.60s) has %lld infra_error records (their sandbox failed: left out of "
 	               "its pass@k); judge them again or pass --allow-infra-errors",
 	               name, path, (long long)n);
+/* ---- several models ------------------------------------------------------- */
+
+/* A side's models: its summary's "models" when it holds more than one,
+ * else NULL (one model, or records without any). */
+static const json_t *models_of(const struct ee_compare_side *side)
+{
+	const json_t *m = json_object_get(side->summary, "models");
+	return json_object_size(m) > 1 ? m : NULL;
+}
+
+/* "a, b, c" (at most size bytes, cut with "..."). */
+static void names_of(const json_t *models, char *out, size_t size)
+{
+	size_t len = 0;
+	const char *name;
+	json_t *unused;
+
+	out[0] = '\0';
+	json_object_foreach ((json_t *)models, name, unused) {
+		if (len + 4 >= size) {
+			snprintf(out + (size > 4 ? size - 4 : 0), 4, "...");
+			return;
+		}
+		len += (size_t)snprintf(out + len, size - len, "%s%s", len ? ", " : "",
+		                        name[0] ? name : "\"\"");
+	}
+}
+
+/* Whether the two sides hold the same models, by name. */
+static int same_models(const json_t *mb, const json_t *mn)
+{
+	const char *name;
+	json_t *unused;
+
+	if (json_object_size(mb) != json_object_size(mn))
+		return 0;
+	json_object_foreach ((json_t *)mb, name, unused)
+		if (!json_object_get(mn, name))
+			return 0;
+	return 1;
+}
+
+/* The models to compare one by one: --model's, or those both sides hold
+ * (the same names on both). One number per side asked of a side of
+ * several models is ambiguous: an error naming them. *ret NULL: compare
+ * the sides whole (no side holds several models). */
+static int models_to_compare(const struct compare_args *a, const struct ee_compare_side *base,
+                             const struct ee_compare_side *nw, const json_t **ret, struct ee_err *err)
+{
+	const json_t *mb = models_of(base), *mn = models_of(nw);
+	char nb[120], nn[120];
+
+	*ret = NULL;
+	if (a->model) {
+		const struct ee_compare_side *side = mb && !json_object_get(mb, a->model) ? base : nw;
+		const json_t *m = side == base ? mb : mn;
+		if (m && !json_object_get(m, a->model)) {
+			names_of(m, nb, sizeof(nb));
+			return ee_fail(err, EE_ERR_USAGE,
+			               "--model %.60s: %s holds no such model (its models: %s)", a->model,
+			               side == base ? "BASE" : "NEW", nb);
+		}
+		return 0;
+	}
+	if (!mb && !mn)
+		return 0;
+	names_of(mb, nb, sizeof(nb));
+	names_of(mn, nn, sizeof(nn));
+	if (!mb || !mn)
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "%s holds several models (%s) and %s one: which of them to compare is ambiguous "
+		        "(--model M picks one; a pooled figure would be no model's)",
+		        mb ? "BASE" : "NEW", mb ? nb : nn, mb ? "NEW" : "BASE");
+	if (!same_models(mb, mn))
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "BASE holds the models %s and NEW %s: they are compared model by model, by name, "
+		        "so both must hold the same ones (--model M compares one)",
+		        nb, nn);
+	*ret = mb;
+	return 0;
+}
+
+/* One model's comparison: each side narrowed to it when it holds several. */
+static int compare_model(const struct compare_args *a, const struct ee_compare_side *base,
+                         const struct ee_compare_side *nw, const char *model, json_t **ret,
+                         struct ee_err *err)
+{
+	struct ee_compare_options o = { a->epsilon, a->gated, a->n_gated };
+	struct ee_compare_side mb = { 0 }, mn = { 0 };
+	int rc = -1;
+
+	if ((!models_of(base) || ee_compare_side_of_model(base, model, &mb, err) == 0) &&
+	    (!models_of(nw) || ee_compare_side_of_model(nw, model, &mn, err) == 0)) {
+		/* a side of the model alone, against a narrowed one: without its
+		 * classes, which the narrowed side has not (a borrowed view) */
+		struct ee_compare_side vb = *base, vn = *nw;
+		json_t *cb = NULL, *cn = NULL;
+		if (models_of(nw) && !models_of(base) && (cb = json_deep_copy(base->summary)))
+			json_object_del(vb.summary = cb, "classes");
+		if (models_of(base) && !models_of(nw) && (cn = json_deep_copy(nw->summary)))
+			json_object_del(vn.summary = cn, "classes");
+		rc = ee_compare(models_of(base) ? &mb : &vb, models_of(nw) ? &mn : &vn, &o, ret, err);
+		json_decref(cb);
+		json_decref(cn);
+	}
+	if (rc == 0 && json_object_set_new(*ret, "model", json_string(model)) < 0)
+		rc = ee_fail(err, EE_ERR_USAGE, "out of memory");
+	ee_compare_side_free(&mb);
+	ee_compare_side_free(&mn);
+	return rc;
+}
+
+/* The report of each model in models: {"models": {name: report},
+ * "regressions": ["pass@1 (name)"]}. */
+static int compare_models(const struct compare_args *a, const struct ee_compare_side *base,
+                          const struct ee_compare_side *nw, const json_t *models, json_t **ret,
+                          struct ee_err *err)
+{
+	json_t *all = json_object(), *by = json_object(), *regressions = json_array();
+	const char *name;
+	json_t *unused, *r, *g;
+	size_t i;
+	char label[160];
+
+	*ret = NULL;
+	if (!all || !by || !regressions || json_object_set(all, "models", by) < 0 ||
+	    json_object_set(all, "regressions", regressions) < 0)
+		goto oom;
+	json_object_foreach ((json_t *)models, name, unused) {
+		if (compare_model(a, base, nw, name, &r, err) < 0)
+			goto fail;
+		if (json_object_set_new(by, name, r) < 0)
+			goto oom;
+		json_array_foreach (json_object_get(r, "regressions"), i, g) {
+			snprintf(label, sizeof(label), "%.40s (%.100s)", json_string_value(g), name);
+			if (json_array_append_new(regressions, json_string(label)) < 0)
+				goto oom;
+		}
+	}
+	json_decref(by);
+	json_decref(regressions);
+	*ret = all;
+	return 0;
+oom:
+	ee_fail(err, EE_ERR_USAGE, "out of memory");
+fail:
+	json_decref(all);
+	json_decref(by);
+	json_decref(regressions);
+	return -1;
+}
+
+static void print_report(const json_t *report)
+{
+	const json_t *by = json_object_get(report, "models");
+	const char *name;
+	json_t *r;
+	int first = 1;
+
+	if (!by) {
+		ee_compare_print(report, MAX_CHANGED, stdout);
+		return;
+	}
+	json_object_foreach ((json_t *)by, name, r) {
+		printf("%s== model %s\n", first ? "" : "\n", name[0] ? name : "(none)");
+		ee_compare_print(r, MAX_CHANGED, stdout);
+		first = 0;
+	}
+	const json_t *regressions = json_object_get(report, "regressions"), *g;
+	size_t i;
+	printf("\nverdict over %zu models: %s", json_object_size(by),
+	       json_array_size(regressions) ? "REGRESSION:" : "ok: no gated metric of any model got worse");
+	json_array_foreach (regressions, i, g)
+		printf("%s %s", i ? "," : "", json_string_value(g));
+	printf("\n");
 }
 
 static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *err)
@@ -343,22 +564,28 @@ static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *
 	struct ee_compare_options o = { a->epsilon, a->gated, a->n_gated };
 	unsigned long ks[3 + MAX_GATED];
 	size_t nk = results_ks(a, ks);
+	const json_t *models = NULL;
 	json_t *report = NULL;
 	int rc = -1;
 
 	if (load_side(a->base, a->history, ks, nk, &base, err) < 0 ||
 	    load_side(a->new_path, a->history, ks, nk, &nw, err) < 0 ||
 	    check_infra(a, &base, "BASE", a->base, err) < 0 ||
-	    check_infra(a, &nw, "NEW", a->new_path, err) < 0 || pair(a, &base, &nw, ks, nk, err) < 0 ||
-	    reconcile_composite(a, &base, &nw, err) < 0 || reconcile_reward(&base, &nw, err) < 0 ||
-	    ee_compare(&base, &nw, &o, &report, err) < 0)
+	    check_infra(a, &nw, "NEW", a->new_path, err) < 0 ||
+	    pair(a, &base, &nw, ks, nk, err) < 0 || reconcile_composite(a, &base, &nw, err) < 0 ||
+	    reconcile_reward(&base, &nw, err) < 0 || models_to_compare(a, &base, &nw, &models, err) < 0)
+		goto out;
+	warn_environments(a, &base, &nw);
+	if (models     ? compare_models(a, &base, &nw, models, &report, err) < 0
+	    : a->model ? compare_model(a, &base, &nw, a->model, &report, err) < 0
+	               : ee_compare(&base, &nw, &o, &report, err) < 0)
 		goto out;
 	if (a->json) {
 		if (json_dumpf(report, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0)
 			goto out_write;
 		fputc('\n', stdout);
 	} else {
-		ee_compare_print(report, MAX_CHANGED, stdout);
+		print_report(report);
 	}
 	if (fflush(stdout) != 0)
 		goto out_write;

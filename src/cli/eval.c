@@ -37,7 +37,9 @@ static const char usage_head[] =
         "                         follow them, in input order (as every record is written)\n"
         "  --resume-anyway        --resume even when the tasks, samples or judging options\n"
         "                         differ from those in RESULTS.run.json\n"
-        "  --force                write through an output that is a symbolic link\n"
+        "  --force                replace a results file that holds records (refused\n"
+        "                         without --resume or --force); write through an output\n"
+        "                         that is a symbolic link\n"
         "  --shard I/N            evaluate shard I (0-based) of N\n"
         "  --model NAME           the model of samples that carry no \"model\" field\n"
         "  --skip-invalid         an invalid sample becomes an error record, not an exit\n"
@@ -273,6 +275,7 @@ static void release(struct eval_run *r)
 		close(r->out_fd);
 	}
 	ee_summary_free(r->summary);
+	json_decref(r->environment);
 	ee_dataset_free(&r->tasks);
 	ee_strmap_free(&r->models);
 }
@@ -303,6 +306,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	code = EXIT_SANDBOX;
 	if (ee_engine_open(&ecfg, &eng, &err) < 0)
 		goto out;
+	cli_eval_environment(r, eng);
 	/* Generated tests first: a task whose reference fails is reported
 	 * before any candidate runs. */
 	int made = ee_reference_prepare_set(eng, &a->opt, &r->tasks, &err);
@@ -316,7 +320,7 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 	if (rc > 0) {
 		fprintf(stderr,
 		        "execeval eval: interrupted by signal %d; sandboxes removed, %lu records kept in "
-		        "%s\n",
+		        "%s; run again with --resume to continue\n",
 		        rc, r->finished, a->out);
 		code = 128 + rc;
 		err.msg[0] = '\0';
@@ -333,8 +337,13 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 		err.msg[0] = '\0';
 	} else if (rc < 0) {
 		code = err.code == EE_ERR_USAGE ? EXIT_USAGE : EXIT_SANDBOX;
-		fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished, a->out);
-		note_stopped(r, &err);
+		if (r->finished == 0 && r->created_out && !a->resume) { /* removed below */
+			fprintf(stderr, "execeval eval: stopped before any record was written\n");
+		} else {
+			fprintf(stderr, "execeval eval: stopped; %lu records kept in %s\n", r->finished,
+			        a->out);
+			note_stopped(r, &err);
+		}
 		if (r->samples.sandbox_failed) { /* docs/contract.md, exit 3 */
 			fprintf(stderr, "execeval eval: %s\n", err.msg);
 			fprintf(stderr,
@@ -371,6 +380,10 @@ static int evaluate_all(struct eval_run *r, struct eval_args *a)
 out:
 	if (err.msg[0])
 		fprintf(stderr, "execeval eval: %s\n", err.msg);
+	/* A start that failed (input, sandbox) before any record was written
+	 * leaves nothing behind; an interrupted or stopped run keeps its file. */
+	if ((code == EXIT_USAGE || code == EXIT_SANDBOX) && r->finished == 0 && !a->resume)
+		cli_eval_unmake_results(r);
 	ee_engine_close(eng);
 	return code;
 }

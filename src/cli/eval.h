@@ -54,14 +54,26 @@ struct eval_run {
 	struct ee_strmap models; /* the distinct model names seen, for the history */
 	int models_full;
 	time_t started;
+	int created_out, created_run_file; /* this run made them: a failed start removes them */
+	json_t *environment;               /* cli_eval_environment's, for the summary; owned */
 };
 
 /* -o names a regular file, or one to create (not /dev/null, a fifo): it
  * then has a run file and can be emptied. */
 int cli_eval_results_is_a_file(const struct eval_args *a);
 /* Before anything is read or written: no output is an input or another
- * output, none is a symlink (unless --force), each can be created. */
+ * output, none is a symlink (unless --force), each can be created, and
+ * without --resume the results file holds no records (unless --force). */
 int cli_eval_check_paths(const struct eval_args *a, struct ee_err *err);
+/* Once the engine is open: the environment candidates run in (summary.h,
+ * results/environment.h) into r->environment; a fresh run records the
+ * interpreter's version and the packages' fingerprint in its run file,
+ * and --resume warns when they differ from the run file's. */
+void cli_eval_environment(struct eval_run *r, const struct ee_engine *eng);
+/* After a start that failed before any record was written: the results
+ * file and run file this run created are removed (a retry then finds no
+ * empty file, and nothing that looks like a run). */
+void cli_eval_unmake_results(const struct eval_run *r);
 /* Opens the results file into r->out_fd and holds an exclusive lock on it
  * for the whole run (one writer per file); only then is it read (--resume:
  * its records into r->summary, its keys skipped by r->samples) or emptied;

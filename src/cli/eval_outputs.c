@@ -15,7 +15,9 @@
 
 #include "base/sha256.h"
 #include "engine/engine.h"
+#include "results/environment.h"
 #include "results/outpath.h"
+#include "results/results.h"
 #include "results/summary.h"
 #include "sandbox/host.h"
 
@@ -39,6 +41,24 @@ static int summary_to_stdout(const struct eval_args *a)
 	return a->summary_json && strcmp(a->summary_json, "-") == 0;
 }
 
+/* A results file that holds records is someone's work: a run without
+ * --resume would empty it, so it is refused unless --force says to. */
+static int keeps_records(const struct eval_args *a, struct ee_err *err)
+{
+	unsigned long n;
+
+	if (a->resume || a->force || !cli_eval_results_is_a_file(a))
+		return 0;
+	if (ee_results_count(a->out, &n, err) < 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	return ee_fail(err, EE_ERR_USAGE,
+	               "-o %s already holds %lu record%s: --resume continues that run, --force replaces "
+	               "it (refusing to overwrite them)",
+	               a->out, n, n == 1 ? "" : "s");
+}
+
 /* Before anything is read or written: no output is an input or another
  * output, none is a symlink (unless --force), each can be created. */
 int cli_eval_check_paths(const struct eval_args *a, struct ee_err *err)
@@ -58,7 +78,9 @@ int cli_eval_check_paths(const struct eval_args *a, struct ee_err *err)
 		out[n++] = (struct ee_path_role){ "--summary-json", a->summary_json };
 	if (a->humaneval_compat)
 		out[n++] = (struct ee_path_role){ "--humaneval-compat", a->compat_out };
-	return ee_outputs_check(in, a->history ? 3 : 2, out, n, a->force, err);
+	if (ee_outputs_check(in, a->history ? 3 : 2, out, n, a->force, err) < 0)
+		return -1;
+	return keeps_records(a, err);
 }
 
 /* What decides the verdicts besides the files, for RESULTS.run.json (the
@@ -121,7 +143,15 @@ static int check_run_file(struct eval_run *r, struct ee_err *err)
 
 	if (!run)
 		return -1;
-	if (a->resume)
+	if (a->resume) {
+		/* the environment is compared apart (cli_eval_environment): a warning */
+		json_t *was = NULL;
+		rc = cli_run_read(a->out, &was, err);
+		if (rc == 0 && json_object_get(was, "environment"))
+			json_object_set(run, "environment", json_object_get(was, "environment"));
+		json_decref(was);
+	}
+	if (a->resume && rc == 0)
 		rc = cli_run_check(a->out, run, a->resume_anyway, &missing, err);
 	if (rc == 0 && missing) {
 		if (a->resume && missing == 1 && fstat(r->out_fd, &st) == 0 && st.st_size > 0)
@@ -140,10 +170,15 @@ static int check_run_file(struct eval_run *r, struct ee_err *err)
 int cli_eval_open_results(struct eval_run *r, int *repaired, struct ee_err *err)
 {
 	const char *out = r->a->out;
+	struct stat st;
 
+	r->created_out = lstat(out, &st) < 0 && errno == ENOENT;
+	r->created_run_file = lstat(r->a->run_file, &st) < 0 && errno == ENOENT;
 	r->out_fd = ee_output_open(out, O_WRONLY | O_CREAT | O_APPEND, r->a->force, err);
-	if (r->out_fd < 0)
+	if (r->out_fd < 0) {
+		r->created_out = r->created_run_file = 0;
 		return -1;
+	}
 	if (flock(r->out_fd, LOCK_EX | LOCK_NB) < 0)
 		return errno == EWOULDBLOCK
 		               ? ee_fail(err, EE_ERR_USAGE,
@@ -159,6 +194,42 @@ int cli_eval_open_results(struct eval_run *r, int *repaired, struct ee_err *err)
 	if (check_run_file(r, err) < 0)
 		return -1;
 	return r->a->resume ? ee_samples_resume(&r->samples, out, visit_old, r->summary, repaired, err) : 0;
+}
+
+void cli_eval_environment(struct eval_run *r, const struct ee_engine *eng)
+{
+	const struct ee_host *host = ee_engine_host(eng);
+	json_t *run = NULL, *fingerprint;
+	struct ee_err err;
+	char what[256];
+
+	r->environment = ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
+	                                        r->a->opt.weak_limits);
+	if (!r->environment || !cli_eval_results_is_a_file(r->a) || cli_run_read(r->a->out, &run, &err) < 0 ||
+	    !run)
+		return;
+	const json_t *was = json_object_get(run, "environment");
+	if (was && ee_env_differs(was, r->environment, what, sizeof(what)))
+		fprintf(stderr,
+		        "execeval eval: warning: --resume: the environment candidates run in changed since "
+		        "the run began (%s): %s; verdicts can depend on it\n",
+		        r->a->run_file, what);
+	/* what verdicts depend on: the interpreter's version, the packages */
+	fingerprint = json_pack("{s:O, s:O}", "interpreter", json_object_get(r->environment, "interpreter"),
+	                        "packages", json_object_get(r->environment, "packages"));
+	if (!was && fingerprint && json_object_set(run, "environment", fingerprint) == 0 &&
+	    cli_run_write(r->a->out, run, r->a->force, &err) < 0)
+		fprintf(stderr, "execeval eval: warning: %s\n", err.msg);
+	json_decref(fingerprint);
+	json_decref(run);
+}
+
+void cli_eval_unmake_results(const struct eval_run *r)
+{
+	if (r->created_out && cli_eval_results_is_a_file(r->a))
+		unlink(r->a->out);
+	if (r->created_out && r->created_run_file)
+		unlink(r->a->run_file);
 }
 
 static int write_summary_json(const struct eval_args *a, const json_t *summary, struct ee_err *err)
@@ -257,8 +328,10 @@ int cli_eval_finish(struct eval_run *r, const struct ee_engine *eng, double wall
 	}
 	const struct ee_host *host = ee_engine_host(eng);
 	json_object_set_new(summary, "environment",
-	                    ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
-	                                           r->a->opt.weak_limits));
+	                    r->environment
+	                            ? json_incref(r->environment)
+	                            : ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
+	                                                     r->a->opt.weak_limits));
 	note_coverage(r, summary);
 	if (r->a->composite && ee_composite_add(&r->a->formula, summary, err) < 0) {
 		json_decref(summary);

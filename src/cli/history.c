@@ -3,15 +3,18 @@
  *   execeval history [--db FILE] [--model M] [--task-class C] [--limit N] [--json]
  *   execeval history show ID [--db FILE]
  *
- * The list is newest first, one row per run with its headline figures
- * (figures.h), overall or, with --task-class, of that class, or with
- * --model, of that model (the summary's per-model block; a run of that
- * model alone: the whole run's; a run stored before summaries had
- * per-model blocks: the whole run's, and the row says so). The trend is
- * the change of pass@k against the previous run of the same data set (the
- * same tasks file sha256) that passes the same filters; it is left out when
- * the two runs report different k. `show` prints a run's stored summary
- * JSON as `eval --summary-json` writes it.
+ * The list is newest first, one row per run and model with its headline
+ * figures (figures.h): a run of several models has a row per model (its
+ * block of the summary's "models"; a pass@k pooled over models is no
+ * model's), with --model only that model's, with --task-class that
+ * class's (one row per run: a class pools the run's models). A run stored
+ * before summaries had per-model blocks shows the whole run's figures, and
+ * the row says so (" *"). The trend is the change of pass@k against the
+ * previous run of the same data set (the same tasks file sha256) and the
+ * same model that passes the same filters; it is left out when the two
+ * runs report different k, or either's figures are not the model's alone.
+ * `show` prints a run's stored summary JSON as `eval --summary-json`
+ * writes it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -57,6 +60,7 @@ struct list_ctx {
 	const struct history_args *a;
 	json_t *out; /* --json: the array being built */
 	int rows;
+	int marked; /* a row's figures are of all the run's models (" *") */
 };
 
 /* ---- options ------------------------------------------------------------ */
@@ -120,23 +124,45 @@ static int only_model(const char *models_json, const char *model)
 	return only;
 }
 
-/* The part of summary a row's figures come from: with --model M (without
- * --task-class) M's block, or the whole run when M is all it evaluated;
- * else the whole run. *ret_of_model: the figures are M's. */
-static const json_t *figures_block(const json_t *summary, const struct ee_history_run *run,
-                                   const struct history_args *a, int *ret_of_model)
+/* The number of models a run evaluated (its models, a JSON array). */
+static size_t models_count(const char *models_json)
+{
+	json_t *models = json_loads(models_json, 0, NULL);
+	size_t n = json_array_size(models);
+
+	json_decref(models);
+	return n;
+}
+
+/* The part of summary a row's figures come from: with a model M its block
+ * (with --task-class, when the block has the class: summaries before
+ * per-model classes have not), or the whole run when M is all it
+ * evaluated; else the whole run. *ret_of_model: the figures are M's alone (without
+ * M: the run evaluated no model, or its records named none). */
+static const json_t *figures_block(const json_t *summary, const struct ee_history_run *run, const char *model,
+                                   const char *task_class, int *ret_of_model)
 {
 	const json_t *m;
 
-	*ret_of_model = 0;
-	if (!a->q.model || a->q.task_class)
+	if (!model) {
+		*ret_of_model = models_count(run->models) == 0;
 		return summary;
-	m = json_object_get(json_object_get(summary, "models"), a->q.model);
+	}
+	*ret_of_model = 0;
+	m = json_object_get(json_object_get(summary, "models"), model);
+	if (task_class) { /* M's figures of the class, else the class's over all models */
+		if (json_is_object(json_object_get(json_object_get(m, "classes"), task_class))) {
+			*ret_of_model = 1;
+			return m;
+		}
+		*ret_of_model = only_model(run->models, model);
+		return summary;
+	}
 	if (json_is_object(m)) {
 		*ret_of_model = 1;
 		return m;
 	}
-	*ret_of_model = only_model(run->models, a->q.model);
+	*ret_of_model = only_model(run->models, model);
 	return summary;
 }
 
@@ -211,8 +237,9 @@ static void print_header(const struct history_args *a)
 	       "trend");
 }
 
-static void print_row(const struct ee_history_run *run, const struct ee_figures *f, int all_models,
-                      double delta)
+/* model: the row's (its models cell), NULL: the run's models. */
+static void print_row(const struct ee_history_run *run, const char *model, const struct ee_figures *f,
+                      int all_models, double delta)
 {
 	char when[17] = "", models[MODELS_WIDTH + 8], dataset[DATASET_WIDTH + 16], pass[32], mean[32],
 	     lint[16], tmo[16], trend[32], samples[32];
@@ -221,7 +248,11 @@ static void print_row(const struct ee_history_run *run, const struct ee_figures 
 	snprintf(when, sizeof(when), "%.16s", run->started_at);
 	if (when[10] == 'T')
 		when[10] = ' ';
-	models_cell(run->models, models, all_models ? MODELS_WIDTH - 2 : MODELS_WIDTH);
+	json_t *one = model ? json_pack("[s]", model) : NULL;
+	char *one_text = one ? json_dumps(one, JSON_COMPACT) : NULL;
+	models_cell(one_text ? one_text : run->models, models, all_models ? MODELS_WIDTH - 2 : MODELS_WIDTH);
+	free(one_text);
+	json_decref(one);
 	if (all_models)
 		strcat(models, " *");
 	cli_dataset_label(run->tasks_path, run->tasks_sha256, dataset, sizeof(dataset));
@@ -294,17 +325,18 @@ static json_t *row_json(const struct ee_history_run *run, const struct ee_figure
 
 /* ---- listing ------------------------------------------------------------- */
 
-/* A run's figures (figures_block says which; *ret_of_model as there); an
- * unreadable summary gives no figures (all absent). */
-static void figures_of_run(const struct ee_history_run *run, const struct history_args *a,
+/* A run's figures of model (NULL: the whole run's; figures_block says
+ * which, *ret_of_model as there); an unreadable summary gives no figures
+ * (all absent). */
+static void figures_of_run(const struct ee_history_run *run, const char *model, const char *task_class,
                            struct ee_figures *f, int *ret_of_model)
 {
 	json_t *summary = json_loads(run->summary, 0, NULL);
 	struct ee_err err;
 
 	*ret_of_model = 0;
-	if (!summary ||
-	    ee_figures_of(figures_block(summary, run, a, ret_of_model), a->q.task_class, f, &err) < 0)
+	if (!summary || ee_figures_of(figures_block(summary, run, model, task_class, ret_of_model),
+	                              task_class, f, &err) < 0)
 		*f = (struct ee_figures){ -1, -1, 0, NAN, NAN, NAN, NAN };
 	json_decref(summary);
 }
@@ -312,7 +344,7 @@ static void figures_of_run(const struct ee_history_run *run, const struct histor
 struct previous {
 	long long id;
 	struct ee_figures f;
-	const struct history_args *a;
+	const char *model, *task_class;
 	int of_model;
 };
 
@@ -320,41 +352,87 @@ static int take_previous(void *ctx, const struct ee_history_run *run, struct ee_
 {
 	struct previous *p = ctx;
 	p->id = run->id;
-	figures_of_run(run, p->a, &p->f, &p->of_model);
+	figures_of_run(run, p->model, p->task_class, &p->f, &p->of_model);
 	return 0;
 }
 
-static int visit_run(void *vctx, const struct ee_history_run *run, struct ee_err *err)
+/* One row: run's figures of model (NULL: the whole run's), and the trend
+ * against the previous run of the same data set and model. */
+static int visit_row(struct list_ctx *c, const struct ee_history_run *run, const char *model,
+                     struct ee_err *err)
 {
-	struct list_ctx *c = vctx;
 	struct ee_figures f;
-	struct previous prev = { 0, { 0 }, c->a, 0 };
+	struct previous prev = { 0, { 0 }, model, c->a->q.task_class, 0 };
 	struct ee_history_query q = c->a->q;
 	double delta = NAN;
 	int of_model;
 
-	figures_of_run(run, c->a, &f, &of_model);
+	figures_of_run(run, model, c->a->q.task_class, &f, &of_model);
+	q.model = model ? model : c->a->q.model;
 	q.tasks_sha256 = run->tasks_sha256;
 	q.before_id = run->id;
 	q.limit = 1;
 	if (ee_history_list(c->h, &q, take_previous, &prev, err) < 0)
 		return -1;
-	if (prev.id > 0 && f.k && f.k == prev.f.k && of_model == prev.of_model) /* like with like */
+	if (prev.id > 0 && f.k && f.k == prev.f.k && of_model && prev.of_model) /* like with like */
 		delta = f.pass_at_k - prev.f.pass_at_k;
 	c->rows++;
 	if (!c->out) {
-		print_row(run, &f, c->a->q.model && !c->a->q.task_class && !of_model, delta);
+		print_row(run, of_model ? model : NULL, &f, !of_model, delta);
+		c->marked |= !of_model;
 		return 0;
 	}
-	if (json_array_append_new(c->out, row_json(run, &f, c->a->q.task_class,
-	                                           of_model ? c->a->q.model : NULL, prev.id, delta)) < 0)
+	if (json_array_append_new(c->out, row_json(run, &f, c->a->q.task_class, of_model ? model : NULL,
+	                                           prev.id, delta)) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	return 0;
 }
 
+/* Whether model block m has figures to show: with --task-class, of that class. */
+static int has_figures(const json_t *m, const char *task_class)
+{
+	return !task_class || json_is_object(json_object_get(json_object_get(m, "classes"), task_class));
+}
+
+/* A row per model the run's summary has a block of (without --model: a
+ * run of several models; with --task-class, the models with figures of
+ * that class), else one row. */
+static int visit_run(void *vctx, const struct ee_history_run *run, struct ee_err *err)
+{
+	struct list_ctx *c = vctx;
+	json_t *summary = NULL, *m;
+	const char *name, *tc = c->a->q.task_class;
+	int rc = 0, rows = 0;
+
+	if (c->a->q.model || models_count(run->models) == 0)
+		return visit_row(c, run, c->a->q.model, err);
+	summary = json_loads(run->summary, 0, NULL);
+	const json_t *models = json_object_get(summary, "models");
+	if (json_object_size(models) > 1)
+		json_object_foreach ((json_t *)models, name, m)
+			rows += has_figures(m, tc);
+	if (rows) {
+		json_object_foreach ((json_t *)models, name, m)
+			if (rc == 0 && has_figures(m, tc))
+				rc = visit_row(c, run, name, err);
+	} else if (json_object_size(models) > 1) { /* an older summary: the class over all models */
+		rc = visit_row(c, run, NULL, err);
+	} else {
+		json_t *names = json_loads(run->models, 0, NULL);
+		/* one model: its name; several without blocks (an older summary): none */
+		rc = visit_row(c, run,
+		               json_array_size(names) == 1 ? json_string_value(json_array_get(names, 0))
+		                                           : NULL,
+		               err);
+		json_decref(names);
+	}
+	json_decref(summary);
+	return rc;
+}
+
 static int list_runs(struct ee_history *h, const struct history_args *a, struct ee_err *err)
 {
-	struct list_ctx c = { h, a, a->json ? json_array() : NULL, 0 };
+	struct list_ctx c = { h, a, a->json ? json_array() : NULL, 0, 0 };
 	int rc;
 
 	if (a->json && !c.out)
@@ -367,6 +445,9 @@ static int list_runs(struct ee_history *h, const struct history_args *a, struct 
 		putchar('\n');
 	} else if (rc == 0 && c.rows == 0) {
 		printf("(no runs%s)\n", a->q.model || a->q.task_class ? " match" : " yet");
+	} else if (rc == 0 && c.marked && !a->q.model) {
+		printf("* : the figures of all the run's models (of a class, or stored before per-model "
+		       "figures)\n");
 	}
 	json_decref(c.out);
 	return rc;

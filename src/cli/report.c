@@ -86,10 +86,13 @@ static int parse_args(int argc, char **argv, struct report_args *a, struct ee_er
 
 /* ---- trends from the history ---------------------------------------------- */
 
-/* One trend per data set (the tasks file's sha256): a line through runs on
- * different tasks would show the data's change as the model's. The data
- * sets drawn are the reported results' own (its run file says which) and
- * the most recently run ones, at most TREND_SETS. */
+/* One trend per data set (the tasks file's sha256) and model: a line
+ * through runs on different tasks would show the data's change as the
+ * model's, and one through different models a model's change that never
+ * happened. A run of several models is a point on each model's line (its
+ * block of the summary). The data sets drawn are the reported results'
+ * own (its run file says which) and the most recently run ones, at most
+ * TREND_SETS lines. */
 #define TREND_RUNS 200 /* the most recent runs read */
 #define TREND_SETS 6   /* data sets drawn */
 
@@ -97,8 +100,9 @@ enum { TR_PASS, TR_MEAN, TR_LINT, TR_TIMEOUT, TR_COUNT };
 
 struct set_trend {
 	char sha[65];
-	char name[64]; /* "tasks.jsonl@1a2b3c4d" */
-	char labels[TR_COUNT][112];
+	char model[64]; /* "" for runs without a model name */
+	char name[112]; /* "tasks.jsonl@1a2b3c4d, model m" */
+	char labels[TR_COUNT][160];
 	struct ee_svg_point pts[TR_COUNT][TREND_RUNS];
 	size_t n[TR_COUNT];
 	unsigned long k; /* of the pass@k series: the newest run's */
@@ -108,7 +112,7 @@ struct trends {
 	struct set_trend sets[TREND_SETS];
 	size_t n_sets;
 	unsigned long not_drawn; /* runs over further data sets */
-	char note[256];
+	char note[400];
 };
 
 static double epoch_of(const char *iso)
@@ -125,12 +129,17 @@ static void add_point(struct set_trend *t, int series, double when, double v)
 		t->pts[series][t->n[series]++] = (struct ee_svg_point){ when, v };
 }
 
-/* The run's data set among those drawn, a new one while there is room, or
- * NULL. */
-static struct set_trend *set_of(struct trends *t, const struct ee_history_run *run)
+/* The line of the run's data set and model among those drawn, a new one
+ * while there is room (the results' own data set, set up first without a
+ * model, takes the first model seen on it), or NULL. */
+static struct set_trend *set_of(struct trends *t, const struct ee_history_run *run, const char *model)
 {
+	char cut[sizeof(t->sets[0].model)];
+
+	snprintf(cut, sizeof(cut), "%s", model);
 	for (size_t i = 0; i < t->n_sets; i++)
-		if (strcmp(t->sets[i].sha, run->tasks_sha256) == 0)
+		if (strcmp(t->sets[i].sha, run->tasks_sha256) == 0 &&
+		    (strcmp(t->sets[i].model, cut) == 0 || (i == 0 && !t->sets[0].name[0])))
 			return &t->sets[i];
 	if (t->n_sets == TREND_SETS)
 		return NULL;
@@ -139,21 +148,26 @@ static struct set_trend *set_of(struct trends *t, const struct ee_history_run *r
 	return s;
 }
 
-static int visit_run(void *ctx, const struct ee_history_run *run, struct ee_err *err)
+/* One point of each series of the line of run's data set and model,
+ * from block (the run's summary, or its block of that model). */
+static void add_run(struct trends *t, const struct ee_history_run *run, const char *model,
+                    const json_t *block, struct ee_err *err)
 {
-	struct trends *t = ctx;
-	struct set_trend *s = set_of(t, run);
+	struct set_trend *s = set_of(t, run, model);
+	double when = epoch_of(run->started_at);
 	struct ee_figures f;
 
 	if (!s) {
 		t->not_drawn++;
-		return 0;
+		return;
 	}
-	if (!s->name[0])
-		cli_dataset_label(run->tasks_path, run->tasks_sha256, s->name, sizeof(s->name));
-	json_t *summary = json_loads(run->summary, 0, NULL);
-	double when = epoch_of(run->started_at);
-	if (summary && ee_figures_of(summary, NULL, &f, err) == 0) {
+	if (!s->name[0]) {
+		char set[48];
+		snprintf(s->model, sizeof(s->model), "%s", model);
+		cli_dataset_label(run->tasks_path, run->tasks_sha256, set, sizeof(set));
+		snprintf(s->name, sizeof(s->name), "%.40s%s%.60s", set, model[0] ? ", model " : "", model);
+	}
+	if (ee_figures_of(block, NULL, &f, err) == 0) {
 		if (!s->k)
 			s->k = f.k;
 		if (f.k == s->k) /* one series is one k */
@@ -162,29 +176,58 @@ static int visit_run(void *ctx, const struct ee_history_run *run, struct ee_err 
 		add_point(s, TR_LINT, when, f.lint_pass_rate);
 		add_point(s, TR_TIMEOUT, when, f.timeout_rate);
 	}
+}
+
+static int visit_run(void *ctx, const struct ee_history_run *run, struct ee_err *err)
+{
+	struct trends *t = ctx;
+	json_t *summary = json_loads(run->summary, 0, NULL), *names = json_loads(run->models, 0, NULL);
+	const json_t *models = json_object_get(summary, "models"), *block;
+	const char *name;
+
+	if (summary && json_object_size(models) > 1) {
+		json_object_foreach ((json_t *)models, name, block)
+			add_run(t, run, name, block, err);
+	} else if (summary && json_array_size(names) <= 1) {
+		const char *only = json_string_value(json_array_get(names, 0));
+		add_run(t, run, only ? only : "", summary, err);
+	} else if (summary) { /* several models, stored before per-model figures: no model's */
+		t->not_drawn++;
+	}
 	json_decref(summary);
+	json_decref(names);
 	return 0;
 }
 
-/* Each data set's series, labelled "pass@1 on tasks.jsonl@1a2b3c4d". */
-static size_t trend_series(struct trends *t, struct ee_report_trend *out)
+/* A line's series, labelled "pass@1 on tasks.jsonl@1a2b3c4d, model m", into out[*n ..). */
+static void line_series(struct set_trend *s, struct ee_report_trend *out, size_t *n)
 {
 	static const char *const names[TR_COUNT] = { NULL, "mean score", "lint pass rate", "timeout rate" };
+	char what[32];
+
+	for (int m = 0; m < TR_COUNT; m++) {
+		if (s->n[m] == 0)
+			continue;
+		if (m == TR_PASS)
+			snprintf(what, sizeof(what), "pass@%lu", s->k ? s->k : 1);
+		else
+			snprintf(what, sizeof(what), "%s", names[m]);
+		snprintf(s->labels[m], sizeof(s->labels[m]), "%s on %s", what, s->name);
+		out[(*n)++] = (struct ee_report_trend){ s->labels[m], s->pts[m], s->n[m], 1.0 };
+	}
+}
+
+/* Every line's series, those of the results' own data set first. */
+static size_t trend_series(struct trends *t, struct ee_report_trend *out)
+{
 	size_t n = 0;
 
-	for (size_t i = 0; i < t->n_sets; i++) {
-		struct set_trend *s = &t->sets[i];
-		for (int m = 0; m < TR_COUNT; m++) {
-			if (s->n[m] == 0)
-				continue;
-			if (m == TR_PASS)
-				snprintf(s->labels[m], sizeof(s->labels[m]), "pass@%lu on %s",
-				         s->k ? s->k : 1, s->name);
-			else
-				snprintf(s->labels[m], sizeof(s->labels[m]), "%s on %s", names[m], s->name);
-			out[n++] = (struct ee_report_trend){ s->labels[m], s->pts[m], s->n[m], 1.0 };
-		}
-	}
+	for (size_t i = 0; i < t->n_sets; i++)
+		if (strcmp(t->sets[i].sha, t->sets[0].sha) == 0)
+			line_series(&t->sets[i], out, &n);
+	for (size_t i = 0; i < t->n_sets; i++)
+		if (strcmp(t->sets[i].sha, t->sets[0].sha) != 0)
+			line_series(&t->sets[i], out, &n);
 	return n;
 }
 
@@ -208,12 +251,13 @@ static int load_trends(const struct report_args *a, struct trends *t, struct ee_
 		return -1;
 	*n_out = trend_series(t, out);
 	int n = snprintf(t->note, sizeof(t->note),
-	                 "One chart per data set (the tasks file and its sha256): runs on different tasks "
-	                 "are never joined by one line.");
+	                 "One chart per data set (the tasks file and its sha256) and model: runs on "
+	                 "different tasks or of different models are never joined by one line.");
 	if (t->not_drawn && n > 0)
 		snprintf(t->note + n, sizeof(t->note) - (size_t)n,
-		         " %lu of the latest %d runs, over other data sets, are not drawn.", t->not_drawn,
-		         TREND_RUNS);
+		         " %lu points of the latest %d runs (other data sets or models, or several models "
+		         "stored before per-model figures) are not drawn.",
+		         t->not_drawn, TREND_RUNS);
 	return 0;
 }
 

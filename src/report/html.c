@@ -226,6 +226,57 @@ static void header(struct ee_out *o, const struct ee_report *r, const struct ee_
 	ee_out_raw(o, " by execeval " EE_VERSION "</p></header>\n<main>\n");
 }
 
+/* A card of one model's figure: "pass@1 · name (CI ...)", the name escaped. */
+static void model_card(struct ee_out *o, const char *figure, const char *model, double v, const json_t *ci)
+{
+	double lo, hi;
+
+	if (!isfinite(v))
+		return;
+	ee_out_raw(o, "<div class=\"card\"><b>");
+	ee_out_num(o, v, 3);
+	ee_out_raw(o, "</b><span>");
+	ee_out_text(o, figure); /* its k is a key of the summary: text, never markup */
+	ee_out_raw(o, " \xc2\xb7 ");
+	ee_out_text_cut(o, model[0] ? model : "(no model)", 40);
+	if (html_interval(ci, &lo, &hi)) {
+		ee_out_raw(o, " (CI ");
+		ee_out_num(o, lo, 3);
+		ee_out_raw(o, "\xe2\x80\x93");
+		ee_out_num(o, hi, 3);
+		ee_out_raw(o, ")");
+	}
+	ee_out_raw(o, "</span></div>\n");
+}
+
+#define MODEL_CARDS 8 /* models with cards; the model table lists them all */
+
+/* Several models: each one's pass@k and mean score, never a figure
+ * pooled over them (the summary has none). */
+static void model_cards(struct ee_out *o, const json_t *s)
+{
+	const json_t *ms = json_object_get(s, "models");
+	const char *name, *k;
+	json_t *m, *v;
+	char figure[48];
+	size_t shown = 0;
+
+	json_object_foreach ((json_t *)ms, name, m) {
+		if (shown++ == MODEL_CARDS)
+			break;
+		const json_t *ci = json_object_get(m, "pass_at_k_ci");
+		json_object_foreach (json_object_get(m, "pass_at_k"), k, v) {
+			snprintf(figure, sizeof(figure), "pass@%.20s", k);
+			model_card(o, figure, name, json_number_value(v), json_object_get(ci, k));
+		}
+		model_card(o, "mean score", name, html_num_at(m, "mean_score"),
+		           json_object_get(m, "mean_score_ci"));
+	}
+	if (json_object_size(ms) > MODEL_CARDS)
+		ee_out_fmt(o, "<div class=\"card\"><b>%zu</b><span>more models (see by model)</span></div>\n",
+		           json_object_size(ms) - MODEL_CARDS);
+}
+
 static void figures(struct ee_out *o, const json_t *s)
 {
 	const json_t *pk = json_object_get(s, "pass_at_k"), *ci = json_object_get(s, "pass_at_k_ci");
@@ -237,13 +288,17 @@ static void figures(struct ee_out *o, const json_t *s)
 	ee_out_raw(o, "<div class=\"cards\">\n");
 	card(o, "tasks", html_num_at(s, "tasks"), 0, NULL);
 	card(o, "samples", html_num_at(s, "samples"), 0, NULL);
-	json_object_foreach ((json_t *)pk, k, v) {
-		snprintf(name, sizeof(name), "pass@%.20s", k);
-		card(o, name, json_number_value(v), 3, json_object_get(ci, k));
+	if (json_object_size(json_object_get(s, "models")) > 1) {
+		model_cards(o, s);
+	} else {
+		json_object_foreach ((json_t *)pk, k, v) {
+			snprintf(name, sizeof(name), "pass@%.20s", k);
+			card(o, name, json_number_value(v), 3, json_object_get(ci, k));
+		}
+		card(o, "mean score", html_num_at(s, "mean_score"), 3, json_object_get(s, "mean_score_ci"));
+		card(o, "median task score", html_num_at(s, "median_task_score"), 3, NULL);
+		card(o, "p10 task score", html_num_at(s, "p10_task_score"), 3, NULL);
 	}
-	card(o, "mean score", html_num_at(s, "mean_score"), 3, json_object_get(s, "mean_score_ci"));
-	card(o, "median task score", html_num_at(s, "median_task_score"), 3, NULL);
-	card(o, "p10 task score", html_num_at(s, "p10_task_score"), 3, NULL);
 	card(o, "lint pass rate", html_num_at(lint, "pass_rate"), 3, NULL);
 	card(o, "composite", html_num_at(comp, "value"), 3, NULL);
 	card(o, "wall time, s", html_num_at(s, "wall_s"), 1, NULL);

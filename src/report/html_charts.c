@@ -12,37 +12,76 @@
 #include "report/out.h"
 #include "report/report_int.h"
 #include "report/svg.h"
+#include "results/summary.h"
 
 #define MAX_KS_SHOWN    32
 #define MAX_CLASS_BARS  40
 #define MAX_DETAIL_BARS 12
 #define SCORE_BINS      10
+#define MODEL_LABEL     72 /* bytes of a bar's label "model · pass@k" */
 
 /* ---- charts from the summary ----------------------------------------------- */
 
-static void pass_at_k(struct ee_out *o, const json_t *s)
+/* The bars of block's pass@k ("pass@1", or "name · pass@1" when name is
+ * not NULL) appended to bars[*n .. MAX_KS_SHOWN); labels as many. */
+static size_t k_bars(const json_t *block, const char *name, struct ee_svg_bar *bars,
+                     char (*labels)[MODEL_LABEL], size_t *n)
 {
-	const json_t *pk = json_object_get(s, "pass_at_k"), *ci = json_object_get(s, "pass_at_k_ci");
-	const json_t *boot = json_object_get(s, "bootstrap"),
-	             *dropped = json_object_get(s, "pass_at_k_dropped");
-	struct ee_svg_bar bars[MAX_KS_SHOWN];
-	char labels[MAX_KS_SHOWN][32];
-	size_t n = 0, with_ci = 0;
+	const json_t *ci = json_object_get(block, "pass_at_k_ci");
+	size_t with_ci = 0;
 	const char *k;
 	json_t *v;
 
-	json_object_foreach ((json_t *)pk, k, v) {
-		if (n == MAX_KS_SHOWN)
+	json_object_foreach (json_object_get(block, "pass_at_k"), k, v) {
+		if (*n == MAX_KS_SHOWN)
 			break;
-		snprintf(labels[n], sizeof(labels[n]), "pass@%.20s", k);
-		bars[n] = (struct ee_svg_bar){ .label = labels[n], .value = json_number_value(v) };
-		bars[n].has_ci = html_interval(json_object_get(ci, k), &bars[n].lo, &bars[n].hi);
-		with_ci += bars[n].has_ci;
-		n++;
+		if (name)
+			snprintf(labels[*n], MODEL_LABEL, "%.40s \xc2\xb7 pass@%.20s",
+			         name[0] ? name : "(no model)", k);
+		else
+			snprintf(labels[*n], MODEL_LABEL, "pass@%.20s", k);
+		bars[*n] = (struct ee_svg_bar){ .label = labels[*n], .value = json_number_value(v) };
+		bars[*n].has_ci = html_interval(json_object_get(ci, k), &bars[*n].lo, &bars[*n].hi);
+		with_ci += bars[*n].has_ci;
+		++*n;
 	}
-	html_open_panel(o, "pass-at-k", "pass@k");
-	ee_svg_vbars(o, &(struct ee_svg_chart){ .id = "chart-pass-at-k", .title = "pass@k", .max = 1 }, bars,
-	             n);
+	return with_ci;
+}
+
+/* pass@k: one bar per k, or with several models one per model and k
+ * (horizontal, to fit the names), never a figure pooled over models. */
+static void pass_at_k(struct ee_out *o, const json_t *s)
+{
+	const json_t *boot = json_object_get(s, "bootstrap"),
+	             *dropped = json_object_get(s, "pass_at_k_dropped"), *ms = json_object_get(s, "models");
+	struct ee_svg_bar bars[MAX_KS_SHOWN];
+	char labels[MAX_KS_SHOWN][MODEL_LABEL];
+	size_t n = 0, with_ci = 0;
+	int mixed = json_object_size(ms) > 1;
+	const char *name;
+	json_t *m;
+
+	if (mixed)
+		json_object_foreach ((json_t *)ms, name, m)
+			with_ci += k_bars(m, name, bars, labels, &n);
+	else
+		with_ci = k_bars(s, NULL, bars, labels, &n);
+	html_open_panel(o, "pass-at-k", mixed ? "pass@k by model" : "pass@k");
+	if (mixed) {
+		ee_svg_hbars(o,
+		             &(struct ee_svg_chart){
+		                     .id = "chart-pass-at-k", .title = "pass@k by model", .max = 1 },
+		             bars, n);
+		html_note(
+		        o,
+		        "Each model's pass@k over its own samples (the records hold several models: a pass@k "
+		        "pooled over them would be no model's).");
+		dropped = NULL; /* each model's are in the model table's note */
+	} else {
+		ee_svg_vbars(o,
+		             &(struct ee_svg_chart){ .id = "chart-pass-at-k", .title = "pass@k", .max = 1 },
+		             bars, n);
+	}
 	if (with_ci && json_is_object(boot)) {
 		ee_out_raw(o, "<p class=\"note\">Whiskers: ");
 		ee_out_num(o, 100 * html_num_at(boot, "level"), 0);
@@ -97,29 +136,71 @@ static const struct grouping CLASSES = { "classes", "classes", "pass@1 by class"
 static const struct grouping MODELS = { "models", "models", "pass@1 by model", "(no model)",
 	                                "more models (the table lists every model)" };
 
-/* The bars of g's groups (in a panel of its own unless within_panel). */
+/* A group's row when its pass@1 is a number (a class of several models'
+ * samples has none: it would pool them); rows[*n] is filled, name kept. */
+static void add_row(struct class_row *rows, size_t *n, const char *name, const json_t *c)
+{
+	const json_t *p1 = json_object_get(json_object_get(c, "pass_at_k"), "1");
+	struct class_row *row = &rows[*n];
+
+	if (!json_is_number(p1))
+		return;
+	row->name = name;
+	row->rate = json_number_value(p1);
+	row->has_ci =
+	        html_interval(json_object_get(json_object_get(c, "pass_at_k_ci"), "1"), &row->lo, &row->hi);
+	row->tasks = html_num_at(c, "tasks");
+	++*n;
+}
+
+/* The number of rows g can have: its groups, or by class with several
+ * models, each model's classes. */
+static size_t max_rows(const json_t *s, const struct grouping *g, int by_model)
+{
+	const char *name;
+	json_t *m;
+	size_t n = 0;
+
+	if (!by_model)
+		return json_object_size(json_object_get(s, g->key));
+	json_object_foreach (json_object_get(s, "models"), name, m)
+		n += json_object_size(json_object_get(m, "classes"));
+	return n;
+}
+
+#define ROW_LABEL 96 /* bytes of "class · model" */
+
+/* The bars of g's groups (in a panel of its own unless within_panel). By
+ * class with several models: a bar per model and class ("math · big"),
+ * from each model's own samples of the class's tasks. */
 static void group_bars(struct ee_out *o, const json_t *s, const struct grouping *g, int within_panel)
 {
-	const json_t *cls = json_object_get(s, g->key);
-	size_t n = json_object_size(cls), i = 0;
-	struct class_row *rows = calloc(n + 1, sizeof(*rows));
-	struct ee_svg_bar *bars = calloc(n + 1, sizeof(*bars));
-	char(*texts)[48] = calloc(n + 1, sizeof(*texts));
-	const char *name;
-	json_t *c;
+	int by_model = g == &CLASSES && json_object_size(json_object_get(s, "models")) > 1;
+	size_t cap = max_rows(s, g, by_model), n = 0, i;
+	struct class_row *rows = calloc(cap + 1, sizeof(*rows));
+	struct ee_svg_bar *bars = calloc(cap + 1, sizeof(*bars));
+	char(*texts)[48] = calloc(cap + 1, sizeof(*texts));
+	char(*labels)[ROW_LABEL] = calloc(cap + 1, sizeof(*labels));
+	const char *name, *mname;
+	json_t *c, *m;
 
-	if (!rows || !bars || !texts) {
+	if (!rows || !bars || !texts || !labels) {
 		o->failed = 1;
 		goto out;
 	}
-	json_object_foreach ((json_t *)cls, name, c) {
-		const json_t *p1 = json_object_get(json_object_get(c, "pass_at_k"), "1");
-		const json_t *ci = json_object_get(json_object_get(c, "pass_at_k_ci"), "1");
-		struct class_row *row = &rows[i++];
-		row->name = name[0] ? name : g->none;
-		row->rate = json_is_number(p1) ? json_number_value(p1) : 0;
-		row->has_ci = html_interval(ci, &row->lo, &row->hi);
-		row->tasks = html_num_at(c, "tasks");
+	if (by_model) {
+		json_object_foreach (json_object_get(s, "models"), mname, m) {
+			json_object_foreach (json_object_get(m, "classes"), name, c) {
+				if (n == cap)
+					break;
+				snprintf(labels[n], ROW_LABEL, "%.40s \xc2\xb7 %.40s",
+				         name[0] ? name : g->none, mname[0] ? mname : MODELS.none);
+				add_row(rows, &n, labels[n], c);
+			}
+		}
+	} else {
+		json_object_foreach (json_object_get(s, g->key), name, c)
+			add_row(rows, &n, name[0] ? name : g->none, c);
 	}
 	qsort(rows, n, sizeof(*rows), by_rate);
 	size_t shown = n < MAX_CLASS_BARS ? n : MAX_CLASS_BARS;
@@ -142,12 +223,16 @@ static void group_bars(struct ee_out *o, const json_t *s, const struct grouping 
 	if (n > shown) {
 		ee_out_fmt(o, "<p class=\"note\">%zu %s.</p>\n", n - shown, g->more);
 	}
+	if (by_model)
+		html_note(o, "Per model and class, from each model's own samples (the records hold several "
+		             "models: a class's pass@1 over all of them would pool them).");
 	if (!within_panel)
 		ee_out_raw(o, "</section>\n");
 out:
 	free(rows);
 	free(bars);
 	free(texts);
+	free(labels);
 }
 
 static void statuses(struct ee_out *o, const json_t *s)
@@ -202,21 +287,31 @@ static void num_cell(struct ee_out *o, const json_t *v, int decimals)
 	ee_out_raw(o, "</td>");
 }
 
-/* One model's row: its figures at the whole set's ks, statuses, details. */
-static void model_row(struct ee_out *o, const char *name, const json_t *m, const json_t *pk)
+/* One model's row: its samples per task, its figures at the ks any model
+ * reports ("-" where it has too few samples), statuses, details. */
+static void model_row(struct ee_out *o, const char *name, const json_t *m, const unsigned long *ks, size_t nk)
 {
 	const json_t *st = json_object_get(m, "statuses"), *details = json_object_get(m, "details");
-	const char *k, *d;
-	json_t *unused, *v;
+	const json_t *per_task = json_object_get(m, "samples_per_task");
+	double lo = html_num_at(per_task, "min"), hi = html_num_at(per_task, "max");
+	const char *d;
+	json_t *v;
 	size_t shown = 0;
+	char k[24];
 
 	ee_out_raw(o, "<tr><td>");
 	ee_out_text_cut(o, name[0] ? name : MODELS.none, 80);
 	ee_out_raw(o, "</td>");
 	num_cell(o, json_object_get(m, "tasks"), 0);
 	num_cell(o, json_object_get(m, "samples"), 0);
-	json_object_foreach ((json_t *)pk, k, unused)
+	if (isfinite(lo) && isfinite(hi) && lo != hi)
+		ee_out_fmt(o, "<td class=\"n\">%.0f\xe2\x80\x93%.0f</td>", lo, hi);
+	else
+		num_cell(o, json_object_get(per_task, "min"), 0);
+	for (size_t i = 0; i < nk; i++) {
+		snprintf(k, sizeof(k), "%lu", ks[i]);
 		num_cell(o, json_object_get(json_object_get(m, "pass_at_k"), k), 3);
+	}
 	num_cell(o, json_object_get(m, "mean_score"), 3);
 	num_cell(o, json_object_get(m, "median_task_score"), 3);
 	num_cell(o, json_object_get(m, "p10_task_score"), 3);
@@ -237,30 +332,38 @@ static void model_row(struct ee_out *o, const char *name, const json_t *m, const
 /* With more than one model: pass@1 by model, and a row per model. */
 static void models(struct ee_out *o, const json_t *s)
 {
-	const json_t *ms = json_object_get(s, "models"), *pk = json_object_get(s, "pass_at_k");
-	const char *name, *k;
-	json_t *m, *unused;
+	const json_t *ms = json_object_get(s, "models");
+	unsigned long ks[MAX_KS_SHOWN];
+	size_t nk = ee_summary_models_ks(s, ks, MAX_KS_SHOWN), i;
+	const char *name;
+	json_t *m, *d;
 
 	if (json_object_size(ms) == 0)
 		return;
 	ee_out_raw(o, "<section class=\"panel wide\" id=\"models\"><h2>by model</h2>\n");
 	group_bars(o, s, &MODELS, 1);
 	ee_out_raw(o, "<table id=\"model-table\"><thead><tr><th>model</th><th class=\"n\">tasks</th>"
-	              "<th class=\"n\">samples</th>");
-	json_object_foreach ((json_t *)pk, k, unused) {
-		ee_out_raw(o, "<th class=\"n\">pass@");
-		ee_out_text_cut(o, k, 20);
-		ee_out_raw(o, "</th>");
-	}
+	              "<th class=\"n\">samples</th><th class=\"n\">n/task</th>");
+	for (i = 0; i < nk; i++)
+		ee_out_fmt(o, "<th class=\"n\">pass@%lu</th>", ks[i]);
 	ee_out_raw(o, "<th class=\"n\">mean</th><th class=\"n\">median</th><th class=\"n\">p10</th>");
-	for (int i = 0; i < REP_N_STATUS; i++)
-		ee_out_fmt(o, "<th class=\"n\">%s</th>", ee_report_status_names[i]);
+	for (int st = 0; st < REP_N_STATUS; st++)
+		ee_out_fmt(o, "<th class=\"n\">%s</th>", ee_report_status_names[st]);
 	ee_out_raw(o, "<th>most frequent details</th></tr></thead>\n<tbody>\n");
 	json_object_foreach ((json_t *)ms, name, m)
-		model_row(o, name, m, pk);
+		model_row(o, name, m, ks, nk);
 	ee_out_raw(o, "</tbody></table>\n");
-	html_note(o, "Each model over the tasks it attempted; pass@k as for the whole set (- when a task of "
-	             "the model has fewer than k samples of it).");
+	html_note(o, "Each model over the tasks it attempted, from its own samples only (n/task: its samples "
+	             "per task); - when a task of the model has fewer than k samples of it.");
+	json_object_foreach ((json_t *)ms, name, m) {
+		json_array_foreach (json_object_get(m, "pass_at_k_dropped"), i, d) {
+			ee_out_raw(o, "<p class=\"note\">");
+			ee_out_text_cut(o, name[0] ? name : MODELS.none, 80);
+			ee_out_fmt(o, ": pass@%.0f not reported: ", html_num_at(d, "k"));
+			ee_out_text(o, json_string_value(json_object_get(d, "reason")));
+			ee_out_raw(o, "</p>\n");
+		}
+	}
 	ee_out_raw(o, "</section>\n");
 }
 

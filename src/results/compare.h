@@ -124,6 +124,13 @@ int ee_compare_side_from_file(const char *path, const unsigned long *ks, size_t 
 int ee_compare_side_from_summary(json_t *summary, const char *source, struct ee_compare_side *ret,
                                  struct ee_err *err);
 
+/* One model's share of side (a summary of several models, summary.h): its
+ * block of "models" as the summary, with the side's bootstrap and tasks
+ * sha256, and from a results file its own per-task counters; source says
+ * "FILE (model M)". -1 when the side has no such model. */
+int ee_compare_side_of_model(const struct ee_compare_side *side, const char *model,
+                             struct ee_compare_side *ret, struct ee_err *err);
+
 void ee_compare_side_free(struct ee_compare_side *side); /* accepts a zeroed side */
 
 /* Checks the keys compare reads (above): 0, or -1 naming source and field. */

@@ -13,6 +13,7 @@
  * they did not but that is allowed, reads each results file a second time
  * keeping only the records of the tasks both sides have.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,38 @@ int ee_compare_side_from_summary(json_t *summary, const char *source, struct ee_
 		return -1;
 	const char *sha = json_string_value(json_object_get(summary, "tasks_sha256"));
 	snprintf(ret->tasks_sha256, sizeof(ret->tasks_sha256), "%s", sha ? sha : "");
+	return 0;
+}
+
+int ee_compare_side_of_model(const struct ee_compare_side *side, const char *model,
+                             struct ee_compare_side *ret, struct ee_err *err)
+{
+	const json_t *block = json_object_get(json_object_get(side->summary, "models"), model);
+	const json_t *boot = json_object_get(side->summary, "bootstrap");
+	char source[512];
+
+	memset(ret, 0, sizeof(*ret));
+	if (!json_is_object(block))
+		return ee_fail(err, EE_ERR_USAGE, "%.200s: no model '%.80s'", side->source, model);
+	snprintf(source, sizeof(source), "%.200s (model %.80s)", side->source, model);
+	json_t *summary = json_deep_copy(block);
+	if (!summary || (boot && json_object_set_new(summary, "bootstrap", json_deep_copy(boot)) < 0) ||
+	    json_object_set_new(summary, "tasks_sha256",
+	                        side->tasks_sha256[0] ? json_string(side->tasks_sha256) : json_null()) < 0) {
+		json_decref(summary);
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	}
+	if (!side->tasks_sha256[0])
+		json_object_del(summary, "tasks_sha256");
+	if (ee_compare_side_from_summary(summary, source, ret, err) < 0)
+		return -1;
+	ret->kind = side->kind;
+	ret->paired_only = side->paired_only;
+	if (!side->counts)
+		return 0;
+	ret->tasks = ee_summary_model_tasks(side->counts, model, &ret->n_tasks);
+	if (!ret->tasks && errno == ENOMEM)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	return 0;
 }
 

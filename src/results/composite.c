@@ -80,6 +80,11 @@ int ee_composite_add(const struct ee_composite *c, json_t *summary, struct ee_er
 	json_object_foreach (json_object_get(summary, "classes"), name, cls)
 		if (json_object_set_new(cls, "composite", ee_composite_json(c, cls)) < 0)
 			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	/* several models: each its own, from its own metrics (the top level's
+	 * figures over tasks would pool them, so its composite is null) */
+	json_object_foreach (json_object_get(summary, "models"), name, cls)
+		if (json_object_set_new(cls, "composite", ee_composite_json(c, cls)) < 0)
+			return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	if (json_object_set_new(summary, "composite", ee_composite_json(c, summary)) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	return 0;

@@ -49,7 +49,8 @@ int ee_composite_eval(const struct ee_composite *c, const json_t *block, double 
  * cannot be computed. A new reference; NULL when memory ran out. */
 json_t *ee_composite_json(const struct ee_composite *c, const json_t *block);
 
-/* Sets "composite" on a summary and on each of its "classes". Returns 0, or
+/* Sets "composite" on a summary and on each of its "classes" and "models".
+ * Returns 0, or
  * -1 when memory ran out (the summary may then hold some of them). */
 int ee_composite_add(const struct ee_composite *c, json_t *summary, struct ee_err *err);
 

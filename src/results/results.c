@@ -297,3 +297,34 @@ int ee_results_append(int fd, const json_t *record, const char *path, struct ee_
 	free(line);
 	return rc;
 }
+
+int ee_results_count(const char *path, unsigned long *ret, struct ee_err *err)
+{
+	char buf[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), filled = 0;
+	ssize_t n;
+
+	*ret = 0;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ee_fail_errno(err, EE_ERR_USAGE, "%s", path);
+			close(fd);
+			return -1;
+		}
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				*ret += (unsigned long)filled;
+				filled = 0;
+			} else if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r') {
+				filled = 1;
+			}
+		}
+	}
+	*ret += (unsigned long)filled; /* a last line without its newline */
+	close(fd);
+	return 0;
+}

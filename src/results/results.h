@@ -74,6 +74,12 @@ int ee_keys_note(struct ee_key_lines *k, const json_t *record, const char *path,
 long ee_keys_seen(struct ee_key_lines *k, const char *task_id, long sample, unsigned long line);
 void ee_keys_free(struct ee_key_lines *k);
 
+/* The records a results file holds, as eval's refusal to overwrite them
+ * counts them: its lines with anything but blanks (a torn last line
+ * counts: it is someone's work too), read in fixed-size chunks, so any
+ * file is counted in bounded memory. An absent file holds 0. */
+int ee_results_count(const char *path, unsigned long *ret, struct ee_err *err);
+
 /* As ee_results_read, but a (task_id, sample) key on two lines is an error
  * naming it and both line numbers (compare). */
 int ee_results_read_unique(const char *path, ee_record_visit visit, void *ctx, int *ret_torn,

@@ -18,6 +18,7 @@
  */
 #include "results/summary.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,39 @@ struct ee_summary_task *ee_summary_tasks(const struct ee_summary *s, size_t *ret
 	}
 	free(sl);
 	*ret_n = s->n_tasks;
+	return t;
+}
+
+struct ee_summary_task *ee_summary_model_tasks(const struct ee_summary *s, const char *model, size_t *ret_n)
+{
+	const size_t *mi = ee_strmap_get(&s->model_ix, model);
+	const struct sum_model *m = mi ? &s->models[*mi] : NULL;
+	const struct ee_strmap_slot **sl = m ? sum_tasks_by_id(s) : NULL;
+	struct ee_summary_task *t = m ? malloc((s->n_tasks + 1) * sizeof(*t)) : NULL;
+	size_t n = 0;
+
+	*ret_n = 0;
+	errno = 0;
+	if (!m)
+		return NULL;
+	if (!sl || !t) {
+		free(sl);
+		free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < s->n_tasks; i++) {
+		size_t ti = sl[i]->value;
+		if (ti >= m->n_tasks || m->tasks[ti].n == 0)
+			continue;
+		t[n++] = (struct ee_summary_task){ .task_id = sl[i]->key,
+			                           .class_name = s->classes[s->tasks[ti].cls].name,
+			                           .n = m->tasks[ti].n,
+			                           .c = m->tasks[ti].c,
+			                           .score_sum = m->tasks[ti].score_sum };
+	}
+	free(sl);
+	*ret_n = n;
 	return t;
 }
 

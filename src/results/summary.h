@@ -72,6 +72,11 @@ struct ee_summary_task {
  * *ret_n entries whose strings live as long as s. NULL when out of memory. */
 struct ee_summary_task *ee_summary_tasks(const struct ee_summary *s, size_t *ret_n);
 
+/* The same of the records of one model (its name as in summary.h: "" for
+ * records without one), the tasks it attempted only: NULL with *ret_n 0
+ * when no record names it (errno 0) or out of memory (errno ENOMEM). */
+struct ee_summary_task *ee_summary_model_tasks(const struct ee_summary *s, const char *model, size_t *ret_n);
+
 /* The stable class of a detail (the normalisation above) into out[0..size),
  * cut to EE_SUMMARY_DETAIL_BYTES. Exposed for tests. */
 void ee_summary_detail_class(const char *detail, char *out, size_t size);
@@ -105,10 +110,17 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 /* The summary's "environment" (docs/summary.md): execeval's version, the
  * interpreter that ran candidates (python: its path, NULL: unknown; its
  * version asked of it with -I -S -V, null when it does not answer within 5
- * s), the isolation that ran (warm: 1, cold: 0), whether --weak-limits
- * stood in for a memory cgroup, and the kernel release. NULL when out of
- * memory. */
+ * s), the fingerprint of the packages candidates can import
+ * (environment.h; null when the version is unknown), the isolation that
+ * ran (warm: 1, cold: 0), whether --weak-limits stood in for a memory
+ * cgroup, and the kernel release. NULL when out of memory. */
 json_t *ee_summary_environment(const char *python, int warm, int weak_limits);
+
+/* The ks any model of summary["models"] reports a pass@k for, ascending,
+ * into ks[0..max); their number (0 for a summary of one model). With
+ * several models the top level has no pass@k (it would pool them): each
+ * model's own, at the ks its samples per task allow, are the figures. */
+size_t ee_summary_models_ks(const json_t *summary, unsigned long *ks, size_t max);
 
 /* The summary as an aligned, readable table. The optional key
  * "wall_from_timestamps": true says wall_s came from ee_summary_span_s. */

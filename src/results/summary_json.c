@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "results/bootstrap.h"
+#include "results/environment.h"
 #include "results/metrics.h"
 #include "results/summary_int.h"
 
@@ -295,6 +296,35 @@ static json_t *classes_json(struct view *v)
 	return obj;
 }
 
+/* A block's figures over tasks (pass@k, its interval, the task-score
+ * statistics), removed where they would pool the samples of several
+ * models: the top level and each class of a summary of more than one
+ * model, and the "(other)" model. Counts (samples, statuses, details)
+ * stay: they add up. The top level and "(other)" say why per k in
+ * pass_at_k_dropped (why: NULL for a class, which has no such key). */
+static void unpool(struct view *v, json_t *b, const unsigned long *ks, size_t nk, const char *why)
+{
+	static const char *const nulled[] = { "mean_score", "mean_score_ci", "median_task_score",
+		                              "p10_task_score" };
+	json_t *dropped = why ? json_array() : NULL;
+
+	put(v, b, "pass_at_k", json_object());
+	put(v, b, "pass_at_k_ci", json_object());
+	for (size_t i = 0; i < sizeof(nulled) / sizeof(nulled[0]); i++)
+		put(v, b, nulled[i], json_null());
+	for (size_t i = 0; why && i < nk; i++) {
+		int seen = 0;
+		for (size_t j = 0; j < i; j++)
+			seen |= ks[j] == ks[i];
+		if (!seen &&
+		    json_array_append_new(dropped, json_pack("{s:I, s:s}", "k", (json_int_t)ks[i], "reason",
+		                                             ks[i] ? why : "k must be positive")) < 0)
+			v->oom = 1;
+	}
+	if (why)
+		put(v, b, "pass_at_k_dropped", dropped);
+}
+
 static int cmp_model(const void *pa, const void *pb)
 {
 	return strcmp((*(const struct sum_model *const *)pa)->name,
@@ -314,10 +344,110 @@ static size_t model_tasks(const struct view *v, const struct sum_model *m, size_
 	return n;
 }
 
-/* Each model's block over the tasks it attempted, with its own ks; the
+/* A model's figures over tasks ix[0..n) of v->tasks at v->kept (those of
+ * a class block without the counts, which are the whole class's). */
+static json_t *figures_json(struct view *v, const size_t *ix, size_t n, uint64_t seed)
+{
+	json_t *b = json_object();
+	unsigned long samples = 0;
+	size_t ms = v->n_kept;
+
+	if (!b) {
+		v->oom = 1;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		samples += v->tasks[ix[i]].n;
+	task_values(v, ix, n);
+	if (ee_bootstrap_means(v->values, n, v->n_kept + 1, &v->boot, seed, v->lo, v->hi, NULL) < 0)
+		v->oom = 1;
+	put(v, b, "tasks", count_json(n));
+	put(v, b, "samples", count_json(samples));
+	put(v, b, "pass_at_k", pass_at_k_json(v, n, 0));
+	put(v, b, "pass_at_k_ci", pass_at_k_json(v, n, 1));
+	put(v, b, "mean_score", real_or_null(row_mean(v, ms, n)));
+	put(v, b, "mean_score_ci", interval_json(v->lo[ms], v->hi[ms]));
+	memcpy(v->scratch, v->values + ms * n, n * sizeof(*v->scratch));
+	put(v, b, "median_task_score", real_or_null(ee_quantile(v->scratch, n, 0.5)));
+	put(v, b, "p10_task_score", real_or_null(ee_quantile(v->scratch, n, 0.1)));
+	return b;
+}
+
+/* A model's "classes": per class of the tasks ix[0..n) it attempted (in
+ * task id order), its figures; the intervals draw from seed's stream, then
+ * the class's name. The tasks are grouped by a stable counting sort over
+ * the class index, so the work is O(tasks + classes) per model. */
+static json_t *model_classes_json(struct view *v, const size_t *ix, size_t n, uint64_t seed)
+{
+	const struct ee_summary *s = v->s;
+	size_t *start = calloc(s->n_classes + 2, sizeof(*start)), *sub = malloc((n + 1) * sizeof(*sub));
+	const struct sum_class **by_name = malloc((s->n_classes + 1) * sizeof(*by_name));
+	json_t *obj = json_object();
+
+	if (!start || !sub || !by_name || !obj) {
+		v->oom = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		start[s->tasks[ix[i]].cls + 2]++;
+	for (size_t c = 2; c <= s->n_classes + 1; c++)
+		start[c] += start[c - 1];
+	for (size_t i = 0; i < n; i++) /* start[c + 1]: the next free slot of class c */
+		sub[start[s->tasks[ix[i]].cls + 1]++] = ix[i];
+	for (size_t i = 0; i < s->n_classes; i++)
+		by_name[i] = &s->classes[i];
+	qsort(by_name, s->n_classes, sizeof(*by_name), cmp_class);
+	for (size_t i = 0; i < s->n_classes; i++) {
+		size_t ci = (size_t)(by_name[i] - s->classes), from = start[ci], m = start[ci + 1] - from;
+		if (m)
+			put(v, obj, by_name[i]->name,
+			    figures_json(v, sub + from, m, ee_bootstrap_stream(seed, by_name[i]->name)));
+	}
+out:
+	free(start);
+	free(sub);
+	free(by_name);
+	return obj;
+}
+
+/* A model's "generated": its pass@k on the canonical tier (summary_gen.c)
+ * over tasks ix[0..n) of v->tasks at v->kept, from its own samples. */
+static json_t *model_generated_json(struct view *v, const size_t *ix, size_t n)
+{
+	json_t *pk = json_object();
+	char key[32];
+
+	for (size_t j = 0; pk && n && j < v->n_kept; j++) {
+		double sum = 0;
+		for (size_t i = 0; i < n; i++)
+			sum += ee_pass_at_k(v->tasks[ix[i]].n, v->tasks[ix[i]].c_canonical, v->kept[j]);
+		snprintf(key, sizeof(key), "%lu", v->kept[j]);
+		put(v, pk, key, json_real(sum / (double)n));
+	}
+	if (!pk)
+		v->oom = 1;
+	return json_pack("{s:o*}", "pass_at_k_canonical", pk);
+}
+
+/* {"min", "max"}: the fewest and most samples a task of v->tasks ix[0..n)
+ * has (null without tasks): the n of a model's pass@k. */
+static json_t *per_task_range(const struct view *v, const size_t *ix, size_t n)
+{
+	unsigned long lo = (unsigned long)-1, hi = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		lo = v->tasks[ix[i]].n < lo ? v->tasks[ix[i]].n : lo;
+		hi = v->tasks[ix[i]].n > hi ? v->tasks[ix[i]].n : hi;
+	}
+	return json_pack("{s:o, s:o}", "min", n ? count_json(lo) : json_null(), "max",
+	                 n ? count_json(hi) : json_null());
+}
+
+/* Each model's block over the tasks it attempted, with its own ks (and,
+ * when root has "generated", its canonical tier's pass@k); the
  * intervals draw from the stream "model", then the model's name. v->kept
  * and v->tasks are the overall ones again afterwards. */
-static json_t *models_json(struct view *v, const unsigned long *ks, size_t nk)
+static json_t *models_json(struct view *v, const json_t *root, const unsigned long *ks, size_t nk)
 {
 	const struct ee_summary *s = v->s;
 	const struct sum_model *by_name[EE_SUMMARY_MAX_MODELS + 1];
@@ -338,9 +468,18 @@ static json_t *models_json(struct view *v, const unsigned long *ks, size_t nk)
 		size_t n = model_tasks(v, by_name[i], ix);
 		v->tasks = by_name[i]->tasks;
 		json_t *dropped = choose_ks(v, ix, n, ks, nk);
-		put(v, obj, by_name[i]->name,
-		    block_json(v, ix, n, &by_name[i]->counts, dropped,
-		               ee_bootstrap_stream(stream, by_name[i]->name)));
+		uint64_t seed = ee_bootstrap_stream(stream, by_name[i]->name);
+		json_t *b = block_json(v, ix, n, &by_name[i]->counts, dropped, seed);
+		int other = strcmp(by_name[i]->name, SUM_OTHER) == 0;
+		if (b && other)
+			unpool(v, b, ks, nk, "pooled over the models past the first 64");
+		if (b) {
+			put(v, b, "samples_per_task", per_task_range(v, ix, n));
+			put(v, b, "classes", other ? json_object() : model_classes_json(v, ix, n, seed));
+			if (json_object_get(root, "generated") && !other)
+				put(v, b, "generated", model_generated_json(v, ix, n));
+		}
+		put(v, obj, by_name[i]->name, b);
 	}
 	v->tasks = s->tasks;
 	memcpy(v->kept, overall, n_overall * sizeof(*overall));
@@ -458,6 +597,23 @@ static int group_by_class(struct view *v)
 	return 0;
 }
 
+/* A summary of several models: the top level's and the classes' figures
+ * over tasks would pool them (unpool); each model's are under "models". */
+static void unpool_mixed(struct view *v, json_t *root, const unsigned long *ks, size_t nk)
+{
+	char why[128];
+	const char *name;
+	json_t *cls;
+
+	snprintf(why, sizeof(why),
+	         "the records hold %zu models: a pass@k pooled over them is no model's "
+	         "(see models)",
+	         v->s->n_models);
+	unpool(v, root, ks, nk, why);
+	json_object_foreach (json_object_get(root, "classes"), name, cls)
+		unpool(v, cls, ks, nk, NULL);
+}
+
 /* Room for the per-task values and the intervals of nk + 1 metrics (a
  * model may keep more ks than the whole set). */
 static int alloc_values(struct view *v, size_t nk)
@@ -476,12 +632,13 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 {
 	struct view v = { .s = s, .tasks = s->tasks, .boot = { EE_BOOTSTRAP_RESAMPLES, EE_BOOTSTRAP_LEVEL } };
 	json_t *root = NULL, *dropped;
+	int mixed = s->n_models > 1;
 
 	v.kept = malloc((nk + 1) * sizeof(*v.kept));
 	if (v.kept && group_by_class(&v) == 0) {
 		dropped = choose_ks(&v, v.by_id, s->n_tasks, ks, nk);
 		json_t *gen = NULL; /* the set's ks, before a class's choose_ks */
-		if (sum_gen_json(s, v.kept, v.n_kept, &gen) < 0)
+		if (sum_gen_json(s, v.kept, mixed ? 0 : v.n_kept, &gen) < 0)
 			v.oom = 1;
 		if (alloc_values(&v, nk) == 0)
 			root = block_json(&v, v.by_id, s->n_tasks, &s->all, dropped, EE_BOOTSTRAP_SEED);
@@ -507,8 +664,10 @@ json_t *ee_summary_json(const struct ee_summary *s, const unsigned long *ks, siz
 			put(&v, root, "tiers", tiers_json(&v));
 			put(&v, root, "judged_by", judged_by_json(&v));
 			put(&v, root, "resources", resources_json(&v));
-			if (s->n_models > 1)
-				put(&v, root, "models", models_json(&v, ks, nk));
+			if (mixed) {
+				put(&v, root, "models", models_json(&v, root, ks, nk));
+				unpool_mixed(&v, root, ks, nk);
+			}
 		}
 		if (root && wall_s > 0) {
 			put(&v, root, "wall_s", real_or_null(wall_s));
@@ -594,7 +753,8 @@ json_t *ee_summary_environment(const char *python, int warm, int weak_limits)
 	} else {
 		interp = json_pack("{s:n, s:n, s:n}", "path", "realpath", "version");
 	}
-	return json_pack("{s:s, s:o, s:s, s:b, s:s}", "execeval_version", EE_VERSION, "interpreter", interp,
-	                 "isolation", warm ? "warm" : "cold", "weak_limits", weak_limits, "kernel",
-	                 uname(&u) == 0 ? u.release : "unknown");
+	json_t *packages = ee_env_packages(version[0] ? version : NULL);
+	return json_pack("{s:s, s:o, s:o*, s:s, s:b, s:s}", "execeval_version", EE_VERSION, "interpreter",
+	                 interp, "packages", packages, "isolation", warm ? "warm" : "cold", "weak_limits",
+	                 weak_limits, "kernel", uname(&u) == 0 ? u.release : "unknown");
 }

@@ -192,12 +192,18 @@ static void print_overall(FILE *out, const json_t *sum)
 		print_line(
 		        out, "infra errors", infra, 0,
 		        " (sandbox failed: left out of samples and pass@k; `execeval compare` refuses them)");
-	print_pass_at_k(out, sum);
-	level_label(sum, level, sizeof(level));
-	print_with_ci(out, "mean score", json_object_get(sum, "mean_score"),
-	              json_object_get(sum, "mean_score_ci"), level);
-	print_line(out, "median task score", json_object_get(sum, "median_task_score"), 4, NULL);
-	print_line(out, "p10 task score", json_object_get(sum, "p10_task_score"), 4, NULL);
+	if (json_object_size(json_object_get(sum, "models")) > 1) {
+		/* a figure over tasks pooled across models would be no model's */
+		fprintf(out, "  %-*s per model, below (the records hold %zu models)\n", LABEL_W,
+		        "pass@k, scores", json_object_size(json_object_get(sum, "models")));
+	} else {
+		print_pass_at_k(out, sum);
+		level_label(sum, level, sizeof(level));
+		print_with_ci(out, "mean score", json_object_get(sum, "mean_score"),
+		              json_object_get(sum, "mean_score_ci"), level);
+		print_line(out, "median task score", json_object_get(sum, "median_task_score"), 4, NULL);
+		print_line(out, "p10 task score", json_object_get(sum, "p10_task_score"), 4, NULL);
+	}
 	/* A reward other than binary's (whose mean the pass rate already says). */
 	const json_t *reward = json_object_get(sum, "reward");
 	const char *formula = json_string_value(json_object_get(reward, "formula"));
@@ -237,46 +243,136 @@ static void print_overall(FILE *out, const json_t *sum)
 	}
 }
 
+/* The k of a pass_at_k key ("10"), 0 when it is not one. */
+static unsigned long key_k(const char *key)
+{
+	char *end;
+	unsigned long k = strtoul(key, &end, 10);
+
+	return *key >= '1' && *key <= '9' && !*end ? k : 0;
+}
+
+size_t ee_summary_models_ks(const json_t *summary, unsigned long *ks, size_t max)
+{
+	const char *name, *key;
+	json_t *m, *unused;
+	size_t n = 0;
+
+	json_object_foreach (json_object_get(summary, "models"), name, m) {
+		json_object_foreach (json_object_get(m, "pass_at_k"), key, unused) {
+			unsigned long k = key_k(key);
+			size_t at = 0;
+			while (at < n && ks[at] < k)
+				at++;
+			if (!k || (at < n && ks[at] == k) || n == max)
+				continue;
+			memmove(ks + at + 1, ks + at, (n - at) * sizeof(*ks));
+			ks[at] = k;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* "5" or "3-5": the samples per task of a model block. */
+static void per_task_cell(const json_t *b, char *buf, size_t size)
+{
+	const json_t *r = json_object_get(b, "samples_per_task");
+	const json_t *lo = json_object_get(r, "min"), *hi = json_object_get(r, "max");
+
+	if (!json_is_integer(lo) || !json_is_integer(hi))
+		snprintf(buf, size, "-");
+	else if (json_integer_value(lo) == json_integer_value(hi))
+		snprintf(buf, size, "%lld", (long long)json_integer_value(lo));
+	else
+		snprintf(buf, size, "%lld-%lld", (long long)json_integer_value(lo),
+		         (long long)json_integer_value(hi));
+}
+
+#define MAX_COLUMN_KS 16
+
 /* The blocks of sum[key] ("classes" or "models"), one row each, named
- * under header; the columns are the whole set's ks. */
+ * under header. The columns: the whole set's ks, or for models the ks any
+ * model reports (each its own, "-" where it has too few samples), and its
+ * samples per task; without figures (the classes of a summary of several
+ * models: they would pool them) only the counts. */
 static void print_blocks(FILE *out, const json_t *sum, const char *key_name, const char *header)
 {
-	const json_t *classes = json_object_get(sum, key_name), *pak = json_object_get(sum, "pass_at_k");
-	size_t w = name_width(classes, header, 1);
-	const char *key, *k, *ci_k = json_object_iter_key(json_object_iter((json_t *)pak));
+	const json_t *classes = json_object_get(sum, key_name);
+	int models = strcmp(key_name, "models") == 0;
+	int figures = models || json_object_size(json_object_get(sum, "models")) < 2;
+	size_t w = name_width(classes, header, 1), nk = 0;
+	unsigned long ks[MAX_COLUMN_KS];
+	const char *key;
 	json_t *val, *unused;
-	char level[16], text[64];
+	char level[16], text[64], k[24];
 
 	if (json_object_size(classes) == 0)
 		return;
+	if (models) {
+		nk = ee_summary_models_ks(sum, ks, MAX_COLUMN_KS);
+	} else if (figures) {
+		json_object_foreach (json_object_get(sum, "pass_at_k"), key, unused)
+			if (nk < MAX_COLUMN_KS && key_k(key))
+				ks[nk++] = key_k(key);
+	}
+	int ci = nk > 0 &&
+	         json_object_get(models ? json_object_iter_value(json_object_iter((json_t *)classes)) : sum,
+	                         "pass_at_k_ci");
 	level_label(sum, level, sizeof(level));
 	fprintf(out, "\n");
 	put_name(out, header, w);
-	fprintf(out, "   tasks  samples");
-	json_object_foreach ((json_t *)pak, k, unused)
+	fprintf(out, "   tasks  samples%s", models ? "   n/task" : "");
+	for (size_t i = 0; i < nk; i++) {
+		snprintf(k, sizeof(k), "%lu", ks[i]);
 		fprintf(out, " %9s%s", "pass@", k);
-	fprintf(out, "     mean   median      p10");
-	if (ci_k && json_object_get(sum, "pass_at_k_ci"))
-		fprintf(out, "   pass@%s %s CI", ci_k, level);
-	else
-		ci_k = NULL;
+	}
+	if (figures)
+		fprintf(out, "     mean   median      p10");
+	if (ci)
+		fprintf(out, "   pass@%lu %s CI", ks[0], level);
 	fprintf(out, "\n");
 	json_object_foreach ((json_t *)classes, key, val) {
 		put_name(out, class_label(key), w);
 		put_num(out, json_object_get(val, "tasks"), 8, 0);
 		put_num(out, json_object_get(val, "samples"), 9, 0);
-		json_object_foreach ((json_t *)pak, k, unused)
+		if (models) {
+			per_task_cell(val, text, sizeof(text));
+			fprintf(out, " %8s", text);
+		}
+		for (size_t i = 0; i < nk; i++) {
+			snprintf(k, sizeof(k), "%lu", ks[i]);
 			put_num(out, json_object_get(json_object_get(val, "pass_at_k"), k),
 			        10 + (int)strlen(k), 4);
-		put_num(out, json_object_get(val, "mean_score"), 9, 4);
-		put_num(out, json_object_get(val, "median_task_score"), 9, 4);
-		put_num(out, json_object_get(val, "p10_task_score"), 9, 4);
-		if (ci_k) {
-			format_ci(json_object_get(json_object_get(val, "pass_at_k_ci"), ci_k), text,
+		}
+		if (figures) {
+			put_num(out, json_object_get(val, "mean_score"), 9, 4);
+			put_num(out, json_object_get(val, "median_task_score"), 9, 4);
+			put_num(out, json_object_get(val, "p10_task_score"), 9, 4);
+		}
+		if (ci) {
+			snprintf(k, sizeof(k), "%lu", ks[0]);
+			format_ci(json_object_get(json_object_get(val, "pass_at_k_ci"), k), text,
 			          sizeof(text));
 			fprintf(out, "   %s", text);
 		}
 		fprintf(out, "\n");
+	}
+}
+
+/* Under the model table: the ks a model does not report, and why. */
+static void print_models_dropped(FILE *out, const json_t *sum)
+{
+	const char *name;
+	json_t *m, *d;
+	size_t i;
+
+	json_object_foreach (json_object_get(sum, "models"), name, m) {
+		json_array_foreach (json_object_get(m, "pass_at_k_dropped"), i, d) {
+			const char *why = json_string_value(json_object_get(d, "reason"));
+			fprintf(out, "  %s: pass@%lld dropped: %s\n", class_label(name),
+			        (long long)json_integer_value(json_object_get(d, "k")), why ? why : "?");
+		}
 	}
 }
 
@@ -391,11 +487,18 @@ static void print_environment(FILE *out, const json_t *env)
 	const char *version = json_string_value(json_object_get(py, "version"));
 	const char *path = json_string_value(json_object_get(py, "path"));
 
+	const json_t *packages = json_object_get(env, "packages");
+	const char *fingerprint = json_string_value(json_object_get(packages, "sha256"));
+	char pk[64] = "";
+
 	if (!env)
 		return;
-	fprintf(out, "\nenvironment: execeval %s, python %s (%s), isolation %s%s, kernel %s\n",
+	if (fingerprint) /* what candidates could import (results/environment.h) */
+		snprintf(pk, sizeof(pk), ", %lld packages (fingerprint %.8s)",
+		         (long long)json_integer_value(json_object_get(packages, "count")), fingerprint);
+	fprintf(out, "\nenvironment: execeval %s, python %s (%s)%s, isolation %s%s, kernel %s\n",
 	        json_string_value(json_object_get(env, "execeval_version")), version ? version : "unknown",
-	        path ? path : "unknown", json_string_value(json_object_get(env, "isolation")),
+	        path ? path : "unknown", pk, json_string_value(json_object_get(env, "isolation")),
 	        json_is_true(json_object_get(env, "weak_limits")) ? " (weak limits)" : "",
 	        json_string_value(json_object_get(env, "kernel")));
 }
@@ -428,10 +531,23 @@ static void print_generated(FILE *out, const json_t *sum)
 		        json_number_value(json_object_get(cal, "factor")));
 	else if (json_is_string(cal))
 		fprintf(out, "calibrated limits: mixed\n");
-	fprintf(out, "canonical tier only:");
-	json_object_foreach ((json_t *)json_object_get(g, "pass_at_k_canonical"), key, val)
-		fprintf(out, "  pass@%s %.4f", key, json_number_value(val));
-	fprintf(out, "\n");
+	const json_t *models = json_object_get(sum, "models"), *m;
+	const char *name;
+	if (json_object_size(models) < 2) {
+		fprintf(out, "canonical tier only:");
+		json_object_foreach ((json_t *)json_object_get(g, "pass_at_k_canonical"), key, val)
+			fprintf(out, "  pass@%s %.4f", key, json_number_value(val));
+		fprintf(out, "\n");
+		return;
+	}
+	fprintf(out, "canonical tier only, per model:\n"); /* pooled, it would be no model's */
+	json_object_foreach ((json_t *)models, name, m) {
+		fprintf(out, "  %s:", name[0] ? name : "(none)");
+		json_object_foreach (json_object_get(json_object_get(m, "generated"), "pass_at_k_canonical"),
+		                     key, val)
+			fprintf(out, "  pass@%s %.4f", key, json_number_value(val));
+		fprintf(out, "\n");
+	}
 }
 
 void ee_summary_print(const json_t *summary, FILE *out)
@@ -441,6 +557,7 @@ void ee_summary_print(const json_t *summary, FILE *out)
 	print_overall(out, summary);
 	print_blocks(out, summary, "classes", "class");
 	print_blocks(out, summary, "models", "model");
+	print_models_dropped(out, summary);
 	print_tiers(out, summary);
 	print_generated(out, summary);
 	print_judged_by(out, summary);

@@ -134,7 +134,7 @@ def test_a_log_gets_whole_progress_lines_with_count_rate_eta_and_pass(tmp_path):
 
 def test_quiet_silences_the_progress_line(tmp_path):
     loud = eval_small(tmp_path, n=4, slow=0.2)
-    quiet = eval_small(tmp_path, "-q", n=4, slow=0.2)
+    quiet = eval_small(tmp_path, "-q", "--force", n=4, slow=0.2)  # the same -o again
     assert loud.returncode == quiet.returncode == 0, quiet.stderr
     assert PROGRESS_LINE.match(loud.stderr.decode().splitlines()[0])
     assert " done, pass " not in quiet.stderr.decode()

@@ -40,8 +40,10 @@ def read_jsonl(path):
 
 
 def evaluate(tmp, name, samples, tasks=TASKS):
+    """One model's run: examples/ holds three, and a file of several is
+    compared model by model (tests/metrics/test_mixed_models.py)."""
     path = tmp / (name + ".samples.jsonl")
-    path.write_text("".join(json.dumps(s) + "\n" for s in samples))
+    path.write_text("".join(json.dumps(dict(s, model="demo")) + "\n" for s in samples))
     results, summary = tmp / (name + ".jsonl"), tmp / (name + ".json")
     r = execeval("eval", "--tasks", tasks, "--samples", path, "-j", 2, "-q", "-k", 1, "-o", results,
                  "--summary-json", summary)

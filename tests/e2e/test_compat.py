@@ -157,7 +157,7 @@ def test_compat_turns_the_import_denylist_off_but_the_sandbox_holds(tmp_path):
         execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, "--no-history", check=0)
         default = records(str(samples) + ".results.jsonl")[0]
         execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, "--no-history",
-                 "--humaneval-compat", check=0)
+                 "--humaneval-compat", "--force", check=0)
         compat = records(str(samples) + ".results.jsonl")[0]
         with pytest.raises(BlockingIOError):
             listener.accept()

@@ -318,7 +318,8 @@ def test_a_malformed_sample_stops_with_file_line_and_field_and_keeps_what_was_do
     assert "%s:2" % samples in r.stderr and "completion" in r.stderr
     assert len(records(str(samples) + ".results.jsonl")) == 1
 
-    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--skip-invalid", "-k", 1, check=0)
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--skip-invalid", "-k", 1, "--force",
+                 check=0)
     recs = records(str(samples) + ".results.jsonl")
     invalid = [x for x in recs if x.get("invalid")]
     assert len(recs) == 3 and len(invalid) == 1 and invalid[0]["line"] == 2
@@ -396,6 +397,7 @@ def test_an_interrupted_eval_keeps_its_records_and_leaves_nothing(tmp_path, sig)
     assert p.returncode == 128 + sig, (p.returncode, err)
     assert time.time() - t0 < 5
     assert "records kept" in err
+    assert "run again with --resume to continue" in err, err
     kept = records(out)  # every line whole: nothing torn by the interruption
     assert 20 <= len(kept) < 328
     # candidates cut short by the signal leave no record (no fake verdict)
@@ -835,16 +837,62 @@ def test_the_summary_records_the_environment_that_produced_it(tmp_path, isolatio
     env = json.loads(summary.read_text())["environment"]
     version = subprocess.run(["/usr/bin/python3", "-c", "import platform; print(platform.python_version())"],
                              capture_output=True, text=True, check=True).stdout.strip()
+    packages = packages_fingerprint(version)
     assert env == {
         "execeval_version": env["execeval_version"],
         "interpreter": {"path": "/usr/bin/python3", "realpath": os.path.realpath("/usr/bin/python3"),
                         "version": version},
+        "packages": packages,
         "isolation": isolation, "weak_limits": False, "kernel": os.uname().release,
     }
     assert env["execeval_version"] == records(str(samples) + ".results.jsonl")[0]["execeval_version"]
-    line = "environment: execeval %s, python %s (/usr/bin/python3), isolation %s, kernel %s" % (
-        env["execeval_version"], version, isolation, os.uname().release)
+    line = ("environment: execeval %s, python %s (/usr/bin/python3), %d packages (fingerprint %s), isolation %s, "
+            "kernel %s" % (env["execeval_version"], version, packages["count"], packages["sha256"][:8], isolation,
+                           os.uname().release))
     assert line in r.stdout.splitlines(), r.stdout[-600:]
+    # the run file keeps what verdicts depend on, for --resume and compare to check (issue 35)
+    run = json.loads(Path(str(samples) + ".results.jsonl.run.json").read_text())
+    assert run["environment"] == {"interpreter": env["interpreter"], "packages": packages}
+
+
+def packages_fingerprint(version):
+    """The packages candidates can import, as the harness's dist-packages
+    directories name them (results/environment.h), computed here apart."""
+    xy = ".".join(version.split(".")[:2])
+    dirs = ["/usr/local/lib/python%s/dist-packages" % xy, "/usr/lib/python3/dist-packages",
+            "/usr/lib/python%s/dist-packages" % xy]
+    lines, found = [], [d for d in dirs if os.path.isdir(d)]
+    for d in found:
+        for entry in os.listdir(d):
+            for suffix in (".dist-info", ".egg-info"):
+                if entry.endswith(suffix) and len(entry) > len(suffix):
+                    name, _, ver = entry[:-len(suffix)].partition("-")
+                    name = name.lower().replace("-", "_").replace(".", "_")
+                    lines.append("%s==%s" % (name, ver.split("-py")[0]))
+    text = "".join(line + "\n" for line in sorted(lines, key=lambda s: s.encode()))
+    return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "count": len(lines), "dirs": found}
+
+
+def test_resume_and_compare_warn_when_the_environment_changed(tmp_path):
+    """The run file's fingerprint (as another host or an older install left
+    it): --resume continues with a warning naming what changed, and compare
+    warns too; neither refuses."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [NATIVE])
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "completion": SQ_OK}])
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "-q", "--no-history", "-o", out, check=0)
+    other = tmp_path / "other.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "-q", "--no-history", "-o", other, check=0)
+    run_file = Path(str(out) + ".run.json")
+    run = json.loads(run_file.read_text())
+    run["environment"]["packages"]["sha256"] = "0" * 64
+    run_file.write_text(json.dumps(run))
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "-q", "--no-history", "-o", out,
+                 "--resume", check=0)
+    assert "the environment candidates run in changed since the run began" in r.stderr, r.stderr
+    assert "(fingerprint 00000000 -> " in r.stderr
+    r = execeval("compare", out, other, check=0)
+    assert "BASE and NEW ran in different environments: packages" in r.stderr, r.stderr
 
 
 # ---- Formats users have; fidelity with MBPP's protocol (issue 12) ----------------------------------------------

@@ -179,9 +179,14 @@ def test_humaneval_hard_coded_examples_fail_generated_tests_canonical_passes_for
             else:
                 assert rec["status"] == "assertion_fail", (seed, rec["task_id"])
                 assert any(t["status"] == "fail" for t in gen)
-        g = json.loads(summary.read_text())["generated"]
+        s = json.loads(summary.read_text())
+        g = s["generated"]
         assert g["seed"] == seed and g["tasks"] == 5 and g["tests"] == 100 and g["dropped"] == 0, g
-        assert g["pass_at_k_canonical"]["1"] == 1.0, g
+        # two models: each its own canonical-tier pass@1, none pooled (issue 35)
+        assert g["pass_at_k_canonical"] == {}, g
+        for model in ("canonical", "hard-coded"):
+            assert s["models"][model]["generated"]["pass_at_k_canonical"]["1"] == 1.0, s["models"][model]
+        assert s["models"]["canonical"]["pass_at_k"]["1"] == 1.0 and s["models"]["hard-coded"]["pass_at_k"]["1"] == 0
 
 
 # ---------------------------------------------------------------------------

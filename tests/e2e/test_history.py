@@ -153,22 +153,27 @@ def figures(summary):
             "timeout_rate": summary["statuses"]["timeout"] / summary["samples"]}
 
 
-def test_history_lists_both_runs_with_their_figures_and_trend(two_runs):
+MODELS = ["demo-bad", "demo-good", "demo-mediocre"]  # of run 1; run 2 is demo-good's samples alone
+
+
+def test_history_lists_each_runs_models_with_their_figures_and_trend(two_runs):
+    """A run of several models is a row per model (issue 35: a pass@k pooled
+    over models is no model's); a trend compares a model with itself."""
     db, runs = two_runs
     listed = history_json(db)
-    assert [r["id"] for r in listed] == [2, 1], "newest first"
-    for row, run in zip(listed, reversed(runs)):
-        want = figures(run["summary"])
-        for key, value in want.items():
+    assert [(r["id"], r["model"]) for r in listed] == [(2, "demo-good")] + [(1, m) for m in MODELS], \
+        "newest first, a row per model"
+    wants = [runs[1]["summary"]] + [runs[0]["summary"]["models"][m] for m in MODELS]
+    for row, want in zip(listed, wants):
+        for key, value in figures(want).items():
             assert row[key] == pytest.approx(value, abs=1e-12), (key, row)
         assert row["lint_pass_rate"] is None  # no --lint: absent, not 0
         assert row["tasks_sha256"] == sha256(TASKS)
         assert row["class"] is None
-    p1, p2 = runs[0]["summary"]["pass_at_k"]["1"], runs[1]["summary"]["pass_at_k"]["1"]
-    assert p2 > p1  # the data: demo-good alone does better
+    # demo-good against demo-good: the same samples, the same figures
     assert listed[0]["previous_id"] == 1
-    assert listed[0]["pass_at_k_delta"] == pytest.approx(p2 - p1, abs=1e-12)
-    assert listed[1]["previous_id"] is None and listed[1]["pass_at_k_delta"] is None
+    assert listed[0]["pass_at_k_delta"] == pytest.approx(0.0, abs=1e-12)
+    assert all(r["previous_id"] is None and r["pass_at_k_delta"] is None for r in listed[1:])
     assert [r["id"] for r in history_json(db, "--limit", 1)] == [2]
 
 
@@ -179,17 +184,16 @@ def test_history_table(two_runs):
     assert lines[0].split()[:4] == ["id", "started", "(UTC)", "models"], out
     assert "pass@1" in lines[0] and "timeouts" in lines[0] and "trend" in lines[0]
     body = [line.split() for line in lines[1:]]
-    assert [cells[0] for cells in body] == ["2", "1"], out
+    assert [cells[:1] + cells[3:4] for cells in body] == [["2", "demo-good"]] + [["1", m] for m in MODELS], out
     short = "tasks.jsonl@" + sha256(TASKS)[:8]
-    for cells, run in zip(body, reversed(runs)):
-        s = run["summary"]
+    wants = [runs[1]["summary"]] + [runs[0]["summary"]["models"][m] for m in MODELS]
+    for cells, s in zip(body, wants):
         assert short in cells
         assert str(s["samples"]) in cells
         assert "%.4f" % s["pass_at_k"]["1"] in cells
         assert "%.4f" % s["mean_score"] in cells
         assert "%.1f%%" % (100.0 * s["statuses"]["timeout"] / s["samples"]) in cells
-    delta = runs[1]["summary"]["pass_at_k"]["1"] - runs[0]["summary"]["pass_at_k"]["1"]
-    assert body[0][-1] == "%+.4f" % delta and body[1][-1] == "-", out
+    assert body[0][-1] == "+0.0000" and [cells[-1] for cells in body[1:]] == ["-"] * 3, out
 
 
 def test_history_filters_by_model_and_task_class(two_runs):
@@ -198,20 +202,25 @@ def test_history_filters_by_model_and_task_class(two_runs):
     assert [r["id"] for r in history_json(db, "--model", "demo-good")] == [2, 1]
     assert history_json(db, "--model", "nobody") == []
     by_class = history_json(db, "--task-class", "math")
-    assert [r["id"] for r in by_class] == [2, 1]
-    for row, run in zip(by_class, reversed(runs)):
-        want = figures(run["summary"]["classes"]["math"])
+    # run 1 holds three models: a row per model with its own figures of the class (issue 35)
+    with_math = [m for m in MODELS if "math" in runs[0]["summary"]["models"][m]["classes"]]
+    assert [(r["id"], r["model"]) for r in by_class] == [(2, "demo-good")] + [(1, m) for m in with_math]
+    wants = [runs[1]["summary"]["classes"]["math"]] + [runs[0]["summary"]["models"][m]["classes"]["math"]
+                                                        for m in with_math]
+    for row, want in zip(by_class, wants):
         assert row["class"] == "math"
-        for key, value in want.items():
+        for key in ("samples", "pass_at_k", "mean_score"):
+            value = want[key]["1"] if key == "pass_at_k" else want[key]
             assert row[key] == pytest.approx(value, abs=1e-12), (key, row)
-    math = [r["summary"]["classes"]["math"]["pass_at_k"]["1"] for r in runs]
-    assert by_class[0]["pass_at_k_delta"] == pytest.approx(math[1] - math[0], abs=1e-12)
+    # demo-good's math against demo-good's math: the same samples
+    assert by_class[0]["previous_id"] == 1 and by_class[0]["pass_at_k_delta"] == pytest.approx(0.0, abs=1e-12)
     assert history_json(db, "--task-class", "no-such-class") == []
     # Both filters, and the table says which class it shows.
     assert [r["id"] for r in history_json(db, "--task-class", "io", "--model", "demo-bad")] == [1]
     table = execeval("history", "--db", db, "--task-class", "math", check=0).stdout
     assert table.splitlines()[0] == "figures of class math"
-    assert "%.4f" % math[0] in table
+    assert "%.4f" % runs[1]["summary"]["classes"]["math"]["pass_at_k"]["1"] in table
+    assert "demo-good" in table.splitlines()[2]
     none = execeval("history", "--db", db, "--model", "nobody", check=0).stdout
     assert "(no runs match)" in none
 
@@ -242,14 +251,15 @@ def test_eval_without_history_flags_writes_under_home(tmp_path):
     assert stat.S_IMODE((home / ".local").stat().st_mode) == 0o700
     # `execeval history` finds it without --db, under the same HOME.
     listed = json.loads(execeval("history", "--json", env=env, check=0).stdout)
-    assert [r["id"] for r in listed] == [1]
+    assert [(r["id"], r["model"]) for r in listed] == [(1, "m1"), (1, "m2")], "a row per model"
     assert listed[0]["models"] == ["m1", "m2"]
-    assert listed[0]["pass_at_k"] == pytest.approx(2 / 3)
+    assert [r["pass_at_k"] for r in listed] == [pytest.approx(1 / 2), pytest.approx(1.0)]
     # XDG_DATA_HOME, when set, wins over HOME.
     xdg = tmp_path / "xdg"
-    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, env=home_env(home, xdg), check=0)
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "-k", 1, "--force", env=home_env(home, xdg),
+             check=0)
     assert (xdg / "execeval" / "history.db").exists()
-    assert len(history_json(db)) == 1
+    assert {r["id"] for r in history_json(db)} == {1}
 
 
 def test_no_history_writes_nothing(tmp_path):
@@ -262,7 +272,8 @@ def test_no_history_writes_nothing(tmp_path):
     assert "history" not in r.stderr
     # The last of --history and --no-history decides.
     db = tmp_path / "h.db"
-    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--no-history", "--history", db, check=0)
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--no-history", "--history", db, "--force",
+             check=0)
     assert db.exists()
 
 
@@ -335,8 +346,8 @@ def test_models_stored_are_capped(tmp_path):
     r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q", "--skip-invalid", "--history", db, check=0)
     assert "more than 256 models; 256 are stored" in r.stderr, r.stderr
     listed = history_json(db)
-    assert listed[0]["models"] == names[:256]
-    assert listed[0]["samples"] == 301
+    assert {r["id"] for r in listed} == {1} and listed[0]["models"] == names[:256]
+    assert sum(r["samples"] for r in listed) == 301, "a row per model kept (64 and the rest)"
 
 
 def test_file_names_that_are_not_utf8_are_stored_readably(tmp_path):

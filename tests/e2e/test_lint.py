@@ -205,8 +205,12 @@ def test_metrics_recomputes_lint_and_composite_and_refuses_bad_formulas(tmp_path
     assert r.returncode == 0, r.stderr
     m = json.loads(out.read_text())
     assert m["lint"] == summary["lint"]
-    assert m["composite"]["value"] == pytest.approx(
-        m["mean_score"] - m["statuses"]["timeout"] / m["samples"])
+    # examples/ holds three models: each has its composite, from its own metrics; the
+    # top level has no figure over tasks to compute one from (issue 35)
+    assert len(m["models"]) >= 2 and m["composite"]["value"] is None
+    for block in m["models"].values():
+        assert block["composite"]["value"] == pytest.approx(
+            block["mean_score"] - block["statuses"]["timeout"] / block["samples"])
     for bad, text in [("0.7*correctnes", "unknown metric"), ("__import__('os')", "expected a metric"),
                       ("(" * 50 + "1" + ")" * 50, "nested too deeply")]:
         r = subprocess.run([EXECEVAL, "metrics", str(tmp_path / "lint.jsonl"), "--composite", bad],

@@ -40,15 +40,17 @@ def two_models(tmp_path):
     return tasks, samples
 
 
-def test_a_mixed_samples_file_is_broken_down_per_model_with_the_overall_kept(tmp_path):
+def test_a_mixed_samples_file_is_broken_down_per_model_and_nothing_is_pooled(tmp_path):
     tasks, samples = two_models(tmp_path)
     summary = tmp_path / "summary.json"
     r = execeval("eval", "--tasks", tasks, "--samples", samples, "-k", "1,2", "-j", 2, "--run-hidden",
                  "--model", "base", "--summary-json", summary, "--no-history", check=0)
     s = json.loads(summary.read_text())
-    # overall, as without models: t/sq 2/4, t/cube 2/3
+    # the counts are the whole set's; a pass@k pooled over models is no model's (issue 35)
     assert s["samples"] == 7 and s["tasks"] == 2
-    assert abs(s["pass_at_k"]["1"] - (2 / 4 + 2 / 3) / 2) < 1e-12
+    assert s["pass_at_k"] == {} and s["mean_score"] is None
+    assert [d["k"] for d in s["pass_at_k_dropped"]] == [1, 2]
+    assert "the records hold 3 models" in s["pass_at_k_dropped"][0]["reason"]
     m = s["models"]
     assert list(m) == ["base", "good", "poor"], "--model labels the samples without one"
     assert m["good"]["tasks"] == 1 and m["good"]["pass_at_k"] == {"1": 1.0, "2": 1.0}
@@ -60,8 +62,12 @@ def test_a_mixed_samples_file_is_broken_down_per_model_with_the_overall_kept(tmp
     assert m["poor"]["median_task_score"] == 0.0 and m["good"]["mean_score"] == 1.0
     # the printed table has a row per model and each model's statuses
     out = r.stdout
-    assert re.search(r"^model +tasks +samples +pass@1 +pass@2", out, re.M), out
-    assert re.search(r"^good +1 +2 +1\.0000 +1\.0000", out, re.M), out
+    assert re.search(r"^  pass@k, scores +per model, below \(the records hold 3 models\)$", out, re.M), out
+    assert not re.search(r"^  pass@1 ", out, re.M), "no pooled pass@1"
+    assert re.search(r"^model +tasks +samples +n/task +pass@1 +pass@2", out, re.M), out
+    assert re.search(r"^good +1 +2 +2 +1\.0000 +1\.0000", out, re.M), out
+    assert re.search(r"^poor +2 +3 +1-2 +0\.0000 +- ", out, re.M), out
+    assert "poor: pass@2 dropped: 1 of 2 tasks have fewer than 2 samples (min 1)" in out
     assert re.search(r"^poor +0 +2 +1 +0 +0$", out, re.M), out
     assert "detail, poor" in out
     # the records: --model only where the sample had none
@@ -117,7 +123,7 @@ def test_humaneval_compat_refuses_samples_that_leave_tasks_out_before_running(tm
     out = tmp_path / "out.jsonl"
     out.write_text("earlier\n")
     r = execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "--humaneval-compat",
-                 "--no-history", check=2)
+                 "--no-history", "--force", check=2)
     assert "--humaneval-compat: Some problems are not attempted." in r.stderr
     assert "the first not attempted: t/cube" in r.stderr
     assert out.read_text() == "earlier\n", "refused before the results file was touched"
@@ -189,10 +195,10 @@ def test_the_report_breaks_down_per_model_and_counts_syntax_and_import_errors_ap
     assert 'id="chart-models"' in html
     rows = model_table(html)
     assert list(rows) == ["good", "poor"]
-    # tasks, samples, pass@1, mean, median, p10, five statuses, details
-    assert rows["good"][:3] == ["2", "2", "1.000"] and rows["good"][6] == "2"
-    assert rows["poor"][:3] == ["2", "2", "0.000"] and rows["poor"][6:11] == ["0", "0", "2", "0", "0"]
-    assert "import error 1" in rows["poor"][11] and "syntax error 1" in rows["poor"][11]
+    # tasks, samples, n/task, pass@1, mean, median, p10, five statuses, details
+    assert rows["good"][:4] == ["2", "2", "1", "1.000"] and rows["good"][7] == "2"
+    assert rows["poor"][:4] == ["2", "2", "1", "0.000"] and rows["poor"][7:12] == ["0", "0", "2", "0", "0"]
+    assert "import error 1" in rows["poor"][12] and "syntax error 1" in rows["poor"][12]
     # the details chart of the whole set has the two apart as well
     chart = re.search(r'<svg class="chart" id="chart-details".*?</svg>', html, re.S).group(0)
     assert ">syntax error</text>" in chart and ">import error</text>" in chart, chart[:1500]
@@ -230,7 +236,12 @@ def test_history_with_model_shows_that_models_figures_and_trend(tmp_path):
     assert poor[0]["model"] == "poor"
     assert poor[0]["pass_at_k"] == models["poor"]["pass_at_k"]["1"] == 0.0
     assert poor[0]["samples"] == models["poor"]["samples"] == 3
-    assert history(db)[1]["pass_at_k"] != 0.0, "without --model: the whole run's figures"
+    # without --model: a row per model of run 1 (issue 35), good's trend against good's
+    listed = history(db)
+    assert [(r["id"], r["model"]) for r in listed] == [(2, "good"), (1, ""), (1, "good"), (1, "poor")]
+    assert [r["pass_at_k"] for r in listed] == [1.0, models[""]["pass_at_k"]["1"], 1.0, 0.0]
+    assert listed[0]["previous_id"] == 1 and listed[0]["pass_at_k_delta"] == 0.0
+    assert listed[3]["pass_at_k_delta"] is None, "poor has no earlier run"
     rows = history(db, "--model", "good")
     assert [(r["id"], r["model"], r["pass_at_k"]) for r in rows] == [(2, "good", 1.0), (1, "good", 1.0)]
     assert rows[0]["previous_id"] == 1 and rows[0]["pass_at_k_delta"] == 0.0, "good against good"
@@ -245,3 +256,42 @@ def test_history_with_model_shows_that_models_figures_and_trend(tmp_path):
     assert rows[0]["pass_at_k_delta"] is None
     table = execeval("history", "--db", db, "--model", "good", check=0).stdout.splitlines()
     assert " *" in table[3] and " *" not in table[2], table
+
+
+# ---- a results file that holds records (issue 35) --------------------------------------------------------------
+
+
+def test_a_results_file_with_records_is_not_overwritten_without_resume_or_force(tmp_path):
+    tasks, samples = two_models(tmp_path)
+    out = Path(str(samples) + ".results.jsonl")
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "-q", "--no-history", check=0)
+    before = out.read_text()
+    run_file = Path(str(out) + ".run.json").read_text()
+    # the user typed the same command again: refused, naming the file, its records and both ways on
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "-q", "--no-history", check=2)
+    assert "-o %s already holds 7 records: --resume continues that run, --force replaces it" % out in r.stderr, \
+        r.stderr
+    assert out.read_text() == before and Path(str(out) + ".run.json").read_text() == run_file
+    # --resume continues (nothing left to do), --force replaces
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "-q", "--no-history", "--resume", check=0)
+    assert out.read_text() == before
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "-q", "--no-history", "--force", check=0)
+    assert len(records(out)) == 7
+    # an empty results file holds no one's work: no refusal
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-k", 1, "-q", "--no-history", "-o", empty, check=0)
+
+
+def test_a_start_that_fails_leaves_no_results_or_run_file(tmp_path):
+    tasks, _ = two_models(tmp_path)
+    typo = write_jsonl(tmp_path / "typo.jsonl", [{"task_id": "t/sq", "completon": SQ_OK}])
+    r = execeval("eval", "--tasks", tasks, "--samples", typo, "-k", 1, "-q", "--no-history", check=2)
+    assert "typo.jsonl:1" in r.stderr and "stopped before any record was written" in r.stderr, r.stderr
+    assert not Path(str(typo) + ".results.jsonl").exists()
+    assert not Path(str(typo) + ".results.jsonl.run.json").exists()
+    # a results file that was there before stays (with --force, emptied as asked)
+    out = tmp_path / "kept.jsonl"
+    out.write_text("")
+    execeval("eval", "--tasks", tasks, "--samples", typo, "-k", 1, "-q", "--no-history", "-o", out, check=2)
+    assert out.exists()

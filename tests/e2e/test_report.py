@@ -257,10 +257,12 @@ def test_charts_are_drawn_and_the_table_links_to_every_task(example_run, tmp_pat
 def test_the_screenshot_shows_the_charts(example_run, tmp_path):
     _, report = example_run
     shot = tmp_path / "report.png"
-    run_chromium(["--hide-scrollbars", "--window-size=1280,1800", "--screenshot=%s" % shot, report.as_uri()],
+    # tall enough for every chart: examples/ holds three models, so pass@k and pass@1 by class
+    # have a bar per model (issue 35)
+    run_chromium(["--hide-scrollbars", "--window-size=1280,2800", "--screenshot=%s" % shot, report.as_uri()],
                  tmp_path)
     width, height, rows = png_pixels(shot)
-    assert (width, height) == (1280, 1800)
+    assert (width, height) == (1280, 2800)
     counts = {name: 0 for name in PALETTE}
     colours = set()
     for row in rows[::2]:
@@ -397,8 +399,9 @@ def test_history_trend_over_runs_is_drawn(example_run, tmp_path):
     assert r.returncode == 0, r.stderr
     dom = Dom(dump_dom(page, tmp_path))
     trend = sorted(c for c in dom.charts if c.startswith("chart-trend-"))
-    # pass@1, mean score, timeout rate over two runs; lint only in the second: one point.
-    assert trend == ["chart-trend-0", "chart-trend-1", "chart-trend-2", "chart-trend-3"], sorted(dom.charts)
+    # pass@1, mean score, timeout rate over two runs; lint only in the second: one point;
+    # a line per model (examples/ holds three: issue 35)
+    assert set(trend) == {"chart-trend-%d" % i for i in range(12)}, sorted(dom.charts)
     for c in trend:
         assert dom.charts[c]["path"] >= 1 and dom.charts[c]["circle"] >= 1, (c, dom.charts[c])
     text = page.read_text(encoding="utf-8")
@@ -435,10 +438,14 @@ def test_history_trends_never_join_two_data_sets(tmp_path):
     assert r.returncode == 0, r.stderr
     mine, theirs = "tasks-v2.jsonl@" + sha(other), "tasks.jsonl@" + sha(tasks)
     charts = trend_charts(page)
-    assert list(charts) == ["%s on %s" % (m, d) for d in (mine, theirs)
-                            for m in ("pass@1", "mean score", "timeout rate")], charts
-    assert [charts["pass@1 on " + d] for d in (mine, theirs)] == [1, 2], charts
-    assert "runs on different tasks are never joined" in page.read_text(encoding="utf-8")
+    models = ("demo-bad", "demo-good", "demo-mediocre")  # examples/ holds three: a line per model (issue 35)
+    assert sorted(charts) == sorted("%s on %s, model %s" % (m, d, model) for d in (mine, theirs)
+                                    for model in models for m in ("pass@1", "mean score", "timeout rate")), charts
+    assert all(title.endswith(mine.join(("", ", model " + title.split(", model ")[1])))
+               for title in list(charts)[:9]), "the reported results' own data set first"
+    assert [charts["pass@1 on %s, model %s" % (d, model)] for d in (mine, theirs) for model in models] \
+        == [1, 1, 1, 2, 2, 2], charts
+    assert "runs on different tasks or of different models are never joined" in page.read_text(encoding="utf-8")
 
 
 def test_a_bad_line_names_file_and_line(example_run, tmp_path):

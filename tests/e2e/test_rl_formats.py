@@ -26,7 +26,7 @@ def evaluate(tmp_path, rows, samples, *args, check=None):
     sample_file = write_jsonl(tmp_path / "s.jsonl", samples)
     out = tmp_path / "r.jsonl"
     r = execeval(*with_isolation(["eval", "--tasks", tasks, "--samples", sample_file, "-o", out, "-q", "-k", 1,
-                                  "--no-history", "-j", 2, *args]))
+                                  "--no-history", "-j", 2, "--force", *args]))  # r.jsonl anew each time
     assert r.returncode in (0, 1), r.stderr[-2000:]
     return {(x["task_id"], x["sample"]): (x["status"], [(t["kind"], t["visibility"], t["status"])
                                                         for t in x["tests"]])
@@ -45,7 +45,7 @@ def eval_error(tmp_path, rows, *args):
     tasks = write_jsonl(tmp_path / "bad.jsonl", rows)
     samples = write_jsonl(tmp_path / "s.jsonl", [code("1", ZERO)])
     r = execeval(*with_isolation(["eval", "--tasks", tasks, "--samples", samples, "-o", tmp_path / "r.jsonl",
-                                  "-q", "--no-history", *args]))
+                                  "-q", "--no-history", "--force", *args]))
     assert r.returncode == 2, (r.returncode, r.stderr)
     return r.stderr
 

@@ -672,7 +672,13 @@ static void add_two_models(struct ee_summary *s, int with_model)
 	add_model_rec(s, with_model ? "poor" : NULL, "c", "assertion_fail", "test 0 failed: z");
 }
 
-Test(summary, models_break_down_with_the_overall_figures_kept)
+/* The keys of a summary block that are figures over tasks: with several
+ * models they would pool them (issue 35). */
+static const char *const pooled_keys[] = { "pass_at_k",      "pass_at_k_ci",  "pass_at_k_dropped",
+	                                   "mean_score",     "mean_score_ci", "median_task_score",
+	                                   "p10_task_score", "classes",       "generated" };
+
+Test(summary, models_break_down_and_nothing_is_pooled_across_them)
 {
 	const unsigned long ks[] = { 1, 2 };
 	struct ee_summary *s = ee_summary_new(), *plain = ee_summary_new();
@@ -683,12 +689,32 @@ Test(summary, models_break_down_with_the_overall_figures_kept)
 	cr_assert_not_null(j);
 	cr_assert_not_null(p);
 	cr_expect(!has(p, "models"), "one model (none): no breakdown");
-	json_t *without = json_deep_copy(j);
+	json_t *without = json_deep_copy(j), *plain_counts = json_deep_copy(p);
 	json_object_del(without, "models");
-	cr_expect(json_equal(without, p), "the overall figures are those of the same records without models");
+	for (size_t i = 0; i < sizeof(pooled_keys) / sizeof(pooled_keys[0]); i++) {
+		json_object_del(without, pooled_keys[i]);
+		json_object_del(plain_counts, pooled_keys[i]);
+	}
+	cr_expect(json_equal(without, plain_counts),
+	          "the counts are those of the same records without models");
 	json_decref(without);
-	/* overall: a 2/3, b 1/2, c 0/2; pass@1 = (2/3 + 1/2 + 0) / 3 */
-	expect_close(num(j, "pass_at_k/1"), (2.0 / 3 + 0.5) / 3, "overall pass@1");
+	json_decref(plain_counts);
+	/* no pooled figure: none at the top, none per class, each k says why */
+	cr_expect_eq(json_object_size(json_object_get(j, "pass_at_k")), 0, "no pooled pass@k");
+	cr_expect_eq(json_object_size(json_object_get(j, "pass_at_k_ci")), 0);
+	cr_expect(json_is_null(json_object_get(j, "mean_score")), "no pooled mean score");
+	cr_expect(json_is_null(json_object_get(j, "median_task_score")));
+	const json_t *dropped = json_object_get(j, "pass_at_k_dropped");
+	cr_assert_eq(json_array_size(dropped), 2);
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(dropped, 0), "reason")),
+	                 "the records hold 2 models: a pass@k pooled over them is no model's (see models)");
+	cr_expect_eq(json_object_size(json_object_get(json_object_get(json_object_get(j, "classes"), ""),
+	                                              "pass_at_k")),
+	             0, "nor per class");
+	cr_expect(json_is_null(
+	        json_object_get(json_object_get(json_object_get(j, "classes"), ""), "mean_score")));
+	cr_expect_eq(num(json_object_get(json_object_get(j, "classes"), ""), "samples"), 7,
+	             "the class keeps its counts");
 	const json_t *m = json_object_get(j, "models");
 	cr_assert_eq(json_object_size(m), 2);
 	cr_expect_str_eq(json_object_iter_key(json_object_iter((json_t *)m)), "good", "by name");
@@ -709,6 +735,10 @@ Test(summary, models_break_down_with_the_overall_figures_kept)
 	cr_expect_eq(num(m, "poor/statuses/syntax_error"), 2);
 	cr_expect_eq(num(m, "poor/details/syntax error"), 1, "syntax and import errors apart");
 	cr_expect_eq(num(m, "poor/details/import error"), 1);
+	/* each model's samples per task: the n of its pass@k */
+	cr_expect_eq(num(m, "good/samples_per_task/min"), 2);
+	cr_expect_eq(num(m, "poor/samples_per_task/min"), 1);
+	cr_expect_eq(num(m, "poor/samples_per_task/max"), 2);
 	json_decref(j);
 	json_decref(p);
 	ee_summary_free(s);
