@@ -379,6 +379,8 @@ static int check_infra(const struct compare_args *a, const struct ee_compare_sid
 	               "%s (%.60s) has %lld infra_error records (their sandbox failed: left out of "
 	               "its pass@k); judge them again or pass --allow-infra-errors",
 	               name, path, (long long)n);
+}
+
 /* ---- several models ------------------------------------------------------- */
 
 /* A side's models: its summary's "models" when it holds more than one,
@@ -571,9 +573,9 @@ static int run(const struct compare_args *a, int *ret_regressed, struct ee_err *
 	if (load_side(a->base, a->history, ks, nk, &base, err) < 0 ||
 	    load_side(a->new_path, a->history, ks, nk, &nw, err) < 0 ||
 	    check_infra(a, &base, "BASE", a->base, err) < 0 ||
-	    check_infra(a, &nw, "NEW", a->new_path, err) < 0 ||
-	    pair(a, &base, &nw, ks, nk, err) < 0 || reconcile_composite(a, &base, &nw, err) < 0 ||
-	    reconcile_reward(&base, &nw, err) < 0 || models_to_compare(a, &base, &nw, &models, err) < 0)
+	    check_infra(a, &nw, "NEW", a->new_path, err) < 0 || pair(a, &base, &nw, ks, nk, err) < 0 ||
+	    reconcile_composite(a, &base, &nw, err) < 0 || reconcile_reward(&base, &nw, err) < 0 ||
+	    models_to_compare(a, &base, &nw, &models, err) < 0)
 		goto out;
 	warn_environments(a, &base, &nw);
 	if (models     ? compare_models(a, &base, &nw, models, &report, err) < 0
