@@ -87,7 +87,8 @@ Test(score, starved_timeouts)
 		{ 1100, 1500, 2000, "timeout" }, /* more than half of the wall time on a CPU */
 		{ 1000, 1000, 2000, "timeout" }, /* exactly half a core: not less */
 		{ 600, 1390, 2000, "timeout (starved: 600 ms of CPU)" }, /* 30 % of a core */
-		{ 900, 1100, 2000, "timeout (starved: 900 ms of CPU)" }, /* 45 %: a honest 60 % program's loss */
+		{ 900, 1100, 2000,
+		  "timeout (starved: 900 ms of CPU)" }, /* 45 %: a honest 60 % program's loss */
 		{ 490, 1500, 2000, "timeout (starved: 490 ms of CPU)" },
 		{ 133, -1, 2000, "timeout" },   /* no schedstat: no claim */
 		{ -1, 1800, 2000, "timeout" },  /* no CPU figure */
