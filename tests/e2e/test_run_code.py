@@ -342,6 +342,10 @@ def test_a_mixed_burst_of_100_with_timeouts_is_all_answered(serve):
     for i, (code, a) in enumerate(results):
         _, want, stdout = kinds[i % len(kinds)]
         assert code == 200, (i, a)
+        if want[1] == "TimeLimitExceeded" and a["status"] == "SandboxError":
+            # a host this busy starved the spinner twice: its failure, said so
+            assert "starved the program of CPU twice" in a["execeval"]["detail"], (i, a)
+            continue
         assert outcome(a) == want, (i, a)
         if stdout:
             assert a["run_result"]["stdout"] == stdout
