@@ -229,6 +229,11 @@ static int plain_name(const char *s)
 	return s[n] == '\0' && n > 0 && n <= 40;
 }
 
+const char *ee_jf_key_name(const char *key, char *buf, size_t size)
+{
+	return plain_name(key) ? key : ee_jf_quote(key, buf, size);
+}
+
 int ee_jf_known_keys(const struct ee_jf *c, const json_t *obj, const char *const *names, size_t n,
                      const char *what)
 {
@@ -243,7 +248,7 @@ int ee_jf_known_keys(const struct ee_jf *c, const json_t *obj, const char *const
 		if (i < n)
 			continue;
 		const char *near = ee_nearest_name(key, names, n);
-		const char *name = plain_name(key) ? key : ee_jf_quote(key, shown, sizeof(shown));
+		const char *name = ee_jf_key_name(key, shown, sizeof(shown));
 		if (near)
 			return ee_jf_fail(c, name, "unknown key in %s; did you mean '%s'?", what, near);
 		return ee_jf_fail(c, name, "unknown key in %s; expected one of %s", what,

@@ -69,6 +69,9 @@ const char *ee_jf_show(const json_t *v, char *out, size_t size);
 /* s as a short one-line quoted literal: control characters escaped, cut
  * after about 40 bytes (never inside a UTF-8 character) with "...". */
 const char *ee_jf_quote(const char *s, char *buf, size_t size);
+/* A key as a path element: itself when plain (letters, digits, _ and -, at
+ * most 40), else quoted into buf (ee_jf_quote). */
+const char *ee_jf_key_name(const char *key, char *buf, size_t size);
 
 /* "a, b, c" into buf (cut to fit). */
 const char *ee_jf_join_names(const char *const *names, size_t n, char *buf, size_t size);

@@ -16,7 +16,7 @@
 struct ee_limits {
 	double timeout_s;    /* wall clock, [0.1, EE_TIMEOUT_MAX_S] */
 	unsigned memory_mb;  /* cgroup memory (no swap), [16, 65536] */
-	unsigned procs;      /* cgroup pids, [1, 4096] */
+	unsigned procs;      /* cgroup pids, [2, 4096] */
 	size_t output_cap;   /* stdout + stderr bytes, [1024, 64 MiB] */
 	unsigned tmp_mb;     /* size of the private /tmp, [1, 4096] */
 	unsigned open_files; /* RLIMIT_NOFILE */

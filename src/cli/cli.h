@@ -25,6 +25,7 @@ void cli_usage(const char *head, unsigned front, int col, const char *tail);
  * the parse options o asks for OR'd in. */
 int cli_task_format(int format, const struct ee_eval_options *o);
 
+struct ee_limits;
 struct ee_task;
 /* What o asks of a loaded task: the run's rules (ee_task_apply_rules),
  * then --strict-asserts. -1 with err set; the task is still whole. */
@@ -32,6 +33,10 @@ int cli_prepare_task(struct ee_task *t, const struct ee_eval_options *o, struct 
 
 /* Reads a whole file (or stdin for "-" or NULL), at most cap bytes. */
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err);
+
+/* ee_limits_clamp, saying on stderr ("execeval CMD: ...") each limit the
+ * user gave outside its range and what it became: never silently. */
+void cli_clamp_limits(const char *cmd, struct ee_limits *lim);
 
 /* Reading results files (results_file.c), for metrics and report. */
 typedef int (*cli_record_visit)(void *ctx, const json_t *record, const char *where, struct ee_err *err);

@@ -10,6 +10,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/resource_limits.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/worker.h"
@@ -76,4 +77,26 @@ fail:
 		close(fd);
 	ee_buf_free(&b);
 	return -1;
+}
+
+void cli_clamp_limits(const char *cmd, struct ee_limits *lim)
+{
+	const struct ee_limits given = *lim;
+
+	ee_limits_clamp(lim);
+	if (!(given.timeout_s == lim->timeout_s))
+		fprintf(stderr, "execeval %s: --timeout %g is outside [0.1, %g]: %g s\n", cmd,
+		        given.timeout_s, EE_TIMEOUT_MAX_S, lim->timeout_s);
+	if (given.memory_mb != lim->memory_mb)
+		fprintf(stderr, "execeval %s: --memory %u is outside [16, 65536]: %u MB\n", cmd,
+		        given.memory_mb, lim->memory_mb);
+	if (given.procs != lim->procs)
+		fprintf(stderr, "execeval %s: --procs %u is outside [2, 4096]: %u\n", cmd, given.procs,
+		        lim->procs);
+	if (given.output_cap != lim->output_cap)
+		fprintf(stderr, "execeval %s: --output-cap %zu is outside [1024, %zu]: %zu bytes\n", cmd,
+		        given.output_cap, (size_t)64 << 20, lim->output_cap);
+	if (given.tmp_mb != lim->tmp_mb)
+		fprintf(stderr, "execeval %s: --tmp-size %u is outside [1, 4096]: %u MB\n", cmd, given.tmp_mb,
+		        lim->tmp_mb);
 }

@@ -429,7 +429,7 @@ int cmd_eval(int argc, char **argv)
 	}
 	snprintf(a.compat_out, sizeof(a.compat_out), "%.4000s_results.jsonl", a.samples);
 	cli_run_file_path(a.out, a.run_file, sizeof(a.run_file));
-	ee_limits_clamp(&a.opt.limits);
+	cli_clamp_limits("eval", &a.opt.limits);
 	r.a = &a;
 	int code = evaluate_all(&r, &a);
 	release(&r);

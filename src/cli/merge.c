@@ -284,7 +284,7 @@ static int check_paths(const char *out, char **inputs, int n, int force, struct 
 	for (int done = 0; done < n;) {
 		int batch = n - done < 64 ? n - done : 64;
 		for (int i = 0; i < batch; i++)
-			in[i] = (struct ee_path_role){ "input", inputs[done + i] };
+			in[i] = (struct ee_path_role){ "results file", inputs[done + i] };
 		if (ee_outputs_check(in, (size_t)batch, o, 2, force, err) < 0)
 			return -1;
 		done += batch;

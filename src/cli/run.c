@@ -317,7 +317,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "execeval run: %s\n", err.msg);
 		goto out;
 	}
-	ee_limits_clamp(&a.opt.limits);
+	cli_clamp_limits("run", &a.opt.limits);
 	code = evaluate(&a, &task, program, &how);
 out:
 	free(text);

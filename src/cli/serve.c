@@ -295,7 +295,7 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "execeval serve: %s\n", err.msg);
 		goto out;
 	}
-	ee_limits_clamp(&a.opt.limits);
+	cli_clamp_limits("serve", &a.opt.limits);
 	if (!token && !ee_listen_is_loopback(&cfg.addr))
 		log_line(
 		        "warning: listening on %s without --token-file: anyone who can reach it can run code "

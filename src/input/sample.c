@@ -53,6 +53,28 @@ static const char *found_list(const int *found, size_t n, char *buf, size_t size
 	return buf;
 }
 
+/* With no source field, an unknown key that is a near miss of one
+ * (`completon`) is named: a typo, not a sample without text. */
+static int name_a_typo(const struct ee_jf *c, const json_t *obj, const char *names)
+{
+	const char *key;
+	json_t *v;
+	char shown[96];
+
+	json_object_foreach ((json_t *)obj, key, v) {
+		size_t i = 0;
+		while (i < COUNT(sample_known) && strcmp(key, sample_known[i]) != 0)
+			i++;
+		const char *near = i < COUNT(sample_known)
+		                           ? NULL
+		                           : ee_nearest_name(key, source_fields, COUNT(source_fields));
+		if (near)
+			return ee_jf_fail(c, ee_jf_key_name(key, shown, sizeof(shown)),
+			                  "did you mean '%s'? (a sample has exactly one of %s)", near, names);
+	}
+	return 0;
+}
+
 /* Exactly one of completion, generation, code, solution, and a string. */
 static int parse_source(const struct ee_jf *c, const json_t *obj, struct ee_sample *s)
 {
@@ -70,6 +92,8 @@ static int parse_source(const struct ee_jf *c, const json_t *obj, struct ee_samp
 		found[n++] = (int)i;
 	}
 	ee_jf_join_names(source_fields, COUNT(source_fields), names, sizeof(names));
+	if (n == 0 && name_a_typo(c, obj, names) < 0)
+		return -1;
 	if (n != 1)
 		return ee_jf_fail(c, names, "expected exactly one of these, found %s",
 		                  n ? found_list(found, n, list, sizeof(list)) : "none");

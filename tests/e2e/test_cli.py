@@ -18,9 +18,9 @@ from conftest import EXECEVAL, REPO, with_isolation
 from test_eval import HUMANEVAL, MBPP, needs_humaneval, needs_mbpp, write_jsonl
 
 
-def execeval(*args, env=None, timeout=120, cwd=None):
+def execeval(*args, env=None, timeout=120, cwd=None, input=None):
     return subprocess.run([EXECEVAL, *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                          env=env, cwd=cwd)
+                          env=env, cwd=cwd, input=input)
 
 
 def subcommands():
@@ -203,6 +203,39 @@ def test_tmp_size_sizes_the_private_tmp(tmp_path, args, mb):
     cand.write_text(TMP_SIZE)
     r = execeval(*with_isolation(["run", *args, "--assert", "assert tmp_mb() == %d" % mb, cand]))
     assert r.returncode == 0, (r.stdout, r.stderr)
+
+
+def test_a_limit_outside_its_range_is_said_not_silently_clamped():
+    """`run --timeout 100` ran with 30 s and said nothing: each limit given
+    outside its range is said on stderr with what it became."""
+    r = execeval("run", "--timeout", "100", "--procs", "1", "--tmp-size", "9999", "--assert", "assert 1",
+                 "-", input="x = 1\n")
+    assert r.returncode == 0, r.stderr
+    assert "--timeout 100 is outside [0.1, 30]: 30 s" in r.stderr, r.stderr
+    assert "--procs 1 is outside [2, 4096]: 2" in r.stderr, r.stderr
+    assert "--tmp-size 9999 is outside [1, 4096]: 4096 MB" in r.stderr, r.stderr
+    quiet = execeval("run", "--timeout", "2", "--assert", "assert 1", "-", input="x = 1\n")
+    assert quiet.returncode == 0 and "outside" not in quiet.stderr, quiet.stderr
+
+
+def test_a_typo_in_a_samples_text_field_is_named(tmp_path):
+    """`completon` for `completion`: the error names the line and the field
+    with what it probably meant, and nothing is left behind."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [TASK])
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": TASK["task_id"], "completon": "x = 1\n"}])
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-q")
+    assert r.returncode == 2
+    assert "s.jsonl:1: completon: did you mean 'completion'?" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl", "t.jsonl"]
+
+
+def test_merge_onto_its_own_input_says_so_plainly(tmp_path):
+    results = tmp_path / "m.jsonl"
+    results.write_text("")
+    r = execeval("merge", "-o", results, results)
+    assert r.returncode == 2
+    assert "-o %s is the input results file %s: refusing to overwrite it" % (results, results) in r.stderr, \
+        r.stderr
 
 
 def test_tmp_size_refuses_a_bad_value_and_is_listed_by_every_front_end():
