@@ -221,22 +221,15 @@ static json_t *violations_json(struct view *v, const struct sum_counts *c)
 	                 count_json(c->escaping), "by_class", by);
 }
 
-/* The keys shared by the whole set and each class, over tasks ix[0..n)
- * (in task id order); the intervals draw from a generator seeded with seed. */
-static json_t *block_json(struct view *v, const size_t *ix, size_t n, const struct sum_counts *c,
-                          json_t *dropped, uint64_t seed)
+/* The figures over tasks ix[0..n) of v->tasks, in b: tasks, samples,
+ * pass@k and its intervals (then dropped, the ks left out, when given; b
+ * takes it), the mean score and its interval, the median and p10 task
+ * scores. The intervals draw from a generator seeded with seed. */
+static void put_figures(struct view *v, json_t *b, const size_t *ix, size_t n, unsigned long samples,
+                        json_t *dropped, uint64_t seed)
 {
-	json_t *b = json_object();
-	unsigned long samples = 0;
 	size_t ms = v->n_kept; /* the mean score's row */
 
-	if (!b) {
-		json_decref(dropped);
-		v->oom = 1;
-		return NULL;
-	}
-	for (int i = 0; i < SUM_N_STATUS; i++)
-		samples += c->status[i];
 	task_values(v, ix, n);
 	if (ee_bootstrap_means(v->values, n, v->n_kept + 1, &v->boot, seed, v->lo, v->hi, NULL) < 0)
 		v->oom = 1;
@@ -251,6 +244,24 @@ static json_t *block_json(struct view *v, const size_t *ix, size_t n, const stru
 	memcpy(v->scratch, v->values + ms * n, n * sizeof(*v->scratch));
 	put(v, b, "median_task_score", real_or_null(ee_quantile(v->scratch, n, 0.5)));
 	put(v, b, "p10_task_score", real_or_null(ee_quantile(v->scratch, n, 0.1)));
+}
+
+/* The keys shared by the whole set and each class, over tasks ix[0..n)
+ * (in task id order); the intervals draw from a generator seeded with seed. */
+static json_t *block_json(struct view *v, const size_t *ix, size_t n, const struct sum_counts *c,
+                          json_t *dropped, uint64_t seed)
+{
+	json_t *b = json_object();
+	unsigned long samples = 0;
+
+	if (!b) {
+		json_decref(dropped);
+		v->oom = 1;
+		return NULL;
+	}
+	for (int i = 0; i < SUM_N_STATUS; i++)
+		samples += c->status[i];
+	put_figures(v, b, ix, n, samples, dropped, seed);
 	put(v, b, "statuses", statuses_json(v, c));
 	put(v, b, "details", details_json(v, &c->details));
 	if (c->lint_pass + c->lint_fail > 0) {
@@ -350,7 +361,6 @@ static json_t *figures_json(struct view *v, const size_t *ix, size_t n, uint64_t
 {
 	json_t *b = json_object();
 	unsigned long samples = 0;
-	size_t ms = v->n_kept;
 
 	if (!b) {
 		v->oom = 1;
@@ -358,18 +368,7 @@ static json_t *figures_json(struct view *v, const size_t *ix, size_t n, uint64_t
 	}
 	for (size_t i = 0; i < n; i++)
 		samples += v->tasks[ix[i]].n;
-	task_values(v, ix, n);
-	if (ee_bootstrap_means(v->values, n, v->n_kept + 1, &v->boot, seed, v->lo, v->hi, NULL) < 0)
-		v->oom = 1;
-	put(v, b, "tasks", count_json(n));
-	put(v, b, "samples", count_json(samples));
-	put(v, b, "pass_at_k", pass_at_k_json(v, n, 0));
-	put(v, b, "pass_at_k_ci", pass_at_k_json(v, n, 1));
-	put(v, b, "mean_score", real_or_null(row_mean(v, ms, n)));
-	put(v, b, "mean_score_ci", interval_json(v->lo[ms], v->hi[ms]));
-	memcpy(v->scratch, v->values + ms * n, n * sizeof(*v->scratch));
-	put(v, b, "median_task_score", real_or_null(ee_quantile(v->scratch, n, 0.5)));
-	put(v, b, "p10_task_score", real_or_null(ee_quantile(v->scratch, n, 0.1)));
+	put_figures(v, b, ix, n, samples, NULL, seed);
 	return b;
 }
 
