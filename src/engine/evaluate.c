@@ -130,13 +130,21 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 		ee_sandbox_kill(sb);
 }
 
-void ee_eval_free(struct ee_eval *ev)
+/* The split judge's verdicts a third run kept (ev->judged), freed: by
+ * their count in ev->stream, never the task (the record's callback may
+ * have freed it: serve's /run_code). */
+static void drop_judged(struct ee_eval *ev)
 {
-	ee_judge_pair_free(ev->pair);
-	/* The record's callback may have freed the task (serve's /run_code). */
 	for (size_t i = 0; ev->judged && i < ev->stream.tests.n_results; i++)
 		ee_test_result_free(&ev->judged[i]);
 	free(ev->judged);
+	ev->judged = NULL;
+}
+
+void ee_eval_free(struct ee_eval *ev)
+{
+	ee_judge_pair_free(ev->pair);
+	drop_judged(ev);
 	ee_stream_free(&ev->stream);
 	free(ev->job);
 	free(ev->serve_job);
@@ -169,18 +177,13 @@ int ee_eval_stream_start(struct ee_eval *ev)
 	return 0;
 }
 
-/* A warm worker lost mid-candidate (killed from outside, hung, its slot
- * broken so that it could not start one) or a sandbox that could not be
- * set up says nothing about the candidate: run it once more, from a new
- * worker (worker.c made the lost one again with fresh cgroups), with a new
- * stream. Returns 0 when it is running again. */
-static int retry(struct ee_eval *ev, struct ee_err *err)
+int ee_eval_start_again(struct ee_eval *ev, int separate, struct ee_err *err)
 {
 	ee_stream_free(&ev->stream);
 	if (ee_eval_stream_start(ev) < 0)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	ev->lint_credited = 0;
-	return ee_eval_launch(ev, err);
+	return separate ? ee_judge_launch(ev, err) : ee_eval_launch(ev, err);
 }
 
 /* A timeout the host caused (starved: the sandbox waited for a CPU most
@@ -196,17 +199,10 @@ static int starved_timeout(const struct ee_sandbox_outcome *out)
 
 static int restart(struct ee_eval *ev, struct ee_err *err)
 {
-	for (size_t i = 0; ev->judged && i < ev->stream.tests.n_results; i++)
-		ee_test_result_free(&ev->judged[i]);
-	free(ev->judged);
-	ev->judged = NULL;
+	drop_judged(ev);
 	ev->separate_cpu_ms = ev->separate_wall_ms = 0;
 	ev->attempts = 0;
-	ee_stream_free(&ev->stream);
-	if (ee_eval_stream_start(ev) < 0)
-		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
-	ev->lint_credited = 0;
-	return ev->serve_job ? ee_judge_launch(ev, err) : ee_eval_launch(ev, err);
+	return ee_eval_start_again(ev, ev->serve_job != NULL, err);
 }
 
 /* The record of a candidate whose sandbox (or sandboxes) ended with out,
@@ -283,12 +279,16 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 
 	if (!out->interrupted)
 		ee_engine_saw_start(ev->eng, out->setup_failed ? &out->setup_err : NULL);
-	/* A second failure is reported below, as any sandbox failure: the
-	 * sample's infrastructure error (record.h, ee_record_sandbox_error). */
+	/* A warm worker lost mid-candidate (killed from outside, hung, its slot
+	 * broken so that it could not start one) or a sandbox that could not be
+	 * set up says nothing about the candidate: it runs once more, from a new
+	 * worker (worker.c made the lost one again with fresh cgroups). A second
+	 * failure is reported below, as any sandbox failure: the sample's
+	 * infrastructure error (record.h, ee_record_sandbox_error). */
 	if ((out->worker_lost || out->setup_failed) && !out->interrupted && ev->attempts < 2 &&
 	    !ee_loop_interrupted(ee_engine_loop(ev->eng))) {
 		ee_sandbox_free(sb);
-		if (retry(ev, &err) == 0)
+		if (ee_eval_start_again(ev, 0, &err) == 0)
 			return;
 		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg));
 		ee_eval_free(ev);

@@ -67,6 +67,11 @@ struct ee_eval {
  * run, a retry and an inline rerun. 0, or -1 out of memory. */
 int ee_eval_stream_start(struct ee_eval *ev);
 
+/* ev afresh (a new stream, the lint credit back) and started again: the
+ * split judge's pair (separate) or its inline sandbox; 0 when it runs. A
+ * lost worker's retry, a starved run's restart. */
+int ee_eval_start_again(struct ee_eval *ev, int separate, struct ee_err *err);
+
 /* Starts ev's (inline) sandbox with ev->job; 0 when it runs. */
 int ee_eval_launch(struct ee_eval *ev, struct ee_err *err);
 

@@ -416,16 +416,6 @@ void ee_judge_merge(struct ee_eval *ev)
 		}
 }
 
-/* Both sides again, from new workers, with a new stream: a warm worker of
- * either was lost mid-candidate (evaluate.c's retry, for two). */
-static int retry_both(struct ee_eval *ev, struct ee_err *err)
-{
-	ee_stream_free(&ev->stream);
-	if (ee_eval_stream_start(ev) < 0)
-		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
-	return ee_judge_launch(ev, err);
-}
-
 static int worker_lost(const struct judged *j, const struct ee_sandbox_outcome *cand,
                        const struct ee_sandbox_outcome *judge)
 {
@@ -652,12 +642,12 @@ static void both_done(struct judged *j)
 	struct ee_sandbox_outcome out = *ee_sandbox_outcome(j->cand_sb);
 	struct ee_err err = { 0 };
 
-	if (!j->judge_sb) { /* it could not start: both again once (evaluate.c's retry) */
+	if (!j->judge_sb) { /* it could not start: both again once, from new workers */
 		struct ee_err why = j->start_err;
 		ee_engine_saw_start(ev->eng, &why);
 		free_judged(j);
 		if (!out.interrupted && ev->attempts < 2 && !ee_loop_interrupted(ee_engine_loop(ev->eng)) &&
-		    retry_both(ev, &err) == 0)
+		    ee_eval_start_again(ev, 1, &err) == 0)
 			return;
 		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg[0] ? err.msg : why.msg));
 		ee_eval_free(ev);
@@ -678,9 +668,9 @@ static void both_done(struct judged *j)
 		ee_eval_free(ev);
 		return;
 	}
-	if (worker_lost(j, &out, jo)) {
+	if (worker_lost(j, &out, jo)) { /* both sides again, from new workers */
 		free_judged(j);
-		if (retry_both(ev, &err) == 0)
+		if (ee_eval_start_again(ev, 1, &err) == 0)
 			return;
 		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg));
 		ee_eval_free(ev);
