@@ -28,13 +28,13 @@ void ee_limits_clamp(struct ee_limits *lim)
 	/* NaN compares false both ways: treat it as the default. */
 	if (!(lim->timeout_s == lim->timeout_s))
 		lim->timeout_s = 3.0;
-	lim->timeout_s = CLAMP(lim->timeout_s, 0.1, EE_TIMEOUT_MAX_S);
-	lim->memory_mb = CLAMP(lim->memory_mb, 16u, 65536u);
+	lim->timeout_s = CLAMP(lim->timeout_s, EE_TIMEOUT_MIN_S, EE_TIMEOUT_MAX_S);
+	lim->memory_mb = CLAMP(lim->memory_mb, EE_MEMORY_MB_MIN, EE_MEMORY_MB_MAX);
 	/* The sandbox's init counts: 1 would fail every start (a host's
 	 * failure by every sign, issue 34), 2 is the candidate alone. */
-	lim->procs = CLAMP(lim->procs, 2u, 4096u);
-	lim->output_cap = CLAMP(lim->output_cap, (size_t)1024, (size_t)64 << 20);
-	lim->tmp_mb = CLAMP(lim->tmp_mb, 1u, 4096u);
+	lim->procs = CLAMP(lim->procs, EE_PROCS_MIN, EE_PROCS_MAX);
+	lim->output_cap = CLAMP(lim->output_cap, EE_OUTPUT_CAP_MIN, EE_OUTPUT_CAP_MAX);
+	lim->tmp_mb = CLAMP(lim->tmp_mb, EE_TMP_MB_MIN, EE_TMP_MB_MAX);
 	lim->open_files = CLAMP(lim->open_files, 16u, 4096u);
 	lim->file_mb = CLAMP(lim->file_mb, 1u, 4096u);
 }

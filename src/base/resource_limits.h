@@ -10,8 +10,18 @@
 
 #include <stddef.h>
 
-/* The longest wall clock any sandbox may have (ee_limits_clamp). */
-#define EE_TIMEOUT_MAX_S 30.0
+/* The ranges ee_limits_clamp brings user-given limits into (the CLI says
+ * when it did: cli_clamp_limits). */
+#define EE_TIMEOUT_MIN_S  0.1
+#define EE_TIMEOUT_MAX_S  30.0 /* the longest wall clock any sandbox may have */
+#define EE_MEMORY_MB_MIN  16u
+#define EE_MEMORY_MB_MAX  65536u
+#define EE_PROCS_MIN      2u /* the sandbox's init counts */
+#define EE_PROCS_MAX      4096u
+#define EE_OUTPUT_CAP_MIN ((size_t)1024)
+#define EE_OUTPUT_CAP_MAX ((size_t)64 << 20)
+#define EE_TMP_MB_MIN     1u
+#define EE_TMP_MB_MAX     4096u
 
 struct ee_limits {
 	double timeout_s;    /* wall clock, [0.1, EE_TIMEOUT_MAX_S] */

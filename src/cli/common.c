@@ -85,18 +85,18 @@ void cli_clamp_limits(const char *cmd, struct ee_limits *lim)
 
 	ee_limits_clamp(lim);
 	if (!(given.timeout_s == lim->timeout_s))
-		fprintf(stderr, "execeval %s: --timeout %g is outside [0.1, %g]: %g s\n", cmd,
-		        given.timeout_s, EE_TIMEOUT_MAX_S, lim->timeout_s);
+		fprintf(stderr, "execeval %s: --timeout %g is outside [%g, %g]: %g s\n", cmd, given.timeout_s,
+		        EE_TIMEOUT_MIN_S, EE_TIMEOUT_MAX_S, lim->timeout_s);
 	if (given.memory_mb != lim->memory_mb)
-		fprintf(stderr, "execeval %s: --memory %u is outside [16, 65536]: %u MB\n", cmd,
-		        given.memory_mb, lim->memory_mb);
+		fprintf(stderr, "execeval %s: --memory %u is outside [%u, %u]: %u MB\n", cmd, given.memory_mb,
+		        EE_MEMORY_MB_MIN, EE_MEMORY_MB_MAX, lim->memory_mb);
 	if (given.procs != lim->procs)
-		fprintf(stderr, "execeval %s: --procs %u is outside [2, 4096]: %u\n", cmd, given.procs,
-		        lim->procs);
+		fprintf(stderr, "execeval %s: --procs %u is outside [%u, %u]: %u\n", cmd, given.procs,
+		        EE_PROCS_MIN, EE_PROCS_MAX, lim->procs);
 	if (given.output_cap != lim->output_cap)
-		fprintf(stderr, "execeval %s: --output-cap %zu is outside [1024, %zu]: %zu bytes\n", cmd,
-		        given.output_cap, (size_t)64 << 20, lim->output_cap);
+		fprintf(stderr, "execeval %s: --output-cap %zu is outside [%zu, %zu]: %zu bytes\n", cmd,
+		        given.output_cap, EE_OUTPUT_CAP_MIN, EE_OUTPUT_CAP_MAX, lim->output_cap);
 	if (given.tmp_mb != lim->tmp_mb)
-		fprintf(stderr, "execeval %s: --tmp-size %u is outside [1, 4096]: %u MB\n", cmd, given.tmp_mb,
-		        lim->tmp_mb);
+		fprintf(stderr, "execeval %s: --tmp-size %u is outside [%u, %u]: %u MB\n", cmd, given.tmp_mb,
+		        EE_TMP_MB_MIN, EE_TMP_MB_MAX, lim->tmp_mb);
 }
