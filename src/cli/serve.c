@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "engine/engine.h"
+#include "protocol/job.h"
 #include "base/err.h"
 #include "serve/auth.h"
 #include "serve/server.h"
@@ -52,6 +53,9 @@ static const char usage_head[] =
         "                         (same limits, no files) run in one sandbox, each in its\n"
         "                         own process; a request can then read counters of the\n"
         "                         earlier ones (docs/api.md). Default 1: a sandbox each\n"
+        "  --max-sessions N       /v1/sessions live at once (default 64); past it 429\n"
+        "  --session-preload M,M  modules every session imports before its first cell\n"
+        "                         (e.g. numpy,sympy); candidates see what is loaded\n"
         "  --reference-cache MB   generated tests' reference results kept, least recently\n"
         "                         used dropped first (default 64; 0: only runs in flight\n"
         "                         are shared)\n"
@@ -70,9 +74,52 @@ struct serve_args {
 	unsigned long run_code_queue;
 	unsigned long run_code_coalesce;
 	unsigned long reference_cache_mb;
+	unsigned long max_sessions;
+	const char *session_preload;
 	enum ee_extract_mode extract;
 	struct ee_eval_options opt;
 };
+
+/* --session-preload's modules, a NULL-terminated array: dotted names, none
+ * the default deny list names (a preloaded module is one a cell finds
+ * imported). */
+static int split_preload(const char *list, char ***ret, size_t *n, struct ee_err *err)
+{
+	*ret = NULL;
+	*n = 0;
+	if (!list || !list[0])
+		return 0;
+	size_t cap = 1;
+	for (const char *p = list; *p; p++)
+		cap += *p == ',';
+	char **names = calloc(cap + 1, sizeof(*names));
+	if (!names)
+		return ee_fail(err, EE_ERR_USAGE, "out of memory");
+	*ret = names;
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+		if (len == 0 || len > 100 ||
+		    strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") < len)
+			return ee_fail(
+			        err, EE_ERR_USAGE,
+			        "--session-preload: expected module names separated by commas, got '%s'",
+			        list);
+		if (!(names[*n] = strndup(p, len)))
+			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+		for (size_t i = 0; ee_default_denylist[i]; i++) {
+			size_t dl = strlen(ee_default_denylist[i]);
+			if (strncmp(names[*n], ee_default_denylist[i], dl) == 0 &&
+			    (names[*n][dl] == '\0' || names[*n][dl] == '.'))
+				return ee_fail(err, EE_ERR_USAGE, "--session-preload: %s is a denied import",
+				               names[*n]);
+		}
+		(*n)++;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
 
 static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 {
@@ -97,6 +144,8 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 		O_RUN_CODE_QUEUE,
 		O_REFERENCE_CACHE,
 		O_RUN_CODE_COALESCE,
+		O_MAX_SESSIONS,
+		O_SESSION_PRELOAD,
 	};
 	const struct ee_option *row = ee_option_of_code(c);
 
@@ -130,6 +179,8 @@ static int parse_option(int c, struct serve_args *a, struct ee_err *err)
 		return ee_parse_uint("--run-code-queue", optarg, 1u << 20, &a->run_code_queue, err);
 	case O_RUN_CODE_COALESCE:
 		return ee_parse_uint("--run-code-coalesce", optarg, 16, &a->run_code_coalesce, err);
+	case O_MAX_SESSIONS: return ee_parse_uint("--max-sessions", optarg, 100000, &a->max_sessions, err);
+	case O_SESSION_PRELOAD: a->session_preload = optarg; return 0;
 	case O_REFERENCE_CACHE:
 		return ee_parse_uint("--reference-cache", optarg, 1u << 20, &a->reference_cache_mb, err);
 	case O_RUN_CODE_DEADLINE:
@@ -178,6 +229,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct ee_err
 		{ "run-code-queue", required_argument, NULL, 273 },
 		{ "reference-cache", required_argument, NULL, 274 },
 		{ "run-code-coalesce", required_argument, NULL, 275 },
+		{ "max-sessions", required_argument, NULL, 276 },
+		{ "session-preload", required_argument, NULL, 277 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct option longopts[EE_OPTIONS_MAX + sizeof(own) / sizeof(own[0])];
@@ -278,10 +331,12 @@ int cmd_serve(int argc, char **argv)
 		.body_grace = 10,
 		.reference_cache_mb = 64,
 		.run_code_coalesce = 1,
+		.max_sessions = 64,
 	};
 	struct ee_server_config cfg;
 	struct ee_err err = { 0 };
 	char *token = NULL;
+	char **preload = NULL;
 	int code = EXIT_USAGE;
 
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -320,6 +375,12 @@ int cmd_serve(int argc, char **argv)
 	cfg.run_code_queue = a.run_code_queue;
 	cfg.run_code_coalesce = (unsigned)a.run_code_coalesce;
 	cfg.reference_cache = (size_t)a.reference_cache_mb << 20;
+	cfg.max_sessions = (unsigned)a.max_sessions;
+	if (split_preload(a.session_preload, &preload, &cfg.n_session_preload, &err) < 0) {
+		fprintf(stderr, "execeval serve: %s\n", err.msg);
+		goto out;
+	}
+	cfg.session_preload = (const char *const *)preload;
 	cfg.extract = a.extract;
 	cfg.log = log_line;
 	code = serve(&a, &cfg, &err);
@@ -327,5 +388,8 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "execeval serve: %s\n", err.msg);
 out:
 	free(token);
+	for (size_t i = 0; preload && preload[i]; i++)
+		free(preload[i]);
+	free(preload);
 	return code;
 }

@@ -35,6 +35,7 @@ PARTS = (
     "callserve",  # the separate judge's candidate side: the call server, the value decoder
     "judge",      # the separate judge's test side: stubs, replies
     "phases",     # the phases, in order
+    "session",    # sessions: a live interpreter across cells, a fork per cell
     "cold",       # cold start
     "warm",       # warm start (src/sandbox/zygote.c)
 )

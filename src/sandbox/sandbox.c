@@ -891,3 +891,11 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 	 * batch being handled is dropped (base/loop.h), so sb can go now. */
 	free(sb);
 }
+
+void ee_sandbox_cgroup_now(const struct ee_sandbox *sb, struct ee_cgroup_stats *st)
+{
+	st->oom_kills = st->pids_max_hits = st->peak_kb = -1;
+	st->cpu_usec = -1;
+	if (sb && !sb->worker && !sb->done)
+		ee_cgroup_stats(&sb->cg, st);
+}

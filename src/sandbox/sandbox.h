@@ -157,6 +157,10 @@ void ee_sandbox_park(struct ee_sandbox *sb, int parked);
 void ee_sandbox_kill(struct ee_sandbox *sb);
 
 const struct ee_sandbox_outcome *ee_sandbox_outcome(const struct ee_sandbox *sb);
+
+/* The counters of a running cold sandbox's own cgroup now (a session
+ * between its cells); -1 fields where unknown (no cgroup, warm, gVisor). */
+void ee_sandbox_cgroup_now(const struct ee_sandbox *sb, struct ee_cgroup_stats *st);
 void ee_sandbox_free(struct ee_sandbox *sb);
 
 #endif

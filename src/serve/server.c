@@ -30,6 +30,7 @@
 #include "serve/refcache.h"
 #include "serve/request.h"
 #include "serve/run_code.h"
+#include "serve/sessions.h"
 #include "serve/stats.h"
 #include "serve/server_int.h"
 
@@ -87,6 +88,61 @@ static enum MHD_Result answer_resume(struct conn *c)
 	return answer_json(c, 200, json_pack("{s:s, s:b}", "status", "ok", "was_tripped", was), NULL);
 }
 
+/* ---- /v1/sessions (sessions.h) ------------------------------------------ */
+
+static void sessions_ready(void *ctx)
+{
+	struct conn *c = ctx;
+
+	c->sess_ready = 1;
+	if (c->suspended)
+		MHD_resume_connection(c->mc); /* answered when MHD calls on_request again */
+}
+
+static enum MHD_Result sessions_reply(struct conn *c, unsigned code, char *text, size_t len)
+{
+	struct header retry[] = { { MHD_HTTP_HEADER_RETRY_AFTER, "5" }, { NULL, NULL } };
+
+	return text ? answer(c, code, text, len, "application/json", code == 429 ? retry : NULL) : MHD_NO;
+}
+
+static enum MHD_Result sessions_answer(struct conn *c)
+{
+	unsigned code;
+	char *text;
+	size_t len;
+
+	if (c->suspended) {
+		c->suspended = 0;
+		c->srv->suspended--;
+	}
+	ee_sessions_answer(c->sess_wait, &code, &text, &len);
+	c->sess_wait = NULL;
+	return sessions_reply(c, code, text, len);
+}
+
+static enum MHD_Result sessions_body(struct conn *c, const char *method)
+{
+	struct ee_server *srv = c->srv;
+	unsigned code = 0;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = ee_sessions_request(srv->sessions, method, c->sess_path, c->body.data, c->body.len,
+	                             sessions_ready, c, &c->sess_wait, &code, &text, &len);
+
+	ee_buf_free(&c->body);
+	ee_budget_release(&srv->budget, c->share, c->charged);
+	c->charged = 0;
+	if (rc < 0)
+		return MHD_NO;
+	if (rc == 0)
+		return sessions_reply(c, code, text, len);
+	c->suspended = 1;
+	srv->suspended++;
+	MHD_suspend_connection(c->mc);
+	return MHD_YES;
+}
+
 /* Routing and everything decidable from the headers. Returns MHD_YES with
  * c->answered set when it answered, MHD_YES otherwise (read the body). */
 static enum MHD_Result on_headers(struct conn *c, const char *method)
@@ -96,14 +152,22 @@ static enum MHD_Result on_headers(struct conn *c, const char *method)
 	           c->endpoint == EE_EP_GET_REWARD || c->endpoint == EE_EP_ADMIN_RESUME;
 	int get_ok = is_method(method, "GET") || is_method(method, "HEAD");
 
+	if (c->endpoint == EE_EP_SESSIONS) { /* POST, GET and DELETE, by path (sessions.c) */
+		post = is_method(method, "POST");
+		get_ok = is_method(method, "GET") || is_method(method, "DELETE");
+	}
 	if (c->endpoint == EE_EP_OTHER)
 		return answer_error(
 		        c, 404,
 		        "no such endpoint (POST /v1/run, POST /v1/batch, POST /run_code, "
-		        "POST /get_reward, GET /healthz, GET /metrics, GET /v1/ping, POST /v1/admin/resume)",
+		        "POST /get_reward, /v1/sessions, GET /healthz, GET /metrics, GET /v1/ping, "
+		        "POST /v1/admin/resume)",
 		        NULL, NULL);
 	if (post ? !is_method(method, "POST") : !get_ok) {
-		struct header allow[] = { { MHD_HTTP_HEADER_ALLOW, post ? "POST" : "GET, HEAD" },
+		struct header allow[] = { { MHD_HTTP_HEADER_ALLOW, c->endpoint == EE_EP_SESSIONS
+			                                                   ? "POST, GET, DELETE"
+			                                           : post ? "POST"
+			                                                  : "GET, HEAD" },
 			                  { NULL, NULL } };
 		return answer_error(c, 405, post ? "use POST" : "use GET", NULL, allow);
 	}
@@ -154,6 +218,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		c->srv = srv;
 		c->mc = mc;
 		c->endpoint = ee_endpoint_of(url);
+		if (c->endpoint == EE_EP_SESSIONS)
+			snprintf(c->sess_path, sizeof(c->sess_path), "%s", url + strlen("/v1/sessions"));
 		clock_gettime(CLOCK_MONOTONIC, &c->arrived);
 		ee_buf_init(&c->body, srv->cfg->max_body);
 		*con_cls = c;
@@ -176,6 +242,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		return answer(c, 200, strdup("\"pong\""), 6, "application/json", NULL);
 	if (c->call && c->call_ready) /* resumed: /run_code's answer is there */
 		return run_code_answer(c);
+	if (c->sess_wait && c->sess_ready) /* resumed: a session's answer is there */
+		return sessions_answer(c);
 	if (c->share) /* the body is in: back to the idle timeout */
 		MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, srv->cfg->idle_timeout_s);
 	if (c->refused == 413)
@@ -183,6 +251,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		              NULL);
 	if (c->refused == 429)
 		return refuse_budget(c, c->refused_reason);
+	if (c->endpoint == EE_EP_SESSIONS)
+		return sessions_body(c, method);
 	if (c->texts) { /* resumed: every record is back */
 		if (c->suspended) {
 			c->suspended = 0;
@@ -213,6 +283,12 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 		ee_run_code_abandon(c->call);
 		c->call = NULL;
 	}
+	if (c->sess_wait) {
+		if (c->suspended)
+			srv->suspended--;
+		ee_sessions_abandon(c->sess_wait);
+		c->sess_wait = NULL;
+	}
 	if (c->pending > 0) {
 		c->orphaned = 1; /* its evaluations still run; on_record frees it */
 		return;
@@ -239,6 +315,7 @@ static void start_drain(struct ee_server *srv, int signo)
 		srv->deadline.tv_sec++;
 		srv->deadline.tv_nsec -= 1000000000L;
 	}
+	ee_sessions_end_all(srv->sessions); /* a live interpreter is no accepted work to finish */
 	int fd = MHD_quiesce_daemon(srv->daemon);
 	if (fd >= 0)
 		close(fd);
@@ -255,6 +332,7 @@ static void force_stop(struct ee_server *srv, int signo, const char *why)
 		              ee_dispatch_running(srv->dispatch), ee_dispatch_waiting(srv->dispatch));
 	ee_dispatch_drop_waiting(srv->dispatch);
 	ee_run_code_drop_waiting(srv->run_code);
+	ee_sessions_end_all(srv->sessions);
 	ee_loop_interrupt(srv->loop, signo);
 }
 
@@ -276,7 +354,8 @@ static int on_signal(void *ctx, int signo)
 static int finished(const struct ee_server *srv)
 {
 	return srv->draining && ee_dispatch_waiting(srv->dispatch) == 0 &&
-	       ee_dispatch_running(srv->dispatch) == 0 && srv->suspended == 0 && srv->answering == 0;
+	       ee_dispatch_running(srv->dispatch) == 0 && srv->suspended == 0 && srv->answering == 0 &&
+	       ee_sessions_live(srv->sessions) == 0;
 }
 
 /* Milliseconds epoll may sleep: MHD's next timeout, and the grace deadline. */
@@ -295,6 +374,9 @@ static int wait_ms(const struct ee_server *srv)
 	}
 	/* /run_code's next deadline: its 504 is due then (run_code.h). */
 	long due = ee_run_code_next_ms(srv->run_code);
+	if (due >= 0 && (ms < 0 || due < ms))
+		ms = due;
+	due = ee_sessions_tick(srv->sessions); /* idle and TTL ends due now, and the next */
 	if (due >= 0 && (ms < 0 || due < ms))
 		ms = due;
 	return ms > 60000 || ms < 0 ? 60000 : (int)ms;
@@ -354,6 +436,22 @@ int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		ee_server_free(srv);
 		return -1;
 	}
+	struct ee_sessions_config sess_cfg = {
+		.max_sessions = cfg->max_sessions,
+		.limits = o->limits,
+		.max_cell_timeout_s = EE_TIMEOUT_MAX_S,
+		.idle_timeout_s = 300,
+		.max_idle_timeout_s = 3600,
+		.ttl_s = 3600,
+		.max_ttl_s = 86400,
+		.preload = cfg->session_preload,
+		.n_preload = cfg->n_session_preload,
+		.deny_imports = o->deny_imports,
+	};
+	if (ee_sessions_new(eng, &sess_cfg, &srv->sessions, err) < 0) {
+		ee_server_free(srv);
+		return -1;
+	}
 	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
 	if (cfg->addr.sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
@@ -403,6 +501,7 @@ void ee_server_free(struct ee_server *srv)
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	ee_run_code_free(srv->run_code);
+	ee_sessions_free(srv->sessions, srv->loop);
 	ee_dispatch_free(srv->dispatch); /* before the cache: a dropped reference run tells its entry */
 	ee_refcache_free(srv->refcache);
 	ee_heal_free(srv->heal); /* after the dispatcher too: a dropped probe calls back */

@@ -63,6 +63,9 @@ struct ee_server_config {
 	size_t run_code_queue;           /* /run_code requests that may wait; 0: sized by memory */
 	unsigned run_code_coalesce;      /* /run_code requests of one program per sandbox (run_code.h) */
 	size_t reference_cache;          /* bytes of generated tests' reference results kept (refcache.h) */
+	unsigned max_sessions;           /* /v1/sessions live at once (sessions.h) */
+	const char *const *session_preload; /* modules every session imports first */
+	size_t n_session_preload;
 	enum ee_extract_mode extract;
 	const char *isolation;             /* "warm" or "cold", for /healthz */
 	void (*log)(const char *fmt, ...); /* one line about the server's life, or NULL */

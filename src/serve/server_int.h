@@ -36,6 +36,7 @@ struct ee_server {
 	struct ee_dispatch *dispatch;
 	struct ee_refcache *refcache; /* generated tests' reference results (refcache.h) */
 	struct ee_run_code *run_code; /* POST /run_code's own queue (run_code.h) */
+	struct ee_sessions *sessions; /* /v1/sessions (sessions.h) */
 	struct ee_heal *heal;         /* a sick server's own probe (heal.h) */
 	struct ee_serve_stats stats;
 	struct ee_budget budget; /* bytes held for every client (budget.h) */
@@ -77,6 +78,9 @@ struct conn {
 
 	struct ee_run_code_call *call; /* /run_code: its call, until answered */
 	int call_ready;
+	char sess_path[80];                 /* /v1/sessions: what follows it in the URL */
+	struct ee_sessions_wait *sess_wait; /* its create or exec, until answered */
+	int sess_ready;
 
 	/* Generated tests (submit.c, refcache.h): one group per task with a
 	 * reference; its runs wait in held dispatcher places for its results. */

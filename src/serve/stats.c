@@ -13,7 +13,8 @@
 
 static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run",     "/v1/batch",        "/healthz",
 	                                                 "/metrics",    "/run_code",        "/v1/ping",
-	                                                 "/get_reward", "/v1/admin/resume", "other" };
+	                                                 "/get_reward", "/v1/admin/resume", "/v1/sessions",
+	                                                 "other" };
 static const unsigned codes[EE_HTTP_CODES - 1] = {
 	200, 400, 401, 404, 405, 408, 413, 422, 429, 500, 503, 504
 };
@@ -33,6 +34,8 @@ int ee_endpoint_of(const char *path)
 	for (int i = 0; i < EE_EP_OTHER; i++)
 		if (strcmp(path, endpoint_names[i]) == 0)
 			return i;
+	if (strncmp(path, "/v1/sessions/", 13) == 0)
+		return EE_EP_SESSIONS;
 	return EE_EP_OTHER;
 }
 

@@ -191,6 +191,8 @@ def _parse_job(job_bytes):
         raise _HarnessError("the job is not UTF-8") from None
     if type(job) is not dict or job.get("v") != 1:
         raise _HarnessError("job: not a version 1 job object")
+    if job.get("role") == "session":
+        return _session_job(job)
     deny = _field(job, "deny_imports", list, [])
     if [n for n in deny if type(n) is not str or not n]:
         raise _HarnessError("job: deny_imports must hold module names")

@@ -242,6 +242,8 @@ def run_job(job_bytes, fds=(4, 5)):
     broken result channel); the caller reports it and exits 70."""
     job = _parse_job(job_bytes)
     del job_bytes
+    if job["role"] == "session":  # a live interpreter: its cells come on the gate
+        _session_serve(job, fds)
     if job["role"] == "judges":  # the long-lived judge: its jobs come on the gate
         _judge_serve(fds)
         _flush_std()
