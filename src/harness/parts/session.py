@@ -104,13 +104,18 @@ class _Frames:
 
 
 def _cell_traceback(exc, own):
-    """Python's traceback of exc, without the frames of this harness."""
+    """Python's traceback of exc without the harness's frames (each part
+    is compiled under its path, own's directory: the import policy's, say)."""
     import traceback
-    tb = _exc_traceback(exc)
-    while tb is not None and tb.tb_frame.f_code.co_filename == own:
-        tb = tb.tb_next
-    lines = traceback.format_exception(type(exc), exc, tb)
-    return str.join("", [line for line in lines if own not in line])
+    parts = str.rpartition(own, "/")[0] + "/"
+    top = te = traceback.TracebackException(type(exc), exc, _exc_traceback(exc))
+    for _ in range(16):  # the chained exceptions too
+        if te is None:
+            break
+        te.stack = traceback.StackSummary.from_list(
+            [f for f in te.stack if not str.startswith(f.filename, parts)])
+        te = te.__cause__ or te.__context__
+    return str.join("", list(top.format()))
 
 
 def _run_cell(msg):

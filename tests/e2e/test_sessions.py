@@ -1,0 +1,129 @@
+"""Sessions (/v1/sessions, docs/api.md "Sessions"): a live interpreter kept
+between cells, each cell in a fork of it; a bad cell is rolled back.
+
+Every case talks to a real `execeval serve` on 127.0.0.1; the autouse
+host_evidence fixture checks that nothing of any session is left on the
+host afterwards (processes, cgroups, files, mounts).
+"""
+import threading
+import time
+
+import pytest
+
+from serve_client import serve  # noqa: F401 (fixture)
+
+
+def start(srv, **body):
+    a = srv.post("/v1/sessions", body)
+    assert a.status == 200, a
+    assert a.json["status"] == "ready"
+    return a.json["id"]
+
+
+def cell(srv, sid, code, **kw):
+    a = srv.post("/v1/sessions/%s/exec" % sid, dict(code=code, **kw))
+    assert a.status == 200, a
+    return a.json
+
+
+def test_state_persists_and_an_exception_keeps_what_ran_before_it(serve):
+    srv = serve()
+    sid = start(srv, setup="import math\nK = 7")
+    assert cell(srv, sid, "x = 1")["status"] == "ok"
+    a = cell(srv, sid, "x += 1\nprint('x is', x)\nx * K")
+    assert (a["status"], a["result"], a["stdout"], a["rolled_back"]) == ("ok", "14", "x is 2\n", False)
+    a = cell(srv, sid, "y = 5\nraise ValueError('boom')")
+    assert a["status"] == "error" and a["rolled_back"] is False
+    assert a["error"]["type"] == "ValueError" and a["error"]["message"] == "boom"
+    # The traceback is the cell's own lines, never the harness's.
+    assert '"<cell-' in a["error"]["traceback"] and "raise ValueError('boom')" in a["error"]["traceback"]
+    assert "session" not in a["error"]["traceback"] and "harness" not in a["error"]["traceback"]
+    assert cell(srv, sid, "y, x, math.floor(2.5)")["result"] == "(5, 2, 2)"
+    assert cell(srv, sid, "input() + input()", stdin="ab\ncd\n")["result"] == "'abcd'"
+    a = cell(srv, sid, "input()")  # stdin is the cell's: nothing left, EOF
+    assert a["status"] == "error" and a["error"]["type"] == "EOFError"
+    g = srv.request("GET", "/v1/sessions/%s" % sid)
+    assert g.status == 200 and g.json["state"] == "idle" and g.json["cells"] == 6
+
+
+@pytest.mark.parametrize("bad, status, detail", [
+    ("while True: pass", "timeout", "timeout"),
+    ("import os\nos._exit(3)", "crashed", "exit code 3"),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", "crashed", "killed by signal 11"),
+    ("print('x' * 100000)", "output_overflow", "output overflow"),
+    ("b = bytearray(400 << 20)\nb[::4096] = b'1' * len(b[::4096])", "memory_limit", "memory limit"),
+])
+def test_a_bad_cell_leaves_the_session_as_it_was(serve, bad, status, detail):
+    srv = serve("--memory", "256", "--output-cap", "4096")
+    sid = start(srv)
+    cell(srv, sid, "x = 1\nopen('kept.txt', 'w').write('before')")
+    a = cell(srv, sid, "x = 2\nopen('kept.txt', 'w').write('after')\nopen('new.txt', 'w').write('n')\n"
+             "import os, time\nif os.fork() == 0:\n    time.sleep(60)\n" + bad, timeout_s=2)
+    assert (a["status"], a["detail"], a["rolled_back"], a.get("tmp_restored")) == (status, detail, True, True), a
+    a = cell(srv, sid, "import os\nx, open('kept.txt').read(), sorted(os.listdir('.'))")
+    assert a["result"] == "(1, 'before', ['kept.txt'])", a
+    # The cell's child died with it: the session's only processes are its own.
+    a = cell(srv, sid, "import os\nsorted(int(p) for p in os.listdir('/proc') if p.isdigit())")
+    assert len(eval(a["result"])) <= 4, a  # init, keeper, state, this cell
+
+
+def test_one_cell_at_a_time_and_ended_sessions_are_gone(serve):
+    srv = serve()
+    sid = start(srv)
+    slow = {}
+    t = threading.Thread(target=lambda: slow.update(a=cell(srv, sid, "import time\ntime.sleep(1)\n'done'")))
+    t.start()
+    time.sleep(0.3)
+    a = srv.post("/v1/sessions/%s/exec" % sid, {"code": "1"})
+    assert a.status == 409, a
+    t.join()
+    assert slow["a"]["result"] == "'done'"
+    assert srv.request("DELETE", "/v1/sessions/%s" % sid).status == 200
+    assert srv.post("/v1/sessions/%s/exec" % sid, {"code": "1"}).status == 404
+    assert srv.request("GET", "/v1/sessions/%s" % sid).status == 404
+    assert srv.post("/v1/sessions/%s/exec" % ("0" * 32), {"code": "1"}).status == 404
+
+
+def test_bad_requests_name_the_field(serve):
+    srv = serve()
+    a = srv.post("/v1/sessions", {"limits": {"memory": 64}})
+    assert a.status == 400 and "limits" in a.json["error"] and "memory" in a.json["error"], a
+    sid = start(srv)
+    a = srv.post("/v1/sessions/%s/exec" % sid, {"cod": "1"})
+    assert a.status == 400 and "cod" in a.json["error"], a
+    a = srv.post("/v1/sessions/%s/exec" % sid, {"code": 1})
+    assert a.status == 400 and a.json.get("field") == "code", a
+    assert srv.request("PUT", "/v1/sessions/%s" % sid).status == 405
+
+
+def test_a_failing_setup_is_no_session(serve):
+    srv = serve()
+    a = srv.post("/v1/sessions", {"setup": "import no_such_module_here"})
+    assert a.status == 422, a
+    assert a.json["setup"]["error"]["type"] == "ModuleNotFoundError"
+
+
+def test_limits_on_sessions(serve):
+    srv = serve("--max-sessions", "2")
+    ids = [start(srv, idle_timeout_s=1) for _ in range(2)]
+    a = srv.post("/v1/sessions", {})
+    assert a.status == 429 and a.header("Retry-After"), a
+    time.sleep(2.5)  # both idle past their timeout: ended, room again
+    for sid in ids:
+        assert srv.request("GET", "/v1/sessions/%s" % sid).status == 404
+    start(srv)
+
+
+def test_sessions_cannot_see_or_reach_each_other(serve, marker):
+    srv = serve()
+    a, b = start(srv), start(srv)
+    cell(srv, a, "open('%s', 'w').write('secret')\nimport os\nPID = os.getpid()" % marker)
+    got = cell(srv, b, "import os\nsorted(os.listdir('.')), sorted(os.listdir('/tmp'))")
+    assert marker not in got["result"], got
+    # Each session has its own pid namespace: the other's processes are not there.
+    pa = int(cell(srv, a, "PID")["result"])
+    got = cell(srv, b, "import os\ntry:\n    os.kill(%d, 9)\nexcept OSError as e:\n    r = type(e).__name__\n"
+               "else:\n    r = 'sent'\nr" % pa)
+    assert cell(srv, a, "PID")["result"] == str(pa), got  # a lives on whatever b did
+    got = cell(srv, b, "import socket\n1")
+    assert got["status"] == "error" and "denied" in got["error"]["message"], got
