@@ -133,7 +133,7 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	tests/e2e/safety-net $(PYTHON) -m pytest -q tests/client
 	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py tests/e2e/test_serve.py \
-	    tests/e2e/test_serve_generated.py
+	    tests/e2e/test_serve_generated.py tests/e2e/test_sessions.py
 	# Coalesced /run_code (asked for with --run-code-coalesce) under ASan: a
 	# group, its requeue after a killed harness, a group that runs long.
 	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_run_code_coalesce.py \
