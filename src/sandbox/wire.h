@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#define EE_WIRE_MAX_FDS 8
+#define EE_WIRE_MAX_FDS 12
 
 /* 0, or -1 with errno. MSG_NOSIGNAL: a closed peer is EPIPE, not SIGPIPE. */
 int ee_wire_send(int sock, const void *msg, size_t len, const int *fds, int nfds);

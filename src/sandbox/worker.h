@@ -54,7 +54,14 @@ struct ee_worker_msg {
 	long maxrss_kb;          /* DONE: from wait4 */
 	double cpu_ms;           /* DONE: from wait4 */
 	struct ee_limits limits; /* RUN (with 6 fds: ctl, job, out, err, result, gate) */
-	struct ee_err err;       /* FAILED; DONE: the sandbox failed, not the candidate
+	/* RUN detached (a session: sessions.h): the sandbox lives on its own
+	 * while the worker serves others. Its 6 fds are followed by the join
+	 * files of its own cgroups (memory, pids, cpuacct), it runs as uid
+	 * (its own, claimed by the supervisor), in a network namespace of its
+	 * own, and no DONE follows its STARTED: its init's pidfd says its end. */
+	int detached;
+	unsigned uid;
+	struct ee_err err; /* FAILED; DONE: the sandbox failed, not the candidate
 	                            (msg "" when it did not) */
 };
 
@@ -76,6 +83,9 @@ struct ee_worker_config {
 	 * warm-up installs in the worker so that no candidate installs it
 	 * again; "" when jobs differ (the separate judge) or deny nothing. */
 	char deny[EE_WORKER_MAX_DENY];
+	/* Modules imported at warm-up (a session pool's --session-preload),
+	 * one a line; "" for none. */
+	char preload[EE_WORKER_MAX_DENY];
 	unsigned short seccomp_len;
 	struct sock_filter seccomp[EE_WORKER_MAX_BPF];
 };

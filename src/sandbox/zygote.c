@@ -30,6 +30,7 @@
 #include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <stdint.h>
@@ -152,9 +153,13 @@ static int load_harness(struct ee_err *err)
 	cfg.deny[sizeof(cfg.deny) - 1] = '\0';
 	PyObject *lint = cfg.lint ? PyUnicode_FromString(ee_lint_py) : Py_NewRef(Py_None);
 	PyObject *deny = cfg.deny[0] ? PyUnicode_FromString(cfg.deny) : Py_NewRef(Py_None);
-	done = lint && deny ? PyObject_CallFunctionObjArgs(warm_up, lint, deny, NULL) : NULL;
+	cfg.preload[sizeof(cfg.preload) - 1] = '\0';
+	PyObject *preload = PyUnicode_FromString(cfg.preload);
+	done = lint && deny && preload ? PyObject_CallFunctionObjArgs(warm_up, lint, deny, preload, NULL)
+	                               : NULL;
 	Py_XDECREF(lint);
 	Py_XDECREF(deny);
+	Py_XDECREF(preload);
 	if (!done)
 		goto fail;
 	Py_INCREF(warm_main);
@@ -184,14 +189,18 @@ __attribute__((noreturn)) static void enter_harness(void)
 
 /* ---- serving ---------------------------------------------------------- */
 
-static int receive_run(struct ee_worker_msg *m, int fds[6])
+/* fds: the 6 of a run, then a detached run's cgroup join files; *ret_nfds
+ * how many came. */
+static int receive_run(struct ee_worker_msg *m, int fds[EE_WIRE_MAX_FDS], int *ret_nfds)
 {
-	int nfds;
-	int rc = ee_wire_recv(EE_WFD_SOCKET, m, sizeof(*m), fds, 6, &nfds, 0);
+	int nfds = 0;
+	int rc = ee_wire_recv(EE_WFD_SOCKET, m, sizeof(*m), fds, EE_WIRE_MAX_FDS, &nfds, 0);
 
 	if (rc == 0 || (rc < 0 && errno != EPROTO))
 		_exit(0); /* the supervisor is done with this worker */
-	if (rc < 0 || m->type != EE_W_RUN || nfds != 6) {
+	*ret_nfds = nfds;
+	if (rc < 0 || m->type != EE_W_RUN || nfds < 6 || (nfds > 6 && !m->detached) ||
+	    (m->detached && (nfds == 6 || m->uid < 65536 || m->uid > 0x7fffffffU))) {
 		while (nfds > 0)
 			close(fds[--nfds]);
 		return -1;
@@ -320,9 +329,20 @@ __attribute__((noreturn)) static void run_payload(void)
 	_exit(127);
 }
 
-static int namespace_init(void *arg)
+/* What an init is given: a run's (in shared memory) or a detached run's
+ * (in its own copy of the worker's memory: it reports its payload's pid
+ * on a pipe instead of through `shared`). */
+struct init_arg {
+	const int *cgroup; /* join files, -1 ended */
+	unsigned uid;      /* the sandbox's uid and gid */
+	int report;        /* detached: the pipe its payload's pid (or -errno) goes to; -1 */
+};
+
+static int namespace_init(void *argp)
 {
-	const int *cgroup = arg;
+	const struct init_arg *arg = argp;
+	const int *cgroup = arg->cgroup;
+	unsigned uid = arg->uid;
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct none[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
 
@@ -341,13 +361,22 @@ static int namespace_init(void *arg)
 	if (pid == 0) {
 		init_gate[0] = gate[0];
 		init_gate[1] = gate[1];
-		pid = RAW(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0);
+		/* A detached sandbox lives beside the worker's later candidates:
+		 * a network namespace of its own, so that no abstract socket of
+		 * it is theirs to reach (keep_network_clean cannot wait for it). */
+		long net = arg->report >= 0 ? CLONE_NEWNET : 0;
+		pid = RAW(SYS_clone, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | net | SIGCHLD, 0, 0, 0);
 	}
 	if (pid == 0)
 		run_payload();
-	shared.payload = (int)pid;
-	shared.forked = 1;
-	RAW(SYS_futex, &shared.forked, FUTEX_WAKE_PRIVATE, 1, 0);
+	if (arg->report >= 0) {
+		int said = (int)pid;
+		RAW(SYS_write, arg->report, &said, sizeof(said), 0);
+	} else {
+		shared.payload = (int)pid;
+		shared.forked = 1;
+		RAW(SYS_futex, &shared.forked, FUTEX_WAKE_PRIVATE, 1, 0);
+	}
 	if (pid < 0)
 		RAW(SYS_exit, 1, 0, 0, 0);
 
@@ -363,8 +392,8 @@ static int namespace_init(void *arg)
 		RAW(SYS_close_range, 0, gate[1] - 1, 0, 0);
 	RAW(SYS_close_range, gate[1] + 1, ~0U, 0, 0);
 	long e = RAW(SYS_setgroups, 0, 0, 0, 0);
-	e = e < 0 ? e : RAW(SYS_setresgid, candidate_uid, candidate_uid, candidate_uid, 0);
-	e = e < 0 ? e : RAW(SYS_setresuid, candidate_uid, candidate_uid, candidate_uid, 0);
+	e = e < 0 ? e : RAW(SYS_setresgid, uid, uid, uid, 0);
+	e = e < 0 ? e : RAW(SYS_setresuid, uid, uid, uid, 0);
 	e = e < 0 ? e : RAW(SYS_capset, &hdr, none, 0, 0);
 	e = e < 0 ? e : RAW(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0);
 	e = e < 0 ? e : RAW(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &filter, 0);
@@ -428,15 +457,56 @@ static void keep_network_clean(void)
 
 /* ---- one candidate ----------------------------------------------------- */
 
-static void serve_one(const struct ee_worker_msg *req, const int fds[6])
+/* Detached runs (sessions) live on their own: their inits are this
+ * worker's children, reaped whenever the worker is between runs. */
+#define MAX_DETACHED 8192
+static pid_t detached[MAX_DETACHED];
+static size_t n_detached;
+
+static void reap_detached(void)
+{
+	for (size_t i = 0; i < n_detached;) {
+		if (waitpid(detached[i], NULL, __WALL | WNOHANG) == detached[i])
+			detached[i] = detached[--n_detached];
+		else
+			i++;
+	}
+}
+
+/* The pid its detached init reports for its payload (or -errno). */
+static int read_report(int fd)
+{
+	int pid = -EIO;
+	while (read(fd, &pid, sizeof(pid)) < 0 && errno == EINTR)
+		;
+	return pid;
+}
+
+static void serve_one(const struct ee_worker_msg *req, const int *fds, int nfds)
 {
 	static struct ee_limits limits;
+	/* Static, as limits: the payload reads them after scrubbing this
+	 * stack (payload_main). */
+	static int join[EE_WIRE_MAX_FDS];
 	struct ee_seccomp_prog prog = { cfg.seccomp, cfg.seccomp_len };
 	struct ee_err err = { 0 };
 	int init_pidfd = -1;
+	int report[2] = { -1, -1 };
+	int detach = req->detached;
 	sigset_t all, old;
 
 	limits = req->limits;
+	for (int i = 6; i < nfds; i++)
+		join[i - 6] = fds[i];
+	join[nfds > 6 ? nfds - 6 : 0] = -1;
+	if (detach && (n_detached == MAX_DETACHED || pipe2(report, O_CLOEXEC) < 0)) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		ee_fail(&err, EE_ERR_SANDBOX, "this warm worker holds too many sessions");
+		send_failed(&err);
+		return;
+	}
+	struct init_arg arg = { detach ? join : cgroup_fds, detach ? req->uid : candidate_uid, report[1] };
 	struct ee_child_args a = {
 		.host = &cfg.host,
 		.limits = &limits,
@@ -445,7 +515,7 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 		.use_cgroup_ns = cfg.use_cgroup_ns,
 		.have_memory_cg = cfg.have_memory_cg,
 		.have_pids_cg = cfg.have_pids_cg,
-		.uid = candidate_uid,
+		.uid = arg.uid,
 		.fds = { .sync = -1,
 		         .ctl = fds[0],
 		         .job = fds[1],
@@ -455,7 +525,7 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 		         .gate = fds[5],
 		         .code = -1 },
 		.warm = 1,
-		.cgroup_fds = cgroup_fds,
+		.cgroup_fds = arg.cgroup,
 		.enter = enter_harness,
 	};
 
@@ -471,22 +541,31 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	pid_t init = -1;
 	int clone_errno = 0;
 	PyOS_BeforeFork();
+	/* A detached init outlives this call: it gets a copy of the worker's
+	 * memory (a fork) rather than sharing it, so that the next run's
+	 * init_stack and `shared` are never its own. */
 	if (unshare(CLONE_NEWPID) == 0)
 		init = clone(namespace_init, init_stack + sizeof(init_stack),
-		             CLONE_VM | CLONE_PIDFD | SIGCHLD, (void *)cgroup_fds, &init_pidfd);
+		             (detach ? 0 : CLONE_VM) | CLONE_PIDFD | SIGCHLD, &arg, &init_pidfd);
 	if (init < 0)
 		clone_errno = errno;
-	while (init > 0 && !shared.forked)
+	while (!detach && init > 0 && !shared.forked)
 		syscall(SYS_futex, &shared.forked, FUTEX_WAIT_PRIVATE, 0, NULL);
 	PyOS_AfterFork_Parent();
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < nfds; i++)
 		close(fds[i]);
+	int payload = shared.payload;
+	if (detach) {
+		close(report[1]);
+		payload = init > 0 ? read_report(report[0]) : -EIO;
+		close(report[0]);
+	}
 	/* unshare(CLONE_NEWPID) works only from the caller's own namespace. */
 	if (setns(own_pid_ns, CLONE_NEWPID) < 0)
 		_exit(1); /* cannot serve another candidate: the supervisor replaces this worker */
-	if (init < 0 || shared.payload < 0) {
-		errno = init < 0 ? clone_errno : -shared.payload;
+	if (init < 0 || payload < 0) {
+		errno = init < 0 ? clone_errno : -payload;
 		ee_fail_errno(&err, EE_ERR_SANDBOX, "start a candidate");
 		send_failed(&err);
 		if (init > 0) {
@@ -499,6 +578,10 @@ static void serve_one(const struct ee_worker_msg *req, const int fds[6])
 	struct ee_worker_msg started = { .type = EE_W_STARTED };
 	send_msg(&started, init_pidfd);
 	close(init_pidfd);
+	if (detach) { /* its end is its init's: the supervisor watches the pidfd */
+		detached[n_detached++] = init;
+		return;
+	}
 
 	/* The init ends when the payload does (or when the supervisor kills
 	 * it); its rusage counts every process it reaped. */
@@ -531,13 +614,18 @@ __attribute__((noinline, noreturn)) static void serve(void)
 
 	for (;;) {
 		struct ee_worker_msg req;
-		int fds[6];
-		if (receive_run(&req, fds) < 0) {
+		int fds[EE_WIRE_MAX_FDS];
+		int nfds = 0;
+		reap_detached();
+		struct pollfd sock = { .fd = EE_WFD_SOCKET, .events = POLLIN };
+		if (n_detached > 0 && poll(&sock, 1, 1000) == 0)
+			continue; /* a second gone by: reap the sessions that ended */
+		if (receive_run(&req, fds, &nfds) < 0) {
 			ee_fail(&err, EE_ERR_SANDBOX, "malformed request");
 			send_failed(&err);
 			continue;
 		}
-		serve_one(&req, fds);
+		serve_one(&req, fds, nfds);
 		explicit_bzero(&req, sizeof(req));
 	}
 }

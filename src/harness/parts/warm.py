@@ -19,7 +19,7 @@ _WARM_MODULES = ("abc", "array", "binascii", "bisect", "cmath", "collections", "
                  "struct", "textwrap", "typing", "unittest")
 
 
-def warm_up(lint_source=None, deny=None):
+def warm_up(lint_source=None, deny=None, preload=""):
     """In the worker, before any candidate: sys.path as a cold start has it,
     the usual modules imported (and the lint tools, given lint.py), the AST
     types built, the import policy of `deny` (names, one a line: the list
@@ -44,6 +44,9 @@ def warm_up(lint_source=None, deny=None):
             _warm_lint = (lint_source, namespace)
         except Exception:
             pass  # the candidate's lint phase will say what is missing
+    for name in str.split(preload, "\n"):  # a session pool's --session-preload: its cells find them
+        if name:
+            __import__(name)
     compile("pass", "<warm>", "exec", _ONLY_AST, dont_inherit=True)
     _json_scanner = _new_json_scanner()
     if deny is not None:  # last: nothing of the worker's own imports after it
