@@ -57,6 +57,11 @@ struct ee_worker {
 	 * when. */
 	struct ee_limits start_limits;
 	int start_fds[6];
+	/* A detached start (ee_pool_claim_detached): its uid and join files. */
+	int detached;
+	unsigned detached_uid;
+	int join_fds[5];
+	int n_join;
 	int tries;
 	enum start_phase phase;
 	struct timespec deadline;
@@ -271,6 +276,16 @@ static int send_run(struct ee_worker *w, struct ee_err *err)
 	const struct ee_limits *lim = &w->start_limits;
 	struct ee_worker_msg m = { .type = EE_W_RUN, .limits = *lim };
 
+	if (w->detached) { /* its own cgroups, not the slot's */
+		int fds[6 + 5];
+		memcpy(fds, w->start_fds, sizeof(w->start_fds));
+		memcpy(fds + 6, w->join_fds, sizeof(int) * (size_t)w->n_join);
+		m.detached = 1;
+		m.uid = w->detached_uid;
+		if (send_msg(w->sock, &m, fds, 6 + w->n_join) < 0)
+			return ee_fail(err, EE_ERR_SANDBOX, "a warm worker stopped answering");
+		return 0;
+	}
 	if (lim->memory_mb != w->cg_limits.memory_mb || lim->procs != w->cg_limits.procs) {
 		if (ee_cgroup_set_limits(&w->cgs.candidate, lim, err) < 0)
 			return -1; /* e.g. usage above a lower limit: a fresh cgroup */
@@ -356,6 +371,10 @@ static int on_started_phase(struct ee_worker *w, int rc, struct ee_worker_msg *m
 	if (rc == 1 && m->type == EE_W_STARTED && got >= 0) {
 		*pidfd = got;
 		w->phase = START_NONE;
+		if (w->detached) { /* the sandbox lives on its own: the worker is free */
+			w->detached = 0;
+			w->busy = 0;
+		}
 		return 1;
 	}
 	if (got >= 0)
@@ -403,6 +422,7 @@ int ee_worker_start_step(struct ee_worker *w, int *pidfd, struct ee_err *err)
 	if (rc < 0) { /* the candidate gets no worker: the slot is free again */
 		w->phase = START_NONE;
 		w->busy = 0;
+		w->detached = 0;
 	}
 	return rc;
 }
@@ -414,6 +434,7 @@ void ee_worker_start_abandon(struct ee_worker *w)
 		ee_worker_kill(w);
 	w->phase = START_NONE;
 	w->busy = 0;
+	w->detached = 0;
 }
 
 /* ---- the pool ------------------------------------------------------------- */
@@ -447,6 +468,16 @@ static int write_config(const struct ee_pool_setup *s, struct ee_err *err)
 		}
 		memcpy(c->deny + at, s->deny[i], len);
 		c->deny[at + len] = '\n';
+		at += len + 1;
+	}
+	for (size_t i = 0, at = 0; s->preload && s->preload[i]; i++) {
+		size_t len = strlen(s->preload[i]);
+		if (len == 0 || at + len + 2 > sizeof(c->preload) || strchr(s->preload[i], '\n')) {
+			ee_fail(err, EE_ERR_SANDBOX, "the preloads do not fit a worker's configuration");
+			goto out;
+		}
+		memcpy(c->preload + at, s->preload[i], len);
+		c->preload[at + len] = '\n';
 		at += len + 1;
 	}
 	c->use_cgroup_ns = c->have_memory_cg || c->have_pids_cg;
@@ -538,6 +569,42 @@ struct ee_worker *ee_pool_claim(struct ee_pool *p, const struct ee_limits *lim, 
 		return NULL;
 	}
 	return w;
+}
+
+struct ee_worker *ee_pool_claim_detached(struct ee_pool *p, const struct ee_limits *lim, const int fds[6],
+                                         unsigned uid, const int *join, int n, struct ee_err *err)
+{
+	if (n < 1 || n > 5) {
+		ee_fail(err, EE_ERR_SANDBOX, "internal: a detached sandbox joins 1 to 5 cgroup files");
+		return NULL;
+	}
+	if (!ee_pool_has_idle(p)) {
+		ee_fail(err, EE_ERR_SANDBOX, "no warm worker is idle");
+		return NULL;
+	}
+	for (unsigned i = 0; i < p->n; i++)
+		if (!p->workers[i].busy) {
+			struct ee_worker *w = &p->workers[i];
+			w->detached = 1;
+			w->detached_uid = uid;
+			memcpy(w->join_fds, join, sizeof(int) * (size_t)n);
+			w->n_join = n;
+			break;
+		}
+	struct ee_worker *w = ee_pool_claim(p, lim, fds, err);
+	if (!w) {
+		for (unsigned i = 0; i < p->n; i++)
+			p->workers[i].detached = 0;
+	}
+	return w;
+}
+
+int ee_pool_has_idle(const struct ee_pool *p)
+{
+	for (unsigned i = 0; p && i < p->n; i++)
+		if (!p->workers[i].busy)
+			return 1;
+	return 0;
 }
 
 unsigned long ee_pool_replacements(const struct ee_pool *p)

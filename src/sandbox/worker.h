@@ -114,6 +114,9 @@ struct ee_pool_setup {
 	 * borrowed for ee_pool_new), installed once per worker; NULL when
 	 * jobs may differ in it or deny nothing. */
 	const char *const *deny;
+	/* Modules every worker imports at warm-up (NULL-ended, borrowed for
+	 * ee_pool_new; NULL for none): a session pool's --session-preload. */
+	const char *const *preload;
 };
 
 /* 0 when this host and interpreter can run warm; else err says why. */
@@ -137,6 +140,19 @@ unsigned long ee_pool_replacements(const struct ee_pool *p);
  * driven by ee_worker_start_step; NULL (err) when it failed at once. */
 struct ee_worker *ee_pool_claim(struct ee_pool *p, const struct ee_limits *lim, const int fds[6],
                                 struct ee_err *err);
+
+/* As ee_pool_claim, for a detached sandbox (a session): it runs as uid
+ * (claimed by the caller) in its own cgroups, whose join files (n of
+ * them, borrowed as fds) go with RUN. Once it started
+ * (ee_worker_start_step returned 1) the worker is idle again: the sandbox
+ * is the caller's alone, its end its init's pidfd's; nothing is released.
+ * NULL with err when no worker is idle (a pool is one start per worker at
+ * a time) or the start failed at once. */
+struct ee_worker *ee_pool_claim_detached(struct ee_pool *p, const struct ee_limits *lim, const int fds[6],
+                                         unsigned uid, const int *join, int n, struct ee_err *err);
+
+/* Whether a worker of the pool is idle now. */
+int ee_pool_has_idle(const struct ee_pool *p);
 
 /* Moves a claimed worker's start on, when its socket (ee_worker_fd: it may
  * be a new one after each call) is readable or its deadline
