@@ -31,6 +31,7 @@ struct ee_engine {
 	struct ee_harness harness;
 	struct ee_loop *loop;
 	struct ee_pool *pool; /* warm workers, when the isolation is warm */
+	struct ee_pool *session_pool; /* serve's sessions' warm workers (ee_engine_open_sessions) */
 	struct ee_gvisor gvisor;
 	struct ee_gvisor *use_gvisor; /* --backend gvisor: &gvisor, open (its bundle
 	                                 counter changes per candidate); else NULL */
@@ -177,6 +178,7 @@ void ee_engine_close(struct ee_engine *eng)
 	if (eng->loop)
 		ee_judges_close(&eng->judges, eng->loop);
 	ee_pool_free(eng->pool);
+	ee_pool_free(eng->session_pool);
 	ee_gvisor_close(&eng->gvisor);
 	ee_breaker_free(&eng->breaker);
 	ee_events_log_close(&eng->events);
@@ -184,6 +186,35 @@ void ee_engine_close(struct ee_engine *eng)
 	ee_harness_release(&eng->harness);
 	ee_seccomp_free(&eng->seccomp);
 	free(eng);
+}
+
+int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options *o, const char *const *preload,
+                            unsigned workers, struct ee_err *err)
+{
+	struct ee_err why = { 0 };
+
+	if (eng->loop_only || eng->session_pool || workers == 0 || o->backend != EE_BACKEND_NATIVE ||
+	    o->isolation == EE_ISOLATION_COLD)
+		return 0;
+	if (ee_pool_supported(&eng->host, &why) < 0) {
+		fprintf(stderr, "execeval: sessions start cold: %s\n", why.msg);
+		return 0;
+	}
+	/* Every session's job denies what a candidate's does (session.c): its
+	 * workers install that policy once, after the preloads. */
+	struct ee_pool_setup s = { .host = &eng->host,
+		                   .mounts = &eng->mounts,
+		                   .seccomp = &eng->seccomp,
+		                   .limits = o->limits,
+		                   .preload = preload };
+	if (o->deny_imports)
+		s.deny = ee_default_denylist;
+	return ee_pool_new(&s, workers, &eng->session_pool, err);
+}
+
+struct ee_pool *ee_engine_session_pool(const struct ee_engine *eng)
+{
+	return eng->session_pool;
 }
 
 struct ee_judges *ee_engine_judges(struct ee_engine *eng)

@@ -80,6 +80,15 @@ void ee_engine_saw_start(struct ee_engine *eng, const struct ee_err *failed);
 void ee_engine_health(const struct ee_engine *eng, struct ee_engine_health *ret);
 /* A person looked (serve's POST /v1/admin/resume): the breaker starts over. */
 void ee_engine_resume(struct ee_engine *eng);
+/* Warm workers that fork sessions (engine/session.h), each session a
+ * detached sandbox of its own, with preload (NULL-ended, borrowed for the
+ * call) imported at their warm-up: serve calls it once. Where warm cannot
+ * run (not root, --isolation cold, another backend) sessions start cold
+ * and this does nothing (said on stderr when the host is why). */
+int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options *o, const char *const *preload,
+                            unsigned workers, struct ee_err *err);
+/* NULL when sessions start cold. */
+struct ee_pool *ee_engine_session_pool(const struct ee_engine *eng);
 /* --judge separate's long-lived judges (judge_host.h), ended at close. */
 struct ee_judges *ee_engine_judges(struct ee_engine *eng);
 /* NULL for a loop-only engine. */

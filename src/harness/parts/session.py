@@ -460,8 +460,10 @@ class _Keeper:
             self.snapshot.take()
             self.cell = {"started": _now(), "out": 0, "pid": None, "fetch": msg.get("fetch", [])}
             self.send({"do": "run", "n": self.n, "code": code, "stdin": stdin})
-        elif do == "stop" and self.cell is not None:
-            if self.ending is None:
+        elif do == "stop":
+            # The supervisor's clock ran out; the cell may have answered
+            # meanwhile (its answer crossed the stop): then nothing to end.
+            if self.cell is not None and self.ending is None:
                 self.end_cell(str(msg.get("why", "stopped")))
         else:
             raise _HarnessError("session: %r out of turn" % do)
