@@ -221,6 +221,51 @@ def test_the_tool_has_verls_shape(url, monkeypatch):
     asyncio.run(shapes())
 
 
+def test_verl_loads_the_tool_by_its_class_path_and_deep_copies_it(url, monkeypatch):
+    """As verl's tool_registry does: get_tool_class(class_name) by
+    importlib, the constructor (config, tool_schema), then ToolListCache's
+    copy.deepcopy of the list; inside verl, its own ToolResponse and schema
+    classes (stood in for here by a module of that name: verl is not
+    installed)."""
+    import copy
+    import importlib.util
+    import types
+
+    class FakeSchema:
+        def __init__(self, d):
+            self.d = d
+            self.function = types.SimpleNamespace(name=d["function"]["name"])
+
+        @classmethod
+        def model_validate(cls, d):
+            return cls(d)
+
+    class FakeResponse:
+        def __init__(self, text=None, image=None, video=None):
+            self.text, self.image, self.video = text, image, video
+
+    fake = types.ModuleType("verl.tools.schemas")
+    fake.OpenAIFunctionToolSchema, fake.ToolResponse = FakeSchema, FakeResponse
+    monkeypatch.setitem(sys.modules, "verl.tools.schemas", fake)
+    module_name, class_name = "execeval.verl_tool.ExecevalSessionTool".rsplit(".", 1)
+    spec = importlib.util.find_spec(module_name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    tool = copy.deepcopy([getattr(module, class_name)(config={"type": "native", "execeval_url": url},
+                                                      tool_schema=None)])[0]
+    assert isinstance(tool.tool_schema, FakeSchema) and tool.name == "code_interpreter"
+
+    async def main():
+        iid, resp = await tool.create()
+        out, _, _ = await tool.execute(iid, {"code": "6 * 7"})
+        await tool.release(iid)
+        await tool.close()
+        return resp, out
+
+    resp, out = asyncio.run(main())
+    assert isinstance(resp, FakeResponse) and isinstance(out, FakeResponse) and out.text == "42"
+
+
 def test_the_tool_driven_as_verls_sglang_rollout_drives_it(url):
     """create once per trajectory, three cells, calc_reward, release: one session."""
     tool = tool_of(url, timeout_s=1, setup="import math")
