@@ -39,6 +39,9 @@ class Stub:
             def do_GET(self):
                 self.answer(None)
 
+            def do_DELETE(self):
+                self.answer(None)
+
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 self.answer(json.loads(self.rfile.read(n) or b"null"))

@@ -17,6 +17,7 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 
 from .client import Client
+from .session import Session, create_body
 
 
 class AsyncClient:
@@ -47,6 +48,12 @@ class AsyncClient:
     async def health(self):
         return await self._call(self.client.health)
 
+    def session(self, setup=None, limits=None, idle_timeout_s=None, ttl_s=None, files=None):
+        """Client.session's arguments; an AsyncSession, made by awaiting it
+        (`s = await ac.session(...)`) or entering it (`async with
+        ac.session(...) as s:`, which deletes it at the end)."""
+        return AsyncSession(self, create_body(setup, limits, idle_timeout_s, ttl_s, files))
+
     async def map(self, samples, max_in_flight=None, return_exceptions=False):
         """Client.map as an async generator: results in the order of samples,
         at most max_in_flight (default: the client's) requests at once."""
@@ -74,6 +81,59 @@ class AsyncClient:
 
     async def __aexit__(self, *exc):
         await self.aclose()
+
+
+class AsyncSession:
+    """Session's methods as coroutines (exec, fetch, info, close), each a
+    call of the synchronous Session in the AsyncClient's executor. Made
+    when awaited or entered; `async with` closes it at the end, after an
+    exception too."""
+
+    def __init__(self, aclient, body):
+        self._aclient, self._body = aclient, body
+        self.session = None
+
+    async def _create(self):
+        if self.session is None:
+            self.session = await self._aclient._call(Session, self._aclient.client, self._body)
+        return self
+
+    def __await__(self):
+        return self._create().__await__()
+
+    @property
+    def id(self):
+        return self.session.id if self.session is not None else None
+
+    @property
+    def setup(self):
+        return self.session.setup
+
+    async def exec(self, code, timeout_s=None, stdin=None, fetch_files=None):
+        """Session.exec, awaited."""
+        return await self._aclient._call(self.session.exec, code, timeout_s, stdin, fetch_files)
+
+    async def fetch(self, path):
+        return await self._aclient._call(self.session.fetch, path)
+
+    async def info(self):
+        return await self._aclient._call(self.session.info)
+
+    async def close(self, retries=None):
+        if self.session is not None:
+            await self._aclient._call(self.session.close, retries)
+
+    async def __aenter__(self):
+        return await self._create()
+
+    async def __aexit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            await self.close()
+            return
+        try:  # the block's exception is the one to see
+            await self.close(retries=1)
+        except Exception:  # noqa: B902 - the session ends at its idle timeout anyway
+            pass
 
 
 async def _outcome(future, return_exceptions):

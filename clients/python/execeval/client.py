@@ -40,6 +40,7 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 from .errors import DeadlineExceeded, InputError, ServerError, Unauthorized, Unavailable
+from .session import Session, create_body
 
 LIMIT_KEYS = ("timeout_s", "memory_mb", "procs", "output_cap")
 RETRIED = (429, 503, 504)
@@ -158,6 +159,15 @@ class Client:
         body.update(fields)
         return self.post("/run_code", body)
 
+    def session(self, setup=None, limits=None, idle_timeout_s=None, ttl_s=None, files=None, deadline=None):
+        """POST /v1/sessions: a live interpreter kept between cells, on one
+        of the replicas; returns a Session (a context manager that deletes
+        it). limits: {memory_mb, procs, tmp_mb, output_cap, timeout_s}; files:
+        {relative path: bytes or str} written into its /tmp; setup: code run
+        first (a failing one is InputError 422, .body["setup"] its answer).
+        See session.py and docs/api.md, "Sessions"."""
+        return Session(self, create_body(setup, limits, idle_timeout_s, ttl_s, files), deadline)
+
     def health(self):
         """GET /healthz (one attempt: a draining, tripped or unhealthy
         server's 503 is raised as Unavailable at once, not waited out)."""
@@ -234,6 +244,16 @@ class Client:
     def request(self, method, path, payload, retries=None, deadline=None):
         """One exchange with retries (see the module doc); payload: bytes or
         None; deadline: a time.monotonic() value that bounds it all."""
+        return self.exchange(method, path, payload, retries, deadline)[0]
+
+    def exchange(self, method, path, payload, retries=None, deadline=None, replica=None, repeatable=True):
+        """request(), returning (the decoded answer, the replica that gave
+        it). replica: send to that replica only, never to another (a
+        session lives on the server that made it); a 503 then waits out its
+        Retry-After there. repeatable=False: a request that may have been
+        carried out although its answer was lost (a session's cell) is not
+        sent again: no answer raises Unavailable at once (429, 503 and 504
+        say the server did not run it, and are retried)."""
         delay, wait = self.backoff, 0.0
         last = None
         for attempt in range((self.retries if retries is None else retries) + 1):
@@ -243,36 +263,38 @@ class Client:
                 raise DeadlineExceeded("%s: no answer before the call's deadline%s"
                                        % (path, " (last: %s)" % last if last else ""),
                                        last.status if last else None)
-            replica = self._pick()
+            target = self._pick() if replica is None else self._hold(replica)
             try:
-                status, retry_after, data = self._exchange(replica, method, path, payload, deadline)
+                status, retry_after, data = self._exchange(target, method, path, payload, deadline)
             except (OSError, http.client.HTTPException) as e:
-                self._failed(replica)
-                last = Unavailable("%s%s: no answer: %s" % (replica.url, path, str(e) or type(e).__name__))
-                wait = 0.0 if self._any_live() else _jitter(delay)
+                self._failed(target)
+                last = Unavailable("%s%s: no answer: %s" % (target.url, path, str(e) or type(e).__name__))
+                if not repeatable:
+                    raise last from e
+                wait = 0.0 if replica is None and self._any_live() else _jitter(delay)
                 delay = min(delay * 2, self.backoff_cap)
                 continue
             finally:
                 with self._lock:
-                    replica.outstanding -= 1
-            self._answered(replica)
+                    target.outstanding -= 1
+            self._answered(target)
             if status == 200:
                 try:
-                    return json.loads(data.decode("utf-8"))
+                    return json.loads(data.decode("utf-8")), target
                 except (ValueError, UnicodeDecodeError):
-                    raise ServerError("%s%s: a 200 whose body is not JSON" % (replica.url, path), status,
+                    raise ServerError("%s%s: a 200 whose body is not JSON" % (target.url, path), status,
                                       None, None) from None
             body = _error_body(data)
             message = body.get("error") if body and isinstance(body.get("error"), str) else \
                 data[:500].decode("utf-8", "replace") or http.client.responses.get(status, "")
             field = body.get("field") if body else None
             if status in RETRIED:
-                last = Unavailable("%s%s: %s" % (replica.url, path, message), status, field, body)
+                last = Unavailable("%s%s: %s" % (target.url, path, message), status, field, body)
                 wait = _jitter(max(_retry_after(retry_after), delay))
                 if status == 503:
                     # Draining: its Retry-After is its own; another replica may answer now.
-                    self._failed(replica)
-                    if self._any_live():
+                    self._failed(target)
+                    if replica is None and self._any_live():
                         wait = 0.0
                 delay = min(delay * 2, self.backoff_cap)
                 continue
@@ -351,6 +373,12 @@ class Client:
                 replica = min(self.replicas, key=lambda r: r.down_until)
             replica.outstanding += 1
             return replica
+
+    def _hold(self, replica):
+        """replica, counted as one more request outstanding (as _pick does)."""
+        with self._lock:
+            replica.outstanding += 1
+        return replica
 
     def _any_live(self):
         now = time.monotonic()

@@ -25,6 +25,19 @@ class InputError(ExecevalError):
     request cannot help. message and field are the server's."""
 
 
+class SessionEnded(InputError):
+    """404 from a session's route (its idle timeout or TTL passed, it was
+    deleted, or the server restarted), or a cell answered `session_ended`
+    (the session ended while the cell ran; body is that answer): the
+    session's state is gone. Start a new session; retrying cannot help."""
+
+
+class SessionBusy(InputError):
+    """409: the session is running another cell (one cell at a time per
+    session). Not retried: the caller sends the cells of one session one
+    after the other."""
+
+
 class Unauthorized(ExecevalError):
     """401: the bearer token is missing or wrong."""
 
