@@ -196,10 +196,8 @@ int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options 
 	if (eng->loop_only || eng->session_pool || workers == 0 || o->backend != EE_BACKEND_NATIVE ||
 	    o->isolation == EE_ISOLATION_COLD)
 		return 0;
-	if (ee_pool_supported(&eng->host, &why) < 0) {
-		fprintf(stderr, "execeval: sessions start cold: %s\n", why.msg);
-		return 0;
-	}
+	if (ee_pool_supported(&eng->host, &why) < 0)
+		return 0; /* cold, as the candidates (said once already) */
 	/* Every session's job denies what a candidate's does (session.c): its
 	 * workers install that policy once, after the preloads. */
 	struct ee_pool_setup s = { .host = &eng->host,

@@ -84,7 +84,7 @@ void ee_engine_resume(struct ee_engine *eng);
  * detached sandbox of its own, with preload (NULL-ended, borrowed for the
  * call) imported at their warm-up: serve calls it once. Where warm cannot
  * run (not root, --isolation cold, another backend) sessions start cold
- * and this does nothing (said on stderr when the host is why). */
+ * and this does nothing. */
 int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options *o, const char *const *preload,
                             unsigned workers, struct ee_err *err);
 /* NULL when sessions start cold. */

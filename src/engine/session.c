@@ -38,6 +38,7 @@
 #include "protocol/job.h"
 #include "protocol/netstring.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/worker.h"
 
 #define SESSION_MAX_FRAME ((size_t)2 << 20)
 /* The keeper's own stderr (a harness failure), kept for the end's why. */
@@ -358,9 +359,13 @@ int ee_session_start(struct ee_engine *eng, const struct ee_session_config *cfg,
 		goto fail;
 	if (ee_engine_sandbox_config(eng, &sc, err) < 0)
 		goto fail;
-	/* Native and cold: a sandbox of its own with its own cgroup and a
-	 * harness that lives as long as the session (warm workers serve one
-	 * candidate at a time). */
+	/* Native: a sandbox of its own with its own cgroup and uid and a
+	 * harness that lives as long as the session. Forked, detached, from
+	 * a warm worker of the sessions' pool when one is idle (its preloads
+	 * imported already, its pages shared with every other session); else
+	 * cold, a fresh interpreter that imports them. */
+	struct ee_pool *pool = ee_engine_session_pool(eng);
+	sc.session_pool = pool && ee_pool_has_idle(pool) ? pool : NULL;
 	sc.pool = NULL;
 	sc.gvisor = NULL;
 	sc.docker = NULL;

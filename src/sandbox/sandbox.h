@@ -58,6 +58,9 @@ struct ee_sandbox_config {
 	                         (outcome.output_truncated), not a kill (overflow) */
 	struct ee_pool *pool;     /* warm: a worker of this pool forks the sandbox
 	                         (worker.h); NULL: cold, a clone of this process */
+	struct ee_pool *session_pool; /* a worker of this pool forks the sandbox detached, in
+	                                 a cgroup and uid of its own (a session: worker.h,
+	                                 ee_pool_claim_detached); NULL: not */
 	struct ee_gvisor *gvisor; /* not NULL: the gVisor backend (gvisor.h), cold */
 	struct ee_docker *docker; /* not NULL: the Docker backend (docker_run.h), cold */
 	double start_allowance_s; /* wall-clock seconds on top of limits->timeout_s

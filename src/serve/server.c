@@ -448,7 +448,10 @@ int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		.n_preload = cfg->n_session_preload,
 		.deny_imports = o->deny_imports,
 	};
-	if (ee_sessions_new(eng, &sess_cfg, &srv->sessions, err) < 0) {
+	/* Two warm workers fork sessions (one start each at a time: a start
+	 * is a few ms), when the host runs warm; else sessions start cold. */
+	if (ee_engine_open_sessions(eng, o, cfg->session_preload, cfg->max_sessions ? 2 : 0, err) < 0 ||
+	    ee_sessions_new(eng, &sess_cfg, &srv->sessions, err) < 0) {
 		ee_server_free(srv);
 		return -1;
 	}
