@@ -266,7 +266,7 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 	struct ee_err err = { 0 };
 	const char *payload;
 	size_t len;
-	int rc;
+	int rc = 0;
 
 	(void)sb;
 	if (s->why[0])
