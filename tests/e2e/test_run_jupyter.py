@@ -177,3 +177,19 @@ def test_a_client_that_goes_away_leaves_nothing_and_frees_its_place(serve):
         assert time.monotonic() < deadline, "the abandoned run never gave its place back"
         time.sleep(0.1)
     assert jupyter(srv, {"cells": ["2"]})["cells"][0]["display"] == [{"text/plain": "2"}]
+
+
+def test_sigterm_finishes_a_run_in_flight_and_a_forced_stop_answers_a_sandbox_error(serve):
+    for grace, cells, want in [("30", ["import time\ntime.sleep(1)", "'done'"], "Success"),
+                               ("0.5", ["import time\ntime.sleep(20)"], "SandboxError")]:
+        srv = serve("--grace", grace)
+        got = {}
+        t = threading.Thread(target=lambda: got.update(a=srv.post("/run_jupyter", {"cells": cells})))
+        t.start()
+        time.sleep(0.4)
+        assert srv.stop() == 0
+        t.join(10)
+        a = got["a"]
+        assert a.status == 200 and a.json["status"] == want, a
+        if want == "SandboxError":
+            assert "shutting down" in a.json["message"] and a.json["driver"] is None, a
