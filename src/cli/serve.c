@@ -53,7 +53,8 @@ static const char usage_head[] =
         "                         (same limits, no files) run in one sandbox, each in its\n"
         "                         own process; a request can then read counters of the\n"
         "                         earlier ones (docs/api.md). Default 1: a sandbox each\n"
-        "  --max-sessions N       /v1/sessions live at once (default 64); past it 429\n"
+        "  --max-sessions N       sessions live at once, of /v1/sessions and POST\n"
+        "                         /run_jupyter (default 64); past it 429\n"
         "  --session-preload M,M  modules every session imports before its first cell\n"
         "                         (e.g. numpy,sympy); candidates see what is loaded\n"
         "  --reference-cache MB   generated tests' reference results kept, least recently\n"
@@ -62,8 +63,9 @@ static const char usage_head[] =
         "Evaluation options (defaults of every request; a request's and its task's limits\n"
         "override the limits, up to the server's own):\n";
 static const char usage_tail[] =
-        "Endpoints: POST /v1/run, POST /v1/batch, POST /run_code, GET /healthz, GET /metrics,\n"
-        "GET /v1/ping (docs/api.md).\n";
+        "Endpoints: POST /v1/run, POST /v1/batch, POST /run_code, POST /run_jupyter,\n"
+        "POST /get_reward, /v1/sessions, GET /healthz, GET /metrics, GET /v1/ping,\n"
+        "POST /v1/admin/resume (docs/api.md).\n";
 
 struct serve_args {
 	const char *listen;

@@ -147,14 +147,16 @@ static char *dump(json_t *v, size_t *len)
 	return text;
 }
 
-/* A 422 naming the field, in execeval's shape ("error", "field") and
- * FastAPI's ("detail": [{"loc", "msg", "type"}]) at once. */
+json_t *ee_run_code_invalid(const char *field, const char *msg)
+{
+	return json_pack("{s:s, s:s, s:[{s:[s,s], s:s, s:s}]}", "error", msg, "field", field, "detail", "loc",
+	                 "body", field, "msg", msg, "type", "value_error");
+}
+
 static int refuse_422(unsigned *code, char **text, size_t *len, const char *field, const char *msg)
 {
-	json_t *v = json_pack("{s:s, s:s, s:[{s:[s,s], s:s, s:s}]}", "error", msg, "field", field, "detail",
-	                      "loc", "body", field, "msg", msg, "type", "value_error");
 	*code = 422;
-	*text = dump(v, len);
+	*text = dump(ee_run_code_invalid(field, msg), len);
 	return *text ? 0 : -1;
 }
 
@@ -267,10 +269,8 @@ static int seconds_field(const json_t *req, const char *key, double *ret)
 	return 0;
 }
 
-/* Checks "files" and "fetch_files" into the script object the job carries
- * ({"files", "fetch", "fetch_cap"}); a refusal names the key. */
-static int read_files(const json_t *req, json_t *script, const char **field, const char **msg, char *buf,
-                      size_t size)
+int ee_run_code_read_files(const json_t *req, json_t *script, const char **field, const char **msg, char *buf,
+                           size_t size)
 {
 	const json_t *files = json_object_get(req, "files"), *fetch = json_object_get(req, "fetch_files");
 	json_t *put = json_object(), *want = json_array();
@@ -413,7 +413,7 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 	json_t *script = json_object();
 	if (!script)
 		return -1;
-	if (read_files(req, script, &field, &msg, buf, sizeof(buf)) < 0) {
+	if (ee_run_code_read_files(req, script, &field, &msg, buf, sizeof(buf)) < 0) {
 		json_decref(script);
 		return refuse_422(code, text, len, field, msg) < 0 ? -1 : 1;
 	}

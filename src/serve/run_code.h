@@ -58,6 +58,20 @@ void ee_run_code_free(struct ee_run_code *rc);
  * "message": msg, ...}, owned by the caller. */
 json_t *ee_run_code_sandbox_error(const char *msg);
 
+/* A 422's body naming the field, in execeval's shape ("error", "field")
+ * and FastAPI's ("detail": [{"loc", "msg", "type"}]) at once; the
+ * caller's. /run_jupyter answers its refusals with it too. */
+json_t *ee_run_code_invalid(const char *field, const char *msg);
+
+/* SandboxFusion's "files" ({relative path: base64}, null values skipped,
+ * 8 MiB decoded in all) and "fetch_files" (at most 64 relative paths) of
+ * the request req, checked into script: {"files": {...}, "fetch": [...],
+ * "fetch_cap"}. -1 with *field (a key, or buf: "files.<path>",
+ * "fetch_files.<i>") and *msg (static text) naming the fault. Shared
+ * with /run_jupyter (run_jupyter.h). */
+int ee_run_code_read_files(const json_t *req, json_t *script, const char **field, const char **msg, char *buf,
+                           size_t size);
+
 typedef void (*ee_run_code_ready)(void *ctx);
 
 /* Reads a request body. Returns 0 when it is answered at once (a 422, a

@@ -30,6 +30,7 @@
 #include "serve/refcache.h"
 #include "serve/request.h"
 #include "serve/run_code.h"
+#include "serve/run_jupyter.h"
 #include "serve/sessions.h"
 #include "serve/stats.h"
 #include "serve/server_int.h"
@@ -116,8 +117,12 @@ static enum MHD_Result sessions_answer(struct conn *c)
 		c->suspended = 0;
 		c->srv->suspended--;
 	}
-	ee_sessions_answer(c->sess_wait, &code, &text, &len);
+	if (c->jupyter)
+		ee_run_jupyter_answer(c->jupyter, &code, &text, &len);
+	else
+		ee_sessions_answer(c->sess_wait, &code, &text, &len);
 	c->sess_wait = NULL;
+	c->jupyter = NULL;
 	return sessions_reply(c, code, text, len);
 }
 
@@ -127,8 +132,12 @@ static enum MHD_Result sessions_body(struct conn *c, const char *method)
 	unsigned code = 0;
 	char *text = NULL;
 	size_t len = 0;
-	int rc = ee_sessions_request(srv->sessions, method, c->sess_path, c->body.data, c->body.len,
-	                             sessions_ready, c, &c->sess_wait, &code, &text, &len);
+	int rc = c->endpoint == EE_EP_RUN_JUPYTER
+	                 ? ee_run_jupyter_submit(srv->run_jupyter, c->body.data ? c->body.data : "",
+	                                         c->body.len, sessions_ready, c, &c->jupyter, &code, &text,
+	                                         &len)
+	                 : ee_sessions_request(srv->sessions, method, c->sess_path, c->body.data, c->body.len,
+	                                       sessions_ready, c, &c->sess_wait, &code, &text, &len);
 
 	ee_buf_free(&c->body);
 	ee_budget_release(&srv->budget, c->share, c->charged);
@@ -149,7 +158,8 @@ static enum MHD_Result on_headers(struct conn *c, const char *method)
 {
 	struct ee_server *srv = c->srv;
 	int post = c->endpoint == EE_EP_RUN || c->endpoint == EE_EP_BATCH || c->endpoint == EE_EP_RUN_CODE ||
-	           c->endpoint == EE_EP_GET_REWARD || c->endpoint == EE_EP_ADMIN_RESUME;
+	           c->endpoint == EE_EP_GET_REWARD || c->endpoint == EE_EP_ADMIN_RESUME ||
+	           c->endpoint == EE_EP_RUN_JUPYTER;
 	int get_ok = is_method(method, "GET") || is_method(method, "HEAD");
 
 	if (c->endpoint == EE_EP_SESSIONS) { /* POST, GET and DELETE, by path (sessions.c) */
@@ -160,8 +170,8 @@ static enum MHD_Result on_headers(struct conn *c, const char *method)
 		return answer_error(
 		        c, 404,
 		        "no such endpoint (POST /v1/run, POST /v1/batch, POST /run_code, "
-		        "POST /get_reward, /v1/sessions, GET /healthz, GET /metrics, GET /v1/ping, "
-		        "POST /v1/admin/resume)",
+		        "POST /run_jupyter, POST /get_reward, /v1/sessions, GET /healthz, GET /metrics, "
+		        "GET /v1/ping, POST /v1/admin/resume)",
 		        NULL, NULL);
 	if (post ? !is_method(method, "POST") : !get_ok) {
 		struct header allow[] = { { MHD_HTTP_HEADER_ALLOW, c->endpoint == EE_EP_SESSIONS
@@ -242,7 +252,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		return answer(c, 200, strdup("\"pong\""), 6, "application/json", NULL);
 	if (c->call && c->call_ready) /* resumed: /run_code's answer is there */
 		return run_code_answer(c);
-	if (c->sess_wait && c->sess_ready) /* resumed: a session's answer is there */
+	if ((c->sess_wait || c->jupyter) && c->sess_ready) /* resumed: a session's answer is there */
 		return sessions_answer(c);
 	if (c->share) /* the body is in: back to the idle timeout */
 		MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, srv->cfg->idle_timeout_s);
@@ -251,7 +261,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		              NULL);
 	if (c->refused == 429)
 		return refuse_budget(c, c->refused_reason);
-	if (c->endpoint == EE_EP_SESSIONS)
+	if (c->endpoint == EE_EP_SESSIONS || c->endpoint == EE_EP_RUN_JUPYTER)
 		return sessions_body(c, method);
 	if (c->texts) { /* resumed: every record is back */
 		if (c->suspended) {
@@ -283,11 +293,13 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 		ee_run_code_abandon(c->call);
 		c->call = NULL;
 	}
-	if (c->sess_wait) {
+	if (c->sess_wait || c->jupyter) {
 		if (c->suspended)
 			srv->suspended--;
 		ee_sessions_abandon(c->sess_wait);
+		ee_run_jupyter_abandon(c->jupyter);
 		c->sess_wait = NULL;
+		c->jupyter = NULL;
 	}
 	if (c->pending > 0) {
 		c->orphaned = 1; /* its evaluations still run; on_record frees it */
@@ -333,6 +345,7 @@ static void force_stop(struct ee_server *srv, int signo, const char *why)
 	ee_dispatch_drop_waiting(srv->dispatch);
 	ee_run_code_drop_waiting(srv->run_code);
 	ee_sessions_end_all(srv->sessions);
+	ee_run_jupyter_end_all(srv->run_jupyter);
 	ee_loop_interrupt(srv->loop, signo);
 }
 
@@ -355,7 +368,7 @@ static int finished(const struct ee_server *srv)
 {
 	return srv->draining && ee_dispatch_waiting(srv->dispatch) == 0 &&
 	       ee_dispatch_running(srv->dispatch) == 0 && srv->suspended == 0 && srv->answering == 0 &&
-	       ee_sessions_live(srv->sessions) == 0;
+	       ee_sessions_live(srv->sessions) == 0 && ee_run_jupyter_live(srv->run_jupyter) == 0;
 }
 
 /* Milliseconds epoll may sleep: MHD's next timeout, and the grace deadline. */
@@ -448,10 +461,19 @@ int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		.n_preload = cfg->n_session_preload,
 		.deny_imports = o->deny_imports,
 	};
+	struct ee_run_jupyter_config jup_cfg = {
+		.limits = o->limits,
+		.max_cell_timeout_s = EE_TIMEOUT_MAX_S,
+		.max_total_timeout_s = 3600,
+		.preload = cfg->session_preload,
+		.n_preload = cfg->n_session_preload,
+		.deny_imports = o->deny_imports,
+	};
 	/* Two warm workers fork sessions (one start each at a time: a start
 	 * is a few ms), when the host runs warm; else sessions start cold. */
 	if (ee_engine_open_sessions(eng, o, cfg->session_preload, cfg->max_sessions ? 2 : 0, err) < 0 ||
-	    ee_sessions_new(eng, &sess_cfg, &srv->sessions, err) < 0) {
+	    ee_sessions_new(eng, &sess_cfg, &srv->sessions, err) < 0 ||
+	    ee_run_jupyter_new(eng, srv->sessions, &jup_cfg, &srv->run_jupyter, err) < 0) {
 		ee_server_free(srv);
 		return -1;
 	}
@@ -504,6 +526,7 @@ void ee_server_free(struct ee_server *srv)
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	ee_run_code_free(srv->run_code);
+	ee_run_jupyter_free(srv->run_jupyter, srv->loop); /* before the table its runs hold places in */
 	ee_sessions_free(srv->sessions, srv->loop);
 	ee_dispatch_free(srv->dispatch); /* before the cache: a dropped reference run tells its entry */
 	ee_refcache_free(srv->refcache);

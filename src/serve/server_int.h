@@ -34,10 +34,11 @@ struct ee_server {
 	struct MHD_Daemon *daemon;
 	struct ee_loop_fd *watch;
 	struct ee_dispatch *dispatch;
-	struct ee_refcache *refcache; /* generated tests' reference results (refcache.h) */
-	struct ee_run_code *run_code; /* POST /run_code's own queue (run_code.h) */
-	struct ee_sessions *sessions; /* /v1/sessions (sessions.h) */
-	struct ee_heal *heal;         /* a sick server's own probe (heal.h) */
+	struct ee_refcache *refcache;       /* generated tests' reference results (refcache.h) */
+	struct ee_run_code *run_code;       /* POST /run_code's own queue (run_code.h) */
+	struct ee_sessions *sessions;       /* /v1/sessions (sessions.h) */
+	struct ee_run_jupyter *run_jupyter; /* POST /run_jupyter, on sessions (run_jupyter.h) */
+	struct ee_heal *heal;               /* a sick server's own probe (heal.h) */
 	struct ee_serve_stats stats;
 	struct ee_budget budget; /* bytes held for every client (budget.h) */
 	unsigned suspended;      /* connections waiting for records */
@@ -80,7 +81,8 @@ struct conn {
 	int call_ready;
 	char sess_path[80];                 /* /v1/sessions: what follows it in the URL */
 	struct ee_sessions_wait *sess_wait; /* its create or exec, until answered */
-	int sess_ready;
+	int sess_ready;                     /* its answer is there (a /run_jupyter run's too) */
+	struct ee_run_jupyter_run *jupyter; /* /run_jupyter: its run, until answered */
 
 	/* Generated tests (submit.c, refcache.h): one group per task with a
 	 * reference; its runs wait in held dispatcher places for its results. */

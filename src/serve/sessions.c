@@ -44,6 +44,7 @@ struct ee_sessions {
 	struct ee_sessions_config cfg;
 	struct entry *list;
 	unsigned live;
+	unsigned held; /* sessions of other routes counted toward max_sessions (ee_sessions_hold) */
 };
 
 static double now_s(void)
@@ -248,7 +249,7 @@ static int create(struct ee_sessions *t, const json_t *body, struct ee_sessions_
 	double idle = t->cfg.idle_timeout_s, ttl = t->cfg.ttl_s;
 
 	c.root = "body";
-	if (t->live >= t->cfg.max_sessions)
+	if (t->live + t->held >= t->cfg.max_sessions)
 		return error_answer(429, "the server holds --max-sessions sessions: end one or retry later",
 		                    NULL, code, text, len);
 	if (ee_jf_known_keys(&c, body, keys, 5, "a session field") < 0 ||
@@ -440,6 +441,20 @@ void ee_sessions_end_all(struct ee_sessions *t)
 			e->ended = 1;
 			ee_session_end(e->s);
 		}
+}
+
+int ee_sessions_hold(struct ee_sessions *t)
+{
+	if (t->live + t->held >= t->cfg.max_sessions)
+		return -1;
+	t->held++;
+	return 0;
+}
+
+void ee_sessions_unhold(struct ee_sessions *t)
+{
+	if (t->held > 0)
+		t->held--;
 }
 
 unsigned ee_sessions_live(const struct ee_sessions *t)

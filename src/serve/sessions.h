@@ -65,5 +65,10 @@ long ee_sessions_tick(struct ee_sessions *t);
 /* The server drains: every session ends (waits answer 503). */
 void ee_sessions_end_all(struct ee_sessions *t);
 unsigned ee_sessions_live(const struct ee_sessions *t);
+/* A session another route holds (/run_jupyter's, run_jupyter.h) counts
+ * toward --max-sessions: 0 when it fits, -1 when the server holds as many
+ * as it may (answer 429); each hold that fit is given back once. */
+int ee_sessions_hold(struct ee_sessions *t);
+void ee_sessions_unhold(struct ee_sessions *t);
 
 #endif

@@ -11,10 +11,10 @@
 #include "serve/refcache.h"
 #include "verdict/violations.h"
 
-static const char *const endpoint_names[EE_EP_COUNT] = { "/v1/run",     "/v1/batch",        "/healthz",
-	                                                 "/metrics",    "/run_code",        "/v1/ping",
-	                                                 "/get_reward", "/v1/admin/resume", "/v1/sessions",
-	                                                 "other" };
+static const char *const endpoint_names[EE_EP_COUNT] = {
+	"/v1/run",     "/v1/batch",        "/healthz",     "/metrics",     "/run_code", "/v1/ping",
+	"/get_reward", "/v1/admin/resume", "/v1/sessions", "/run_jupyter", "other"
+};
 static const unsigned codes[EE_HTTP_CODES - 1] = {
 	200, 400, 401, 404, 405, 408, 413, 422, 429, 500, 503, 504
 };

@@ -23,6 +23,7 @@ enum ee_endpoint {
 	EE_EP_GET_REWARD,   /* OpenRLHF's POST /get_reward (get_reward.h) */
 	EE_EP_ADMIN_RESUME, /* POST /v1/admin/resume: the circuit breaker starts over */
 	EE_EP_SESSIONS,     /* /v1/sessions and below (sessions.h) */
+	EE_EP_RUN_JUPYTER,  /* SandboxFusion's POST /run_jupyter (run_jupyter.h) */
 	EE_EP_OTHER,
 	EE_EP_COUNT
 };

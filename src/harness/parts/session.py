@@ -573,9 +573,8 @@ def _session_serve(job, fds):
     emit = _event_writer(fds[0], job["nonce"])
     for name in job["preload"]:
         __import__(name)
-    for path, b64 in dict.items(job["files"]):
-        with _io_open("/tmp/" + path, "wb") as f:
-            f.write(binascii.a2b_base64(b64))
+    for path, b64 in dict.items(job["files"]):  # under the cwd, /tmp (mount.c), directories made
+        _write_file(path, binascii.a2b_base64(b64))
     cmd_r, cmd_w = _pipe()
     up_r, up_w = _pipe()
     out_r, out_w = _pipe()
