@@ -80,6 +80,15 @@ void ee_engine_saw_start(struct ee_engine *eng, const struct ee_err *failed);
 void ee_engine_health(const struct ee_engine *eng, struct ee_engine_health *ret);
 /* A person looked (serve's POST /v1/admin/resume): the breaker starts over. */
 void ee_engine_resume(struct ee_engine *eng);
+/* --judge split: the CPU a pair's two sides share (each pins itself to
+ * it: the judge by its job's "cpu", the candidate by its go's; so a relayed
+ * call's four hops wake processes on one CPU rather than an idle other
+ * one, docs/protocol.md), the one the fewest live pairs share; -1 when
+ * there is nothing to choose (one CPU, not the native backend). Each
+ * taken is given back once, with ee_engine_pair_cpu_done (-1: nothing). */
+#define EE_ENGINE_PAIR_CPUS 64
+int ee_engine_pair_cpu(struct ee_engine *eng);
+void ee_engine_pair_cpu_done(struct ee_engine *eng, int cpu);
 /* --judge separate's long-lived judges (judge_host.h), ended at close. */
 struct ee_judges *ee_engine_judges(struct ee_engine *eng);
 /* NULL for a loop-only engine. */

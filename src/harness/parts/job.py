@@ -216,7 +216,30 @@ def _parse_job(job_bytes):
         "io_cap": cap,
         "lint": _field(job, "lint", str, ""),  # lint.py's source, "" for no lint phase
         "role": _role(job),  # the separate judge's two sides (callserve.py, judge.py)
+        "cpu": _cpu(job),  # the judge's: the CPU it shares with its candidate (_pin_cpu)
     }
+
+
+def _cpu(job):
+    """The job's "cpu" (role judge): a CPU number, or None."""
+    cpu = _field(job, "cpu", int, -1)
+    return cpu if cpu >= 0 else None
+
+
+_sched_setaffinity = getattr(_posix, "sched_setaffinity", None)
+
+
+def _pin_cpu(cpu):
+    """The split judge's two sides run on the CPU the supervisor gave them
+    (the judge's job, the candidate's go), so each of a relayed call's
+    wake-ups finds its process on a CPU already awake: a speed hint only,
+    and one CPU is what each sandbox's cgroup allows anyway.  Where it
+    cannot be had (a CPU this process may not use), nothing changes."""
+    if type(cpu) is int and cpu >= 0 and _sched_setaffinity is not None:
+        try:
+            _sched_setaffinity(0, (cpu,))
+        except (OSError, ValueError, OverflowError):
+            pass
 
 
 def _role(job):
