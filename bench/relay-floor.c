@@ -7,7 +7,14 @@
  * the supervisor add to a relayed call sits on top of this.
  *
  *   cc -O2 -o /tmp/relay-floor bench/relay-floor.c && /tmp/relay-floor [N]
+ *
+ * Then the relayed shape again under four placements (sched_setaffinity):
+ * the judge and the candidate on one CPU with the relay free, the three on
+ * one CPU, the pair on one CPU and the relay on the other, the judge and
+ * the candidate on different CPUs.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -20,6 +27,17 @@ static double now_us(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* Where each process runs: -1 anywhere, else that CPU. */
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 }
 
 static void echo(int in, int out, int n)
@@ -61,23 +79,47 @@ static double judge(int out, int in, int n)
 	return (now_us() - t) / n;
 }
 
+static double relayed(int n, int judge_cpu, int relay_cpu, int cand_cpu)
+{
+	int j2s[2], s2c[2], c2s[2], s2j[2];
+	if (pipe(j2s) < 0 || pipe(s2c) < 0 || pipe(c2s) < 0 || pipe(s2j) < 0)
+		return -1;
+	if (fork() == 0) {
+		pin(cand_cpu);
+		echo(s2c[0], c2s[1], n);
+	}
+	if (fork() == 0) {
+		pin(relay_cpu);
+		relay(j2s[0], s2c[1], c2s[0], s2j[1], n);
+	}
+	cpu_set_t all;
+	sched_getaffinity(0, sizeof(all), &all);
+	pin(judge_cpu);
+	double us = judge(j2s[1], s2j[0], n);
+	sched_setaffinity(0, sizeof(all), &all);
+	while (wait(NULL) > 0)
+		;
+	for (int k = 0; k < 2; k++) {
+		close(j2s[k]), close(s2c[k]), close(c2s[k]), close(s2j[k]);
+	}
+	return us;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 20000;
-	int j2s[2], s2c[2], c2s[2], s2j[2];
-	if (n <= 0 || pipe(j2s) < 0 || pipe(s2c) < 0 || pipe(c2s) < 0 || pipe(s2j) < 0)
+	int s2c[2], c2s[2];
+	if (n <= 0 || pipe(s2c) < 0 || pipe(c2s) < 0)
 		return 2;
-	if (fork() == 0)
-		echo(s2c[0], c2s[1], n);
-	if (fork() == 0)
-		relay(j2s[0], s2c[1], c2s[0], s2j[1], n);
-	printf("relayed through a third process: %.1f us a round trip\n", judge(j2s[1], s2j[0], n));
-	while (wait(NULL) > 0)
-		;
+	printf("relayed through a third process: %.1f us a round trip\n", relayed(n, -1, -1, -1));
 	if (fork() == 0)
 		echo(s2c[0], c2s[1], n);
 	printf("direct, two processes: %.1f us a round trip\n", judge(s2c[1], c2s[0], n));
 	while (wait(NULL) > 0)
 		;
+	printf("relayed, judge and candidate on CPU 1, relay free: %.1f us\n", relayed(n, 1, -1, 1));
+	printf("relayed, all three on CPU 1: %.1f us\n", relayed(n, 1, 1, 1));
+	printf("relayed, judge and candidate on CPU 1, relay on CPU 0: %.1f us\n", relayed(n, 1, 0, 1));
+	printf("relayed, judge on CPU 0, candidate on CPU 1, relay free: %.1f us\n", relayed(n, 0, -1, 1));
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include "engine/engine.h"
 
 #include <jansson.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,11 @@ struct ee_engine {
 	unsigned long trips;            /* times the breaker tripped */
 	struct ee_judges judges;        /* --judge separate: the long-lived judges (judge_host.h) */
 	struct ee_engine_health health; /* sandbox starts (ee_engine_saw_start) */
+	/* --judge split: the CPUs this process may run on (at open), and the
+	 * live pairs placed on each (ee_engine_pair_cpu); n_cpus 0: none placed. */
+	int cpus[EE_ENGINE_PAIR_CPUS];
+	unsigned pairs[EE_ENGINE_PAIR_CPUS];
+	int n_cpus;
 };
 
 /* Refused calls reach the supervisor by user notification (the tripwires),
@@ -152,6 +158,45 @@ static int build(struct ee_engine *eng, const struct ee_engine_config *cfg, stru
 	return start_pool(eng, o, cfg->workers, err);
 }
 
+/* The CPUs a split pair may be placed on: natively, those this process
+ * may run on, when there are two or more (on one there is nothing to
+ * choose); under gVisor and Docker none (a CPU number inside is not the
+ * host's). */
+static void find_pair_cpus(struct ee_engine *eng, const struct ee_eval_options *o)
+{
+	cpu_set_t set;
+
+	if (o->backend != EE_BACKEND_NATIVE || sched_getaffinity(0, sizeof(set), &set) < 0)
+		return;
+	for (int c = 0; c < CPU_SETSIZE && eng->n_cpus < EE_ENGINE_PAIR_CPUS; c++)
+		if (CPU_ISSET(c, &set))
+			eng->cpus[eng->n_cpus++] = c;
+	if (eng->n_cpus < 2)
+		eng->n_cpus = 0;
+}
+
+int ee_engine_pair_cpu(struct ee_engine *eng)
+{
+	int best = -1;
+
+	for (int k = 0; k < eng->n_cpus; k++)
+		if (best < 0 || eng->pairs[k] < eng->pairs[best])
+			best = k;
+	if (best < 0)
+		return -1;
+	eng->pairs[best]++;
+	return eng->cpus[best];
+}
+
+void ee_engine_pair_cpu_done(struct ee_engine *eng, int cpu)
+{
+	for (int k = 0; cpu >= 0 && k < eng->n_cpus; k++)
+		if (eng->cpus[k] == cpu && eng->pairs[k] > 0) {
+			eng->pairs[k]--;
+			return;
+		}
+}
+
 int ee_engine_open(const struct ee_engine_config *cfg, struct ee_engine **ret, struct ee_err *err)
 {
 	struct ee_engine *eng = calloc(1, sizeof(*eng));
@@ -161,6 +206,7 @@ int ee_engine_open(const struct ee_engine_config *cfg, struct ee_engine **ret, s
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	eng->loop_only = cfg->loop_only;
 	eng->harness.code_fd = -1;
+	find_pair_cpus(eng, cfg->opt);
 	eng->events.fd = -1;
 	if (ee_breaker_init(&eng->breaker, &cfg->opt->breaker, err) < 0 ||
 	    ee_events_log_open(&eng->events, cfg->opt->events_path, err) < 0 || build(eng, cfg, err) < 0) {

@@ -89,6 +89,15 @@ int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options 
                             unsigned workers, struct ee_err *err);
 /* NULL when sessions start cold. */
 struct ee_pool *ee_engine_session_pool(const struct ee_engine *eng);
+/* --judge split: the CPU a pair's two sides share (each pins itself to
+ * it: the judge by its job's "cpu", the candidate by its go's; so a relayed
+ * call's four hops wake processes on one CPU rather than an idle other
+ * one, docs/protocol.md), the one the fewest live pairs share; -1 when
+ * there is nothing to choose (one CPU, not the native backend). Each
+ * taken is given back once, with ee_engine_pair_cpu_done (-1: nothing). */
+#define EE_ENGINE_PAIR_CPUS 64
+int ee_engine_pair_cpu(struct ee_engine *eng);
+void ee_engine_pair_cpu_done(struct ee_engine *eng, int cpu);
 /* --judge separate's long-lived judges (judge_host.h), ended at close. */
 struct ee_judges *ee_engine_judges(struct ee_engine *eng);
 /* NULL for a loop-only engine. */

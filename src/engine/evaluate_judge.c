@@ -82,7 +82,11 @@ struct judged {
 	 * then, is set to the run's. A judge that timed out before it is a
 	 * sandbox error, not the candidate's verdict. */
 	int judge_ready;
-	int go_sent;  /* {"go":true} went to the candidate: its code may run */
+	int go_sent; /* {"go":true} went to the candidate: its code may run */
+	/* The CPU both sides pin themselves to (ee_engine_pair_cpu), or -1;
+	 * given back to eng at free_judged, which may come after ev's end. */
+	int cpu;
+	struct ee_engine *eng;
 	int end_sent; /* {"end":true} went to the candidate */
 	char *judge_job;
 	size_t judge_job_len;
@@ -174,12 +178,17 @@ static void kill_both(struct judged *j)
 
 /* The candidate's side runs no code of its own until the judge is ready
  * (its hello), so neither its wall clock (held) nor its CPU limit runs on
- * while a judge starts. Sent once, before any other frame to it. */
+ * while a judge starts. Sent once, before any other frame to it; with the
+ * pair's CPU, which it pins itself to before its code runs. */
 static void send_go(struct judged *j)
 {
-	static const char go[] = "11:{\"go\":true},";
-	if (!j->go_sent && !j->cand_done)
-		ee_sandbox_gate(j->cand_sb, go, sizeof(go) - 1, 0);
+	char go[64], body[48];
+	if (!j->go_sent && !j->cand_done) {
+		int n = j->cpu >= 0 ? snprintf(body, sizeof(body), "{\"go\":true,\"cpu\":%d}", j->cpu)
+		                    : snprintf(body, sizeof(body), "{\"go\":true}");
+		int len = snprintf(go, sizeof(go), "%d:%s,", n, body);
+		ee_sandbox_gate(j->cand_sb, go, (size_t)len, 0);
+	}
 	j->go_sent = 1;
 }
 
@@ -344,6 +353,7 @@ static void free_judged(struct judged *j)
 	if (j->cand_sb)
 		ee_sandbox_free(j->cand_sb);
 	release_judge(j);
+	ee_engine_pair_cpu_done(j->eng, j->cpu);
 	free(j);
 }
 
@@ -783,6 +793,8 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
 	if (!j)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	j->ev = ev;
+	j->cpu = -1;
+	j->eng = ev->eng;
 	ee_relay_init(&j->relay);
 	if (build_view(j) < 0) {
 		free_judged(j);
@@ -800,6 +812,8 @@ int ee_judge_launch(struct ee_eval *ev, struct ee_err *err)
 		.test_timeout_ms = (long)ev->stream.tests.timeout_ms,
 		.role = EE_JOB_JUDGE,
 	};
+	j->cpu = ee_engine_pair_cpu(ev->eng);
+	spec.cpu = j->cpu;
 	char judge_nonce[33];
 	ee_eval_random_hex(judge_nonce); /* its own: neither side can forge the other's frames */
 	spec.nonce = judge_nonce;

@@ -43,6 +43,9 @@ struct ee_job_spec {
 	 * program and unittest code; the import phase runs as it would have
 	 * with them ("import_phase"). */
 	int supervisors_only;
+	/* Role judge only: the CPU it shares with its candidate, which it pins
+	 * itself to ("cpu"; docs/protocol.md), or -1. */
+	int cpu;
 };
 
 /* The job as compact JSON (public tests only: hidden ones follow the gate) (malloc'd, owned by the caller), *ret_len its

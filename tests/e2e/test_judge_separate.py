@@ -930,3 +930,24 @@ def test_a_busy_top_level_runs_only_once_its_judge_is_ready(run):
     inline = run("while True:\n    pass\n", asserts=["assert True"],
                  args=["--judge", "inline", "--isolation", "warm", "--timeout", "1"])
     assert inline.record["status"] == "timeout", inline.record
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_a_pairs_two_sides_share_one_cpu(tmp_path, isolation):
+    """The supervisor places each pair on a CPU (engine.c
+    ee_engine_pair_cpu) that both sides pin themselves to, the judge from
+    its job, the candidate from its go, before its code runs: a relayed
+    call's wake-ups stay on one CPU (docs/performance.md). The test reads
+    the judge's CPUs and, through a call, the candidate's."""
+    tasks = write_rows(tmp_path / "tasks.jsonl", [{
+        "task_id": "pin/cpus", "entry_point": "cpus",
+        "tests": [{"kind": "assert", "code": "import os\nmine = sorted(os.sched_getaffinity(0))\n"
+                                             "assert len(mine) == 1 and cpus() == mine, (mine, cpus())"}]}])
+    samples = write_rows(tmp_path / "samples.jsonl", [{
+        "task_id": "pin/cpus", "code": "import os\ndef cpus():\n    return sorted(os.sched_getaffinity(0))\n"}] * 4)
+    recs = eval_records(tmp_path, tasks, samples, ["--judge", "separate", "--isolation", isolation, "-j", "2"],
+                        isolation)
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to place")
+    assert [(r["status"], r["tests"][0]["judged_by"]) for r in recs] == [("pass", "judge")] * 4, \
+        [r["tests"][0].get("message") for r in recs]

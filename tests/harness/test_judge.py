@@ -560,3 +560,61 @@ def test_mbpp_reference_same_verdict_inline_and_separate():
               r.get("test_setup_code") or "", mbpp_entry(r)) for r in _rows("mbpp/mbpp.jsonl")]
     differ = _compare(cases)
     assert not differ, differ[:20]
+
+
+def _harness_ns():
+    ns = {"__name__": "harness_under_test"}
+    exec(compile(drive.HARNESS.read_text(), "harness", "exec"), ns)
+    return ns
+
+
+def test_gate_frames_read_whole_or_in_pieces():
+    # job.py _read_frame: a whole frame in one read (the relayed call's
+    # common case) and a frame split over reads give the same payloads,
+    # the bytes after a frame kept for the next; a bad frame is refused
+    # either way.
+    ns = _harness_ns()
+    read_frame, error = ns["_read_frame"], ns["_HarnessError"]
+    r, w = os.pipe()
+    try:
+        os.write(w, b'3:abc,2:de,')
+        assert read_frame(r, 100, "channel") == b"abc"
+        assert read_frame(r, 100, "channel") == b"de"
+        os.write(w, b'10:01234')
+        pid = os.fork()
+        if pid == 0:  # the rest of the frame arrives later
+            import time
+            time.sleep(0.2)
+            os.write(w, b'56789,')
+            os._exit(0)
+        assert read_frame(r, 100, "channel") == b"0123456789"
+        os.waitpid(pid, 0)
+        for bad in (b'3:abcd', b'03:abc,', b'4:abcde', b'200:' + b"x" * 200 + b","):
+            os.write(w, bad)
+            with pytest.raises(error):
+                read_frame(r, 100, "channel")
+            ns["_gate_ahead"].clear()
+            os.set_blocking(r, False)
+            try:
+                os.read(r, 1 << 16)
+            except BlockingIOError:
+                pass
+            os.set_blocking(r, True)
+        os.close(w)
+        w = -1
+        assert read_frame(r, 100, "channel") is None
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+
+
+def test_canonical_leaves_as_the_walk_gives_them():
+    # canonical.py _canonical's leaf shortcut: the same text as the walk.
+    ns = _harness_ns()
+    canonical, scalar = ns["_canonical"], ns["_scalar"]
+    for v in (0, -5, 10**50, 1.5, float("nan"), -0.0, "", "a\"b\n", "\ud800", True, False, None):
+        assert canonical(v) == canonical([v])[len('{"list":['):-2], v
+        assert canonical(v) == scalar(v, type(v))
+    assert canonical(10**200000) == canonical([10**200000]) == ns["_TOO_LARGE"]
+    assert canonical("x" * 2_000_000) == ns["_TOO_LARGE"]

@@ -2,6 +2,7 @@
  * candidate gets (engine/engine.h). The engine with sandboxes is proven by
  * the e2e suites (run, eval, serve, doctor all open one). */
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <string.h>
 
 #include "engine/engine.h"
@@ -95,5 +96,41 @@ Test(engine, failed_starts_in_a_row_make_it_sick_until_one_succeeds)
 	ee_engine_health(eng, &h);
 	cr_expect(!h.sick && h.failing == 0 && h.failures == 6, "healed; the total stays");
 	ee_engine_close(eng);
+	no_leaks();
+}
+
+/* --judge split's pairs are placed on the CPUs this process may use, the
+ * one the fewest live pairs share first; on one CPU there is no choice. */
+Test(engine, pairs_spread_over_the_cpus_and_one_cpu_places_none)
+{
+	struct ee_eval_options o;
+	struct ee_engine_config cfg = { .opt = &o, .loop_only = 1 };
+	struct ee_engine *eng = NULL;
+	struct ee_err err = { 0 };
+	cpu_set_t all, one;
+
+	memset(&o, 0, sizeof(o));
+	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	if (CPU_COUNT(&all) >= 2) {
+		cr_assert_eq(ee_engine_open(&cfg, &eng, &err), 0, "%s", err.msg);
+		int a = ee_engine_pair_cpu(eng), b = ee_engine_pair_cpu(eng);
+		cr_expect(a >= 0 && b >= 0 && a != b && CPU_ISSET(a, &all) && CPU_ISSET(b, &all), "%d %d", a,
+		          b);
+		ee_engine_pair_cpu_done(eng, a);
+		cr_expect_eq(ee_engine_pair_cpu(eng), a, "the freed CPU is the least shared");
+		ee_engine_pair_cpu_done(eng, -1); /* nothing taken: nothing given back */
+		ee_engine_close(eng);
+	}
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all)) {
+			CPU_SET(c, &one);
+			break;
+		}
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	cr_assert_eq(ee_engine_open(&cfg, &eng, &err), 0, "%s", err.msg);
+	cr_expect_eq(ee_engine_pair_cpu(eng), -1);
+	ee_engine_close(eng);
+	sched_setaffinity(0, sizeof(all), &all);
 	no_leaks();
 }

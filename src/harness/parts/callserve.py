@@ -529,9 +529,13 @@ def _await_go(fd):
     """The candidate's side waits, before its code runs, for the judge to
     be ready: the supervisor's {"go": true} (it holds the candidate's clock
     until then). False when the gate said anything else (the pair ends):
-    nothing of the candidate runs."""
+    nothing of the candidate runs.  The go names the CPU the pair shares
+    (job.py _pin_cpu), taken before the candidate's code runs."""
     first = _wire_read(fd)
-    return first is not None and first.get("go") is True
+    if first is None or first.get("go") is not True:
+        return False
+    _pin_cpu(first.get("cpu"))
+    return True
 
 
 def _operator_eq(a, b):

@@ -119,6 +119,10 @@ def _canonical(value, dict_like=False, remote=None, channel=False):
     of the type remote (the separate judge's handles) is its
     {"handle": H}, at any depth. On the judge's channel (channel), bytes
     are {"bytes": hex} (the supervisor's own comparisons know no bytes)."""
+    t = type(value)
+    if t is int or t is str or t is float or t is bool or value is None:  # a leaf: the walk's result, sooner
+        text = _scalar(value, t)
+        return _TOO_LARGE if text is None or len(text) > _MAX_VALUE_CHARS else text
     out = []
     todo = [(0, value)]  # (depth, value); depth -1 marks literal JSON text
     nodes = size = 0

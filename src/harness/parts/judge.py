@@ -454,6 +454,7 @@ def _judge_run(emit, job, fds):
     """The judge's run: the candidate's names (relayed from its serving
     event), the setup, then each test; the gate for hidden ones as inline.
     Returns its channel's state (None when the candidate never served)."""
+    _pin_cpu(job["cpu"])
     first = _wire_read(fds[1])
     if first is None:
         return None  # the candidate never served (syntax, import): nothing to judge
