@@ -41,7 +41,7 @@ static double timespec_ms(const struct timespec *t)
 	return (double)t->tv_sec * 1e3 + (double)t->tv_nsec / 1e6;
 }
 
-static double monotonic_ms(void)
+double sandbox_now_ms(void)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -50,7 +50,7 @@ static double monotonic_ms(void)
 
 static double ms_since(const struct timespec *t0)
 {
-	return monotonic_ms() - timespec_ms(t0);
+	return sandbox_now_ms() - timespec_ms(t0);
 }
 
 /* ---- watches ------------------------------------------------------------ */
@@ -91,12 +91,24 @@ int sandbox_add_watch_when_started(struct ee_sandbox *sb, int kind, int fd, stru
 	return 0;
 }
 
+int sandbox_rewatch(struct ee_sandbox *sb, int kind, struct ee_err *err)
+{
+	if (sb->fd[kind] < 0 || sb->watched[kind])
+		return 0;
+	return ee_loop_add_fd(sb->loop, sb->fd[kind], EE_LOOP_READABLE, on_watch, &sb->watch[kind],
+	                      &sb->watched[kind], err);
+}
+
+void sandbox_unwatch(struct ee_sandbox *sb, int kind)
+{
+	ee_loop_remove_fd(sb->watched[kind]);
+	sb->watched[kind] = NULL;
+}
+
 int sandbox_watch_held(struct ee_sandbox *sb, struct ee_err *err)
 {
 	for (int kind = W_CTL; kind <= W_RESULT; kind++)
-		if (sb->fd[kind] >= 0 && !sb->watched[kind] &&
-		    ee_loop_add_fd(sb->loop, sb->fd[kind], EE_LOOP_READABLE, on_watch, &sb->watch[kind],
-		                   &sb->watched[kind], err) < 0)
+		if (sandbox_rewatch(sb, kind, err) < 0)
 			return -1;
 	return 0;
 }
@@ -409,10 +421,7 @@ static void on_ctl(struct ee_sandbox *sb)
 		return;
 	}
 	if (m.type == EE_CTL_LISTENER && fd >= 0 && sb->fd[W_NOTIFY] < 0) {
-		struct ee_err err = { 0 };
-		ee_bucket_init(&sb->pace, EE_NOTIFY_RATE, EE_NOTIFY_BURST, EE_NOTIFY_QUANTUM, monotonic_ms());
-		/* On failure the listener is closed: refused calls get ENOSYS, still refused. */
-		(void)sandbox_add_watch(sb, W_NOTIFY, fd, &err);
+		sandbox_listener_arrived(sb, fd);
 		return;
 	}
 	if (fd >= 0)
@@ -434,76 +443,6 @@ static void on_ctl(struct ee_sandbox *sb)
 			its.it_value.tv_nsec = 1;
 		timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &sb->started);
-	}
-}
-
-/* Its notifications outran their pace (notify.h): the listener leaves the
- * loop until wait_ms from now, so its callers wait in the kernel. Should
- * the timer fail, the listener is closed: the kernel answers the rest
- * ENOSYS itself, uncounted, and the supervisor is spared all the same. */
-static void pause_notify(struct ee_sandbox *sb, double wait_ms)
-{
-	struct ee_err err;
-	long long ns = (long long)(wait_ms * 1e6) + 1;
-	struct itimerspec its = { { 0, 0 }, { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) } };
-
-	sb->out.paced = 1;
-	if (sb->fd[W_PACE] < 0) {
-		int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (fd < 0 || sandbox_add_watch(sb, W_PACE, fd, &err) < 0) {
-			if (fd >= 0 && sb->fd[W_PACE] != fd)
-				close(fd);
-			sandbox_close_watch(sb, W_PACE);
-			ee_tally_add(&sb->out.refused, "uncounted", 1);
-			sandbox_close_watch(sb, W_NOTIFY);
-			return;
-		}
-	}
-	if (timerfd_settime(sb->fd[W_PACE], 0, &its, NULL) < 0) {
-		ee_tally_add(&sb->out.refused, "uncounted", 1);
-		sandbox_close_watch(sb, W_NOTIFY);
-		return;
-	}
-	ee_loop_remove_fd(sb->watched[W_NOTIFY]);
-	sb->watched[W_NOTIFY] = NULL;
-}
-
-/* The pause is over: the listener is back on the loop. */
-static void on_pace(struct ee_sandbox *sb)
-{
-	uint64_t ticks;
-	struct ee_err err;
-
-	if (read(sb->fd[W_PACE], &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
-		return;
-	if (sb->fd[W_NOTIFY] >= 0 && !sb->watched[W_NOTIFY] &&
-	    ee_loop_add_fd(sb->loop, sb->fd[W_NOTIFY], EE_LOOP_READABLE, on_watch, &sb->watch[W_NOTIFY],
-	                   &sb->watched[W_NOTIFY], &err) < 0) {
-		ee_tally_add(&sb->out.refused, "uncounted", 1);
-		sandbox_close_watch(sb, W_NOTIFY);
-	}
-}
-
-/* Each refused call is a round trip through this loop, which every
- * sandbox shares: past EE_NOTIFY_MAX of one candidate the listener is
- * closed, and the kernel answers the rest ENOSYS itself, uncounted (and
- * watched writes too: a candidate that floods refused calls loses them).
- * Watched writes continue and do not count against the cap: an honest
- * candidate may make many in /tmp. Both take a token of its pace first,
- * one per wake-up, so neither costs the loop more than the pace allows. */
-static void on_notify(struct ee_sandbox *sb)
-{
-	double wait_ms = ee_bucket_take(&sb->pace, monotonic_ms());
-	if (wait_ms > 0) {
-		pause_notify(sb, wait_ms);
-		return;
-	}
-	int r = ee_notify_answer(sb->fd[W_NOTIFY], &sb->out.refused);
-	if (r < 0) {
-		sandbox_close_watch(sb, W_NOTIFY);
-	} else if (r == 0 && ++sb->notified >= EE_NOTIFY_MAX) {
-		ee_tally_add(&sb->out.refused, "uncounted", 1);
-		sandbox_close_watch(sb, W_NOTIFY);
 	}
 }
 
@@ -529,7 +468,7 @@ static void on_timer(struct ee_sandbox *sb)
 		sb->launcher->grace_over(sb);
 	} else if (!sb->reaped && sb->held) {
 		/* Its clock is stopped: what was left comes back at the release. */
-		sb->expired_ms = monotonic_ms();
+		sb->expired_ms = sandbox_now_ms();
 		return;
 	} else if (!sb->reaped && pay_owed(sb) == 0) {
 		return;
@@ -581,8 +520,8 @@ static void dispatch(struct watch *w)
 	case W_RESULT: on_result(sb); break;
 	case W_TIMER: on_timer(sb); break;
 	case W_LAUNCHER: sb->launcher->on_channel(sb); break;
-	case W_NOTIFY: on_notify(sb); break;
-	case W_PACE: on_pace(sb); break;
+	case W_NOTIFY: sandbox_on_notify(sb); break;
+	case W_PACE: sandbox_on_pace(sb); break;
 	}
 	finish_if_done(sb);
 }
@@ -661,7 +600,7 @@ static void hold(struct ee_sandbox *sb, int held, int charged)
 	if (sb->done || !sb->held == !held)
 		return;
 	sb->held = held;
-	double now = monotonic_ms();
+	double now = sandbox_now_ms();
 	if (held) {
 		sb->held_ms = now;
 		sb->held_charged = charged;

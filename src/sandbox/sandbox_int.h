@@ -7,6 +7,7 @@
  *   sandbox.c      its life on the loop, common to every backend: watches,
  *                  output, the gate, the wall clock and its holds, end
  *                  causes, memory left pinned, the outcome
+ *   listener.c     its seccomp listener on the loop, paced
  *   launch_cold.c  the cold launcher: a clone of this process
  *   launch_warm.c  the warm launcher: a worker of the pool forks it
  *   gvisor_launch.c, docker_run.c  the gVisor and Docker launchers
@@ -189,11 +190,25 @@ int sandbox_add_watch(struct ee_sandbox *sb, int kind, int fd, struct ee_err *er
  * spin, dispatch ignoring it, and take a core from the worker. */
 int sandbox_add_watch_when_started(struct ee_sandbox *sb, int kind, int fd, struct ee_err *err);
 int sandbox_watch_held(struct ee_sandbox *sb, struct ee_err *err);
+/* Takes sb->fd[kind] off the loop, open; sandbox_rewatch puts it back
+ * (nothing when closed or watched). */
+void sandbox_unwatch(struct ee_sandbox *sb, int kind);
+int sandbox_rewatch(struct ee_sandbox *sb, int kind, struct ee_err *err);
 /* Stops watching and closes sb->fd[kind], if open. */
 void sandbox_close_watch(struct ee_sandbox *sb, int kind);
 /* Kills the running sandbox's init, then tells its launcher (killed). */
 void sandbox_kill_init(struct ee_sandbox *sb);
 void sandbox_close_fd(int *fd);
+/* CLOCK_MONOTONIC, in ms. */
+double sandbox_now_ms(void);
+
+/* ---- listener.c ---- */
+
+/* The seccomp listener came on the control socket: watched (fd taken). */
+void sandbox_listener_arrived(struct ee_sandbox *sb, int fd);
+/* Events of W_NOTIFY and W_PACE. */
+void sandbox_on_notify(struct ee_sandbox *sb);
+void sandbox_on_pace(struct ee_sandbox *sb);
 
 /* ---- start.c ---- */
 
