@@ -6,9 +6,9 @@
  * their limits, the uid claim, the clone; unprivileged, the id maps written
  * from here; then a byte on the sync pipe lets the init go on. The init is
  * our child: its pidfd says it ended, wait4 reaps it (sandbox.c:reap), and
- * a kill's end is certain, so no grace. Also here, the entries the gVisor
- * and Docker launchers share with it: a backend whose init is our child in
- * a cgroup of its own.
+ * a kill's end is certain, so no grace. Also here, ee_parent_supervisor,
+ * which the gVisor and Docker launchers share with it: an init that is our
+ * child, in a cgroup of the sandbox's own.
  */
 #include "sandbox/sandbox_int.h"
 
@@ -132,40 +132,19 @@ static void cold_discard(struct ee_sandbox *sb)
 		ee_uid_release(&sb->part.cold.uid);
 }
 
-const struct ee_launcher ee_launcher_cold = {
-	.name = "cold",
-	.sync_pipe = 1,
-	.clock_at_started = 0,
-	.kick_unix_gc = 1,
-	.launch = launch_cold,
-	.first_timer_s = cold_first_timer_s,
-	.watch = sandbox_watch_pidfd,
-	.on_start_event = sandbox_no_event,
-	.on_channel = sandbox_no_step,
-	.cgroup_of = sandbox_own_cgroup,
-	.killed = sandbox_no_step,
-	.grace_over = sandbox_no_step,
-	.holds_pinned = sandbox_own_holds_pinned,
-	.still_pinned = sandbox_own_still_pinned,
-	.release = cold_release,
-	.ended = sandbox_nothing_after,
-	.on_linger_event = sandbox_no_linger,
-	.discard = cold_discard,
-};
+/* ---- the init is our child, in a cgroup of its own --------------------- */
 
-/* ---- shared by the launchers whose init is our child in its own cgroup -- */
-
-int sandbox_watch_pidfd(struct ee_sandbox *sb, int pidfd, struct ee_err *err)
+static int watch_pidfd(struct ee_sandbox *sb, int pidfd, struct ee_err *err)
 {
 	return sandbox_add_watch(sb, W_PIDFD, pidfd, err);
 }
 
-const struct ee_cgroup *sandbox_own_cgroup(const struct ee_sandbox *sb)
+static const struct ee_cgroup *own_cgroup(const struct ee_sandbox *sb)
 {
 	return &sb->cg;
 }
 
-int sandbox_own_holds_pinned(struct ee_sandbox *sb, long long tolerance)
+static int own_holds_pinned(struct ee_sandbox *sb, long long tolerance)
 {
 	/* A fresh cgroup: its baseline is 0. */
 	long long usage = ee_cgroup_usage(&sb->cg);
@@ -174,7 +153,7 @@ int sandbox_own_holds_pinned(struct ee_sandbox *sb, long long tolerance)
 	return ee_cgroup_held(&sb->cg) > tolerance;
 }
 
-void sandbox_own_still_pinned(struct ee_sandbox *sb, double ms)
+static void own_still_pinned(struct ee_sandbox *sb, double ms)
 {
 	fprintf(stderr, "execeval: cgroup %s still holds %lld KB %d ms after its sandbox ended\n", sb->cg.mem,
 	        ee_cgroup_held(&sb->cg) / 1024, (int)ms);
@@ -185,13 +164,13 @@ void sandbox_own_release(struct ee_sandbox *sb)
 	ee_cgroup_stats(&sb->cg, &sb->out.cg);
 }
 
-void sandbox_no_event(struct ee_sandbox *sb, int kind)
+static void no_event(struct ee_sandbox *sb, int kind)
 {
 	(void)sb;
 	(void)kind;
 }
 
-void sandbox_no_step(struct ee_sandbox *sb)
+static void no_step(struct ee_sandbox *sb)
 {
 	(void)sb;
 }
@@ -208,3 +187,28 @@ int sandbox_no_linger(struct ee_sandbox *sb, int kind)
 	(void)kind;
 	return 1;
 }
+
+const struct ee_init_parent ee_parent_supervisor = {
+	.kick_unix_gc = 1,
+	.watch = watch_pidfd,
+	.on_start_event = no_event,
+	.on_channel = no_step,
+	.cgroup_of = own_cgroup,
+	.killed = no_step,
+	.grace_over = no_step,
+	.holds_pinned = own_holds_pinned,
+	.still_pinned = own_still_pinned,
+};
+
+const struct ee_launcher ee_launcher_cold = {
+	.name = "cold",
+	.sync_pipe = 1,
+	.clock_at_started = 0,
+	.parent = &ee_parent_supervisor,
+	.launch = launch_cold,
+	.first_timer_s = cold_first_timer_s,
+	.release = cold_release,
+	.ended = sandbox_nothing_after,
+	.on_linger_event = sandbox_no_linger,
+	.discard = cold_discard,
+};

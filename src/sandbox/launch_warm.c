@@ -94,7 +94,9 @@ static void end_unstarted(struct ee_sandbox *sb, const struct ee_err *err)
 		sb->out.setup_err = *err;
 	}
 	sb->starting = 0;
+	/* No worker: the end is the supervisor's, its cgroup its own (empty). */
 	sb->part.warm.worker = NULL;
+	sb->parent = &ee_parent_supervisor;
 	close_child_fds(&sb->part.warm);
 	for (int i = 0; i < W_COUNT; i++)
 		sandbox_close_watch(sb, i);
@@ -221,8 +223,13 @@ static void warm_still_pinned(struct ee_sandbox *sb, double ms)
 	ee_worker_retire(sb->part.warm.worker);
 }
 
+/* The worker is idle again; none left when the start ended unstarted. */
 static void warm_release(struct ee_sandbox *sb)
 {
+	if (!sb->part.warm.worker) {
+		sandbox_own_release(sb);
+		return;
+	}
 	ee_worker_release(sb->part.warm.worker, &sb->out.cg);
 	sb->part.warm.worker = NULL;
 }
@@ -232,13 +239,8 @@ static void warm_discard(struct ee_sandbox *sb)
 	close_child_fds(&sb->part.warm);
 }
 
-const struct ee_launcher ee_launcher_warm = {
-	.name = "warm",
-	.sync_pipe = 0, /* its worker starts it when ready */
-	.clock_at_started = 0,
+static const struct ee_init_parent worker_parent = {
 	.kick_unix_gc = 0, /* the worker does, when the candidate left a socket (zygote.c) */
-	.launch = claim_worker,
-	.first_timer_s = warm_first_timer_s,
 	.watch = warm_watch,
 	.on_start_event = on_start_event,
 	.on_channel = on_worker,
@@ -247,6 +249,15 @@ const struct ee_launcher ee_launcher_warm = {
 	.grace_over = warm_grace_over,
 	.holds_pinned = warm_holds_pinned,
 	.still_pinned = warm_still_pinned,
+};
+
+const struct ee_launcher ee_launcher_warm = {
+	.name = "warm",
+	.sync_pipe = 0, /* its worker starts it when ready */
+	.clock_at_started = 0,
+	.parent = &worker_parent,
+	.launch = claim_worker,
+	.first_timer_s = warm_first_timer_s,
 	.release = warm_release,
 	.ended = sandbox_nothing_after,
 	.on_linger_event = sandbox_no_linger,

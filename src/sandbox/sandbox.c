@@ -183,7 +183,7 @@ void sandbox_kill_init(struct ee_sandbox *sb)
 	syscall(SYS_pidfd_send_signal, sb->fd[W_PIDFD], SIGKILL, NULL, 0);
 	/* A cold init is our child: its end is certain. A warm one's end is
 	 * its worker's word, given a grace (launch_warm.c). */
-	sb->launcher->killed(sb);
+	sb->parent->killed(sb);
 }
 
 void ee_sandbox_kill(struct ee_sandbox *sb)
@@ -295,7 +295,7 @@ static void complete(struct ee_sandbox *sb)
 
 static int holds_pinned_memory(struct ee_sandbox *sb)
 {
-	return sb->launcher->holds_pinned(sb, HELD_TOLERANCE_BYTES);
+	return sb->parent->holds_pinned(sb, HELD_TOLERANCE_BYTES);
 }
 
 static int start_settling(struct ee_sandbox *sb)
@@ -332,7 +332,7 @@ static void on_settle_timer(struct ee_sandbox *sb)
 		return;
 	}
 	if (pinned)
-		sb->launcher->still_pinned(sb, ms);
+		sb->parent->still_pinned(sb, ms);
 	sandbox_close_watch(sb, W_TIMER);
 	sb->settling = 0;
 	complete(sb);
@@ -359,7 +359,7 @@ static void finish_if_done(struct ee_sandbox *sb)
 	 * sandboxes see) shows in no counter; 21 us against milliseconds of
 	 * interpreter start. Warm: the worker does, when the candidate left a
 	 * socket (zygote.c), and below when memory is pinned. */
-	if (sb->launcher->kick_unix_gc)
+	if (sb->parent->kick_unix_gc)
 		(void)ee_unix_gc_kick();
 	if (holds_pinned_memory(sb) && start_settling(sb) == 0)
 		return;
@@ -465,7 +465,7 @@ static void on_timer(struct ee_sandbox *sb)
 	if (read(sb->fd[W_TIMER], &ticks, sizeof(ticks)) < 0)
 		return;
 	if (!sb->reaped && sb->killing) {
-		sb->launcher->grace_over(sb);
+		sb->parent->grace_over(sb);
 	} else if (!sb->reaped && sb->held) {
 		/* Its clock is stopped: what was left comes back at the release. */
 		sb->expired_ms = sandbox_now_ms();
@@ -475,7 +475,7 @@ static void on_timer(struct ee_sandbox *sb)
 	} else if (!sb->reaped) {
 		end_by(sb, EE_END_TIMEOUT);
 		/* Before the kill: was it slow, or did it wait for a CPU? */
-		sb->out.runq_wait_ms = ee_cgroup_runq_wait_ms(sb->launcher->cgroup_of(sb));
+		sb->out.runq_wait_ms = ee_cgroup_runq_wait_ms(sb->parent->cgroup_of(sb));
 		sandbox_kill_init(sb);
 		if (sb->killing)
 			return; /* the timer now counts the launcher's grace */
@@ -508,7 +508,7 @@ static void dispatch(struct watch *w)
 	}
 	if (sb->starting) {
 		if (w->kind == W_LAUNCHER || w->kind == W_TIMER)
-			sb->launcher->on_start_event(sb, w->kind);
+			sb->parent->on_start_event(sb, w->kind);
 		finish_if_done(sb);
 		return;
 	}
@@ -519,7 +519,7 @@ static void dispatch(struct watch *w)
 	case W_ERR: on_output(sb, w->kind); break;
 	case W_RESULT: on_result(sb); break;
 	case W_TIMER: on_timer(sb); break;
-	case W_LAUNCHER: sb->launcher->on_channel(sb); break;
+	case W_LAUNCHER: sb->parent->on_channel(sb); break;
 	case W_NOTIFY: sandbox_on_notify(sb); break;
 	case W_PACE: sandbox_on_pace(sb); break;
 	}
@@ -561,7 +561,7 @@ void ee_sandbox_rearm(struct ee_sandbox *sb, double ms)
  * worker's candidate cgroup); -1 when it cannot be read. */
 static long long cgroup_cpu_us(struct ee_sandbox *sb)
 {
-	const struct ee_cgroup *cg = sb->launcher->cgroup_of(sb);
+	const struct ee_cgroup *cg = sb->parent->cgroup_of(sb);
 	if (sb->cpu_fd < 0)
 		sb->cpu_fd = ee_cgroup_open_cpu(cg);
 	return sb->cpu_fd < 0 ? -1 : ee_cgroup_cpu_usec(cg, sb->cpu_fd);

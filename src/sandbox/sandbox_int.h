@@ -71,26 +71,13 @@ struct ee_docker_part {
 	pid_t kill_pid;     /* docker kill's, until reaped */
 };
 
-/* What differs between backends, one table each (ee_launcher_cold, _warm,
- * _gvisor, _docker), picked by start.c:launcher_of from the config. Every
- * entry is filled; "own cgroup" means sb->cg, which cold, gVisor and Docker
- * create and sandbox.c removes. The steps are called in the orders of
- * docs/sandbox.md ("Set-up order", "Teardown order"). */
-struct ee_launcher {
-	const char *name;
-	int sync_pipe;        /* its init waits for a byte on a sync pipe (f->go) */
-	int clock_at_started; /* the wall clock restarts at the init's
-	                         EE_CTL_STARTED (gVisor, Docker: sandbox.c:on_ctl) */
-	int kick_unix_gc;     /* schedule the unix collector at every end (a fresh
-	                         cgroup; warm: the worker does) */
-
-	/* In place of the clone: whatever the backend needs (cgroup, uid,
-	 * bundle, worker), then the init. On success *pidfd is the init's
-	 * (warm: -1, still starting: sb->starting). */
-	int (*launch)(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, struct ee_launch_fds *f,
-	              int *pidfd, struct ee_err *err);
-	/* The timer's first deadline, in seconds from now. */
-	double (*first_timer_s)(const struct ee_sandbox *sb, const struct ee_sandbox_config *cfg);
+/* Who the sandbox's init is a child of, and so who sees it end and whose
+ * cgroup counts it: the supervisor, with a cgroup of the sandbox's own
+ * (cold, gVisor, Docker: ee_parent_supervisor, launch_cold.c), or a warm
+ * worker, with the slot's pooled cgroup (launch_warm.c). */
+struct ee_init_parent {
+	int kick_unix_gc; /* schedule the unix collector at every end (a fresh
+	                     cgroup; warm: the worker does) */
 	/* Watches what says the sandbox ended: the init's pidfd (taken, also on
 	 * failure), or the launcher's channel (W_LAUNCHER). */
 	int (*watch)(struct ee_sandbox *sb, int pidfd, struct ee_err *err);
@@ -109,6 +96,27 @@ struct ee_launcher {
 	int (*holds_pinned)(struct ee_sandbox *sb, long long tolerance);
 	/* It still did after ms of settling: what to do with it. */
 	void (*still_pinned)(struct ee_sandbox *sb, double ms);
+};
+
+extern const struct ee_init_parent ee_parent_supervisor;
+
+/* What differs between backends, one table each (ee_launcher_cold, _warm,
+ * _gvisor, _docker), picked by start.c:launcher_of from the config. Every
+ * entry is filled. The steps are called in the orders of docs/sandbox.md
+ * ("Set-up order", "Teardown order"). */
+struct ee_launcher {
+	const char *name;
+	int sync_pipe;        /* its init waits for a byte on a sync pipe (f->go) */
+	int clock_at_started; /* the wall clock restarts at the init's
+	                         EE_CTL_STARTED (gVisor, Docker: sandbox.c:on_ctl) */
+	const struct ee_init_parent *parent;
+	/* In place of the clone: whatever the backend needs (cgroup, uid,
+	 * bundle, worker), then the init. On success *pidfd is the init's
+	 * (warm: -1, still starting: sb->starting). */
+	int (*launch)(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, struct ee_launch_fds *f,
+	              int *pidfd, struct ee_err *err);
+	/* The timer's first deadline, in seconds from now. */
+	double (*first_timer_s)(const struct ee_sandbox *sb, const struct ee_sandbox_config *cfg);
 	/* At the end (sandbox.c:complete), the uid and the counters
 	 * (sb->out.cg); warm: the worker is idle again. */
 	void (*release)(struct ee_sandbox *sb);
@@ -130,6 +138,9 @@ struct ee_sandbox {
 	const struct ee_sandbox_ops *ops;
 	void *ctx;
 	const struct ee_launcher *launcher; /* set just before its launch */
+	/* Its init's parent: its launcher's, but the supervisor's (with an
+	 * empty cgroup of its own) once a warm start ended with nothing run. */
+	const struct ee_init_parent *parent;
 	pid_t pid;
 	int fd[W_COUNT]; /* -1 when closed */
 	struct watch watch[W_COUNT];
@@ -217,20 +228,11 @@ int sandbox_set_timer(int fd, double seconds, struct ee_err *err);
 /* Killed while starting: ends it from the loop at its next event. */
 void sandbox_give_up_start(struct ee_sandbox *sb);
 
-/* ---- launch_cold.c: the entries a backend with its own cgroup shares ---- */
+/* ---- launch_cold.c: entries other launchers share ---- */
 
-/* Watches the init's pidfd (W_PIDFD). */
-int sandbox_watch_pidfd(struct ee_sandbox *sb, int pidfd, struct ee_err *err);
-const struct ee_cgroup *sandbox_own_cgroup(const struct ee_sandbox *sb);
-/* Its own cgroup holds pinned memory (baseline 0: a fresh cgroup). */
-int sandbox_own_holds_pinned(struct ee_sandbox *sb, long long tolerance);
-/* Said on stderr: the cgroup is removed all the same. */
-void sandbox_own_still_pinned(struct ee_sandbox *sb, double ms);
-/* Its own cgroup's counters into sb->out.cg. */
+/* Its own cgroup's counters into sb->out.cg (gVisor, Docker). */
 void sandbox_own_release(struct ee_sandbox *sb);
-/* Entries with nothing to do. */
-void sandbox_no_event(struct ee_sandbox *sb, int kind);
-void sandbox_no_step(struct ee_sandbox *sb);
+/* Nothing after the cgroup's removal; never lingering. */
 int sandbox_nothing_after(struct ee_sandbox *sb);
 int sandbox_no_linger(struct ee_sandbox *sb, int kind);
 

@@ -167,6 +167,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 
 	clock_gettime(CLOCK_MONOTONIC, &sb->started);
 	sb->launcher = launcher;
+	sb->parent = launcher->parent;
 	if (launcher->launch(sb, cfg, &f, &pidfd, err) < 0)
 		return -1;
 	sb->lifeline_fd = ee_take_fd(&f.go);
@@ -181,7 +182,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	sandbox_join(sb);
 	/* sandbox_add_watch takes each fd (also when it fails); those never
 	 * reached are closed on return. */
-	if (launcher->watch(sb, ee_take_fd(&pidfd), err) < 0 ||
+	if (sb->parent->watch(sb, ee_take_fd(&pidfd), err) < 0 ||
 	    sandbox_add_watch_when_started(sb, W_CTL, ee_take_fd(&p[P_CTL][0]), err) < 0 ||
 	    sandbox_add_watch_when_started(sb, W_OUT, ee_take_fd(&p[P_OUT][0]), err) < 0 ||
 	    sandbox_add_watch_when_started(sb, W_ERR, ee_take_fd(&p[P_ERR][0]), err) < 0 ||
