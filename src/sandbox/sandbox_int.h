@@ -13,8 +13,9 @@
  *   gvisor_launch.c, docker_run.c  the gVisor and Docker launchers
  *
  * The seam: sandbox.c and start.c never ask which backend a sandbox has;
- * whatever differs is an entry of its struct ee_launcher, and a backend's
- * state is its member of sb->part. A new lifecycle is a new launcher.
+ * whatever differs is an entry of its struct ee_launcher or of its init's
+ * parent (struct ee_init_parent), and a backend's state is its member of
+ * sb->part. A new lifecycle (sessions, forks) is a new launcher.
  */
 #ifndef EE_SANDBOX_INT_H
 #define EE_SANDBOX_INT_H
