@@ -250,7 +250,6 @@ static void docker_discard(struct ee_sandbox *sb)
 }
 
 const struct ee_launcher ee_launcher_docker = {
-	.name = "docker",
 	.sync_pipe = 1,
 	.clock_at_started = 1,
 	.parent = &ee_parent_supervisor,

@@ -442,7 +442,6 @@ static void gvisor_discard(struct ee_sandbox *sb)
 
 /* A cold sandbox to sandbox.c, but for its start's clock and its bundle. */
 const struct ee_launcher ee_launcher_gvisor = {
-	.name = "gvisor",
 	.sync_pipe = 1,
 	.clock_at_started = 1,
 	.parent = &ee_parent_supervisor,

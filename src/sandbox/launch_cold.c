@@ -201,7 +201,6 @@ const struct ee_init_parent ee_parent_supervisor = {
 };
 
 const struct ee_launcher ee_launcher_cold = {
-	.name = "cold",
 	.sync_pipe = 1,
 	.clock_at_started = 0,
 	.parent = &ee_parent_supervisor,

@@ -252,7 +252,6 @@ static const struct ee_init_parent worker_parent = {
 };
 
 const struct ee_launcher ee_launcher_warm = {
-	.name = "warm",
 	.sync_pipe = 0, /* its worker starts it when ready */
 	.clock_at_started = 0,
 	.parent = &worker_parent,

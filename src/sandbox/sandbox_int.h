@@ -106,7 +106,6 @@ extern const struct ee_init_parent ee_parent_supervisor;
  * entry is filled. The steps are called in the orders of docs/sandbox.md
  * ("Set-up order", "Teardown order"). */
 struct ee_launcher {
-	const char *name;
 	int sync_pipe;        /* its init waits for a byte on a sync pipe (f->go) */
 	int clock_at_started; /* the wall clock restarts at the init's
 	                         EE_CTL_STARTED (gVisor, Docker: sandbox.c:on_ctl) */
