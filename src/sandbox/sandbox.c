@@ -709,6 +709,7 @@ void ee_sandbox_cgroup_now(const struct ee_sandbox *sb, struct ee_cgroup_stats *
 {
 	st->oom_kills = st->pids_max_hits = st->peak_kb = -1;
 	st->cpu_usec = -1;
-	if (sb && !sb->worker && !sb->done)
+	/* A cgroup of its own only: a warm slot's counts its other candidates too. */
+	if (sb && !sb->done && !sb->starting && sb->parent && sb->parent->cgroup_of(sb) == &sb->cg)
 		ee_cgroup_stats(&sb->cg, st);
 }

@@ -66,6 +66,12 @@ struct ee_warm_part {
 struct ee_gvisor_part {
 	char *dir; /* the candidate's bundle, removed at the end */
 };
+struct ee_session_part {
+	struct ee_uid uid;        /* its own, until its init is gone */
+	struct ee_worker *worker; /* starting: the worker that forks it */
+	int child_fds[6];         /* starting: the child's ends, until STARTED */
+	int join[5];              /* starting: its cgroups' join files */
+};
 struct ee_docker_part {
 	char *name;         /* the container's name (docker kill at a kill) */
 	const char *client; /* the docker client */
@@ -130,7 +136,8 @@ struct ee_launcher {
 	void (*discard)(struct ee_sandbox *sb);
 };
 
-extern const struct ee_launcher ee_launcher_cold, ee_launcher_warm, ee_launcher_gvisor, ee_launcher_docker;
+extern const struct ee_launcher ee_launcher_cold, ee_launcher_warm, ee_launcher_gvisor, ee_launcher_docker,
+        ee_launcher_session;
 
 struct ee_sandbox {
 	struct ee_loop *loop;
@@ -183,6 +190,7 @@ struct ee_sandbox {
 		struct ee_warm_part warm;
 		struct ee_gvisor_part gvisor;
 		struct ee_docker_part docker;
+		struct ee_session_part session;
 	} part; /* its launcher's own state */
 	struct ee_sandbox_outcome out;
 };
