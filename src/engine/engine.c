@@ -31,7 +31,7 @@ struct ee_engine {
 	struct ee_seccomp_prog seccomp;
 	struct ee_harness harness;
 	struct ee_loop *loop;
-	struct ee_pool *pool; /* warm workers, when the isolation is warm */
+	struct ee_pool *pool;         /* warm workers, when the isolation is warm */
 	struct ee_pool *session_pool; /* serve's sessions' warm workers (ee_engine_open_sessions) */
 	struct ee_gvisor gvisor;
 	struct ee_gvisor *use_gvisor; /* --backend gvisor: &gvisor, open (its bundle
@@ -234,8 +234,8 @@ void ee_engine_close(struct ee_engine *eng)
 	free(eng);
 }
 
-int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options *o, const char *const *preload,
-                            unsigned workers, struct ee_err *err)
+int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options *o,
+                            const char *const *preload, unsigned workers, struct ee_err *err)
 {
 	struct ee_err why = { 0 };
 

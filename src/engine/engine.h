@@ -85,8 +85,8 @@ void ee_engine_resume(struct ee_engine *eng);
  * call) imported at their warm-up: serve calls it once. Where warm cannot
  * run (not root, --isolation cold, another backend) sessions start cold
  * and this does nothing. */
-int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options *o, const char *const *preload,
-                            unsigned workers, struct ee_err *err);
+int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options *o,
+                            const char *const *preload, unsigned workers, struct ee_err *err);
 /* NULL when sessions start cold. */
 struct ee_pool *ee_engine_session_pool(const struct ee_engine *eng);
 /* --judge split: the CPU a pair's two sides share (each pins itself to

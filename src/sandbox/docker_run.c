@@ -1,5 +1,7 @@
 /* docker_run.c - starting and killing one candidate's container (see
- * docker_run.h). */
+ * docker_run.h); the Docker backend's launcher, ee_launcher_docker
+ * (sandbox_int.h), at the end: the cold one's entries but for the start's
+ * clock and the end's docker kill, which goes on from the loop. */
 #include "sandbox/docker_run.h"
 
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,8 +72,10 @@ static void client_env(char envbuf[N_PASSED][512], char *env[N_PASSED + 2])
 	env[n] = NULL;
 }
 
-int ee_docker_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
-                     const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err)
+/* In place of a cold clone: names the container, creates sb's cgroup and
+ * starts the init running `docker run`. */
+static int docker_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, struct ee_launch_fds *f,
+                         int *pidfd, struct ee_err *err)
 {
 	struct ee_limits lim = *cfg->limits;
 	char name[32];
@@ -93,8 +98,9 @@ int ee_docker_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
 	lim.procs += EE_DOCKER_EXTRA_PIDS;
 	if (ee_cgroup_create(cfg->host, &lim, &sb->cg, err) < 0)
 		return -1;
-	sb->docker_name = strdup(name);
-	if (!sb->docker_name)
+	sb->part.docker.client = cfg->docker->client;
+	sb->part.docker.name = strdup(name);
+	if (!sb->part.docker.name)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	char envbuf[N_PASSED][512];
 	char *env[N_PASSED + 2];
@@ -173,3 +179,84 @@ void ee_docker_kill_abandon(pid_t pid, const char *name)
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 }
+
+/* ---- the launcher ------------------------------------------------------ */
+
+/* docker kill's pidfd (W_PIDFD: the init's was closed at its reap) and a
+ * deadline (W_TIMER) of EE_DOCKER_KILL_MS. 0, or -1 when it could not be
+ * started or watched (waited for already, or never run). */
+static int start_docker_kill(struct ee_sandbox *sb)
+{
+	struct ee_docker_part *d = &sb->part.docker;
+	int pidfd;
+	pid_t pid = ee_docker_kill_start(d->client, d->name, &pidfd);
+	if (pid < 0)
+		return -1;
+	d->kill_pid = pid;
+	struct ee_err err;
+	int timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct itimerspec deadline = { { 0, 0 },
+		                       { EE_DOCKER_KILL_MS / 1000, (EE_DOCKER_KILL_MS % 1000) * 1000000L } };
+	if (sandbox_add_watch(sb, W_PIDFD, pidfd, &err) < 0 || timer < 0 ||
+	    timerfd_settime(timer, 0, &deadline, NULL) < 0 ||
+	    sandbox_add_watch(sb, W_TIMER, timer, &err) < 0) {
+		if (timer >= 0 && sb->fd[W_TIMER] != timer)
+			close(timer);
+		sandbox_close_watch(sb, W_PIDFD);
+		sandbox_close_watch(sb, W_TIMER);
+		ee_docker_kill_wait(pid, d->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* A killed client leaves its container running in the engine. `docker
+ * kill` runs on the loop (other sandboxes go on); this one's slot stays
+ * taken until it answers, so no more containers live at once than -j. */
+static int docker_ended(struct ee_sandbox *sb)
+{
+	return sb->out.end != EE_END_RAN && start_docker_kill(sb) == 0;
+}
+
+/* docker kill ended (W_PIDFD), or its deadline passed (W_TIMER). */
+static int on_docker_kill(struct ee_sandbox *sb, int kind)
+{
+	struct ee_docker_part *d = &sb->part.docker;
+
+	if (kind == W_PIDFD) {
+		pid_t r = waitpid(d->kill_pid, NULL, WNOHANG);
+		if (r == 0 || (r < 0 && errno == EINTR))
+			return 0;
+	} else if (kind == W_TIMER) {
+		ee_docker_kill_abandon(d->kill_pid, d->name);
+	} else {
+		return 0;
+	}
+	sandbox_close_watch(sb, W_PIDFD);
+	sandbox_close_watch(sb, W_TIMER);
+	d->kill_pid = 0;
+	return 1;
+}
+
+static void docker_discard(struct ee_sandbox *sb)
+{
+	struct ee_docker_part *d = &sb->part.docker;
+
+	if (d->kill_pid > 0) /* freed while docker kill ran */
+		ee_docker_kill_abandon(d->kill_pid, d->name);
+	d->kill_pid = 0;
+	free(d->name);
+	d->name = NULL;
+}
+
+const struct ee_launcher ee_launcher_docker = {
+	.sync_pipe = 1,
+	.clock_at_started = 1,
+	.parent = &ee_parent_supervisor,
+	.launch = docker_launch,
+	.first_timer_s = ee_relay_first_timer_s,
+	.release = sandbox_own_release,
+	.ended = docker_ended,
+	.on_linger_event = on_docker_kill,
+	.discard = docker_discard,
+};

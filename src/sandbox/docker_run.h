@@ -10,8 +10,10 @@
  * such a sandbox also runs `docker kill NAME` (ee_docker_kill_start): on
  * the loop, so a slow engine delays that sandbox's record only.
  *
+ * The backend's launcher is ee_launcher_docker (sandbox_int.h, docker_run.c).
+ *
  * Ownership: struct ee_docker is the engine's; each sandbox owns its
- * container's name (sb->docker_name).
+ * container's name (its struct ee_docker_part).
  */
 #ifndef EE_DOCKER_RUN_H
 #define EE_DOCKER_RUN_H
@@ -21,9 +23,6 @@
 #include <sys/types.h>
 
 struct ee_err;
-struct ee_sandbox;
-struct ee_sandbox_config;
-struct ee_gvisor_fds;
 
 struct ee_docker {
 	char client[PATH_MAX]; /* the docker client */
@@ -39,11 +38,6 @@ struct ee_docker {
  * message naming docker when there is none. */
 int ee_docker_find(char *path, size_t size, struct ee_err *err);
 int ee_docker_open(struct ee_docker *d, const char *image, struct ee_err *err);
-
-/* In place of a cold clone (start.c): names the container, creates sb's
- * cgroup and starts the init running `docker run`. */
-int ee_docker_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
-                     const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err);
 
 /* `docker kill NAME` (a container whose client was killed; --rm then
  * removes it), started without waiting: its pid, with a pidfd for the

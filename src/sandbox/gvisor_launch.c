@@ -19,7 +19,9 @@
  *      (with the tail of runsc's own messages) and exits, which kills
  *      whatever of runsc is left (it is all in this pid namespace).
  * sandbox.c sees a cold sandbox: the wall clock and the output cap kill
- * this init, and with it the whole gVisor sandbox.
+ * this init, and with it the whole gVisor sandbox. ee_launcher_gvisor, at
+ * the end of this file, is the backend's launcher (sandbox_int.h): the
+ * cold one's entries but for the start's clock and the bundle's removal.
  */
 #include "sandbox/gvisor_launch.h"
 
@@ -82,7 +84,7 @@ static void close_all_but(const int *keep, size_t n)
 
 /* The frames of runsc's stdout, parsed as they come. */
 struct demux {
-	const struct ee_gvisor_fds *to; /* the supervisor's pipes */
+	const struct ee_launch_fds *to; /* the supervisor's pipes */
 	const char *label;              /* "gvisor" or "docker", for messages */
 	unsigned char buf[5 + EE_GV_FRAME_MAX];
 	size_t len;
@@ -163,7 +165,7 @@ static void pending_flush(struct pending *q, int *fd)
 __attribute__((noreturn)) static void init_main(const struct ee_gvisor *g, const char *dir, const char *id,
                                                 const struct ee_relay_cmd *cmd, const struct ee_cgroup *cg,
                                                 const struct ee_seccomp_prog *prog,
-                                                const struct ee_gvisor_fds *f)
+                                                const struct ee_launch_fds *f)
 {
 	const char *label = cmd ? cmd->label : "gvisor";
 	int keep[] = { f->sync, f->ctl, f->job, f->out, f->err, f->result, f->gate };
@@ -356,11 +358,13 @@ __attribute__((noreturn)) static void init_main(const struct ee_gvisor *g, const
 }
 
 static int relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, const char *dir,
-                        const char *id, const struct ee_relay_cmd *cmd, const struct ee_gvisor_fds *f,
+                        const char *id, const struct ee_relay_cmd *cmd, const struct ee_launch_fds *f,
                         int *pidfd, struct ee_err *err);
 
-int ee_gvisor_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
-                     const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err)
+/* In place of a cold clone: writes the bundle (removed when the sandbox
+ * ends), creates sb's cgroup, clones the gVisor init and lets it go. */
+static int gvisor_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, struct ee_launch_fds *f,
+                         int *pidfd, struct ee_err *err)
 {
 	struct ee_limits lim = *cfg->limits;
 	char dir[PATH_MAX], id[64];
@@ -376,8 +380,8 @@ int ee_gvisor_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
 	if (ee_cgroup_create(cfg->host, &lim, &sb->cg, err) < 0 ||
 	    ee_gvisor_bundle_write(cfg->gvisor, cfg->mounts, cfg->limits, dir, id, err) < 0)
 		return -1;
-	sb->gvisor_dir = strdup(dir);
-	if (!sb->gvisor_dir) {
+	sb->part.gvisor.dir = strdup(dir);
+	if (!sb->part.gvisor.dir) {
 		ee_gvisor_bundle_remove(dir);
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
 	}
@@ -385,7 +389,7 @@ int ee_gvisor_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
 }
 
 int ee_relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
-                    const struct ee_relay_cmd *cmd, const struct ee_gvisor_fds *f, int *pidfd,
+                    const struct ee_relay_cmd *cmd, const struct ee_launch_fds *f, int *pidfd,
                     struct ee_err *err)
 {
 	return relay_launch(sb, cfg, NULL, NULL, cmd, f, pidfd, err);
@@ -393,7 +397,7 @@ int ee_relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
 
 /* Clones the init (gVisor's: dir and id its bundle; else cmd's) and lets it go. */
 static int relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, const char *dir,
-                        const char *id, const struct ee_relay_cmd *cmd, const struct ee_gvisor_fds *f,
+                        const char *id, const struct ee_relay_cmd *cmd, const struct ee_launch_fds *f,
                         int *pidfd, struct ee_err *err)
 {
 	sb->timeout_s = ee_sandbox_first_clock_s(cfg); /* armed when the harness starts (sandbox.c) */
@@ -414,3 +418,37 @@ static int relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *c
 	}
 	return 0;
 }
+
+double ee_relay_first_timer_s(const struct ee_sandbox *sb, const struct ee_sandbox_config *cfg)
+{
+	(void)sb;
+	return EE_GVISOR_START_S + ee_sandbox_first_clock_s(cfg);
+}
+
+/* The bundle and runsc's state (every runsc process is gone with the
+ * init's pid namespace). */
+static int gvisor_ended(struct ee_sandbox *sb)
+{
+	ee_gvisor_bundle_remove(sb->part.gvisor.dir);
+	return 0;
+}
+
+static void gvisor_discard(struct ee_sandbox *sb)
+{
+	ee_gvisor_bundle_remove(sb->part.gvisor.dir);
+	free(sb->part.gvisor.dir);
+	sb->part.gvisor.dir = NULL;
+}
+
+/* A cold sandbox to sandbox.c, but for its start's clock and its bundle. */
+const struct ee_launcher ee_launcher_gvisor = {
+	.sync_pipe = 1,
+	.clock_at_started = 1,
+	.parent = &ee_parent_supervisor,
+	.launch = gvisor_launch,
+	.first_timer_s = ee_relay_first_timer_s,
+	.release = sandbox_own_release,
+	.ended = gvisor_ended,
+	.on_linger_event = sandbox_no_linger,
+	.discard = gvisor_discard,
+};

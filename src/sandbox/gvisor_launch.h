@@ -1,24 +1,15 @@
-/* gvisor_launch.h - the gVisor backend's start of one sandbox, for start.c
- * (see gvisor.h and gvisor_launch.c's theory of operation).
+/* gvisor_launch.h - the gVisor init, which starts runsc (or another
+ * program speaking the relay's frames) under the supervisor's pipes (see
+ * gvisor.h and gvisor_launch.c's theory of operation). The gVisor backend
+ * itself is its launcher, ee_launcher_gvisor (sandbox_int.h).
  */
 #ifndef EE_GVISOR_LAUNCH_H
 #define EE_GVISOR_LAUNCH_H
 
 struct ee_err;
+struct ee_launch_fds;
 struct ee_sandbox;
 struct ee_sandbox_config;
-
-/* The gVisor init's ends of the supervisor's pipes (and the job's memfd),
- * as start.c made them for a cold start; go is the sync pipe's write end. */
-struct ee_gvisor_fds {
-	int sync, go, ctl, job, out, err, result, gate;
-};
-
-/* In place of a cold clone: writes the bundle (sb->gvisor_dir, removed when
- * the sandbox ends), creates sb's cgroup, clones the gVisor init and lets it
- * go. On success *pidfd is the init's, sb->pid its pid. */
-int ee_gvisor_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
-                     const struct ee_gvisor_fds *f, int *pidfd, struct ee_err *err);
 
 /* Another program in runsc's place, speaking the relay's frames on its
  * stdin and stdout (the Docker backend's `docker run`, docker_run.c). */
@@ -27,11 +18,16 @@ struct ee_relay_cmd {
 	char *const *argv, *const *env;
 	const char *label; /* "docker": how its messages start */
 };
-/* As ee_gvisor_launch, with cmd in place of runsc and no bundle; sb's
- * cgroup is the caller's to create first. */
+/* As the gVisor launch, with cmd in place of runsc and no bundle: clones
+ * the init with the child's ends f and lets it go (f->go). sb's cgroup is
+ * the caller's to create first. On success *pidfd is the init's, sb->pid
+ * its pid. */
 int ee_relay_launch(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg,
-                    const struct ee_relay_cmd *cmd, const struct ee_gvisor_fds *f, int *pidfd,
+                    const struct ee_relay_cmd *cmd, const struct ee_launch_fds *f, int *pidfd,
                     struct ee_err *err);
+/* The first deadline of a sandbox under the relay's init: its start-up
+ * (EE_GVISOR_START_S), then the candidate's clock (restarted at STARTED). */
+double ee_relay_first_timer_s(const struct ee_sandbox *sb, const struct ee_sandbox_config *cfg);
 
 /* "ptrace" or "kvm". */
 const char *ee_gvisor_platform_name(int platform);

@@ -3,10 +3,13 @@
  * Per sandbox the loop (base/loop.h) watches: the init's pidfd (it ended),
  * its control pipe (setup errors, the payload's wait status), stdout and
  * stderr (capped, streamed), the result channel (handed to the caller as
- * it comes), and a timerfd (the wall clock); warm, its worker's socket
- * instead of the pidfd (see "a warm start", start.c). The gate pipe is
- * watched only while answers wait for room. No threads: the process that
- * clones sandboxes stays single-threaded.
+ * it comes), and a timerfd (the wall clock); warm, its launcher's channel
+ * (its worker's socket) instead of the pidfd. The gate pipe is watched only
+ * while answers wait for room. No threads: the process that clones
+ * sandboxes stays single-threaded.
+ *
+ * What differs between backends is its launcher's (sandbox_int.h, "the
+ * seam"): this file never asks which backend a sandbox has.
  *
  * A sandbox is finished when its init has been reaped and every pipe has
  * reached end-of-file; the kernel guarantees the latter soon after the
@@ -31,18 +34,14 @@
 #include <unistd.h>
 
 #include "sandbox/child.h"
-#include "sandbox/gvisor.h"
-#include "sandbox/docker_run.h"
-#include "sandbox/host.h"
 #include "sandbox/notify.h"
-#include "sandbox/worker.h"
 
 static double timespec_ms(const struct timespec *t)
 {
 	return (double)t->tv_sec * 1e3 + (double)t->tv_nsec / 1e6;
 }
 
-static double monotonic_ms(void)
+double sandbox_now_ms(void)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -51,7 +50,7 @@ static double monotonic_ms(void)
 
 static double ms_since(const struct timespec *t0)
 {
-	return monotonic_ms() - timespec_ms(t0);
+	return sandbox_now_ms() - timespec_ms(t0);
 }
 
 /* ---- watches ------------------------------------------------------------ */
@@ -92,12 +91,24 @@ int sandbox_add_watch_when_started(struct ee_sandbox *sb, int kind, int fd, stru
 	return 0;
 }
 
+int sandbox_rewatch(struct ee_sandbox *sb, int kind, struct ee_err *err)
+{
+	if (sb->fd[kind] < 0 || sb->watched[kind])
+		return 0;
+	return ee_loop_add_fd(sb->loop, sb->fd[kind], EE_LOOP_READABLE, on_watch, &sb->watch[kind],
+	                      &sb->watched[kind], err);
+}
+
+void sandbox_unwatch(struct ee_sandbox *sb, int kind)
+{
+	ee_loop_remove_fd(sb->watched[kind]);
+	sb->watched[kind] = NULL;
+}
+
 int sandbox_watch_held(struct ee_sandbox *sb, struct ee_err *err)
 {
 	for (int kind = W_CTL; kind <= W_RESULT; kind++)
-		if (sb->fd[kind] >= 0 && !sb->watched[kind] &&
-		    ee_loop_add_fd(sb->loop, sb->fd[kind], EE_LOOP_READABLE, on_watch, &sb->watch[kind],
-		                   &sb->watched[kind], err) < 0)
+		if (sandbox_rewatch(sb, kind, err) < 0)
 			return -1;
 	return 0;
 }
@@ -156,10 +167,6 @@ static void flush_gate(struct ee_sandbox *sb)
 
 /* ---- ending a sandbox --------------------------------------------------- */
 
-/* How long a warm worker may take to report a killed candidate reaped
- * before it is taken for hung (stopped, tampered with) and killed itself. */
-#define WORKER_GRACE_S 2.0
-
 /* Records why the sandbox ends; returns 0 when another cause came first. */
 static int end_by(struct ee_sandbox *sb, enum ee_sandbox_end cause)
 {
@@ -175,20 +182,14 @@ void sandbox_kill_init(struct ee_sandbox *sb)
 		return;
 	syscall(SYS_pidfd_send_signal, sb->fd[W_PIDFD], SIGKILL, NULL, 0);
 	/* A cold init is our child: its end is certain. A warm one's end is
-	 * the worker's DONE; a worker that never sends it is killed, which
-	 * ends the sandbox through the socket (on_worker). */
-	if (sb->worker && !sb->killing) {
-		struct itimerspec grace = { { 0, 0 }, { (time_t)WORKER_GRACE_S, 0 } };
-		sb->killing = 1;
-		if (sb->fd[W_TIMER] < 0 || timerfd_settime(sb->fd[W_TIMER], 0, &grace, NULL) < 0)
-			ee_worker_kill(sb->worker);
-	}
+	 * its worker's word, given a grace (launch_warm.c). */
+	sb->parent->killed(sb);
 }
 
 void ee_sandbox_kill(struct ee_sandbox *sb)
 {
 	if (sb->done)
-		return; /* its outcome is known (docker kill may still run) */
+		return; /* its outcome is known (its launcher's end may still run) */
 	end_by(sb, EE_END_KILLED);
 	if (sb->starting)
 		sandbox_give_up_start(sb);
@@ -203,7 +204,7 @@ static void on_interrupt(void *ctx)
 	struct ee_sandbox *sb = ctx;
 
 	if (sb->done)
-		return; /* docker kill runs, bounded by its deadline */
+		return; /* its launcher's end runs, bounded by its deadline */
 	sb->out.interrupted = 1;
 	ee_sandbox_kill(sb);
 }
@@ -232,45 +233,6 @@ static void reap(struct ee_sandbox *sb)
 	sandbox_close_watch(sb, W_TIMER);
 }
 
-/* Warm: the worker reaped the payload and the namespace's init (DONE), or
- * died, which took the candidate's namespace with it. */
-static void on_worker(struct ee_sandbox *sb)
-{
-	struct ee_worker_msg m;
-	int rc = ee_worker_receive(sb->worker, &m);
-
-	if (rc == 0)
-		return;
-	sb->reaped = 1;
-	if (rc == 1) {
-		sb->out.cpu_ms = m.cpu_ms;
-		sb->out.maxrss_kb = m.maxrss_kb;
-		/* The payload's status as its init saw it, exactly as a cold
-		 * init reports it (not at all when the sandbox was killed). */
-		if (m.has_status) {
-			sb->out.have_status = 1;
-			sb->out.status = m.status;
-		}
-		/* The worker's own failure ended the candidate: no verdict. */
-		m.err.msg[sizeof(m.err.msg) - 1] = '\0';
-		if (m.err.msg[0] && !sb->out.setup_failed) {
-			sb->out.setup_failed = 1;
-			sb->out.setup_err = m.err;
-			ee_worker_retire(sb->worker); /* its slot is broken: a fresh one */
-		}
-	} else if (sb->worker_hung ||
-	           (!sb->out.have_status && !sb->out.setup_failed && sb->out.end == EE_END_RAN)) {
-		/* Not the candidate's doing: the caller may run it again. */
-		sb->out.worker_lost = 1;
-		sb->out.setup_failed = 1;
-		ee_fail(&sb->out.setup_err, EE_ERR_SANDBOX, "the warm worker running this candidate %s",
-		        sb->worker_hung ? "stopped answering" : "died");
-	}
-	sandbox_close_watch(sb, W_WORKER);
-	sandbox_close_watch(sb, W_PIDFD);
-	sandbox_close_watch(sb, W_TIMER);
-}
-
 /* Off the loop's jobs, to its owner: on_done may free sb. */
 static void hand_over(struct ee_sandbox *sb)
 {
@@ -281,67 +243,14 @@ static void hand_over(struct ee_sandbox *sb)
 		sb->ops->on_done(sb->ctx, sb);
 }
 
-/* docker kill's pidfd (W_PIDFD: the init's was closed at its reap) and a
- * deadline (W_TIMER) of EE_DOCKER_KILL_MS. 0, or -1 when it could not be
- * started or watched (waited for already, or never run). */
-static int start_docker_kill(struct ee_sandbox *sb)
-{
-	int pidfd;
-	pid_t pid = ee_docker_kill_start(sb->docker_client, sb->docker_name, &pidfd);
-	if (pid < 0)
-		return -1;
-	sb->docker_kill_pid = pid;
-	sb->docker_killing = 1;
-	struct ee_err err;
-	int timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	struct itimerspec deadline = { { 0, 0 },
-		                       { EE_DOCKER_KILL_MS / 1000, (EE_DOCKER_KILL_MS % 1000) * 1000000L } };
-	if (sandbox_add_watch(sb, W_PIDFD, pidfd, &err) < 0 || timer < 0 ||
-	    timerfd_settime(timer, 0, &deadline, NULL) < 0 ||
-	    sandbox_add_watch(sb, W_TIMER, timer, &err) < 0) {
-		if (timer >= 0 && sb->fd[W_TIMER] != timer)
-			close(timer);
-		sandbox_close_watch(sb, W_PIDFD);
-		sandbox_close_watch(sb, W_TIMER);
-		ee_docker_kill_wait(pid, sb->docker_name);
-		sb->docker_killing = 0;
-		return -1;
-	}
-	return 0;
-}
-
-/* docker kill ended (W_PIDFD), or its deadline passed (W_TIMER). */
-static void on_docker_kill(struct ee_sandbox *sb, int kind)
-{
-	if (kind == W_PIDFD) {
-		pid_t r = waitpid(sb->docker_kill_pid, NULL, WNOHANG);
-		if (r == 0 || (r < 0 && errno == EINTR))
-			return;
-	} else if (kind == W_TIMER) {
-		ee_docker_kill_abandon(sb->docker_kill_pid, sb->docker_name);
-	} else {
-		return;
-	}
-	sandbox_close_watch(sb, W_PIDFD);
-	sandbox_close_watch(sb, W_TIMER);
-	sb->docker_killing = 0;
-	sb->docker_kill_pid = 0;
-	hand_over(sb);
-}
-
 /* The last step: counters, cgroup, on_done. */
 static void complete(struct ee_sandbox *sb)
 {
 	sb->done = 1;
 	/* Every process of the namespace is gone with its init, and what they
-	 * pinned is released (above): the uid can go to the next sandbox. */
-	ee_uid_release(&sb->uid);
-	if (sb->worker) {
-		ee_worker_release(sb->worker, &sb->out.cg);
-		sb->worker = NULL;
-	} else {
-		ee_cgroup_stats(&sb->cg, &sb->out.cg);
-	}
+	 * pinned is released (above): its uid goes to the next sandbox, and
+	 * its cgroup's counters are read. */
+	sb->launcher->release(sb);
 	/* init's rusage misses processes the kernel killed with the namespace
 	 * (a timeout, an overflow): prefer the cgroup's count, and give no peak
 	 * RSS rather than init's own when the payload never reported. */
@@ -352,15 +261,12 @@ static void complete(struct ee_sandbox *sb)
 	struct ee_err err;
 	if (ee_cgroup_destroy(&sb->cg, &err) < 0)
 		fprintf(stderr, "execeval: %s\n", err.msg);
-	/* gvisor: the bundle and runsc's state (every runsc process is gone with
-	 * the init's pid namespace). */
-	ee_gvisor_bundle_remove(sb->gvisor_dir);
-	/* docker: a killed client leaves its container running in the engine.
-	 * `docker kill` runs on the loop (other sandboxes go on); this one's
-	 * slot stays taken until it answers, so no more containers live at
-	 * once than -j. */
-	if (sb->docker_name && sb->out.end != EE_END_RAN && start_docker_kill(sb) == 0)
+	/* gVisor: its bundle removed. Docker: docker kill of a killed client's
+	 * container, which goes on from the loop (lingering, dispatch). */
+	if (sb->launcher->ended(sb)) {
+		sb->lingering = 1;
 		return;
+	}
 	hand_over(sb);
 }
 
@@ -389,13 +295,7 @@ static void complete(struct ee_sandbox *sb)
 
 static int holds_pinned_memory(struct ee_sandbox *sb)
 {
-	if (sb->worker)
-		return ee_worker_holds_pinned(sb->worker, HELD_TOLERANCE_BYTES);
-	/* A fresh cgroup: its baseline is 0. */
-	long long usage = ee_cgroup_usage(&sb->cg);
-	if (usage <= HELD_TOLERANCE_BYTES)
-		return 0;
-	return ee_cgroup_held(&sb->cg) > HELD_TOLERANCE_BYTES;
+	return sb->parent->holds_pinned(sb, HELD_TOLERANCE_BYTES);
 }
 
 static int start_settling(struct ee_sandbox *sb)
@@ -431,12 +331,8 @@ static void on_settle_timer(struct ee_sandbox *sb)
 		}
 		return;
 	}
-	if (pinned && sb->worker) {
-		ee_worker_retire(sb->worker);
-	} else if (pinned) {
-		fprintf(stderr, "execeval: cgroup %s still holds %lld KB %d ms after its sandbox ended\n",
-		        sb->cg.mem, ee_cgroup_held(&sb->cg) / 1024, (int)ms);
-	}
+	if (pinned)
+		sb->parent->still_pinned(sb, ms);
 	sandbox_close_watch(sb, W_TIMER);
 	sb->settling = 0;
 	complete(sb);
@@ -463,7 +359,7 @@ static void finish_if_done(struct ee_sandbox *sb)
 	 * sandboxes see) shows in no counter; 21 us against milliseconds of
 	 * interpreter start. Warm: the worker does, when the candidate left a
 	 * socket (zygote.c), and below when memory is pinned. */
-	if (!sb->worker)
+	if (sb->parent->kick_unix_gc)
 		(void)ee_unix_gc_kick();
 	if (holds_pinned_memory(sb) && start_settling(sb) == 0)
 		return;
@@ -525,10 +421,7 @@ static void on_ctl(struct ee_sandbox *sb)
 		return;
 	}
 	if (m.type == EE_CTL_LISTENER && fd >= 0 && sb->fd[W_NOTIFY] < 0) {
-		struct ee_err err = { 0 };
-		ee_bucket_init(&sb->pace, EE_NOTIFY_RATE, EE_NOTIFY_BURST, EE_NOTIFY_QUANTUM, monotonic_ms());
-		/* On failure the listener is closed: refused calls get ENOSYS, still refused. */
-		(void)sandbox_add_watch(sb, W_NOTIFY, fd, &err);
+		sandbox_listener_arrived(sb, fd);
 		return;
 	}
 	if (fd >= 0)
@@ -540,7 +433,7 @@ static void on_ctl(struct ee_sandbox *sb)
 	} else if (m.type == EE_CTL_EXIT && m.status != -1) {
 		sb->out.have_status = 1;
 		sb->out.status = m.status;
-	} else if (m.type == EE_CTL_STARTED && (sb->gvisor_dir || sb->docker_name) && sb->fd[W_TIMER] >= 0 &&
+	} else if (m.type == EE_CTL_STARTED && sb->launcher->clock_at_started && sb->fd[W_TIMER] >= 0 &&
 	           sb->out.end == EE_END_RAN) {
 		/* gvisor: the candidate's clock, and its wall time, start now. */
 		struct itimerspec its = { { 0, 0 },
@@ -550,76 +443,6 @@ static void on_ctl(struct ee_sandbox *sb)
 			its.it_value.tv_nsec = 1;
 		timerfd_settime(sb->fd[W_TIMER], 0, &its, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &sb->started);
-	}
-}
-
-/* Its notifications outran their pace (notify.h): the listener leaves the
- * loop until wait_ms from now, so its callers wait in the kernel. Should
- * the timer fail, the listener is closed: the kernel answers the rest
- * ENOSYS itself, uncounted, and the supervisor is spared all the same. */
-static void pause_notify(struct ee_sandbox *sb, double wait_ms)
-{
-	struct ee_err err;
-	long long ns = (long long)(wait_ms * 1e6) + 1;
-	struct itimerspec its = { { 0, 0 }, { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) } };
-
-	sb->out.paced = 1;
-	if (sb->fd[W_PACE] < 0) {
-		int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (fd < 0 || sandbox_add_watch(sb, W_PACE, fd, &err) < 0) {
-			if (fd >= 0 && sb->fd[W_PACE] != fd)
-				close(fd);
-			sandbox_close_watch(sb, W_PACE);
-			ee_tally_add(&sb->out.refused, "uncounted", 1);
-			sandbox_close_watch(sb, W_NOTIFY);
-			return;
-		}
-	}
-	if (timerfd_settime(sb->fd[W_PACE], 0, &its, NULL) < 0) {
-		ee_tally_add(&sb->out.refused, "uncounted", 1);
-		sandbox_close_watch(sb, W_NOTIFY);
-		return;
-	}
-	ee_loop_remove_fd(sb->watched[W_NOTIFY]);
-	sb->watched[W_NOTIFY] = NULL;
-}
-
-/* The pause is over: the listener is back on the loop. */
-static void on_pace(struct ee_sandbox *sb)
-{
-	uint64_t ticks;
-	struct ee_err err;
-
-	if (read(sb->fd[W_PACE], &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
-		return;
-	if (sb->fd[W_NOTIFY] >= 0 && !sb->watched[W_NOTIFY] &&
-	    ee_loop_add_fd(sb->loop, sb->fd[W_NOTIFY], EE_LOOP_READABLE, on_watch, &sb->watch[W_NOTIFY],
-	                   &sb->watched[W_NOTIFY], &err) < 0) {
-		ee_tally_add(&sb->out.refused, "uncounted", 1);
-		sandbox_close_watch(sb, W_NOTIFY);
-	}
-}
-
-/* Each refused call is a round trip through this loop, which every
- * sandbox shares: past EE_NOTIFY_MAX of one candidate the listener is
- * closed, and the kernel answers the rest ENOSYS itself, uncounted (and
- * watched writes too: a candidate that floods refused calls loses them).
- * Watched writes continue and do not count against the cap: an honest
- * candidate may make many in /tmp. Both take a token of its pace first,
- * one per wake-up, so neither costs the loop more than the pace allows. */
-static void on_notify(struct ee_sandbox *sb)
-{
-	double wait_ms = ee_bucket_take(&sb->pace, monotonic_ms());
-	if (wait_ms > 0) {
-		pause_notify(sb, wait_ms);
-		return;
-	}
-	int r = ee_notify_answer(sb->fd[W_NOTIFY], &sb->out.refused);
-	if (r < 0) {
-		sandbox_close_watch(sb, W_NOTIFY);
-	} else if (r == 0 && ++sb->notified >= EE_NOTIFY_MAX) {
-		ee_tally_add(&sb->out.refused, "uncounted", 1);
-		sandbox_close_watch(sb, W_NOTIFY);
 	}
 }
 
@@ -642,23 +465,20 @@ static void on_timer(struct ee_sandbox *sb)
 	if (read(sb->fd[W_TIMER], &ticks, sizeof(ticks)) < 0)
 		return;
 	if (!sb->reaped && sb->killing) {
-		/* The grace period ran out: the worker, not the candidate, failed. */
-		sb->worker_hung = 1;
-		ee_worker_kill(sb->worker);
+		sb->parent->grace_over(sb);
 	} else if (!sb->reaped && sb->held) {
 		/* Its clock is stopped: what was left comes back at the release. */
-		sb->expired_ms = monotonic_ms();
+		sb->expired_ms = sandbox_now_ms();
 		return;
 	} else if (!sb->reaped && pay_owed(sb) == 0) {
 		return;
 	} else if (!sb->reaped) {
 		end_by(sb, EE_END_TIMEOUT);
 		/* Before the kill: was it slow, or did it wait for a CPU? */
-		sb->out.runq_wait_ms =
-		        ee_cgroup_runq_wait_ms(sb->worker ? ee_worker_cgroup(sb->worker) : &sb->cg);
+		sb->out.runq_wait_ms = ee_cgroup_runq_wait_ms(sb->parent->cgroup_of(sb));
 		sandbox_kill_init(sb);
 		if (sb->killing)
-			return; /* the timer now counts the worker's grace */
+			return; /* the timer now counts the launcher's grace */
 	}
 	sandbox_close_watch(sb, W_TIMER);
 }
@@ -672,9 +492,12 @@ static void dispatch(struct watch *w)
 {
 	struct ee_sandbox *sb = w->sb;
 
-	if (sb->docker_killing) {
+	if (sb->lingering) {
 		/* Its last events: on_done may free sb. */
-		on_docker_kill(sb, w->kind);
+		if (sb->launcher->on_linger_event(sb, w->kind)) {
+			sb->lingering = 0;
+			hand_over(sb);
+		}
 		return;
 	}
 	if (sb->settling) {
@@ -684,8 +507,8 @@ static void dispatch(struct watch *w)
 		return;
 	}
 	if (sb->starting) {
-		if (w->kind == W_WORKER || w->kind == W_TIMER)
-			sandbox_on_start_event(sb, w->kind);
+		if (w->kind == W_LAUNCHER || w->kind == W_TIMER)
+			sb->parent->on_start_event(sb, w->kind);
 		finish_if_done(sb);
 		return;
 	}
@@ -696,9 +519,9 @@ static void dispatch(struct watch *w)
 	case W_ERR: on_output(sb, w->kind); break;
 	case W_RESULT: on_result(sb); break;
 	case W_TIMER: on_timer(sb); break;
-	case W_WORKER: on_worker(sb); break;
-	case W_NOTIFY: on_notify(sb); break;
-	case W_PACE: on_pace(sb); break;
+	case W_LAUNCHER: sb->parent->on_channel(sb); break;
+	case W_NOTIFY: sandbox_on_notify(sb); break;
+	case W_PACE: sandbox_on_pace(sb); break;
 	}
 	finish_if_done(sb);
 }
@@ -738,7 +561,7 @@ void ee_sandbox_rearm(struct ee_sandbox *sb, double ms)
  * worker's candidate cgroup); -1 when it cannot be read. */
 static long long cgroup_cpu_us(struct ee_sandbox *sb)
 {
-	const struct ee_cgroup *cg = sb->worker ? ee_worker_cgroup(sb->worker) : &sb->cg;
+	const struct ee_cgroup *cg = sb->parent->cgroup_of(sb);
 	if (sb->cpu_fd < 0)
 		sb->cpu_fd = ee_cgroup_open_cpu(cg);
 	return sb->cpu_fd < 0 ? -1 : ee_cgroup_cpu_usec(cg, sb->cpu_fd);
@@ -777,7 +600,7 @@ static void hold(struct ee_sandbox *sb, int held, int charged)
 	if (sb->done || !sb->held == !held)
 		return;
 	sb->held = held;
-	double now = monotonic_ms();
+	double now = sandbox_now_ms();
 	if (held) {
 		sb->held_ms = now;
 		sb->held_charged = charged;
@@ -868,23 +691,13 @@ void ee_sandbox_free(struct ee_sandbox *sb)
 		return;
 	for (int i = 0; i < W_COUNT; i++)
 		sandbox_close_watch(sb, i);
-	for (int i = 0; i < 6; i++)
-		sandbox_close_fd(&sb->child_fds[i]);
 	close_gate(sb);
 	if (sb->lifeline_fd >= 0)
 		close(sb->lifeline_fd);
 	if (sb->cpu_fd >= 0)
 		close(sb->cpu_fd);
-	/* Not reaped, its processes may live on: the claim stays held (its fd
-	 * open) until this process exits, so no sandbox gets that uid meanwhile. */
-	if (sb->reaped)
-		ee_uid_release(&sb->uid);
 	ee_cgroup_destroy(&sb->cg, NULL);
-	ee_gvisor_bundle_remove(sb->gvisor_dir);
-	free(sb->gvisor_dir);
-	if (sb->docker_kill_pid > 0) /* freed while docker kill ran */
-		ee_docker_kill_abandon(sb->docker_kill_pid, sb->docker_name);
-	free(sb->docker_name);
+	sb->launcher->discard(sb);
 	ee_buf_free(&sb->out.out);
 	ee_buf_free(&sb->out.err);
 	/* Its watches are off the loop: an event of them still pending in the
@@ -896,6 +709,7 @@ void ee_sandbox_cgroup_now(const struct ee_sandbox *sb, struct ee_cgroup_stats *
 {
 	st->oom_kills = st->pids_max_hits = st->peak_kb = -1;
 	st->cpu_usec = -1;
-	if (sb && !sb->worker && !sb->done)
+	/* A cgroup of its own only: a warm slot's counts its other candidates too. */
+	if (sb && !sb->done && !sb->starting && sb->parent && sb->parent->cgroup_of(sb) == &sb->cg)
 		ee_cgroup_stats(&sb->cg, st);
 }

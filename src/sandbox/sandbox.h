@@ -53,17 +53,17 @@ struct ee_sandbox_config {
 	int code_fd;             /* borrowed; becomes EE_FD_CODE, or -1 for none */
 	const char *job;         /* copied into a sealed memfd: fd 3 */
 	size_t job_len;
-	size_t keep_output;       /* bytes of stdout and of stderr kept for the record */
-	int drain_output;         /* output past limits->output_cap is read and dropped
+	size_t keep_output;           /* bytes of stdout and of stderr kept for the record */
+	int drain_output;             /* output past limits->output_cap is read and dropped
 	                         (outcome.output_truncated), not a kill (overflow) */
-	struct ee_pool *pool;     /* warm: a worker of this pool forks the sandbox
+	struct ee_pool *pool;         /* warm: a worker of this pool forks the sandbox
 	                         (worker.h); NULL: cold, a clone of this process */
 	struct ee_pool *session_pool; /* a worker of this pool forks the sandbox detached, in
 	                                 a cgroup and uid of its own (a session: worker.h,
 	                                 ee_pool_claim_detached); NULL: not */
-	struct ee_gvisor *gvisor; /* not NULL: the gVisor backend (gvisor.h), cold */
-	struct ee_docker *docker; /* not NULL: the Docker backend (docker_run.h), cold */
-	double start_allowance_s; /* wall-clock seconds on top of limits->timeout_s
+	struct ee_gvisor *gvisor;     /* not NULL: the gVisor backend (gvisor.h), cold */
+	struct ee_docker *docker;     /* not NULL: the Docker backend (docker_run.h), cold */
+	double start_allowance_s;     /* wall-clock seconds on top of limits->timeout_s
 	                             until the holder rearms it (ee_sandbox_rearm):
 	                             the separate judge's start; its CPU limit
 	                             stays limits->timeout_s's */

@@ -26,8 +26,10 @@ def cell(srv, sid, code, **kw):
     return a.json
 
 
-def test_state_persists_and_an_exception_keeps_what_ran_before_it(serve):
-    srv = serve()
+@pytest.mark.parametrize("isolation", [[], ["--isolation", "cold"]], ids=["warm", "cold"])
+def test_state_persists_and_an_exception_keeps_what_ran_before_it(serve, isolation):
+    """Forked from a warm worker (as root, the default) or a cold sandbox."""
+    srv = serve(*isolation)
     sid = start(srv, setup="import math\nK = 7")
     assert cell(srv, sid, "x = 1")["status"] == "ok"
     a = cell(srv, sid, "x += 1\nprint('x is', x)\nx * K")
@@ -55,6 +57,15 @@ def test_state_persists_and_an_exception_keeps_what_ran_before_it(serve):
 ])
 def test_a_bad_cell_leaves_the_session_as_it_was(serve, bad, status, detail):
     srv = serve("--memory", "256", "--output-cap", "4096")
+    _bad_cell_rolled_back(srv, bad, status, detail)
+
+
+def test_a_bad_cell_of_a_cold_session_is_rolled_back_too(serve):
+    srv = serve("--memory", "256", "--isolation", "cold")
+    _bad_cell_rolled_back(srv, "while True: pass", "timeout", "timeout")
+
+
+def _bad_cell_rolled_back(srv, bad, status, detail):
     sid = start(srv)
     cell(srv, sid, "x = 1\nopen('kept.txt', 'w').write('before')")
     a = cell(srv, sid, "x = 2\nopen('kept.txt', 'w').write('after')\nopen('new.txt', 'w').write('n')\n"

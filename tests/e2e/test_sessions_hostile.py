@@ -176,3 +176,16 @@ def test_host_files_stay_out_of_reach(serve, code):
     sid = start(srv)
     r = cell(srv, sid, code)
     assert r["status"] == "error" and r["error"]["type"] in ("PermissionError", "FileNotFoundError"), r
+
+
+def test_a_warm_sessions_keeper_is_closed_to_its_cells(serve):
+    """Forked from a warm worker, the keeper never execs: non-dumpable, its
+    memory and descriptors (the result channel) are root's, not the cells'.
+    The differential: the cell's own /proc/self/fd is its own."""
+    srv = serve("--isolation", "warm")
+    sid = start(srv)
+    for path in ("/proc/2/mem", "/proc/2/fd/4", "/proc/2/environ"):
+        r = cell(srv, sid, "open(%r, 'rb').read(1)" % path)
+        assert r["status"] == "error" and r["error"]["type"] == "PermissionError", (path, r)
+    r = cell(srv, sid, "import os\nlen(os.listdir('/proc/self/fd')) > 0")
+    assert r["result"] == "True", r
