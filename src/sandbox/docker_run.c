@@ -205,6 +205,7 @@ static int start_docker_kill(struct ee_sandbox *sb)
 		sandbox_close_watch(sb, W_PIDFD);
 		sandbox_close_watch(sb, W_TIMER);
 		ee_docker_kill_wait(pid, d->name);
+		d->kill_pid = 0; /* reaped: its pid may be another process's by ee_sandbox_free */
 		return -1;
 	}
 	return 0;
