@@ -82,9 +82,12 @@ def test_one_cell_at_a_time_and_ended_sessions_are_gone(serve):
     srv = serve()
     sid = start(srv)
     slow = {}
-    t = threading.Thread(target=lambda: slow.update(a=cell(srv, sid, "import time\ntime.sleep(1)\n'done'")))
+    t = threading.Thread(target=lambda: slow.update(a=cell(srv, sid, "import time\ntime.sleep(1)\n'done'", timeout_s=10)))
     t.start()
-    time.sleep(0.3)
+    deadline = time.monotonic() + 30
+    while srv.request("GET", "/v1/sessions/%s" % sid).json["state"] != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
     a = srv.post("/v1/sessions/%s/exec" % sid, {"code": "1"})
     assert a.status == 409, a
     t.join()
