@@ -296,3 +296,38 @@ def test_the_readmes_first_eval_example_runs_as_written_on_a_clone(tmp_path):
     assert len(results) == 1
     n_samples = sum(1 for l in (clone / "examples" / "samples.jsonl").open() if l.strip())
     assert sum(1 for _ in results[0].open()) == n_samples
+
+
+# ---- issue 35's papercuts, from the commands a user typed ----------------------
+
+
+def test_syntax_error_is_split_into_does_not_parse_and_fails_at_import(tmp_path):
+    """`eval` then `report`: the status syntax_error also counts programs
+    that parse but raise at import, so the summary (table and JSON) and the
+    report split it by detail, and 2 of 4 is not quoted as "50% syntax
+    errors" when 1 does not parse."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [TASK])
+    samples = write_jsonl(tmp_path / "s.jsonl", [
+        {"task_id": "t/sq", "code": GOOD},
+        {"task_id": "t/sq", "code": "def sq(x)\n    return x * x\n"},
+        {"task_id": "t/sq", "code": "print(undefined_name)\n" + GOOD},
+        {"task_id": "t/sq", "code": BAD}])
+    out = tmp_path / "r.jsonl"
+    r = execeval(*with_isolation(["eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q",
+                                  "--no-history", "--summary-json", tmp_path / "sum.json"]))
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^syntax_error +2 +50\.0%\n  does not parse +1 +25\.0%\n"
+                     r"  fails at import +1 +25\.0%\n", r.stdout, re.M), r.stdout
+    summary = json.loads((tmp_path / "sum.json").read_text())
+    assert summary["statuses"]["syntax_error"] == 2  # the vocabulary is unchanged
+    assert summary["syntax_error_details"] == {"syntax error": 1, "import error": 1}
+    assert summary["classes"][""]["syntax_error_details"] == {"syntax error": 1, "import error": 1}
+    m = execeval("metrics", out, "--json", tmp_path / "m.json")
+    assert m.returncode == 0, m.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["syntax_error_details"] == \
+        summary["syntax_error_details"]
+    report = tmp_path / "r.html"
+    r = execeval("report", out, "-o", report)
+    assert r.returncode == 0, r.stderr
+    html = report.read_text()
+    assert re.search(r'id="syntax-split".*1 do not parse.*1 fail at import', html, re.S), html
