@@ -507,7 +507,8 @@ void html_trends(struct ee_out *o, const struct ee_report_options *opt)
 void html_charts(struct ee_out *o, const struct ee_report *r, const json_t *s)
 {
 	pass_at_k(o, s);
-	group_bars(o, s, &CLASSES, 0);
+	if (html_has_classes(s))
+		group_bars(o, s, &CLASSES, 0);
 	models(o, s);
 	statuses(o, s);
 	scores(o, r, s);
