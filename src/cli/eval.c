@@ -10,10 +10,12 @@
  * its summary is printed and written, and the run stored in the history
  * (eval_outputs.c, eval_history.c; --no-history turns that off).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -412,6 +414,12 @@ int cmd_eval(int argc, char **argv)
 		a.history = NULL;
 	else if (!a.history && cli_history_default(history_default, sizeof(history_default)) == 0)
 		a.history = history_default;
+	struct stat st;
+	if (strcmp(a.samples, "-") != 0 && stat(a.samples, &st) < 0) { /* a typo, not a pipe */
+		fprintf(stderr, "execeval eval: --samples %s: %s\n", a.samples, strerror(errno));
+		json_decref(a.argv);
+		return EXIT_USAGE;
+	}
 	if (!a.out && !ee_samples_is_file(a.samples) && !ee_samples_dir_is(a.samples)) {
 		fprintf(stderr,
 		        "execeval eval: --samples %s is not a regular file: give the results file "

@@ -331,3 +331,14 @@ def test_syntax_error_is_split_into_does_not_parse_and_fails_at_import(tmp_path)
     assert r.returncode == 0, r.stderr
     html = report.read_text()
     assert re.search(r'id="syntax-split".*1 do not parse.*1 fail at import', html, re.S), html
+
+
+@pytest.mark.parametrize("out", [[], ["-o", "r.jsonl"]])
+def test_a_missing_samples_file_is_named_without_a_hint_about_pipes(tmp_path, out):
+    """A typo in --samples got "is not a regular file: give the results file
+    with -o FILE", a hint for pipes: the file is named as missing."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [TASK])
+    r = execeval("eval", "--tasks", tasks, "--samples", "sampels.jsonl", *out, cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr == "execeval eval: --samples sampels.jsonl: No such file or directory\n", r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]
