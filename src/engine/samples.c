@@ -114,7 +114,6 @@ static uint64_t fnv1a(const char *str, long sample)
 static int next_object(struct ee_samples *s, json_t **obj, struct ee_err *err)
 {
 	json_error_t jerr;
-	char jtext[EE_JF_ERROR_TEXT];
 	int rc;
 
 	*obj = NULL;
@@ -133,9 +132,7 @@ static int next_object(struct ee_samples *s, json_t **obj, struct ee_err *err)
 		return rc;
 	*obj = json_loadb(s->lines.line.data, s->lines.line.len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!*obj)
-		return ee_fail(err, EE_ERR_USAGE, "%s: column %d: %s", s->where, jerr.column,
-		               ee_jf_error_text(&jerr, jtext)),
-		       -2;
+		return ee_lines_json_error(&s->lines, "samples", &jerr, err), -2;
 	return 1;
 }
 

@@ -46,11 +46,9 @@ static int add_line(struct ee_dataset *d, size_t *cap, const struct ee_lines *l,
                     struct ee_err *err)
 {
 	json_error_t jerr;
-	char jtext[EE_JF_ERROR_TEXT];
 	json_t *obj = json_loadb(l->line.data, l->line.len, JSON_REJECT_DUPLICATES, &jerr);
 	int rc = obj ? add(d, cap, obj, format, l->in.name, (long)l->line_no, err)
-	             : ee_fail(err, EE_ERR_USAGE, "%s:%lu: column %d: %s", l->in.name, l->line_no,
-	                       jerr.column, ee_jf_error_text(&jerr, jtext));
+	             : ee_lines_json_error(l, "tasks", &jerr, err);
 	json_decref(obj);
 	return rc;
 }

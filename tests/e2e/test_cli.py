@@ -342,3 +342,30 @@ def test_a_missing_samples_file_is_named_without_a_hint_about_pipes(tmp_path, ou
     assert r.returncode == 2
     assert r.stderr == "execeval eval: --samples sampels.jsonl: No such file or directory\n", r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]
+
+
+def test_a_csv_file_is_told_to_be_json_lines_not_given_a_parsers_message(tmp_path):
+    """A CSV tasks (or samples) file got "column 4: '[' or '{' expected near
+    'task'": the message names the file and line and says JSON Lines."""
+    csv = tmp_path / "tasks.csv"
+    csv.write_text('task_id,prompt,entry_point,test\nHumanEval/0,"def f():",f,"def check(c): pass"\n')
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "code": GOOD}])
+    r = execeval("eval", "--tasks", csv, "--samples", samples, "-o", tmp_path / "r.jsonl")
+    assert r.returncode == 2
+    want = ("%s:1: not JSON: a tasks file is JSON Lines, one JSON object per line (docs/formats.md); "
+            "this line starts \"task_id,prompt,entry_point,test\" (a CSV file?)" % csv)
+    assert r.stderr == "execeval eval: %s\n" % want, r.stderr
+    assert "expected near" not in r.stderr
+    r = execeval("run", "--task", csv, "-", input=GOOD)
+    assert r.returncode == 2 and r.stderr == "execeval run: %s\n" % want, r.stderr
+    tasks = write_jsonl(tmp_path / "t.jsonl", [TASK])
+    scsv = tmp_path / "samples.csv"
+    scsv.write_text("task_id,completion\nt/sq,x\n")
+    r = execeval("eval", "--tasks", tasks, "--samples", scsv, "-o", tmp_path / "r.jsonl")
+    assert r.returncode == 2
+    assert ("%s:1: not JSON: a samples file is JSON Lines, one JSON object per line (docs/formats.md); "
+            "this line starts \"task_id,completion\" (a CSV file?)" % scsv) in r.stderr, r.stderr
+    # a JSON line with a defect keeps the parser's word on where it breaks
+    (tmp_path / "t.jsonl").write_text('{"task_id": "t/sq", "tests": [}\n')
+    r = execeval("eval", "--tasks", tmp_path / "t.jsonl", "--samples", samples, "-o", tmp_path / "r.jsonl")
+    assert r.returncode == 2 and "t.jsonl:1: column" in r.stderr and "not JSON" not in r.stderr, r.stderr

@@ -62,7 +62,12 @@ Test(input, dataset_errors_name_file_line_and_field)
 		{ TASK("a") "\n" TASK("a") "\n", "t.jsonl:2: task_id: 'a' already defined on line 1" },
 		{ TASK("a") "\n{\"task_id\": \"b\", \"tests\": [{\"kind\": \"nope\", \"code\": \"x\"}]}\n",
 		  "t.jsonl:2: tests[0].kind" },
-		{ "not json\n", "t.jsonl:1: column" },
+		{ "not json\n", "t.jsonl:1: not JSON: a tasks file is JSON Lines, one JSON object per line "
+		                "(docs/formats.md); this line starts \"not json\"" },
+		{ TASK("a") "\ntask_id,prompt\ta\n", "t.jsonl:2: not JSON: a tasks file is JSON Lines, "
+		                                     "one JSON object per line (docs/formats.md); this line "
+		                                     "starts \"task_id,prompt\\x09a\" (a CSV file?)" },
+		{ "  {\"task_id\": }\n", "t.jsonl:1: column 15: unexpected token" },
 		{ "\n\n", "no tasks" },
 		{ "[1, 2]", "t.jsonl:1" },
 		{ "[\"unclosed", "t.jsonl:1: column 10: premature end of input" },
