@@ -83,7 +83,7 @@ int cli_humaneval_compat_precheck(const char *samples_path, struct ee_dataset *t
 	while ((got = ee_lines_next(&l, &why)) != 0 && got != -1) {
 		json_t *obj = got == 1 ? json_loadb(l.line.data, l.line.len, 0, NULL) : NULL;
 		const char *id = json_string_value(json_object_get(obj, "task_id"));
-		struct ee_dataset_entry *e = id ? ee_dataset_find(tasks, id) : NULL;
+		struct ee_dataset_entry *e = id ? ee_dataset_find_sample(tasks, id) : NULL;
 		if (e)
 			e->seen++; /* a mark, undone below: the run numbers samples with it */
 		json_decref(obj);  /* an invalid line is the run's to report */
@@ -159,14 +159,14 @@ static json_t *annotate(json_t *obj, struct ee_dataset *tasks, const struct outc
 {
 	const char *id = json_string_value(json_object_get(obj, "task_id"));
 	json_t *sample = json_object_get(obj, "sample");
-	struct ee_dataset_entry *e = id ? ee_dataset_find(tasks, id) : NULL;
+	struct ee_dataset_entry *e = id ? ee_dataset_find_sample(tasks, id) : NULL;
 	char key[4096];
 
 	if (!e)
 		return NULL;
 	long index = json_is_integer(sample) ? (long)json_integer_value(sample) : (long)e->seen;
 	e->seen++;
-	key_of(key, sizeof(key), id, index);
+	key_of(key, sizeof(key), e->task.task_id, index); /* the record's id (Mbpp/11: 11) */
 	size_t *at = ee_strmap_get(&o->index, key);
 	if (!at)
 		return NULL;

@@ -163,10 +163,17 @@ static int read_sample(struct ee_samples *s, const json_t *obj, struct ee_datase
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	if (cfg->note_model && cfg->note_model(cfg->ctx, s->sample.model, err) < 0)
 		return -1;
-	struct ee_dataset_entry *e = ee_dataset_find(cfg->tasks, s->sample.task_id);
+	struct ee_dataset_entry *e = ee_dataset_find_sample(cfg->tasks, s->sample.task_id);
 	if (!e)
 		return ee_fail(err, EE_ERR_USAGE, "%s: task_id: '%.100s' is not in %s", s->where,
 		               s->sample.task_id, cfg->tasks_path);
+	if (strcmp(e->task.task_id, s->sample.task_id) != 0) { /* EvalPlus's Mbpp/N: the record says N */
+		char *id = strdup(e->task.task_id);
+		if (!id)
+			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+		free(s->sample.task_id);
+		s->sample.task_id = id;
+	}
 	unsigned long position = e->seen++;
 	if (s->sample.index < 0)
 		s->sample.index = (long)position;

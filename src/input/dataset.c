@@ -158,3 +158,16 @@ struct ee_dataset_entry *ee_dataset_find(const struct ee_dataset *d, const char 
 	}
 	return NULL;
 }
+
+struct ee_dataset_entry *ee_dataset_find_sample(const struct ee_dataset *d, const char *task_id)
+{
+	static const char evalplus[] = "Mbpp/";
+	struct ee_dataset_entry *e = ee_dataset_find(d, task_id);
+	const char *number = task_id + sizeof(evalplus) - 1;
+
+	if (e || strncmp(task_id, evalplus, sizeof(evalplus) - 1) != 0 || number[0] < '1' ||
+	    number[0] > '9' || number[strspn(number, "0123456789")] != '\0')
+		return e;
+	e = ee_dataset_find(d, number);
+	return e && e->task.format == EE_FORMAT_MBPP ? e : NULL;
+}
