@@ -74,6 +74,11 @@ int cli_eval_check_paths(const struct eval_args *a, struct ee_err *err)
 		               "--humaneval-compat: --samples %s is not a regular file (the compat file "
 		               "is written from a second reading of it)",
 		               a->samples);
+	if (a->attempted_only && !ee_samples_is_file(a->samples))
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--attempted-only: --samples %s is not a regular file (the tasks it "
+		               "attempts are read from a reading of its own, before the run)",
+		               a->samples);
 	if (a->summary_json && !summary_to_stdout(a))
 		out[n++] = (struct ee_path_role){ "--summary-json", a->summary_json };
 	if (a->humaneval_compat)
@@ -306,8 +311,10 @@ static void note_coverage(const struct eval_run *r, json_t *summary)
 	const char *missing;
 	size_t attempted = cli_tasks_attempted(&r->tasks, &missing);
 
-	json_object_set_new(summary, "tasks_in_file", json_integer((json_int_t)r->tasks.n));
+	json_object_set_new(summary, "tasks_in_file", json_integer((json_int_t)r->tasks_in_file));
 	json_object_set_new(summary, "tasks_attempted", json_integer((json_int_t)attempted));
+	if (r->a->attempted_only)
+		json_object_set_new(summary, "attempted_only", json_true());
 	if (missing)
 		fprintf(stderr,
 		        "execeval eval: warning: %s attempts %zu of the %zu tasks in %s (the first not "

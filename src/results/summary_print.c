@@ -179,8 +179,9 @@ static void print_overall(FILE *out, const json_t *sum)
 	print_line(out, "tasks", json_object_get(sum, "tasks"), 0, NULL);
 	if (json_is_integer(json_object_get(sum, "tasks_in_file"))) {
 		char attempted[64];
-		snprintf(attempted, sizeof(attempted), ", attempted %lld",
-		         (long long)json_integer_value(json_object_get(sum, "tasks_attempted")));
+		snprintf(attempted, sizeof(attempted), ", attempted %lld%s",
+		         (long long)json_integer_value(json_object_get(sum, "tasks_attempted")),
+		         json_is_true(json_object_get(sum, "attempted_only")) ? " (--attempted-only)" : "");
 		print_line(out, "tasks in file", json_object_get(sum, "tasks_in_file"), 0, attempted);
 	}
 	print_line(out, "samples", json_object_get(sum, "samples"), 0, NULL);
