@@ -210,6 +210,12 @@ void cli_eval_environment(struct eval_run *r, const struct ee_engine *eng)
 
 	r->environment = ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
 	                                        r->a->opt.weak_limits);
+	if (r->environment && r->a->opt.task_rules.stdlib_only) { /* --packages stdlib: none of them */
+		json_t *none = ee_env_packages_in(NULL, 0);
+		if (none)
+			json_object_set_new(none, "stdlib_only", json_true());
+		json_object_set_new(r->environment, "packages", none ? none : json_null());
+	}
 	if (!r->environment || !cli_eval_results_is_a_file(r->a) || cli_run_read(r->a->out, &run, &err) < 0 ||
 	    !run)
 		return;

