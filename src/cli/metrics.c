@@ -22,7 +22,8 @@
 static const char usage[] = "usage: execeval metrics RESULTS.jsonl [-k 1,10,100] [--json FILE]\n"
                             "  -k LIST       pass@k for these k (default 1,10,100); a k is reported only\n"
                             "                when every task has at least k samples\n"
-                            "  --json FILE   also write the summary as JSON to FILE\n"
+                            "  --json FILE   also write the summary as JSON to FILE (-: on stdout,\n"
+                            "                and the table on stderr)\n"
                             "  --composite F a composite score, e.g. \"0.7*correctness+0.3*lint\"\n"
                             "                (docs/record.md, Composite)\n";
 
@@ -88,6 +89,15 @@ static int write_json(const json_t *summary, const char *path, struct ee_err *er
 	return rc;
 }
 
+/* --json -: the summary on standard output, alone. */
+static int print_json(const json_t *summary, struct ee_err *err)
+{
+	if (json_dumpf(summary, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF ||
+	    fflush(stdout) != 0)
+		return ee_fail_errno(err, EE_ERR_USAGE, "<stdout>");
+	return 0;
+}
+
 static int summarize(const struct metrics_args *a, struct ee_err *err)
 {
 	struct ee_summary *s = ee_summary_new();
@@ -95,9 +105,12 @@ static int summarize(const struct metrics_args *a, struct ee_err *err)
 	int rc = -1;
 
 	const struct ee_path_role in = { "results", a->results }, out = { "--json", a->json_out };
+	/* --json -: standard output holds the JSON alone (as eval's --summary-json -) */
+	int json_to_stdout = a->json_out && strcmp(a->json_out, "-") == 0;
+	FILE *table = json_to_stdout ? stderr : stdout;
 	if (!s)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
-	if (a->json_out && ee_outputs_check(&in, 1, &out, 1, 0, err) < 0)
+	if (a->json_out && !json_to_stdout && ee_outputs_check(&in, 1, &out, 1, 0, err) < 0)
 		goto out;
 	if (cli_read_results(a->results, add_record, s, err) < 0)
 		goto out;
@@ -113,12 +126,15 @@ static int summarize(const struct metrics_args *a, struct ee_err *err)
 		json_object_set_new(summary, "wall_from_timestamps", json_true());
 	if (cli_summary_add_tasks_sha256(summary, a->results, err) < 0)
 		goto out;
-	ee_summary_print(summary, stdout);
-	if (fflush(stdout) != 0) {
+	ee_summary_print(summary, table);
+	if (fflush(table) != 0) {
 		ee_fail_errno(err, EE_ERR_USAGE, "<stdout>");
 		goto out;
 	}
-	rc = a->json_out ? write_json(summary, a->json_out, err) : 0;
+	if (json_to_stdout)
+		rc = print_json(summary, err);
+	else
+		rc = a->json_out ? write_json(summary, a->json_out, err) : 0;
 out:
 	json_decref(summary);
 	ee_summary_free(s);

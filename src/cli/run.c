@@ -152,6 +152,21 @@ static int pick_task(const struct run_args *a, struct ee_dataset *d, struct ee_t
 	return 0;
 }
 
+/* Whether the file's first byte but white space is '{'. */
+static int opens_an_object(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int ch = EOF;
+
+	if (!f)
+		return 0;
+	do
+		ch = getc(f);
+	while (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n');
+	fclose(f);
+	return ch == '{';
+}
+
 /* A task file that is one JSON object over several lines (as
  * examples/tasks/add.json): not a tasks file's JSON Lines. -1 keeps err
  * (the tasks file's message) unless the file is such an object, or a
@@ -167,7 +182,9 @@ static int read_one_object(const struct run_args *a, struct ee_task *t, struct e
 	if (!obj) {
 		json_t *first =
 		        json_load_file(a->task_file, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
-		if (!first && jerr.line > 0) /* not even one JSON value (line -1: unreadable) */
+		/* not even one JSON value (line -1: unreadable); but a file that
+		 * opens no object (a CSV file) keeps the tasks file's message */
+		if (!first && jerr.line > 0 && opens_an_object(a->task_file))
 			ee_fail(err, EE_ERR_USAGE, "%s:%d:%d: %s", a->task_file, jerr.line, jerr.column,
 			        ee_jf_error_text(&jerr, jtext));
 		json_decref(first);

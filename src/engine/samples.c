@@ -114,7 +114,6 @@ static uint64_t fnv1a(const char *str, long sample)
 static int next_object(struct ee_samples *s, json_t **obj, struct ee_err *err)
 {
 	json_error_t jerr;
-	char jtext[EE_JF_ERROR_TEXT];
 	int rc;
 
 	*obj = NULL;
@@ -133,9 +132,7 @@ static int next_object(struct ee_samples *s, json_t **obj, struct ee_err *err)
 		return rc;
 	*obj = json_loadb(s->lines.line.data, s->lines.line.len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!*obj)
-		return ee_fail(err, EE_ERR_USAGE, "%s: column %d: %s", s->where, jerr.column,
-		               ee_jf_error_text(&jerr, jtext)),
-		       -2;
+		return ee_lines_json_error(&s->lines, "samples", &jerr, err), -2;
 	return 1;
 }
 
@@ -166,10 +163,17 @@ static int read_sample(struct ee_samples *s, const json_t *obj, struct ee_datase
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");
 	if (cfg->note_model && cfg->note_model(cfg->ctx, s->sample.model, err) < 0)
 		return -1;
-	struct ee_dataset_entry *e = ee_dataset_find(cfg->tasks, s->sample.task_id);
+	struct ee_dataset_entry *e = ee_dataset_find_sample(cfg->tasks, s->sample.task_id);
 	if (!e)
 		return ee_fail(err, EE_ERR_USAGE, "%s: task_id: '%.100s' is not in %s", s->where,
 		               s->sample.task_id, cfg->tasks_path);
+	if (strcmp(e->task.task_id, s->sample.task_id) != 0) { /* EvalPlus's Mbpp/N: the record says N */
+		char *id = strdup(e->task.task_id);
+		if (!id)
+			return ee_fail(err, EE_ERR_USAGE, "out of memory");
+		free(s->sample.task_id);
+		s->sample.task_id = id;
+	}
 	unsigned long position = e->seen++;
 	if (s->sample.index < 0)
 		s->sample.index = (long)position;

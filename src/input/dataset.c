@@ -46,11 +46,9 @@ static int add_line(struct ee_dataset *d, size_t *cap, const struct ee_lines *l,
                     struct ee_err *err)
 {
 	json_error_t jerr;
-	char jtext[EE_JF_ERROR_TEXT];
 	json_t *obj = json_loadb(l->line.data, l->line.len, JSON_REJECT_DUPLICATES, &jerr);
 	int rc = obj ? add(d, cap, obj, format, l->in.name, (long)l->line_no, err)
-	             : ee_fail(err, EE_ERR_USAGE, "%s:%lu: column %d: %s", l->in.name, l->line_no,
-	                       jerr.column, ee_jf_error_text(&jerr, jtext));
+	             : ee_lines_json_error(l, "tasks", &jerr, err);
 	json_decref(obj);
 	return rc;
 }
@@ -159,4 +157,17 @@ struct ee_dataset_entry *ee_dataset_find(const struct ee_dataset *d, const char 
 			lo = mid + 1;
 	}
 	return NULL;
+}
+
+struct ee_dataset_entry *ee_dataset_find_sample(const struct ee_dataset *d, const char *task_id)
+{
+	static const char evalplus[] = "Mbpp/";
+	struct ee_dataset_entry *e = ee_dataset_find(d, task_id);
+	const char *number = task_id + sizeof(evalplus) - 1;
+
+	if (e || strncmp(task_id, evalplus, sizeof(evalplus) - 1) != 0 || number[0] < '1' ||
+	    number[0] > '9' || number[strspn(number, "0123456789")] != '\0')
+		return e;
+	e = ee_dataset_find(d, number);
+	return e && e->task.format == EE_FORMAT_MBPP ? e : NULL;
 }

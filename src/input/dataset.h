@@ -32,4 +32,9 @@ void ee_dataset_free(struct ee_dataset *d);
 /* The entry of task_id, or NULL. */
 struct ee_dataset_entry *ee_dataset_find(const struct ee_dataset *d, const char *task_id);
 
+/* The entry a sample's task_id names: its own; else, for EvalPlus's MBPP
+ * ids ("Mbpp/11"), MBPP's task of that number ("11") when the tasks file
+ * holds it in MBPP's format (mbpp.jsonl, sanitized MBPP). NULL when none. */
+struct ee_dataset_entry *ee_dataset_find_sample(const struct ee_dataset *d, const char *task_id);
+
 #endif

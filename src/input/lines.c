@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/jsonfield.h"
 #include "base/text.h"
 
 #define BOM "\xEF\xBB\xBF"
@@ -82,6 +83,22 @@ int ee_lines_next(struct ee_lines *l, struct ee_err *err)
 		                (unsigned long long)(l->line_offset + bom + (size_t)bad),
 		                (unsigned char)l->line.data[bad]);
 	return 1;
+}
+
+int ee_lines_json_error(const struct ee_lines *l, const char *what, const json_error_t *jerr,
+                        struct ee_err *err)
+{
+	const char *text = l->line.data + strspn(l->line.data, " \t\r");
+	char jtext[EE_JF_ERROR_TEXT], quoted[200];
+
+	if (*text == '{' || *text == '[')
+		return ee_fail(err, EE_ERR_USAGE, "%s:%lu: column %d: %s", l->in.name, l->line_no,
+		               jerr->column, ee_jf_error_text(jerr, jtext));
+	return ee_fail(err, EE_ERR_USAGE,
+	               "%s:%lu: not JSON: a %s file is JSON Lines, one JSON object per line "
+	               "(docs/formats.md); this line starts %s%s",
+	               l->in.name, l->line_no, what, ee_jf_quote(text, quoted, sizeof(quoted)),
+	               strpbrk(text, ",\t") ? " (a CSV file?)" : "");
 }
 
 int ee_lines_blank(const struct ee_lines *l)

@@ -13,6 +13,7 @@
 #ifndef EE_LINES_H
 #define EE_LINES_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,15 @@ void ee_lines_close(struct ee_lines *l);
  * to text (a whole JSON document: an array of tasks, a summary): 0; -1 when
  * a line is unusable or text would pass its cap (err names the file). */
 int ee_lines_slurp(struct ee_lines *l, struct ee_buf *text, struct ee_err *err);
+
+/* The error of the current line, which a JSON parser refused (jerr): its
+ * message, with the column, when the line opens an object or an array (a
+ * JSON line with a defect); else a message naming file and line, saying
+ * that a `what` file ("tasks", "samples") is JSON Lines and how the line
+ * starts, with "(a CSV file?)" when it has a comma or a tab: a parser's
+ * "'[' or '{' expected" tells a CSV file's user nothing. Returns -1. */
+int ee_lines_json_error(const struct ee_lines *l, const char *what, const json_error_t *jerr,
+                        struct ee_err *err);
 
 /* 1 when the line holds only spaces, tabs and carriage returns. */
 int ee_lines_blank(const struct ee_lines *l);

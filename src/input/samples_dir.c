@@ -139,6 +139,13 @@ static const char *task_of(const struct ee_strmap *names, const struct ee_datase
 	char sub[4096];
 	snprintf(sub, sizeof(sub), "%.*s", (int)f->task_len, f->name);
 	size_t *at = ee_strmap_get(names, sub);
+	if (!at && strncmp(sub, "Mbpp_", 5) == 0) { /* EvalPlus's Mbpp/N onto MBPP's N */
+		char id[4096];
+		snprintf(id, sizeof(id), "Mbpp/%s", sub + 5);
+		const struct ee_dataset_entry *e = ee_dataset_find_sample(tasks, id);
+		if (e)
+			return e->task.task_id;
+	}
 	if (!at) {
 		ee_fail(err, EE_ERR_USAGE, "--samples %.300s/%.200s: no task of the tasks file has this name",
 		        d->root, sub);

@@ -133,6 +133,7 @@ struct ee_task {
 	struct ee_task_limits limits;
 	int strict_asserts;           /* ee_task_strict_asserts ran: the record says who judged each test */
 	int compare_given;            /* the task's own "compare" set its io tests' rule */
+	int stdlib_only;              /* --packages stdlib: the candidate imports the standard library only */
 	struct ee_test_budget budget; /* ee_task_apply_rules's --max-tests */
 	struct ee_task_gen *gen;      /* reference + generate, or NULL (native tasks only) */
 };
@@ -210,9 +211,10 @@ struct ee_task_rules {
 	struct ee_compare compare; /* its rule */
 	unsigned max_tests;        /* 0: every test */
 	int pick;                  /* enum ee_test_pick */
+	int stdlib_only;           /* --packages stdlib (0: host) */
 };
 
-/* Sets the run's rule on the io tests of a task without its own, then,
+/* Sets --packages on the task, the run's rule on the io tests of a task without its own, then,
  * with max_tests, keeps the first max_tests tests or the max_tests with
  * the longest inputs (io: stdin; call: its arguments' JSON; others: their
  * code; ties to the earlier test), in task order, and records the budget

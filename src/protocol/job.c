@@ -167,6 +167,7 @@ char *ee_job_build(const struct ee_job_spec *spec, size_t *len)
 	    (spec->lint && !judge && json_object_set_new(job, "lint", json_string(ee_lint_py)) < 0) ||
 	    (spec->role && json_object_set_new(job, "role", json_string(role_names[spec->role])) < 0) ||
 	    (judge && spec->cpu >= 0 && json_object_set_new(job, "cpu", json_integer(spec->cpu)) < 0) ||
+	    (task->stdlib_only && json_object_set_new(job, "packages", json_string("stdlib")) < 0) ||
 	    /* The name a test may take from the candidate although it is a
 	     * builtin's (harness judge.py, _shadowing): the task's, never the
 	     * candidate's choice. */

@@ -117,6 +117,17 @@ double html_num_at(const json_t *obj, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+int html_has_classes(const json_t *s)
+{
+	const char *name;
+	json_t *c;
+
+	json_object_foreach (json_object_get(s, "classes"), name, c)
+		if (name[0])
+			return 1;
+	return 0;
+}
+
 /* An interval [lo, hi] as the summary writes it, when it is one. */
 int html_interval(const json_t *v, double *lo, double *hi)
 {
@@ -302,7 +313,9 @@ static void figures(struct ee_out *o, const json_t *s)
 	card(o, "lint pass rate", html_num_at(lint, "pass_rate"), 3, NULL);
 	card(o, "composite", html_num_at(comp, "value"), 3, NULL);
 	card(o, "wall time, s", html_num_at(s, "wall_s"), 1, NULL);
-	ee_out_raw(o, "</div>\n<nav><a href=\"#pass-at-k\">pass@k</a><a href=\"#classes\">classes</a>");
+	ee_out_raw(o, "</div>\n<nav><a href=\"#pass-at-k\">pass@k</a>");
+	if (html_has_classes(s))
+		ee_out_raw(o, "<a href=\"#classes\">classes</a>");
 	if (json_object_size(json_object_get(s, "models")) > 0)
 		ee_out_raw(o, "<a href=\"#models\">models</a>");
 	ee_out_raw(o, "<a href=\"#statuses\">statuses</a><a href=\"#scores\">scores</a>"

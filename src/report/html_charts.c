@@ -235,6 +235,27 @@ out:
 	free(labels);
 }
 
+/* syntax_error split by detail (docs/summary.md, syntax_error_details):
+ * the status also counts programs that parse but raise at import. */
+static void syntax_split(struct ee_out *o, const json_t *s)
+{
+	const json_t *by = json_object_get(s, "syntax_error_details");
+	double total = html_num_at(json_object_get(s, "statuses"), "syntax_error");
+	double parse = html_num_at(by, "syntax error"), import = html_num_at(by, "import error");
+	double other = html_num_at(by, "(other)");
+
+	if (!(total > 0) || !isfinite(parse) || !isfinite(import))
+		return;
+	ee_out_fmt(o,
+	           "<p class=\"note\" id=\"syntax-split\">syntax_error %.0f: %.0f do not parse (detail "
+	           "<code>syntax error</code>), %.0f fail at import (<code>import error</code>: the program "
+	           "parsed, then raised while being imported)",
+	           total, parse, import);
+	if (other > 0)
+		ee_out_fmt(o, ", %.0f with another detail", other);
+	ee_out_raw(o, ".</p>\n");
+}
+
 static void statuses(struct ee_out *o, const json_t *s)
 {
 	const json_t *st = json_object_get(s, "statuses"), *details = json_object_get(s, "details");
@@ -264,6 +285,7 @@ static void statuses(struct ee_out *o, const json_t *s)
 	html_open_panel(o, "statuses", "statuses and details");
 	ee_svg_stack(o, &(struct ee_svg_chart){ .id = "chart-statuses", .title = "samples by status" }, parts,
 	             REP_N_STATUS);
+	syntax_split(o, s);
 	ee_out_raw(o, "<h3>details of the samples that did not pass</h3>\n");
 	ee_svg_hbars(o, &(struct ee_svg_chart){ .id = "chart-details", .title = "samples by detail" }, bars,
 	             n);
@@ -485,7 +507,8 @@ void html_trends(struct ee_out *o, const struct ee_report_options *opt)
 void html_charts(struct ee_out *o, const struct ee_report *r, const json_t *s)
 {
 	pass_at_k(o, s);
-	group_bars(o, s, &CLASSES, 0);
+	if (html_has_classes(s))
+		group_bars(o, s, &CLASSES, 0);
 	models(o, s);
 	statuses(o, s);
 	scores(o, r, s);

@@ -15,6 +15,9 @@ struct ee_report_options;
 
 /* obj[key] as a number, NAN when it is none. */
 double html_num_at(const json_t *obj, const char *key);
+/* Whether the summary s has a class other than "" (the tasks without one):
+ * without, the page has no panel by class (it would hold one bar). */
+int html_has_classes(const json_t *s);
 /* An interval [lo, hi] as the summary writes it, when v is one: 1, else 0. */
 int html_interval(const json_t *v, double *lo, double *hi);
 /* Opens a <section class="panel"> (id and title are written as they are). */

@@ -33,6 +33,7 @@
 
 const char *const ee_summary_status_names[SUM_N_STATUS] = { "pass", "assertion_fail", "syntax_error",
 	                                                    "timeout", "error" };
+const char *const ee_summary_syntax_names[SUM_N_SYNTAX] = { "syntax error", "import error", SUM_OTHER };
 
 /* The classes of violations.h, escape class first. */
 const char *const sum_violation_classes[SUM_N_VCLASS] = { "network",    "ptrace",    "mount",
@@ -484,10 +485,22 @@ struct into {
 	size_t n;
 };
 
-static void count_status(const struct into *in, int status)
+/* The status, and a syntax_error's kind by its detail (detail: NULL when none). */
+static void count_status(const struct into *in, int status, const char *detail)
 {
-	for (size_t i = 0; i < in->n; i++)
+	int kind = SUM_SYNTAX_OTHER;
+
+	for (int k = SUM_SYNTAX_PARSE; detail && k < SUM_SYNTAX_OTHER; k++) {
+		size_t len = strlen(ee_summary_syntax_names[k]);
+		if (strncmp(detail, ee_summary_syntax_names[k], len) == 0 &&
+		    (detail[len] == '\0' || detail[len] == ':'))
+			kind = k;
+	}
+	for (size_t i = 0; i < in->n; i++) {
 		in->c[i]->status[status]++;
+		if (status == SUM_SYNTAX_ERROR)
+			in->c[i]->syntax[kind]++;
+	}
 }
 
 /* key, or SUM_OTHER when key is new to the totals' map seen and *n keys
@@ -806,7 +819,7 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 	if (!r.task_id) { /* an invalid sample of no known task: in the totals only */
 		s->samples++;
 		s->unattributed++;
-		count_status(&in, r.status);
+		count_status(&in, r.status, r.detail);
 		return count_detail(s, &in, r.detail) < 0 || count_reward(s, &in, &r) < 0
 		               ? ee_fail(err, EE_ERR_USAGE, "out of memory")
 		               : 0;
@@ -823,7 +836,7 @@ int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where
 	count_task(&s->tasks[ti], &r);
 	count_task(mt, &r);
 	sum_gen_count(s, record, r.status == SUM_PASS, &s->tasks[ti], mt);
-	count_status(&in, r.status);
+	count_status(&in, r.status, r.detail);
 	if ((r.detail && count_detail(s, &in, r.detail) < 0) || count_tests(s, r.tests) < 0 ||
 	    count_lint(s, &in, &r) < 0 || count_reward(s, &in, &r) < 0)
 		return ee_fail(err, EE_ERR_USAGE, "out of memory");

@@ -16,11 +16,19 @@
 enum { SUM_PASS, SUM_ASSERTION_FAIL, SUM_SYNTAX_ERROR, SUM_TIMEOUT, SUM_ERROR, SUM_N_STATUS };
 extern const char *const ee_summary_status_names[SUM_N_STATUS];
 
+/* The status syntax_error split by its detail (docs/summary.md,
+ * "syntax_error_details"): the program did not parse ("syntax error: ..."),
+ * it raised while being imported ("import error: ..."), or a record whose
+ * detail is neither (written by hand or by another tool). */
+enum { SUM_SYNTAX_PARSE, SUM_SYNTAX_IMPORT, SUM_SYNTAX_OTHER, SUM_N_SYNTAX };
+extern const char *const ee_summary_syntax_names[SUM_N_SYNTAX];
+
 #define SUM_N_VCLASS 9
 extern const char *const sum_violation_classes[SUM_N_VCLASS];
 
 struct sum_counts {
 	unsigned long status[SUM_N_STATUS];
+	unsigned long syntax[SUM_N_SYNTAX]; /* of status[SUM_SYNTAX_ERROR], by detail */
 	struct ee_strmap details;           /* normalised detail -> count */
 	unsigned long lint_pass, lint_fail; /* records whose lint ran (--lint) */
 	struct ee_strmap lint_codes;        /* finding code -> count */

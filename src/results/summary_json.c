@@ -166,6 +166,18 @@ static json_t *statuses_json(struct view *v, const struct sum_counts *c)
 	return obj;
 }
 
+/* syntax_error by detail: "syntax error" and "import error" always,
+ * "(other)" only when a record's detail was neither. */
+static json_t *syntax_json(struct view *v, const struct sum_counts *c)
+{
+	json_t *obj = json_object();
+
+	for (int i = 0; obj && i < SUM_N_SYNTAX; i++)
+		if (i != SUM_SYNTAX_OTHER || c->syntax[i])
+			put(v, obj, ee_summary_syntax_names[i], count_json(c->syntax[i]));
+	return obj;
+}
+
 /* Row j < n_kept of v->values: pass@kept[j] of each task ix[0..n); row
  * n_kept: each task's mean score. */
 static void task_values(struct view *v, const size_t *ix, size_t n)
@@ -263,6 +275,7 @@ static json_t *block_json(struct view *v, const size_t *ix, size_t n, const stru
 		samples += c->status[i];
 	put_figures(v, b, ix, n, samples, dropped, seed);
 	put(v, b, "statuses", statuses_json(v, c));
+	put(v, b, "syntax_error_details", syntax_json(v, c));
 	put(v, b, "details", details_json(v, &c->details));
 	if (c->lint_pass + c->lint_fail > 0) {
 		unsigned long ran = c->lint_pass + c->lint_fail;

@@ -179,8 +179,9 @@ static void print_overall(FILE *out, const json_t *sum)
 	print_line(out, "tasks", json_object_get(sum, "tasks"), 0, NULL);
 	if (json_is_integer(json_object_get(sum, "tasks_in_file"))) {
 		char attempted[64];
-		snprintf(attempted, sizeof(attempted), ", attempted %lld",
-		         (long long)json_integer_value(json_object_get(sum, "tasks_attempted")));
+		snprintf(attempted, sizeof(attempted), ", attempted %lld%s",
+		         (long long)json_integer_value(json_object_get(sum, "tasks_attempted")),
+		         json_is_true(json_object_get(sum, "attempted_only")) ? " (--attempted-only)" : "");
 		print_line(out, "tasks in file", json_object_get(sum, "tasks_in_file"), 0, attempted);
 	}
 	print_line(out, "samples", json_object_get(sum, "samples"), 0, NULL);
@@ -445,6 +446,47 @@ static void print_counts(FILE *out, const json_t *counts, const char *header, do
 		fprintf(out, "... %zu more in the JSON summary\n", json_object_size(counts) - max);
 }
 
+/* The statuses, syntax_error followed by its split by detail: the status
+ * also counts programs that parse but raise while being imported, and
+ * "12% syntax errors" must not be quoted for 7% that do not parse. */
+static void print_statuses(FILE *out, const json_t *sum, double samples)
+{
+	static const char *const split[][2] = { { "syntax error", "  does not parse" },
+		                                { "import error", "  fails at import" },
+		                                { "(other)", "  other detail" } };
+	const json_t *counts = json_object_get(sum, "statuses");
+	const json_t *by_detail = json_object_get(sum, "syntax_error_details");
+	int show = json_number_value(json_object_get(counts, "syntax_error")) > 0 &&
+	           json_object_size(by_detail) > 0;
+	size_t w = name_width(counts, "status", 0);
+	const char *key;
+	json_t *val;
+
+	if (json_object_size(counts) == 0)
+		return;
+	if (show && w < strlen(split[1][1]))
+		w = strlen(split[1][1]);
+	fprintf(out, "\n");
+	put_name(out, "status", w);
+	fprintf(out, "    count    share\n");
+	json_object_foreach ((json_t *)counts, key, val) {
+		put_name(out, key, w);
+		put_num(out, val, 9, 0);
+		put_percent(out, json_number_value(val), samples, 9);
+		fprintf(out, "\n");
+		for (size_t i = 0;
+		     show && strcmp(key, "syntax_error") == 0 && i < sizeof(split) / sizeof(split[0]); i++) {
+			const json_t *n = json_object_get(by_detail, split[i][0]);
+			if (!n)
+				continue;
+			put_name(out, split[i][1], w);
+			put_num(out, n, 9, 0);
+			put_percent(out, json_number_value(n), samples, 9);
+			fprintf(out, "\n");
+		}
+	}
+}
+
 /* Per model: its statuses in one row, then its most frequent details. */
 static void print_model_outcomes(FILE *out, const json_t *sum)
 {
@@ -493,7 +535,9 @@ static void print_environment(FILE *out, const json_t *env)
 
 	if (!env)
 		return;
-	if (fingerprint) /* what candidates could import (results/environment.h) */
+	if (json_is_true(json_object_get(packages, "stdlib_only")))
+		snprintf(pk, sizeof(pk), ", 0 packages (--packages stdlib: stdlib only)");
+	else if (fingerprint) /* what candidates could import (results/environment.h) */
 		snprintf(pk, sizeof(pk), ", %lld packages (fingerprint %.8s)",
 		         (long long)json_integer_value(json_object_get(packages, "count")), fingerprint);
 	fprintf(out, "\nenvironment: execeval %s, python %s (%s)%s, isolation %s%s, kernel %s\n",
@@ -561,7 +605,7 @@ void ee_summary_print(const json_t *summary, FILE *out)
 	print_tiers(out, summary);
 	print_generated(out, summary);
 	print_judged_by(out, summary);
-	print_counts(out, json_object_get(summary, "statuses"), "status", samples, (size_t)-1);
+	print_statuses(out, summary, samples);
 	print_counts(out, json_object_get(summary, "details"), "detail", samples, DETAILS_SHOWN);
 	print_model_outcomes(out, summary);
 	print_environment(out, json_object_get(summary, "environment"));

@@ -429,6 +429,7 @@ static int read_request(struct ee_run_code *rc, const json_t *req, struct ee_run
 	json_decref(script); /* the task holds it */
 	if (rc_task < 0 || !(call->program = strdup(json_string_value(prog))))
 		return -1;
+	call->task.stdlib_only = rc->o->task_rules.stdlib_only; /* serve --packages */
 	struct ee_limits lim;
 	ee_eval_limits(rc->o, &call->task, &lim);
 	/* How long it may wait to start: --run-code-deadline, else what keeps
@@ -506,8 +507,34 @@ static json_t *text_or_empty(const char *s)
 	return v ? v : json_string("");
 }
 
+/* What python3 prints for a program that does not compile, as far as the
+ * record knows it: the line (the syntax phase's "line") and its text,
+ * stripped as python3 strips it, then the error (detail less "syntax
+ * error: "); no caret: the column is not kept. */
+static json_t *syntax_stderr(const json_t *rec, const char *program, const char *message)
+{
+	const json_t *phases = json_object_get(rec, "phases");
+	json_int_t line = json_integer_value(json_object_get(json_array_get(phases, 0), "line"));
+	const char *p = program ? program : "";
+	char text[1200];
+	int n = 0;
+
+	for (json_int_t i = 1; i < line && p; i++) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	if (line > 0 && p) {
+		p += strspn(p, " \t\f");
+		int len = (int)strcspn(p, "\r\n");
+		n = snprintf(text, sizeof(text), "  File \"<candidate>\", line %lld\n    %.*s\n",
+		             (long long)line, len < 400 ? len : 400, p);
+	}
+	snprintf(text + n, sizeof(text) - (size_t)n, "%.600s\n", message);
+	return text_or_empty(text);
+}
+
 /* The 200 answer for a program that ran. */
-static json_t *ran_answer(const json_t *rec, const struct facts *f)
+static json_t *ran_answer(const json_t *rec, const struct facts *f, const char *program)
 {
 	const char *status = json_string_value(json_object_get(rec, "status"));
 	const char *detail = json_string_value(json_object_get(rec, "detail"));
@@ -519,13 +546,12 @@ static json_t *ran_answer(const json_t *rec, const struct facts *f)
 	json_t *err = text_or_empty(f->err);
 
 	/* A program that never compiled says why on stderr, as python3 would. */
+	const char *prefix = "syntax error: ";
 	if (status && strcmp(status, "syntax_error") == 0 && json_string_length(err) == 0 && detail) {
 		json_decref(err);
-		char line[600];
-		const char *prefix = "syntax error: ";
-		snprintf(line, sizeof(line), "%s\n",
-		         strncmp(detail, prefix, strlen(prefix)) == 0 ? detail + strlen(prefix) : detail);
-		err = text_or_empty(line);
+		int parse = strncmp(detail, prefix, strlen(prefix)) == 0;
+		err = parse ? syntax_stderr(rec, program, detail + strlen(prefix))
+		            : syntax_stderr(NULL, NULL, detail);
 	}
 	json_t *run = json_pack("{s:s, s:f, s:o, s:o, s:o}", "status",
 	                        timeout ? "TimeLimitExceeded" : "Finished", "execution_time",
@@ -568,7 +594,7 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 		snprintf(msg, sizeof(msg), "sandbox setup failed: %.250s", failure ? failure : "no outcome");
 		v = ee_run_code_sandbox_error(msg);
 	} else {
-		v = ran_answer(rec, &call->facts);
+		v = ran_answer(rec, &call->facts, call->program);
 	}
 	json_decref(rec);
 	char *text = dump(v, &len);

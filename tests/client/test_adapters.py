@@ -418,3 +418,25 @@ def test_token_from_the_environment(tmp_path, monkeypatch):
         assert verl.compute_score("x", INC_OK, GT_ASSERT)["score"] == 1.0
     finally:
         assert s.stop() == 0, s.stderr[-3000:]
+
+
+def test_verl_memory_limit_above_the_servers_ceiling_is_clamped_with_a_warning(url):
+    """verl's sandbox settings carry memory_limit_mb=1024; a server started
+    with --memory 512 answered 400 and the exception stopped the training
+    step. The limit becomes the server's ceiling, said once."""
+    verl = load_by_path("verl.py", "custom_module")
+    with pytest.warns(RuntimeWarning, match=r"memory_mb 1024 is above the server's ceiling 512: 512 is used"):
+        got = verl.compute_score(data_source="apps", solution_str=ADD_OK, ground_truth=GT_CALL,
+                                 extra_info=None, memory_limit_mb=1024)
+    assert got == {"score": 1.0, "acc": 1.0, "infra_error": 0.0}
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once: the next call neither warns nor asks twice
+        scores = verl.compute_score(data_sources=["a"] * 2, solution_strs=[ADD_OK, ADD_BAD],
+                                    ground_truths=[GT_CALL] * 2, extra_infos=None, memory_limit_mb=1024)
+    assert scores == [1.0, -1.0]
+    # a task's own bad limit is the data's fault: still an error
+    with pytest.raises(InputError):
+        verl.compute_score(data_source="x", solution_str=ADD_OK, extra_info=None,
+                           ground_truth={"tests": [{"kind": "assert", "code": "assert 1"}],
+                                         "limits": {"memory_mb": 99999}})

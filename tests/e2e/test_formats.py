@@ -289,3 +289,34 @@ def test_a_repeated_sample_key_names_both_lines_keeps_the_records_and_resume_con
     run = json.loads(Path(str(out) + ".run.json").read_text())
     assert run["samples_sha256"] == hashlib.sha256(samples.read_bytes()).hexdigest()
     assert "samples_stopped" not in run
+
+
+# ---------------------------------------------------------------------------
+# EvalPlus's MBPP ids on MBPP's tasks file
+
+MBPP_ROW = {"task_id": 11, "text": "Write a function that doubles.", "code": "def dbl(x):\n    return 2 * x\n",
+            "test_list": ["assert dbl(2) == 4", "assert dbl(0) == 0"], "test_setup_code": "",
+            "challenge_test_list": []}
+
+
+def test_evalplus_mbpp_ids_name_mbpps_own_tasks(tmp_path):
+    """EvalPlus writes MBPP samples as `Mbpp/11` (a file or Mbpp_11/0.py);
+    mbpp.jsonl's task is 11: `eval --tasks mbpp.jsonl --samples ...` judged
+    nothing ("'Mbpp/11' is not in mbpp.jsonl"); the records name MBPP's id."""
+    tasks = write_jsonl(tmp_path / "mbpp.jsonl", [MBPP_ROW, dict(MBPP_ROW, task_id=12)])
+    samples = write_jsonl(tmp_path / "s.jsonl", [
+        {"task_id": "Mbpp/11", "solution": MBPP_ROW["code"]},
+        {"task_id": "Mbpp/12", "solution": "def dbl(x):\n    return x\n"}])
+    out = tmp_path / "r.jsonl"
+    execeval("eval", "--tasks", tasks, "--samples", samples, "-o", out, "-q", "-k", 1, "--no-history", check=0)
+    assert statuses(out) == [("11", 0, "pass"), ("12", 0, "assertion_fail")]
+    d = tmp_path / "samples"
+    (d / "Mbpp_11").mkdir(parents=True)
+    (d / "Mbpp_11" / "0.py").write_text(MBPP_ROW["code"])
+    execeval("eval", "--tasks", tasks, "--samples", d, "-o", tmp_path / "d.jsonl", "-q", "-k", 1,
+             "--no-history", check=0)
+    assert statuses(tmp_path / "d.jsonl") == [("11", 0, "pass")]
+    # only onto MBPP's format: a native task "11" is not EvalPlus's Mbpp/11
+    native = write_jsonl(tmp_path / "n.jsonl", [dict(NATIVE, task_id="11")])
+    r = execeval("eval", "--tasks", native, "--samples", samples, "-o", tmp_path / "n.out", "-q", check=2)
+    assert "'Mbpp/11' is not in" in r.stderr, r.stderr

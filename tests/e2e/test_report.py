@@ -482,3 +482,37 @@ def test_usage_errors_exit_2(example_run, tmp_path, args, message):
     assert r.returncode == 2, r
     assert message in r.stderr, r.stderr
     assert not (tmp_path / "x.html").exists()
+
+
+def test_a_data_set_without_classes_has_no_class_panel(tmp_path):
+    """`eval` of HumanEval-like tasks (no `class`) then `report`: the
+    "pass@1 by class" panel was half a screen with one bar, "(no class)";
+    without classes the page has no such panel and no link to it."""
+    task = {"task_id": "t/sq", "entry_point": "sq", "tests": [{"kind": "assert", "code": "assert sq(3) == 9"}]}
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text(json.dumps(task) + "\n" + json.dumps(dict(task, task_id="t/sq2")) + "\n")
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": t, "code": "def sq(x):\n    return x * x\n"}) + "\n"
+                               for t in ("t/sq", "t/sq2")))
+    results = tmp_path / "r.jsonl"
+    r = subprocess.run(with_isolation([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples),
+                                       "-o", str(results), "-q", "--no-history"]),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = execeval("report", results, "-o", tmp_path / "r.html")
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "pass@1 by class" not in html and 'id="chart-classes"' not in html, html
+    assert 'href="#classes"' not in html and "(no class)" not in html
+    assert 'id="chart-statuses"' in html  # the rest of the page is there
+    # one class is a class: its panel stays
+    tasks.write_text("".join(json.dumps(dict(task, task_id=t, **{"class": "math"})) + "\n"
+                             for t in ("t/sq", "t/sq2")))
+    r = subprocess.run(with_isolation([EXECEVAL, "eval", "--tasks", str(tasks), "--samples", str(samples),
+                                       "-o", str(tmp_path / "r2.jsonl"), "-q", "--no-history"]),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = execeval("report", tmp_path / "r2.jsonl", "-o", tmp_path / "r2.html")
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "r2.html").read_text(encoding="utf-8")
+    assert 'id="chart-classes"' in html and 'href="#classes"' in html

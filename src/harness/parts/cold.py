@@ -13,6 +13,17 @@ def _extend_sys_path():
             _sys.path.append(path)
 
 
+def _stdlib_only():
+    """--packages stdlib: no dist-packages directory on sys.path, and no
+    module imported from one (a warm worker's lint tools) in sys.modules, so
+    the candidate imports the standard library only."""
+    _sys.path[:] = [p for p in _sys.path if p not in _DIST_PACKAGES]
+    for name, module in list(_modules.items()):
+        path = getattr(module, "__file__", None)
+        if type(path) is str and [d for d in _DIST_PACKAGES if str.startswith(path, d + "/")]:
+            del _modules[name]
+
+
 def _read_job(fd):
     chunks = []
     while True:

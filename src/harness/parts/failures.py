@@ -52,6 +52,28 @@ def _error_fields(exc, policy, filename=None, source=""):
     return fields
 
 
+def _traceback_text(exc, source, fallback):
+    """What python3 prints for an uncaught exception of a script: the
+    traceback (chained ones too, carets and all) from the candidate's own
+    frames on, the frame of the harness that ran it left out, its lines
+    from the candidate's source.  The traceback module does it, as the
+    interpreter's own hook cannot show a "<candidate>" line; `fallback`
+    when that fails (a candidate that broke the module)."""
+    try:
+        import linecache
+        import traceback
+
+        lines = str.splitlines(source, True)
+        linecache.cache["<candidate>"] = (len(source), None, lines, "<candidate>")
+        tb = _exc_traceback(exc)
+        while tb is not None and tb.tb_frame.f_code.co_filename != "<candidate>":
+            tb = tb.tb_next  # the harness's frames: python3 has none above <module>
+        text = "".join(traceback.format_exception(type(exc), exc, tb))
+        return text if type(text) is str else fallback
+    except BaseException:
+        return fallback
+
+
 def _ms(start):
     return round((_now() - start) * 1000.0, 3)
 

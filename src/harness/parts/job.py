@@ -199,6 +199,9 @@ def _parse_job(job_bytes):
     scan = _field(job, "scan", str, "report")
     if scan not in ("off", "report", "block"):
         raise _HarnessError("job: bad scan mode %r" % scan)
+    packages = _field(job, "packages", str, "host")
+    if packages not in ("host", "stdlib"):
+        raise _HarnessError("job: bad packages %r" % packages)
     cap = _field(job, "io_output_cap", int, 262144)
     if cap < 0:
         raise _HarnessError("job: io_output_cap must be >= 0")
@@ -219,6 +222,7 @@ def _parse_job(job_bytes):
         "lint": _field(job, "lint", str, ""),  # lint.py's source, "" for no lint phase
         "role": _role(job),  # the separate judge's two sides (callserve.py, judge.py)
         "cpu": _cpu(job),  # the judge's: the CPU it shares with its candidate (_pin_cpu)
+        "packages": packages,  # stdlib: no dist-packages for the candidate (cold.py, _stdlib_only)
     }
 
 

@@ -200,6 +200,8 @@ def _run_phases(emit, job, fds):
         source = source.decode("utf-8", "replace")
     if job["lint"]:
         _lint_phase(emit, job["lint"], source, compiled[1])
+    if job["packages"] == "stdlib":  # after lint, whose tools may live there
+        _stdlib_only()
 
     tests = job["tests"]
     ctx = _Context()

@@ -597,7 +597,13 @@ def _run_main(ctx, in_runner=False):
             status = 1
     except BaseException as exc:
         fields = _error_fields(exc, ctx.policy, "<candidate>", ctx.source)
-        _write(2, str.encode(fields["message"] + "\n", "utf-8", "replace"))
+        _flush_std()  # what the program wrote comes first, as python3's own stderr has it
+        data = str.encode(_traceback_text(exc, ctx.source, fields["message"] + "\n"), "utf-8", "replace")
+        try:
+            while data:
+                data = data[_write(2, data):]
+        except OSError:
+            pass  # fd 2 closed by the program: python3 would print nothing either
         parts = [fields.get("denied", ""), fields["error_type"], fields["message"]]
         trailer = _TRAILER + str.encode("\0".join(parts), "utf-8", "replace")
         status = 1
