@@ -514,6 +514,13 @@ def test_serve_is_one_thread_and_its_workers(serve, isolation):  # noqa: F811 (f
         s = serve("--isolation", isolation, "--judge", judge, jobs=2)
         assert host_view(s.pid)["threads"] == 1
         kids = children(s.pid)
+        # The workers warm up after the server listens: each is a clone
+        # until it has exec'd `execeval __worker`.
+        deadline = time.monotonic() + 30
+        while isolation == "warm" and time.monotonic() < deadline and not (
+                len(kids) == workers and all(host_view(k)["cmdline"][1:2] == ["__worker"] for k in kids)):
+            time.sleep(0.05)
+            kids = children(s.pid)
         if isolation == "warm":
             assert len(kids) == workers, (judge, kids)
             for k in kids:
