@@ -375,3 +375,25 @@ def test_16_trajectories_of_10_cells_at_once_every_answer_right(url):
 
     took = asyncio.run(main())
     assert took < 60, took
+
+
+def test_a_sessions_answer_is_judged_in_a_fresh_sandbox_not_in_the_session(url):
+    """The agent wrote a right add() to a file and also planted, in its own
+    interpreter, a builtins patch that would pass any assert run there: the
+    judge runs the file's program in a fresh sandbox, where the plant is
+    not, so a wrong program fails and a right one passes."""
+    task = {"task_id": "t/add", "entry_point": "add",
+            "tests": [{"kind": "assert", "code": "assert add(1, 2) == 3"}]}
+    c = Client(url)
+    with c.session() as s:
+        s.exec("import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})")
+        s.exec("open('good.py', 'w').write('def add(a, b):\\n    return a + b\\n')")
+        s.exec("open('bad.py', 'w').write('def add(a, b):\\n    return a - b\\n')")
+        good = s.judge(task, file="good.py")
+        bad = s.judge(task, file="bad.py")
+        assert (good["status"], good["session"]) == ("pass", {"id": s.id, "file": "good.py"}), good
+        assert bad["status"] == "assertion_fail", bad
+        assert s.judge(task, code="def add(a, b):\n    return 3\n")["status"] == "pass"
+        with pytest.raises(FileNotFoundError):
+            s.judge(task, file="missing.py")
+    c.close()

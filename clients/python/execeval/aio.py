@@ -116,6 +116,9 @@ class AsyncSession:
     async def fetch(self, path):
         return await self._aclient._call(self.session.fetch, path)
 
+    async def judge(self, task, **kw):
+        return await self._aclient._call(lambda: self.session.judge(task, **kw))
+
     async def info(self):
         return await self._aclient._call(self.session.info)
 

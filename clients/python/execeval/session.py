@@ -125,6 +125,21 @@ class Session:
             raise FileNotFoundError("session %s: no file %r in /tmp (or over 1 MiB)" % (self.id, path))
         return base64.b64decode(files[path])
 
+    def judge(self, task, *, file=None, code=None, deadline=None, **fields):
+        """The session's answer judged like any candidate: the program (the
+        text of `file` in the session's /tmp, or `code`) goes to POST
+        /v1/run with task, in a fresh sandbox, by the server's judge; never
+        inside this session, where whatever the agent planted would run
+        with the tests. Returns the record, with "session": {"id", "file"}
+        added by this client to say where the program came from. Other
+        keywords are /v1/run's (model, sample, reward, limits...)."""
+        if (file is None) == (code is None):
+            raise ValueError("judge: give exactly one of file and code")
+        program = code if file is None else self.fetch(file, deadline=deadline).decode("utf-8", "replace")
+        record = self.client.run(task, program, **fields)
+        record["session"] = {"id": self.id, "file": file}
+        return record
+
     def info(self, deadline=None):
         """GET: {id, state, cells, age_s, idle_s, idle_timeout_s, ttl_s,
         memory_peak_kb, cpu_ms}."""
