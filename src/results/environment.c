@@ -113,7 +113,8 @@ json_t *ee_env_packages_in(const char *const *dirs, size_t n)
 		if (read_dir(dirs[i], &l) && json_array_append_new(found, json_string(dirs[i])) < 0)
 			l.oom = 1;
 	if (found && !l.oom) {
-		qsort(l.v, l.n, sizeof(*l.v), cmp_line);
+		if (l.n > 1) /* l.v is NULL with none: qsort wants an array */
+			qsort(l.v, l.n, sizeof(*l.v), cmp_line);
 		ee_sha256_init(&c);
 		for (size_t i = 0; i < l.n; i++) {
 			ee_sha256_update(&c, l.v[i], strlen(l.v[i]));

@@ -90,10 +90,13 @@ def test_the_readmes_commands_lose_nothing_and_quote_nothing_wrong(first_hour):
     # The README's compare (this run against itself): gated model by model.
     compare = [str(results) if w.endswith(".results.jsonl") else w for w in cmds["compare"]]
     r = run(compare, clone, env)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
-    assert [m for m in re.findall(r"^== model (\S+)$", r.stdout, re.M)] == \
-        ["demo-bad", "demo-good", "demo-mediocre"], r.stdout
-    assert "verdict over 3 models: ok" in r.stdout
+    if b'"infra_error":true' in kept:  # a host so busy it starved a timeout twice: said, not gated
+        assert r.returncode == 2 and "--allow-infra-errors" in r.stderr, r.stderr
+    else:
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+        assert [m for m in re.findall(r"^== model (\S+)$", r.stdout, re.M)] == \
+            ["demo-bad", "demo-good", "demo-mediocre"], r.stdout
+        assert "verdict over 3 models: ok" in r.stdout
 
     # metrics says what eval said.
     r = run(["metrics", str(results), "-k", "1,3", "--json", str(clone / "m.json")], clone, env)

@@ -82,6 +82,19 @@ Test(environment, an_unknown_version_has_no_fingerprint)
 	json_decref(q);
 }
 
+Test(environment, no_directory_is_no_package_and_the_empty_fingerprint)
+{
+	/* --packages stdlib, or a host with no dist-packages directory */
+	json_t *p = ee_env_packages_in(NULL, 0);
+
+	cr_assert_not_null(p);
+	cr_expect_eq(json_integer_value(json_object_get(p, "count")), 0);
+	cr_expect_eq(json_array_size(json_object_get(p, "dirs")), 0);
+	cr_expect_str_eq(json_string_value(json_object_get(p, "sha256")),
+	                 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	json_decref(p);
+}
+
 Test(environment, differences_name_the_interpreter_and_the_packages)
 {
 	json_t *a = json_pack("{s:{s:s}, s:{s:s, s:i}}", "interpreter", "version", "3.11.2", "packages",
