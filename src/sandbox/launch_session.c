@@ -75,11 +75,7 @@ static double session_first_timer_s(const struct ee_sandbox *sb, const struct ee
 
 static int watch_worker(struct ee_sandbox *sb, struct ee_err *err)
 {
-	sandbox_close_watch(sb, W_LAUNCHER);
-	int sock = fcntl(ee_worker_fd(sb->part.session.worker), F_DUPFD_CLOEXEC, 0);
-	if (sock < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "dup the worker's socket");
-	return sandbox_add_watch(sb, W_LAUNCHER, sock, err);
+	return sandbox_watch_worker(sb, sb->part.session.worker, err);
 }
 
 static int session_watch(struct ee_sandbox *sb, int pidfd, struct ee_err *err)

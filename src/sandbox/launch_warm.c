@@ -63,13 +63,18 @@ static double warm_first_timer_s(const struct ee_sandbox *sb, const struct ee_sa
 
 /* A dup of the worker's socket, which the sandbox closes when done with
  * it; watched again after each step of a start (the worker may be new). */
-static int watch_worker(struct ee_sandbox *sb, struct ee_err *err)
+int sandbox_watch_worker(struct ee_sandbox *sb, const struct ee_worker *w, struct ee_err *err)
 {
 	sandbox_close_watch(sb, W_LAUNCHER);
-	int sock = fcntl(ee_worker_fd(sb->part.warm.worker), F_DUPFD_CLOEXEC, 0);
+	int sock = fcntl(ee_worker_fd(w), F_DUPFD_CLOEXEC, 0);
 	if (sock < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "dup the worker's socket");
 	return sandbox_add_watch(sb, W_LAUNCHER, sock, err);
+}
+
+static int watch_worker(struct ee_sandbox *sb, struct ee_err *err)
+{
+	return sandbox_watch_worker(sb, sb->part.warm.worker, err);
 }
 
 /* No pidfd yet (-1): the worker sends it at STARTED. */

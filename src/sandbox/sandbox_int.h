@@ -240,6 +240,10 @@ void sandbox_give_up_start(struct ee_sandbox *sb);
 
 /* Its own cgroup's counters into sb->out.cg (gVisor, Docker). */
 void sandbox_own_release(struct ee_sandbox *sb);
+/* Watches a dup of worker w's socket as W_LAUNCHER (launch_warm.c; the
+ * session launcher's start too): again after each step of a start, as the
+ * worker may be a new one. */
+int sandbox_watch_worker(struct ee_sandbox *sb, const struct ee_worker *w, struct ee_err *err);
 /* Nothing after the cgroup's removal; never lingering. */
 int sandbox_nothing_after(struct ee_sandbox *sb);
 int sandbox_no_linger(struct ee_sandbox *sb, int kind);
