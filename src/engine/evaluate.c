@@ -194,7 +194,7 @@ int ee_eval_start_again(struct ee_eval *ev, int separate, struct ee_err *err)
 static int starved_timeout(const struct ee_sandbox_outcome *out)
 {
 	return !out->interrupted && !out->setup_failed && out->end == EE_END_TIMEOUT &&
-	       ee_verdict_starved(out->wall_ms, out->cpu_ms, out->runq_wait_ms);
+	       ee_verdict_starved(out->runq_wall_ms, out->cpu_ms, out->runq_wait_ms);
 }
 
 static int restart(struct ee_eval *ev, struct ee_err *err)

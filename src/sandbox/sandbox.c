@@ -476,6 +476,7 @@ static void on_timer(struct ee_sandbox *sb)
 		end_by(sb, EE_END_TIMEOUT);
 		/* Before the kill: was it slow, or did it wait for a CPU? */
 		sb->out.runq_wait_ms = ee_cgroup_runq_wait_ms(sb->parent->cgroup_of(sb));
+		sb->out.runq_wall_ms = ms_since(&sb->started);
 		sandbox_kill_init(sb);
 		if (sb->killing)
 			return; /* the timer now counts the launcher's grace */

@@ -102,6 +102,8 @@ struct ee_sandbox_outcome {
 	                              cgroup's count when there is one) */
 	double runq_wait_ms;     /* timed out: the longest a live thread of it had waited
 	                        for a CPU at the deadline; -1 unknown or no timeout */
+	double runq_wall_ms;     /* its wall time when runq_wait_ms was read: a starved
+	                            sandbox is slow to die too, so wall_ms is longer */
 	long maxrss_kb;          /* largest resident set of any process; -1 when
 	                              the sandbox was killed before it reported */
 	struct ee_tally refused; /* system calls refused, by name (notify.h) */

@@ -145,7 +145,7 @@ int ee_sandbox_start(struct ee_loop *loop, const struct ee_sandbox_config *cfg,
 	ee_buf_init(&sb->out.err, cfg->keep_output);
 	sb->out.cg.oom_kills = sb->out.cg.pids_max_hits = sb->out.cg.peak_kb = -1;
 	sb->out.cg.cpu_usec = -1;
-	sb->out.runq_wait_ms = -1;
+	sb->out.runq_wait_ms = sb->out.runq_wall_ms = -1;
 
 	/* The control channel is a socket: it carries the seccomp listener (notify.h). */
 	for (int i = launcher->sync_pipe ? P_SYNC : P_CTL; i < P_COUNT; i++)

@@ -190,7 +190,7 @@ static void fill_verdict_in(const struct ee_record_parts *ev, const struct ee_sa
 	in->timed_out = out->end == EE_END_TIMEOUT;
 	in->cpu_ms = out->cpu_ms;
 	in->runq_wait_ms = out->runq_wait_ms;
-	in->wall_ms = out->wall_ms;
+	in->wall_ms = out->runq_wall_ms;
 	in->output_overflow = out->end == EE_END_OUTPUT_OVERFLOW;
 	in->oom_killed = out->cg.oom_kills > 0 || s->memory_error;
 	in->pids_limit_hit = out->cg.pids_max_hits > 0;

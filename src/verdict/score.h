@@ -53,7 +53,7 @@ struct ee_verdict_in {
 	size_t n_tests;
 	/* A timeout's evidence of starvation (0 or negative: unknown): CPU of
 	 * the whole sandbox, the longest one of its threads had waited for a
-	 * CPU at the deadline, and the wall time it had. */
+	 * CPU at the deadline, and the wall time it had then. */
 	double cpu_ms, runq_wait_ms, wall_ms;
 };
 
