@@ -733,6 +733,20 @@ static int visit_run(void *ctx, const struct ee_history_run *run, struct ee_err 
 	return 0;
 }
 
+/* The history's file, named by the pid (another run of the unit tests,
+ * a second clone on the host, must not share it), and its leftovers gone. */
+static void remove_history(char *path, size_t size)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	char leftover[96];
+
+	snprintf(path, size, "/dev/shm/ee-oom-history.%ld.db", (long)getpid());
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(leftover, sizeof(leftover), "%s%s", path, suffixes[i]);
+		unlink(leftover);
+	}
+}
+
 /* A new history (in memory's file system), a run of this summary stored,
  * listed (all runs, then those of a model and of a class), got back, and
  * listed again after the history is opened anew.
@@ -740,11 +754,8 @@ static int visit_run(void *ctx, const struct ee_history_run *run, struct ee_err 
  * parse runs out of memory, which must not leave the run out silently. */
 static int history_subject(const char *in, size_t len, char **digest, struct ee_err *err)
 {
-	static const char path[] = "/dev/shm/ee-oom-history.db";
-	static const char *const leftovers[] = { path, "/dev/shm/ee-oom-history.db-wal",
-		                                 "/dev/shm/ee-oom-history.db-shm" };
-	for (size_t i = 0; i < 3; i++)
-		unlink(leftovers[i]);
+	char path[64];
+	remove_history(path, sizeof(path));
 	struct ee_history_run run = { .started_at = "2024-05-01T12:34:56Z",
 		                      .finished_at = "2024-05-01T12:35:00Z",
 		                      .command_line = "[\"execeval\",\"eval\"]",
@@ -978,7 +989,6 @@ Test(oom, history)
 	static const char summary[] = "{\"samples\": 2, \"classes\": {\"math\": {\"samples\": 2}}}";
 	cr_assert_gt(exhaust("history", history_subject, summary, sizeof(summary) - 1), 0);
 	no_leaks();
-	unlink("/dev/shm/ee-oom-history.db");
-	unlink("/dev/shm/ee-oom-history.db-wal");
-	unlink("/dev/shm/ee-oom-history.db-shm");
+	char path[64];
+	remove_history(path, sizeof(path));
 }
