@@ -342,39 +342,45 @@ def test_the_tool_tells_the_model_when_its_interpreter_ended(url):
     asyncio.run(main())
 
 
-def test_16_trajectories_of_10_cells_at_once_every_answer_right(url):
-    """Agent-loop shaped load: 16 trajectories at once, each ten cells that
-    build on the earlier ones; every answer must be the one its state
-    implies (nothing lost, nothing crossed between sessions)."""
-    # A clock far above these cells' time: sixteen sessions' first cells at
-    # once take seconds on a loaded 2-core host (docs/rl.md).
-    tool = tool_of(url, idle_timeout_s=60, max_in_flight=16, timeout_s=20)
+def test_64_trajectories_of_20_cells_driven_as_verls_agent_loop_every_answer_right(url):
+    """The acceptance load of a verl agent loop: 64 trajectories at once
+    (the server's --max-sessions), 20 cells each, every call made as
+    verl's ToolAgentLoop makes it (create, execute with its agent_data,
+    release), each cell building on the earlier ones: every answer must be
+    the one its own state implies (nothing lost, nothing crossed between
+    sessions), and no session is left at the end."""
+    # A clock far above these cells' time: 64 sessions' first cells at once
+    # take seconds on a loaded 2-core host (docs/rl.md).
+    tool = tool_of(url, idle_timeout_s=120, max_in_flight=64, timeout_s=30)
+    cells = 20
 
-    async def trajectory(t):
-        iid, _ = await tool.create("traj-%d" % t)
-        got = []
+    async def call(request_id, code):
+        iid, _ = await tool.create(create_kwargs={})
         try:
-            resp, _, _ = await tool.execute(iid, {"code": "T = %d\ntotal = 0" % t})
-            got.append(resp.text)
-            for k in range(1, 10):
-                resp, _, _ = await tool.execute(iid, {"code": "total += T * %d\nprint(T, %d)\ntotal" % (k, k)})
-                got.append(resp.text)
+            resp, _, _ = await tool.execute(iid, {"code": code}, agent_data=AgentData(request_id))
         finally:
             await tool.release(iid)
-        want = ["[no output]"] + ["%d %d\n%d" % (t, k, t * k * (k + 1) // 2) for k in range(1, 10)]
+        return resp.text
+
+    async def trajectory(t):
+        rid = "traj-%d" % t
+        got = [await call(rid, "T = %d\ntotal = 0\nseen = []" % t)]
+        for k in range(1, cells):
+            got.append(await call(rid, "total += T * %d\nseen.append(%d)\nprint(T, len(seen))\ntotal" % (k, k)))
+        want = ["[no output]"] + ["%d %d\n%d" % (t, k, t * k * (k + 1) // 2) for k in range(1, cells)]
         assert got == want, (t, got)
-        return iid
+        sid = tool._held["trajectory:%s" % rid].session.id  # one session the whole trajectory
+        await tool.release_trajectory(rid)
+        return sid
 
     async def main():
-        start = time.monotonic()
-        done = await asyncio.gather(*(trajectory(t) for t in range(16)))
-        took = time.monotonic() - start
-        assert len(done) == 16 and not tool._held
+        ids = await asyncio.gather(*(trajectory(t) for t in range(64)))
+        assert not tool._held
         await tool.close()
-        return took
+        return ids
 
-    took = asyncio.run(main())
-    assert took < 60, took
+    ids = asyncio.run(main())
+    assert len(set(ids)) == 64 and sessions_alive(Client(url), ids) == []
 
 
 def test_a_sessions_answer_is_judged_in_a_fresh_sandbox_not_in_the_session(url):
