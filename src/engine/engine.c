@@ -78,8 +78,7 @@ static int start_pool(struct ee_engine *eng, const struct ee_eval_options *o, un
 	 * candidate's and the judge's (evaluate_judge.c), each forked from a
 	 * worker of its own: two workers per slot, so a judge starts from a
 	 * worker's pristine copy as a candidate does and keeps nothing of the
-	 * last evaluation (docs/threat-model.md, "The separate judge under
-	 * warm isolation"). */
+	 * last evaluation (docs/threat-model.md, "The long-lived judge"). */
 	if (o->judge == EE_JUDGE_SEPARATE)
 		workers *= 2;
 	if (ee_pool_supported(&eng->host, &why) < 0) {
