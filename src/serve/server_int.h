@@ -26,6 +26,14 @@
 
 #define JSON_FLAGS (JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15))
 
+/* A client's deadline (docs/api.md): seconds from its request's arrival
+ * within which it wants the answer of /v1/run, /v1/batch or /get_reward.
+ * A candidate starts only by that deadline less its clock and the margin
+ * (a sandbox's start and the answer's way back), as /run_code's do. */
+#define DEADLINE_HEADER   "Execeval-Deadline"
+#define DEADLINE_MAX_S    3600.0
+#define DEADLINE_MARGIN_S 1.0
+
 struct ee_server {
 	struct ee_loop *loop;
 	struct ee_engine *eng; /* its breaker and violation counters (engine.h) */
@@ -74,8 +82,11 @@ struct conn {
 	size_t *lens;
 	unsigned run_code; /* /v1/run: 200, or 500 when its sandbox could not be set up */
 	struct slot *slots;
-	size_t pending; /* evaluations not back yet */
-	int orphaned;   /* MHD completed the request first: free when pending is 0 */
+	size_t pending;    /* evaluations not back yet */
+	double deadline_s; /* DEADLINE_HEADER's seconds, 0 when absent */
+	size_t expired;    /* candidates that could not start before it (dispatch.h) */
+	int resumed;       /* its records' wait is over: MHD_resume_connection was called */
+	int orphaned;      /* MHD completed the request first: free when pending is 0 */
 
 	struct ee_run_code_call *call; /* /run_code: its call, until answered */
 	int call_ready;
