@@ -107,6 +107,26 @@ def test_a_batch_that_cannot_start_in_time_gets_504_and_none_of_its_runs_runs(se
     assert m.value("execeval_http_requests_total", endpoint="/v1/batch", code="504") == 1
 
 
+def test_a_batch_answered_504_while_one_of_its_runs_runs_keeps_the_server_whole(serve):
+    """Three runs of 0.8 s each on one sandbox, which may start within 1.5 s
+    of a 3.5 s deadline (clock 1 s, margin 1 s): the first starts, the third
+    cannot (the first two take 1.6 s at least). The batch's 504 comes while
+    its client waits, perhaps while its second run still runs (ended
+    unread); the third never starts, and the server goes on serving."""
+    s = start(serve)
+    batch = {"task": ADD_TASK, "limits": {"timeout_s": 1}, "runs": [{"candidate": sleeper(0.8)}] * 3}
+    a, took, _ = timed_post(s, "/v1/batch", batch, 3.5)
+    assert a.status == 504, a
+    assert took < 3.5, took
+    for _ in range(600):
+        if s.metrics().value("execeval_evaluations_running") == 0:
+            break
+        time.sleep(0.05)
+    assert 1 <= evaluations(s) <= 2, "the third run started after its latest start"
+    assert s.run(body(ADD_OK)).json["status"] == "pass"
+    assert s.metrics().value("execeval_route_timeouts_total", route="/v1") == 1
+
+
 def test_a_deadline_shorter_than_the_clock_is_504_at_once(serve):
     """It could never be answered in time: refused before it queues, on an idle server too."""
     s = start(serve)
