@@ -20,7 +20,10 @@
  * /get_reward, whose client needs a float for every sample, gets that
  * sample as an infrastructure error (reward null: the infra value, never a
  * punishment) and is answered when the samples that started are done,
- * which is within the deadline too. */
+ * which is within the deadline too. A request still waiting for its
+ * tasks' reference runs at that moment is answered then the same way
+ * (srv->awaiting, expire_awaiting): the reference runs go on, for the
+ * cache, and its candidates never start. */
 #include <jansson.h>
 #include <malloc.h>
 #include <math.h>
@@ -100,11 +103,12 @@ static void keep_record(struct conn *c, size_t i, json_t *rec)
 	c->lens[i] = len;
 }
 
-/* A /v1/run or /v1/batch whose candidate could not start in time: its 504
- * goes now, whatever still runs. */
+/* A /v1/run or /v1/batch whose candidate could not start in time, or any
+ * request whose deadline passed before its reference runs were done: its
+ * answer goes now, whatever still runs. */
 static int due_504(const struct conn *c)
 {
-	return c->expired > 0 && c->endpoint != EE_EP_GET_REWARD;
+	return (c->expired > 0 && c->endpoint != EE_EP_GET_REWARD) || c->gave_up;
 }
 
 /* Nothing of c is pending any more, or its 504 is due: its answer can go
@@ -360,11 +364,11 @@ static double latest_start(const struct conn *c)
 static void start_runs(struct conn *c)
 {
 	struct ee_server *srv = c->srv;
-	double latest = latest_start(c);
 
+	unawait(c);
 	if (ee_loop_interrupted(srv->loop))
 		c->interrupted = 1;
-	if (c->interrupted || c->ref_error[0]) {
+	if (c->interrupted || c->ref_error[0] || c->gave_up) {
 		give_back(c, c->held);
 		return;
 	}
@@ -391,7 +395,8 @@ static void start_runs(struct conn *c)
 		}
 		c->pending++;
 		c->held--;
-		if (ee_dispatch_submit_reserved(srv->dispatch, &cand, latest, on_record, &c->slots[i]) < 0) {
+		if (ee_dispatch_submit_reserved(srv->dispatch, &cand, c->latest, on_record, &c->slots[i]) <
+		    0) {
 			c->pending--;
 			ee_stats_record(&srv->stats, NULL);
 			keep_record(c, i, ee_record_sandbox_error(run->task.task_id, "out of memory"));
@@ -419,16 +424,71 @@ static enum MHD_Result submit(struct conn *c)
 	c->slots = calloc(n, sizeof(*c->slots));
 	if (!c->texts || !c->lens || !c->slots || make_groups(c) < 0)
 		return MHD_NO;
+	c->latest = latest_start(c);
 	prepare(c);
 	if (c->pending == 0) {
 		start_runs(c);
 		if (c->pending == 0 || due_504(c))
 			return answer_records(c);
+	} else if (c->latest < INFINITY) { /* its reference runs may outlast its deadline */
+		c->await_next = srv->awaiting;
+		srv->awaiting = c;
+		c->listed = 1;
 	}
 	c->suspended = 1;
 	srv->suspended++;
 	MHD_suspend_connection(c->mc);
 	return MHD_YES;
+}
+
+void unawait(struct conn *c)
+{
+	if (!c->listed)
+		return;
+	for (struct conn **p = &c->srv->awaiting; *p; p = &(*p)->await_next)
+		if (*p == c) {
+			*p = c->await_next;
+			break;
+		}
+	c->listed = 0;
+}
+
+/* c's deadline passed while its reference runs went on: none of its
+ * candidates will start (start_runs), and it is answered now. */
+static void give_up(struct conn *c)
+{
+	unawait(c);
+	c->gave_up = 1;
+	c->expired = c->req.n_runs;
+	for (size_t i = 0; c->endpoint == EE_EP_GET_REWARD && i < c->req.n_runs; i++)
+		keep_record(c, i,
+		            ee_record_sandbox_error(c->req.runs[i].task.task_id,
+		                                    "its task's reference runs were not done early enough to "
+		                                    "answer within the request's " DEADLINE_HEADER
+		                                    "; not run"));
+	settle(c);
+}
+
+void expire_awaiting(struct ee_server *srv)
+{
+	double now = now_s();
+
+	for (struct conn *c = srv->awaiting, *next; c; c = next) {
+		next = c->await_next;
+		if (now > c->latest)
+			give_up(c);
+	}
+}
+
+long awaiting_next_ms(const struct ee_server *srv)
+{
+	double now = now_s(), next = INFINITY;
+
+	for (const struct conn *c = srv->awaiting; c; c = c->await_next)
+		next = c->latest < next ? c->latest : next;
+	if (next == INFINITY)
+		return -1;
+	return next <= now ? 0 : (long)ceil((next - now) * 1000);
 }
 
 /* ---- /run_code (run_code.h) -------------------------------------------- */

@@ -153,6 +153,51 @@ def test_get_reward_samples_that_cannot_start_in_time_are_infra_errors_not_punis
     assert a.json["extra_logs"]["infra_error"] == [0, 0], a.json
 
 
+GENERATED = {"task_id": "demo/sort", "entry_point": "f",
+             "tests": [{"kind": "assert", "code": "assert f([3, 1, 2]) == [1, 2, 3]"}],
+             "reference": "def f(xs):\n    return sorted(xs)\n",
+             "generate": ("def generate(rng, n):\n"
+                          "    return [[[rng.randint(-9, 9) for _ in range(5)]] for _ in range(n)]\n"),
+             "n_generated": 3}
+SORT = "def f(xs):\n    return sorted(xs)\n"
+
+
+def wait_until(pred, what):
+    for _ in range(1200):
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError("never: " + what)
+
+
+def test_a_request_whose_reference_runs_outlast_its_deadline_is_answered_in_time(serve):
+    """A task with generated tests: its reference runs come first, and here
+    they wait for the held sandbox too. The requests are answered when
+    their candidates can no longer start in time, not when the reference
+    runs are done; the reference runs go on (cached), the candidates never
+    start."""
+    s = start(serve)
+    held = Held(s)
+    a, took, at_run = timed_post(s, "/v1/run", {"task": GENERATED, "candidate": SORT, "limits": {"timeout_s": 1}},
+                                 4)
+    assert a.status == 504, a
+    assert took < 4, took
+    label = dict(GENERATED, limits={"timeout_s": 1})
+    r, took, at_reward = timed_post(s, "/get_reward", {"query": [SORT, SORT], "labels": [label, label]}, 3)
+    assert r.status == 200, r
+    assert took < 3, took
+    assert r.json["rewards"] == [0.0, 0.0] and r.json["extra_logs"]["infra_error"] == [1, 1], r.json
+    assert max(at_run, at_reward) < held.join()
+    wait_until(lambda: s.metrics().value("execeval_reference_cache_entries") >= 1, "the reference runs' results")
+    wait_until(lambda: s.metrics().value("execeval_evaluations_running") == 0, "an idle sandbox")
+    m = s.metrics()
+    assert evaluations(s) == 1, "a candidate of a request answered already started"
+    assert m.value("execeval_route_timeouts_total", route="/v1") == 1
+    assert m.value("execeval_route_timeouts_total", route="/get_reward") == 1
+    a = s.post("/v1/run", {"task": GENERATED, "candidate": SORT, "limits": {"timeout_s": 1}}, headers={HEADER: "30"})
+    assert a.status == 200 and a.json["status"] == "pass", a
+
+
 @pytest.mark.parametrize("value", ["abc", "0", "-1", "1e3", "nan", "inf", "3601", "", "1.5 s"])
 @pytest.mark.parametrize("path", ["/v1/run", "/v1/batch", "/get_reward"])
 def test_a_bad_deadline_is_400_naming_the_header(serve, path, value):
