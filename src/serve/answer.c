@@ -257,6 +257,15 @@ enum MHD_Result answer_records(struct conn *c)
 		                    NULL);
 	if (c->ref_error[0]) /* a task's generator or reference failed: no candidate ran */
 		return answer_error(c, 422, c->ref_error, c->ref_field, NULL);
+	if (c->expired && c->endpoint != EE_EP_GET_REWARD) { /* submit.c: its 504, at once */
+		c->srv->stats.v1_timeouts++;
+		return answer_error(c, 504,
+		                    "no sandbox was free early enough to answer within this request's "
+		                    "Execeval-Deadline; retry",
+		                    NULL, NULL);
+	}
+	if (c->expired) /* /get_reward: those samples are infrastructure errors */
+		c->srv->stats.get_reward_timeouts++;
 	if (c->overflow)
 		return refuse(
 		        c, 503, EE_REJ_OVER_BUDGET,

@@ -1,6 +1,7 @@
 /* dispatch.c - the server's bounded FIFO of evaluations (see dispatch.h). */
 #include "serve/dispatch.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +18,7 @@ struct item {
 	const struct ee_eval_options *o; /* the dispatcher's, or a trusted run's own */
 	ee_dispatch_cb cb;
 	void *ctx;
+	double latest; /* the latest it may start (dispatch.h), INFINITY: no deadline */
 	struct ee_dispatch *d;
 	struct timespec started;
 	struct item *next;
@@ -34,7 +36,15 @@ struct ee_dispatch {
 	struct item *t_head, *t_tail; /* trusted runs: started first */
 	void (*on_idle)(void *ctx);
 	void *idle_ctx;
+	double earliest; /* no waiting candidate's latest start is before it */
 };
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 static double seconds_since(const struct timespec *t0)
 {
@@ -55,6 +65,7 @@ int ee_dispatch_new(struct ee_engine *eng, const struct ee_eval_options *o, unsi
 	d->o = o;
 	d->jobs = jobs ? jobs : 1;
 	d->capacity = capacity;
+	d->earliest = INFINITY;
 	*ret = d;
 	return 0;
 }
@@ -119,13 +130,25 @@ static struct item *take_next(struct ee_dispatch *d)
 	return it;
 }
 
-/* Starts waiting items while sandbox slots are free. */
+/* A candidate that can no longer start in time: called back, never started. */
+static void expire(struct item *it)
+{
+	it->cb(it->ctx, NULL, EE_DISPATCH_EXPIRED);
+	free(it);
+}
+
+/* Starts waiting items while sandbox slots are free; one past its latest
+ * start is expired instead. */
 static void pump(struct ee_dispatch *d)
 {
 	while ((d->head || d->t_head) && d->running < d->jobs && !ee_loop_interrupted(d->loop)) {
 		struct item *it = take_next(d);
 		struct ee_err err = { 0 };
 
+		if (it->latest < INFINITY && now_s() > it->latest) {
+			expire(it);
+			continue;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &it->started);
 		if (ee_eval_start(d->eng, it->o, &it->c, on_record, it, &err) < 0) {
 			it->cb(it->ctx, ee_record_sandbox_error(it->c.task->task_id, err.msg), 0);
@@ -142,7 +165,9 @@ static struct item *new_item(struct ee_dispatch *d, const struct ee_candidate *c
 	struct item *it = calloc(1, sizeof(*it));
 
 	if (it)
-		*it = (struct item){ .c = *c, .o = o ? o : d->o, .cb = cb, .ctx = ctx, .d = d };
+		*it = (struct item){
+			.c = *c, .o = o ? o : d->o, .cb = cb, .ctx = ctx, .latest = INFINITY, .d = d
+		};
 	return it;
 }
 
@@ -154,6 +179,8 @@ static void enqueue(struct ee_dispatch *d, struct item *it)
 		d->head = it;
 	d->tail = it;
 	d->waiting++;
+	if (it->latest < d->earliest)
+		d->earliest = it->latest;
 	pump(d);
 }
 
@@ -181,16 +208,57 @@ void ee_dispatch_unreserve(struct ee_dispatch *d, size_t n)
 	d->reserved -= n < d->reserved ? n : d->reserved;
 }
 
-int ee_dispatch_submit_reserved(struct ee_dispatch *d, const struct ee_candidate *c, ee_dispatch_cb cb,
-                                void *ctx)
+int ee_dispatch_submit_reserved(struct ee_dispatch *d, const struct ee_candidate *c, double latest,
+                                ee_dispatch_cb cb, void *ctx)
 {
 	struct item *it = new_item(d, c, NULL, cb, ctx);
 
 	ee_dispatch_unreserve(d, 1);
 	if (!it)
 		return -1;
+	it->latest = latest;
 	enqueue(d, it);
 	return 0;
+}
+
+void ee_dispatch_tick(struct ee_dispatch *d)
+{
+	double now = now_s(), next = INFINITY;
+	struct item *expired = NULL, **end = &expired, *last = NULL;
+
+	if (!d->head || now <= d->earliest)
+		return;
+	/* Out of the queue first, called back after: a callback finds it whole. */
+	for (struct item **p = &d->head; *p;) {
+		struct item *it = *p;
+		if (now <= it->latest) {
+			next = it->latest < next ? it->latest : next;
+			last = it;
+			p = &it->next;
+			continue;
+		}
+		*p = it->next;
+		d->waiting--;
+		it->next = NULL;
+		*end = it;
+		end = &it->next;
+	}
+	d->tail = last;
+	d->earliest = next;
+	while (expired) {
+		struct item *it = expired;
+		expired = it->next;
+		expire(it);
+	}
+}
+
+long ee_dispatch_next_ms(const struct ee_dispatch *d)
+{
+	double now = now_s();
+
+	if (!d->head || d->earliest == INFINITY)
+		return -1;
+	return d->earliest <= now ? 0 : (long)ceil((d->earliest - now) * 1000);
 }
 
 int ee_dispatch_submit_trusted(struct ee_dispatch *d, const struct ee_candidate *c,

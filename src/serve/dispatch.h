@@ -20,6 +20,14 @@
  * their own that starts before the candidates waiting, outside the
  * capacity: there is at most one at a time per reference being made, and
  * each is waited for by reserved candidates, so they stay bounded by them.
+ *
+ * Deadlines: a reserved candidate may carry the latest moment it may
+ * start (a request's deadline less its clock: serve's Execeval-Deadline,
+ * docs/api.md). One still waiting then never starts: ee_dispatch_tick,
+ * which the server's loop calls as ee_dispatch_next_ms says, takes it out
+ * of the queue at that moment and calls it back with record NULL and
+ * run_s EE_DISPATCH_EXPIRED, so that its request is answered while its
+ * client still waits rather than run late for nobody.
  */
 #ifndef EE_SERVE_DISPATCH_H
 #define EE_SERVE_DISPATCH_H
@@ -34,7 +42,10 @@ struct ee_eval_options;
 struct ee_dispatch;
 
 /* record: owned by the callee, or NULL (no verdict). run_s: seconds from the
- * sandbox's start to the record, 0 when it never started. */
+ * sandbox's start to the record, 0 when it never started, and
+ * EE_DISPATCH_EXPIRED (record NULL) when it could not start before its
+ * latest start (ee_dispatch_submit_reserved). */
+#define EE_DISPATCH_EXPIRED (-1.0)
 typedef void (*ee_dispatch_cb)(void *ctx, json_t *record, double run_s);
 
 /* Runs its candidates on eng (borrowed, as o, for the dispatcher's life). */
@@ -62,9 +73,16 @@ void ee_dispatch_on_idle(struct ee_dispatch *d, void (*fn)(void *ctx), void *ctx
 int ee_dispatch_reserve(struct ee_dispatch *d, size_t n);
 /* Gives back n held places that will not be used. */
 void ee_dispatch_unreserve(struct ee_dispatch *d, size_t n);
-/* Queues c in one held place. -1 out of memory only (the place is given back). */
-int ee_dispatch_submit_reserved(struct ee_dispatch *d, const struct ee_candidate *c, ee_dispatch_cb cb,
-                                void *ctx);
+/* Queues c in one held place, to start by latest (CLOCK_MONOTONIC seconds;
+ * INFINITY: whenever a slot frees). Past it c is expired, never started
+ * (above): at once when it already is. -1 out of memory only (the place
+ * is given back). */
+int ee_dispatch_submit_reserved(struct ee_dispatch *d, const struct ee_candidate *c, double latest,
+                                ee_dispatch_cb cb, void *ctx);
+/* Expires the waiting candidates whose latest start has passed. */
+void ee_dispatch_tick(struct ee_dispatch *d);
+/* Milliseconds to the next waiting candidate's latest start, -1 for none. */
+long ee_dispatch_next_ms(const struct ee_dispatch *d);
 /* Queues a trusted run with its own options o (borrowed until the
  * callback), ahead of the candidates waiting. -1 out of memory. */
 int ee_dispatch_submit_trusted(struct ee_dispatch *d, const struct ee_candidate *c,

@@ -45,6 +45,7 @@ void free_conn(struct conn *c)
 	ee_budget_release(&srv->budget, NULL, c->reserved);
 	ee_budget_leave(&srv->budget, c->share);
 	ee_dispatch_unreserve(srv->dispatch, c->held);
+	unawait(c);
 	free(c->groups);
 	ee_buf_free(&c->body);
 	for (size_t i = 0; c->texts && i < c->req.n_runs; i++)
@@ -385,8 +386,15 @@ static int wait_ms(const struct ee_server *srv)
 		if (ms > 100 || ms < 0)
 			ms = 100; /* the last answers' completion is noticed by polling */
 	}
-	/* /run_code's next deadline: its 504 is due then (run_code.h). */
+	/* /run_code's next deadline: its 504 is due then (run_code.h); the
+	 * next /v1 or /get_reward candidate's latest start (dispatch.h). */
 	long due = ee_run_code_next_ms(srv->run_code);
+	if (due >= 0 && (ms < 0 || due < ms))
+		ms = due;
+	due = ee_dispatch_next_ms(srv->dispatch);
+	if (due >= 0 && (ms < 0 || due < ms))
+		ms = due;
+	due = awaiting_next_ms(srv);
 	if (due >= 0 && (ms < 0 || due < ms))
 		ms = due;
 	due = ee_sessions_tick(srv->sessions); /* idle and TTL ends due now, and the next */
@@ -402,6 +410,8 @@ int ee_server_run(struct ee_server *srv, struct ee_err *err)
 	ee_loop_on_signal(srv->loop, on_signal, srv);
 	while (!finished(srv)) {
 		ee_run_code_tick(srv->run_code); /* 504s due: resumed before MHD runs */
+		ee_dispatch_tick(srv->dispatch); /* and the candidates that can no longer start in time */
+		expire_awaiting(srv);            /* or whose reference runs outlast it */
 		MHD_run(srv->daemon);
 		if (finished(srv))
 			break;

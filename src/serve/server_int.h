@@ -26,6 +26,14 @@
 
 #define JSON_FLAGS (JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15))
 
+/* A client's deadline (docs/api.md): seconds from its request's arrival
+ * within which it wants the answer of /v1/run, /v1/batch or /get_reward.
+ * A candidate starts only by that deadline less its clock and the margin
+ * (a sandbox's start and the answer's way back), as /run_code's do. */
+#define DEADLINE_HEADER   "Execeval-Deadline"
+#define DEADLINE_MAX_S    3600.0
+#define DEADLINE_MARGIN_S 1.0
+
 struct ee_server {
 	struct ee_loop *loop;
 	struct ee_engine *eng; /* its breaker and violation counters (engine.h) */
@@ -39,6 +47,8 @@ struct ee_server {
 	struct ee_sessions *sessions;       /* /v1/sessions (sessions.h) */
 	struct ee_run_jupyter *run_jupyter; /* POST /run_jupyter, on sessions (run_jupyter.h) */
 	struct ee_heal *heal;               /* a sick server's own probe (heal.h) */
+	struct conn *awaiting;              /* requests with a deadline whose tasks' reference
+	                                     * runs are not done (submit.c) */
 	struct ee_serve_stats stats;
 	struct ee_budget budget; /* bytes held for every client (budget.h) */
 	unsigned suspended;      /* connections waiting for records */
@@ -74,8 +84,15 @@ struct conn {
 	size_t *lens;
 	unsigned run_code; /* /v1/run: 200, or 500 when its sandbox could not be set up */
 	struct slot *slots;
-	size_t pending; /* evaluations not back yet */
-	int orphaned;   /* MHD completed the request first: free when pending is 0 */
+	size_t pending;          /* evaluations not back yet */
+	double deadline_s;       /* DEADLINE_HEADER's seconds, 0 when absent */
+	size_t expired;          /* candidates that could not start before it (dispatch.h) */
+	int resumed;             /* its records' wait is over: MHD_resume_connection was called */
+	double latest;           /* the latest its candidates may start (INFINITY: no deadline) */
+	int gave_up;             /* its deadline passed before its reference runs were done */
+	struct conn *await_next; /* in srv->awaiting while listed */
+	int listed;
+	int orphaned; /* MHD completed the request first: free when pending is 0 */
 
 	struct ee_run_code_call *call; /* /run_code: its call, until answered */
 	int call_ready;
@@ -155,6 +172,13 @@ enum MHD_Result on_upload(struct conn *c, const char *data, size_t n);
 
 /* The body is in: parses it and submits its runs, or refuses it. */
 enum MHD_Result on_body_complete(struct conn *c);
+/* Requests whose deadline passed while their tasks' reference runs went
+ * on: answered now (504, or /get_reward's infrastructure errors). */
+void expire_awaiting(struct ee_server *srv);
+/* Milliseconds to the next such deadline, -1 for none. */
+long awaiting_next_ms(const struct ee_server *srv);
+/* Takes c off srv->awaiting (if it is there). */
+void unawait(struct conn *c);
 /* /run_code's answer, once its call is done (submit.c). */
 enum MHD_Result run_code_answer(struct conn *c);
 

@@ -142,9 +142,11 @@ static void counter(struct out *o, const char *name, const char *help, unsigned 
 	put(o, "%s %llu\n", name, v);
 }
 
-/* The queue of each route: /v1 (run and batch share the dispatcher's, which
- * refuses with 429 and never makes a request wait past a deadline) and
- * /run_code (its own, with deadlines: 504). */
+/* The queue of each route: /v1 (run, batch and /get_reward share the
+ * dispatcher's, which refuses with 429 and makes no request wait past the
+ * deadline its client sent: Execeval-Deadline) and /run_code (its own, with
+ * deadlines: 504). Timeouts count /get_reward apart: its answer is a 200
+ * whose late samples are infrastructure errors, not a 504. */
 static void routes(struct out *o, const struct ee_serve_stats *s, const struct ee_serve_gauges *g)
 {
 	head(o, "execeval_route_queue_depth", "gauge", "Requests waiting for a sandbox, by route.");
@@ -154,8 +156,10 @@ static void routes(struct out *o, const struct ee_serve_stats *s, const struct e
 	put(o, "execeval_route_queue_capacity{route=\"/v1\"} %zu\n", g->queue_capacity);
 	put(o, "execeval_route_queue_capacity{route=\"/run_code\"} %zu\n", g->run_code_capacity);
 	head(o, "execeval_route_timeouts_total", "counter",
-	     "Requests answered 504: they could not start before their deadline, by route.");
-	put(o, "execeval_route_timeouts_total{route=\"/v1\"} 0\n");
+	     "Requests that could not start before their deadline, by route: answered 504 (/get_reward: "
+	     "a 200, its late samples infrastructure errors).");
+	put(o, "execeval_route_timeouts_total{route=\"/v1\"} %llu\n", s->v1_timeouts);
+	put(o, "execeval_route_timeouts_total{route=\"/get_reward\"} %llu\n", s->get_reward_timeouts);
 	put(o, "execeval_route_timeouts_total{route=\"/run_code\"} %llu\n", s->run_code_timeouts);
 	head(o, "execeval_route_queue_wait_seconds", "histogram",
 	     "From a request's arrival to its sandbox's start, by route (/run_code only).");

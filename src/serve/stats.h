@@ -59,6 +59,10 @@ struct ee_serve_stats {
 	 * sandbox's start, and 504s (could not start before its deadline). */
 	struct ee_histogram run_code_wait_s;
 	unsigned long long run_code_timeouts;
+	/* Requests with an Execeval-Deadline whose candidates could not all
+	 * start in time (dispatch.h): /v1/run and /v1/batch answered 504,
+	 * /get_reward answered with those samples as infrastructure errors. */
+	unsigned long long v1_timeouts, get_reward_timeouts;
 	/* answered from a sandbox that ran several (run_code.h), run again alone */
 	unsigned long long run_code_coalesced, run_code_reruns;
 };

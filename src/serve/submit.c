@@ -10,9 +10,23 @@
  * (refcache.h), and its runs are submitted once every group has them, so
  * a task's error (422) is answered before any candidate runs. A group
  * whose reference sandbox could not be set up gives its runs an
- * infra-error record (reward null), never a verdict. */
+ * infra-error record (reward null), never a verdict.
+ *
+ * Deadlines (DEADLINE_HEADER): a request's candidates may start only by
+ * its deadline less its longest clock and a margin (the request is
+ * answered whole). One that could not start by then is never started
+ * (dispatch.h): /v1/run and /v1/batch are answered 504 at that moment,
+ * while their client still waits (the runs already started end unread);
+ * /get_reward, whose client needs a float for every sample, gets that
+ * sample as an infrastructure error (reward null: the infra value, never a
+ * punishment) and is answered when the samples that started are done,
+ * which is within the deadline too. A request still waiting for its
+ * tasks' reference runs at that moment is answered then the same way
+ * (srv->awaiting, expire_awaiting): the reference runs go on, for the
+ * cache, and its candidates never start. */
 #include <jansson.h>
 #include <malloc.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +34,7 @@
 
 #include "base/err.h"
 #include "base/loop.h"
+#include "base/resource_limits.h"
 #include "engine/evaluate.h"
 #include "engine/reference.h"
 #include "serve/dispatch.h"
@@ -88,17 +103,28 @@ static void keep_record(struct conn *c, size_t i, json_t *rec)
 	c->lens[i] = len;
 }
 
-/* Nothing of c is pending any more: its answer can go (or c, when its
- * connection went away). */
+/* A /v1/run or /v1/batch whose candidate could not start in time, or any
+ * request whose deadline passed before its reference runs were done: its
+ * answer goes now, whatever still runs. */
+static int due_504(const struct conn *c)
+{
+	return (c->expired > 0 && c->endpoint != EE_EP_GET_REWARD) || c->gave_up;
+}
+
+/* Nothing of c is pending any more, or its 504 is due: its answer can go
+ * (or c, when its connection went away and nothing is pending). */
 static void settle(struct conn *c)
 {
-	if (c->pending > 0 || c->submitting)
+	if ((c->pending > 0 && !due_504(c)) || c->submitting)
 		return;
 	if (c->orphaned) {
-		free_conn(c);
-	} else if (c->suspended) {
+		if (c->pending == 0)
+			free_conn(c);
+	} else if (c->suspended && !c->resumed) {
 		/* Still counted as suspended until MHD calls on_request again
-		 * (answer_records): a drain must not end in between. */
+		 * (answer_records): a drain must not end in between. Once: a 504
+		 * due leaves records to come before MHD calls it. */
+		c->resumed = 1;
 		MHD_resume_connection(c->mc);
 	}
 }
@@ -109,7 +135,15 @@ static void on_record(void *ctx, json_t *rec, double run_s)
 	struct conn *c = slot->c;
 	struct ee_server *srv = c->srv;
 
-	if (rec) {
+	if (!rec && run_s == EE_DISPATCH_EXPIRED) {
+		c->expired++;
+		if (c->endpoint == EE_EP_GET_REWARD) /* never started: the infra value, masked */
+			keep_record(c, slot->index,
+			            ee_record_sandbox_error(
+			                    c->req.runs[slot->index].task.task_id,
+			                    "no sandbox was free early enough to answer within the "
+			                    "request's " DEADLINE_HEADER "; not run"));
+	} else if (rec) {
 		ee_stats_record(&srv->stats, json_string_value(json_object_get(rec, "status")));
 		if (run_s > 0) {
 			ee_stats_observe(&srv->stats.evaluation_s, run_s);
@@ -308,6 +342,22 @@ static void give_back(struct conn *c, size_t n)
 	c->held -= n < c->held ? n : c->held;
 }
 
+/* The latest moment c's candidates may start: its deadline less its
+ * longest clock and the margin; INFINITY without a deadline. */
+static double latest_start(const struct conn *c)
+{
+	double clock = 0;
+
+	if (c->deadline_s <= 0)
+		return INFINITY;
+	for (size_t i = 0; i < c->req.n_runs; i++) {
+		struct ee_limits lim;
+		ee_eval_limits(c->srv->o, &c->req.runs[i].task, &lim);
+		clock = lim.timeout_s > clock ? lim.timeout_s : clock;
+	}
+	return ts_s(&c->arrived) + c->deadline_s - clock - DEADLINE_MARGIN_S;
+}
+
 /* Every group is settled: the runs go into their held places, but for
  * those of a group without results (an infra-error record each); none
  * when a task failed (the 422) or the server is stopping (503). */
@@ -315,9 +365,10 @@ static void start_runs(struct conn *c)
 {
 	struct ee_server *srv = c->srv;
 
+	unawait(c);
 	if (ee_loop_interrupted(srv->loop))
 		c->interrupted = 1;
-	if (c->interrupted || c->ref_error[0]) {
+	if (c->interrupted || c->ref_error[0] || c->gave_up) {
 		give_back(c, c->held);
 		return;
 	}
@@ -344,7 +395,8 @@ static void start_runs(struct conn *c)
 		}
 		c->pending++;
 		c->held--;
-		if (ee_dispatch_submit_reserved(srv->dispatch, &cand, on_record, &c->slots[i]) < 0) {
+		if (ee_dispatch_submit_reserved(srv->dispatch, &cand, c->latest, on_record, &c->slots[i]) <
+		    0) {
 			c->pending--;
 			ee_stats_record(&srv->stats, NULL);
 			keep_record(c, i, ee_record_sandbox_error(run->task.task_id, "out of memory"));
@@ -372,16 +424,71 @@ static enum MHD_Result submit(struct conn *c)
 	c->slots = calloc(n, sizeof(*c->slots));
 	if (!c->texts || !c->lens || !c->slots || make_groups(c) < 0)
 		return MHD_NO;
+	c->latest = latest_start(c);
 	prepare(c);
 	if (c->pending == 0) {
 		start_runs(c);
-		if (c->pending == 0)
+		if (c->pending == 0 || due_504(c))
 			return answer_records(c);
+	} else if (c->latest < INFINITY) { /* its reference runs may outlast its deadline */
+		c->await_next = srv->awaiting;
+		srv->awaiting = c;
+		c->listed = 1;
 	}
 	c->suspended = 1;
 	srv->suspended++;
 	MHD_suspend_connection(c->mc);
 	return MHD_YES;
+}
+
+void unawait(struct conn *c)
+{
+	if (!c->listed)
+		return;
+	for (struct conn **p = &c->srv->awaiting; *p; p = &(*p)->await_next)
+		if (*p == c) {
+			*p = c->await_next;
+			break;
+		}
+	c->listed = 0;
+}
+
+/* c's deadline passed while its reference runs went on: none of its
+ * candidates will start (start_runs), and it is answered now. */
+static void give_up(struct conn *c)
+{
+	unawait(c);
+	c->gave_up = 1;
+	c->expired = c->req.n_runs;
+	for (size_t i = 0; c->endpoint == EE_EP_GET_REWARD && i < c->req.n_runs; i++)
+		keep_record(c, i,
+		            ee_record_sandbox_error(c->req.runs[i].task.task_id,
+		                                    "its task's reference runs were not done early enough to "
+		                                    "answer within the request's " DEADLINE_HEADER
+		                                    "; not run"));
+	settle(c);
+}
+
+void expire_awaiting(struct ee_server *srv)
+{
+	double now = now_s();
+
+	for (struct conn *c = srv->awaiting, *next; c; c = next) {
+		next = c->await_next;
+		if (now > c->latest)
+			give_up(c);
+	}
+}
+
+long awaiting_next_ms(const struct ee_server *srv)
+{
+	double now = now_s(), next = INFINITY;
+
+	for (const struct conn *c = srv->awaiting; c; c = c->await_next)
+		next = c->latest < next ? c->latest : next;
+	if (next == INFINITY)
+		return -1;
+	return next <= now ? 0 : (long)ceil((next - now) * 1000);
 }
 
 /* ---- /run_code (run_code.h) -------------------------------------------- */
@@ -435,6 +542,32 @@ static enum MHD_Result run_code_body(struct conn *c)
 	return MHD_YES;
 }
 
+/* DEADLINE_HEADER into c->deadline_s: absent, 0; else seconds, a plain
+ * decimal number > 0 and at most DEADLINE_MAX_S. -1 (err says why) for
+ * anything else. */
+static int read_deadline(struct conn *c, struct ee_err *err)
+{
+	const char *v = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, DEADLINE_HEADER);
+	char *end = NULL;
+	double s = v && v[0] && strspn(v, "0123456789.") == strlen(v) ? strtod(v, &end) : NAN;
+
+	c->deadline_s = 0;
+	if (!v)
+		return 0;
+	if (!end || *end || !isfinite(s) || s <= 0 || s > DEADLINE_MAX_S) {
+		ee_fail(err, EE_ERR_USAGE,
+		        DEADLINE_HEADER
+		        ": expected the seconds the client waits for the answer, a number > 0 "
+		        "and at most %g, got \"%.40s\"",
+		        DEADLINE_MAX_S, v);
+		snprintf(err->field, sizeof(err->field), "%s", DEADLINE_HEADER);
+		ee_request_printable(err);
+		return -1;
+	}
+	c->deadline_s = s;
+	return 0;
+}
+
 enum MHD_Result on_body_complete(struct conn *c)
 {
 	struct ee_server *srv = c->srv;
@@ -444,6 +577,10 @@ enum MHD_Result on_body_complete(struct conn *c)
 		return refuse(c, 503, EE_REJ_DRAINING, "the server is shutting down", NULL);
 	if (c->endpoint == EE_EP_RUN_CODE)
 		return run_code_body(c);
+	if (read_deadline(c, &err) < 0) {
+		ee_buf_free(&c->body);
+		return refuse(c, 400, EE_REJ_BAD_REQUEST, err.msg, err.field);
+	}
 	int kind = c->endpoint == EE_EP_BATCH ? EE_REQUEST_BATCH : EE_REQUEST_RUN;
 	struct ee_request_rules rules = { srv->cfg->queue,
 		                          srv->cfg->extract,

@@ -13,12 +13,13 @@ class Stub:
     object or a function of the request's, delay seconds); with
     close_after_answer, each connection is closed after one answer without
     a `Connection: close` (as a server's idle timeout does). .url, .requests [(path, body dict, monotonic
-    time)], .connections, .max_concurrent; stop() at the end."""
+    time)], .headers (each request's, in the same order), .connections, .max_concurrent; stop() at the
+    end."""
 
     def __init__(self, answers, port=0, close_after_answer=False):
         self.answers = list(answers)
         self.close_after_answer = close_after_answer
-        self.requests, self.connections = [], 0
+        self.requests, self.headers, self.connections = [], [], 0
         self.concurrent = self.max_concurrent = 0
         self.lock = threading.Lock()
         stub = self
@@ -49,6 +50,7 @@ class Stub:
             def answer(self, body):
                 with stub.lock:
                     stub.requests.append((self.path, body, time.monotonic()))
+                    stub.headers.append(dict(self.headers.items()))
                     i = len(stub.requests) - 1
                     status, headers, reply, delay = stub.answers[min(i, len(stub.answers) - 1)]
                     stub.concurrent += 1

@@ -213,6 +213,25 @@ def test_request_fields(stubs):
         c.run(ADD_TASK, ADD_OK, completion="x")
 
 
+def test_a_deadline_is_sent_as_the_seconds_left(stubs):
+    """A call's deadline goes to the server on /v1/run, /v1/batch and
+    /get_reward as Execeval-Deadline: the seconds left when each try is
+    sent, so that the server starts it only if it can answer in time."""
+    s = stubs([error(504, "no sandbox in time"), ok(), ok({"records": []}), ok({"rewards": []}), ok()])
+    c = Client(s.url, backoff=0.01)
+    deadline = time.monotonic() + 30
+    assert list(c.map([{"task": ADD_TASK, "candidate": ADD_OK}], deadline=deadline)) == [{"status": "pass"}]
+    assert list(c.map([{"task": ADD_TASK, "runs": []}], deadline=deadline)) == [[]]
+    assert c.post("/get_reward", {"query": []}, deadline) == {"rewards": []}
+    c.post("/run_code", {"code": "1"}, deadline)  # its own rule: compile_timeout + run_timeout + 10 s
+    sent = [h.get("Execeval-Deadline") for h in s.headers]
+    assert len(sent) == 5 and sent[4] is None, sent
+    left = [float(x) for x in sent[:4]]
+    assert all(0 < x <= 30 for x in left) and left == sorted(left, reverse=True), left  # the retry: less
+    c.run(ADD_TASK, ADD_OK)
+    assert "Execeval-Deadline" not in s.headers[5], "no deadline, no header"
+
+
 def test_keep_alive(stubs):
     s = stubs([ok()])
     c = Client(s.url)

@@ -4,6 +4,8 @@
  * the host's failure a reference run must report as such (never as the
  * task's). Hits and joins need real sandboxes: tests/e2e/test_serve_generated.py. */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <time.h>
 #include <jansson.h>
 #include <string.h>
 
@@ -124,7 +126,7 @@ Test(refcache, held_places_count_as_taken_and_are_submitted_into)
 	cr_expect_eq(ee_dispatch_reserve(f.d, 7), -1, "no room for 7 more: nothing held");
 	cr_expect_eq(ee_dispatch_room(f.d), 6);
 	struct ee_candidate c = { .task = &f.task, .program = "x = 1\n", .sample = -1, .trusted = 1 };
-	cr_expect_eq(ee_dispatch_submit_reserved(f.d, &c, count_record, &failed), 0);
+	cr_expect_eq(ee_dispatch_submit_reserved(f.d, &c, INFINITY, count_record, &failed), 0);
 	cr_expect_eq(failed, 1, "started (and failed: no host) at once");
 	cr_expect_eq(ee_dispatch_room(f.d), 7, "one held place used");
 	ee_dispatch_unreserve(f.d, 3);
@@ -132,6 +134,39 @@ Test(refcache, held_places_count_as_taken_and_are_submitted_into)
 	cr_expect_eq(ee_dispatch_submit_trusted(f.d, &c, &f.o, count_record, &failed), 0);
 	cr_expect_eq(failed, 2);
 	cr_expect_eq(ee_dispatch_waiting(f.d), 0);
+	close_fixture(&f);
+	no_leaks();
+}
+
+static void expired_record(void *ctx, json_t *record, double run_s)
+{
+	if (!record && run_s == EE_DISPATCH_EXPIRED)
+		++*(int *)ctx;
+	json_decref(record);
+}
+
+/* A candidate whose latest start has passed is called back as expired,
+ * never started, even with a sandbox slot idle (serve's deadlines). */
+Test(refcache, a_candidate_past_its_latest_start_is_expired_not_started)
+{
+	struct fixture f;
+	int expired = 0;
+	struct timespec now;
+
+	open_fixture(&f);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	cr_expect_eq(ee_dispatch_reserve(f.d, 2), 0);
+	struct ee_candidate c = { .task = &f.task, .program = "x = 1\n", .sample = -1, .trusted = 1 };
+	double past = (double)now.tv_sec + (double)now.tv_nsec / 1e9 - 1;
+	cr_expect_eq(ee_dispatch_submit_reserved(f.d, &c, past, expired_record, &expired), 0);
+	cr_expect_eq(expired, 1, "expired at once, its place given back");
+	cr_expect_eq(ee_dispatch_room(f.d), 9);
+	cr_expect_eq(ee_dispatch_submit_reserved(f.d, &c, past + 3600, expired_record, &expired), 0);
+	cr_expect_eq(expired, 1, "in time: started (and failed: no host), not expired");
+	cr_expect_eq(ee_dispatch_waiting(f.d), 0);
+	cr_expect_eq(ee_dispatch_next_ms(f.d), -1, "nothing waits: no deadline to wake for");
+	ee_dispatch_tick(f.d);
+	cr_expect_eq(expired, 1);
 	close_fixture(&f);
 	no_leaks();
 }

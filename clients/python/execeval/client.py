@@ -24,7 +24,11 @@ Failures, by class:
 After `retries` retries the last failure is raised as Unavailable.
 A deadline (map's, a monotonic time) bounds the whole exchange, retries and
 waits included: every socket operation blocks at most until it, and past
-it the request raises DeadlineExceeded (an Unavailable) at once.
+it the request raises DeadlineExceeded (an Unavailable) at once. Each try
+of /v1/run, /v1/batch and /get_reward tells the server the seconds left
+(the Execeval-Deadline header), so that the server starts it only if it
+can answer in time and otherwise answers 504 while the client still waits
+(retried, as any 504, while time is left).
 
 Evaluations have no side effects, so a retry after a lost answer is safe.
 """
@@ -45,6 +49,11 @@ from .session import Session, create_body
 LIMIT_KEYS = ("timeout_s", "memory_mb", "procs", "output_cap")
 RETRIED = (429, 503, 504)
 MAX_COOLDOWN = 60.0
+# The routes that keep a client's deadline (docs/api.md), its header, and
+# the longest deadline the server takes.
+DEADLINE_PATHS = ("/v1/run", "/v1/batch", "/get_reward")
+DEADLINE_HEADER = "Execeval-Deadline"
+DEADLINE_MAX_S = 3600.0
 
 
 class _Replica:
@@ -310,9 +319,13 @@ class Client:
         conn, reused = self._take(replica)
         headers = self._headers if payload is not None else self._get_headers
         if deadline is not None:  # no socket operation blocks past it
-            conn.timeout = max(0.001, min(self.timeout, deadline - time.monotonic()))
+            left = deadline - time.monotonic()
+            conn.timeout = max(0.001, min(self.timeout, left))
             if conn.sock is not None:
                 conn.sock.settimeout(conn.timeout)
+            if path in DEADLINE_PATHS:  # and the server keeps it (docs/api.md)
+                headers = dict(headers)
+                headers[DEADLINE_HEADER] = "%.3f" % min(DEADLINE_MAX_S, max(0.001, left))
         try:
             try:
                 conn.request(method, replica.prefix + path, body=payload, headers=headers)
