@@ -5,11 +5,13 @@ Every case talks to a real `execeval serve` on 127.0.0.1; the autouse
 host_evidence fixture checks that nothing of any session is left on the
 host afterwards (processes, cgroups, files, mounts).
 """
+import os
 import threading
 import time
 
 import pytest
 
+from conftest import isolation_args
 from serve_client import serve  # noqa: F401 (fixture)
 
 
@@ -24,6 +26,37 @@ def cell(srv, sid, code, **kw):
     a = srv.post("/v1/sessions/%s/exec" % sid, dict(code=code, **kw))
     assert a.status == 200, a
     return a.json
+
+
+def warm_workers(pid):
+    """How many warm workers (`execeval __worker`) the server pid started."""
+    n = 0
+    for name in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/status" % name) as f:
+                ppid = [line.split()[1] for line in f if line.startswith("PPid:")]
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        n += ppid == [str(pid)] and argv[1:2] == [b"__worker"]
+    return n
+
+
+def test_the_sessions_workers_start_at_the_first_session(serve):
+    """A server that never gets a session holds no worker for them; the
+    first session waits for their warm-up and is forked from one."""
+    if os.geteuid() != 0 or "cold" in isolation_args():
+        pytest.skip("warm workers need root and warm isolation")
+    srv = serve("-j", "1", "--session-preload", "json")
+    task = {"task_id": "t", "prompt": "", "tests": [{"kind": "assert", "code": "assert f() == 1"}]}
+    a = srv.post("/v1/run", {"task": task, "candidate": "def f():\n    return 1\n"})
+    assert a.status == 200 and a.json["status"] == "pass", a
+    candidates = warm_workers(srv.pid)  # the candidates' only
+    assert candidates >= 1
+    sid = start(srv)
+    assert warm_workers(srv.pid) == candidates + 2  # and the sessions' two, new
+    assert cell(srv, sid, "import sys\n'json' in sys.modules")["result"] == "True"
 
 
 @pytest.mark.parametrize("isolation", [[], ["--isolation", "cold"]], ids=["warm", "cold"])
