@@ -81,6 +81,21 @@ def test_state_persists_and_an_exception_keeps_what_ran_before_it(serve, isolati
     assert g.status == 200 and g.json["state"] == "idle" and g.json["cells"] == 6
 
 
+@pytest.mark.parametrize("isolation", [[], ["--isolation", "cold"]], ids=["warm", "cold"])
+def test_the_sessions_own_uid_has_a_name(serve, isolation):
+    """getpass and pwd name the session's own uid, warm (a detached fork of
+    a worker whose root names the worker's slot uid) as cold."""
+    srv = serve(*isolation)
+    for sid in (start(srv), start(srv)):
+        a = cell(srv, sid, "import getpass, grp, os, pwd\n"
+                 "(getpass.getuser(), pwd.getpwuid(os.getuid()).pw_name, grp.getgrgid(os.getgid()).gr_name,"
+                 " os.getuid() == pwd.getpwnam('sandbox').pw_uid)")
+        assert (a["status"], a["result"]) == ("ok", "('sandbox', 'sandbox', 'sandbox', True)"), a
+        # Read-only, as the rest of the root.
+        a = cell(srv, sid, "open('/etc/passwd', 'a')")
+        assert a["status"] == "error" and a["error"]["type"] in ("OSError", "PermissionError"), a
+
+
 @pytest.mark.parametrize("bad, status, detail", [
     ("while True: pass", "timeout", "timeout"),
     ("import os\nos._exit(3)", "crashed", "exit code 3"),
