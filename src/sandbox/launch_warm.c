@@ -8,7 +8,9 @@
  * runs (STARTED) or cannot, so a slow or dying worker holds up no other
  * sandbox. The child's ends of the pipes wait in child_fds meanwhile: a
  * worker replaced after RUN needs them again. The wall clock starts at
- * STARTED, as the candidate's time is not its worker's warm-up.
+ * STARTED, as the candidate's time is not its worker's warm-up. The
+ * session launcher's start is the same, by the same driver
+ * (sandbox_worker_start_event), with what it holds of the start its own.
  *
  * Its end. The init is the worker's child: the worker reaps it and says
  * DONE on its socket, which the supervisor takes as the reap (on_worker).
