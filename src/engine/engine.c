@@ -32,7 +32,12 @@ struct ee_engine {
 	struct ee_harness harness;
 	struct ee_loop *loop;
 	struct ee_pool *pool;         /* warm workers, when the isolation is warm */
-	struct ee_pool *session_pool; /* serve's sessions' warm workers (ee_engine_open_sessions) */
+	struct ee_pool *session_pool; /* serve's sessions' warm workers, from the first session on */
+	/* How to make them (ee_engine_open_sessions): n 0 when sessions start
+	 * cold; failed once a start of them failed (then cold too). */
+	struct ee_pool_setup session_setup;
+	unsigned session_workers;
+	int session_pool_failed;
 	struct ee_gvisor gvisor;
 	struct ee_gvisor *use_gvisor; /* --backend gvisor: &gvisor, open (its bundle
 	                                 counter changes per candidate); else NULL */
@@ -238,25 +243,41 @@ int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options 
 {
 	struct ee_err why = { 0 };
 
-	if (eng->loop_only || eng->session_pool || workers == 0 || o->backend != EE_BACKEND_NATIVE ||
+	(void)err;
+	if (eng->loop_only || eng->session_workers || workers == 0 || o->backend != EE_BACKEND_NATIVE ||
 	    o->isolation == EE_ISOLATION_COLD)
 		return 0;
 	if (ee_pool_supported(&eng->host, &why) < 0)
 		return 0; /* cold, as the candidates (said once already) */
 	/* Every session's job denies what a candidate's does (session.c): its
-	 * workers install that policy once, after the preloads. */
-	struct ee_pool_setup s = { .host = &eng->host,
-		                   .mounts = &eng->mounts,
-		                   .seccomp = &eng->seccomp,
-		                   .limits = o->limits,
-		                   .preload = preload };
+	 * workers install that policy once, after the preloads. Made at the
+	 * first session (ee_engine_session_pool): a server that never gets
+	 * one holds no worker for them. */
+	eng->session_setup = (struct ee_pool_setup){ .host = &eng->host,
+		                                     .mounts = &eng->mounts,
+		                                     .seccomp = &eng->seccomp,
+		                                     .limits = o->limits,
+		                                     .preload = preload };
 	if (o->deny_imports)
-		s.deny = ee_default_denylist;
-	return ee_pool_new(&s, workers, &eng->session_pool, err);
+		eng->session_setup.deny = ee_default_denylist;
+	eng->session_workers = workers;
+	return 0;
 }
 
-struct ee_pool *ee_engine_session_pool(const struct ee_engine *eng)
+struct ee_pool *ee_engine_session_pool(struct ee_engine *eng)
 {
+	struct ee_err err = { 0 };
+
+	if (eng->session_pool || !eng->session_workers || eng->session_pool_failed)
+		return eng->session_pool;
+	/* The workers warm up while the first session's start waits for one
+	 * (worker.c: a claim awaits READY on the loop). */
+	if (ee_pool_new(&eng->session_setup, eng->session_workers, &eng->session_pool, &err) < 0) {
+		eng->session_pool_failed = 1;
+		eng->session_pool = NULL;
+		fprintf(stderr, "execeval: sessions run cold: their warm workers could not start: %s\n",
+		        err.msg);
+	}
 	return eng->session_pool;
 }
 

@@ -81,14 +81,18 @@ void ee_engine_health(const struct ee_engine *eng, struct ee_engine_health *ret)
 /* A person looked (serve's POST /v1/admin/resume): the breaker starts over. */
 void ee_engine_resume(struct ee_engine *eng);
 /* Warm workers that fork sessions (engine/session.h), each session a
- * detached sandbox of its own, with preload (NULL-ended, borrowed for the
- * call) imported at their warm-up: serve calls it once. Where warm cannot
- * run (not root, --isolation cold, another backend) sessions start cold
- * and this does nothing. */
+ * detached sandbox of its own, with preload (NULL-ended, borrowed until
+ * ee_engine_close) imported at their warm-up: serve calls it once. It only
+ * says how to make them: they start at the first session
+ * (ee_engine_session_pool). Where warm cannot run (not root, --isolation
+ * cold, another backend) sessions start cold and this does nothing. */
 int ee_engine_open_sessions(struct ee_engine *eng, const struct ee_eval_options *o,
                             const char *const *preload, unsigned workers, struct ee_err *err);
-/* NULL when sessions start cold. */
-struct ee_pool *ee_engine_session_pool(const struct ee_engine *eng);
+/* The sessions' warm workers, started at the first call (their warm-up
+ * then runs while that session's start waits for one); NULL when
+ * sessions start cold, or when the workers could not start (said once on
+ * stderr; from then on cold). */
+struct ee_pool *ee_engine_session_pool(struct ee_engine *eng);
 /* --judge split: the CPU a pair's two sides share (each pins itself to
  * it: the judge by its job's "cpu", the candidate by its go's; so a relayed
  * call's four hops wake processes on one CPU rather than an idle other

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -37,8 +38,10 @@
 #include "engine/evaluate_int.h"
 #include "protocol/job.h"
 #include "protocol/netstring.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/worker.h"
+#include "verdict/score.h"
 
 #define SESSION_MAX_FRAME ((size_t)2 << 20)
 /* The keeper's own stderr (a harness failure), kept for the end's why. */
@@ -67,6 +70,14 @@ struct ee_session {
 	struct ee_loop_fd *timer_watch;
 	char stop_why[32]; /* "timeout" once the cell's clock ran out */
 	long oom_before;
+	/* The running cell's start, for a timeout's question: slow, or starved
+	 * by the host (score.h)? Its clock, the cgroup's CPU then, and the
+	 * boot tick from which a thread is the cell's (a fresh fork). */
+	struct timespec cell_t0;
+	long long cpu_before_usec;
+	long long born_since;
+	int starved;
+	double starved_cpu_ms;
 	unsigned cells;
 	int ended_by_owner;
 	char why[256]; /* what ended it, first cause */
@@ -107,12 +118,34 @@ static int send_gate(struct ee_session *s, json_t *msg)
 	return ee_sandbox_gate(s->sb, frame, (size_t)len, 0);
 }
 
+/* At the cell's timeout, before the stop: did it wait for a CPU most of
+ * its clock and get little (the host's doing, as for a candidate,
+ * evaluate.c)? Only the cell's threads count: the session's older ones
+ * waited over its whole life. */
+static void judge_starved(struct ee_session *s)
+{
+	struct ee_cgroup_stats st;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double wall_ms = (double)(now.tv_sec - s->cell_t0.tv_sec) * 1e3 +
+	                 (double)(now.tv_nsec - s->cell_t0.tv_nsec) / 1e6;
+	ee_sandbox_cgroup_now(s->sb, &st);
+	double cpu_ms = st.cpu_usec >= 0 && s->cpu_before_usec >= 0
+	                        ? (double)(st.cpu_usec - s->cpu_before_usec) / 1e3
+	                        : -1;
+	double waited_ms = s->born_since >= 0 ? ee_sandbox_runq_wait_ms(s->sb, s->born_since) : -1;
+	s->starved = ee_verdict_starved(wall_ms, cpu_ms, waited_ms);
+	s->starved_cpu_ms = cpu_ms;
+}
+
 static void on_cell_timer(void *ctx)
 {
 	struct ee_session *s = ctx;
 	uint64_t n;
 	if (read(s->timer_fd, &n, sizeof(n)) != (ssize_t)sizeof(n) || s->phase != PH_CELL || s->stop_why[0])
 		return;
+	judge_starved(s);
 	snprintf(s->stop_why, sizeof(s->stop_why), "timeout");
 	if (send_gate(s, json_pack("{s:s, s:s}", "do", "stop", "why", "timeout")) < 0)
 		end_with(s, "the session's cell could not be stopped");
@@ -151,10 +184,17 @@ static void answer_cell(struct ee_session *s, json_t *kept)
 	const char *status = json_string_value(json_object_get(kept, "status"));
 	const char *detail = json_string_value(json_object_get(kept, "detail"));
 	int ended = status && strcmp(status, "ended") == 0;
+	int starved = 0;
+	char starved_detail[64];
 
 	if (ended) {
 		status = ended_status(s, detail);
-		if (strcmp(status, "timeout") == 0)
+		starved = s->starved && strcmp(status, "timeout") == 0;
+		if (starved) {
+			snprintf(starved_detail, sizeof(starved_detail), "timeout (starved: %.0f ms of CPU)",
+			         s->starved_cpu_ms);
+			detail = starved_detail;
+		} else if (strcmp(status, "timeout") == 0)
 			detail = "timeout";
 		else if (strcmp(status, "memory_limit") == 0)
 			detail = "memory limit";
@@ -165,6 +205,8 @@ static void answer_cell(struct ee_session *s, json_t *kept)
 	}
 	json_object_set_new(a, "status", json_string(status));
 	json_object_set_new(a, "detail", detail ? json_string(detail) : json_null());
+	/* The host starved it: rolled back as any timeout, but not the cell's doing. */
+	json_object_set_new(a, "infra_error", json_boolean(starved));
 	static const char *const kept_keys[] = { "result",      "error",        "cpu_ms", "duration_ms",
 		                                 "rolled_back", "tmp_restored", "files" };
 	for (size_t i = 0; i < sizeof(kept_keys) / sizeof(kept_keys[0]); i++) {
@@ -179,6 +221,7 @@ static void answer_cell(struct ee_session *s, json_t *kept)
 	int setup = s->phase == PH_SETUP;
 	s->phase = PH_READY;
 	s->stop_why[0] = '\0';
+	s->starved = 0;
 	arm_cell_timer(s, 0);
 	ee_sandbox_rearm(s->sb, 0);
 	ee_buf_reset(&s->out);
@@ -202,7 +245,11 @@ static int start_cell(struct ee_session *s, const char *code, const char *stdin_
 	struct ee_cgroup_stats st;
 	ee_sandbox_cgroup_now(s->sb, &st);
 	s->oom_before = st.oom_kills;
+	s->cpu_before_usec = st.cpu_usec;
+	s->born_since = ee_cgroup_ticks_now();
+	clock_gettime(CLOCK_MONOTONIC, &s->cell_t0);
 	s->stop_why[0] = '\0';
+	s->starved = 0;
 	if (send_gate(s, msg) < 0)
 		return -1;
 	arm_cell_timer(s, timeout_s);

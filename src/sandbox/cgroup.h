@@ -123,6 +123,13 @@ long long ee_cgroup_cpu_usec(const struct ee_cgroup *cg, int fd);
  * when none could be read. Read at a timeout, before the kill: a candidate
  * with a thread that waited for most of its time was starved, not slow. */
 double ee_cgroup_runq_wait_ms(const struct ee_cgroup *cg);
+/* The same, of the threads started at or after born_since (clock ticks
+ * since boot, ee_cgroup_ticks_now; -1: every thread): a session's cell
+ * (a fresh fork) without the session's older processes, whose waits span
+ * its whole life. */
+double ee_cgroup_runq_wait_since_ms(const struct ee_cgroup *cg, long long born_since);
+/* Now, in the clock ticks since boot /proc/<pid>/stat counts in; -1 unknown. */
+long long ee_cgroup_ticks_now(void);
 
 /* Removes sandbox cgroups left by execeval processes that no longer exist
  * (killed with SIGKILL, power loss): a cgroup is stale when nobody holds

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/cgroup_int.h"
@@ -284,7 +285,30 @@ static long long run_delay_ns(int tid)
 	return sscanf(text, "%llu %llu", &run, &wait) == 2 ? (long long)wait : -1;
 }
 
-double ee_cgroup_runq_wait_ms(const struct ee_cgroup *cg)
+/* Field 22 of /proc/<tid>/stat: when the thread started, in clock ticks
+ * since boot; -1 unreadable. The name (field 2) may hold anything: the
+ * fields counted from its closing parenthesis. */
+static long long start_ticks(int tid)
+{
+	char text[1024];
+	if (cgroup_read_proc_file(tid, "stat", text, sizeof(text)) <= 0)
+		return -1;
+	const char *p = strrchr(text, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoll(p + 1, NULL, 10) : -1;
+}
+
+long long ee_cgroup_ticks_now(void)
+{
+	struct timespec t;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &t) < 0)
+		return -1;
+	return (long long)t.tv_sec * hz + (long long)t.tv_nsec / (1000000000LL / hz);
+}
+
+double ee_cgroup_runq_wait_since_ms(const struct ee_cgroup *cg, long long born_since)
 {
 	const char *dir = cg->pids[0] ? cg->pids : cg->mem;
 	int v2 = cg->pids[0] ? cg->pids_version == EE_CG_V2 : cg->mem_version == EE_CG_V2;
@@ -298,10 +322,17 @@ double ee_cgroup_runq_wait_ms(const struct ee_cgroup *cg)
 	long long longest = -1;
 	int tid, seen = 0;
 	while (seen++ < RUNQ_MAX_THREADS && fscanf(f, "%d", &tid) == 1) {
+		if (born_since >= 0 && start_ticks(tid) < born_since)
+			continue;
 		long long ns = run_delay_ns(tid);
 		if (ns > longest)
 			longest = ns;
 	}
 	fclose(f);
 	return longest < 0 ? -1 : (double)longest / 1e6;
+}
+
+double ee_cgroup_runq_wait_ms(const struct ee_cgroup *cg)
+{
+	return ee_cgroup_runq_wait_since_ms(cg, -1);
 }

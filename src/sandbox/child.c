@@ -302,7 +302,7 @@ static int enter_warm_sandbox(const struct ee_child_args *a, struct ee_err *err)
 		close(*fd);
 	if (a->use_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "unshare cgroup namespace");
-	if (ee_mount_refresh(a->mounts, err) < 0 || drop_privileges(a, err) < 0)
+	if (ee_mount_refresh(a->mounts, a->own_account ? a->uid : 0, err) < 0 || drop_privileges(a, err) < 0)
 		return -1;
 	/* The worker is the init of the pid namespace this one nests in: if it
 	 * dies, the kernel kills this namespace with it. */

@@ -66,6 +66,7 @@ struct ee_child_args {
 	 * -1 ends the list), mounts a fresh /proc and /tmp (ee_mount_refresh)
 	 * instead of building a root, and calls enter() instead of execve. */
 	int warm;
+	int own_account; /* warm, detached: uid is not the one the worker's root names */
 	const int *cgroup_fds;
 	__attribute__((noreturn)) void (*enter)(void);
 };

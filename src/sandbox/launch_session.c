@@ -3,8 +3,9 @@
  * own (see sandbox_int.h, "the seam"; engine/session.h).
  *
  * A session outlives any one candidate's time with its worker, so its
- * worker does not wait for it: the start is warm's (the worker claimed,
- * READY and STARTED awaited on its socket, W_LAUNCHER, and the timer), with
+ * worker does not wait for it: the start is warm's, by its driver
+ * (sandbox_worker_start_event: the worker claimed, READY and STARTED
+ * awaited on its socket, W_LAUNCHER, and the timer), with
  * RUN saying detached, the sandbox's own uid (claimed here, as a cold
  * start claims one) and the join files of its own cgroups (made here, as
  * cold makes them), and the worker is idle again at STARTED (zygote.c:
@@ -16,9 +17,7 @@
  */
 #include "sandbox/sandbox_int.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
@@ -90,18 +89,14 @@ static void close_start_fds(struct ee_session_part *s)
 	close_fds(s->join, 5);
 }
 
-static void end_unstarted(struct ee_sandbox *sb, const struct ee_err *err)
+static struct ee_worker **session_worker(struct ee_sandbox *sb)
 {
-	if (err) {
-		sb->out.setup_failed = 1;
-		sb->out.setup_err = *err;
-	}
-	sb->starting = 0;
-	sb->part.session.worker = NULL;
+	return &sb->part.session.worker;
+}
+
+static void session_drop_start(struct ee_sandbox *sb)
+{
 	close_start_fds(&sb->part.session);
-	for (int i = 0; i < W_COUNT; i++)
-		sandbox_close_watch(sb, i);
-	sb->reaped = 1;
 }
 
 /* It runs, on its own: its pidfd (a dup, watched as the launcher's
@@ -128,30 +123,18 @@ static void started(struct ee_sandbox *sb, int pidfd)
 	}
 }
 
+/* Warm's start driver; a lost worker is the start's failure (a session
+ * is not started afresh). */
+static const struct sandbox_worker_start session_start = {
+	.worker = session_worker,
+	.started = started,
+	.drop_start = session_drop_start,
+	.lost_restarts = 0,
+};
+
 static void on_start_event(struct ee_sandbox *sb, int kind)
 {
-	struct ee_worker *w = sb->part.session.worker;
-	struct ee_err err;
-	uint64_t ticks;
-	int pidfd = -1;
-
-	if (kind == W_TIMER && read(sb->fd[W_TIMER], &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
-		return;
-	if (sb->out.end != EE_END_RAN || sb->out.setup_failed) {
-		ee_worker_start_abandon(w);
-		end_unstarted(sb, NULL);
-		return;
-	}
-	int rc = ee_worker_start_step(w, &pidfd, &err);
-	if (rc < 0)
-		end_unstarted(sb, &err);
-	else if (rc == 1)
-		started(sb, pidfd);
-	else if (watch_worker(sb, &err) < 0 ||
-	         sandbox_set_timer(sb->fd[W_TIMER], ee_worker_start_ms_left(w) / 1e3, &err) < 0) {
-		ee_worker_start_abandon(w);
-		end_unstarted(sb, &err);
-	}
+	sandbox_worker_start_event(sb, &session_start, kind);
 }
 
 /* Its init ended (the worker reaps it): every process of it is gone. */

@@ -8,7 +8,9 @@
  * runs (STARTED) or cannot, so a slow or dying worker holds up no other
  * sandbox. The child's ends of the pipes wait in child_fds meanwhile: a
  * worker replaced after RUN needs them again. The wall clock starts at
- * STARTED, as the candidate's time is not its worker's warm-up.
+ * STARTED, as the candidate's time is not its worker's warm-up. The
+ * session launcher's start is the same, by the same driver
+ * (sandbox_worker_start_event), with what it holds of the start its own.
  *
  * Its end. The init is the worker's child: the worker reaps it and says
  * DONE on its socket, which the supervisor takes as the reap (on_worker).
@@ -90,22 +92,64 @@ static void close_child_fds(struct ee_warm_part *w)
 		sandbox_close_fd(&w->child_fds[i]);
 }
 
-/* Nothing ran: the sandbox ends with no process to reap (finish_if_done);
- * err, when given, says why (a sandbox error, not a verdict). */
-static void end_unstarted(struct ee_sandbox *sb, const struct ee_err *err)
+/* ---- a worker's start, the warm and the session launchers' ---- */
+
+void sandbox_worker_start_end(struct ee_sandbox *sb, const struct sandbox_worker_start *how,
+                              const struct ee_err *err)
 {
 	if (err) {
 		sb->out.setup_failed = 1;
 		sb->out.setup_err = *err;
 	}
 	sb->starting = 0;
-	/* No worker: the end is the supervisor's, its cgroup its own (empty). */
-	sb->part.warm.worker = NULL;
-	sb->parent = &ee_parent_supervisor;
-	close_child_fds(&sb->part.warm);
+	*how->worker(sb) = NULL;
+	how->drop_start(sb);
 	for (int i = 0; i < W_COUNT; i++)
 		sandbox_close_watch(sb, i);
 	sb->reaped = 1;
+}
+
+/* The next step of the start, or its end. */
+void sandbox_worker_start_event(struct ee_sandbox *sb, const struct sandbox_worker_start *how, int kind)
+{
+	struct ee_worker *w = *how->worker(sb);
+	struct ee_err err;
+	uint64_t ticks;
+	int pidfd = -1;
+
+	if (kind == W_TIMER && read(sb->fd[W_TIMER], &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return;
+	if (sb->out.end != EE_END_RAN || sb->out.setup_failed) { /* given up (sandbox_give_up_start) */
+		ee_worker_start_abandon(w);
+		sandbox_worker_start_end(sb, how, NULL);
+		return;
+	}
+	int rc = ee_worker_start_step(w, &pidfd, &err);
+	if (rc < 0) {
+		sandbox_worker_start_end(sb, how, &err); /* the worker is no longer ours */
+		if (how->lost_restarts)
+			sb->out.worker_lost = rc == EE_WORKER_LOST; /* the caller may start it afresh */
+	} else if (rc == 1) {
+		how->started(sb, pidfd);
+	} else if (sandbox_watch_worker(sb, w, &err) < 0 ||
+	           sandbox_set_timer(sb->fd[W_TIMER], ee_worker_start_ms_left(w) / 1e3, &err) < 0) {
+		ee_worker_start_abandon(w);
+		sandbox_worker_start_end(sb, how, &err);
+	}
+}
+
+/* ---- the warm launcher's own ---- */
+
+static struct ee_worker **warm_worker(struct ee_sandbox *sb)
+{
+	return &sb->part.warm.worker;
+}
+
+/* No worker: the end is the supervisor's, its cgroup its own (empty). */
+static void warm_drop_start(struct ee_sandbox *sb)
+{
+	sb->parent = &ee_parent_supervisor;
+	close_child_fds(&sb->part.warm);
 }
 
 /* The candidate runs: from now on a sandbox like any other. */
@@ -125,32 +169,16 @@ static void started(struct ee_sandbox *sb, int pidfd)
 	}
 }
 
-/* The next step of the start, or its end. */
+static const struct sandbox_worker_start warm_start = {
+	.worker = warm_worker,
+	.started = started,
+	.drop_start = warm_drop_start,
+	.lost_restarts = 1,
+};
+
 static void on_start_event(struct ee_sandbox *sb, int kind)
 {
-	struct ee_worker *w = sb->part.warm.worker;
-	struct ee_err err;
-	uint64_t ticks;
-	int pidfd = -1;
-
-	if (kind == W_TIMER && read(sb->fd[W_TIMER], &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
-		return;
-	if (sb->out.end != EE_END_RAN || sb->out.setup_failed) { /* given up (sandbox_give_up_start) */
-		ee_worker_start_abandon(w);
-		end_unstarted(sb, NULL);
-		return;
-	}
-	int rc = ee_worker_start_step(w, &pidfd, &err);
-	if (rc < 0) {
-		end_unstarted(sb, &err);                    /* the worker is no longer ours */
-		sb->out.worker_lost = rc == EE_WORKER_LOST; /* the caller may start it afresh */
-	} else if (rc == 1) {
-		started(sb, pidfd);
-	} else if (watch_worker(sb, &err) < 0 ||
-	           sandbox_set_timer(sb->fd[W_TIMER], ee_worker_start_ms_left(w) / 1e3, &err) < 0) {
-		ee_worker_start_abandon(w);
-		end_unstarted(sb, &err);
-	}
+	sandbox_worker_start_event(sb, &warm_start, kind);
 }
 
 /* The worker reaped the payload and the namespace's init (DONE), or died,

@@ -256,16 +256,34 @@ static int append(const char *path, const char *line, struct ee_err *err)
 	return 0;
 }
 
-/* The sandbox's own uid by a name, for getpass.getuser() and pwd. */
-static int add_account(unsigned uid, struct ee_err *err)
+/* The sandbox's own uid by a name, for getpass.getuser() and pwd, in the
+ * passwd and group files of etc (a directory). */
+static int add_account(const char *etc, unsigned uid, struct ee_err *err)
 {
-	char user[96], grp[64];
+	char user[96], grp[64], path[64];
 
 	if (uid == 65534)
 		return 0;
 	snprintf(user, sizeof(user), "sandbox:x:%u:%u:sandbox:/tmp:/usr/sbin/nologin\n", uid, uid);
 	snprintf(grp, sizeof(grp), "sandbox:x:%u:\n", uid);
-	if (append(SKELETON "/etc/passwd", user, err) < 0 || append(SKELETON "/etc/group", grp, err) < 0)
+	snprintf(path, sizeof(path), "%s/passwd", etc);
+	if (append(path, user, err) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/group", etc);
+	return append(path, grp, err);
+}
+
+/* A detached sandbox forked from a warm worker (a session) runs as a uid
+ * of its own, not the slot's that the worker's root names: passwd and
+ * group files naming it, written in a small tmpfs mounted on /tmp and bound
+ * read-only over the worker's; the fresh /tmp then hides that tmpfs (the
+ * binds keep their files). */
+static int name_own_account(unsigned uid, struct ee_err *err)
+{
+	if (tmpfs("/tmp", "1", "0755", err) < 0 || write_content("/tmp/passwd", passwd, err) < 0 ||
+	    write_content("/tmp/group", group, err) < 0 || add_account("/tmp", uid, err) < 0 ||
+	    bind("/tmp/passwd", "/etc/passwd", MS_RDONLY | MS_NODEV | MS_NOEXEC, err) < 0 ||
+	    bind("/tmp/group", "/etc/group", MS_RDONLY | MS_NODEV | MS_NOEXEC, err) < 0)
 		return -1;
 	return 0;
 }
@@ -279,7 +297,7 @@ int ee_mount_apply(const struct ee_mount_plan *plan, unsigned uid, struct ee_err
 	for (size_t i = 0; i < plan->n; i++)
 		if (apply_step(&plan->steps[i], err) < 0)
 			return -1;
-	if (add_account(uid, err) < 0)
+	if (add_account(SKELETON "/etc", uid, err) < 0)
 		return -1;
 	if (chdir(SKELETON) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "chdir to the new root");
@@ -298,8 +316,10 @@ int ee_mount_apply(const struct ee_mount_plan *plan, unsigned uid, struct ee_err
 	return 0;
 }
 
-int ee_mount_refresh(const struct ee_mount_plan *plan, struct ee_err *err)
+int ee_mount_refresh(const struct ee_mount_plan *plan, unsigned own_uid, struct ee_err *err)
 {
+	if (own_uid && name_own_account(own_uid, err) < 0)
+		return -1;
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct ee_mount_step *s = &plan->steps[i];
 		if (s->kind == EE_MNT_PROC) {

@@ -57,7 +57,10 @@ int ee_mount_apply(const struct ee_mount_plan *plan, unsigned uid, struct ee_err
 /* For a candidate forked from a warm worker, which already lives in an
  * applied plan: in its own new mount namespace, mounts a fresh /proc (of
  * its own pid namespace) and a fresh, empty /tmp over the worker's, and
- * makes that /tmp the cwd. Nothing the previous candidate left is reachable. */
-int ee_mount_refresh(const struct ee_mount_plan *plan, struct ee_err *err);
+ * makes that /tmp the cwd. Nothing the previous candidate left is reachable.
+ * own_uid: 0 when the candidate runs as the uid the worker's root names;
+ * else the uid it runs as (a detached sandbox's own), which its own
+ * /etc/passwd and /etc/group then name `sandbox` instead. */
+int ee_mount_refresh(const struct ee_mount_plan *plan, unsigned own_uid, struct ee_err *err);
 
 #endif

@@ -714,3 +714,10 @@ void ee_sandbox_cgroup_now(const struct ee_sandbox *sb, struct ee_cgroup_stats *
 	if (sb && !sb->done && !sb->starting && sb->parent && sb->parent->cgroup_of(sb) == &sb->cg)
 		ee_cgroup_stats(&sb->cg, st);
 }
+
+double ee_sandbox_runq_wait_ms(const struct ee_sandbox *sb, long long born_since)
+{
+	if (sb && !sb->done && !sb->starting && sb->parent && sb->parent->cgroup_of(sb) == &sb->cg)
+		return ee_cgroup_runq_wait_since_ms(&sb->cg, born_since);
+	return -1;
+}

@@ -166,6 +166,10 @@ const struct ee_sandbox_outcome *ee_sandbox_outcome(const struct ee_sandbox *sb)
 /* The counters of a running cold sandbox's own cgroup now (a session
  * between its cells); -1 fields where unknown (no cgroup, warm, gVisor). */
 void ee_sandbox_cgroup_now(const struct ee_sandbox *sb, struct ee_cgroup_stats *st);
+/* The longest a thread of that cgroup started at or after born_since
+ * (cgroup.h, ee_cgroup_ticks_now) has waited for a CPU, in ms; -1 unknown
+ * (as ee_sandbox_cgroup_now). */
+double ee_sandbox_runq_wait_ms(const struct ee_sandbox *sb, long long born_since);
 void ee_sandbox_free(struct ee_sandbox *sb);
 
 #endif

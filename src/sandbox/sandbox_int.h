@@ -244,6 +244,25 @@ void sandbox_own_release(struct ee_sandbox *sb);
  * session launcher's start too): again after each step of a start, as the
  * worker may be a new one. */
 int sandbox_watch_worker(struct ee_sandbox *sb, const struct ee_worker *w, struct ee_err *err);
+
+/* The start of a sandbox a worker forks (launch_warm.c; the session
+ * launcher's too), one event (kind: W_LAUNCHER or W_TIMER) at a time: the
+ * worker's next step, STARTED handed to started(), or the end of a start
+ * that cannot be (given up, failed: the sandbox ends with nothing to
+ * reap). What differs is the launcher's: where it holds the worker, what
+ * it drops of the start's (drop_start: the child's fds it holds), and
+ * whether a lost worker lets the caller start the sandbox afresh. */
+struct sandbox_worker_start {
+	struct ee_worker **(*worker)(struct ee_sandbox *sb);
+	void (*started)(struct ee_sandbox *sb, int pidfd);
+	void (*drop_start)(struct ee_sandbox *sb);
+	int lost_restarts; /* a lost worker sets out.worker_lost */
+};
+void sandbox_worker_start_event(struct ee_sandbox *sb, const struct sandbox_worker_start *how, int kind);
+/* Nothing ran: the sandbox ends with no process to reap; err, when given,
+ * says why (a sandbox error, not a verdict). */
+void sandbox_worker_start_end(struct ee_sandbox *sb, const struct sandbox_worker_start *how,
+                              const struct ee_err *err);
 /* Nothing after the cgroup's removal; never lingering. */
 int sandbox_nothing_after(struct ee_sandbox *sb);
 int sandbox_no_linger(struct ee_sandbox *sb, int kind);

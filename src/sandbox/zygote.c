@@ -525,6 +525,7 @@ static void serve_one(const struct ee_worker_msg *req, const int *fds, int nfds)
 		         .gate = fds[5],
 		         .code = -1 },
 		.warm = 1,
+		.own_account = detach,
 		.cgroup_fds = arg.cgroup,
 		.enter = enter_harness,
 	};

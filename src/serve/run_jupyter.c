@@ -355,8 +355,9 @@ static void on_answer(void *ctx, struct ee_session *s, json_t *a)
 	}
 	json_array_append_new(run->cells, ee_jupyter_cell_of(a, run->clock_s));
 	json_array_append_new(run->facts,
-	                      json_pack("{s:s?, s:O?, s:b, s:O?, s:O?, s:f}", "status", status, "detail",
+	                      json_pack("{s:s?, s:O?, s:b, s:b, s:O?, s:O?, s:f}", "status", status, "detail",
 	                                json_object_get(a, "detail"), "rolled_back", rolled_back,
+	                                "infra_error", json_is_true(json_object_get(a, "infra_error")),
 	                                "duration_ms", json_object_get(a, "duration_ms"), "cpu_ms",
 	                                json_object_get(a, "cpu_ms"), "clock_s", run->clock_s));
 	if (rolled_back) {

@@ -480,7 +480,8 @@ int ee_server_new(struct ee_engine *eng, const struct ee_eval_options *o, const 
 		.deny_imports = o->deny_imports,
 	};
 	/* Two warm workers fork sessions (one start each at a time: a start
-	 * is a few ms), when the host runs warm; else sessions start cold. */
+	 * is a few ms), when the host runs warm; else sessions start cold.
+	 * They start at the first session, not here (engine.h). */
 	if (ee_engine_open_sessions(eng, o, cfg->session_preload, cfg->max_sessions ? 2 : 0, err) < 0 ||
 	    ee_sessions_new(eng, &sess_cfg, &srv->sessions, err) < 0 ||
 	    ee_run_jupyter_new(eng, srv->sessions, &jup_cfg, &srv->run_jupyter, err) < 0) {

@@ -322,6 +322,37 @@ def test_the_tool_driven_as_verls_tool_agent_loop_drives_it(url):
     assert len(ids) == 2 and sessions_alive(Client(url), ids) == []
 
 
+def test_a_cell_the_host_starved_is_no_penalty_for_the_model():
+    """A starved cell's answer (infra_error: the server's, docs/api.md) is
+    neither the code's timeout in what the model reads nor an error in the
+    metrics; the Session hands it back as an answer."""
+    sid = "ef" * 16
+    starved = {"status": "timeout", "detail": "timeout (starved: 30 ms of CPU)", "infra_error": True,
+               "rolled_back": True, "tmp_restored": True, "stdout": "", "stderr": "", "result": None,
+               "error": None, "duration_ms": 1001.0, "cpu_ms": None, "cell": 1}
+    a = Stub([ok({"id": sid, "status": "ready"}), ok(starved), ok({"id": sid, "status": "deleted"})])
+    try:
+        s = Client(a.url, retries=0).session()
+        answer = s.exec("while True:\n    pass", timeout_s=1)
+        assert (answer["status"], answer["infra_error"], answer["rolled_back"]) == ("timeout", True, True)
+        s.close()
+        tool = tool_of(a.url, timeout_s=1)
+
+        async def main():
+            iid, _ = await tool.create()
+            resp, reward, m = await tool.execute(iid, {"code": "while True:\n    pass"})
+            await tool.close()
+            return resp, reward, m
+
+        a.requests.clear()
+        resp, reward, m = asyncio.run(main())
+        assert reward == 0.0 and (m["infra_error"], m["error"]) == (1, 0), m
+        assert "too busy" in resp.text and "not the code's doing" in resp.text, resp.text
+        assert "time limit" not in resp.text, resp.text
+    finally:
+        a.stop()
+
+
 def test_the_tool_tells_the_model_when_its_interpreter_ended(url):
     tool = tool_of(url)
     c = Client(url)

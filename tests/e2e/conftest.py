@@ -24,6 +24,8 @@ Fixtures:
   secret     a random string exported as EXECEVAL_TEST_SECRET into every
              execeval's environment; run() asserts that it never appears in
              execeval's stdout or stderr
+  accepted(listener)  connections waiting on a non-blocking listener
+             (accepted and closed): what a hostile probe reached
   marker     a unique string per test, for hostile candidates to put into
              file names and argv; the host-evidence check looks for it
   host_evidence (autouse) after every test: no surviving sandbox process (a
@@ -447,6 +449,19 @@ def host_tmp_entries(markers=()):
             if is_sandbox_uid(uid) or any(m in n for m in markers):
                 found[p] = uid
     return found
+
+
+def accepted(listener):
+    """Connections waiting on a non-blocking listener (accepts and closes
+    them): a hostile candidate's or session's connection that got through."""
+    n = 0
+    while True:
+        try:
+            c, _ = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return n
+        c.close()
+        n += 1
 
 
 class Marker(str):

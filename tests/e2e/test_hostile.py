@@ -24,8 +24,9 @@ import time
 
 import pytest
 
-from conftest import BACKEND, EXECEVAL, NOBODY, REPO, SANDBOX_UID_BASE, SECRET, clean_up_after_a_dead_execeval, \
-    execeval_env, is_sandbox_uid, isolation_args, parse_record, processes, wait_no_leftovers, with_isolation
+from conftest import BACKEND, EXECEVAL, NOBODY, REPO, SANDBOX_UID_BASE, SECRET, accepted, \
+    clean_up_after_a_dead_execeval, execeval_env, is_sandbox_uid, isolation_args, parse_record, processes, \
+    wait_no_leftovers, with_isolation
 
 # EXECEVAL_BACKEND=gvisor runs this suite under gVisor (make e2e). Where a
 # verdict or a piece of host evidence legitimately differs there, the test
@@ -603,18 +604,6 @@ def tcp_listener():
     s.setblocking(False)
     yield s
     s.close()
-
-
-def accepted(listener):
-    """Connections waiting on a non-blocking listener (accepts them)."""
-    n = 0
-    while True:
-        try:
-            c, _ = listener.accept()
-        except (BlockingIOError, InterruptedError):
-            return n
-        c.close()
-        n += 1
 
 
 def connect_probe(attempts):

@@ -505,12 +505,13 @@ def test_clean_environment(tree):
 def test_serve_is_one_thread_and_its_workers(serve, isolation):  # noqa: F811 (fixture)
     """serve drives libmicrohttpd from its own loop: no thread of its own;
     warm, its children are the workers, two per -j slot (the candidate's
-    and the split judge's) and the sessions' two (sessions.h); cold, while
-    idle, at most the slots' long-lived judges (the start-up check left
-    one); with --judge inline, the -j workers and the sessions', or none."""
+    and the split judge's; the sessions' two come at the first session,
+    test_sessions.py); cold, while idle, at most the slots' long-lived
+    judges (the start-up check left one); with --judge inline, the -j
+    workers, or none."""
     if os.geteuid() != 0:
         pytest.skip("warm needs root")
-    for judge, workers in (("split", 4 + 2), ("inline", 2 + 2)):
+    for judge, workers in (("split", 4), ("inline", 2)):
         s = serve("--isolation", isolation, "--judge", judge, jobs=2)
         assert host_view(s.pid)["threads"] == 1
         kids = children(s.pid)

@@ -5,11 +5,13 @@ Every case talks to a real `execeval serve` on 127.0.0.1; the autouse
 host_evidence fixture checks that nothing of any session is left on the
 host afterwards (processes, cgroups, files, mounts).
 """
+import os
 import threading
 import time
 
 import pytest
 
+from conftest import isolation_args
 from serve_client import serve  # noqa: F401 (fixture)
 
 
@@ -24,6 +26,37 @@ def cell(srv, sid, code, **kw):
     a = srv.post("/v1/sessions/%s/exec" % sid, dict(code=code, **kw))
     assert a.status == 200, a
     return a.json
+
+
+def warm_workers(pid):
+    """How many warm workers (`execeval __worker`) the server pid started."""
+    n = 0
+    for name in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/status" % name) as f:
+                ppid = [line.split()[1] for line in f if line.startswith("PPid:")]
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        n += ppid == [str(pid)] and argv[1:2] == [b"__worker"]
+    return n
+
+
+def test_the_sessions_workers_start_at_the_first_session(serve):
+    """A server that never gets a session holds no worker for them; the
+    first session waits for their warm-up and is forked from one."""
+    if os.geteuid() != 0 or "cold" in isolation_args():
+        pytest.skip("warm workers need root and warm isolation")
+    srv = serve("-j", "1", "--session-preload", "json")
+    task = {"task_id": "t", "prompt": "", "tests": [{"kind": "assert", "code": "assert f() == 1"}]}
+    a = srv.post("/v1/run", {"task": task, "candidate": "def f():\n    return 1\n"})
+    assert a.status == 200 and a.json["status"] == "pass", a
+    candidates = warm_workers(srv.pid)  # the candidates' only
+    assert candidates >= 1
+    sid = start(srv)
+    assert warm_workers(srv.pid) == candidates + 2  # and the sessions' two, new
+    assert cell(srv, sid, "import sys\n'json' in sys.modules")["result"] == "True"
 
 
 @pytest.mark.parametrize("isolation", [[], ["--isolation", "cold"]], ids=["warm", "cold"])
@@ -48,6 +81,21 @@ def test_state_persists_and_an_exception_keeps_what_ran_before_it(serve, isolati
     assert g.status == 200 and g.json["state"] == "idle" and g.json["cells"] == 6
 
 
+@pytest.mark.parametrize("isolation", [[], ["--isolation", "cold"]], ids=["warm", "cold"])
+def test_the_sessions_own_uid_has_a_name(serve, isolation):
+    """getpass and pwd name the session's own uid, warm (a detached fork of
+    a worker whose root names the worker's slot uid) as cold."""
+    srv = serve(*isolation)
+    for sid in (start(srv), start(srv)):
+        a = cell(srv, sid, "import getpass, grp, os, pwd\n"
+                 "(getpass.getuser(), pwd.getpwuid(os.getuid()).pw_name, grp.getgrgid(os.getgid()).gr_name,"
+                 " os.getuid() == pwd.getpwnam('sandbox').pw_uid)")
+        assert (a["status"], a["result"]) == ("ok", "('sandbox', 'sandbox', 'sandbox', True)"), a
+        # Read-only, as the rest of the root.
+        a = cell(srv, sid, "open('/etc/passwd', 'a')")
+        assert a["status"] == "error" and a["error"]["type"] in ("OSError", "PermissionError"), a
+
+
 @pytest.mark.parametrize("bad, status, detail", [
     ("while True: pass", "timeout", "timeout"),
     ("import os\nos._exit(3)", "crashed", "exit code 3"),
@@ -65,17 +113,40 @@ def test_a_bad_cell_of_a_cold_session_is_rolled_back_too(serve):
     _bad_cell_rolled_back(srv, "while True: pass", "timeout", "timeout")
 
 
+# The session's live processes, as (pid, state, name): init, keeper, state
+# and this cell once the state an answered cell replaced has exited (it
+# retires as the next cell starts: waited for up to 2 s; a leftover child
+# of a rolled-back cell sleeps for 60 s, so it would still be there).
+LIVE_PROCESSES = """import os, time
+def live():
+    out = []
+    for p in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            with open('/proc/%s/stat' % p) as f:
+                st = f.read().rpartition(')')[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if st != 'Z':
+            out.append((int(p), st))
+    return sorted(out)
+deadline = time.monotonic() + 2
+while len(live()) > 4 and time.monotonic() < deadline:
+    time.sleep(0.02)
+live()"""
+
+
 def _bad_cell_rolled_back(srv, bad, status, detail):
     sid = start(srv)
     cell(srv, sid, "x = 1\nopen('kept.txt', 'w').write('before')")
     a = cell(srv, sid, "x = 2\nopen('kept.txt', 'w').write('after')\nopen('new.txt', 'w').write('n')\n"
              "import os, time\nif os.fork() == 0:\n    time.sleep(60)\n" + bad, timeout_s=2)
     assert (a["status"], a["detail"], a["rolled_back"], a.get("tmp_restored")) == (status, detail, True, True), a
+    assert a["infra_error"] is False, a  # the cell's doing: on a quiet host, never starved
     a = cell(srv, sid, "import os\nx, open('kept.txt').read(), sorted(os.listdir('.'))")
     assert a["result"] == "(1, 'before', ['kept.txt'])", a
     # The cell's child died with it: the session's only processes are its own.
-    a = cell(srv, sid, "import os\nsorted(int(p) for p in os.listdir('/proc') if p.isdigit())")
-    assert len(eval(a["result"])) <= 4, a  # init, keeper, state, this cell
+    a = cell(srv, sid, LIVE_PROCESSES)
+    assert a["status"] == "ok" and len(eval(a["result"])) <= 4, a  # init, keeper, state, this cell
 
 
 def test_one_cell_at_a_time_and_ended_sessions_are_gone(serve):

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from conftest import accepted
 from serve_client import serve  # noqa: F401 (fixture)
 
 
@@ -25,17 +26,6 @@ def cell(srv, sid, code, **kw):
     a = srv.post("/v1/sessions/%s/exec" % sid, dict(code=code, **kw))
     assert a.status == 200, a
     return a.json
-
-
-def accepted(listener):
-    n = 0
-    while True:
-        try:
-            c, _ = listener.accept()
-        except (BlockingIOError, InterruptedError):
-            return n
-        c.close()
-        n += 1
 
 
 PROBE = """

@@ -18,6 +18,7 @@ import time
 import pytest
 
 from conftest import EXECEVAL, cgroup_roots, execeval_env, with_isolation
+from serve_client import serve  # noqa: F401 (fixture)
 
 # Needs 0.5 s of CPU: in a 1 s clock with a whole CPU it passes.
 SLOW_BUT_FINE = "import time\nwhile time.process_time() < 0.5:\n    pass\ndef f():\n    return True\n"
@@ -100,3 +101,33 @@ def test_a_hanging_program_is_still_a_timeout_on_a_quiet_host():
     assert (rec["status"], rec["detail"], rec["reward"], rec.get("infra_error")) == \
         ("timeout", "timeout", -1, None), rec
     assert r.returncode == 1
+
+
+@pytest.mark.parametrize("isolation", ["cold", "warm"])
+def test_a_starved_cell_is_rolled_back_and_said_to_be_the_hosts(starved_cgroup, serve, isolation):  # noqa: F811
+    """A session cannot run a cell again (its state): a cell the host
+    starved is rolled back as any timeout, its answer marked the host's
+    (docs/api.md, Sessions). The server joins the starved cgroup before its
+    first session: that session's processes (cold: cloned by the server;
+    warm: forked by the sessions' workers, made at the first session) are
+    starved with it."""
+    # The server starts in it (its sandboxes' cgroups are made under the
+    # cgroups it starts in): this process joins it for the fork, then leaves.
+    root, version = cpu_root()
+    home = os.path.join(root, "tasks" if version == 1 else "cgroup.procs")
+    with open(starved_cgroup, "w") as f:
+        f.write(str(os.getpid()))
+    try:
+        srv = serve("--isolation", isolation, jobs=1)
+    finally:
+        with open(home, "w") as f:
+            f.write(str(os.getpid()))
+    a = srv.post("/v1/sessions", {})
+    assert a.status == 200, a
+    sid = a.json["id"]
+    assert srv.post("/v1/sessions/%s/exec" % sid, {"code": "x = 1"}).json["status"] == "ok"
+    a = srv.post("/v1/sessions/%s/exec" % sid, {"code": "x = 2\nwhile True:\n    pass", "timeout_s": 1}).json
+    assert (a["status"], a["rolled_back"], a["infra_error"]) == ("timeout", True, True), a
+    assert a["detail"].startswith("timeout (starved: "), a
+    a = srv.post("/v1/sessions/%s/exec" % sid, {"code": "x"}).json
+    assert (a["status"], a["result"], a["infra_error"]) == ("ok", "1", False), a

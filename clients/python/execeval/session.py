@@ -99,8 +99,12 @@ class Session:
     def exec(self, code, timeout_s=None, stdin=None, fetch_files=None, deadline=None):
         """Runs one cell; returns its answer (a dict: status ok | error |
         timeout | output_overflow | memory_limit | crashed, stdout, stderr,
-        result, error, rolled_back, files, duration_ms, cpu_ms, cell). A cell
-        that raised or was rolled back is an answer, not an exception."""
+        result, error, rolled_back, infra_error, files, duration_ms, cpu_ms,
+        cell). A cell that raised or was rolled back is an answer, not an
+        exception. infra_error true: the host starved the cell of CPU (status
+        timeout, detail "timeout (starved: ...)"): rolled back, the host's
+        doing and not the code's, so never a penalty; the same cell may be
+        sent again."""
         if self.closed:
             raise SessionEnded("session %s: closed by this client" % self.id)
         try:

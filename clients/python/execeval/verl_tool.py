@@ -41,8 +41,11 @@ What the model sees (execute's text): the cell's stdout and stderr, the
 repr of its trailing expression, the traceback of its exception, and a
 note when it was rolled back (timeout, output cap, memory, a crash: the
 session is as it was before that cell), at most max_output_chars (middle
-cut). The step reward is 0.0 and calc_reward returns 0.0: an agent's
-answer is judged elsewhere, by the reward function (execeval/verl.py's
+cut). A cell the host starved of CPU (the answer's infra_error: the
+machine was busy, not the code slow) is told as such, not as the code's
+timeout, and counted in the metrics' infra_error, not as an error. The
+step reward is 0.0 and calc_reward returns 0.0: an agent's answer is
+judged elsewhere, by the reward function (execeval/verl.py's
 compute_score) in a fresh sandbox, never inside the session that wrote it
 (whatever the agent planted there would run with the tests).
 
@@ -158,7 +161,11 @@ def render(answer, timeout_s=None):
     if answer.get("status") == "error" and error:
         parts.append((error.get("traceback") or "").rstrip("\n")
                      or "%s: %s" % (error.get("type"), error.get("message")))
-    if answer.get("rolled_back"):
+    if answer.get("rolled_back") and answer.get("infra_error"):
+        parts.append("[the cell was stopped and rolled back: the machine running it was too busy to give it "
+                     "CPU, which is not the code's doing; the interpreter is as it was before this cell, and "
+                     "the cell may be run again]")
+    elif answer.get("rolled_back"):
         why = ROLLED_BACK.get(answer.get("status"), answer.get("detail") or answer.get("status"))
         if answer.get("status") == "timeout" and timeout_s:
             why = "it ran past its time limit (%g s)" % timeout_s
@@ -330,7 +337,8 @@ class ExecevalSessionTool:
                        "files are gone; this cell ran in a new one]\n"
         metrics = {"duration_ms": float(answer.get("duration_ms") or 0.0),
                    "rolled_back": 1 if answer.get("rolled_back") else 0,
-                   "error": 1 if answer.get("status") == "error" else 0, "infra_error": 0,
+                   "error": 1 if answer.get("status") == "error" else 0,
+                   "infra_error": 1 if answer.get("infra_error") else 0,
                    "new_session": new_session}
         return note + render(answer, self.timeout_s), metrics
 
