@@ -2,6 +2,7 @@
 #
 #   make            build/execeval (hardened release build) and its man page build/execeval.1
 #   make test       install missing packages (scripts/install-deps --test), build, run every test
+#   make lint       flake8 over the Python (harness, tests, bench, client), as make test runs it
 #   make demo       install missing packages (no test-only ones), build, evaluate the bundled examples
 #   make install    PREFIX=/usr/local: PREFIX/bin/execeval, PREFIX/share/man/man1/execeval.1
 
@@ -34,7 +35,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 rel_obj = $(patsubst %.c,$(BUILD)/rel/%.o,$(1))
 san_obj = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
 
-.PHONY: all test unit e2e fuzz pytests demo deps test-deps install man clean format format-check bench image-check
+.PHONY: all test unit e2e fuzz pytests lint demo deps test-deps install man clean format format-check bench image-check
 all: $(BUILD)/execeval $(BUILD)/execeval.1
 
 # Header dependencies: each compile writes its object's .d (-MMD: the
@@ -172,6 +173,17 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 pytests: $(BUILD)/execeval $(BUILD)/execeval.1
 	$(PYTHON) -m pytest -q tests/harness tests/metrics tests/docs
 
+# The Python, by flake8 under .flake8's written rules (a few seconds): the
+# harness as the one module its parts make (assemble.py's joined form: a
+# part uses names another defines), tests/, bench/ (its scripts have no
+# .py: those whose first line names python) and the client.
+LINT_BENCH = $(shell for f in bench/*; do head -n 1 $$f | grep -q python && echo $$f; done)
+$(BUILD)/lint/harness.py: $(HARNESS_PARTS)
+	@mkdir -p $(dir $@)
+	$(PYTHON) src/harness/assemble.py joined $@
+lint: $(BUILD)/lint/harness.py
+	$(PYTHON) -m flake8 $< src/harness/assemble.py src/harness/lint.py tests bench/*.py $(LINT_BENCH) clients/python
+
 # The Dockerfile, statically (Debian 12 has no hadolint): well under a
 # second, and in make test through tests/docs above.
 image-check:
@@ -184,6 +196,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: test-deps
 	$(MAKE) format-check
 	$(PYTHON) scripts/check-layers
+	$(MAKE) lint
 	$(MAKE) -j$(JOBS) all $(BUILD)/execeval-san $(UNIT_BIN) $(FUZZ_BIN)
 	$(MAKE) unit
 	$(MAKE) -j$(JOBS) fuzz
