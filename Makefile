@@ -2,6 +2,7 @@
 #
 #   make            build/execeval (hardened release build) and its man page build/execeval.1
 #   make test       install missing packages (scripts/install-deps --test), build, run every test
+#   make lint       flake8 over the Python (harness, tests, bench, client), as make test runs it
 #   make demo       install missing packages (no test-only ones), build, evaluate the bundled examples
 #   make install    PREFIX=/usr/local: PREFIX/bin/execeval, PREFIX/share/man/man1/execeval.1
 
@@ -34,15 +35,26 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 rel_obj = $(patsubst %.c,$(BUILD)/rel/%.o,$(1))
 san_obj = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
 
-.PHONY: all test unit e2e fuzz pytests demo deps test-deps install man clean format format-check bench image-check
+.PHONY: all test unit e2e fuzz pytests lint demo deps test-deps install man clean format format-check bench image-check
 all: $(BUILD)/execeval $(BUILD)/execeval.1
 
-$(BUILD)/rel/%.o: %.c $(wildcard src/*.h src/*/*.h)
+# Header dependencies: each compile writes its object's .d (-MMD: the
+# headers it included; -MP: a target for each, so a header removed later
+# breaks no build), read back by the include below, so touching a header
+# rebuilds only what includes it. An object depends on its .d too, so one
+# without a .d (built before this rule, or its .d lost) is rebuilt once
+# instead of trusted blindly; the .d is written aside and put in place
+# after a compile that succeeded, then the object touched, since clang
+# writes the .d after the object (else it would look out of date for
+# ever). make clean removes them with $(BUILD).
+DEPFLAGS = -MMD -MP -MF $(@:.o=.Td)
+DEPDONE  = mv -f $(@:.o=.Td) $(@:.o=.d) && touch $@
+$(BUILD)/rel/%.o: %.c $(BUILD)/rel/%.d
 	@mkdir -p $(dir $@)
-	@echo "  CC      $<"; $(CC) $(BASE) $(HARDEN) -c $< -o $@
-$(BUILD)/san/%.o: %.c $(wildcard src/*.h src/*/*.h)
+	@echo "  CC      $<"; $(CC) $(BASE) $(HARDEN) $(DEPFLAGS) -c $< -o $@ && $(DEPDONE)
+$(BUILD)/san/%.o: %.c $(BUILD)/san/%.d
 	@mkdir -p $(dir $@)
-	@echo "  CC san  $<"; $(CC) $(BASE) $(SAN) -c $< -o $@
+	@echo "  CC san  $<"; $(CC) $(BASE) $(SAN) $(DEPFLAGS) -c $< -o $@ && $(DEPDONE)
 # The harness is embedded as source and as a pyc compiled by $(PYTHON),
 # whose real path goes along so the binary knows when the pyc applies.
 $(HARNESS): $(HARNESS_PARTS)
@@ -65,8 +77,8 @@ $(BUILD)/execeval-san: $(call san_obj,$(LIB_SRC) $(CLI_SRC)) $(BUILD)/san/embed.
 # Unit tests: Criterion, built and run under ASan+UBSan.
 $(BUILD)/unit/%: tests/unit/%.c $(call san_obj,$(LIB_SRC)) $(BUILD)/san/embed.o $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	@echo "  LD      $@"; $(CC) $(BASE) -iquote $(BUILD)/unit $(SAN) $(filter-out %.h,$^) -o $@ $(LIBS) -lcriterion \
-	    $(UNIT_LDFLAGS)
+	@echo "  LD      $@"; $(CC) $(BASE) -iquote $(BUILD)/unit $(SAN) -MMD -MP -MT $@ -MF $@.d $(filter-out %.h,$^) -o $@ \
+	    $(LIBS) -lcriterion $(UNIT_LDFLAGS)
 # test_oom fails the library's allocations one by one: its calls are wrapped.
 $(BUILD)/unit/test_oom: UNIT_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup \
     -Wl,--wrap=json_loadb,--wrap=json_loads,--wrap=json_loadf,--wrap=json_load_file
@@ -97,14 +109,14 @@ unit: $(UNIT_BIN)
 FUZZ_SECONDS ?= 5
 FUZZ_CFLAGS  := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 fuzz_obj = $(patsubst %.c,$(BUILD)/fuzzlib/%.o,$(1))
-$(BUILD)/fuzzlib/%.o: %.c $(wildcard src/*.h src/*/*.h)
+$(BUILD)/fuzzlib/%.o: %.c $(BUILD)/fuzzlib/%.d
 	@mkdir -p $(dir $@)
-	@echo "  CC fuzz $<"; clang $(BASE) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	@echo "  CC fuzz $<"; clang $(BASE) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@ && $(DEPDONE)
 $(BUILD)/fuzzlib/libexeceval.a: $(call fuzz_obj,$(LIB_SRC))
 	@rm -f $@; ar rcs $@ $^
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzzlib/libexeceval.a $(BUILD)/san/embed.o $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
-	@echo "  FUZZ    $@"; clang $(BASE) $(FUZZ_CFLAGS) -fsanitize=fuzzer \
+	@echo "  FUZZ    $@"; clang $(BASE) $(FUZZ_CFLAGS) -MMD -MP -MT $@ -MF $@.d -fsanitize=fuzzer \
 	    $< $(BUILD)/fuzzlib/libexeceval.a $(BUILD)/san/embed.o -o $@ $(LIBS)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 # One run per target, so `make -jN fuzz` runs N at once (each is time-bound;
@@ -161,6 +173,17 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 pytests: $(BUILD)/execeval $(BUILD)/execeval.1
 	$(PYTHON) -m pytest -q tests/harness tests/metrics tests/docs
 
+# The Python, by flake8 under .flake8's written rules (a few seconds): the
+# harness as the one module its parts make (assemble.py's joined form: a
+# part uses names another defines), tests/, bench/ (its scripts have no
+# .py: those whose first line names python) and the client.
+LINT_BENCH = $(shell for f in bench/*; do head -n 1 $$f | grep -q python && echo $$f; done)
+$(BUILD)/lint/harness.py: $(HARNESS_PARTS)
+	@mkdir -p $(dir $@)
+	$(PYTHON) src/harness/assemble.py joined $@
+lint: $(BUILD)/lint/harness.py
+	$(PYTHON) -m flake8 $< src/harness/assemble.py src/harness/lint.py tests bench/*.py $(LINT_BENCH) clients/python
+
 # The Dockerfile, statically (Debian 12 has no hadolint): well under a
 # second, and in make test through tests/docs above.
 image-check:
@@ -173,6 +196,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: test-deps
 	$(MAKE) format-check
 	$(PYTHON) scripts/check-layers
+	$(MAKE) lint
 	$(MAKE) -j$(JOBS) all $(BUILD)/execeval-san $(UNIT_BIN) $(FUZZ_BIN)
 	$(MAKE) unit
 	$(MAKE) -j$(JOBS) fuzz
@@ -196,9 +220,9 @@ $(BUILD)/bench/run-overhead: bench/run-overhead.c $(call rel_obj,$(LIB_SRC)) $(B
 
 # bench/reference-timing's baseline: the reference timed by one call per
 # input (EE_REFERENCE_TIMINGS 1), everything else as build/execeval.
-$(BUILD)/bench/one-timing/reference.o: src/engine/reference.c $(wildcard src/*.h src/*/*.h)
+$(BUILD)/bench/one-timing/reference.o: src/engine/reference.c $(BUILD)/bench/one-timing/reference.d
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(HARDEN) -DEE_REFERENCE_TIMINGS=1 -c $< -o $@
+	$(CC) $(BASE) $(HARDEN) $(DEPFLAGS) -DEE_REFERENCE_TIMINGS=1 -c $< -o $@ && $(DEPDONE)
 $(BUILD)/bench/execeval-one-timing: $(filter-out $(BUILD)/rel/src/engine/reference.o,$(call rel_obj,$(LIB_SRC) $(CLI_SRC))) \
                                     $(BUILD)/bench/one-timing/reference.o $(BUILD)/rel/embed.o
 	$(CC) $(LDHARDEN) $^ -o $@ $(LIBS)
@@ -239,6 +263,14 @@ format:
 	clang-format -i $(C_FILES)
 format-check:
 	clang-format --dry-run --Werror $(C_FILES)
+
+# The .d files the compiles above wrote (see DEPFLAGS). Each object's is a
+# target with no recipe: a missing one counts as changed, so its object is
+# rebuilt (and writes it), and it is never deleted as an intermediate.
+OBJ_DEPS := $(patsubst %.o,%.d,$(call rel_obj,$(LIB_SRC) $(CLI_SRC)) $(call san_obj,$(LIB_SRC) $(CLI_SRC)) \
+              $(call fuzz_obj,$(LIB_SRC)) $(BUILD)/bench/one-timing/reference.o)
+$(OBJ_DEPS):
+include $(wildcard $(OBJ_DEPS) $(patsubst %,%.d,$(UNIT_BIN) $(FUZZ_BIN)))
 
 clean:
 	rm -rf $(BUILD)

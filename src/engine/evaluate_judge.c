@@ -43,6 +43,9 @@
  * hidden tests skipped or not run, as inline), else the pair's is.
  * A warm worker lost under either side says nothing about the
  * candidate: both start again once, as inline (retry).
+ *
+ * This file is the pair's life; the verdicts (merging the pair's, the
+ * third run's, settling) are evaluate_judge_merge.c's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +55,7 @@
 #include "base/loop.h"
 #include "engine/engine.h"
 #include "engine/evaluate_int.h"
+#include "engine/evaluate_judge_int.h"
 #include "engine/judge_host.h"
 #include "input/task.h"
 #include "protocol/job.h"
@@ -60,66 +64,16 @@
 #include "sandbox/sandbox.h"
 #include "verdict/events.h"
 
-struct judged {
-	struct ee_eval *ev; /* its stream is the candidate's (role serve) */
-	struct ee_stream judge;
-	struct ee_relay relay;
-	struct ee_sandbox *cand_sb, *judge_sb;
-	int cand_done, judge_done; /* on_done came; the judge's: or its side is over (judge_over) */
-	/* The judge: a long-lived one (judge_host.h; its sandbox is judge_sb),
-	 * NULL once given back or when it is one of its own (judge_sb then
-	 * owned). What its side came to, scalars only, in judge_out once over. */
-	struct ee_judge_host *host;
-	struct ee_sandbox_outcome judge_out;
-	int judge_gate_closed; /* the candidate ended first: the judge reads EOF */
-	int judge_reusable;    /* its done said reuse and its gate stayed open */
-	double judge_taken_ms;
-	/* Its hello for this evaluation came. The run's clock covers both
-	 * sides, but not a judge's start (a new one: its worker's warm-up, a
-	 * cold interpreter, gVisor's boot), which can take longer than the
-	 * whole clock on a loaded host: until the hello the candidate's clock
-	 * is held, and the judge's, which had EE_JUDGE_START_S more until
-	 * then, is set to the run's. A judge that timed out before it is a
-	 * sandbox error, not the candidate's verdict. */
-	int judge_ready;
-	int go_sent; /* {"go":true} went to the candidate: its code may run */
-	/* The CPU both sides pin themselves to (ee_engine_pair_cpu), or -1;
-	 * given back to eng at free_judged, which may come after ev's end. */
-	int cpu;
-	struct ee_engine *eng;
-	int end_sent; /* {"end":true} went to the candidate */
-	char *judge_job;
-	size_t judge_job_len;
-	/* The judge's task: the task's judge-kind tests only (shallow copies,
-	 * borrowed from ev->task; never ee_task_free'd), each one's index in
-	 * ev->task in task_index. */
-	struct ee_task view;
-	size_t *task_index;
-	struct ee_err start_err; /* the judge's sandbox could not start */
-	/* The candidate's stream of the pair, while the run that judges the
-	 * public tests the judge ran ahead of goes on in ev->stream. */
-	struct ee_stream cand_stream;
-};
-
-/* Whether the judge judges t: test code (not io, call or a strict assert:
- * those stay the supervisor's). */
-static int judge_kind(const struct ee_test *t)
+int ee_judge_kind(const struct ee_test *t)
 {
 	return !ee_test_judged_by_supervisor(t) &&
 	       (t->kind == EE_TEST_ASSERT || t->kind == EE_TEST_PROGRAM || t->kind == EE_TEST_UNITTEST);
 }
 
-/* A public test the supervisor judges: the judge's gate does not wait for
- * it (ran_ahead). */
-static int supervisors_public(const struct ee_test *t)
-{
-	return !t->hidden && !judge_kind(t);
-}
-
 int ee_judge_fits(const struct ee_task *task)
 {
 	for (size_t i = 0; i < task->n_tests; i++)
-		if (judge_kind(&task->tests[i]))
+		if (ee_judge_kind(&task->tests[i]))
 			return 1;
 	return 0;
 }
@@ -135,7 +89,7 @@ static int build_view(struct judged *j)
 	if (!j->view.tests || !j->task_index)
 		return -1;
 	for (size_t i = 0; i < task->n_tests; i++)
-		if (judge_kind(&task->tests[i])) {
+		if (ee_judge_kind(&task->tests[i])) {
 			j->task_index[j->view.n_tests] = i;
 			j->view.tests[j->view.n_tests++] = task->tests[i];
 		}
@@ -162,7 +116,7 @@ static double monotonic_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void violate(struct ee_stream *s, const char *why)
+void ee_judge_violate(struct ee_stream *s, const char *why)
 {
 	if (!s->wire.violation)
 		s->wire.violation = strdup(why); /* NULL when out of memory: killed all the same */
@@ -272,7 +226,7 @@ static void relay(void *ctx, const char *kind, const json_t *ev)
 	         : strcmp(kind, "reply") == 0   ? ee_relay_reply(&j->relay, ev, &frame, &len, &err)
 	                                      : ee_relay_part(&j->relay, from_judge, ev, &frame, &len, &err);
 	if (rc < 0) {
-		violate(from_judge ? &j->judge : &j->ev->stream, err.msg);
+		ee_judge_violate(from_judge ? &j->judge : &j->ev->stream, err.msg);
 		return;
 	}
 	if (from_judge && !j->cand_done) {
@@ -311,7 +265,7 @@ static void judge_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t
 			/* no calibration: the view holds no call test */
 			char *hidden = ee_job_hidden(&j->view, (long)s->tests.timeout_ms, NULL, &len);
 			if (!hidden)
-				violate(s, "out of memory");
+				ee_judge_violate(s, "out of memory");
 			else
 				ee_sandbox_gate(sb, hidden, len, 0);
 			free(hidden);
@@ -385,167 +339,11 @@ static int rerun_inline(struct judged *j, struct ee_err *err)
 	return ee_eval_launch(ev, err);
 }
 
-void ee_judge_leave_out(struct ee_eval *ev)
-{
-	const struct judged *j = ev->pair;
-
-	for (size_t i = 0; ev->judged && i < ev->task->n_tests; i++)
-		if (ev->judged[i].judged_by)
-			ee_stream_leave_out(&ev->stream, i, ev->judged[i].state);
-	for (size_t k = 0; j && k < j->view.n_tests; k++)
-		ee_stream_leave_out(&ev->stream, j->task_index[k], j->judge.tests.results[k].state);
-}
-
-void ee_judge_merge(struct ee_eval *ev)
-{
-	const struct ee_task *task = ev->task;
-	struct ee_test_result *res = ev->stream.tests.results;
-	int public_failed = 0;
-
-	for (size_t i = 0; i < task->n_tests; i++) {
-		if (ev->judged[i].judged_by) {
-			struct ee_test_result inline_result = res[i];
-			res[i] = ev->judged[i];
-			ev->judged[i] = inline_result; /* freed with ev */
-		} else
-			res[i].judged_by = "supervisor"; /* the judge takes every other test */
-		public_failed |= !task->tests[i].hidden && res[i].state != EE_T_PASS;
-	}
-	/* The run's own gate was inline's: it opened over the merged public
-	 * verdicts (the judge's counted there), so its hidden tests ran only
-	 * then. The judge's ran behind its own gate, over its own public
-	 * tests: they count only when inline's would have opened. */
-	if (!public_failed || ev->opt->run_hidden_on_fail)
-		return;
-	for (size_t i = 0; i < task->n_tests; i++)
-		if (task->tests[i].hidden && res[i].state != EE_T_NOT_RUN) {
-			const char *by = res[i].judged_by;
-			ee_test_result_free(&res[i]);
-			res[i].state = EE_T_SKIPPED;
-			res[i].judged_by = by;
-		}
-}
-
 static int worker_lost(const struct judged *j, const struct ee_sandbox_outcome *cand,
                        const struct ee_sandbox_outcome *judge)
 {
 	return (cand->worker_lost || judge->worker_lost) && !cand->interrupted && !judge->interrupted &&
 	       j->ev->attempts < 2 && !ee_loop_interrupted(ee_engine_loop(j->ev->eng));
-}
-
-/* The judge's test in flight when the candidate's process ended (no done:
- * an exit, a kill, a limit) failed on the channel; inline, the harness
- * died in that test, which is not run: so it is here. */
-static int ended_in_a_call(const struct ee_stream *cand, const struct ee_test_result *r)
-{
-	return !ee_stream_done(cand) && r->state == EE_T_FAIL && r->channel_ended;
-}
-
-/* The task's setup raised in the judge: the import phase failed with it,
- * as inline ("setup failed: ..."), and no test ran. */
-static void setup_failed(struct ee_stream *s, const char *message)
-{
-	static const char prefix[] = "setup: ";
-	if (message && strncmp(message, prefix, sizeof(prefix) - 1) == 0)
-		message += sizeof(prefix) - 1;
-	char *copy = strdup(message ? message : "the setup raised");
-	if (!copy)
-		return; /* the tests' own failures stand */
-	free(s->phases.import.message);
-	s->phases.import.message = copy;
-	s->phases.import.state = EE_PH_FAIL;
-	s->phases.import_setup = 1;
-	for (size_t i = 0; i < s->task->n_tests; i++) {
-		const char *by = s->tests.results[i].judged_by;
-		ee_test_result_free(&s->tests.results[i]);
-		s->tests.results[i].state = EE_T_NOT_RUN;
-		s->tests.results[i].judged_by = by;
-	}
-}
-
-/* The candidate's phases and the judge's tests, in the candidate's stream;
- * the others (io, call) did not run. */
-static void merge(struct judged *j, struct ee_sandbox_outcome *out)
-{
-	struct ee_stream *s = &j->ev->stream, *js = &j->judge;
-	const char *setup_message = NULL;
-	int setup_raised = 0;
-
-	for (size_t k = 0; k < j->view.n_tests; k++) {
-		struct ee_test_result *r = &s->tests.results[j->task_index[k]], swap = *r;
-		*r = js->tests.results[k];
-		js->tests.results[k] = swap;
-		r->judged_by = "judge";
-		if (r->setup_failed && !setup_raised) {
-			setup_raised = 1;
-			setup_message =
-			        r->message; /* freed by setup_failed's ee_test_result_free: copied first */
-		}
-		if (ended_in_a_call(s, r)) {
-			free(r->message);
-			r->message = NULL;
-			r->state = EE_T_NOT_RUN;
-		}
-	}
-	for (size_t i = 0; i < j->ev->task->n_tests; i++)
-		if (!s->tests.results[i].judged_by)
-			s->tests.results[i].judged_by = "supervisor";
-	if (!s->wire.violation && js->wire.violation) {
-		char msg[300];
-		snprintf(msg, sizeof(msg), "judge: %s", js->wire.violation);
-		violate(s, msg);
-	}
-	if (setup_raised)
-		setup_failed(s, setup_message);
-	s->memory_error |= js->memory_error;
-	/* Both had to finish: a judge cut short is no verdict. */
-	if (!ee_stream_done(js) && ee_stream_done(s) && s->phases.import.state == EE_PH_OK)
-		s->at = EE_AT_TESTS;
-	const struct ee_sandbox_outcome *jo = &j->judge_out;
-	if (jo->end == EE_END_TIMEOUT && out->end == EE_END_RAN)
-		out->end = EE_END_TIMEOUT; /* the run's clock covers both */
-	out->cpu_ms += jo->cpu_ms > 0 ? jo->cpu_ms : 0;
-	out->interrupted |= jo->interrupted;
-}
-
-/* What only a third run judges: a test not the judge's (a mixed task). */
-static int needs_inline(const struct judged *j)
-{
-	return j->view.n_tests < j->ev->task->n_tests;
-}
-
-/* Both sides ran to their ends and the judge reported every test (a
- * hidden one may be skipped): its verdicts are whole. */
-static int finished_cleanly(const struct judged *j, const struct ee_sandbox_outcome *out)
-{
-	const struct ee_stream *s = &j->ev->stream, *js = &j->judge;
-
-	if (out->end != EE_END_RAN || j->judge_out.end != EE_END_RAN || !ee_stream_done(s) ||
-	    !ee_stream_done(js) || s->phases.import.state != EE_PH_OK || s->wire.violation ||
-	    js->wire.violation)
-		return 0;
-	for (size_t k = 0; k < j->view.n_tests; k++)
-		if (js->tests.results[k].state == EE_T_NOT_RUN)
-			return 0;
-	return 1;
-}
-
-/* The judge opened its gate over its own public tests while the task has
- * public tests it does not judge (a mixed task), and the pair ended among
- * the hidden tests that ran ahead of them: an exit, a memory limit or a
- * timeout there is a verdict only if those public tests pass. Not with
- * --run-hidden-on-fail (the hidden tests are due whatever they say), nor
- * after a violation or a failed import (verdicts of their own). */
-static int ran_ahead(const struct judged *j)
-{
-	const struct ee_task *task = j->ev->task;
-	const struct ee_stream *s = &j->ev->stream, *js = &j->judge;
-	int unjudged_public = 0;
-
-	for (size_t i = 0; i < task->n_tests; i++)
-		unjudged_public |= supervisors_public(&task->tests[i]);
-	return unjudged_public && !j->ev->opt->run_hidden_on_fail && js->gate.answer == 'c' &&
-	       s->phases.import.state == EE_PH_OK && !s->wire.violation && !js->wire.violation;
 }
 
 /* The candidate inline, gated as inline, with the supervisor's tests
@@ -566,78 +364,6 @@ static int wait_for_public(struct judged *j, struct ee_err *err)
 	ev->lint_credited = 0;
 	ev->attempts = 0; /* a start of its own: a lost worker may retry it */
 	return ee_eval_launch(ev, err);
-}
-
-/* ee_judge_settle's closed gate: the inline run's record, but for the
- * judge's tests, which were not in its job: the public ones keep the
- * judge's verdicts (passes: its gate opened); the hidden ones are as
- * inline would have left them, skipped once the run reported every public
- * test it was due and ended (its gate, asked or not, closed), else not run. */
-static void settle_inline(struct judged *j)
-{
-	const struct ee_task *task = j->ev->task;
-	const struct ee_stream *s = &j->ev->stream;
-	struct ee_test_result *res = s->tests.results;
-	size_t public_due = 0;
-
-	for (size_t i = 0; i < task->n_tests; i++)
-		public_due += supervisors_public(&task->tests[i]);
-	int gated = ee_stream_done(s) && s->tests.n_run >= public_due;
-	for (size_t k = 0; k < j->view.n_tests; k++) {
-		size_t i = j->task_index[k];
-		struct ee_test_result *r = &res[i]; /* left out: owns nothing (ee_stream_leave_out) */
-		if (!task->tests[i].hidden) {
-			*r = j->judge.tests.results[k]; /* moved */
-			memset(&j->judge.tests.results[k], 0, sizeof(*r));
-		} else
-			r->state = gated ? EE_T_SKIPPED : EE_T_NOT_RUN; /* never a verdict from here */
-		r->judged_by = "judge";
-	}
-	for (size_t i = 0; i < task->n_tests; i++)
-		if (!res[i].judged_by)
-			res[i].judged_by = "supervisor";
-}
-
-void ee_judge_settle(struct ee_eval *ev, const struct ee_sandbox_outcome *out)
-{
-	struct judged *j = ev->pair;
-	const struct ee_task *task = ev->task;
-	const struct ee_sandbox_outcome *co = ee_sandbox_outcome(j->cand_sb), *jo = &j->judge_out;
-	double pair_cpu_ms = (co->cpu_ms > 0 ? co->cpu_ms : 0) + (jo->cpu_ms > 0 ? jo->cpu_ms : 0);
-	int public_failed = 0;
-
-	ev->pair = NULL;
-	ee_stream_finish(&ev->stream);
-	for (size_t i = 0; i < task->n_tests; i++)
-		public_failed |=
-		        supervisors_public(&task->tests[i]) && ev->stream.tests.results[i].state != EE_T_PASS;
-	if (public_failed || out->interrupted) {
-		struct ee_sandbox_outcome merged = *out;
-		settle_inline(j);
-		merged.cpu_ms = (out->cpu_ms > 0 ? out->cpu_ms : 0) + pair_cpu_ms;
-		merged.wall_ms = (out->wall_ms > 0 ? out->wall_ms : 0) +
-		                 (co->wall_ms > jo->wall_ms ? co->wall_ms : jo->wall_ms);
-		ee_eval_finish(ev, &merged);
-		free_judged(j);
-		return;
-	}
-	/* The gate opens inline too: the pair's end stands, with the
-	 * supervisor's public verdicts (passes) from this run. */
-	struct ee_stream check = ev->stream;
-	ev->stream = j->cand_stream;
-	memset(&j->cand_stream, 0, sizeof(j->cand_stream));
-	for (size_t i = 0; i < task->n_tests; i++)
-		if (supervisors_public(&task->tests[i])) {
-			struct ee_test_result swap = ev->stream.tests.results[i];
-			ev->stream.tests.results[i] = check.tests.results[i];
-			check.tests.results[i] = swap;
-		}
-	ee_stream_free(&check);
-	struct ee_sandbox_outcome pair_out = *co;
-	merge(j, &pair_out);
-	pair_out.cpu_ms += out->cpu_ms > 0 ? out->cpu_ms : 0;
-	ee_eval_finish(ev, &pair_out); /* pair_out borrows the pair's buffers: free them after */
-	free_judged(j);
 }
 
 void ee_judge_pair_free(struct judged *pair)
@@ -692,22 +418,22 @@ static void both_done(struct judged *j)
 		out.setup_failed = 1;
 		out.setup_err = jo->setup_err;
 	}
-	if (!out.interrupted && !jo->interrupted && !out.setup_failed && needs_inline(j) &&
-	    finished_cleanly(j, &out)) {
+	if (!out.interrupted && !jo->interrupted && !out.setup_failed && ee_judge_needs_inline(j) &&
+	    ee_judge_finished_cleanly(j, &out)) {
 		if (rerun_inline(j, &err) == 0)
 			return;
 		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg));
 		ee_eval_free(ev);
 		return;
 	}
-	if (!out.interrupted && !jo->interrupted && !out.setup_failed && ran_ahead(j)) {
+	if (!out.interrupted && !jo->interrupted && !out.setup_failed && ee_judge_ran_ahead(j)) {
 		if (wait_for_public(j, &err) == 0)
 			return;
 		ev->cb(ev->ctx, ee_eval_sandbox_error(ev, err.msg));
 		ee_eval_free(ev); /* frees j, ev->pair */
 		return;
 	}
-	merge(j, &out);
+	ee_judge_merge_pair(j, &out);
 	ee_eval_finish(ev, &out); /* out borrows the sandboxes' buffers: free them after */
 	free_judged(j);
 }

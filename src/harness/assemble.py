@@ -12,8 +12,11 @@ part and the line in it, whichever form runs:
   source  for an interpreter the pyc does not fit (`python3 -c SOURCE`, or a
           warm worker whose magic number differs): the parts as string
           literals, each compiled under its own name as the module runs.
+  joined  never run: the parts as one plain file, two blank lines apart, for
+          `make lint` (a part uses names another defines, which only the
+          whole module shows a linter).
 
-Usage: assemble.py source OUT | pyc OUT  (run by the Makefile with $(PYTHON)).
+Usage: assemble.py source OUT | pyc OUT | joined OUT  (run by the Makefile with $(PYTHON)).
 """
 
 import importlib._bootstrap_external as _external
@@ -76,6 +79,11 @@ def source():
     return "\n".join(lines)
 
 
+def joined():
+    """The joined form: the parts' text in order, as one module's source."""
+    return "\n\n\n".join(text.rstrip("\n") for _, text in read_parts()) + "\n"
+
+
 def code():
     """The pyc form's one code object: a module whose line N runs part N."""
     parts = read_parts()
@@ -104,9 +112,10 @@ def _write(path, data):
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("source", "pyc"):
-        raise SystemExit("usage: assemble.py source OUT | pyc OUT")
-    _write(argv[2], source().encode("utf-8") if argv[1] == "source" else pyc())
+    forms = {"source": lambda: source().encode("utf-8"), "pyc": pyc, "joined": lambda: joined().encode("utf-8")}
+    if len(argv) != 3 or argv[1] not in forms:
+        raise SystemExit("usage: assemble.py source OUT | pyc OUT | joined OUT")
+    _write(argv[2], forms[argv[1]]())
 
 
 if __name__ == "__main__":

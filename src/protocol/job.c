@@ -38,7 +38,7 @@ static json_t *job_calls(const json_t *calls)
 	return out;
 }
 
-/* One of several /run_code requests run in one sandbox (serve/run_code.c). */
+/* One of several /run_code requests run in one sandbox (serve/run_code_group.c). */
 static int test_apart(const struct ee_test *t)
 {
 	return t->script && json_is_true(json_object_get(t->script, "apart"));

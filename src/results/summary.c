@@ -3,8 +3,9 @@
  * drawn in summary_print.c.
  *
  * Theory of operation. ee_summary_add validates a record completely first
- * (check_record fills a struct rec with pointers borrowed from it) and only
- * then counts it, so a rejected record leaves no trace. What is kept:
+ * (summary_check.c's sum_check_record fills a struct sum_rec with pointers
+ * borrowed from it) and only then counts it, so a rejected record leaves
+ * no trace. What is kept:
  *   tasks[]    per task: n, c, sum of scores, class index (task_ix: id -> index)
  *   classes[]  per class: status and detail counts (class_ix: name -> index)
  *   all        the same counts over every record
@@ -41,22 +42,6 @@ const char *const sum_violation_classes[SUM_N_VCLASS] = { "network",    "ptrace"
 	                                                  "import",     "limit",     "other" };
 const char *const ee_summary_judged_by_names[SUM_N_JUDGED_BY] = { "supervisor", "judge", "candidate",
 	                                                          "sandbox" };
-
-/* A validated record: pointers into it, valid while it lives. */
-struct rec {
-	const char *task_id, *cls, *detail; /* cls "" when none; detail NULL when none */
-	const char *model;                  /* "" when none */
-	int status;
-	double score;
-	const json_t *tests, *resources; /* NULL when absent */
-	const json_t *lint_findings;     /* with lint_pass >= 0 */
-	int lint_pass;                   /* 1 pass, 0 fail, -1 absent or not_run */
-	const char *started, *finished;
-	int has_reward, infra; /* a numeric "reward"; "infra_error": true */
-	double reward;
-	const char *reward_formula; /* NULL: the default, binary */
-	const json_t *violations;   /* an object, or NULL */
-};
 
 struct ee_summary *ee_summary_new(void)
 {
@@ -219,200 +204,6 @@ void ee_summary_detail_class(const char *d, char *out, size_t size)
 	ee_jf_cut(out, size, d, n); /* the rest is short and stable already */
 }
 
-/* ---- validation ----------------------------------------------------------- */
-
-/* A string field; *ret = NULL when optional and absent or null. */
-static int get_string(const struct ee_jf *c, const json_t *obj, const char *key, const char *field,
-                      int optional, const char **ret)
-{
-	const json_t *v = json_object_get(obj, key);
-
-	*ret = NULL;
-	if (optional && (!v || json_is_null(v)))
-		return 0;
-	if (!json_is_string(v))
-		return ee_jf_bad(c, field, optional == 2 ? "a string or null" : "a string", v);
-	*ret = json_string_value(v);
-	return 0;
-}
-
-static int check_status(const json_t *rec, const struct ee_jf *c, struct rec *r)
-{
-	const json_t *v = json_object_get(rec, "status");
-	const char *name = json_string_value(v);
-
-	for (int i = 0; name && i < SUM_N_STATUS; i++)
-		if (strcmp(name, ee_summary_status_names[i]) == 0) {
-			r->status = i;
-			return 0;
-		}
-	return ee_jf_bad(c, "status", "pass, assertion_fail, syntax_error, timeout or error", v);
-}
-
-static int check_score(const json_t *rec, const struct ee_jf *c, struct rec *r)
-{
-	const json_t *v = json_object_get(rec, "score");
-
-	r->score = json_number_value(v);
-	if (!json_is_number(v) || !(r->score >= 0.0 && r->score <= 1.0))
-		return ee_jf_bad(c, "score", "a number in [0, 1]", v);
-	return 0;
-}
-
-static int check_tests(const json_t *tests, const struct ee_jf *c)
-{
-	char field[64];
-	const char *unused;
-
-	if (!json_is_array(tests))
-		return ee_jf_bad(c, "tests", "an array", tests);
-	for (size_t i = 0; i < json_array_size(tests); i++) {
-		const json_t *t = json_array_get(tests, i);
-		snprintf(field, sizeof(field), "tests[%zu]", i);
-		if (!json_is_object(t))
-			return ee_jf_bad(c, field, "an object", t);
-		snprintf(field, sizeof(field), "tests[%zu].status", i);
-		if (get_string(c, t, "status", field, 0, &unused) < 0)
-			return -1;
-		snprintf(field, sizeof(field), "tests[%zu].tier", i);
-		if (get_string(c, t, "tier", field, 1, &unused) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int check_resources(const json_t *res, const struct ee_jf *c)
-{
-	static const char *const keys[] = { "wall_ms", "cpu_ms", "peak_rss_kb" };
-	char field[64];
-
-	if (!json_is_object(res))
-		return ee_jf_bad(c, "resources", "an object", res);
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const json_t *v = json_object_get(res, keys[i]);
-		snprintf(field, sizeof(field), "resources.%s", keys[i]);
-		if (v && !json_is_null(v) && !(json_is_number(v) && json_number_value(v) >= 0.0))
-			return ee_jf_bad(c, field, "a number >= 0", v);
-	}
-	return 0;
-}
-
-/* A task keeps the first non-empty class it was seen with. */
-static int check_class(const struct ee_summary *s, const struct rec *r, const struct ee_jf *c)
-{
-	const size_t *ti = ee_strmap_get(&s->task_ix, r->task_id);
-	const char *had = ti ? s->classes[s->tasks[*ti].cls].name : "";
-	char a[EE_JF_SHOW_BYTES + 4], b[EE_JF_SHOW_BYTES + 4], t[EE_JF_SHOW_BYTES + 4];
-
-	if (!r->cls[0] || !had[0] || strcmp(had, r->cls) == 0)
-		return 0;
-	json_t *ja = json_string(r->cls), *jb = json_string(had), *jt = json_string(r->task_id);
-	ee_jf_show(ja, a, sizeof(a));
-	ee_jf_show(jb, b, sizeof(b));
-	ee_jf_show(jt, t, sizeof(t));
-	json_decref(ja);
-	json_decref(jb);
-	json_decref(jt);
-	return ee_jf_fail(c, "class", "%s differs from %s of an earlier record of task %s", a, b, t);
-}
-
-/* The fields of an ordinary record (not a sandbox error or invalid line). */
-static int check_outcome(const json_t *rec, const struct ee_jf *c, struct rec *r)
-{
-	if (check_status(rec, c, r) < 0 || check_score(rec, c, r) < 0 ||
-	    get_string(c, rec, "detail", "detail", 2, &r->detail) < 0)
-		return -1;
-	r->tests = json_object_get(rec, "tests");
-	if (check_tests(r->tests, c) < 0)
-		return -1;
-	r->resources = json_object_get(rec, "resources");
-	if (json_is_null(r->resources))
-		r->resources = NULL;
-	if (r->resources && check_resources(r->resources, c) < 0)
-		return -1;
-	r->started = json_string_value(json_object_get(rec, "started_at"));
-	r->finished = json_string_value(json_object_get(rec, "finished_at"));
-	return 0;
-}
-
-/* A record that stands for a sample the sandbox never judged: the host
- * failed ("sandbox_error") or the sample line was invalid ("invalid": true,
- * written by eval --skip-invalid, whose task_id may be null). */
-static int check_special(const json_t *rec, const struct ee_jf *c, struct rec *r)
-{
-	const json_t *sandbox_error = json_object_get(rec, "sandbox_error");
-	const json_t *detail = json_object_get(rec, "detail");
-
-	r->status = SUM_ERROR;
-	if (sandbox_error && !json_is_null(sandbox_error))
-		r->detail = "sandbox error"; /* the message is the host's, not a stable class */
-	else
-		r->detail = json_is_string(detail) ? json_string_value(detail) : "invalid sample";
-	if (get_string(c, rec, "task_id", "task_id", 1, &r->task_id) < 0)
-		return -1;
-	return r->task_id ? get_string(c, rec, "class", "class", 1, &r->cls) : 0;
-}
-
-/* A record's "lint" (optional: only with --lint): pass, fail or not_run. */
-static int check_lint(const json_t *rec, const struct ee_jf *c, struct rec *r)
-{
-	const json_t *lint = json_object_get(rec, "lint");
-	const char *status;
-
-	r->lint_pass = -1;
-	if (!lint)
-		return 0;
-	if (!json_is_object(lint))
-		return ee_jf_bad(c, "lint", "an object", lint);
-	if (get_string(c, lint, "status", "lint.status", 0, &status) < 0)
-		return -1;
-	if (strcmp(status, "not_run") == 0)
-		return 0;
-	if (strcmp(status, "pass") != 0 && strcmp(status, "fail") != 0)
-		return ee_jf_bad(c, "lint.status", "pass, fail or not_run", json_object_get(lint, "status"));
-	r->lint_pass = strcmp(status, "pass") == 0;
-	r->lint_findings = json_object_get(lint, "findings");
-	return 0;
-}
-
-/* "reward" (a number, or null for an infra error or a formula's
- * non-finite value), "infra_error" and "reward_formula" (absent: binary). */
-static int check_reward(const json_t *rec, const struct ee_jf *c, struct rec *r)
-{
-	const json_t *reward = json_object_get(rec, "reward");
-
-	r->infra = json_is_true(json_object_get(rec, "infra_error"));
-	if (reward && !json_is_null(reward) && !json_is_number(reward))
-		return ee_jf_bad(c, "reward", "a number or null", reward);
-	r->has_reward = json_is_number(reward) && !r->infra;
-	r->reward = json_number_value(reward);
-	return get_string(c, rec, "reward_formula", "reward_formula", 1, &r->reward_formula);
-}
-
-static int check_record(const struct ee_summary *s, const json_t *rec, const struct ee_jf *c, struct rec *r)
-{
-	memset(r, 0, sizeof(*r));
-	if (!json_is_object(rec))
-		return ee_jf_fail(c, "", "expected a JSON object");
-	const json_t *sandbox_error = json_object_get(rec, "sandbox_error");
-	if ((sandbox_error && !json_is_null(sandbox_error)) ||
-	    json_is_true(json_object_get(rec, "invalid"))) {
-		if (check_special(rec, c, r) < 0)
-			return -1;
-	} else if (get_string(c, rec, "task_id", "task_id", 0, &r->task_id) < 0 ||
-	           get_string(c, rec, "class", "class", 1, &r->cls) < 0 || check_outcome(rec, c, r) < 0) {
-		return -1;
-	}
-	if (get_string(c, rec, "model", "model", 2, &r->model) < 0 || check_lint(rec, c, r) < 0 ||
-	    check_reward(rec, c, r) < 0)
-		return -1;
-	if (!r->cls)
-		r->cls = "";
-	if (!r->model)
-		r->model = "";
-	return r->task_id ? check_class(s, r, c) : 0;
-}
-
 /* ---- counting ------------------------------------------------------------- */
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -530,7 +321,7 @@ static int count_detail(struct ee_summary *s, const struct into *in, const char 
 /* The lint verdict check_lint read and the codes of its findings, in the
  * totals, the class and the model. not_run counts nowhere. -1: out of
  * memory. */
-static int count_lint(struct ee_summary *s, const struct into *in, const struct rec *r)
+static int count_lint(struct ee_summary *s, const struct into *in, const struct sum_rec *r)
 {
 	const json_t *f;
 	size_t i;
@@ -701,7 +492,7 @@ static double parse_time(const char *s)
 	return t < 0 ? -1 : (double)t + frac;
 }
 
-static void count_times(struct ee_summary *s, const struct rec *r)
+static void count_times(struct ee_summary *s, const struct sum_rec *r)
 {
 	double start = parse_time(r->started), finish = parse_time(r->finished);
 
@@ -719,7 +510,7 @@ double ee_summary_span_s(const struct ee_summary *s)
 }
 
 /* The record's class: its own, else its task's. */
-static int record_class(struct ee_summary *s, const struct rec *r, size_t *ret_cls, size_t *ret_task)
+static int record_class(struct ee_summary *s, const struct sum_rec *r, size_t *ret_cls, size_t *ret_task)
 {
 	const size_t *ti = ee_strmap_get(&s->task_ix, r->task_id);
 
@@ -735,7 +526,7 @@ static int record_class(struct ee_summary *s, const struct rec *r, size_t *ret_c
 	return 0;
 }
 
-static void count_task(struct sum_task *t, const struct rec *r)
+static void count_task(struct sum_task *t, const struct sum_rec *r)
 {
 	t->n++;
 	t->c += r->status == SUM_PASS;
@@ -744,7 +535,7 @@ static void count_task(struct sum_task *t, const struct rec *r)
 
 /* The reward's moments and values, in the totals, the class and the
  * model; the formula the records name, and whether they disagree. */
-static int count_reward(struct ee_summary *s, const struct into *in, const struct rec *r)
+static int count_reward(struct ee_summary *s, const struct into *in, const struct sum_rec *r)
 {
 	char value[32];
 	struct ee_reward binary;
@@ -804,11 +595,11 @@ static void count_violations(const struct into *in, const json_t *violations)
 int ee_summary_add(struct ee_summary *s, const json_t *record, const char *where, struct ee_err *err)
 {
 	struct ee_jf c = ee_jf_make(where, err);
-	struct rec r;
+	struct sum_rec r;
 	struct into in = { { NULL }, 1 };
 	size_t cls, ti;
 
-	if (check_record(s, record, &c, &r) < 0 || sum_gen_check(record, &c) < 0)
+	if (sum_check_record(s, record, &c, &r) < 0 || sum_gen_check(record, &c) < 0)
 		return -1;
 	in.c[0] = &s->all;
 	if (r.infra) { /* the host failed, not the model: out of n (docs/summary.md) */

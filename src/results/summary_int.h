@@ -1,6 +1,6 @@
-/* summary_int.h - the summary's state, shared by summary.c (counting) and
- * summary_json.c (deriving the metrics). Not a public header: everyone else
- * goes through summary.h. */
+/* summary_int.h - the summary's state, shared by summary_check.c (a record
+ * checked), summary.c (counting) and summary_json.c (deriving the
+ * metrics). Not a public header: everyone else goes through summary.h. */
 #ifndef EE_SUMMARY_INT_H
 #define EE_SUMMARY_INT_H
 
@@ -123,6 +123,28 @@ struct ee_summary {
 const struct ee_strmap_slot **sum_tasks_by_id(const struct ee_summary *s);
 
 struct ee_jf;
+
+/* A validated record: pointers into it, valid while it lives. */
+struct sum_rec {
+	const char *task_id, *cls, *detail; /* cls "" when none; detail NULL when none */
+	const char *model;                  /* "" when none */
+	int status;
+	double score;
+	const json_t *tests, *resources; /* NULL when absent */
+	const json_t *lint_findings;     /* with lint_pass >= 0 */
+	int lint_pass;                   /* 1 pass, 0 fail, -1 absent or not_run */
+	const char *started, *finished;
+	int has_reward, infra; /* a numeric "reward"; "infra_error": true */
+	double reward;
+	const char *reward_formula; /* NULL: the default, binary */
+	const json_t *violations;   /* an object, or NULL */
+};
+
+/* The record rec checked whole (summary_check.c): every field the summary
+ * counts, each with its type, and its class the same as its task's earlier
+ * records'. Fills r; fails through c ("<where>: <path>: <message>"). */
+int sum_check_record(const struct ee_summary *s, const json_t *rec, const struct ee_jf *c, struct sum_rec *r);
+
 /* A record's "seed" and "generated", checked before anything is counted. */
 int sum_gen_check(const json_t *rec, const struct ee_jf *c);
 /* Counts them, and the canonical tier, into s, the task t and the model's mt. */

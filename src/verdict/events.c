@@ -359,7 +359,7 @@ static void take_script(const struct ee_test *t, const json_t *ev, struct ee_tes
 		r->exit_code = (long)json_integer_value(code);
 	}
 	if (t->script && json_is_object(json_object_get(ev, "apart")))
-		r->apart = json_deep_copy(json_object_get(ev, "apart")); /* read by serve/run_code.c */
+		r->apart = json_deep_copy(json_object_get(ev, "apart")); /* read by serve/run_code_group.c */
 	if (!t->script || !json_is_object(files))
 		return;
 	json_object_foreach (files, path, v) {

@@ -62,7 +62,8 @@ def unresolved_pointers(text):
         if not files:
             bad.append(f"{name}:{ident}: no such source file")
         elif not any(re.search(r"\b%s\b" % re.escape(ident), f.read_text(errors="replace")) for f in files):
-            bad.append(f"{name}:{ident}: {ident} does not occur in {', '.join(str(f.relative_to(REPO)) for f in files)}")
+            where = ", ".join(str(f.relative_to(REPO)) for f in files)
+            bad.append(f"{name}:{ident}: {ident} does not occur in {where}")
     return bad
 
 

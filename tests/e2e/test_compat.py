@@ -87,7 +87,8 @@ def supervisor_peak_kb(tmp_path, completion, name, isolation):
     out = tmp_path / (name + ".results.jsonl")
     p = subprocess.Popen([EXECEVAL, "eval", "--tasks", str(tasks_file(tmp_path, ["HumanEval/0"])), "--samples",
                           str(samples), "-o", str(out), "-q", "-k", "1", "--no-history", "--timeout", "30",
-                          "--humaneval-compat", "--isolation", isolation], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                          "--humaneval-compat", "--isolation", isolation],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = 0
     while p.poll() is None:
         peak = max(peak, vm_kb(p.pid, "VmHWM"))

@@ -20,6 +20,7 @@ import pytest
 
 from conftest import EXECEVAL, REPO, clean_up_after_a_dead_execeval
 
+
 def find_datasets():
     """EE_DATASETS, else ../shared/datasets beside the checkout, else the
     workplace's /work/shared/datasets (CI may clone elsewhere)."""
@@ -982,7 +983,8 @@ def test_a_typo_in_a_task_is_an_error_naming_file_line_path_and_nearest_key(tmp_
 def test_evalplus_solution_samples_are_complete_programs(tmp_path):
     tasks = [json.loads(line) for line in HUMANEVAL.read_text().splitlines()][:4]
     rows = [{"task_id": t["task_id"], "solution": t["prompt"] + t["canonical_solution"]} for t in tasks]
-    rows.append({"task_id": tasks[0]["task_id"], "solution": "def %s(*a):\n    return None\n" % tasks[0]["entry_point"]})
+    rows.append({"task_id": tasks[0]["task_id"],
+                 "solution": "def %s(*a):\n    return None\n" % tasks[0]["entry_point"]})
     samples = write_jsonl(tmp_path / "s.jsonl", rows)
     out = tmp_path / "o.jsonl"
     execeval("eval", "--tasks", HUMANEVAL, "--samples", samples, "-q", "-k", 1, "-o", out, check=0)

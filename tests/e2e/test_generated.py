@@ -108,7 +108,8 @@ def test_hidden_fraction_hides_a_seeded_part(run):
 
 
 def test_float_tolerance_of_generated_tests(run):
-    task = {"task_id": "f", "entry_point": "half", "tests": [{"kind": "assert", "code": "assert abs(half(1) - 0.5) < 1e-6"}],
+    task = {"task_id": "f", "entry_point": "half",
+            "tests": [{"kind": "assert", "code": "assert abs(half(1) - 0.5) < 1e-6"}],
             "reference": "def half(x):\n    return x / 2\n",
             "generate": "def generate(rng, n):\n    return [[rng.random()] for _ in range(n)]\n",
             "n_generated": 5}
@@ -194,9 +195,11 @@ def test_humaneval_hard_coded_examples_fail_generated_tests_canonical_passes_for
 # from the data sets: expected outputs come from the reference.
 
 HE_PLUS = {"task_id": "HumanEval/demo",
-           "prompt": "def add(x: int, y: int):\n    \"\"\"Add two numbers x and y\n    >>> add(2, 3)\n    5\n    \"\"\"\n",
+           "prompt": "def add(x: int, y: int):\n    \"\"\"Add two numbers x and y\n"
+                     "    >>> add(2, 3)\n    5\n    \"\"\"\n",
            "entry_point": "add", "canonical_solution": "    return x + y\n",
-           "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n", "contract": "\n    assert type(x) is int\n",
+           "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
+           "contract": "\n    assert type(x) is int\n",
            "base_input": [[2, 3], [5, 7]], "plus_input": [[0, 0], [-1, 1], [1000000000000, 1]], "atol": 0}
 MBPP_PLUS = {"task_id": "Mbpp/2",
              "prompt": "\"\"\"\nWrite a function to find the shared elements from the given two lists.\n"
@@ -205,7 +208,8 @@ MBPP_PLUS = {"task_id": "Mbpp/2",
              "source_file": "Benchmark Questions Verification V2.ipynb", "test_imports": [],
              "test_list": ["assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))"],
              "test": "", "entry_point": "similar_elements",
-             "canonical_solution": "\ndef similar_elements(test_tup1, test_tup2):\n  return tuple(set(test_tup1) & set(test_tup2))\n",
+             "canonical_solution": "\ndef similar_elements(test_tup1, test_tup2):\n"
+                                   "  return tuple(set(test_tup1) & set(test_tup2))\n",
              "base_input": [[[3, 4, 5, 6], [5, 7, 4, 10]]], "plus_input": [[[1, 2], [3]], [[7], [7, 8]]], "atol": 0,
              "assertion": "assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))"}
 MEAN_PLUS = {"task_id": "HumanEval/mean", "prompt": "def mean(xs: list):\n", "entry_point": "mean",

@@ -39,6 +39,7 @@ def native_only(reason):
     evidence does not exist there."""
     return pytest.mark.skipif(GVISOR, reason="under gVisor: " + reason)
 
+
 ADD_OK = "def add(a, b):\n    return a + b\n"
 ADD_WRONG = "def add(a, b):\n    return 0\n"
 ASSERTS = ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]

@@ -79,7 +79,8 @@ LEFTOVERS = {
     "a recursion limit": "import sys\nprint(sys.getrecursionlimit() < 5000)\nsys.setrecursionlimit(10**5)\n",
     "a replaced builtin": "import builtins\nprint(not hasattr(builtins, 'seen'))\nbuiltins.seen = 1\n",
     "gc turned off": "import gc\nprint(gc.isenabled())\ngc.disable()\n",
-    "an alarm": "import signal\nprint(signal.getitimer(signal.ITIMER_REAL)[0] == 0)\nsignal.setitimer(signal.ITIMER_REAL, 30)\n",
+    "an alarm": "import signal\nprint(signal.getitimer(signal.ITIMER_REAL)[0] == 0)\n"
+                "signal.setitimer(signal.ITIMER_REAL, 30)\n",
     "a thread": "import threading, time\nprint(threading.active_count() == 1)\n"
                 "threading.Thread(target=time.sleep, args=(0.3,), daemon=True).start()\n",
     "an open file on stdin": "import sys\nprint(sys.stdin.readline().strip() == 'x')\nkeep = open(0)\n"

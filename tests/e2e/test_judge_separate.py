@@ -89,7 +89,8 @@ STOLEN_EMIT = dedent("""
 
 def test_frame_walk_runner_swap_is_defeated(run, sep):
     r = run(FRAME_WALK + ADD_WRONG, asserts=ASSERTS, args=sep)
-    assert verdict(r) == ("assertion_fail", "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)")
+    assert verdict(r) == ("assertion_fail",
+                          "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)")
     assert r.record["score"] == 0.0
     assert judged_by(r) == ["judge", "judge"]
 
@@ -122,7 +123,8 @@ def test_patching_unittest_is_defeated(run, sep):
 
 KINDS_TASK = {"task_id": "kinds", "tests": [
     {"kind": "assert", "code": "assert add(1, 2) == 3"},
-    {"kind": "program", "code": "def check(f):\n    assert f(2, 2) == 4\n    assert abs(f(0.1, 0.2) - 0.3) < 1e-9\ncheck(add)\n"},
+    {"kind": "program",
+     "code": "def check(f):\n    assert f(2, 2) == 4\n    assert abs(f(0.1, 0.2) - 0.3) < 1e-9\ncheck(add)\n"},
     {"kind": "unittest", "code": UNITTEST_TASK["tests"][0]["code"]},
     {"kind": "assert", "code": "assert add(5, 5) == 10", "visibility": "hidden"}]}
 
@@ -163,7 +165,8 @@ ATTACKS = {
         for i, ev in enumerate([{"ev": "test", "index": 0, "status": "pass"}, {"ev": "done"}]):
             p = json.dumps(dict(ev, nonce="0" * 32, seq=5 + i))
             print("%d:%s," % (len(p), p), flush=True)
-        """) + ADD_WRONG, "assertion_fail", "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)"),
+        """) + ADD_WRONG, "assertion_fail",
+     "test 0 failed: AssertionError: expected 3, got 0 (line 1: assert add(1, 2) == 3)"),
     # frames on the result channel under a guessed nonce: a violation
     "forged_frames_on_fd4": (dedent("""
         import json, os
@@ -714,7 +717,8 @@ LEFT_IN_THE_JUDGE = {
     "module_global": ("import json\njson.EE_LEAK = 1\n", "import json\nseen = hasattr(json, 'EE_LEAK')\n"),
     "builtins": ("import builtins\nbuiltins.EE_LEAK = 1\n", "import builtins\nseen = hasattr(builtins, 'EE_LEAK')\n"),
     "rebound_builtin": ("import builtins\nbuiltins.len = lambda x: 0\n", "seen = len([1]) != 1\n"),
-    "sys_modules": ("import json, sys\nsys.modules['ee_leak'] = json\n", "import sys\nseen = 'ee_leak' in sys.modules\n"),
+    "sys_modules": ("import json, sys\nsys.modules['ee_leak'] = json\n",
+                    "import sys\nseen = 'ee_leak' in sys.modules\n"),
     "sys_path": ("import sys\nsys.path.append('/ee-leak')\n", "import sys\nseen = '/ee-leak' in sys.path\n"),
     "tmp_file": ("open('/tmp/ee-leak', 'w').close()\n", "import os\nseen = os.path.exists('/tmp/ee-leak')\n"),
     "cwd": ("import os\nos.chdir('/')\n", "import os\nseen = os.getcwd() != '/tmp'\n"),
@@ -722,7 +726,8 @@ LEFT_IN_THE_JUDGE = {
                        "import signal\nseen = signal.getsignal(signal.SIGUSR1) is not signal.SIG_DFL\n"),
     "thread": ("import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n",
                "import threading\nseen = threading.active_count() > 1\n"),
-    "recursion_limit": ("import sys\nsys.setrecursionlimit(123)\n", "import sys\nseen = sys.getrecursionlimit() == 123\n"),
+    "recursion_limit": ("import sys\nsys.setrecursionlimit(123)\n",
+                        "import sys\nseen = sys.getrecursionlimit() == 123\n"),
 }
 
 
@@ -747,7 +752,8 @@ def test_the_judge_is_kept_from_one_evaluation_to_the_next(tmp_path):
     keeps, docs/threat-model.md): test code that changes a module's state
     in place (here a list of the json module) is seen by the next
     evaluation on that slot. No honest benchmark's test does this."""
-    probe = "import json\nseen = json.__all__.count('ee-probe')\njson.__all__.append('ee-probe')\nassert seen == 0, seen\n"
+    probe = ("import json\nseen = json.__all__.count('ee-probe')\njson.__all__.append('ee-probe')\n"
+             "assert seen == 0, seen\n")
     for recs in kept_judge_records(tmp_path, "kept/probe", probe, 3):
         assert [r["status"] for r in recs] == ["pass", "assertion_fail", "assertion_fail"], recs
         assert recs[2]["tests"][0]["message"].startswith("AssertionError: 2"), recs[2]
@@ -761,7 +767,8 @@ def test_the_cpu_of_earlier_evaluations_never_ends_a_kept_judge(tmp_path):
     on top of what the judge used before."""
     # 0.3 s of the judge's CPU however fast the machine is today (a loop of
     # fixed length took 0.17-0.3 s: 14 of them fell short of 3 s once).
-    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\nassert add(1, 2) == 3\n"
+    burn = ("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\n"
+            "assert add(1, 2) == 3\n")
     for recs in kept_judge_records(tmp_path, "burn/add", burn, 14, ["--timeout", "1"]):
         assert [(r["status"], r.get("detail")) for r in recs] == [("pass", None)] * 14, recs
         assert sum(r["resources"]["cpu_ms"] for r in recs) > 3000, [r["resources"] for r in recs]
@@ -812,7 +819,8 @@ def test_a_candidates_value_crosses_as_a_value(run, sep):
     assert verdict(r) == ("pass", None)
     assert judged_by(r) == ["judge"] * 3
     r = run(code, asserts=["assert LIMIT == 6"], args=sep)
-    assert verdict(r) == ("assertion_fail", "test 0 failed: AssertionError: expected 6, got 5 (line 1: assert LIMIT == 6)")
+    assert verdict(r) == ("assertion_fail",
+                          "test 0 failed: AssertionError: expected 6, got 5 (line 1: assert LIMIT == 6)")
     assert judged_by(r) == ["judge"]
 
 

@@ -8,7 +8,6 @@ gains the lint pass rate, the codes and the composite score.
 """
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 

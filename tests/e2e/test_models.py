@@ -8,13 +8,11 @@ Every candidate runs through execeval (this file runs inside the safety net
 with the rest of tests/e2e).
 """
 import json
-import os
 import re
 import threading
 import time
 from pathlib import Path
 
-import pytest
 
 from test_eval import NATIVE, SQ_OK, execeval, records, write_jsonl
 

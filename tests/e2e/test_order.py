@@ -20,7 +20,8 @@ from conftest import EXECEVAL, clean_up_after_a_dead_execeval
 from test_eval import execeval, records, write_jsonl
 
 TASK = {"task_id": "t/one", "prompt": "", "tests": [{"kind": "assert", "code": "assert f() == 1"}]}
-HELD_MB = 32  # the reorder buffer's bound in bytes of records (docs/record.md, *The order of records*); also 256 per job
+# the reorder buffer's bound in bytes of records (docs/record.md, *The order of records*); also 256 per job
+HELD_MB = 32
 
 
 def sleeper(seconds, value=1):

@@ -89,9 +89,11 @@ PROGRAMS = {
     # the streams a child finds made for it (apart.py) are those a sandbox of its own makes
     "streams": ("import os, stat, sys\n"
                 "print([(f.fileno(), f.encoding, f.errors, f.line_buffering, f.seekable(), f.isatty(),\n"
-                "        f.buffer.raw.name, f.mode, f.buffer.raw.mode, f.closed) for f in (sys.stdin, sys.stdout, sys.stderr)])\n"
+                "        f.buffer.raw.name, f.mode, f.buffer.raw.mode, f.closed)"
+                " for f in (sys.stdin, sys.stdout, sys.stderr)])\n"
                 "print(sys.__stdin__ is sys.stdin, sys.__stdout__ is sys.stdout, sys.__stderr__ is sys.stderr)\n"
-                "print([stat.S_IFMT(os.fstat(fd).st_mode) for fd in (0, 1, 2)], os.get_blocking(0), os.get_blocking(1))\n"
+                "print([stat.S_IFMT(os.fstat(fd).st_mode) for fd in (0, 1, 2)],"
+                " os.get_blocking(0), os.get_blocking(1))\n"
                 "print(repr(sys.stdin.readline()), sys.stdin.buffer.tell(), repr(sys.stdin.read()))\n"
                 "print('stderr', file=sys.stderr)\nsys.stdout.write('no newline')\n",
                 ["one\ntwo\n", "", "\u00e9\n\n"], {}),
@@ -436,7 +438,6 @@ elif how == "child":  # a plain listener, held by a child left running
 hidden = [l.split()[-1] for l in listed() if l.split()[-1] in ("@" + name(i)[1:], name(i))]
 print(json.dumps({"found": found, "hidden": hidden}))
 """
-
 
 
 @pytest.mark.parametrize("how", ["abstract", "child", "dgram", "path"])

@@ -21,7 +21,8 @@ from test_calibrate import QUADRATIC, SUM
 from test_generated import GOOD, HARD_CODED, SORT, generated
 
 HE_PLUS = {"task_id": "HumanEval/demo",
-           "prompt": "def add(x: int, y: int):\n    \"\"\"Add two numbers x and y\n    >>> add(2, 3)\n    5\n    \"\"\"\n",
+           "prompt": "def add(x: int, y: int):\n    \"\"\"Add two numbers x and y\n"
+                     "    >>> add(2, 3)\n    5\n    \"\"\"\n",
            "entry_point": "add", "canonical_solution": "    return x + y\n",
            "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
            "base_input": [[2, 3], [5, 7]], "plus_input": [[0, 0], [-1, 1], [1000000000000, 1]], "atol": 0}

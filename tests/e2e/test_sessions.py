@@ -153,7 +153,8 @@ def test_one_cell_at_a_time_and_ended_sessions_are_gone(serve):
     srv = serve()
     sid = start(srv)
     slow = {}
-    t = threading.Thread(target=lambda: slow.update(a=cell(srv, sid, "import time\ntime.sleep(1)\n'done'", timeout_s=10)))
+    t = threading.Thread(target=lambda: slow.update(a=cell(srv, sid, "import time\ntime.sleep(1)\n'done'",
+                                                           timeout_s=10)))
     t.start()
     deadline = time.monotonic() + 30
     while srv.request("GET", "/v1/sessions/%s" % sid).json["state"] != "running":

@@ -28,6 +28,7 @@ def run(run):
     test_judge_separate.py's)."""
     return judged_inline(run)
 
+
 ADD_RIGHT = "def add(a, b):\n    return a + b\n"
 STRICT = ("--strict-asserts",)
 

@@ -28,6 +28,7 @@ def run(run):
     test_judge_separate.py's)."""
     return judged_inline(run)
 
+
 STRICT = ("--strict-asserts",)
 ADD_RIGHT = "def add(a, b):\n    return a + b\n"
 
@@ -146,7 +147,8 @@ def test_a_hang_after_the_first_failure_is_never_reached(run):
 def test_an_exception_fails_the_test_at_that_call(run):
     code = counting("a + b if _n[0] == 1 else 1 // 0")
     rec = assert_verdict(run(code, task=HE_TASK, args=STRICT), "assertion_fail", score=0.0)
-    assert rec["tests"][0]["message"].startswith("assert 2 of 2: ZeroDivisionError: integer division or modulo by zero"), rec
+    assert rec["tests"][0]["message"].startswith(
+        "assert 2 of 2: ZeroDivisionError: integer division or modulo by zero"), rec
     assert rec["stdout"] == "call 1\ncall 2\n"
     assert run(code, task=HE_TASK).record["status"] == "assertion_fail"
 

@@ -4,9 +4,10 @@ As root, `setpriv` drops the test's execeval to uid/gid 65534 with no
 groups; execeval then builds its sandbox in a user namespace, cannot write
 cgroups, and refuses to run unless --weak-limits is given: then it falls back
 to RLIMIT_AS and RLIMIT_NPROC (counted per user namespace), refuses
-memfd_create and fits /tmp and file size x open files inside --memory. Candidates reach it on stdin, so no file needs to be readable by
-that user. Skipped where the test does not run as root or user namespaces are
-off. The autouse host-evidence check of conftest applies here too.
+memfd_create and fits /tmp and file size x open files inside --memory.
+Candidates reach it on stdin, so no file needs to be readable by that user.
+Skipped where the test does not run as root or user namespaces are off. The
+autouse host-evidence check of conftest applies here too.
 """
 import json
 import os

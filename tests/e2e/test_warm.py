@@ -619,7 +619,6 @@ def test_a_warm_candidate_sees_the_environment_a_cold_one_does(tmp_path):
     assert warm[0]["stdout"] == cold[0]["stdout"]
 
 
-
 # epoll_wait calls per candidate below which there is no spin: inline
 # about 7; split about 17 (two streams, and each relayed message a wake).
 WAKES_PER_CANDIDATE = {"inline": 15, "split": 30}
@@ -645,6 +644,7 @@ def test_a_starting_warm_sandbox_does_not_spin_the_supervisor(tmp_path, judge):
     assert [r["status"] for r in read_records(tmp_path / "r.jsonl")] == ["pass"] * n
     calls = [int(line.split()[3]) for line in counts.read_text().splitlines() if line.endswith(" epoll_wait")]
     assert calls and calls[0] < WAKES_PER_CANDIDATE[judge] * n, counts.read_text()
+
 
 LIMITS_TASKS = [
     {"task_id": "limits/tight", "prompt": "", "tests": ADD_TASK["tests"],

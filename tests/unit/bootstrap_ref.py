@@ -58,6 +58,7 @@ if __name__=="__main__":
     # data set: tasks id -> (n, c, scores)
     tasks={"a":(5,2),"b":(4,0),"c":(6,3),"d":(3,3),"e":(10,1),"f":(4,1)}
     ids=sorted(tasks)
-    vals=[[pak(*tasks[i],1) for i in ids],[pak(*tasks[i],2) for i in ids],[(tasks[i][1]+0.25*(tasks[i][0]-tasks[i][1]))/tasks[i][0] for i in ids]]
+    vals=[[pak(*tasks[i],1) for i in ids],[pak(*tasks[i],2) for i in ids],
+          [(tasks[i][1]+0.25*(tasks[i][0]-tasks[i][1]))/tasks[i][0] for i in ids]]
     print("points", [sum(v)/len(v) for v in vals])
     for (lo,hi) in boot(vals, 20240229): print(repr(lo), repr(hi))

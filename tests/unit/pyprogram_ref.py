@@ -39,7 +39,7 @@ def literal_ok(node, src):
     declined form (prefixes but r/u, concatenation, non-decimal numbers,
     \\N escapes, duplicate keys or elements, nesting over 50)."""
     try:
-        v = ast.literal_eval(node)
+        ast.literal_eval(node)
     except Exception:
         return False
     text = ast.get_source_segment(src, node, padded=False)

@@ -81,5 +81,5 @@ def _event_writer(fd, nonce):
 # allocations and reference counts would copy a page of the worker's heap in
 # the candidate's process.  The nonce and seq then live in C memory only.
 if "_c_event_writer" in globals():
-    def _event_writer(fd, nonce, _native=globals()["_c_event_writer"]):
+    def _event_writer(fd, nonce, _native=globals()["_c_event_writer"]):  # noqa: F811 (replaces it, above)
         return _native(fd, nonce, _Raw, _HarnessError, _MAX_FRAME)

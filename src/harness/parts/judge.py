@@ -373,7 +373,8 @@ def _explained_assert(node, ast):
                                                            **at), **at)
     raise_ = ast.Raise(exc=ast.Call(func=load(_EXPLAIN), args=[load(got), load(expected)], keywords=[], **at),
                        cause=None, **at)
-    return [store(left, test.left), store(right, test.comparators[0]), ast.If(test=failed, body=[raise_], orelse=[], **at)]
+    return [store(left, test.left), store(right, test.comparators[0]),
+            ast.If(test=failed, body=[raise_], orelse=[], **at)]
 
 
 # A long-lived judge judges a task's tests once per sample (a GRPO group is
