@@ -64,6 +64,12 @@ def seen(a):
             e["status"], e["detail"], e["stdout_truncated"], e["stderr_truncated"])
 
 
+def starved_twice(a):
+    """The host's answer for a timeout it caused (a loaded machine): a
+    SandboxError saying so, never a TimeLimitExceeded of the program's."""
+    return a["status"] == "SandboxError" and "starved the program of CPU twice" in (a["execeval"]["detail"] or "")
+
+
 # (program, stdins, extra request fields): every way a script can end.
 PROGRAMS = {
     "stdout and stderr": ("import sys\ns = sys.stdin.read()\nprint(s.upper())\nprint('err', s, file=sys.stderr)\n",
@@ -113,8 +119,10 @@ def test_every_coalesced_answer_is_a_lone_sandboxs(serve, name):
     got = burst(together, requests)
     want = [ran(alone, **r) for r in requests]
     for a, w, r in zip(got, want, requests):
-        assert seen(a) == seen(w), (r, a, w)
         assert "coalesced" not in w["execeval"]
+        if starved_twice(a) or starved_twice(w):
+            continue  # a busy host's answer on either side, not a verdict to compare
+        assert seen(a) == seen(w), (r, a, w)
     # A program that ran here is not a fallback everywhere: the clean ends
     # were answered by the shared sandbox, which says how many it answered.
     shared = [a for a in got if "coalesced" in a["execeval"]]
