@@ -31,6 +31,9 @@ struct ee_task;
  * then --strict-asserts. -1 with err set; the task is still whole. */
 int cli_prepare_task(struct ee_task *t, const struct ee_eval_options *o, struct ee_err *err);
 
+/* A path's last part (the whole path when it has no '/'), borrowed from it. */
+const char *cli_path_base(const char *path);
+
 /* Reads a whole file (or stdin for "-" or NULL), at most cap bytes. */
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err);
 

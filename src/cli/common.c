@@ -37,6 +37,13 @@ int cli_prepare_task(struct ee_task *t, const struct ee_eval_options *o, struct 
 	return o->strict_asserts && ee_task_strict_asserts(t, err) < 0 ? -1 : 0;
 }
 
+const char *cli_path_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 int cli_read_file(const char *path, size_t cap, char **ret, size_t *ret_len, struct ee_err *err)
 {
 	int stdin_ = !path || strcmp(path, "-") == 0;

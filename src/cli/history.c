@@ -213,8 +213,7 @@ static void models_cell(const char *models_json, char *out, size_t width)
 
 void cli_dataset_label(const char *path, const char *sha, char *out, size_t size)
 {
-	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	snprintf(out, size, "%.*s@%.8s", DATASET_WIDTH, name, sha);
+	snprintf(out, size, "%.*s@%.8s", DATASET_WIDTH, cli_path_base(path), sha);
 }
 
 static void rate_cell(double x, char *out, size_t size)

@@ -296,8 +296,7 @@ static int make_report(const struct report_args *a, struct ee_err *err)
 		return -1;
 	}
 	if (!a->title) {
-		const char *base = strrchr(a->results, '/');
-		snprintf(title, sizeof(title), "execeval report: %s", base ? base + 1 : a->results);
+		snprintf(title, sizeof(title), "execeval report: %s", cli_path_base(a->results));
 	}
 	struct ee_report_options opt = {
 		.title = a->title ? a->title : title,
