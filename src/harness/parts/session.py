@@ -183,6 +183,10 @@ def _session_state(cmd, up_w):
         do = msg.get("do")
         if do == "retire" and msg.get("pid") == me:
             _exit(0)  # the cell that answered is the state now
+        if do == "copy" and me != 1 and _getpid() == 1:
+            cmd, up_w = _session_copy(msg)  # in the copy's new state
+            me = _getpid()
+            continue
         if do != "run":
             continue
         cell = _start_cell(msg, cmd, up_w)
@@ -562,6 +566,45 @@ class _Keeper:
         _kill_all_but((_getpid(),))
         _flush_std()
         _exit(0)
+
+
+def _session_copy(msg):
+    """In a copy of the session (copy.c made it: the state's read() returned
+    this message in the copy, pid 1 of namespaces of its own, which holds
+    only its own channels: 0 /dev/null, 1 and 2 its output, 3 its result
+    channel, 4 its gate). It becomes the copy's keeper, as pid 1, and forks
+    the copy's state, which returns (cmd, up_w) to go on as the state.
+    Unlike a session's keeper, a copy's is a fork of the agent's state: an
+    agent that rewrote the harness can spoil its own copy's answers, and
+    nothing else (the supervisor keeps the clocks, limits and framing)."""
+    import resource
+    nonce, cap = msg.get("nonce"), msg.get("output_cap")
+    if type(nonce) is not str or type(cap) is not int or cap <= 0:
+        _exit(3)
+    job = {"role": "session", "nonce": nonce, "deny": [], "preload": [], "files": {}, "output_cap": cap}
+    emit = _event_writer(3, nonce)
+    cmd_r, cmd_w = _pipe()
+    up_r, up_w = _pipe()
+    out_r, out_w = _pipe()
+    err_r, err_w = _pipe()
+    state = _fork()
+    if state == 0:
+        for fd in (3, 4, cmd_w, up_r, out_r, err_r):
+            _close(fd)
+        _dup2(out_w, 1)
+        _dup2(err_w, 2)
+        _close(out_w)
+        _close(err_w)
+        cmd = _Frames(cmd_r, _SESSION_MAX_MESSAGE)
+        cmd.up_w = up_w
+        return cmd, up_w
+    for fd in (cmd_r, up_w, out_w, err_w):
+        _close(fd)
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+    emit({"ev": "hello", "python": _PYTHON})
+    _Keeper(job, emit, 4, cmd_w, _Frames(up_r, _SESSION_MAX_MESSAGE), out_r, err_r, state).run()
+    _exit(0)
 
 
 def _session_serve(job, fds):

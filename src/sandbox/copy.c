@@ -1,0 +1,635 @@
+/* copy.c - copies of a live session's interpreter (copy.h).
+ *
+ * Theory of operation (docs/sandbox.md, "Forking a session"). This runs in
+ * a helper the supervisor forked for one request, as root, and is the
+ * only tracer of the processes it touches:
+ *
+ *   1. the state is seized and interrupted; it must be stopped in its
+ *      read() between cells (else the session is busy), alone with the
+ *      session's init and keeper in its cgroup, single-threaded and with
+ *      no shared mapping: what a fork shares beyond private memory
+ *      (copied on write) is then nothing a copy keeps (descriptors are
+ *      replaced below);
+ *   2. for each copy, clone(new user, pid, mount, net, IPC, UTS) is run at
+ *      the state's own syscall instruction; the filter turns it into a
+ *      notification, approved for the state's pid and that call alone;
+ *      PTRACE_O_TRACEFORK stops the copy at its birth;
+ *   3. the state gets its registers back (its read() is redone when it
+ *      runs again) and is let go;
+ *   4. each copy, still stopped: its maps, its cgroups, its mounts (a
+ *      helper in its mount and pid namespaces), then the calls only it can
+ *      make on itself, injected: close_range over the state's descriptors,
+ *      setresgid, setresuid (during whose notification its channels are
+ *      added at 0..4), capset to nothing; then its read() "returns" the
+ *      frame that makes the harness a copy's keeper, and it is let go.
+ *
+ * Failure: a copy that exists is killed before this returns, so a copy
+ * with its capabilities (the clone gives it every one in its own user
+ * namespace until its setresuid) never runs.
+ */
+#include "sandbox/copy.h"
+
+#include "base/err.h"
+
+#if defined(__x86_64__)
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NS_FLAGS  (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+#define TMP_DEPTH 32 /* directories deep a copied /tmp may go */
+#define MAX_PROCS 8  /* processes of a session read from its cgroup (more: refused) */
+
+/* The kernel's restart codes (not in the uapi headers). */
+enum { RESTARTSYS = 512, RESTARTNOINTR = 513, RESTARTNOHAND = 514, RESTART_RESTARTBLOCK = 516 };
+
+typedef struct user_regs_struct regs_t;
+
+struct copier {
+	struct ee_copy_plan *plan;
+	pid_t state, init, keeper; /* host pids; keeper 0 when it is the init */
+	int sigfd;                 /* SIGCHLD, for the tracees' stops */
+	unsigned long site;        /* the state's syscall instruction */
+	regs_t saved;              /* the state's registers in its read() */
+};
+
+/* ---- ptrace ------------------------------------------------------------ */
+
+static int get_regs(pid_t pid, regs_t *r, struct ee_err *err)
+{
+	return ptrace(PTRACE_GETREGS, pid, NULL, r) < 0 ? ee_fail_errno(err, EE_ERR_SANDBOX, "fork: GETREGS")
+	                                                : 0;
+}
+
+static int set_regs(pid_t pid, const regs_t *r, struct ee_err *err)
+{
+	return ptrace(PTRACE_SETREGS, pid, NULL, r) < 0 ? ee_fail_errno(err, EE_ERR_SANDBOX, "fork: SETREGS")
+	                                                : 0;
+}
+
+/* The registers that redo the call a stop interrupted, as the kernel
+ * would on its way back to user mode (restoring registers at the exit of
+ * an injected call stops it from doing so). */
+static regs_t restarted(const regs_t *r)
+{
+	regs_t out = *r;
+	long e = -(long)r->rax;
+	if ((long)r->orig_rax >= 0 && (e == RESTARTSYS || e == RESTARTNOINTR || e == RESTARTNOHAND)) {
+		out.rip -= 2;
+		out.rax = r->orig_rax;
+	} else if ((long)r->orig_rax >= 0 && e == RESTART_RESTARTBLOCK) {
+		out.rip -= 2;
+		out.rax = SYS_restart_syscall;
+	}
+	out.orig_rax = (unsigned long)-1;
+	return out;
+}
+
+/* One notification: approved (CONTINUE) when it is pid's call nr, each
+ * fd of add placed first (ADDFD at 0..n-1); any other refused, as the
+ * supervisor refuses them. *approved counts the approvals. */
+static int answer_one(int listener, pid_t pid, long nr, const int *add, int n_add, int *approved,
+                      struct ee_err *err)
+{
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+	memset(&req, 0, sizeof(req));
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return errno == EINTR || errno == ENOENT
+		               ? 0
+		               : ee_fail_errno(err, EE_ERR_SANDBOX, "fork: notification");
+	memset(&resp, 0, sizeof(resp));
+	resp.id = req.id;
+	resp.error = -EPERM;
+	if ((pid_t)req.pid == pid && req.data.nr == nr) {
+		for (int i = 0; i < n_add; i++) {
+			struct seccomp_notif_addfd a = { .id = req.id,
+				                         .flags = SECCOMP_ADDFD_FLAG_SETFD,
+				                         .srcfd = (unsigned)add[i],
+				                         .newfd = (unsigned)i };
+			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) != i)
+				return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: a copy's channel");
+		}
+		resp.error = 0;
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		(*approved)++;
+	}
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: answer a notification");
+	return 0;
+}
+
+/* Waits for pid's next ptrace stop, answering notifications meanwhile
+ * (answer_one's rule for call nr; -1: none approved). */
+static int wait_stop(struct copier *c, pid_t pid, long nr, const int *add, int n_add, int *approved,
+                     int *status, struct ee_err *err)
+{
+	for (;;) {
+		pid_t got = waitpid(pid, status, __WALL | WNOHANG);
+		if (got == pid) {
+			if (!WIFSTOPPED(*status))
+				return ee_fail(err, EE_ERR_SANDBOX,
+				               "fork: process %d ended while being copied", pid);
+			return 0;
+		}
+		if (got < 0 && errno != EINTR)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: waitpid %d", pid);
+		struct pollfd p[2] = { { .fd = c->sigfd, .events = POLLIN },
+			               { .fd = c->plan->listener, .events = POLLIN } };
+		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: poll");
+		if (p[0].revents) {
+			char drain[128 * 8];
+			(void)!read(c->sigfd, drain, sizeof(drain));
+		}
+		if ((p[1].revents & POLLIN) &&
+		    answer_one(c->plan->listener, pid, nr, add, n_add, approved, err) < 0)
+			return -1;
+	}
+}
+
+/* Makes the stopped pid run one call at the state's syscall instruction;
+ * its result in *ret. The filter's notification for it is approved. */
+static int inject(struct copier *c, pid_t pid, long nr, const long a[3], const int *add, int n_add, long *ret,
+                  struct ee_err *err)
+{
+	regs_t r;
+	int status, approved = 0;
+	if (get_regs(pid, &r, err) < 0)
+		return -1;
+	r.rip = c->site;
+	r.rax = (unsigned long)nr;
+	r.orig_rax = (unsigned long)-1;
+	r.rdi = (unsigned long)a[0], r.rsi = (unsigned long)a[1], r.rdx = (unsigned long)a[2];
+	r.r10 = r.r8 = r.r9 = 0;
+	if (set_regs(pid, &r, err) < 0)
+		return -1;
+	if (ptrace(PTRACE_SYSCALL, pid, NULL, NULL) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
+	if (wait_stop(c, pid, -1, NULL, 0, &approved, &status, err) < 0) /* its entry */
+		return -1;
+	if (ptrace(PTRACE_SYSCALL, pid, NULL, NULL) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
+	if (wait_stop(c, pid, nr, add, n_add, &approved, &status, err) < 0) /* its exit */
+		return -1;
+	if (get_regs(pid, &r, err) < 0)
+		return -1;
+	*ret = (long)r.rax;
+	if (n_add && !approved)
+		return ee_fail(err, EE_ERR_SANDBOX, "fork: the copy's channels were not placed");
+	return 0;
+}
+
+static int poke(pid_t pid, unsigned long at, const void *data, size_t n, struct ee_err *err)
+{
+	struct iovec local = { (void *)data, n }, remote = { (void *)at, n };
+	if (process_vm_writev(pid, &local, 1, &remote, 1, 0) != (ssize_t)n)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: write into a copy");
+	return 0;
+}
+
+/* ---- the session as it is ----------------------------------------------- */
+
+static int read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/* pid's number in its innermost pid namespace; 0 when unknown. */
+static long ns_pid(pid_t pid)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	char *line = strstr(buf, "\nNSpid:");
+	if (!line)
+		return 0;
+	line += 7;
+	char *end = strchr(line, '\n');
+	if (end)
+		*end = 0;
+	char *last = strrchr(line, '\t');
+	return strtol(last ? last + 1 : line, NULL, 10);
+}
+
+/* The init, keeper and state among the cgroup's processes. */
+static int find_processes(struct copier *c, struct ee_err *err)
+{
+	char buf[512];
+	ssize_t n = pread(c->plan->procs_fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the session's processes");
+	buf[n] = 0;
+	int others = 0;
+	for (char *p = buf, *end; *p; p = end) {
+		pid_t pid = (pid_t)strtol(p, &end, 10);
+		if (end == p)
+			break;
+		long in = ns_pid(pid);
+		if (in == 1)
+			c->init = pid;
+		else if (in == 2 && !c->plan->keeper_is_init)
+			c->keeper = pid;
+		else if (in > 0 && others++ == 0)
+			c->state = pid;
+	}
+	if (others > 1)
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "the session runs processes besides its interpreter (%d): a copy would share them; "
+		        "end them before forking",
+		        others - 1);
+	if (!c->init || !c->state || (!c->plan->keeper_is_init && !c->keeper))
+		return ee_fail(err, EE_ERR_SANDBOX, "fork: the session's processes are not as a session's");
+	return 0;
+}
+
+/* Refused unless a fork shares nothing but private memory: one thread, no
+ * shared mapping (MAP_SHARED, SysV or POSIX shared memory). */
+static int check_state(pid_t state, struct ee_err *err)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%d/status", state);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: %s", path);
+	const char *t = strstr(buf, "\nThreads:");
+	if (!t || strtol(t + 9, NULL, 10) != 1)
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "the session's interpreter runs threads (%ld): CPython's threads do not survive a "
+		        "fork; end them before forking",
+		        t ? strtol(t + 9, NULL, 10) : -1L);
+	snprintf(path, sizeof(path), "/proc/%d/maps", state);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: %s", path);
+	char line[512];
+	int shared = 0;
+	while (!shared && fgets(line, sizeof(line), f)) {
+		char perms[8] = "";
+		const char *file = strchr(line, '/');
+		/* A read-only mapping of a file under /usr (a read-only bind in
+		 * every sandbox, glibc maps its gconv cache so) has no writer:
+		 * not a channel. Any other shared one is. */
+		int ro_usr = file && strncmp(file, "/usr/", 5) == 0;
+		if (sscanf(line, "%*s %7s", perms) == 1 && perms[3] == 's' && (perms[1] == 'w' || !ro_usr)) {
+			shared = 1;
+			line[strcspn(line, "\n")] = 0;
+		}
+	}
+	fclose(f);
+	if (shared)
+		return ee_fail(
+		        err, EE_ERR_USAGE,
+		        "the session holds a shared memory mapping, which its copies would share: %.120s",
+		        line);
+	return 0;
+}
+
+/* Seized and stopped in its read() between cells, its registers saved. */
+static int stop_state(struct copier *c, struct ee_err *err)
+{
+	int status, approved = 0;
+	if (ptrace(PTRACE_SEIZE, c->state, NULL, (void *)(long)PTRACE_O_TRACEFORK) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SEIZE");
+	if (ptrace(PTRACE_INTERRUPT, c->state, NULL, NULL) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_INTERRUPT");
+	if (wait_stop(c, c->state, -1, NULL, 0, &approved, &status, err) < 0 ||
+	    get_regs(c->state, &c->saved, err) < 0)
+		return -1;
+	long insn = ptrace(PTRACE_PEEKTEXT, c->state, (void *)(c->saved.rip - 2), NULL);
+	if (c->saved.orig_rax != SYS_read || (insn & 0xffff) != 0x050f)
+		return ee_fail(err, EE_ERR_USAGE,
+		               "the session's interpreter is not waiting for a cell: try again");
+	c->site = c->saved.rip - 2;
+	return 0;
+}
+
+static void let_state_go(struct copier *c)
+{
+	regs_t back = restarted(&c->saved);
+	struct ee_err ignored;
+	if (set_regs(c->state, &back, &ignored) == 0)
+		ptrace(PTRACE_DETACH, c->state, NULL, NULL);
+}
+
+/* ---- one copy ------------------------------------------------------------ */
+
+/* A copy born of a clone injected into the stopped state: *ret, stopped. */
+static int clone_state(struct copier *c, pid_t *ret, struct ee_err *err)
+{
+	regs_t r = c->saved;
+	int status, approved = 0;
+	r.rip = c->site;
+	r.rax = SYS_clone;
+	r.orig_rax = (unsigned long)-1;
+	r.rdi = NS_FLAGS | SIGCHLD;
+	r.rsi = r.rdx = r.r10 = r.r8 = 0;
+	if (set_regs(c->state, &r, err) < 0)
+		return -1;
+	if (ptrace(PTRACE_CONT, c->state, NULL, NULL) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_CONT");
+	if (wait_stop(c, c->state, SYS_clone, NULL, 0, &approved, &status, err) < 0)
+		return -1;
+	if (status >> 8 != (SIGTRAP | (PTRACE_EVENT_FORK << 8)))
+		return ee_fail(err, EE_ERR_SANDBOX, "fork: the clone into new namespaces failed (status %#x)",
+		               status);
+	unsigned long msg;
+	if (ptrace(PTRACE_GETEVENTMSG, c->state, NULL, &msg) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: GETEVENTMSG");
+	*ret = (pid_t)msg;
+	if (wait_stop(c, *ret, -1, NULL, 0, &approved, &status, err) < 0) /* born stopped */
+		return -1;
+	/* The state finishes its clone and stops again, to be given its
+	 * registers back or cloned again. */
+	if (ptrace(PTRACE_SYSCALL, c->state, NULL, NULL) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
+	return wait_stop(c, c->state, -1, NULL, 0, &approved, &status, err);
+}
+
+static int write_proc(pid_t pid, const char *name, const char *text, struct ee_err *err)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t n = strlen(text);
+	int ok = fd >= 0 && write(fd, text, n) == (ssize_t)n;
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : ee_fail_errno(err, EE_ERR_SANDBOX, "fork: write %s", path);
+}
+
+static int maps_and_cgroups(pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
+{
+	char map[64], pid[24];
+	snprintf(map, sizeof(map), "%u %u 1\n", t->uid, t->uid);
+	if (write_proc(copy, "setgroups", "deny", err) < 0 || write_proc(copy, "uid_map", map, err) < 0 ||
+	    write_proc(copy, "gid_map", map, err) < 0)
+		return -1;
+	int n = snprintf(pid, sizeof(pid), "%d", copy);
+	for (int i = 0; i < 5 && t->join[i] >= 0; i++)
+		if (pwrite(t->join[i], pid, (size_t)n, 0) != n)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: move a copy into its cgroup");
+	return 0;
+}
+
+/* Copies the directory from into to (an empty directory of the fresh
+ * /tmp): directories, files and symbolic links, owned by uid; sockets and
+ * FIFOs are the state's, not copied. Bounded by the tmpfs's size. */
+static int copy_tree(int from, int to, unsigned uid, int depth)
+{
+	DIR *d = fdopendir(dup(from));
+	if (!d)
+		return -1;
+	int rc = 0;
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(d))) {
+		struct stat st;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    fstatat(from, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < TMP_DEPTH) {
+			int a = openat(from, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int ok = a >= 0 && mkdirat(to, e->d_name, st.st_mode & 07777) == 0;
+			int b = ok ? openat(to, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			           : -1;
+			rc = b < 0 ? -1 : copy_tree(a, b, uid, depth + 1);
+			if (b >= 0 && (fchown(b, uid, uid) < 0 || fchmod(b, st.st_mode & 07777) < 0))
+				rc = -1;
+			if (a >= 0)
+				close(a);
+			if (b >= 0)
+				close(b);
+		} else if (S_ISREG(st.st_mode)) {
+			int a = openat(from, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			int b = a < 0 ? -1
+			              : openat(to, e->d_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			char buf[1 << 16];
+			ssize_t n = 0;
+			while (b >= 0 && (n = read(a, buf, sizeof(buf))) > 0)
+				if (write(b, buf, (size_t)n) != n) {
+					n = -1;
+					break;
+				}
+			if (b < 0 || n < 0 || fchown(b, uid, uid) < 0 || fchmod(b, st.st_mode & 07777) < 0)
+				rc = -1;
+			else {
+				struct timespec times[2] = { st.st_atim, st.st_mtim };
+				futimens(b, times);
+			}
+			if (a >= 0)
+				close(a);
+			if (b >= 0)
+				close(b);
+		} else if (S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlinkat(from, e->d_name, target, sizeof(target) - 1);
+			if (n >= 0) {
+				target[n] = 0;
+				rc = symlinkat(target, to, e->d_name) < 0 || fchownat(to, e->d_name, uid, uid,
+				                                                      AT_SYMLINK_NOFOLLOW) < 0
+				             ? -1
+				             : 0;
+			}
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+/* In the copy's mount namespace: a fresh /tmp holding a copy of the
+ * state's, and, from a child in its pid namespace, a fresh /proc, each
+ * mounted over the state's. Exit codes say the step that failed. */
+static void mounts_main(pid_t copy, const struct ee_copy_target *t)
+{
+	char path[64], opts[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", copy);
+	int mnt = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", copy);
+	int pidns = open(path, O_RDONLY | O_CLOEXEC);
+	if (mnt < 0 || pidns < 0 || setns(mnt, CLONE_NEWNS) < 0 || setns(pidns, CLONE_NEWPID) < 0)
+		_exit(2);
+	int old = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	snprintf(opts, sizeof(opts), "size=%lld,mode=1777", t->tmp_bytes);
+	/* Over the state's: the mounts a less privileged user namespace got
+	 * are locked (no unmount reveals what is under them), the copy holds
+	 * no descriptor into it, and can mount nothing. */
+	if (old < 0 || mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		_exit(3);
+	int fresh = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fresh < 0 || copy_tree(old, fresh, t->uid, 0) < 0)
+		_exit(4);
+	pid_t in = fork();
+	if (in == 0)
+		_exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? 5 : 0);
+	int st;
+	if (in < 0 || waitpid(in, &st, 0) != in)
+		_exit(6);
+	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 7);
+}
+
+static int mounts(struct copier *c, pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
+{
+	static const char *const step[] = { "",
+		                            "",
+		                            "enter its namespaces",
+		                            "mount its /tmp",
+		                            "copy its /tmp",
+		                            "mount its /proc",
+		                            "fork into its pid namespace",
+		                            "mount its /proc" };
+	(void)c;
+	pid_t h = fork();
+	if (h < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the mount helper");
+	if (h == 0)
+		mounts_main(copy, t);
+	int st;
+	pid_t got;
+	do
+		got = waitpid(h, &st, 0);
+	while (got < 0 && errno == EINTR);
+	if (got != h || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		int code = got == h && WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+		return ee_fail(err, EE_ERR_SANDBOX, "fork: a copy's mounts: %s",
+		               code >= 2 && code <= 7 ? step[code] : "the helper died");
+	}
+	return 0;
+}
+
+/* The calls only the copy can make on itself, then its frame and go. */
+static int finish(struct copier *c, pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
+{
+	regs_t cr;
+	if (get_regs(copy, &cr, err) < 0)
+		return -1;
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct none[2];
+	memset(none, 0, sizeof(none));
+	unsigned long at = (cr.rsp - 512) & ~15UL; /* below the red zone */
+	if (poke(copy, at, &hdr, sizeof(hdr), err) < 0 || poke(copy, at + 64, none, sizeof(none), err) < 0)
+		return -1;
+	long id = (long)t->uid, rc = 0;
+	const long close_args[3] = { 0, (long)~0U, 0 }, ids[3] = { id, id, id },
+	           caps[3] = { (long)at, (long)(at + 64), 0 };
+	/* close_range over every descriptor first: setresuid then places its
+	 * channels at 0..4 (ADDFD during its notification). */
+	if (inject(c, copy, SYS_close_range, close_args, NULL, 0, &rc, err) < 0 || rc != 0 ||
+	    inject(c, copy, SYS_setresgid, ids, NULL, 0, &rc, err) < 0 || rc != 0 ||
+	    inject(c, copy, SYS_setresuid, ids, t->fds, EE_COPY_FDS, &rc, err) < 0 || rc != 0 ||
+	    inject(c, copy, SYS_capset, caps, NULL, 0, &rc, err) < 0 || rc != 0)
+		return err->msg[0]
+		               ? -1
+		               : ee_fail(err, EE_ERR_SANDBOX, "fork: a call made in a copy failed (%ld)", rc);
+	if (t->frame_len > c->saved.rdx)
+		return ee_fail(err, EE_ERR_SANDBOX, "fork: the copy's frame is longer than the state's read");
+	if (poke(copy, c->saved.rsi, t->frame, t->frame_len, err) < 0)
+		return -1;
+	regs_t r = c->saved; /* its read() returns the frame */
+	r.rax = t->frame_len;
+	r.orig_rax = (unsigned long)-1;
+	if (set_regs(copy, &r, err) < 0)
+		return -1;
+	if (ptrace(PTRACE_DETACH, copy, NULL, NULL) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: let a copy go");
+	return 0;
+}
+
+static int sigchld_fd(struct ee_err *err)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: sigprocmask");
+	int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return fd < 0 ? ee_fail_errno(err, EE_ERR_SANDBOX, "fork: signalfd") : fd;
+}
+
+int ee_copy_make(struct ee_copy_plan *plan, struct ee_err *err)
+{
+	struct copier c = { .plan = plan };
+	size_t made = 0;
+	int stopped = 0;
+	c.sigfd = sigchld_fd(err);
+	if (c.sigfd < 0)
+		return -1;
+	if (find_processes(&c, err) < 0 || check_state(c.state, err) < 0)
+		goto fail;
+	if (stop_state(&c, err) < 0)
+		goto fail;
+	stopped = 1;
+	/* Checked again, stopped: nothing changes now. */
+	if (check_state(c.state, err) < 0)
+		goto fail;
+	for (; made < plan->n; made++) {
+		struct ee_copy_target *t = &plan->copies[made];
+		if (clone_state(&c, &t->pid, err) < 0 || maps_and_cgroups(t->pid, t, err) < 0 ||
+		    mounts(&c, t->pid, t, err) < 0) {
+			made += t->pid > 0;
+			goto fail;
+		}
+	}
+	/* Every copy is made: the session's own processes go before any copy
+	 * runs (its init, the family's holder, stopped; the others killed). */
+	kill(c.init, SIGSTOP);
+	if (c.keeper)
+		kill(c.keeper, SIGKILL);
+	kill(c.state, SIGKILL);
+	for (size_t i = 0; i < plan->n; i++)
+		if (finish(&c, plan->copies[i].pid, &plan->copies[i], err) < 0) {
+			for (size_t k = 0; k < plan->n; k++)
+				kill(plan->copies[k].pid, SIGKILL);
+			close(c.sigfd);
+			return -1; /* the session is gone too: the caller ends it */
+		}
+	close(c.sigfd);
+	return 0;
+fail:
+	for (size_t k = 0; k < made; k++) {
+		kill(plan->copies[k].pid, SIGKILL);
+		plan->copies[k].pid = 0;
+	}
+	if (stopped)
+		let_state_go(&c);
+	close(c.sigfd);
+	return -1;
+}
+
+#else /* not x86-64 */
+
+int ee_copy_make(struct ee_copy_plan *plan, struct ee_err *err)
+{
+	(void)plan;
+	return ee_fail(err, EE_ERR_USAGE, "forking a session is made for x86-64 only");
+}
+
+#endif
