@@ -20,6 +20,7 @@
  * limit), else a crash.
  */
 #include "engine/session.h"
+#include "engine/session_int.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -43,47 +44,7 @@
 #include "sandbox/worker.h"
 #include "verdict/score.h"
 
-#define SESSION_MAX_FRAME ((size_t)2 << 20)
-/* The keeper's own stderr (a harness failure), kept for the end's why. */
-#define SESSION_KEEP_OUTPUT 2048
-/* A cell's clock, then this long for the keeper to end it and answer. */
-#define SESSION_STOP_GRACE_S 8.0
-/* Starting the interpreter and importing the preloads, before any clock. */
-#define SESSION_START_ALLOWANCE_S 20.0
-
-enum session_phase { PH_STARTING, PH_SETUP, PH_READY, PH_CELL, PH_ENDED };
-
-struct ee_session {
-	struct ee_loop *loop;
-	struct ee_sandbox *sb;
-	const struct ee_session_ops *ops;
-	void *ctx;
-	struct ee_ns_decoder ns;
-	char nonce[33];
-	unsigned long seq;
-	enum session_phase phase;
-	char *setup;
-	double setup_timeout_s;
-	size_t output_cap;
-	struct ee_buf out, err; /* the running cell's */
-	int timer_fd;
-	struct ee_loop_fd *timer_watch;
-	char stop_why[32]; /* "timeout" once the cell's clock ran out */
-	long oom_before;
-	/* The running cell's start, for a timeout's question: slow, or starved
-	 * by the host (score.h)? Its clock, the cgroup's CPU then, and the
-	 * boot tick from which a thread is the cell's (a fresh fork). */
-	struct timespec cell_t0;
-	long long cpu_before_usec;
-	long long born_since;
-	int starved;
-	double starved_cpu_ms;
-	unsigned cells;
-	int ended_by_owner;
-	char why[256]; /* what ended it, first cause */
-};
-
-static void end_with(struct ee_session *s, const char *why)
+void session_end_with(struct ee_session *s, const char *why)
 {
 	if (!s->why[0])
 		snprintf(s->why, sizeof(s->why), "%s", why);
@@ -148,7 +109,7 @@ static void on_cell_timer(void *ctx)
 	judge_starved(s);
 	snprintf(s->stop_why, sizeof(s->stop_why), "timeout");
 	if (send_gate(s, json_pack("{s:s, s:s}", "do", "stop", "why", "timeout")) < 0)
-		end_with(s, "the session's cell could not be stopped");
+		session_end_with(s, "the session's cell could not be stopped");
 }
 
 /* ---- answers -------------------------------------------------------------- */
@@ -200,7 +161,7 @@ static void answer_cell(struct ee_session *s, json_t *kept)
 			detail = "memory limit";
 	} else if (!status || (strcmp(status, "ok") != 0 && strcmp(status, "error") != 0)) {
 		json_decref(a);
-		end_with(s, "protocol violation: a cell's answer without a status");
+		session_end_with(s, "protocol violation: a cell's answer without a status");
 		return;
 	}
 	json_object_set_new(a, "status", json_string(status));
@@ -260,11 +221,11 @@ static int start_cell(struct ee_session *s, const char *code, const char *stdin_
 static void on_hello(struct ee_session *s)
 {
 	if (s->phase != PH_STARTING)
-		return end_with(s, "protocol violation: hello out of turn");
+		return session_end_with(s, "protocol violation: hello out of turn");
 	s->phase = PH_SETUP;
 	if (s->setup && s->setup[0]) {
 		if (start_cell(s, s->setup, NULL, s->setup_timeout_s, NULL) < 0)
-			end_with(s, "the setup could not be sent");
+			session_end_with(s, "the setup could not be sent");
 		return;
 	}
 	json_t *none = json_pack("{s:s, s:b, s:n, s:n}", "status", "ok", "rolled_back", 0, "result", "error");
@@ -282,7 +243,7 @@ static void on_event(struct ee_session *s, const char *payload, size_t len)
 
 	if (!json_is_object(ev) || !nonce || strcmp(nonce, s->nonce) != 0 || !json_is_integer(seq) ||
 	    (unsigned long)json_integer_value(seq) != s->seq || !kind)
-		return end_with(s, "protocol violation: a bad event on the session's result channel");
+		return session_end_with(s, "protocol violation: a bad event on the session's result channel");
 	s->seq++;
 	if (strcmp(kind, "hello") == 0)
 		return on_hello(s);
@@ -290,7 +251,7 @@ static void on_event(struct ee_session *s, const char *payload, size_t len)
 		const char *stream = json_string_value(json_object_get(ev, "stream"));
 		json_t *text = json_object_get(ev, "text");
 		if (!stream || !json_is_string(text) || (s->phase != PH_CELL && s->phase != PH_SETUP))
-			return end_with(s, "protocol violation: output out of turn");
+			return session_end_with(s, "protocol violation: output out of turn");
 		struct ee_buf *b = strcmp(stream, "stderr") == 0 ? &s->err : &s->out;
 		(void)ee_buf_append_some(b, json_string_value(text), json_string_length(text));
 		return;
@@ -298,14 +259,14 @@ static void on_event(struct ee_session *s, const char *payload, size_t len)
 	if (strcmp(kind, "answer") == 0) {
 		json_t *a = json_object_get(ev, "answer");
 		if (!json_is_object(a) || (s->phase != PH_CELL && s->phase != PH_SETUP))
-			return end_with(s, "protocol violation: an answer out of turn");
+			return session_end_with(s, "protocol violation: an answer out of turn");
 		return answer_cell(s, a);
 	}
 	if (strcmp(kind, "lost") == 0) {
 		const char *why = json_string_value(json_object_get(ev, "why"));
-		return end_with(s, why ? why : "the session's interpreter was lost");
+		return session_end_with(s, why ? why : "the session's interpreter was lost");
 	}
-	end_with(s, "protocol violation: an unknown event");
+	session_end_with(s, "protocol violation: an unknown event");
 }
 
 static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
@@ -320,11 +281,11 @@ static void on_result(void *ctx, struct ee_sandbox *sb, const char *p, size_t n)
 	if (s->why[0])
 		return;
 	if (ee_ns_feed(&s->ns, p, n, &err) < 0)
-		return end_with(s, "protocol violation: the session's result channel");
+		return session_end_with(s, "protocol violation: the session's result channel");
 	while (!s->why[0] && (rc = ee_ns_next(&s->ns, &payload, &len, &err)) == 1)
 		on_event(s, payload, len);
 	if (rc < 0)
-		end_with(s, "protocol violation: a broken frame on the session's result channel");
+		session_end_with(s, "protocol violation: a broken frame on the session's result channel");
 }
 
 static void on_done(void *ctx, struct ee_sandbox *sb)
@@ -348,6 +309,7 @@ static void on_done(void *ctx, struct ee_sandbox *sb)
 	}
 	s->phase = PH_ENDED;
 	arm_cell_timer(s, 0);
+	session_family_drop(s);
 	s->ops->on_end(s->ctx, s, s->ended_by_owner ? "" : s->why);
 }
 
@@ -372,38 +334,44 @@ static char *session_job(const struct ee_session_config *cfg, const char *nonce,
 
 static const struct ee_sandbox_ops sandbox_ops = { .on_result = on_result, .on_done = on_done };
 
+/* What every session starts with: its loop, decoder, buffers, nonce and
+ * cell timer. */
+static int session_init(struct ee_session *s, struct ee_engine *eng, const struct ee_limits *limits,
+                        const struct ee_session_ops *ops, void *ctx, struct ee_err *err)
+{
+	s->eng = eng;
+	s->ops = ops;
+	s->ctx = ctx;
+	s->loop = ee_engine_loop(eng);
+	s->limits = *limits;
+	s->output_cap = limits->output_cap;
+	s->setup_timeout_s = limits->timeout_s;
+	s->timer_fd = -1;
+	ee_ns_init(&s->ns, SESSION_MAX_FRAME, SIZE_MAX / 2);
+	ee_buf_init(&s->out, limits->output_cap);
+	ee_buf_init(&s->err, limits->output_cap);
+	ee_eval_random_hex(s->nonce);
+	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (s->timer_fd < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "timerfd_create");
+	return ee_loop_add_fd(s->loop, s->timer_fd, EE_LOOP_READABLE, on_cell_timer, s, &s->timer_watch, err);
+}
+
 int ee_session_start(struct ee_engine *eng, const struct ee_session_config *cfg,
                      const struct ee_session_ops *ops, void *ctx, struct ee_session **ret, struct ee_err *err)
 {
 	struct ee_session *s = calloc(1, sizeof(*s));
 	size_t job_len = 0;
 	ee_autofree char *job = NULL;
-	struct ee_limits limits = cfg->limits;
 	struct ee_sandbox_config sc = { 0 };
 
 	*ret = NULL;
 	if (!s)
 		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
-	s->ops = ops;
-	s->ctx = ctx;
-	s->loop = ee_engine_loop(eng);
-	s->output_cap = cfg->limits.output_cap;
-	s->setup_timeout_s = cfg->limits.timeout_s;
-	s->timer_fd = -1;
-	ee_ns_init(&s->ns, SESSION_MAX_FRAME, SIZE_MAX / 2);
-	ee_buf_init(&s->out, cfg->limits.output_cap);
-	ee_buf_init(&s->err, cfg->limits.output_cap);
-	ee_eval_random_hex(s->nonce);
+	if (session_init(s, eng, &cfg->limits, ops, ctx, err) < 0)
+		goto fail;
 	if ((cfg->setup && !(s->setup = strdup(cfg->setup))) || !(job = session_job(cfg, s->nonce, &job_len)))
 		goto fail_oom;
-	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (s->timer_fd < 0) {
-		ee_fail_errno(err, EE_ERR_SANDBOX, "timerfd_create");
-		goto fail;
-	}
-	if (ee_loop_add_fd(s->loop, s->timer_fd, EE_LOOP_READABLE, on_cell_timer, s, &s->timer_watch, err) <
-	    0)
-		goto fail;
 	if (ee_engine_sandbox_config(eng, &sc, err) < 0)
 		goto fail;
 	/* Native: a sandbox of its own with its own cgroup and uid and a
@@ -416,8 +384,8 @@ int ee_session_start(struct ee_engine *eng, const struct ee_session_config *cfg,
 	sc.pool = NULL;
 	sc.gvisor = NULL;
 	sc.docker = NULL;
-	limits.cpu_life_s = cfg->life_s > 0 ? (unsigned)cfg->life_s + 60 : 0;
-	sc.limits = &limits;
+	s->limits.cpu_life_s = cfg->life_s > 0 ? (unsigned)cfg->life_s + 60 : 0;
+	sc.limits = &s->limits;
 	sc.job = job;
 	sc.job_len = job_len;
 	sc.keep_output = SESSION_KEEP_OUTPUT;
@@ -438,16 +406,51 @@ fail:
 	return -1;
 }
 
+int session_new_copy(struct ee_session *from, const struct ee_session_ops *ops, void *ctx,
+                     struct ee_session **ret, struct ee_err *err)
+{
+	struct ee_session *s = calloc(1, sizeof(*s));
+	struct ee_sandbox_config sc = { 0 };
+
+	*ret = NULL;
+	if (!s)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	if (session_init(s, from->eng, &from->limits, ops, ctx, err) < 0 ||
+	    ee_engine_sandbox_config(from->eng, &sc, err) < 0)
+		goto fail;
+	s->is_copy = 1;
+	sc.copy = 1; /* launch_copy.c: made by the fork's helper, adopted */
+	sc.session_pool = sc.pool = NULL;
+	sc.gvisor = NULL;
+	sc.docker = NULL;
+	sc.limits = &s->limits;
+	sc.job = "{}"; /* unread: a copy's keeper has its job in the state's memory */
+	sc.job_len = 2;
+	sc.keep_output = SESSION_KEEP_OUTPUT;
+	sc.drain_output = 1;
+	sc.start_allowance_s = SESSION_START_ALLOWANCE_S;
+	if (ee_sandbox_start(s->loop, &sc, &sandbox_ops, s, &s->sb, err) < 0)
+		goto fail;
+	ee_sandbox_park(s->sb, 1);
+	*ret = s;
+	return 0;
+fail:
+	ee_session_free(s);
+	return -1;
+}
+
 int ee_session_exec(struct ee_session *s, const struct ee_cell *cell, struct ee_err *err)
 {
 	if (s->phase == PH_CELL || s->phase == PH_SETUP || s->phase == PH_STARTING)
 		return ee_fail(err, EE_ERR_USAGE, "a cell of this session is running");
+	if (s->phase == PH_FORKING)
+		return ee_fail(err, EE_ERR_USAGE, "the session is being forked");
 	if (s->phase != PH_READY || s->why[0])
 		return ee_fail(err, EE_ERR_USAGE, "the session has ended");
 	s->phase = PH_CELL;
 	s->cells++;
 	if (start_cell(s, cell->code, cell->stdin_text, cell->timeout_s, cell->fetch) < 0) {
-		end_with(s, "a cell could not be sent to the session");
+		session_end_with(s, "a cell could not be sent to the session");
 		return ee_fail(err, EE_ERR_SANDBOX, "a cell could not be sent to the session");
 	}
 	return 0;
@@ -476,13 +479,19 @@ void ee_session_end(struct ee_session *s)
 	if (s->phase == PH_ENDED)
 		return;
 	s->ended_by_owner = 1;
-	end_with(s, "deleted");
+	if (s->phase == PH_FORKING) { /* its fork's helper traces it: ended when it is done */
+		s->end_after_fork = 1;
+		return;
+	}
+	session_end_with(s, "deleted");
 }
 
 void ee_session_free(struct ee_session *s)
 {
 	if (!s)
 		return;
+	if (s->forking)
+		session_fork_orphan(s);
 	ee_loop_remove_fd(s->timer_watch);
 	if (s->timer_fd >= 0)
 		close(s->timer_fd);

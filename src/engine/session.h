@@ -74,6 +74,27 @@ unsigned ee_session_cells(const struct ee_session *s);
 /* The cgroup's counters now (-1 fields where unknown). */
 void ee_session_usage(const struct ee_session *s, long *peak_kb, double *cpu_ms);
 
+/* ---- forking (session_fork.c; docs/sandbox.md "Forking a session") ----
+ *
+ * Copies s into n new sessions (1 <= n <= EE_SESSION_FORK_MAX), each with
+ * s's interpreter state and a copy of its /tmp, each as isolated from the
+ * others as two sessions are; the first is meant to go on as s (the
+ * caller moves s's identity onto it). s must be ready (no cell). Returns
+ * at once; on_forked(fork_ctx, NULL) comes when the copies are made (each
+ * then answers its first answer, the setup's, through ops with ctxs[i],
+ * as a new session), or on_forked(fork_ctx, err) when they are not
+ * (EE_ERR_USAGE: refused, err says why; s goes on, unless it ended, which
+ * its own on_end says). From a made fork on, s is the engine's (its
+ * family's holder): the caller forgets it, and gets no on_end for it.
+ * A copy made before a failure (here or later) ends through ops->on_end
+ * as a session that could not start; copies[i] is NULL for one not made. */
+#define EE_SESSION_FORK_MAX 101
+int ee_session_fork(struct ee_session *s, unsigned n, const struct ee_session_ops *ops, void *const *ctxs,
+                    void (*on_forked)(void *ctx, const struct ee_err *err), void *fork_ctx,
+                    struct ee_session **copies, struct ee_err *err);
+/* Its callbacks' ctx from now on (a copy that takes its parent's place). */
+void ee_session_set_ctx(struct ee_session *s, void *ctx);
+
 void ee_session_end(struct ee_session *s);
 void ee_session_free(struct ee_session *s);
 

@@ -30,6 +30,7 @@
 #include "sandbox/copy.h"
 
 #include "base/err.h"
+#include "sandbox/notify.h"
 
 #if defined(__x86_64__)
 
@@ -53,11 +54,12 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#define NS_FLAGS  (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-#define TMP_DEPTH 32 /* directories deep a copied /tmp may go */
-#define MAX_PROCS 8  /* processes of a session read from its cgroup (more: refused) */
+#define NS_FLAGS     (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+#define TMP_DEPTH    32  /* directories deep a copied /tmp may go */
+#define SETTLE_TRIES 250 /* 2 ms apart: for a cell's handover to end */
 
 /* The kernel's restart codes (not in the uapi headers). */
 enum { RESTARTSYS = 512, RESTARTNOINTR = 513, RESTARTNOHAND = 514, RESTART_RESTARTBLOCK = 516 };
@@ -105,24 +107,31 @@ static regs_t restarted(const regs_t *r)
 }
 
 /* One notification: approved (CONTINUE) when it is pid's call nr, each
- * fd of add placed first (ADDFD at 0..n-1); any other refused, as the
- * supervisor refuses them. *approved counts the approvals. */
+ * fd of add placed first (ADDFD at 0..n-1); any other answered as the
+ * supervisor answers it (notify.h). *approved counts the approvals. */
 static int answer_one(int listener, pid_t pid, long nr, const int *add, int n_add, int *approved,
                       struct ee_err *err)
 {
-	struct seccomp_notif req;
+	union { /* larger than today's struct: a newer kernel's longer one fits */
+		struct seccomp_notif n;
+		char room[256];
+	} u;
 	struct seccomp_notif_resp resp;
-	memset(&req, 0, sizeof(req));
-	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+	memset(&u, 0, sizeof(u));
+	struct seccomp_notif *req = &u.n;
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 		return errno == EINTR || errno == ENOENT
 		               ? 0
 		               : ee_fail_errno(err, EE_ERR_SANDBOX, "fork: notification");
+	if ((pid_t)req->pid != pid || req->data.nr != nr) { /* anyone else's: as the supervisor answers it */
+		ee_notify_respond(listener, req, NULL);
+		return 0;
+	}
 	memset(&resp, 0, sizeof(resp));
-	resp.id = req.id;
-	resp.error = -EPERM;
-	if ((pid_t)req.pid == pid && req.data.nr == nr) {
+	resp.id = req->id;
+	{
 		for (int i = 0; i < n_add; i++) {
-			struct seccomp_notif_addfd a = { .id = req.id,
+			struct seccomp_notif_addfd a = { .id = req->id,
 				                         .flags = SECCOMP_ADDFD_FLAG_SETFD,
 				                         .srcfd = (unsigned)add[i],
 				                         .newfd = (unsigned)i };
@@ -136,6 +145,21 @@ static int answer_one(int listener, pid_t pid, long nr, const int *add, int n_ad
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: answer a notification");
 	return 0;
+}
+
+/* Answers notifications for ms (as the supervisor would: the listener is
+ * this helper's while it works, and a process of the session or of its
+ * family waits on it). */
+static void pump(struct copier *c, int ms)
+{
+	struct pollfd p = { .fd = c->plan->listener, .events = POLLIN };
+	int approved = 0;
+	struct ee_err ignored;
+	while (poll(&p, 1, ms) > 0 && (p.revents & POLLIN)) {
+		if (answer_one(c->plan->listener, 0, -1, NULL, 0, &approved, &ignored) < 0)
+			break;
+		ms = 0;
+	}
 }
 
 /* Waits for pid's next ptrace stop, answering notifications meanwhile
@@ -249,6 +273,7 @@ static int find_processes(struct copier *c, struct ee_err *err)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the session's processes");
 	buf[n] = 0;
 	int others = 0;
+	long extra = 0;
 	for (char *p = buf, *end; *p; p = end) {
 		pid_t pid = (pid_t)strtol(p, &end, 10);
 		if (end == p)
@@ -260,13 +285,15 @@ static int find_processes(struct copier *c, struct ee_err *err)
 			c->keeper = pid;
 		else if (in > 0 && others++ == 0)
 			c->state = pid;
+		else if (in > 0)
+			extra = in;
 	}
 	if (others > 1)
 		return ee_fail(
 		        err, EE_ERR_USAGE,
-		        "the session runs processes besides its interpreter (%d): a copy would share them; "
-		        "end them before forking",
-		        others - 1);
+		        "the session runs processes besides its interpreter (%d, its pid %ld among them): "
+		        "a copy would share them; end them before forking",
+		        others - 1, extra);
 	if (!c->init || !c->state || (!c->plan->keeper_is_init && !c->keeper))
 		return ee_fail(err, EE_ERR_SANDBOX, "fork: the session's processes are not as a session's");
 	return 0;
@@ -326,7 +353,9 @@ static int stop_state(struct copier *c, struct ee_err *err)
 	    get_regs(c->state, &c->saved, err) < 0)
 		return -1;
 	long insn = ptrace(PTRACE_PEEKTEXT, c->state, (void *)(c->saved.rip - 2), NULL);
-	if (c->saved.orig_rax != SYS_read || (insn & 0xffff) != 0x050f)
+	/* Its read of the keeper's pipe (_Frames.fill: 64 KiB at a time), not
+	 * the one a cell that answered makes while the old state goes. */
+	if (c->saved.orig_rax != SYS_read || c->saved.rdx != 1 << 16 || (insn & 0xffff) != 0x050f)
 		return ee_fail(err, EE_ERR_USAGE,
 		               "the session's interpreter is not waiting for a cell: try again");
 	c->site = c->saved.rip - 2;
@@ -339,6 +368,44 @@ static void let_state_go(struct copier *c)
 	struct ee_err ignored;
 	if (set_regs(c->state, &back, &ignored) == 0)
 		ptrace(PTRACE_DETACH, c->state, NULL, NULL);
+}
+
+/* The session between cells, its state stopped in its read: right after
+ * a cell answered, the old state is still on its way out and the new one
+ * not yet in its read, so this looks again, 2 ms apart, for a while. */
+static int settle(struct copier *c, int *stopped, struct ee_err *err)
+{
+	for (int tries = 0;; tries++) {
+		pid_t seized = 0;
+		c->state = c->init = c->keeper = 0;
+		int rc = find_processes(c, err);
+		if (rc == 0)
+			rc = check_state(c->state, err);
+		if (rc == 0) {
+			seized = c->state;
+			rc = stop_state(c, err);
+		}
+		if (rc == 0) { /* stopped: the same state, alone, and nothing changes now */
+			rc = find_processes(c, err);
+			if (rc == 0 && c->state != seized)
+				rc = ee_fail(err, EE_ERR_USAGE,
+				             "the session's interpreter changed: try again");
+			if (rc == 0)
+				rc = check_state(seized, err);
+			c->state = seized;
+		}
+		if (rc == 0) {
+			*stopped = 1;
+			return 0;
+		}
+		if (seized) {
+			c->state = seized;
+			let_state_go(c);
+		}
+		if (err->code != EE_ERR_USAGE || tries >= SETTLE_TRIES)
+			return -1;
+		pump(c, 2);
+	}
 }
 
 /* ---- one copy ------------------------------------------------------------ */
@@ -387,12 +454,63 @@ static int write_proc(pid_t pid, const char *name, const char *text, struct ee_e
 	return ok ? 0 : ee_fail_errno(err, EE_ERR_SANDBOX, "fork: write %s", path);
 }
 
-static int maps_and_cgroups(pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
+static unsigned long userns_of(pid_t pid)
 {
-	char map[64], pid[24];
-	snprintf(map, sizeof(map), "%u %u 1\n", t->uid, t->uid);
-	if (write_proc(copy, "setgroups", "deny", err) < 0 || write_proc(copy, "uid_map", map, err) < 0 ||
-	    write_proc(copy, "gid_map", map, err) < 0)
+	char path[64];
+	struct stat st;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/user");
+	return stat(path, &st) < 0 ? 0 : (unsigned long)st.st_ino;
+}
+
+/* The copy's maps: the sandboxes' whole range, onto itself. The copy's
+ * own uid is one of them, and a copy of this copy (whose user namespace
+ * nests in this one's) can only be mapped onto ids mapped here; without
+ * a capability, the copy can become none of the others. The kernel takes
+ * maps only from a process in the new namespace's parent, the state's:
+ * a copy's copy has them written by a child that joins it. */
+static int write_maps(struct copier *c, pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
+{
+	char map[64];
+	snprintf(map, sizeof(map), "%u %u %u\n", t->uid_base, t->uid_base, t->uid_count);
+	if (userns_of(c->state) == userns_of(0))
+		return write_proc(copy, "setgroups", "deny", err) < 0 ||
+		                       write_proc(copy, "uid_map", map, err) < 0 ||
+		                       write_proc(copy, "gid_map", map, err) < 0
+		               ? -1
+		               : 0;
+	pid_t h = fork();
+	if (h < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the maps' helper");
+	if (h == 0) {
+		char path[64];
+		struct ee_err ignored;
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", c->state);
+		int ns = open(path, O_RDONLY | O_CLOEXEC);
+		_exit(ns < 0 || setns(ns, CLONE_NEWUSER) < 0 ||
+		                      write_proc(copy, "setgroups", "deny", &ignored) < 0 ||
+		                      write_proc(copy, "uid_map", map, &ignored) < 0 ||
+		                      write_proc(copy, "gid_map", map, &ignored) < 0
+		              ? 1
+		              : 0);
+	}
+	int st;
+	pid_t got;
+	do
+		got = waitpid(h, &st, 0);
+	while (got < 0 && errno == EINTR);
+	if (got != h || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return ee_fail(err, EE_ERR_SANDBOX,
+		               "fork: a copy's maps could not be written from its parent's namespace");
+	return 0;
+}
+
+static int maps_and_cgroups(struct copier *c, pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
+{
+	char pid[24];
+	if (write_maps(c, copy, t, err) < 0)
 		return -1;
 	int n = snprintf(pid, sizeof(pid), "%d", copy);
 	for (int i = 0; i < 5 && t->join[i] >= 0; i++)
@@ -582,17 +700,11 @@ int ee_copy_make(struct ee_copy_plan *plan, struct ee_err *err)
 	c.sigfd = sigchld_fd(err);
 	if (c.sigfd < 0)
 		return -1;
-	if (find_processes(&c, err) < 0 || check_state(c.state, err) < 0)
-		goto fail;
-	if (stop_state(&c, err) < 0)
-		goto fail;
-	stopped = 1;
-	/* Checked again, stopped: nothing changes now. */
-	if (check_state(c.state, err) < 0)
+	if (settle(&c, &stopped, err) < 0)
 		goto fail;
 	for (; made < plan->n; made++) {
 		struct ee_copy_target *t = &plan->copies[made];
-		if (clone_state(&c, &t->pid, err) < 0 || maps_and_cgroups(t->pid, t, err) < 0 ||
+		if (clone_state(&c, &t->pid, err) < 0 || maps_and_cgroups(&c, t->pid, t, err) < 0 ||
 		    mounts(&c, t->pid, t, err) < 0) {
 			made += t->pid > 0;
 			goto fail;
@@ -609,7 +721,8 @@ int ee_copy_make(struct ee_copy_plan *plan, struct ee_err *err)
 			for (size_t k = 0; k < plan->n; k++)
 				kill(plan->copies[k].pid, SIGKILL);
 			close(c.sigfd);
-			return -1; /* the session is gone too: the caller ends it */
+			plan->session_gone = 1; /* the caller ends it */
+			return -1;
 		}
 	close(c.sigfd);
 	return 0;

@@ -38,6 +38,8 @@ enum { EE_COPY_FDS = 5 };
 
 struct ee_copy_target {
 	unsigned uid;         /* its own host uid (claimed), its gid too */
+	unsigned uid_base;    /* the ids sandboxes get (uid.h), mapped onto themselves in its */
+	unsigned uid_count;   /* user namespace: a copy of the copy can have only ids mapped there */
 	int join[5];          /* its cgroups' join files (cgroup.procs), -1 after the last */
 	int fds[EE_COPY_FDS]; /* placed at 0..4 in the copy */
 	const char *frame;    /* what its read() returns: the harness's copy message */
@@ -57,6 +59,7 @@ struct ee_copy_plan {
 	int listener;       /* the seccomp listener of the state's filter */
 	size_t n;
 	struct ee_copy_target *copies;
+	int session_gone; /* out: a failure came after the session's processes were ended */
 };
 
 /* In the helper: makes every copy, or none (those made are killed). */

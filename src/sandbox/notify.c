@@ -86,10 +86,6 @@ int ee_notify_answer(int listener, struct ee_tally *t)
 		struct seccomp_notif n;
 		char room[256];
 	} req;
-	union {
-		struct seccomp_notif_resp r;
-		char room[256];
-	} resp;
 
 	/* RECV would block with nothing pending: ask first. HUP alone: every
 	 * task under the filter is gone. */
@@ -102,18 +98,28 @@ int ee_notify_answer(int listener, struct ee_tally *t)
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		/* ENOENT: withdrawn (its task was killed meanwhile); EINTR: again. */
 		return errno == ENOENT || errno == EINTR || errno == EAGAIN ? 0 : -1;
-	char *name = seccomp_syscall_resolve_num_arch(req.n.data.arch, req.n.data.nr);
+	return ee_notify_respond(listener, &req.n, t);
+}
+
+int ee_notify_respond(int listener, const struct seccomp_notif *req, struct ee_tally *t)
+{
+	union {
+		struct seccomp_notif_resp r;
+		char room[256];
+	} resp;
+	char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
 	/* A writing call reaches here only when the filter watches writes
 	 * (every one of them is allowed otherwise): judged, then continued. */
 	const struct ee_write_call *w = name ? ee_write_call_find(name) : NULL;
 	memset(&resp, 0, sizeof(resp));
-	resp.r.id = req.n.id;
+	resp.r.id = req->id;
 	if (w) {
-		if (ee_write_outside_tmp(&req.n, w) == 1)
+		if (ee_write_outside_tmp(req, w) == 1 && t)
 			ee_tally_add(t, EE_WRITE_OUTSIDE_TMP, 1);
 		resp.r.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	} else {
-		count(name, &req.n, t);
+		if (t)
+			count(name, req, t);
 		resp.r.error = -EPERM;
 	}
 	free(name);

@@ -57,5 +57,10 @@ long ee_notify_recv(int sock, void *msg, size_t n, int *fd);
  * /tmp: 1. 0 too when nothing was pending; -1 when the listener is
  * finished (no task left). */
 int ee_notify_answer(int listener, struct ee_tally *t);
+/* As ee_notify_answer, for a notification received already (copy.c's
+ * helper, which answers the listener while a session is forked); t NULL:
+ * not counted. */
+struct seccomp_notif;
+int ee_notify_respond(int listener, const struct seccomp_notif *req, struct ee_tally *t);
 
 #endif

@@ -61,6 +61,8 @@ struct ee_sandbox_config {
 	struct ee_pool *session_pool; /* a worker of this pool forks the sandbox detached, in
 	                                 a cgroup and uid of its own (a session: worker.h,
 	                                 ee_pool_claim_detached); NULL: not */
+	int copy;                     /* a copy of a session, made by copy.c and adopted
+	                                 (launch_copy.c); no process is started here */
 	struct ee_gvisor *gvisor;     /* not NULL: the gVisor backend (gvisor.h), cold */
 	struct ee_docker *docker;     /* not NULL: the Docker backend (docker_run.h), cold */
 	double start_allowance_s;     /* wall-clock seconds on top of limits->timeout_s
@@ -171,5 +173,23 @@ void ee_sandbox_cgroup_now(const struct ee_sandbox *sb, struct ee_cgroup_stats *
  * (as ee_sandbox_cgroup_now). */
 double ee_sandbox_runq_wait_ms(const struct ee_sandbox *sb, long long born_since);
 void ee_sandbox_free(struct ee_sandbox *sb);
+
+/* ---- forking a session (copy.h, launch_copy.c) ---- */
+
+struct ee_copy_target;
+/* A running session's sandbox sb, to be copied: the seccomp listener of
+ * its filter (held by filter_sb: sb's own, or for a copy its family's
+ * first session's) taken off the loop (the fork's helper answers it
+ * meanwhile) and sb's cgroup's process list opened. ee_sandbox_fork_done
+ * puts the listener back (the copies' refused calls come to it too). */
+int ee_sandbox_fork_begin(struct ee_sandbox *sb, struct ee_sandbox *filter_sb, int *listener, int *procs_fd,
+                          struct ee_err *err);
+void ee_sandbox_fork_done(struct ee_sandbox *filter_sb);
+/* A copy's sandbox (config.copy), still starting: what its copy is to be
+ * given (fds borrowed until it starts or fails); -1 when not one. */
+int ee_sandbox_copy_target(struct ee_sandbox *sb, struct ee_copy_target *t);
+/* The helper made its copy (pid, running): adopted. Or it did not. */
+void ee_sandbox_copy_started(struct ee_sandbox *sb, pid_t pid);
+void ee_sandbox_copy_failed(struct ee_sandbox *sb, const struct ee_err *err);
 
 #endif

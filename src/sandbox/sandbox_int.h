@@ -10,6 +10,8 @@
  *   listener.c     its seccomp listener on the loop, paced
  *   launch_cold.c  the cold launcher: a clone of this process
  *   launch_warm.c  the warm launcher: a worker of the pool forks it
+ *   launch_session.c  a session's: a worker forks it detached
+ *   launch_copy.c  a copy of a session's, made by copy.c, adopted
  *   gvisor_launch.c, docker_run.c  the gVisor and Docker launchers
  *
  * The seam: sandbox.c and start.c never ask which backend a sandbox has;
@@ -71,6 +73,7 @@ struct ee_session_part {
 	struct ee_worker *worker; /* starting: the worker that forks it */
 	int child_fds[6];         /* starting: the child's ends, until STARTED */
 	int join[5];              /* starting: its cgroups' join files */
+	unsigned tmp_mb;          /* a copy's (launch_copy.c): its fresh /tmp's size */
 };
 struct ee_docker_part {
 	char *name;         /* the container's name (docker kill at a kill) */
@@ -137,7 +140,7 @@ struct ee_launcher {
 };
 
 extern const struct ee_launcher ee_launcher_cold, ee_launcher_warm, ee_launcher_gvisor, ee_launcher_docker,
-        ee_launcher_session;
+        ee_launcher_session, ee_launcher_copy;
 
 struct ee_sandbox {
 	struct ee_loop *loop;

@@ -102,6 +102,8 @@ void sandbox_give_up_start(struct ee_sandbox *sb)
 /* The one place a sandbox's backend is told from its config. */
 static const struct ee_launcher *launcher_of(const struct ee_sandbox_config *cfg)
 {
+	if (cfg->copy)
+		return &ee_launcher_copy;
 	if (cfg->session_pool)
 		return &ee_launcher_session;
 	if (cfg->pool)

@@ -212,6 +212,15 @@ int ee_uid_claim(struct ee_uid *ret, struct ee_err *err)
 	return ee_uids_claim(&process_uids, ret, err);
 }
 
+int ee_uid_range(unsigned *base, unsigned *count)
+{
+	if (!process_uids_open)
+		return -1;
+	*base = process_uids.base;
+	*count = process_uids.count;
+	return 0;
+}
+
 void ee_uid_release(struct ee_uid *id)
 {
 	ee_uids_release(process_uids_open ? &process_uids : NULL, id);

@@ -78,5 +78,7 @@ void ee_uids_close(struct ee_uids *u);
  * and EXECEVAL_UID_BASE. */
 int ee_uid_claim(struct ee_uid *ret, struct ee_err *err);
 void ee_uid_release(struct ee_uid *id);
+/* The process-wide allocator's range, once it claimed an id; else -1. */
+int ee_uid_range(unsigned *base, unsigned *count);
 
 #endif

@@ -26,6 +26,8 @@ struct ee_sessions_wait {
 	char *text;
 };
 
+struct fork_wait;
+
 struct entry {
 	struct ee_sessions *t;
 	struct entry *next;
@@ -37,6 +39,17 @@ struct entry {
 	double created, last_used, idle_timeout_s, ttl_s;
 	char end_why[256];             /* why it ended, for a GET or exec that follows */
 	struct ee_sessions_wait *wait; /* the create or exec waiting for its answer */
+	struct fork_wait *fork;        /* a copy (or the parent) of a fork not yet answered */
+	int hidden;                    /* a copy whose fork is not made yet: no id to find */
+};
+
+/* A fork's answer: when every copy is ready, or at its first failure. */
+struct fork_wait {
+	struct ee_sessions_wait *w;
+	struct entry *parent;                       /* the forked session's, until made */
+	struct entry *entries[EE_SESSION_FORK_MAX]; /* [0]: the parent (its copy, once made) */
+	unsigned n, pending;
+	int made;
 };
 
 struct ee_sessions {
@@ -74,12 +87,10 @@ static int error_answer(unsigned status, const char *msg, const char *field, uns
 
 /* ---- a wait ---------------------------------------------------------------- */
 
-static void finish_wait(struct entry *e, unsigned status, json_t *v)
+static void answer_wait(struct ee_sessions_wait *w, unsigned status, json_t *v)
 {
-	struct ee_sessions_wait *w = e->wait;
 	size_t len;
 
-	e->wait = NULL;
 	if (!w) {
 		json_decref(v);
 		return;
@@ -94,6 +105,13 @@ static void finish_wait(struct entry *e, unsigned status, json_t *v)
 		w->code = 500;
 	w->is_ready = 1;
 	w->ready(w->ctx);
+}
+
+static void finish_wait(struct entry *e, unsigned status, json_t *v)
+{
+	struct ee_sessions_wait *w = e->wait;
+	e->wait = NULL;
+	answer_wait(w, status, v);
 }
 
 void ee_sessions_answer(struct ee_sessions_wait *w, unsigned *code, char **text, size_t *text_len)
@@ -116,6 +134,47 @@ void ee_sessions_abandon(struct ee_sessions_wait *w)
 	w->abandoned = 1; /* freed by finish_wait */
 }
 
+/* ---- a fork's wait ------------------------------------------------------------ */
+
+/* The fork is answered (or failed): its entries are on their own again. */
+static void fork_release(struct fork_wait *fw)
+{
+	for (unsigned i = 0; i < fw->n; i++)
+		if (fw->entries[i])
+			fw->entries[i]->fork = NULL;
+	free(fw);
+}
+
+/* A copy could not start after the fork was made: the fork fails whole
+ * (its copies end, the parent too: its interpreter moved into them). */
+static void fork_fail(struct fork_wait *fw, struct entry *gone, const char *why)
+{
+	answer_wait(fw->w, 503,
+	            json_pack("{s:s, s:s}", "error", "the fork failed: a copy could not start", "detail",
+	                      why[0] ? why : "its interpreter ended"));
+	for (unsigned i = 0; i < fw->n; i++) {
+		struct entry *e = fw->entries[i];
+		if (!e || e == gone || e->ended)
+			continue;
+		snprintf(e->end_why, sizeof(e->end_why), "its fork failed: a copy could not start");
+		e->ended = 1;
+		ee_session_end(e->s);
+	}
+	fork_release(fw);
+}
+
+static void fork_ready(struct fork_wait *fw)
+{
+	if (--fw->pending > 0)
+		return;
+	json_t *ids = json_array();
+	for (unsigned i = 1; i < fw->n; i++)
+		json_array_append_new(ids, json_string(fw->entries[i]->id));
+	answer_wait(fw->w, 200,
+	            json_pack("{s:s, s:s, s:o}", "id", fw->entries[0]->id, "status", "forked", "ids", ids));
+	fork_release(fw);
+}
+
 /* ---- the engine session's callbacks -------------------------------------- */
 
 static void on_answer(void *ctx, struct ee_session *s, json_t *answer)
@@ -123,6 +182,11 @@ static void on_answer(void *ctx, struct ee_session *s, json_t *answer)
 	struct entry *e = ctx;
 	(void)s;
 	e->last_used = now_s();
+	if (!e->ready && e->fork) { /* a copy's first answer: its keeper is up */
+		e->ready = 1;
+		json_decref(answer);
+		return fork_ready(e->fork);
+	}
 	if (!e->ready) {
 		e->ready = 1;
 		const char *status = json_string_value(json_object_get(answer, "status"));
@@ -162,6 +226,14 @@ static void on_end(void *ctx, struct ee_session *s, const char *why)
 		snprintf(e->end_why, sizeof(e->end_why), "%s", why);
 	e->ended = e->gone = 1;
 	e->t->live--;
+	if (e->fork) {
+		struct fork_wait *fw = e->fork;
+		for (unsigned i = 0; i < fw->n; i++)
+			if (fw->entries[i] == e)
+				fw->entries[i] = NULL;
+		if (fw->made)
+			fork_fail(fw, e, e->end_why);
+	}
 	if (e->wait)
 		finish_wait(
 		        e, e->ready ? 200 : 503,
@@ -184,7 +256,7 @@ static const struct ee_session_ops session_ops = { .on_answer = on_answer, .on_e
 static struct entry *find(struct ee_sessions *t, const char *id, size_t n)
 {
 	for (struct entry *e = t->list; e; e = e->next)
-		if (!e->ended && strlen(e->id) == n && memcmp(e->id, id, n) == 0)
+		if (!e->ended && !e->hidden && strlen(e->id) == n && memcmp(e->id, id, n) == 0)
 			return e;
 	return NULL;
 }
@@ -323,6 +395,105 @@ static int exec_cell(struct ee_sessions *t, struct entry *e, const json_t *body,
 	return 1;
 }
 
+static void on_forked(void *ctx, const struct ee_err *err)
+{
+	struct fork_wait *fw = ctx;
+	struct entry *parent;
+
+	if (err) {
+		answer_wait(fw->w, err->code == EE_ERR_USAGE ? 422 : 503,
+		            json_pack("{s:s, s:s}", "error", "the session could not be forked", "detail",
+		                      err->msg));
+		return fork_release(fw); /* the copies made end as sessions that could not start */
+	}
+	/* The first copy goes on as the parent, under its id: its entry
+	 * takes the copy's session, and the copy's own entry goes. */
+	struct entry *first = fw->entries[0];
+	parent = fw->parent;
+	parent->s = first->s;
+	ee_session_set_ctx(parent->s, parent);
+	parent->ready = 0;
+	parent->fork = fw;
+	parent->last_used = now_s();
+	fw->entries[0] = parent;
+	unlink_entry(first);
+	first->t->live--;
+	free(first);
+	for (unsigned i = 1; i < fw->n; i++)
+		if (fw->entries[i])
+			fw->entries[i]->hidden = 0;
+	fw->made = 1;
+	if (parent->ended) /* deleted while forking: its copy goes too (the fork fails) */
+		ee_session_end(parent->s);
+}
+
+static int fork_session(struct ee_sessions *t, struct entry *e, const json_t *body,
+                        struct ee_sessions_wait *w, unsigned *code, char **text, size_t *len)
+{
+	static const char *const keys[] = { "count" };
+	struct ee_err err = { 0 };
+	struct ee_jf c = ee_jf_make(NULL, &err);
+	json_int_t count = 1;
+	struct ee_session *copies[EE_SESSION_FORK_MAX] = { 0 };
+	void *ctxs[EE_SESSION_FORK_MAX];
+
+	c.root = "body";
+	if (ee_jf_known_keys(&c, body, keys, 1, "a fork field") < 0 ||
+	    ee_jf_int(&c, body, "count", 1, EE_SESSION_FORK_MAX - 1, "copies", &count) < 0)
+		return error_answer(400, err.msg, err.field, code, text, len);
+	if (ee_session_busy(e->s))
+		return error_answer(409, "a cell of this session is running: fork it between cells", NULL,
+		                    code, text, len);
+	if (t->live + t->held + (unsigned)count > t->cfg.max_sessions)
+		return error_answer(429, "the server holds --max-sessions sessions: end one or retry later",
+		                    NULL, code, text, len);
+	struct fork_wait *fw = calloc(1, sizeof(*fw));
+	if (!fw)
+		return -1;
+	fw->n = fw->pending = (unsigned)count + 1;
+	for (unsigned i = 0; i < fw->n; i++) {
+		struct entry *x = calloc(1, sizeof(*x));
+		if (!x)
+			break;
+		x->t = t;
+		ee_eval_random_hex(x->id);
+		x->created = x->last_used = now_s();
+		x->idle_timeout_s = e->idle_timeout_s;
+		x->ttl_s = e->ttl_s;
+		x->hidden = 1;
+		x->fork = fw;
+		x->next = t->list;
+		t->list = x;
+		t->live++;
+		fw->entries[i] = x;
+		ctxs[i] = x;
+	}
+	int rc = -1;
+	if (fw->entries[fw->n - 1])
+		rc = ee_session_fork(e->s, fw->n, &session_ops, ctxs, on_forked, fw, copies, &err);
+	else
+		ee_fail(&err, EE_ERR_SANDBOX, "out of memory");
+	for (unsigned i = 0; i < fw->n; i++) {
+		struct entry *x = fw->entries[i];
+		if (!x)
+			continue;
+		x->s = copies[i];
+		if (!x->s) { /* never made: nothing will end it */
+			unlink_entry(x);
+			t->live--;
+			free(x);
+			fw->entries[i] = NULL;
+		}
+	}
+	if (rc < 0) {
+		fork_release(fw); /* those made end as sessions that could not start */
+		return error_answer(err.code == EE_ERR_USAGE ? 422 : 503, err.msg, NULL, code, text, len);
+	}
+	fw->parent = e;
+	fw->w = w;
+	return 1;
+}
+
 static int describe(struct entry *e, unsigned *code, char **text, size_t *len)
 {
 	long peak_kb;
@@ -384,6 +555,8 @@ int ee_sessions_request(struct ee_sessions *t, const char *method, const char *p
 		rc = create(t, doc, w, code, text, text_len);
 	else if (e && post && strcmp(action, "exec") == 0)
 		rc = exec_cell(t, e, doc, w, code, text, text_len);
+	else if (e && post && strcmp(action, "fork") == 0)
+		rc = fork_session(t, e, doc, w, code, text, text_len);
 	else if (e && !action[0] && strcmp(method, "GET") == 0)
 		rc = describe(e, code, text, text_len);
 	else if (e && !action[0] && strcmp(method, "DELETE") == 0) {
@@ -393,8 +566,8 @@ int ee_sessions_request(struct ee_sessions *t, const char *method, const char *p
 		                 code, text, text_len);
 	} else
 		rc = error_answer(id_len ? 405 : 405,
-		                  "use POST /v1/sessions, POST /v1/sessions/{id}/exec, GET or DELETE "
-		                  "/v1/sessions/{id}",
+		                  "use POST /v1/sessions, POST /v1/sessions/{id}/exec, POST "
+		                  "/v1/sessions/{id}/fork, GET or DELETE /v1/sessions/{id}",
 		                  NULL, code, text, text_len);
 	if (rc == 1)
 		*wait = w;

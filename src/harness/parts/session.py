@@ -194,6 +194,21 @@ def _session_state(cmd, up_w):
             me = _getpid()
 
 
+def _fork_keeping_random():
+    """os.fork, but the child's `random` goes on from the parent's state:
+    CPython reseeds it in every fork child (random.py registers an
+    at-fork hook), which a session that seeded it must not see."""
+    rnd = _modules.get("random")
+    state = rnd.getstate() if rnd is not None and hasattr(rnd, "getstate") else None
+    pid = _fork()
+    if pid == 0 and state is not None:
+        try:
+            rnd.setstate(state)
+        except Exception:
+            pass
+    return pid
+
+
 def _start_cell(msg, cmd, up_w):
     """Forks the cell. In the state: waits for the keeper's word, returns
     its pid. In the cell: runs it, answers, waits for the old state to
@@ -201,7 +216,7 @@ def _start_cell(msg, cmd, up_w):
     life_r, life_w = _pipe()
     in_r, in_w = _pipe()
     sig_r, sig_w = _pipe()
-    pid = _fork()
+    pid = _fork_keeping_random()
     if pid == 0:
         _close(life_w)
         _close(in_w)
@@ -587,7 +602,7 @@ def _session_copy(msg):
     up_r, up_w = _pipe()
     out_r, out_w = _pipe()
     err_r, err_w = _pipe()
-    state = _fork()
+    state = _fork_keeping_random()
     if state == 0:
         for fd in (3, 4, cmd_w, up_r, out_r, err_r):
             _close(fd)
