@@ -92,6 +92,9 @@ void ee_session_usage(const struct ee_session *s, long *peak_kb, double *cpu_ms)
 int ee_session_fork(struct ee_session *s, unsigned n, const struct ee_session_ops *ops, void *const *ctxs,
                     void (*on_forked)(void *ctx, const struct ee_err *err), void *fork_ctx,
                     struct ee_session **copies, struct ee_err *err);
+/* Forked sessions still holding up their copies, in this process (each
+ * ends after its last copy, on the loop). */
+unsigned ee_session_holders(void);
 /* Its callbacks' ctx from now on (a copy that takes its parent's place). */
 void ee_session_set_ctx(struct ee_session *s, void *ctx);
 

@@ -68,10 +68,20 @@ struct fork_job {
 
 /* ---- the family ----------------------------------------------------------- */
 
+/* Holders not yet freed, in this process: a server that drains waits for
+ * them too (their sandboxes' teardown, cgroups and all). */
+static unsigned holders_live;
+
+unsigned ee_session_holders(void)
+{
+	return holders_live;
+}
+
 static void family_free(struct session_family *f)
 {
 	ee_session_free(f->holder);
 	free(f);
+	holders_live--;
 }
 
 static void holder_answer(void *ctx, struct ee_session *s, json_t *answer)
@@ -223,6 +233,7 @@ static void on_answer_fd(void *ctx)
 	}
 	f->holder = s;
 	f->refs = j->n;
+	holders_live++;
 	s->holding = f;
 	s->phase = PH_HOLDER;
 	s->ops = &holder_ops;

@@ -632,7 +632,7 @@ void ee_sessions_unhold(struct ee_sessions *t)
 
 unsigned ee_sessions_live(const struct ee_sessions *t)
 {
-	return t ? t->live : 0;
+	return t ? t->live + ee_session_holders() : 0;
 }
 
 int ee_sessions_new(struct ee_engine *eng, const struct ee_sessions_config *cfg, struct ee_sessions **ret,
@@ -654,7 +654,7 @@ void ee_sessions_free(struct ee_sessions *t, struct ee_loop *loop)
 	if (!t)
 		return;
 	ee_sessions_end_all(t);
-	while (t->live > 0 && ee_loop_wait(loop, 100, &err) == 0)
+	while (ee_sessions_live(t) > 0 && ee_loop_wait(loop, 100, &err) == 0)
 		;
 	free(t);
 }
