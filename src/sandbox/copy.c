@@ -246,12 +246,16 @@ static int read_file(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-/* pid's number in its innermost pid namespace; 0 when unknown. */
+/* pid's number in its innermost pid namespace; 0 when unknown, or a
+ * zombie (an old state its parent has not reaped yet: it holds nothing). */
 static long ns_pid(pid_t pid)
 {
 	char path[64], buf[2048];
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	if (read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	const char *st = strstr(buf, "\nState:");
+	if (st && st[7 + strspn(st + 7, " \t")] == 'Z')
 		return 0;
 	char *line = strstr(buf, "\nNSpid:");
 	if (!line)
