@@ -141,6 +141,45 @@ def test_the_async_session(url):
     asyncio.run(main())
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="a fork's copies need root")
+def test_fork_gives_sessions_that_go_on_from_the_same_state(url):
+    c = Client(url)
+    with c.session(setup="import random\nrandom.seed(3)") as s:
+        s.exec("acc = [1, 2]\nopen('notes.txt', 'w').write('kept')")
+        copies = s.fork(2)
+        try:
+            assert len({s.id} | {k.id for k in copies}) == 3 and all(k.replica is s.replica for k in copies)
+            draws = [x.exec("acc.append(len(acc))\n(acc, open('notes.txt').read(), random.random())")["result"]
+                     for x in [s] + copies]
+            assert len(set(draws)) == 1 and draws[0].startswith("([1, 2, 2], 'kept', 0."), draws
+            copies[0].exec("acc.append('only here')")
+            assert s.exec("acc")["result"] == "[1, 2, 2]"
+            with pytest.raises(InputError) as e:
+                s.fork(0 + 1000)
+            assert e.value.status == 400
+            with pytest.raises(ValueError):
+                s.fork(0)
+        finally:
+            for k in copies:
+                k.close()
+        assert sessions_alive(c, [k.id for k in copies]) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a fork's copies need root")
+def test_the_async_fork(url):
+    async def main():
+        async with AsyncClient(url, max_in_flight=4) as ac:
+            async with ac.session(setup="v = 41") as s:
+                copies = await s.fork(3)
+                got = await asyncio.gather(*(k.exec("v += 1\nv") for k in copies))
+                assert [g["result"] for g in got] == ["42"] * 3
+                assert (await s.exec("v"))["result"] == "41"
+                for k in copies:
+                    await k.close()
+
+    asyncio.run(main())
+
+
 def test_a_session_sticks_to_the_replica_that_made_it():
     sid = "ab" * 16
     a = Stub([ok({"id": sid, "status": "ready", "setup": None}), ok({"status": "ok", "result": "1", "cell": 1}),

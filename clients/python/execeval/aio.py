@@ -122,6 +122,16 @@ class AsyncSession:
     async def info(self):
         return await self._aclient._call(self.session.info)
 
+    async def fork(self, n=1):
+        """Session.fork, awaited: a list of AsyncSession, one per copy."""
+        copies = await self._aclient._call(self.session.fork, n)
+        out = []
+        for c in copies:
+            a = AsyncSession(self._aclient, None)
+            a.session = c
+            out.append(a)
+        return out
+
     async def close(self, retries=None):
         if self.session is not None:
             await self._aclient._call(self.session.close, retries)

@@ -4,6 +4,7 @@ keeps its state from cell to cell (docs/api.md, "Sessions").
     with client.session(setup="import numpy as np") as s:
         s.exec("x = np.arange(4)")
         s.exec("x.sum()")["result"]      # '6'
+        a, b = s.fork(2)                 # two more, each with x (docs/rl.md)
 
 Theory of operation. Client.session() POSTs /v1/sessions to whichever
 replica the Client picks; the Session then sends every later request of
@@ -19,8 +20,8 @@ the interpreter lives there and nowhere else. Failures, by class:
                   raises Unavailable at once.
   404             SessionEnded: idle timeout, TTL, DELETE, a restarted
                   server. So is a cell answered `session_ended`.
-  409             SessionBusy (another cell of this session is running):
-                  never retried.
+  409             SessionBusy (another cell of this session is running, or
+                  it is being forked): never retried.
   other 4xx       InputError (a failing setup: 422, body["setup"] is its
                   answer); 401 Unauthorized; 5xx ServerError.
 
@@ -88,6 +89,15 @@ class Session:
         self.id = self.created["id"]
         self.closed = False
 
+    @classmethod
+    def _existing(cls, client, replica, created):
+        """A session the server made already (a fork's copy)."""
+        self = cls.__new__(cls)
+        self.client, self.created, self.replica = client, created, replica
+        self.id = created["id"]
+        self.closed = False
+        return self
+
     @property
     def setup(self):
         """The setup's cell answer (None without a setup)."""
@@ -143,6 +153,32 @@ class Session:
         record = self.client.run(task, program, **fields)
         record["session"] = {"id": self.id, "file": file}
         return record
+
+    def fork(self, n=1, deadline=None):
+        """n copies of this session as it is now, each a Session of its own
+        on the same server: the interpreter's globals, modules and objects,
+        a seeded `random` that goes on identically, and a copy of /tmp;
+        this session goes on unchanged. Each copy is as isolated from the
+        others and from this one as two sessions are (its own uid, cgroups,
+        namespaces and /tmp); descriptors made before the fork (open files,
+        pipes, sockets) are closed in every copy, this one's included.
+        Between cells only (409, SessionBusy, while one runs). InputError
+        422 when the session holds what a copy would share (a thread, a
+        process of its own, a shared memory mapping): its message says
+        which; the session goes on. Not retried (a lost answer may have
+        made copies nobody holds: they end at their idle timeout)."""
+        if self.closed:
+            raise SessionEnded("session %s: closed by this client" % self.id)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError("fork: n is a count of copies >= 1, not %r" % (n,))
+        try:
+            answer, _ = self.client.exchange("POST", self._path("/fork"), _json({"count": n}),
+                                             deadline=deadline, replica=self.replica, repeatable=False)
+        except InputError as e:
+            raise _session_error(e) from None
+        created = {"status": "ready", "idle_timeout_s": self.created.get("idle_timeout_s"),
+                   "ttl_s": self.created.get("ttl_s")}
+        return [Session._existing(self.client, self.replica, dict(created, id=i)) for i in answer["ids"]]
 
     def info(self, deadline=None):
         """GET: {id, state, cells, age_s, idle_s, idle_timeout_s, ttl_s,
