@@ -146,6 +146,10 @@ e2e: $(BUILD)/execeval $(BUILD)/execeval-san
 	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q \
 	    tests/e2e/test_cases.py tests/e2e/test_hostile.py tests/e2e/test_interrupt.py tests/e2e/test_serve.py \
 	    tests/e2e/test_serve_generated.py tests/e2e/test_sessions.py
+	# A session's fork under ASan (the supervisor's helper, families, copies
+	# adopted and ended in any order).
+	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_session_fork.py \
+	    -k "parents_state or copy_of_a_copy or refused or deleting"
 	# Coalesced /run_code (asked for with --run-code-coalesce) under ASan: a
 	# group, its requeue after a killed harness, a group that runs long.
 	EXECEVAL=$(BUILD)/execeval-san tests/e2e/safety-net $(PYTHON) -m pytest -q tests/e2e/test_run_code_coalesce.py \

@@ -426,13 +426,23 @@ static int clone_state(struct copier *c, pid_t *ret, struct ee_err *err)
 	r.rsi = r.rdx = r.r10 = r.r8 = 0;
 	if (set_regs(c->state, &r, err) < 0)
 		return -1;
-	if (ptrace(PTRACE_CONT, c->state, NULL, NULL) < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_CONT");
+	/* Its entry, then the copy's birth, or the call's exit when it failed. */
+	if (ptrace(PTRACE_SYSCALL, c->state, NULL, NULL) < 0 ||
+	    wait_stop(c, c->state, -1, NULL, 0, &approved, &status, err) < 0)
+		return err->msg[0] ? -1 : ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
+	if (ptrace(PTRACE_SYSCALL, c->state, NULL, NULL) < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
 	if (wait_stop(c, c->state, SYS_clone, NULL, 0, &approved, &status, err) < 0)
 		return -1;
-	if (status >> 8 != (SIGTRAP | (PTRACE_EVENT_FORK << 8)))
-		return ee_fail(err, EE_ERR_SANDBOX, "fork: the clone into new namespaces failed (status %#x)",
-		               status);
+	if (status >> 8 != (SIGTRAP | (PTRACE_EVENT_FORK << 8))) {
+		long rc = get_regs(c->state, &r, err) < 0 ? 0 : (long)r.rax;
+		if (rc == -ENOSPC || rc == -EUSERS)
+			return ee_fail(err, EE_ERR_USAGE,
+			               "the session is a copy of a copy too many times: the kernel nests at most 32 "
+			               "pid and user namespaces; fork a session fewer forks away from its start");
+		return ee_fail(err, EE_ERR_SANDBOX, "fork: the clone into new namespaces failed: %s",
+		               rc < 0 ? strerror((int)-rc) : "no copy");
+	}
 	unsigned long msg;
 	if (ptrace(PTRACE_GETEVENTMSG, c->state, NULL, &msg) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: GETEVENTMSG");

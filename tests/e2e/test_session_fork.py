@@ -283,3 +283,20 @@ def test_deleting_copies_in_any_order_leaves_nothing(serve):
     for i in (ids[2], sid, grand[1], ids[1], grand[2]):
         assert srv.request("DELETE", "/v1/sessions/%s" % i).status == 200
     # host_evidence (autouse) checks no process, cgroup or file is left.
+
+
+def test_forks_nested_past_the_kernels_depth_are_refused_and_the_session_goes_on(serve):
+    """The parent goes on as a copy, one namespace deeper each time: past
+    the kernel's 32 nested pid and user namespaces the clone fails, which
+    is a 422 saying so, never a lost session."""
+    srv = serve("--max-sessions", "8")
+    sid = start(srv)
+    cell(srv, sid, "x = 1")
+    for k in range(40):
+        a = srv.post("/v1/sessions/%s/fork" % sid, {"count": 1})
+        if a.status != 200:
+            break
+        assert srv.request("DELETE", "/v1/sessions/%s" % a.json["ids"][0]).status == 200
+    assert a.status == 422 and "32" in a.json["detail"], a
+    assert 20 <= k < 32, k
+    assert value(srv, sid, "x + 1") == "2"
