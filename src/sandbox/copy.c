@@ -437,9 +437,10 @@ static int clone_state(struct copier *c, pid_t *ret, struct ee_err *err)
 	if (status >> 8 != (SIGTRAP | (PTRACE_EVENT_FORK << 8))) {
 		long rc = get_regs(c->state, &r, err) < 0 ? 0 : (long)r.rax;
 		if (rc == -ENOSPC || rc == -EUSERS)
-			return ee_fail(err, EE_ERR_USAGE,
-			               "the session is a copy of a copy too many times: the kernel nests at most 32 "
-			               "pid and user namespaces; fork a session fewer forks away from its start");
+			return ee_fail(
+			        err, EE_ERR_USAGE,
+			        "the session is a copy of a copy too many times: the kernel nests at most 32 "
+			        "pid and user namespaces; fork a session fewer forks away from its start");
 		return ee_fail(err, EE_ERR_SANDBOX, "fork: the clone into new namespaces failed: %s",
 		               rc < 0 ? strerror((int)-rc) : "no copy");
 	}
@@ -521,15 +522,24 @@ static int write_maps(struct copier *c, pid_t copy, const struct ee_copy_target 
 	return 0;
 }
 
-static int maps_and_cgroups(struct copier *c, pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
+/* Every copy into its cgroups, in one burst: a write of a v1 cgroup's
+ * tasks file waits for an RCU grace period unless another write came just
+ * before it, so copy by copy each paid one (~5 ms); one after the other
+ * here, all but the first ride on it. */
+static int join_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *err)
 {
-	char pid[24];
-	if (write_maps(c, copy, t, err) < 0)
-		return -1;
-	int n = snprintf(pid, sizeof(pid), "%d", copy);
-	for (int i = 0; i < 5 && t->join[i] >= 0; i++)
-		if (pwrite(t->join[i], pid, (size_t)n, 0) != n)
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: move a copy into its cgroup");
+	for (int k = 0; k < 5; k++)
+		for (size_t i = 0; i < n; i++) {
+			const struct ee_copy_target *t = &plan->copies[i];
+			char pid[24];
+			int len = snprintf(pid, sizeof(pid), "%d", t->pid);
+			int last = 0;
+			while (last < 5 && t->join[last] >= 0)
+				last++;
+			if (k < last && pwrite(t->join[k], pid, (size_t)len, 0) != len)
+				return ee_fail_errno(err, EE_ERR_SANDBOX,
+				                     "fork: move a copy into its cgroup");
+		}
 	return 0;
 }
 
@@ -628,7 +638,8 @@ static void mounts_main(pid_t copy, const struct ee_copy_target *t)
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 7);
 }
 
-static int mounts(struct copier *c, pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
+/* Every copy's mounts, by helpers that run at once (one per copy). */
+static int mounts_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *err)
 {
 	static const char *const step[] = { "",
 		                            "",
@@ -638,22 +649,33 @@ static int mounts(struct copier *c, pid_t copy, const struct ee_copy_target *t, 
 		                            "mount its /proc",
 		                            "fork into its pid namespace",
 		                            "mount its /proc" };
-	(void)c;
-	pid_t h = fork();
-	if (h < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the mount helper");
-	if (h == 0)
-		mounts_main(copy, t);
-	int st;
-	pid_t got;
-	do
-		got = waitpid(h, &st, 0);
-	while (got < 0 && errno == EINTR);
-	if (got != h || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		int code = got == h && WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+	pid_t helpers[EE_COPY_MAX];
+	int code = 0;
+	size_t started = 0;
+	for (; started < n; started++) {
+		helpers[started] = fork();
+		if (helpers[started] < 0)
+			break;
+		if (helpers[started] == 0)
+			mounts_main(plan->copies[started].pid, &plan->copies[started]);
+	}
+	if (started < n)
+		code = -1;
+	for (size_t i = 0; i < started; i++) {
+		int st;
+		pid_t got;
+		do
+			got = waitpid(helpers[i], &st, 0);
+		while (got < 0 && errno == EINTR);
+		if (!code && (got != helpers[i] || !WIFEXITED(st) || WEXITSTATUS(st) != 0))
+			code = got == helpers[i] && WIFEXITED(st) && WEXITSTATUS(st) >= 2 ? WEXITSTATUS(st)
+			                                                                  : 1;
+	}
+	if (code < 0)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the mount helpers");
+	if (code)
 		return ee_fail(err, EE_ERR_SANDBOX, "fork: a copy's mounts: %s",
 		               code >= 2 && code <= 7 ? step[code] : "the helper died");
-	}
 	return 0;
 }
 
@@ -716,14 +738,19 @@ int ee_copy_make(struct ee_copy_plan *plan, struct ee_err *err)
 		return -1;
 	if (settle(&c, &stopped, err) < 0)
 		goto fail;
+	if (plan->n > EE_COPY_MAX) {
+		ee_fail(err, EE_ERR_USAGE, "a fork makes at most %d copies", EE_COPY_MAX);
+		goto fail;
+	}
 	for (; made < plan->n; made++) {
 		struct ee_copy_target *t = &plan->copies[made];
-		if (clone_state(&c, &t->pid, err) < 0 || maps_and_cgroups(&c, t->pid, t, err) < 0 ||
-		    mounts(&c, t->pid, t, err) < 0) {
+		if (clone_state(&c, &t->pid, err) < 0 || write_maps(&c, t->pid, t, err) < 0) {
 			made += t->pid > 0;
 			goto fail;
 		}
 	}
+	if (join_all(plan, made, err) < 0 || mounts_all(plan, made, err) < 0)
+		goto fail;
 	/* Every copy is made: the session's own processes go before any copy
 	 * runs (its init, the family's holder, stopped; the others killed). */
 	kill(c.init, SIGSTOP);

@@ -34,7 +34,7 @@ struct ee_err;
 
 /* What each copy holds at fds 0..4 when it starts: stdin (/dev/null), its
  * stdout and stderr, its result channel (events) and its gate. */
-enum { EE_COPY_FDS = 5 };
+enum { EE_COPY_FDS = 5, EE_COPY_MAX = 128 };
 
 struct ee_copy_target {
 	unsigned uid;         /* its own host uid (claimed), its gid too */
