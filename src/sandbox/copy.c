@@ -525,7 +525,7 @@ static int write_maps(struct copier *c, pid_t copy, const struct ee_copy_target 
 /* Every copy into its cgroups, in one burst: a write of a v1 cgroup's
  * tasks file waits for an RCU grace period unless another write came just
  * before it, so copy by copy each paid one (~5 ms); one after the other
- * here, all but the first ride on it. */
+ * here, all but the first ride on it. In a child (setup_all). */
 static int join_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *err)
 {
 	for (int k = 0; k < 5; k++)
@@ -638,8 +638,9 @@ static void mounts_main(pid_t copy, const struct ee_copy_target *t)
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 7);
 }
 
-/* Every copy's mounts, by helpers that run at once (one per copy). */
-static int mounts_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *err)
+/* Every copy's mounts, by helpers that run at once (one per copy), and
+ * its cgroups. */
+static int setup_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *err)
 {
 	static const char *const step[] = { "",
 		                            "",
@@ -649,9 +650,16 @@ static int mounts_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *
 		                            "mount its /proc",
 		                            "fork into its pid namespace",
 		                            "mount its /proc" };
-	pid_t helpers[EE_COPY_MAX];
+	pid_t helpers[EE_COPY_MAX + 1];
 	int code = 0;
 	size_t started = 0;
+	/* The cgroups' burst too, from a child of its own: its grace period
+	 * (time, not work) passes while the mounts are made. */
+	pid_t joiner = fork();
+	if (joiner == 0) {
+		struct ee_err ignored;
+		_exit(join_all(plan, n, &ignored) < 0 ? 1 : 0);
+	}
 	for (; started < n; started++) {
 		helpers[started] = fork();
 		if (helpers[started] < 0)
@@ -671,6 +679,12 @@ static int mounts_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *
 			code = got == helpers[i] && WIFEXITED(st) && WEXITSTATUS(st) >= 2 ? WEXITSTATUS(st)
 			                                                                  : 1;
 	}
+	int st = 0;
+	if (joiner > 0)
+		while (waitpid(joiner, &st, 0) < 0 && errno == EINTR)
+			;
+	if (joiner < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "fork: the copies could not be moved into their cgroups");
 	if (code < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the mount helpers");
 	if (code)
@@ -749,7 +763,7 @@ int ee_copy_make(struct ee_copy_plan *plan, struct ee_err *err)
 			goto fail;
 		}
 	}
-	if (join_all(plan, made, err) < 0 || mounts_all(plan, made, err) < 0)
+	if (setup_all(plan, made, err) < 0)
 		goto fail;
 	/* Every copy is made: the session's own processes go before any copy
 	 * runs (its init, the family's holder, stopped; the others killed). */
