@@ -213,3 +213,16 @@ def test_sessions_cannot_see_or_reach_each_other(serve, marker):
     assert cell(srv, a, "PID")["result"] == str(pa), got  # a lives on whatever b did
     got = cell(srv, b, "import socket\n1")
     assert got["status"] == "error" and "denied" in got["error"]["message"], got
+
+
+def test_a_seeded_random_goes_on_from_cell_to_cell(serve):
+    """Each cell runs in a fork of the session's interpreter, and CPython
+    reseeds `random` in every fork child: the harness carries its state
+    over, so a seeded generator goes on as in one interpreter."""
+    import random
+    want = random.Random(7)
+    srv = serve()
+    sid = start(srv)
+    cell(srv, sid, "import random\nrandom.seed(7)")
+    assert cell(srv, sid, "random.random()")["result"] == repr(want.random())
+    assert cell(srv, sid, "random.randrange(10**9)")["result"] == repr(want.randrange(10**9))
