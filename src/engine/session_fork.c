@@ -128,10 +128,16 @@ static struct ee_session *filter_owner(struct ee_session *s)
 
 /* ---- the helper ------------------------------------------------------------ */
 
+/* The helper's time: past it, it dies (SIGALRM), and what it traced with
+ * it (copy.c: EXITKILL); the supervisor then ends the session. */
+#define FORK_HELPER_S 60
+
 static void helper_main(int out, struct ee_copy_plan *plan)
 {
 	struct fork_answer a;
 	memset(&a, 0, sizeof(a));
+	signal(SIGALRM, SIG_DFL);
+	alarm(FORK_HELPER_S);
 	a.rc = ee_copy_make(plan, &a.err);
 	/* A failure after the session's processes were killed (copy.c's
 	 * finish step) leaves no pid in the plan but its own. */

@@ -349,7 +349,9 @@ static int check_state(pid_t state, struct ee_err *err)
 static int stop_state(struct copier *c, struct ee_err *err)
 {
 	int status, approved = 0;
-	if (ptrace(PTRACE_SEIZE, c->state, NULL, (void *)(long)PTRACE_O_TRACEFORK) < 0)
+	/* EXITKILL, which its copies inherit: should this helper die (a crash,
+	 * its alarm), a copy still being set up dies too, never let go. */
+	if (ptrace(PTRACE_SEIZE, c->state, NULL, (void *)(long)(PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL)) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SEIZE");
 	if (ptrace(PTRACE_INTERRUPT, c->state, NULL, NULL) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_INTERRUPT");
