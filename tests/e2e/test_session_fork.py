@@ -300,3 +300,16 @@ def test_forks_nested_past_the_kernels_depth_are_refused_and_the_session_goes_on
     assert a.status == 422 and "32" in a.json["detail"], a
     assert 20 <= k < 32, k
     assert value(srv, sid, "x + 1") == "2"
+
+
+def test_sysv_and_posix_ipc_are_no_channel_between_copies(serve):
+    """SysV shared memory and message queues, POSIX message queues: every
+    sandbox's filter refuses them (a copy has a new IPC namespace too)."""
+    srv = serve("--allow-imports")
+    sid = start(srv)
+    cell(srv, sid, "import ctypes, ctypes.util, os\nlibc = ctypes.CDLL(None, use_errno=True)")
+    ids = fork(srv, sid, 1)
+    for i in ids:
+        got = value(srv, i, "r = [libc.shmget(0x4545, 4096, 0o1600), ctypes.get_errno(), "
+                            "libc.msgget(0x4546, 0o1600), ctypes.get_errno()]\nr")
+        assert got == "[-1, 1, -1, 1]", got  # EPERM, EPERM
