@@ -272,7 +272,8 @@ int ee_session_fork(struct ee_session *s, unsigned n, const struct ee_session_op
 	struct fork_job *j = calloc(1, sizeof(*j));
 	struct ee_copy_target targets[EE_SESSION_FORK_MAX];
 	char *frames[EE_SESSION_FORK_MAX] = { 0 };
-	int listener = -1, procs_fd = -1, pipe_fd[2] = { -1, -1 };
+	int pipe_fd[2] = { -1, -1 };
+	struct ee_copy_plan plan = { .procs_fd = -1, .pids_max_fd = -1, .listener = -1 };
 	unsigned made = 0;
 
 	if (!j)
@@ -302,17 +303,15 @@ int ee_session_fork(struct ee_session *s, unsigned n, const struct ee_session_op
 		targets[made].frame = frames[made];
 		targets[made].frame_len = len;
 	}
-	if (ee_sandbox_fork_begin(s->sb, filter_owner(s)->sb, &listener, &procs_fd, err) < 0)
+	if (ee_sandbox_fork_begin(s->sb, filter_owner(s)->sb, &plan, err) < 0)
 		goto fail;
 	if (pipe2(pipe_fd, O_CLOEXEC) < 0) {
 		ee_fail_errno(err, EE_ERR_SANDBOX, "pipe2");
 		goto fail_begun;
 	}
-	struct ee_copy_plan plan = { .procs_fd = procs_fd,
-		                     .keeper_is_init = s->is_copy,
-		                     .listener = listener,
-		                     .n = n,
-		                     .copies = targets };
+	plan.keeper_is_init = s->is_copy;
+	plan.n = n;
+	plan.copies = targets;
 	j->helper = fork();
 	if (j->helper < 0) {
 		ee_fail_errno(err, EE_ERR_SANDBOX, "fork the copier");
@@ -323,7 +322,7 @@ int ee_session_fork(struct ee_session *s, unsigned n, const struct ee_session_op
 		helper_main(pipe_fd[1], &plan);
 	}
 	close(pipe_fd[1]);
-	close(procs_fd);
+	ee_sandbox_fork_close(&plan);
 	j->answer_fd = pipe_fd[0];
 	for (unsigned i = 0; i < n; i++)
 		free(frames[i]);
@@ -344,8 +343,7 @@ int ee_session_fork(struct ee_session *s, unsigned n, const struct ee_session_op
 	return 0;
 fail_begun:
 	ee_sandbox_fork_done(filter_owner(s)->sb);
-	if (procs_fd >= 0)
-		close(procs_fd);
+	ee_sandbox_fork_close(&plan);
 	if (pipe_fd[0] >= 0) {
 		close(pipe_fd[0]);
 		close(pipe_fd[1]);

@@ -733,6 +733,65 @@ static int finish(struct copier *c, pid_t copy, const struct ee_copy_target *t, 
 	return 0;
 }
 
+/* The session's pids limit, raised by the copies' count: they are born in
+ * its cgroup and leave it only once all are made (setup_all). The old
+ * limit, or -1 when there is none to raise. */
+static long raise_pids(const struct ee_copy_plan *plan)
+{
+	char buf[32];
+	if (plan->pids_max_fd < 0)
+		return -1;
+	ssize_t r = pread(plan->pids_max_fd, buf, sizeof(buf) - 1, 0);
+	if (r <= 0)
+		return -1;
+	buf[r] = 0;
+	if (strncmp(buf, "max", 3) == 0)
+		return -1;
+	long old = strtol(buf, NULL, 10);
+	int len = snprintf(buf, sizeof(buf), "%ld", old + (long)plan->n);
+	return pwrite(plan->pids_max_fd, buf, (size_t)len, 0) == len ? old : -1;
+}
+
+static void restore_pids(const struct ee_copy_plan *plan, long old)
+{
+	char buf[32];
+	if (old < 0)
+		return;
+	int len = snprintf(buf, sizeof(buf), "%ld", old);
+	(void)!pwrite(plan->pids_max_fd, buf, (size_t)len, 0);
+}
+
+/* Before any copy runs: the session's init stopped for good (the family's
+ * holder) and every other process of its cgroup killed, the keeper and the
+ * state among them, and whatever a copy's keeper (the agent's) forked
+ * meanwhile: none of the agent's may run in a namespace above a copy's.
+ * The init stopped, no new one comes but from those being killed. */
+static int end_session(struct copier *c)
+{
+	kill(c->init, SIGSTOP);
+	for (int round = 0; round < 500; round++) {
+		char buf[4096];
+		ssize_t n = pread(c->plan->procs_fd, buf, sizeof(buf) - 1, 0);
+		if (n < 0)
+			return -1;
+		buf[n] = 0;
+		int left = 0;
+		for (char *p = buf, *end; *p; p = end) {
+			pid_t pid = (pid_t)strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (pid != c->init && ns_pid(pid) != 0) { /* 0: a zombie, or gone */
+				kill(pid, SIGKILL);
+				left++;
+			}
+		}
+		if (!left)
+			return 0;
+		pump(c, 1);
+	}
+	return -1;
+}
+
 static int sigchld_fd(struct ee_err *err)
 {
 	sigset_t set;
@@ -758,21 +817,29 @@ int ee_copy_make(struct ee_copy_plan *plan, struct ee_err *err)
 		ee_fail(err, EE_ERR_USAGE, "a fork makes at most %d copies", EE_COPY_MAX);
 		goto fail;
 	}
+	long pids_max = raise_pids(plan);
 	for (; made < plan->n; made++) {
 		struct ee_copy_target *t = &plan->copies[made];
 		if (clone_state(&c, &t->pid, err) < 0 || write_maps(&c, t->pid, t, err) < 0) {
 			made += t->pid > 0;
+			restore_pids(plan, pids_max);
 			goto fail;
 		}
 	}
-	if (setup_all(plan, made, err) < 0)
+	int rc = setup_all(plan, made, err);
+	restore_pids(plan, pids_max);
+	if (rc < 0)
 		goto fail;
 	/* Every copy is made: the session's own processes go before any copy
-	 * runs (its init, the family's holder, stopped; the others killed). */
-	kill(c.init, SIGSTOP);
-	if (c.keeper)
-		kill(c.keeper, SIGKILL);
-	kill(c.state, SIGKILL);
+	 * runs (its init, the family's holder, stopped; every other killed). */
+	if (end_session(&c) < 0) {
+		ee_fail(err, EE_ERR_SANDBOX, "fork: the session's processes would not end");
+		for (size_t k = 0; k < plan->n; k++)
+			kill(plan->copies[k].pid, SIGKILL);
+		close(c.sigfd);
+		plan->session_gone = 1;
+		return -1;
+	}
 	for (size_t i = 0; i < plan->n; i++)
 		if (finish(&c, plan->copies[i].pid, &plan->copies[i], err) < 0) {
 			for (size_t k = 0; k < plan->n; k++)

@@ -55,6 +55,8 @@ struct ee_copy_target {
  * are killed: no process of the session runs beside its copies. */
 struct ee_copy_plan {
 	int procs_fd;       /* the session's cgroup.procs (readable): its processes, read here */
+	int pids_max_fd;    /* its pids.max (read-write; -1: none): raised by n while the
+	                       copies, born in it, wait to be moved into theirs */
 	int keeper_is_init; /* a copy's session: its keeper is its pid 1 (else pid 2) */
 	int listener;       /* the seccomp listener of the state's filter */
 	size_t n;

@@ -244,14 +244,14 @@ const struct ee_launcher ee_launcher_copy = {
 
 /* ---- the session being copied ---- */
 
-int ee_sandbox_fork_begin(struct ee_sandbox *sb, struct ee_sandbox *filter_sb, int *listener, int *procs_fd,
+int ee_sandbox_fork_begin(struct ee_sandbox *sb, struct ee_sandbox *filter_sb, struct ee_copy_plan *plan,
                           struct ee_err *err)
 {
 	const struct ee_cgroup *cg = sb->parent ? sb->parent->cgroup_of(sb) : NULL;
 	const char *dir = !cg ? "" : cg->pids[0] ? cg->pids : cg->mem;
 	char path[PATH_MAX + 16];
 
-	*listener = *procs_fd = -1;
+	plan->listener = plan->procs_fd = plan->pids_max_fd = -1;
 	if (sb->done || sb->starting || cg != &sb->cg || !dir[0])
 		return ee_fail(err, EE_ERR_USAGE,
 		               "this session cannot be forked: it has no cgroup of its own");
@@ -259,12 +259,28 @@ int ee_sandbox_fork_begin(struct ee_sandbox *sb, struct ee_sandbox *filter_sb, i
 		return ee_fail(err, EE_ERR_USAGE,
 		               "this session cannot be forked: its seccomp filter has no listener here");
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	*procs_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*procs_fd < 0)
+	plan->procs_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (plan->procs_fd < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "open %s", path);
+	if (cg->pids[0]) {
+		snprintf(path, sizeof(path), "%s/pids.max", cg->pids);
+		plan->pids_max_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (plan->pids_max_fd < 0) {
+			ee_fail_errno(err, EE_ERR_SANDBOX, "open %s", path);
+			ee_sandbox_fork_close(plan);
+			return -1;
+		}
+	}
 	sandbox_unwatch(filter_sb, W_NOTIFY);
-	*listener = filter_sb->fd[W_NOTIFY];
+	plan->listener = filter_sb->fd[W_NOTIFY];
 	return 0;
+}
+
+void ee_sandbox_fork_close(struct ee_copy_plan *plan)
+{
+	sandbox_close_fd(&plan->procs_fd);
+	sandbox_close_fd(&plan->pids_max_fd);
+	plan->listener = -1; /* the sandbox's */
 }
 
 void ee_sandbox_fork_done(struct ee_sandbox *filter_sb)

@@ -177,13 +177,16 @@ void ee_sandbox_free(struct ee_sandbox *sb);
 /* ---- forking a session (copy.h, launch_copy.c) ---- */
 
 struct ee_copy_target;
-/* A running session's sandbox sb, to be copied: the seccomp listener of
- * its filter (held by filter_sb: sb's own, or for a copy its family's
- * first session's) taken off the loop (the fork's helper answers it
- * meanwhile) and sb's cgroup's process list opened. ee_sandbox_fork_done
+/* A running session's sandbox sb, to be copied: into plan (copy.h), the
+ * seccomp listener of its filter (held by filter_sb: sb's own, or for a
+ * copy its family's first session's), taken off the loop (the fork's
+ * helper answers it meanwhile), and sb's cgroup's process list and pids
+ * limit, opened (ee_sandbox_fork_close closes them). ee_sandbox_fork_done
  * puts the listener back (the copies' refused calls come to it too). */
-int ee_sandbox_fork_begin(struct ee_sandbox *sb, struct ee_sandbox *filter_sb, int *listener, int *procs_fd,
+struct ee_copy_plan;
+int ee_sandbox_fork_begin(struct ee_sandbox *sb, struct ee_sandbox *filter_sb, struct ee_copy_plan *plan,
                           struct ee_err *err);
+void ee_sandbox_fork_close(struct ee_copy_plan *plan);
 void ee_sandbox_fork_done(struct ee_sandbox *filter_sb);
 /* A copy's sandbox (config.copy), still starting: what its copy is to be
  * given (fds borrowed until it starts or fails); -1 when not one. */
