@@ -39,11 +39,21 @@ def read_jsonl(path):
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
+def judged_by_the_clock(sample):
+    """The examples' timeouts: programs that spin until the 1 s clock. On a
+    busy host a spinner that got less than half a CPU is starved twice and
+    its record is the host's (infra_error), which compare refuses: the
+    comparisons here are of runs without them (timeouts are test_cases'
+    and test_starved's)."""
+    return sample.get("expect") == "timeout"
+
+
 def evaluate(tmp, name, samples, tasks=TASKS):
     """One model's run: examples/ holds three, and a file of several is
     compared model by model (tests/metrics/test_mixed_models.py)."""
     path = tmp / (name + ".samples.jsonl")
-    path.write_text("".join(json.dumps(dict(s, model="demo")) + "\n" for s in samples))
+    path.write_text("".join(json.dumps(dict(s, model="demo")) + "\n" for s in samples
+                            if not judged_by_the_clock(s)))
     results, summary = tmp / (name + ".jsonl"), tmp / (name + ".json")
     r = execeval("eval", "--tasks", tasks, "--samples", path, "-j", 2, "-q", "-k", 1, "-o", results,
                  "--summary-json", summary)
@@ -325,7 +335,7 @@ def test_history_runs_on_different_tasks_files_are_refused(runs, tmp_path):
     db, tasks = tmp_path / "h.db", tmp_path / "tasks-v2.jsonl"
     tasks.write_text(TASKS.read_text() + "\n")
     samples = tmp_path / "s.jsonl"
-    samples.write_text(SAMPLES.read_text())
+    samples.write_text("".join(json.dumps(s) + "\n" for s in read_jsonl(SAMPLES) if not judged_by_the_clock(s)))
     for i, t in enumerate((TASKS, tasks)):
         r = execeval("eval", "--tasks", t, "--samples", samples, "-j", 2, "-q", "-k", 1,
                      "-o", tmp_path / ("r%d.jsonl" % i), "--history", db)

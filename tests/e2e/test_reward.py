@@ -101,19 +101,27 @@ def evaluate(tmp_path, name, *args):
 def test_eval_records_and_summary_and_compare_refusing_different_formulas(tmp_path):
     base, base_summary = evaluate(tmp_path, "binary")
     new, new_summary = evaluate(tmp_path, "fraction", "--reward", "fraction")
-    recs = [json.loads(line) for line in new.read_text().splitlines()]
+    every = [json.loads(line) for line in new.read_text().splitlines()]
+    # A timeout a busy host starved twice is its infra_error: reward null,
+    # counted in infra_errors and in no other figure (docs/summary.md).
+    infra = [r for r in every if r.get("infra_error")]
+    recs = [r for r in every if not r.get("infra_error")]
+    assert all(r["reward"] is None for r in infra), infra
+    assert len(recs) > len(every) // 2, "the host starved most of the run"
     assert all(r["reward_formula"] == "score" and r["reward"] == r["score"] for r in recs)
     reward = json.loads(new_summary.read_text())["reward"]
     mean = sum(r["score"] for r in recs) / len(recs)
-    assert reward["formula"] == "score" and reward["samples"] == len(recs) and reward["infra_errors"] == 0
+    assert reward["formula"] == "score" and reward["samples"] == len(recs) and reward["infra_errors"] == len(infra)
     assert abs(reward["mean"] - mean) < 1e-9 and reward["sd"] > 0
     assert 0 < len(reward["values"]) <= 21 and abs(sum(reward["values"].values()) - 1) < 1e-4
     binary = json.loads(base_summary.read_text())["reward"]
     assert binary["formula"] == "if(pass,1,-1)" and set(binary["values"]) <= {"1", "-1"}
+    # --allow-infra-errors: compare refuses a side with infra_error records
+    # before it looks at formulas; the formulas are what this asks of it.
     for a, b in ((base_summary, new_summary), (base, new)):
-        r = execeval("compare", a, b)
+        r = execeval("compare", a, b, "--allow-infra-errors")
         assert r.returncode == 2 and "reward" in r.stderr and "differ" in r.stderr, r.stderr
-    r = execeval("compare", new_summary, new_summary)
+    r = execeval("compare", new_summary, new_summary, "--allow-infra-errors")
     assert r.returncode == 0, r.stderr
 
 
