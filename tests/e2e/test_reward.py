@@ -91,8 +91,16 @@ def test_a_bad_formula_is_a_usage_error_naming_the_option_and_the_position(tmp_p
 
 
 def evaluate(tmp_path, name, *args):
+    """A run of the examples' first 12 tasks (48 samples: passes, failures
+    with partial scores, syntax errors, timeouts): formulas see every kind."""
+    rows = TASKS.read_text().splitlines(keepends=True)[:12]
+    ids = {json.loads(row)["task_id"] for row in rows}
+    tasks, samples = tmp_path / "tasks.jsonl", tmp_path / "samples.jsonl"
+    tasks.write_text("".join(rows))
+    samples.write_text("".join(line for line in SAMPLES.read_text().splitlines(keepends=True)
+                               if json.loads(line)["task_id"] in ids))
     results, summary = tmp_path / (name + ".jsonl"), tmp_path / (name + ".json")
-    r = execeval("eval", "--tasks", TASKS, "--samples", SAMPLES, "-j", 2, "-q", "-k", 1, "--no-history",
+    r = execeval("eval", "--tasks", tasks, "--samples", samples, "-j", 2, "-q", "-k", 1, "--no-history",
                  "-o", results, "--summary-json", summary, *args)
     assert r.returncode == 0, r.stderr[-2000:]
     return results, summary
@@ -101,19 +109,27 @@ def evaluate(tmp_path, name, *args):
 def test_eval_records_and_summary_and_compare_refusing_different_formulas(tmp_path):
     base, base_summary = evaluate(tmp_path, "binary")
     new, new_summary = evaluate(tmp_path, "fraction", "--reward", "fraction")
-    recs = [json.loads(line) for line in new.read_text().splitlines()]
+    every = [json.loads(line) for line in new.read_text().splitlines()]
+    # A timeout a busy host starved twice is its infra_error: reward null,
+    # counted in infra_errors and in no other figure (docs/summary.md).
+    infra = [r for r in every if r.get("infra_error")]
+    recs = [r for r in every if not r.get("infra_error")]
+    assert all(r["reward"] is None for r in infra), infra
+    assert len(recs) > len(every) // 2, "the host starved most of the run"
     assert all(r["reward_formula"] == "score" and r["reward"] == r["score"] for r in recs)
     reward = json.loads(new_summary.read_text())["reward"]
     mean = sum(r["score"] for r in recs) / len(recs)
-    assert reward["formula"] == "score" and reward["samples"] == len(recs) and reward["infra_errors"] == 0
+    assert reward["formula"] == "score" and reward["samples"] == len(recs) and reward["infra_errors"] == len(infra)
     assert abs(reward["mean"] - mean) < 1e-9 and reward["sd"] > 0
     assert 0 < len(reward["values"]) <= 21 and abs(sum(reward["values"].values()) - 1) < 1e-4
     binary = json.loads(base_summary.read_text())["reward"]
     assert binary["formula"] == "if(pass,1,-1)" and set(binary["values"]) <= {"1", "-1"}
+    # --allow-infra-errors: compare refuses a side with infra_error records
+    # before it looks at formulas; the formulas are what this asks of it.
     for a, b in ((base_summary, new_summary), (base, new)):
-        r = execeval("compare", a, b)
+        r = execeval("compare", a, b, "--allow-infra-errors")
         assert r.returncode == 2 and "reward" in r.stderr and "differ" in r.stderr, r.stderr
-    r = execeval("compare", new_summary, new_summary)
+    r = execeval("compare", new_summary, new_summary, "--allow-infra-errors")
     assert r.returncode == 0, r.stderr
 
 
