@@ -14,27 +14,30 @@
  *      the state's own syscall instruction; the filter turns it into a
  *      notification, approved for the state's pid and that call alone;
  *      PTRACE_O_TRACEFORK stops the copy at its birth;
- *   3. the state gets its registers back (its read() is redone when it
- *      runs again) and is let go;
- *   4. each copy, still stopped: its maps, its cgroups, its mounts (a
- *      helper in its mount and pid namespaces), then the calls only it can
- *      make on itself, injected: close_range over the state's descriptors,
- *      setresgid, setresuid (during whose notification its channels are
- *      added at 0..4), capset to nothing; then its read() "returns" the
- *      frame that makes the harness a copy's keeper, and it is let go.
+ *   3. every copy, still stopped: its maps, then its cgroups (one burst)
+ *      and its mounts (helpers in its mount and pid namespaces), at once;
+ *   4. the session's init is stopped for good (the family's holder) and
+ *      every other process of it killed, the state among them;
+ *   5. each copy: the calls only it can make on itself, injected:
+ *      close_range over the state's descriptors, setresgid, setresuid
+ *      (during whose notification its channels are added at 0..4),
+ *      capset to nothing; then its read() "returns" the frame that makes
+ *      the harness a copy's keeper, and it is let go.
  *
- * Failure: a copy that exists is killed before this returns, so a copy
- * with its capabilities (the clone gives it every one in its own user
- * namespace until its setresuid) never runs.
+ * Failure before step 4: the state gets its registers back (its read()
+ * is redone) and goes on. Any failure: every copy made is killed, so a
+ * copy with its capabilities (the clone gives it every one in its own
+ * user namespace until its capset) never runs; should this helper die,
+ * PTRACE_O_EXITKILL kills what it traces.
  */
 #include "sandbox/copy.h"
+#include "sandbox/copy_int.h"
 
 #include "base/err.h"
 #include "sandbox/notify.h"
 
 #if defined(__x86_64__)
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -46,7 +49,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/signalfd.h>
@@ -58,7 +60,6 @@
 #include <unistd.h>
 
 #define NS_FLAGS     (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-#define TMP_DEPTH    32  /* directories deep a copied /tmp may go */
 #define SETTLE_TRIES 250 /* 2 ms apart: for a cell's handover to end */
 
 /* The kernel's restart codes (not in the uapi headers). */
@@ -459,242 +460,6 @@ static int clone_state(struct copier *c, pid_t *ret, struct ee_err *err)
 	return wait_stop(c, c->state, -1, NULL, 0, &approved, &status, err);
 }
 
-static int write_proc(pid_t pid, const char *name, const char *text, struct ee_err *err)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	size_t n = strlen(text);
-	int ok = fd >= 0 && write(fd, text, n) == (ssize_t)n;
-	if (fd >= 0)
-		close(fd);
-	return ok ? 0 : ee_fail_errno(err, EE_ERR_SANDBOX, "fork: write %s", path);
-}
-
-static unsigned long userns_of(pid_t pid)
-{
-	char path[64];
-	struct stat st;
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/ns/user");
-	return stat(path, &st) < 0 ? 0 : (unsigned long)st.st_ino;
-}
-
-/* The copy's maps: the sandboxes' whole range, onto itself. The copy's
- * own uid is one of them, and a copy of this copy (whose user namespace
- * nests in this one's) can only be mapped onto ids mapped here; without
- * a capability, the copy can become none of the others. The kernel takes
- * maps only from a process in the new namespace's parent, the state's:
- * a copy's copy has them written by a child that joins it. */
-static int write_maps(struct copier *c, pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
-{
-	char map[64];
-	snprintf(map, sizeof(map), "%u %u %u\n", t->uid_base, t->uid_base, t->uid_count);
-	if (userns_of(c->state) == userns_of(0))
-		return write_proc(copy, "setgroups", "deny", err) < 0 ||
-		                       write_proc(copy, "uid_map", map, err) < 0 ||
-		                       write_proc(copy, "gid_map", map, err) < 0
-		               ? -1
-		               : 0;
-	pid_t h = fork();
-	if (h < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the maps' helper");
-	if (h == 0) {
-		char path[64];
-		struct ee_err ignored;
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", c->state);
-		int ns = open(path, O_RDONLY | O_CLOEXEC);
-		_exit(ns < 0 || setns(ns, CLONE_NEWUSER) < 0 ||
-		                      write_proc(copy, "setgroups", "deny", &ignored) < 0 ||
-		                      write_proc(copy, "uid_map", map, &ignored) < 0 ||
-		                      write_proc(copy, "gid_map", map, &ignored) < 0
-		              ? 1
-		              : 0);
-	}
-	int st;
-	pid_t got;
-	do
-		got = waitpid(h, &st, 0);
-	while (got < 0 && errno == EINTR);
-	if (got != h || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return ee_fail(err, EE_ERR_SANDBOX,
-		               "fork: a copy's maps could not be written from its parent's namespace");
-	return 0;
-}
-
-/* Every copy into its cgroups, in one burst: a write of a v1 cgroup's
- * tasks file waits for an RCU grace period unless another write came just
- * before it, so copy by copy each paid one (~5 ms); one after the other
- * here, all but the first ride on it. In a child (setup_all). */
-static int join_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *err)
-{
-	for (int k = 0; k < 5; k++)
-		for (size_t i = 0; i < n; i++) {
-			const struct ee_copy_target *t = &plan->copies[i];
-			char pid[24];
-			int len = snprintf(pid, sizeof(pid), "%d", t->pid);
-			int last = 0;
-			while (last < 5 && t->join[last] >= 0)
-				last++;
-			if (k < last && pwrite(t->join[k], pid, (size_t)len, 0) != len)
-				return ee_fail_errno(err, EE_ERR_SANDBOX,
-				                     "fork: move a copy into its cgroup");
-		}
-	return 0;
-}
-
-/* Copies the directory from into to (an empty directory of the fresh
- * /tmp): directories, files and symbolic links, owned by uid; sockets and
- * FIFOs are the state's, not copied. Bounded by the tmpfs's size. */
-static int copy_tree(int from, int to, unsigned uid, int depth)
-{
-	DIR *d = fdopendir(dup(from));
-	if (!d)
-		return -1;
-	int rc = 0;
-	struct dirent *e;
-	while (rc == 0 && (e = readdir(d))) {
-		struct stat st;
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    fstatat(from, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode) && depth < TMP_DEPTH) {
-			int a = openat(from, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			int ok = a >= 0 && mkdirat(to, e->d_name, st.st_mode & 07777) == 0;
-			int b = ok ? openat(to, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-			           : -1;
-			rc = b < 0 ? -1 : copy_tree(a, b, uid, depth + 1);
-			if (b >= 0 && (fchown(b, uid, uid) < 0 || fchmod(b, st.st_mode & 07777) < 0))
-				rc = -1;
-			if (a >= 0)
-				close(a);
-			if (b >= 0)
-				close(b);
-		} else if (S_ISREG(st.st_mode)) {
-			int a = openat(from, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			int b = a < 0 ? -1
-			              : openat(to, e->d_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-			char buf[1 << 16];
-			ssize_t n = 0;
-			while (b >= 0 && (n = read(a, buf, sizeof(buf))) > 0)
-				if (write(b, buf, (size_t)n) != n) {
-					n = -1;
-					break;
-				}
-			if (b < 0 || n < 0 || fchown(b, uid, uid) < 0 || fchmod(b, st.st_mode & 07777) < 0)
-				rc = -1;
-			else {
-				struct timespec times[2] = { st.st_atim, st.st_mtim };
-				futimens(b, times);
-			}
-			if (a >= 0)
-				close(a);
-			if (b >= 0)
-				close(b);
-		} else if (S_ISLNK(st.st_mode)) {
-			char target[4096];
-			ssize_t n = readlinkat(from, e->d_name, target, sizeof(target) - 1);
-			if (n >= 0) {
-				target[n] = 0;
-				rc = symlinkat(target, to, e->d_name) < 0 || fchownat(to, e->d_name, uid, uid,
-				                                                      AT_SYMLINK_NOFOLLOW) < 0
-				             ? -1
-				             : 0;
-			}
-		}
-	}
-	closedir(d);
-	return rc;
-}
-
-/* In the copy's mount namespace: a fresh /tmp holding a copy of the
- * state's, and, from a child in its pid namespace, a fresh /proc, each
- * mounted over the state's. Exit codes say the step that failed. */
-static void mounts_main(pid_t copy, const struct ee_copy_target *t)
-{
-	char path[64], opts[64];
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", copy);
-	int mnt = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", copy);
-	int pidns = open(path, O_RDONLY | O_CLOEXEC);
-	if (mnt < 0 || pidns < 0 || setns(mnt, CLONE_NEWNS) < 0 || setns(pidns, CLONE_NEWPID) < 0)
-		_exit(2);
-	int old = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	snprintf(opts, sizeof(opts), "size=%lld,mode=1777", t->tmp_bytes);
-	/* Over the state's: the mounts a less privileged user namespace got
-	 * are locked (no unmount reveals what is under them), the copy holds
-	 * no descriptor into it, and can mount nothing. */
-	if (old < 0 || mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-		_exit(3);
-	int fresh = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fresh < 0 || copy_tree(old, fresh, t->uid, 0) < 0)
-		_exit(4);
-	pid_t in = fork();
-	if (in == 0)
-		_exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? 5 : 0);
-	int st;
-	if (in < 0 || waitpid(in, &st, 0) != in)
-		_exit(6);
-	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 7);
-}
-
-/* Every copy's mounts, by helpers that run at once (one per copy), and
- * its cgroups. */
-static int setup_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *err)
-{
-	static const char *const step[] = { "",
-		                            "",
-		                            "enter its namespaces",
-		                            "mount its /tmp",
-		                            "copy its /tmp",
-		                            "mount its /proc",
-		                            "fork into its pid namespace",
-		                            "mount its /proc" };
-	pid_t helpers[EE_COPY_MAX + 1];
-	int code = 0;
-	size_t started = 0;
-	/* The cgroups' burst too, from a child of its own: its grace period
-	 * (time, not work) passes while the mounts are made. */
-	pid_t joiner = fork();
-	if (joiner == 0) {
-		struct ee_err ignored;
-		_exit(join_all(plan, n, &ignored) < 0 ? 1 : 0);
-	}
-	for (; started < n; started++) {
-		helpers[started] = fork();
-		if (helpers[started] < 0)
-			break;
-		if (helpers[started] == 0)
-			mounts_main(plan->copies[started].pid, &plan->copies[started]);
-	}
-	if (started < n)
-		code = -1;
-	for (size_t i = 0; i < started; i++) {
-		int st;
-		pid_t got;
-		do
-			got = waitpid(helpers[i], &st, 0);
-		while (got < 0 && errno == EINTR);
-		if (!code && (got != helpers[i] || !WIFEXITED(st) || WEXITSTATUS(st) != 0))
-			code = got == helpers[i] && WIFEXITED(st) && WEXITSTATUS(st) >= 2 ? WEXITSTATUS(st)
-			                                                                  : 1;
-	}
-	int st = 0;
-	if (joiner > 0)
-		while (waitpid(joiner, &st, 0) < 0 && errno == EINTR)
-			;
-	if (joiner < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return ee_fail(err, EE_ERR_SANDBOX, "fork: the copies could not be moved into their cgroups");
-	if (code < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the mount helpers");
-	if (code)
-		return ee_fail(err, EE_ERR_SANDBOX, "fork: a copy's mounts: %s",
-		               code >= 2 && code <= 7 ? step[code] : "the helper died");
-	return 0;
-}
-
 /* The calls only the copy can make on itself, then its frame and go. */
 static int finish(struct copier *c, pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
 {
@@ -731,34 +496,6 @@ static int finish(struct copier *c, pid_t copy, const struct ee_copy_target *t, 
 	if (ptrace(PTRACE_DETACH, copy, NULL, NULL) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: let a copy go");
 	return 0;
-}
-
-/* The session's pids limit, raised by the copies' count: they are born in
- * its cgroup and leave it only once all are made (setup_all). The old
- * limit, or -1 when there is none to raise. */
-static long raise_pids(const struct ee_copy_plan *plan)
-{
-	char buf[32];
-	if (plan->pids_max_fd < 0)
-		return -1;
-	ssize_t r = pread(plan->pids_max_fd, buf, sizeof(buf) - 1, 0);
-	if (r <= 0)
-		return -1;
-	buf[r] = 0;
-	if (strncmp(buf, "max", 3) == 0)
-		return -1;
-	long old = strtol(buf, NULL, 10);
-	int len = snprintf(buf, sizeof(buf), "%ld", old + (long)plan->n);
-	return pwrite(plan->pids_max_fd, buf, (size_t)len, 0) == len ? old : -1;
-}
-
-static void restore_pids(const struct ee_copy_plan *plan, long old)
-{
-	char buf[32];
-	if (old < 0)
-		return;
-	int len = snprintf(buf, sizeof(buf), "%ld", old);
-	(void)!pwrite(plan->pids_max_fd, buf, (size_t)len, 0);
 }
 
 /* Before any copy runs: the session's init stopped for good (the family's
@@ -817,17 +554,17 @@ int ee_copy_make(struct ee_copy_plan *plan, struct ee_err *err)
 		ee_fail(err, EE_ERR_USAGE, "a fork makes at most %d copies", EE_COPY_MAX);
 		goto fail;
 	}
-	long pids_max = raise_pids(plan);
+	long pids_max = copy_raise_pids(plan);
 	for (; made < plan->n; made++) {
 		struct ee_copy_target *t = &plan->copies[made];
-		if (clone_state(&c, &t->pid, err) < 0 || write_maps(&c, t->pid, t, err) < 0) {
+		if (clone_state(&c, &t->pid, err) < 0 || copy_write_maps(c.state, t->pid, t, err) < 0) {
 			made += t->pid > 0;
-			restore_pids(plan, pids_max);
+			copy_restore_pids(plan, pids_max);
 			goto fail;
 		}
 	}
-	int rc = setup_all(plan, made, err);
-	restore_pids(plan, pids_max);
+	int rc = copy_setup_all(plan, made, err);
+	copy_restore_pids(plan, pids_max);
 	if (rc < 0)
 		goto fail;
 	/* Every copy is made: the session's own processes go before any copy
