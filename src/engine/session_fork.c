@@ -221,6 +221,10 @@ static void on_answer_fd(void *ctx)
 				session_end_with(s, s->end_after_fork ? "deleted" : why);
 			}
 		}
+		if (a.session_gone) { /* the answer says so too */
+			size_t len = strlen(a.err.msg);
+			snprintf(a.err.msg + len, sizeof(a.err.msg) - len, "; the session ended with it");
+		}
 		j->on_forked(j->ctx, &a.err);
 		job_free(j);
 		return;
