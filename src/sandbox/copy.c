@@ -60,7 +60,7 @@
 #include <unistd.h>
 
 #define NS_FLAGS     (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-#define SETTLE_TRIES 250 /* 2 ms apart: for a cell's handover to end */
+#define SETTLE_TRIES 1000 /* 2 ms apart: for a cell's handover to end, on a loaded host too */
 
 /* The kernel's restart codes (not in the uapi headers). */
 enum { RESTARTSYS = 512, RESTARTNOINTR = 513, RESTARTNOHAND = 514, RESTART_RESTARTBLOCK = 516 };
@@ -107,45 +107,50 @@ static regs_t restarted(const regs_t *r)
 	return out;
 }
 
-/* One notification: approved (CONTINUE) when it is pid's call nr, each
- * fd of add placed first (ADDFD at 0..n-1); any other answered as the
- * supervisor answers it (notify.h). *approved counts the approvals. */
-static int answer_one(int listener, pid_t pid, long nr, const int *add, int n_add, int *approved,
-                      struct ee_err *err)
+/* A notification, larger than today's struct: a newer kernel's longer one
+ * fits. */
+union notif {
+	struct seccomp_notif n;
+	char room[256];
+};
+
+/* The next notification into u: 1; 0 when it was withdrawn (its caller
+ * died) or interrupted. */
+static int receive(int listener, union notif *u, struct ee_err *err)
 {
-	union { /* larger than today's struct: a newer kernel's longer one fits */
-		struct seccomp_notif n;
-		char room[256];
-	} u;
+	memset(u, 0, sizeof(*u));
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &u->n) == 0)
+		return 1;
+	return errno == EINTR || errno == ENOENT ? 0
+	                                         : ee_fail_errno(err, EE_ERR_SANDBOX, "fork: notification");
+}
+
+/* Lets the notified call go on (the call is one this helper injected). */
+static int approve(int listener, __u64 id, struct ee_err *err)
+{
 	struct seccomp_notif_resp resp;
-	memset(&u, 0, sizeof(u));
-	struct seccomp_notif *req = &u.n;
-	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
-		return errno == EINTR || errno == ENOENT
-		               ? 0
-		               : ee_fail_errno(err, EE_ERR_SANDBOX, "fork: notification");
-	if ((pid_t)req->pid != pid || req->data.nr != nr) { /* anyone else's: as the supervisor answers it */
-		ee_notify_respond(listener, req, NULL);
-		return 0;
-	}
 	memset(&resp, 0, sizeof(resp));
-	resp.id = req->id;
-	{
-		for (int i = 0; i < n_add; i++) {
-			struct seccomp_notif_addfd a = { .id = req->id,
-				                         .flags = SECCOMP_ADDFD_FLAG_SETFD,
-				                         .srcfd = (unsigned)add[i],
-				                         .newfd = (unsigned)i };
-			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) != i)
-				return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: a copy's channel");
-		}
-		resp.error = 0;
-		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		(*approved)++;
-	}
+	resp.id = id;
+	resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: answer a notification");
 	return 0;
+}
+
+/* One notification: approved when it is pid's call nr; any other answered
+ * as the supervisor answers it (notify.h). *approved counts approvals. */
+static int answer_one(int listener, pid_t pid, long nr, int *approved, struct ee_err *err)
+{
+	union notif u;
+	int got = receive(listener, &u, err);
+	if (got <= 0)
+		return got;
+	if ((pid_t)u.n.pid != pid || u.n.data.nr != nr) {
+		ee_notify_respond(listener, &u.n, NULL);
+		return 0;
+	}
+	(*approved)++;
+	return approve(listener, u.n.id, err);
 }
 
 /* Answers notifications for ms (as the supervisor would: the listener is
@@ -157,7 +162,7 @@ static void pump(struct copier *c, int ms)
 	int approved = 0;
 	struct ee_err ignored;
 	while (poll(&p, 1, ms) > 0 && (p.revents & POLLIN)) {
-		if (answer_one(c->plan->listener, 0, -1, NULL, 0, &approved, &ignored) < 0)
+		if (answer_one(c->plan->listener, 0, -1, &approved, &ignored) < 0)
 			break;
 		ms = 0;
 	}
@@ -165,8 +170,7 @@ static void pump(struct copier *c, int ms)
 
 /* Waits for pid's next ptrace stop, answering notifications meanwhile
  * (answer_one's rule for call nr; -1: none approved). */
-static int wait_stop(struct copier *c, pid_t pid, long nr, const int *add, int n_add, int *approved,
-                     int *status, struct ee_err *err)
+static int wait_stop(struct copier *c, pid_t pid, long nr, int *approved, int *status, struct ee_err *err)
 {
 	for (;;) {
 		pid_t got = waitpid(pid, status, __WALL | WNOHANG);
@@ -186,42 +190,9 @@ static int wait_stop(struct copier *c, pid_t pid, long nr, const int *add, int n
 			char drain[128 * 8];
 			(void)!read(c->sigfd, drain, sizeof(drain));
 		}
-		if ((p[1].revents & POLLIN) &&
-		    answer_one(c->plan->listener, pid, nr, add, n_add, approved, err) < 0)
+		if ((p[1].revents & POLLIN) && answer_one(c->plan->listener, pid, nr, approved, err) < 0)
 			return -1;
 	}
-}
-
-/* Makes the stopped pid run one call at the state's syscall instruction;
- * its result in *ret. The filter's notification for it is approved. */
-static int inject(struct copier *c, pid_t pid, long nr, const long a[3], const int *add, int n_add, long *ret,
-                  struct ee_err *err)
-{
-	regs_t r;
-	int status, approved = 0;
-	if (get_regs(pid, &r, err) < 0)
-		return -1;
-	r.rip = c->site;
-	r.rax = (unsigned long)nr;
-	r.orig_rax = (unsigned long)-1;
-	r.rdi = (unsigned long)a[0], r.rsi = (unsigned long)a[1], r.rdx = (unsigned long)a[2];
-	r.r10 = r.r8 = r.r9 = 0;
-	if (set_regs(pid, &r, err) < 0)
-		return -1;
-	if (ptrace(PTRACE_SYSCALL, pid, NULL, NULL) < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
-	if (wait_stop(c, pid, -1, NULL, 0, &approved, &status, err) < 0) /* its entry */
-		return -1;
-	if (ptrace(PTRACE_SYSCALL, pid, NULL, NULL) < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
-	if (wait_stop(c, pid, nr, add, n_add, &approved, &status, err) < 0) /* its exit */
-		return -1;
-	if (get_regs(pid, &r, err) < 0)
-		return -1;
-	*ret = (long)r.rax;
-	if (n_add && !approved)
-		return ee_fail(err, EE_ERR_SANDBOX, "fork: the copy's channels were not placed");
-	return 0;
 }
 
 static int poke(pid_t pid, unsigned long at, const void *data, size_t n, struct ee_err *err)
@@ -356,8 +327,7 @@ static int stop_state(struct copier *c, struct ee_err *err)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SEIZE");
 	if (ptrace(PTRACE_INTERRUPT, c->state, NULL, NULL) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_INTERRUPT");
-	if (wait_stop(c, c->state, -1, NULL, 0, &approved, &status, err) < 0 ||
-	    get_regs(c->state, &c->saved, err) < 0)
+	if (wait_stop(c, c->state, -1, &approved, &status, err) < 0 || get_regs(c->state, &c->saved, err) < 0)
 		return -1;
 	long insn = ptrace(PTRACE_PEEKTEXT, c->state, (void *)(c->saved.rip - 2), NULL);
 	/* Its read of the keeper's pipe (_Frames.fill: 64 KiB at a time), not
@@ -431,11 +401,11 @@ static int clone_state(struct copier *c, pid_t *ret, struct ee_err *err)
 		return -1;
 	/* Its entry, then the copy's birth, or the call's exit when it failed. */
 	if (ptrace(PTRACE_SYSCALL, c->state, NULL, NULL) < 0 ||
-	    wait_stop(c, c->state, -1, NULL, 0, &approved, &status, err) < 0)
+	    wait_stop(c, c->state, -1, &approved, &status, err) < 0)
 		return err->msg[0] ? -1 : ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
 	if (ptrace(PTRACE_SYSCALL, c->state, NULL, NULL) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
-	if (wait_stop(c, c->state, SYS_clone, NULL, 0, &approved, &status, err) < 0)
+	if (wait_stop(c, c->state, SYS_clone, &approved, &status, err) < 0)
 		return -1;
 	if (status >> 8 != (SIGTRAP | (PTRACE_EVENT_FORK << 8))) {
 		long rc = get_regs(c->state, &r, err) < 0 ? 0 : (long)r.rax;
@@ -451,50 +421,178 @@ static int clone_state(struct copier *c, pid_t *ret, struct ee_err *err)
 	if (ptrace(PTRACE_GETEVENTMSG, c->state, NULL, &msg) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: GETEVENTMSG");
 	*ret = (pid_t)msg;
-	if (wait_stop(c, *ret, -1, NULL, 0, &approved, &status, err) < 0) /* born stopped */
+	if (wait_stop(c, *ret, -1, &approved, &status, err) < 0) /* born stopped */
 		return -1;
 	/* The state finishes its clone and stops again, to be given its
 	 * registers back or cloned again. */
 	if (ptrace(PTRACE_SYSCALL, c->state, NULL, NULL) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
-	return wait_stop(c, c->state, -1, NULL, 0, &approved, &status, err);
+	return wait_stop(c, c->state, -1, &approved, &status, err);
 }
 
-/* The calls only the copy can make on itself, then its frame and go. */
-static int finish(struct copier *c, pid_t copy, const struct ee_copy_target *t, struct ee_err *err)
+/* The calls only a copy can make on itself, injected (close_range over
+ * every descriptor first: setresuid then places its channels at 0..4, by
+ * ADDFD during its notification), then its frame, and it goes. All copies
+ * at once, each a step ahead as its stops come: copy by copy, their eight
+ * stops and three notifications each were mostly waiting. */
+enum { CALLS = 4 };
+
+struct finishing {
+	pid_t pid;
+	const struct ee_copy_target *t;
+	long args[CALLS][3];
+	int call;     /* the call it is in, CALLS: done */
+	int entered;  /* its call's entry stop came: its exit is next */
+	int approved; /* its call's notification was approved (setresuid's placed its channels) */
+};
+
+static const long call_nr[CALLS] = { SYS_close_range, SYS_setresgid, SYS_setresuid, SYS_capset };
+
+/* Its next call set up at the syscall instruction and let run to its entry. */
+static int start_call(struct copier *c, struct finishing *f, struct ee_err *err)
 {
-	regs_t cr;
-	if (get_regs(copy, &cr, err) < 0)
+	regs_t r;
+	if (get_regs(f->pid, &r, err) < 0)
 		return -1;
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct none[2];
-	memset(none, 0, sizeof(none));
-	unsigned long at = (cr.rsp - 512) & ~15UL; /* below the red zone */
-	if (poke(copy, at, &hdr, sizeof(hdr), err) < 0 || poke(copy, at + 64, none, sizeof(none), err) < 0)
-		return -1;
-	long id = (long)t->uid, rc = 0;
-	const long close_args[3] = { 0, (long)~0U, 0 }, ids[3] = { id, id, id },
-	           caps[3] = { (long)at, (long)(at + 64), 0 };
-	/* close_range over every descriptor first: setresuid then places its
-	 * channels at 0..4 (ADDFD during its notification). */
-	if (inject(c, copy, SYS_close_range, close_args, NULL, 0, &rc, err) < 0 || rc != 0 ||
-	    inject(c, copy, SYS_setresgid, ids, NULL, 0, &rc, err) < 0 || rc != 0 ||
-	    inject(c, copy, SYS_setresuid, ids, t->fds, EE_COPY_FDS, &rc, err) < 0 || rc != 0 ||
-	    inject(c, copy, SYS_capset, caps, NULL, 0, &rc, err) < 0 || rc != 0)
-		return err->msg[0]
-		               ? -1
-		               : ee_fail(err, EE_ERR_SANDBOX, "fork: a call made in a copy failed (%ld)", rc);
-	if (t->frame_len > c->saved.rdx)
-		return ee_fail(err, EE_ERR_SANDBOX, "fork: the copy's frame is longer than the state's read");
-	if (poke(copy, c->saved.rsi, t->frame, t->frame_len, err) < 0)
-		return -1;
-	regs_t r = c->saved; /* its read() returns the frame */
-	r.rax = t->frame_len;
+	r.rip = c->site;
+	r.rax = (unsigned long)call_nr[f->call];
 	r.orig_rax = (unsigned long)-1;
-	if (set_regs(copy, &r, err) < 0)
+	r.rdi = (unsigned long)f->args[f->call][0], r.rsi = (unsigned long)f->args[f->call][1];
+	r.rdx = (unsigned long)f->args[f->call][2];
+	r.r10 = r.r8 = r.r9 = 0;
+	f->entered = f->approved = 0;
+	if (set_regs(f->pid, &r, err) < 0 || ptrace(PTRACE_SYSCALL, f->pid, NULL, NULL) < 0)
+		return err->msg[0] ? -1 : ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL");
+	return 0;
+}
+
+/* The frame its read() returns, its registers, and it goes. */
+static int let_copy_go(struct copier *c, struct finishing *f, struct ee_err *err)
+{
+	if (f->t->frame_len > c->saved.rdx)
+		return ee_fail(err, EE_ERR_SANDBOX, "fork: the copy's frame is longer than the state's read");
+	if (poke(f->pid, c->saved.rsi, f->t->frame, f->t->frame_len, err) < 0)
 		return -1;
-	if (ptrace(PTRACE_DETACH, copy, NULL, NULL) < 0)
+	regs_t r = c->saved;
+	r.rax = f->t->frame_len;
+	r.orig_rax = (unsigned long)-1;
+	if (set_regs(f->pid, &r, err) < 0)
+		return -1;
+	if (ptrace(PTRACE_DETACH, f->pid, NULL, NULL) < 0)
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: let a copy go");
+	f->call = CALLS;
+	return 0;
+}
+
+/* One of its stops: an entry (let it on to the call, which the filter may
+ * notify), or an exit (the call's result; the next call, or the end). */
+static int on_stop(struct copier *c, struct finishing *f, struct ee_err *err)
+{
+	if (!f->entered) {
+		f->entered = 1;
+		return ptrace(PTRACE_SYSCALL, f->pid, NULL, NULL) < 0
+		               ? ee_fail_errno(err, EE_ERR_SANDBOX, "fork: PTRACE_SYSCALL")
+		               : 0;
+	}
+	regs_t r;
+	if (get_regs(f->pid, &r, err) < 0)
+		return -1;
+	if ((long)r.rax != 0)
+		return ee_fail(err, EE_ERR_SANDBOX, "fork: a call made in a copy failed (%ld)", (long)r.rax);
+	if (call_nr[f->call] == SYS_setresuid && !f->approved)
+		return ee_fail(err, EE_ERR_SANDBOX, "fork: the copy's channels were not placed");
+	if (++f->call == CALLS)
+		return let_copy_go(c, f, err);
+	return start_call(c, f, err);
+}
+
+static struct finishing *finishing_of(struct finishing *fs, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fs[i].pid == pid && fs[i].call < CALLS)
+			return &fs[i];
+	return NULL;
+}
+
+/* A notification: approved when it is a copy's own injected call, in it
+ * (setresuid's with its channels added); anyone else's as the supervisor
+ * answers it. */
+static int on_notification(struct copier *c, struct finishing *fs, size_t n, struct ee_err *err)
+{
+	union notif u;
+	int got = receive(c->plan->listener, &u, err);
+	if (got <= 0)
+		return got;
+	struct finishing *f = finishing_of(fs, n, (pid_t)u.n.pid);
+	if (!f || !f->entered || u.n.data.nr != call_nr[f->call]) {
+		ee_notify_respond(c->plan->listener, &u.n, NULL);
+		return 0;
+	}
+	if (call_nr[f->call] == SYS_setresuid)
+		for (int i = 0; i < EE_COPY_FDS; i++) {
+			struct seccomp_notif_addfd a = { .id = u.n.id,
+				                         .flags = SECCOMP_ADDFD_FLAG_SETFD,
+				                         .srcfd = (unsigned)f->t->fds[i],
+				                         .newfd = (unsigned)i };
+			if (ioctl(c->plan->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) != i)
+				return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: a copy's channel");
+		}
+	f->approved = 1;
+	return approve(c->plan->listener, u.n.id, err);
+}
+
+static int finish_all(struct copier *c, struct finishing *fs, size_t n, struct ee_err *err)
+{
+	size_t left = n;
+	for (size_t i = 0; i < n; i++) {
+		struct finishing *f = &fs[i];
+		const struct ee_copy_target *t = &c->plan->copies[i];
+		regs_t cr;
+		if (get_regs(t->pid, &cr, err) < 0)
+			return -1;
+		/* capset's two structs, on its stack below the red zone */
+		struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct none[2];
+		memset(none, 0, sizeof(none));
+		unsigned long at = (cr.rsp - 512) & ~15UL;
+		if (poke(t->pid, at, &hdr, sizeof(hdr), err) < 0 ||
+		    poke(t->pid, at + 64, none, sizeof(none), err) < 0)
+			return -1;
+		long id = (long)t->uid;
+		const long args[CALLS][3] = {
+			{ 0, (long)~0U, 0 }, { id, id, id }, { id, id, id }, { (long)at, (long)(at + 64), 0 }
+		};
+		*f = (struct finishing){ .pid = t->pid, .t = t };
+		memcpy(f->args, args, sizeof(args));
+		if (start_call(c, f, err) < 0)
+			return -1;
+	}
+	while (left > 0) {
+		pid_t got;
+		int status;
+		while ((got = waitpid(-1, &status, __WALL | WNOHANG)) > 0) {
+			struct finishing *f = finishing_of(fs, n, got);
+			if (!f)
+				continue; /* the state's end, say */
+			if (!WIFSTOPPED(status))
+				return ee_fail(err, EE_ERR_SANDBOX, "fork: a copy ended while being set up");
+			if (on_stop(c, f, err) < 0)
+				return -1;
+			left -= f->call == CALLS;
+		}
+		if (!left)
+			break;
+		struct pollfd p[2] = { { .fd = c->sigfd, .events = POLLIN },
+			               { .fd = c->plan->listener, .events = POLLIN } };
+		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: poll");
+		if (p[0].revents) {
+			char drain[128 * 8];
+			(void)!read(c->sigfd, drain, sizeof(drain));
+		}
+		if ((p[1].revents & POLLIN) && on_notification(c, fs, n, err) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -577,14 +675,18 @@ int ee_copy_make(struct ee_copy_plan *plan, struct ee_err *err)
 		plan->session_gone = 1;
 		return -1;
 	}
-	for (size_t i = 0; i < plan->n; i++)
-		if (finish(&c, plan->copies[i].pid, &plan->copies[i], err) < 0) {
-			for (size_t k = 0; k < plan->n; k++)
-				kill(plan->copies[k].pid, SIGKILL);
-			close(c.sigfd);
-			plan->session_gone = 1; /* the caller ends it */
-			return -1;
-		}
+	struct finishing *fs = calloc(plan->n, sizeof(*fs));
+	if (!fs || finish_all(&c, fs, plan->n, err) < 0) {
+		if (!fs)
+			ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+		free(fs);
+		for (size_t k = 0; k < plan->n; k++)
+			kill(plan->copies[k].pid, SIGKILL);
+		close(c.sigfd);
+		plan->session_gone = 1; /* the caller ends it */
+		return -1;
+	}
+	free(fs);
 	close(c.sigfd);
 	return 0;
 fail:

@@ -247,9 +247,12 @@ def test_what_a_fork_would_share_is_refused_and_the_session_goes_on(serve, setup
 def test_a_fork_while_a_cell_runs_is_409_and_bad_counts_are_400(serve):
     srv = serve("--max-sessions", "4")
     sid = start(srv)
-    t = threading.Thread(target=cell, args=(srv, sid, "import time\ntime.sleep(1.5)"))
+    t = threading.Thread(target=cell, args=(srv, sid, "import time\ntime.sleep(3)"))
     t.start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 10
+    while srv.request("GET", "/v1/sessions/%s" % sid).json["state"] != "running":  # its cell has started
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
     a = srv.post("/v1/sessions/%s/fork" % sid, {"count": 1})
     assert a.status == 409, a
     t.join()
