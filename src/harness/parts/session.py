@@ -583,6 +583,44 @@ class _Keeper:
         _exit(0)
 
 
+def _fork_state(keeper_fds, fork):
+    """The session's state forked from its keeper over four pipes (cells,
+    answers, stdout, stderr). In the state: (0, its cell channel), the
+    keeper's descriptors closed and its output on the pipes. In the keeper:
+    (the state's pid, its ends: cmd_w, the answers' frames, out_r, err_r)."""
+    cmd_r, cmd_w = _pipe()
+    up_r, up_w = _pipe()
+    out_r, out_w = _pipe()
+    err_r, err_w = _pipe()
+    state = fork()
+    if state == 0:
+        for fd in tuple(keeper_fds) + (cmd_w, up_r, out_r, err_r):
+            _close(fd)
+        _dup2(out_w, 1)
+        _dup2(err_w, 2)
+        _close(out_w)
+        _close(err_w)
+        cmd = _Frames(cmd_r, _SESSION_MAX_MESSAGE)
+        cmd.up_w = up_w
+        return 0, cmd
+    for fd in (cmd_r, up_w, out_w, err_w):
+        _close(fd)
+    return state, (cmd_w, _Frames(up_r, _SESSION_MAX_MESSAGE), out_r, err_r)
+
+
+def _keep(job, emit, gate_fd, state, ends):
+    """The keeper from its hello on; returns never. It lives as long as the
+    session: its CPU limit is the session's life (the job's hard limit); the
+    state and cells keep a cell's."""
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+    emit({"ev": "hello", "python": _PYTHON})
+    cmd_w, up, out_r, err_r = ends
+    _Keeper(job, emit, gate_fd, cmd_w, up, out_r, err_r, state).run()
+    _exit(0)
+
+
 def _session_copy(msg):
     """In a copy of the session (copy.c made it: the state's read() returned
     this message in the copy, pid 1 of namespaces of its own, which holds
@@ -592,40 +630,20 @@ def _session_copy(msg):
     Unlike a session's keeper, a copy's is a fork of the agent's state: an
     agent that rewrote the harness can spoil its own copy's answers, and
     nothing else (the supervisor keeps the clocks, limits and framing)."""
-    import resource
     nonce, cap = msg.get("nonce"), msg.get("output_cap")
     if type(nonce) is not str or type(cap) is not int or cap <= 0:
         _exit(3)
     job = {"role": "session", "nonce": nonce, "deny": [], "preload": [], "files": {}, "output_cap": cap}
     emit = _event_writer(3, nonce)
-    cmd_r, cmd_w = _pipe()
-    up_r, up_w = _pipe()
-    out_r, out_w = _pipe()
-    err_r, err_w = _pipe()
-    state = _fork_keeping_random()
+    state, ends = _fork_state((3, 4), _fork_keeping_random)
     if state == 0:
-        for fd in (3, 4, cmd_w, up_r, out_r, err_r):
-            _close(fd)
-        _dup2(out_w, 1)
-        _dup2(err_w, 2)
-        _close(out_w)
-        _close(err_w)
-        cmd = _Frames(cmd_r, _SESSION_MAX_MESSAGE)
-        cmd.up_w = up_w
-        return cmd, up_w
-    for fd in (cmd_r, up_w, out_w, err_w):
-        _close(fd)
-    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-    resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
-    emit({"ev": "hello", "python": _PYTHON})
-    _Keeper(job, emit, 4, cmd_w, _Frames(up_r, _SESSION_MAX_MESSAGE), out_r, err_r, state).run()
-    _exit(0)
+        return ends, ends.up_w
+    _keep(job, emit, 4, state, ends)
 
 
 def _session_serve(job, fds):
     """Role "session": the keeper; returns never."""
     import binascii
-    import resource
     if _getpid() != 2 or _posix.getppid() != 1:  # it kills every other process it sees
         raise _HarnessError("session: not a sandbox's first process")
     emit = _event_writer(fds[0], job["nonce"])
@@ -633,27 +651,8 @@ def _session_serve(job, fds):
         __import__(name)
     for path, b64 in dict.items(job["files"]):  # under the cwd, /tmp (mount.c), directories made
         _write_file(path, binascii.a2b_base64(b64))
-    cmd_r, cmd_w = _pipe()
-    up_r, up_w = _pipe()
-    out_r, out_w = _pipe()
-    err_r, err_w = _pipe()
-    state = _fork()
+    state, ends = _fork_state((fds[0], fds[1]), _fork)
     if state == 0:
-        for fd in (fds[0], fds[1], cmd_w, up_r, out_r, err_r):
-            _close(fd)
-        _dup2(out_w, 1)
-        _dup2(err_w, 2)
-        _close(out_w)
-        _close(err_w)
         _prepare_interpreter(_job_policy(job["deny"]))
-        cmd = _Frames(cmd_r, _SESSION_MAX_MESSAGE)
-        cmd.up_w = up_w
-        _session_state(cmd, up_w)
-    for fd in (cmd_r, up_w, out_w, err_w):
-        _close(fd)
-    # The keeper lives as long as the session: its CPU limit is the
-    # session's life (the job's hard limit); the state and cells keep a cell's.
-    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-    resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
-    emit({"ev": "hello", "python": _PYTHON})
-    _Keeper(job, emit, fds[1], cmd_w, _Frames(up_r, _SESSION_MAX_MESSAGE), out_r, err_r, state).run()
+        _session_state(ends, ends.up_w)
+    _keep(job, emit, fds[1], state, ends)
