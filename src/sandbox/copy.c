@@ -168,6 +168,20 @@ static void pump(struct copier *c, int ms)
 	}
 }
 
+/* Waits for a tracee's stop (SIGCHLD, drained: 0) or a notification (1). */
+static int wait_event(struct copier *c, struct ee_err *err)
+{
+	struct pollfd p[2] = { { .fd = c->sigfd, .events = POLLIN },
+		               { .fd = c->plan->listener, .events = POLLIN } };
+	if (poll(p, 2, 1000) < 0 && errno != EINTR)
+		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: poll");
+	if (p[0].revents) {
+		char drain[128 * 8];
+		(void)!read(c->sigfd, drain, sizeof(drain));
+	}
+	return (p[1].revents & POLLIN) != 0;
+}
+
 /* Waits for pid's next ptrace stop, answering notifications meanwhile
  * (answer_one's rule for call nr; -1: none approved). */
 static int wait_stop(struct copier *c, pid_t pid, long nr, int *approved, int *status, struct ee_err *err)
@@ -182,15 +196,8 @@ static int wait_stop(struct copier *c, pid_t pid, long nr, int *approved, int *s
 		}
 		if (got < 0 && errno != EINTR)
 			return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: waitpid %d", pid);
-		struct pollfd p[2] = { { .fd = c->sigfd, .events = POLLIN },
-			               { .fd = c->plan->listener, .events = POLLIN } };
-		if (poll(p, 2, 1000) < 0 && errno != EINTR)
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: poll");
-		if (p[0].revents) {
-			char drain[128 * 8];
-			(void)!read(c->sigfd, drain, sizeof(drain));
-		}
-		if ((p[1].revents & POLLIN) && answer_one(c->plan->listener, pid, nr, approved, err) < 0)
+		int notified = wait_event(c, err);
+		if (notified < 0 || (notified && answer_one(c->plan->listener, pid, nr, approved, err) < 0))
 			return -1;
 	}
 }
@@ -582,15 +589,8 @@ static int finish_all(struct copier *c, struct finishing *fs, size_t n, struct e
 		}
 		if (!left)
 			break;
-		struct pollfd p[2] = { { .fd = c->sigfd, .events = POLLIN },
-			               { .fd = c->plan->listener, .events = POLLIN } };
-		if (poll(p, 2, 1000) < 0 && errno != EINTR)
-			return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: poll");
-		if (p[0].revents) {
-			char drain[128 * 8];
-			(void)!read(c->sigfd, drain, sizeof(drain));
-		}
-		if ((p[1].revents & POLLIN) && on_notification(c, fs, n, err) < 0)
+		int notified = wait_event(c, err);
+		if (notified < 0 || (notified && on_notification(c, fs, n, err) < 0))
 			return -1;
 	}
 	return 0;

@@ -139,12 +139,12 @@ static int watch_pidfd(struct ee_sandbox *sb, int pidfd, struct ee_err *err)
 	return sandbox_add_watch(sb, W_PIDFD, pidfd, err);
 }
 
-static const struct ee_cgroup *own_cgroup(const struct ee_sandbox *sb)
+const struct ee_cgroup *sandbox_own_cgroup(const struct ee_sandbox *sb)
 {
 	return &sb->cg;
 }
 
-static int own_holds_pinned(struct ee_sandbox *sb, long long tolerance)
+int sandbox_own_holds_pinned(struct ee_sandbox *sb, long long tolerance)
 {
 	/* A fresh cgroup: its baseline is 0. */
 	long long usage = ee_cgroup_usage(&sb->cg);
@@ -153,7 +153,7 @@ static int own_holds_pinned(struct ee_sandbox *sb, long long tolerance)
 	return ee_cgroup_held(&sb->cg) > tolerance;
 }
 
-static void own_still_pinned(struct ee_sandbox *sb, double ms)
+void sandbox_own_still_pinned(struct ee_sandbox *sb, double ms)
 {
 	fprintf(stderr, "execeval: cgroup %s still holds %lld KB %d ms after its sandbox ended\n", sb->cg.mem,
 	        ee_cgroup_held(&sb->cg) / 1024, (int)ms);
@@ -170,7 +170,7 @@ static void no_event(struct ee_sandbox *sb, int kind)
 	(void)kind;
 }
 
-static void no_step(struct ee_sandbox *sb)
+void sandbox_no_step(struct ee_sandbox *sb)
 {
 	(void)sb;
 }
@@ -192,12 +192,12 @@ const struct ee_init_parent ee_parent_supervisor = {
 	.kick_unix_gc = 1,
 	.watch = watch_pidfd,
 	.on_start_event = no_event,
-	.on_channel = no_step,
-	.cgroup_of = own_cgroup,
-	.killed = no_step,
-	.grace_over = no_step,
-	.holds_pinned = own_holds_pinned,
-	.still_pinned = own_still_pinned,
+	.on_channel = sandbox_no_step,
+	.cgroup_of = sandbox_own_cgroup,
+	.killed = sandbox_no_step,
+	.grace_over = sandbox_no_step,
+	.holds_pinned = sandbox_own_holds_pinned,
+	.still_pinned = sandbox_own_still_pinned,
 };
 
 const struct ee_launcher ee_launcher_cold = {

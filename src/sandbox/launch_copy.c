@@ -31,18 +31,6 @@
 /* The fork's helper takes this long at most to hand the copy over. */
 #define COPY_START_S 30.0
 
-static void close_fds(int *fds, int n)
-{
-	for (int i = 0; i < n; i++)
-		sandbox_close_fd(&fds[i]);
-}
-
-static void close_start_fds(struct ee_session_part *s)
-{
-	close_fds(s->child_fds, 6);
-	close_fds(s->join, 5);
-}
-
 static int launch_copy(struct ee_sandbox *sb, const struct ee_sandbox_config *cfg, struct ee_launch_fds *f,
                        int *pidfd, struct ee_err *err)
 {
@@ -95,7 +83,7 @@ static void end_start(struct ee_sandbox *sb, const struct ee_err *err)
 		sb->out.setup_err = *err;
 	}
 	sb->starting = 0;
-	close_start_fds(&sb->part.session);
+	sandbox_detached_drop_start(sb);
 	for (int i = 0; i < W_COUNT; i++)
 		sandbox_close_watch(sb, i);
 	sb->reaped = 1;
@@ -142,27 +130,14 @@ void ee_sandbox_copy_started(struct ee_sandbox *sb, pid_t pid)
 		return;
 	}
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	int end = pidfd < 0 ? -1 : fcntl(pidfd, F_DUPFD_CLOEXEC, 0);
-	if (end < 0) {
+	if (pidfd < 0) {
 		ee_fail_errno(&err, EE_ERR_SANDBOX, "pidfd_open (a copy)");
 		kill(pid, SIGKILL);
-		if (pidfd >= 0)
-			close(pidfd);
-		end_start(sb, &err);
-		sandbox_give_up_start(sb);
+		ee_sandbox_copy_failed(sb, &err);
 		return;
 	}
-	sb->starting = 0;
 	sb->pid = pid;
-	close_start_fds(&sb->part.session);
-	clock_gettime(CLOCK_MONOTONIC, &sb->started);
-	sb->fd[W_PIDFD] = pidfd;
-	if (sandbox_add_watch(sb, W_LAUNCHER, end, &err) < 0 || sandbox_watch_held(sb, &err) < 0 ||
-	    sandbox_set_timer(sb->fd[W_TIMER], sb->timeout_s, &err) < 0) {
-		sb->out.setup_failed = 1;
-		sb->out.setup_err = err;
-		sandbox_kill_init(sb);
-	}
+	sandbox_detached_started(sb, pidfd);
 }
 
 void ee_sandbox_copy_failed(struct ee_sandbox *sb, const struct ee_err *err)
@@ -176,58 +151,16 @@ void ee_sandbox_copy_failed(struct ee_sandbox *sb, const struct ee_err *err)
 	sandbox_give_up_start(sb); /* its timer fires now: on_start_event ends it */
 }
 
-/* Its init ended: every process of it is gone (its pid namespace's). */
-static void on_end(struct ee_sandbox *sb)
-{
-	sb->reaped = 1;
-	sandbox_close_watch(sb, W_LAUNCHER);
-	sandbox_close_watch(sb, W_PIDFD);
-	sandbox_close_watch(sb, W_TIMER);
-}
-
-static const struct ee_cgroup *own_cgroup(const struct ee_sandbox *sb)
-{
-	return &sb->cg;
-}
-
-static void no_step(struct ee_sandbox *sb)
-{
-	(void)sb;
-}
-
-static int copy_holds_pinned(struct ee_sandbox *sb, long long tolerance)
-{
-	return ee_parent_supervisor.holds_pinned(sb, tolerance);
-}
-
-static void copy_still_pinned(struct ee_sandbox *sb, double ms)
-{
-	ee_parent_supervisor.still_pinned(sb, ms);
-}
-
-static void copy_release(struct ee_sandbox *sb)
-{
-	ee_uid_release(&sb->part.session.uid);
-	sandbox_own_release(sb);
-}
-
-static void copy_discard(struct ee_sandbox *sb)
-{
-	close_start_fds(&sb->part.session);
-	if (sb->reaped)
-		ee_uid_release(&sb->part.session.uid);
-}
-
 static const struct ee_init_parent copy_parent = {
 	.kick_unix_gc = 1,
 	.watch = copy_watch,
 	.on_start_event = on_start_event,
-	.on_channel = on_end,
-	.cgroup_of = own_cgroup,
-	.killed = no_step, /* its pidfd says the end: certain */
-	.grace_over = no_step,
-	.holds_pinned = copy_holds_pinned,
-	.still_pinned = copy_still_pinned,
+	.on_channel = sandbox_detached_ended,
+	.cgroup_of = sandbox_own_cgroup,
+	.killed = sandbox_no_step, /* its pidfd says the end: certain */
+	.grace_over = sandbox_no_step,
+	.holds_pinned = sandbox_own_holds_pinned,
+	.still_pinned = sandbox_own_still_pinned,
 };
 
 const struct ee_launcher ee_launcher_copy = {
@@ -236,10 +169,10 @@ const struct ee_launcher ee_launcher_copy = {
 	.parent = &copy_parent,
 	.launch = launch_copy,
 	.first_timer_s = copy_first_timer_s,
-	.release = copy_release,
+	.release = sandbox_detached_release,
 	.ended = sandbox_nothing_after,
 	.on_linger_event = sandbox_no_linger,
-	.discard = copy_discard,
+	.discard = sandbox_detached_discard,
 };
 
 /* ---- the session being copied ---- */

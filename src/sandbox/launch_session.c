@@ -94,14 +94,12 @@ static struct ee_worker **session_worker(struct ee_sandbox *sb)
 	return &sb->part.session.worker;
 }
 
-static void session_drop_start(struct ee_sandbox *sb)
+void sandbox_detached_drop_start(struct ee_sandbox *sb)
 {
 	close_start_fds(&sb->part.session);
 }
 
-/* It runs, on its own: its pidfd (a dup, watched as the launcher's
- * channel) says its end; W_PIDFD keeps one for the kill. */
-static void started(struct ee_sandbox *sb, int pidfd)
+void sandbox_detached_started(struct ee_sandbox *sb, int pidfd)
 {
 	struct ee_err err;
 
@@ -127,8 +125,8 @@ static void started(struct ee_sandbox *sb, int pidfd)
  * is not started afresh). */
 static const struct sandbox_worker_start session_start = {
 	.worker = session_worker,
-	.started = started,
-	.drop_start = session_drop_start,
+	.started = sandbox_detached_started,
+	.drop_start = sandbox_detached_drop_start,
 	.lost_restarts = 0,
 };
 
@@ -137,8 +135,9 @@ static void on_start_event(struct ee_sandbox *sb, int kind)
 	sandbox_worker_start_event(sb, &session_start, kind);
 }
 
-/* Its init ended (the worker reaps it): every process of it is gone. */
-static void on_end(struct ee_sandbox *sb)
+/* Its init ended (the worker reaps it, or, a copy's, the family's holder
+ * once it ends): every process of it is gone. */
+void sandbox_detached_ended(struct ee_sandbox *sb)
 {
 	sb->reaped = 1;
 	sandbox_close_watch(sb, W_LAUNCHER);
@@ -146,33 +145,13 @@ static void on_end(struct ee_sandbox *sb)
 	sandbox_close_watch(sb, W_TIMER);
 }
 
-static const struct ee_cgroup *own_cgroup(const struct ee_sandbox *sb)
-{
-	return &sb->cg;
-}
-
-static void no_step(struct ee_sandbox *sb)
-{
-	(void)sb;
-}
-
-static int session_holds_pinned(struct ee_sandbox *sb, long long tolerance)
-{
-	return ee_parent_supervisor.holds_pinned(sb, tolerance);
-}
-
-static void session_still_pinned(struct ee_sandbox *sb, double ms)
-{
-	ee_parent_supervisor.still_pinned(sb, ms);
-}
-
-static void session_release(struct ee_sandbox *sb)
+void sandbox_detached_release(struct ee_sandbox *sb)
 {
 	ee_uid_release(&sb->part.session.uid);
 	sandbox_own_release(sb);
 }
 
-static void session_discard(struct ee_sandbox *sb)
+void sandbox_detached_discard(struct ee_sandbox *sb)
 {
 	close_start_fds(&sb->part.session);
 	if (sb->reaped)
@@ -183,12 +162,12 @@ static const struct ee_init_parent detached_parent = {
 	.kick_unix_gc = 1, /* its own network namespace: the worker never looks */
 	.watch = session_watch,
 	.on_start_event = on_start_event,
-	.on_channel = on_end,
-	.cgroup_of = own_cgroup,
-	.killed = no_step, /* its pidfd says the end: certain */
-	.grace_over = no_step,
-	.holds_pinned = session_holds_pinned,
-	.still_pinned = session_still_pinned,
+	.on_channel = sandbox_detached_ended,
+	.cgroup_of = sandbox_own_cgroup,
+	.killed = sandbox_no_step, /* its pidfd says the end: certain */
+	.grace_over = sandbox_no_step,
+	.holds_pinned = sandbox_own_holds_pinned,
+	.still_pinned = sandbox_own_still_pinned,
 };
 
 const struct ee_launcher ee_launcher_session = {
@@ -197,8 +176,8 @@ const struct ee_launcher ee_launcher_session = {
 	.parent = &detached_parent,
 	.launch = launch_session,
 	.first_timer_s = session_first_timer_s,
-	.release = session_release,
+	.release = sandbox_detached_release,
 	.ended = sandbox_nothing_after,
 	.on_linger_event = sandbox_no_linger,
-	.discard = session_discard,
+	.discard = sandbox_detached_discard,
 };

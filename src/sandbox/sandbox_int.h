@@ -243,6 +243,12 @@ void sandbox_give_up_start(struct ee_sandbox *sb);
 
 /* Its own cgroup's counters into sb->out.cg (gVisor, Docker). */
 void sandbox_own_release(struct ee_sandbox *sb);
+/* A cgroup of its own: cgroup_of, holds_pinned (a fresh cgroup's baseline
+ * is 0), still_pinned (said on stderr); a step with nothing to do. */
+const struct ee_cgroup *sandbox_own_cgroup(const struct ee_sandbox *sb);
+int sandbox_own_holds_pinned(struct ee_sandbox *sb, long long tolerance);
+void sandbox_own_still_pinned(struct ee_sandbox *sb, double ms);
+void sandbox_no_step(struct ee_sandbox *sb);
 /* Watches a dup of worker w's socket as W_LAUNCHER (launch_warm.c; the
  * session launcher's start too): again after each step of a start, as the
  * worker may be a new one. */
@@ -266,6 +272,21 @@ void sandbox_worker_start_event(struct ee_sandbox *sb, const struct sandbox_work
  * says why (a sandbox error, not a verdict). */
 void sandbox_worker_start_end(struct ee_sandbox *sb, const struct sandbox_worker_start *how,
                               const struct ee_err *err);
+/* ---- launch_session.c: what the copy launcher shares ----
+ * A detached sandbox (a session's, a copy's): its init is not our child,
+ * its part is struct ee_session_part. */
+
+/* It runs: its pidfd kept for the kill (W_PIDFD) and a dup watched as its
+ * channel, which says its end; its clock armed; the start's fds dropped. */
+void sandbox_detached_started(struct ee_sandbox *sb, int pidfd);
+/* Its init ended: every process of it is gone (on_channel). */
+void sandbox_detached_ended(struct ee_sandbox *sb);
+/* The child's ends and join files the start held, closed. */
+void sandbox_detached_drop_start(struct ee_sandbox *sb);
+/* At the end: its uid and counters (release); freeing its part (discard). */
+void sandbox_detached_release(struct ee_sandbox *sb);
+void sandbox_detached_discard(struct ee_sandbox *sb);
+
 /* Nothing after the cgroup's removal; never lingering. */
 int sandbox_nothing_after(struct ee_sandbox *sb);
 int sandbox_no_linger(struct ee_sandbox *sb, int kind);
