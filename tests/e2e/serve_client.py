@@ -336,6 +336,21 @@ def check_histogram(metrics, name, **labels):
 # The fixture.
 
 
+def start_session(srv, **body):
+    """POST /v1/sessions: the new session's id (it must answer 200, ready)."""
+    a = srv.post("/v1/sessions", body)
+    assert a.status == 200, a
+    assert a.json["status"] == "ready"
+    return a.json["id"]
+
+
+def run_cell(srv, sid, code, **kw):
+    """POST /v1/sessions/{sid}/exec: the cell's answer (it must answer 200)."""
+    a = srv.post("/v1/sessions/%s/exec" % sid, dict(code=code, **kw))
+    assert a.status == 200, a
+    return a.json
+
+
 @pytest.fixture
 def serve():
     servers = []

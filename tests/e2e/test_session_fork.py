@@ -18,22 +18,11 @@ import time
 import pytest
 
 from conftest import SANDBOX_UID_BASE, SANDBOX_UID_COUNT
+from serve_client import run_cell as cell, start_session as start
 from serve_client import serve  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a fork's copies need root (ptrace, namespaces)")
 ISOLATION = [[], ["--isolation", "cold"]]
-
-
-def start(srv, **body):
-    a = srv.post("/v1/sessions", body)
-    assert a.status == 200, a
-    return a.json["id"]
-
-
-def cell(srv, sid, code, **kw):
-    a = srv.post("/v1/sessions/%s/exec" % sid, dict(code=code, **kw))
-    assert a.status == 200, a
-    return a.json
 
 
 def value(srv, sid, code):

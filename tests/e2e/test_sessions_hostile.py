@@ -13,19 +13,8 @@ import time
 import pytest
 
 from conftest import accepted
+from serve_client import run_cell as cell, start_session as start
 from serve_client import serve  # noqa: F401 (fixture)
-
-
-def start(srv, **body):
-    a = srv.post("/v1/sessions", body)
-    assert a.status == 200, a
-    return a.json["id"]
-
-
-def cell(srv, sid, code, **kw):
-    a = srv.post("/v1/sessions/%s/exec" % sid, dict(code=code, **kw))
-    assert a.status == 200, a
-    return a.json
 
 
 PROBE = """
