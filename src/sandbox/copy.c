@@ -34,6 +34,7 @@
 #include "sandbox/copy_int.h"
 
 #include "base/err.h"
+#include "base/resource_limits.h"
 #include "sandbox/notify.h"
 
 #if defined(__x86_64__)
@@ -247,20 +248,57 @@ static long ns_pid(pid_t pid)
 	return strtol(last ? last + 1 : line, NULL, 10);
 }
 
-/* The init, keeper and state among the cgroup's processes. */
-static int find_processes(struct copier *c, struct ee_err *err)
+/* The session's processes (its cgroup's), whole: *n of them into pids (at
+ * most max). A list that does not fit is an error, never parsed cut (a
+ * pid cut short is another process's). */
+static int read_procs(const struct copier *c, pid_t *pids, size_t max, size_t *n, struct ee_err *err)
 {
-	char buf[512];
-	ssize_t n = pread(c->plan->procs_fd, buf, sizeof(buf) - 1, 0);
-	if (n < 0)
-		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the session's processes");
-	buf[n] = 0;
-	int others = 0;
-	long extra = 0;
-	for (char *p = buf, *end; *p; p = end) {
+	size_t size = max * 12 + 1, len = 0;
+	char *buf = malloc(size);
+	if (!buf)
+		return ee_fail(err, EE_ERR_SANDBOX, "out of memory");
+	for (ssize_t r; len < size - 1; len += (size_t)r) {
+		r = pread(c->plan->procs_fd, buf + len, size - 1 - len, (off_t)len);
+		if (r < 0) {
+			free(buf);
+			return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the session's processes");
+		}
+		if (r == 0)
+			break;
+	}
+	buf[len] = 0;
+	*n = 0;
+	int rc = len == size - 1
+	                 ? ee_fail(err, EE_ERR_SANDBOX, "fork: the session's process list does not fit")
+	                 : 0;
+	for (char *p = buf, *end; *p && !rc; p = end) {
 		pid_t pid = (pid_t)strtol(p, &end, 10);
 		if (end == p)
 			break;
+		if (*n == max || *end != '\n')
+			rc = ee_fail(err, EE_ERR_SANDBOX, "fork: the session's process list does not fit");
+		else
+			pids[(*n)++] = pid;
+		end += *end == '\n';
+	}
+	free(buf);
+	return rc;
+}
+
+/* Room for a session's processes and the copies born among them. */
+#define PROCS_ROOM (EE_PROCS_MAX + EE_COPY_MAX + 64)
+
+/* The init, keeper and state among the cgroup's processes. */
+static int find_processes(struct copier *c, struct ee_err *err)
+{
+	static pid_t pids[PROCS_ROOM];
+	size_t count;
+	if (read_procs(c, pids, PROCS_ROOM, &count, err) < 0)
+		return -1;
+	int others = 0;
+	long extra = 0;
+	for (size_t i = 0; i < count; i++) {
+		pid_t pid = pids[i];
 		long in = ns_pid(pid);
 		if (in == 1)
 			c->init = pid;
@@ -605,21 +643,17 @@ static int end_session(struct copier *c)
 {
 	kill(c->init, SIGSTOP);
 	for (int round = 0; round < 500; round++) {
-		char buf[4096];
-		ssize_t n = pread(c->plan->procs_fd, buf, sizeof(buf) - 1, 0);
-		if (n < 0)
+		static pid_t pids[PROCS_ROOM];
+		size_t count;
+		struct ee_err ignored;
+		if (read_procs(c, pids, PROCS_ROOM, &count, &ignored) < 0)
 			return -1;
-		buf[n] = 0;
 		int left = 0;
-		for (char *p = buf, *end; *p; p = end) {
-			pid_t pid = (pid_t)strtol(p, &end, 10);
-			if (end == p)
-				break;
-			if (pid != c->init && ns_pid(pid) != 0) { /* 0: a zombie, or gone */
-				kill(pid, SIGKILL);
+		for (size_t i = 0; i < count; i++)
+			if (pids[i] != c->init && ns_pid(pids[i]) != 0) { /* 0: a zombie, or gone */
+				kill(pids[i], SIGKILL);
 				left++;
 			}
-		}
 		if (!left)
 			return 0;
 		pump(c, 1);
