@@ -196,8 +196,6 @@ static void on_answer_fd(void *ctx)
 		a.rc = -1;
 		a.session_gone = 1; /* unknown: the helper died; end it rather than trust it */
 		ee_fail(&a.err, EE_ERR_SANDBOX, "fork: the helper died");
-		for (unsigned i = 0; i < j->n; i++)
-			a.pids[i] = 0;
 	}
 	if (s) {
 		s->forking = NULL;
@@ -205,6 +203,12 @@ static void on_answer_fd(void *ctx)
 	} else if (a.rc == 0) { /* the session was freed meanwhile: nobody holds up a family */
 		a.rc = -1;
 		ee_fail(&a.err, EE_ERR_SANDBOX, "the session ended while it was forked");
+	}
+	struct session_family *f = a.rc == 0 ? calloc(1, sizeof(*f)) : NULL;
+	if (a.rc == 0 && !f) { /* the copies are made, the session's processes ended */
+		a.rc = -1;
+		a.session_gone = 1;
+		ee_fail(&a.err, EE_ERR_SANDBOX, "out of memory");
 	}
 	if (a.rc < 0) {
 		for (unsigned i = 0; i < j->n; i++) {
@@ -225,18 +229,6 @@ static void on_answer_fd(void *ctx)
 			size_t len = strlen(a.err.msg);
 			snprintf(a.err.msg + len, sizeof(a.err.msg) - len, "; the session ended with it");
 		}
-		j->on_forked(j->ctx, &a.err);
-		job_free(j);
-		return;
-	}
-	struct session_family *f = calloc(1, sizeof(*f));
-	if (!f) { /* the copies run: end them, and the session with them */
-		for (unsigned i = 0; i < j->n; i++)
-			kill(a.pids[i], SIGKILL);
-		ee_fail(&a.err, EE_ERR_SANDBOX, "out of memory");
-		for (unsigned i = 0; i < j->n; i++)
-			ee_sandbox_copy_failed(j->copies[i]->sb, &a.err);
-		session_end_with(s, "the session was lost in a fork that failed: out of memory");
 		j->on_forked(j->ctx, &a.err);
 		job_free(j);
 		return;
