@@ -309,6 +309,20 @@ static int read_seconds(const struct ee_jf *c, const json_t *body, const char *k
 	return 0;
 }
 
+/* A new entry with an id of its own, its clocks from now; not listed. */
+static struct entry *entry_new(struct ee_sessions *t, double idle_timeout_s, double ttl_s)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->t = t;
+	ee_eval_random_hex(e->id);
+	e->created = e->last_used = now_s();
+	e->idle_timeout_s = idle_timeout_s;
+	e->ttl_s = ttl_s;
+	return e;
+}
+
 static int create(struct ee_sessions *t, const json_t *body, struct ee_sessions_wait *w, unsigned *code,
                   char **text, size_t *len)
 {
@@ -334,14 +348,9 @@ static int create(struct ee_sessions *t, const json_t *body, struct ee_sessions_
 	if (files && !json_is_object(files))
 		return error_answer(400, "files: expected an object of relative paths to base64 contents",
 		                    "files", code, text, len);
-	struct entry *e = calloc(1, sizeof(*e));
+	struct entry *e = entry_new(t, idle, ttl);
 	if (!e)
 		return -1;
-	e->t = t;
-	ee_eval_random_hex(e->id);
-	e->created = e->last_used = now_s();
-	e->idle_timeout_s = idle;
-	e->ttl_s = ttl;
 	sc.setup = setup;
 	sc.files = files;
 	sc.preload = t->cfg.preload;
@@ -452,14 +461,9 @@ static int fork_session(struct ee_sessions *t, struct entry *e, const json_t *bo
 		return -1;
 	fw->n = fw->pending = (unsigned)count + 1;
 	for (unsigned i = 0; i < fw->n; i++) {
-		struct entry *x = calloc(1, sizeof(*x));
+		struct entry *x = entry_new(t, e->idle_timeout_s, e->ttl_s);
 		if (!x)
 			break;
-		x->t = t;
-		ee_eval_random_hex(x->id);
-		x->created = x->last_used = now_s();
-		x->idle_timeout_s = e->idle_timeout_s;
-		x->ttl_s = e->ttl_s;
 		x->hidden = 1;
 		x->fork = fw;
 		x->next = t->list;
