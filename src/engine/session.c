@@ -224,7 +224,7 @@ static void on_hello(struct ee_session *s)
 		return session_end_with(s, "protocol violation: hello out of turn");
 	s->phase = PH_SETUP;
 	if (s->setup && s->setup[0]) {
-		if (start_cell(s, s->setup, NULL, s->setup_timeout_s, NULL) < 0)
+		if (start_cell(s, s->setup, NULL, s->limits.timeout_s, NULL) < 0)
 			session_end_with(s, "the setup could not be sent");
 		return;
 	}
@@ -344,8 +344,6 @@ static int session_init(struct ee_session *s, struct ee_engine *eng, const struc
 	s->ctx = ctx;
 	s->loop = ee_engine_loop(eng);
 	s->limits = *limits;
-	s->output_cap = limits->output_cap;
-	s->setup_timeout_s = limits->timeout_s;
 	s->timer_fd = -1;
 	ee_ns_init(&s->ns, SESSION_MAX_FRAME, SIZE_MAX / 2);
 	ee_buf_init(&s->out, limits->output_cap);

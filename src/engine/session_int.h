@@ -44,8 +44,6 @@ struct ee_session {
 	unsigned long seq;
 	enum session_phase phase;
 	char *setup;
-	double setup_timeout_s;
-	size_t output_cap;
 	struct ee_buf out, err; /* the running cell's */
 	int timer_fd;
 	struct ee_loop_fd *timer_watch;
@@ -62,7 +60,7 @@ struct ee_session {
 	unsigned cells;
 	int ended_by_owner;
 	char why[256];                  /* what ended it, first cause */
-	struct ee_limits limits;        /* its own: its copies' too */
+	struct ee_limits limits;        /* its own (timeout_s: the setup's clock): its copies' too */
 	int is_copy;                    /* a copy's keeper is its pid 1 (copy.h) */
 	struct session_family *family;  /* a copy: the family it holds a reference of */
 	struct session_family *holding; /* a holder: the family it holds up */
