@@ -184,6 +184,14 @@ static void mounts_main(pid_t copy, const struct ee_copy_target *t)
 	int pidns = open(path, O_RDONLY | O_CLOEXEC);
 	if (mnt < 0 || pidns < 0 || setns(mnt, CLONE_NEWNS) < 0 || setns(pidns, CLONE_NEWPID) < 0)
 		_exit(2);
+	/* Into the copy's cgroups first: the tmpfs pages it writes are the
+	 * copy's memory (bounded by its limit), not the server's, and its CPU
+	 * the copy's. */
+	char self[24];
+	int len = snprintf(self, sizeof(self), "%d", getpid());
+	for (int i = 0; i < 5 && t->join[i] >= 0; i++)
+		if (pwrite(t->join[i], self, (size_t)len, 0) != len)
+			_exit(8);
 	int old = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	snprintf(opts, sizeof(opts), "size=%lld,mode=1777", t->tmp_bytes);
 	/* Over the state's: the mounts a less privileged user namespace got
@@ -214,7 +222,8 @@ int copy_setup_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *err
 		                            "copy its /tmp",
 		                            "mount its /proc",
 		                            "fork into its pid namespace",
-		                            "mount its /proc" };
+		                            "mount its /proc",
+		                            "join its cgroups" };
 	pid_t helpers[EE_COPY_MAX + 1];
 	int code = 0;
 	size_t started = 0;
@@ -254,7 +263,7 @@ int copy_setup_all(const struct ee_copy_plan *plan, size_t n, struct ee_err *err
 		return ee_fail_errno(err, EE_ERR_SANDBOX, "fork: the mount helpers");
 	if (code)
 		return ee_fail(err, EE_ERR_SANDBOX, "fork: a copy's mounts: %s",
-		               code >= 2 && code <= 7 ? step[code] : "the helper died");
+		               code >= 2 && code <= 8 ? step[code] : "the helper died");
 	return 0;
 }
 

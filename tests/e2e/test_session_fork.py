@@ -317,3 +317,14 @@ def test_sysv_and_posix_ipc_are_no_channel_between_copies(serve):
         got = value(srv, i, "r = [libc.shmget(0x4545, 4096, 0o1600), ctypes.get_errno(), "
                             "libc.msgget(0x4546, 0o1600), ctypes.get_errno()]\nr")
         assert got == "[-1, 1, -1, 1]", got  # EPERM, EPERM
+
+
+def test_a_copys_tmp_is_charged_to_its_own_memory(serve):
+    """The state's /tmp copied into a copy's fresh tmpfs is the copy's
+    memory (its cgroup's), not the server's that made the copy."""
+    srv = serve()
+    sid = start(srv, limits={"memory_mb": 256})
+    cell(srv, sid, "open('/tmp/big', 'wb').write(b'x' * (40 << 20))")
+    ids = fork(srv, sid, 1)
+    info = srv.request("GET", "/v1/sessions/%s" % ids[1]).json
+    assert info["memory_peak_kb"] >= 40 << 10, info
